@@ -1,0 +1,426 @@
+//===- OnnxNodeContext.cpp - Helpers the ONNX op mappings share -----------===//
+//
+// This file implements NodeContext: access to one ONNX node's inputs,
+// attributes and outputs, and the helpers that create kiln ops through
+// createKilnOp. Every op whose operands are all kiln.constant is evaluated at
+// trace time with the runtime's kernels and replaced by constants.
+//
+//===----------------------------------------------------------------------===//
+
+#include "OnnxTraceContext.h"
+
+#include "compiler/TensorConversion.h"
+#include "ir/KilnOpBuilder.h"
+#include "kiln/runtime/Dispatcher.h"
+
+#include "mlir/IR/Operation.h"
+
+namespace kiln {
+namespace tracer {
+
+namespace {
+/// Results larger than this many elements are not folded at trace time.
+constexpr int64_t kFoldLimit = int64_t(16) << 20;
+
+bool isKilnConstant(Value v) {
+  mlir::Operation *def = v ? v.getDefiningOp() : nullptr;
+  return def && def->getName().getStringRef() == "kiln.constant";
+}
+
+std::string joinDiagnostics(std::vector<std::string> &diags,
+                            llvm::StringRef fallback) {
+  if (diags.empty())
+    return fallback.str();
+  std::string msg;
+  for (const std::string &d : diags) {
+    if (!msg.empty())
+      msg += "; ";
+    msg += d;
+  }
+  diags.clear();
+  return msg;
+}
+} // namespace
+
+NodeContext::NodeContext(TraceState &state, const onnx::NodeProto &node,
+                         int version, mlir::OpBuilder &builder,
+                         mlir::Location loc)
+    : state_(state), node_(node), version_(version), b_(builder), loc_(loc) {}
+
+//===----------------------------------------------------------------------===//
+// Inputs, outputs, attributes
+//===----------------------------------------------------------------------===//
+
+bool NodeContext::hasInput(size_t i) const {
+  return i < numInputs() && !node_.input(static_cast<int>(i)).empty();
+}
+
+Value NodeContext::input(size_t i) const {
+  if (!hasInput(i))
+    return Value();
+  return state_.values.lookup(node_.input(static_cast<int>(i)));
+}
+
+llvm::SmallVector<Value> NodeContext::inputs() const {
+  llvm::SmallVector<Value> result;
+  for (size_t i = 0; i < numInputs(); ++i)
+    if (hasInput(i))
+      result.push_back(input(i));
+  return result;
+}
+
+bool NodeContext::wantsOutput(size_t i) const {
+  return i < numOutputs() && !node_.output(static_cast<int>(i)).empty();
+}
+
+LogicalResult NodeContext::setOutput(size_t i, Value v) {
+  if (!v) {
+    if (!failed_)
+      fail("internal error: no value for output " + std::to_string(i));
+    return mlir::failure();
+  }
+  if (wantsOutput(i))
+    state_.values[node_.output(static_cast<int>(i))] = v;
+  return mlir::success();
+}
+
+const onnx::AttributeProto *NodeContext::attr(const std::string &name) const {
+  for (const onnx::AttributeProto &a : node_.attribute())
+    if (a.name() == name)
+      return &a;
+  return nullptr;
+}
+
+int64_t NodeContext::attrInt(const std::string &name, int64_t dflt) const {
+  const onnx::AttributeProto *a = attr(name);
+  if (!a)
+    return dflt;
+  if (a->type() == onnx::AttributeProto::FLOAT)
+    return static_cast<int64_t>(a->f());
+  return a->i();
+}
+
+float NodeContext::attrFloat(const std::string &name, float dflt) const {
+  const onnx::AttributeProto *a = attr(name);
+  if (!a)
+    return dflt;
+  if (a->type() == onnx::AttributeProto::INT)
+    return static_cast<float>(a->i());
+  return a->f();
+}
+
+std::string NodeContext::attrString(const std::string &name,
+                                    const std::string &dflt) const {
+  const onnx::AttributeProto *a = attr(name);
+  return a ? a->s() : dflt;
+}
+
+std::optional<std::vector<int64_t>>
+NodeContext::attrInts(const std::string &name) const {
+  const onnx::AttributeProto *a = attr(name);
+  if (!a)
+    return std::nullopt;
+  return std::vector<int64_t>(a->ints().begin(), a->ints().end());
+}
+
+std::optional<std::vector<float>>
+NodeContext::attrFloats(const std::string &name) const {
+  const onnx::AttributeProto *a = attr(name);
+  if (!a)
+    return std::nullopt;
+  return std::vector<float>(a->floats().begin(), a->floats().end());
+}
+
+LogicalResult NodeContext::fail(const std::string &message) {
+  if (!failed_) {
+    failed_ = true;
+    error_ = message;
+  }
+  return mlir::failure();
+}
+
+//===----------------------------------------------------------------------===//
+// Types and constants
+//===----------------------------------------------------------------------===//
+
+mlir::RankedTensorType NodeContext::typeOf(Value v) const {
+  return v ? mlir::dyn_cast<mlir::RankedTensorType>(v.getType())
+           : mlir::RankedTensorType();
+}
+
+int64_t NodeContext::rankOf(Value v) const {
+  mlir::RankedTensorType t = typeOf(v);
+  return t ? t.getRank() : -1;
+}
+
+mlir::Type NodeContext::elemOf(Value v) const {
+  mlir::RankedTensorType t = typeOf(v);
+  return t ? t.getElementType() : mlir::Type();
+}
+
+std::optional<int64_t> NodeContext::normAxis(int64_t axis, int64_t rank) {
+  if (axis < -rank || axis >= rank) {
+    fail(strCat("axis ", axis, " is out of range for an input of rank ",
+                rank));
+    return std::nullopt;
+  }
+  return axis < 0 ? axis + rank : axis;
+}
+
+std::optional<Tensor> NodeContext::constTensor(Value v) const {
+  if (!isKilnConstant(v))
+    return std::nullopt;
+  auto attr = v.getDefiningOp()->getAttrOfType<mlir::ElementsAttr>("value");
+  if (!attr)
+    return std::nullopt;
+  return toTensor(attr);
+}
+
+std::optional<std::vector<int64_t>> NodeContext::constInts(Value v) const {
+  std::optional<Tensor> t = constTensor(v);
+  if (!t)
+    return std::nullopt;
+  return t->toIntVector();
+}
+
+std::optional<std::vector<double>> NodeContext::constFloats(Value v) const {
+  std::optional<Tensor> t = constTensor(v);
+  if (!t)
+    return std::nullopt;
+  return t->toDoubleVector();
+}
+
+Value NodeContext::constant(const Tensor &t) {
+  if (failed_)
+    return Value();
+  mlir::DenseElementsAttr attr = toElementsAttr(ctx(), t);
+  if (!attr) {
+    fail("internal error: cannot convert a constant of type " +
+         t.typeString());
+    return Value();
+  }
+  llvm::SmallVector<Value> r =
+      ops("kiln.constant", {}, {b_.getNamedAttr("value", attr)});
+  return r.empty() ? Value() : r.front();
+}
+
+Value NodeContext::constI64(llvm::ArrayRef<int64_t> values) {
+  return constant(Tensor::fromVector<int64_t>(
+      std::vector<int64_t>(values.begin(), values.end()),
+      {static_cast<int64_t>(values.size())}));
+}
+
+Value NodeContext::scalarI64(int64_t value) {
+  return constant(Tensor::scalar<int64_t>(value));
+}
+
+Value NodeContext::constFill(double value, mlir::Type elem,
+                             const Shape &shape) {
+  if (failed_ || !elem)
+    return Value();
+  std::optional<DType> dtype = fromMlirElementType(elem);
+  if (!dtype) {
+    fail("internal error: unsupported element type for a constant");
+    return Value();
+  }
+  Tensor t = Tensor::empty(*dtype, shape);
+  visitDType(*dtype, [&](auto tag) {
+    using T = decltype(tag);
+    T *p = t.data<T>();
+    for (int64_t i = 0, n = t.numel(); i < n; ++i) {
+      if constexpr (std::is_same_v<T, bool>)
+        p[i] = value != 0;
+      else if constexpr (std::is_same_v<T, Half> ||
+                         std::is_same_v<T, BFloat16>)
+        p[i] = T(static_cast<float>(value));
+      else
+        p[i] = static_cast<T>(value);
+    }
+  });
+  return constant(t);
+}
+
+//===----------------------------------------------------------------------===//
+// Op creation and trace-time folding
+//===----------------------------------------------------------------------===//
+
+llvm::SmallVector<Value>
+NodeContext::ops(llvm::StringRef name, mlir::ValueRange operands,
+                 llvm::ArrayRef<mlir::NamedAttribute> attrs) {
+  if (failed_)
+    return {};
+  for (Value v : operands)
+    if (!v) {
+      fail(("internal error: missing operand of " + name).str());
+      return {};
+    }
+  state_.diagnostics.clear();
+  mlir::FailureOr<mlir::Operation *> created =
+      createKilnOp(b_, loc_, name, operands, attrs);
+  if (mlir::failed(created) || !*created) {
+    fail(joinDiagnostics(state_.diagnostics,
+                         ("cannot create " + name).str()));
+    return {};
+  }
+  mlir::Operation *op = *created;
+  llvm::SmallVector<Value> results(op->getResults().begin(),
+                                   op->getResults().end());
+  if (name == "kiln.constant" || operands.empty())
+    return results;
+
+  // Fold when every operand is a constant.
+  std::vector<Tensor> inputs;
+  for (Value v : operands) {
+    std::optional<Tensor> t = constTensor(v);
+    if (!t)
+      return results;
+    inputs.push_back(*t);
+  }
+  for (Value r : results) {
+    mlir::RankedTensorType t = typeOf(r);
+    if (!t || (t.hasStaticShape() && t.getNumElements() > kFoldLimit))
+      return results;
+  }
+  std::vector<Tensor> outputs(op->getNumResults());
+  Status st = Dispatcher::global().call(name.drop_front(5).str(), inputs,
+                                        toAttributes(op->getAttrDictionary()),
+                                        outputs);
+  if (!st)
+    return results;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    mlir::RankedTensorType t = typeOf(results[i]);
+    const Tensor &o = outputs[i];
+    if (!o.defined() || o.numel() > kFoldLimit ||
+        fromMlirElementType(t.getElementType()) != o.dtype() ||
+        o.rank() != t.getRank())
+      return results;
+    for (int64_t d = 0; d < o.rank(); ++d)
+      if (!t.isDynamicDim(d) && t.getDimSize(d) != o.dim(d))
+        return results;
+  }
+  llvm::SmallVector<Value> folded;
+  for (const Tensor &o : outputs) {
+    mlir::DenseElementsAttr attr = toElementsAttr(ctx(), o);
+    if (!attr)
+      return results;
+    mlir::FailureOr<mlir::Operation *> c = createKilnOp(
+        b_, loc_, "kiln.constant", {}, {b_.getNamedAttr("value", attr)});
+    if (mlir::failed(c)) {
+      fail(joinDiagnostics(state_.diagnostics,
+                           "cannot create a folded constant"));
+      return {};
+    }
+    folded.push_back((*c)->getResult(0));
+  }
+  op->erase();
+  return folded;
+}
+
+Value NodeContext::op(llvm::StringRef name, mlir::ValueRange operands,
+                      llvm::ArrayRef<mlir::NamedAttribute> attrs) {
+  llvm::SmallVector<Value> r = ops(name, operands, attrs);
+  if (r.empty()) {
+    if (!failed_)
+      fail(("internal error: " + name + " has no result").str());
+    return Value();
+  }
+  return r.front();
+}
+
+mlir::NamedAttribute NodeContext::aInt(llvm::StringRef name, int64_t v) {
+  return b_.getNamedAttr(name, b_.getI64IntegerAttr(v));
+}
+mlir::NamedAttribute NodeContext::aFloat(llvm::StringRef name, double v) {
+  return b_.getNamedAttr(name, b_.getF32FloatAttr(static_cast<float>(v)));
+}
+mlir::NamedAttribute NodeContext::aStr(llvm::StringRef name,
+                                       llvm::StringRef v) {
+  return b_.getNamedAttr(name, b_.getStringAttr(v));
+}
+mlir::NamedAttribute NodeContext::aInts(llvm::StringRef name,
+                                        llvm::ArrayRef<int64_t> v) {
+  return b_.getNamedAttr(name, b_.getDenseI64ArrayAttr(v));
+}
+mlir::NamedAttribute NodeContext::aFloats(llvm::StringRef name,
+                                          llvm::ArrayRef<float> v) {
+  return b_.getNamedAttr(name, b_.getDenseF32ArrayAttr(v));
+}
+mlir::NamedAttribute NodeContext::aType(llvm::StringRef name, mlir::Type t) {
+  return b_.getNamedAttr(name, mlir::TypeAttr::get(t));
+}
+
+//===----------------------------------------------------------------------===//
+// Compositions
+//===----------------------------------------------------------------------===//
+
+Value NodeContext::cast(Value v, mlir::Type elem) {
+  if (!v || !elem)
+    return Value();
+  if (elemOf(v) == elem)
+    return v;
+  return op("kiln.cast", {v}, {aType("to", elem)});
+}
+
+Value NodeContext::reshape(Value v, llvm::ArrayRef<int64_t> shape) {
+  if (!v)
+    return Value();
+  bool hasZero = llvm::is_contained(shape, 0);
+  bool hasInfer = llvm::is_contained(shape, -1);
+  return op("kiln.reshape", {v, constI64(shape)},
+            {aInt("allowzero", hasZero && !hasInfer ? 1 : 0)});
+}
+
+Value NodeContext::shapeOf(Value v, int64_t start,
+                           std::optional<int64_t> end) {
+  mlir::RankedTensorType t = typeOf(v);
+  if (!t)
+    return Value();
+  int64_t rank = t.getRank();
+  int64_t e = end ? *end : rank;
+  if (start < 0)
+    start += rank;
+  if (e < 0)
+    e += rank;
+  start = std::clamp<int64_t>(start, 0, rank);
+  e = std::clamp<int64_t>(e, 0, rank);
+  if (e < start)
+    e = start;
+  std::vector<int64_t> dims;
+  bool isStatic = true;
+  for (int64_t d = start; d < e; ++d) {
+    if (t.isDynamicDim(d))
+      isStatic = false;
+    dims.push_back(t.getDimSize(d));
+  }
+  if (isStatic)
+    return constI64(dims);
+  return op("kiln.shape", {v}, {aInt("start", start), aInt("end", e)});
+}
+
+Value NodeContext::transpose(Value v, llvm::ArrayRef<int64_t> perm) {
+  return op("kiln.transpose", {v}, {aInts("perm", perm)});
+}
+
+Value NodeContext::unsqueeze(Value v, llvm::ArrayRef<int64_t> axes) {
+  if (!v)
+    return Value();
+  return op("kiln.unsqueeze", {v, constI64(axes)});
+}
+
+Value NodeContext::squeeze(Value v, llvm::ArrayRef<int64_t> axes) {
+  if (!v)
+    return Value();
+  return op("kiln.squeeze", {v, constI64(axes)});
+}
+
+Value NodeContext::reduce(llvm::StringRef name, Value v,
+                          llvm::ArrayRef<int64_t> axes, bool keepdims) {
+  if (!v)
+    return Value();
+  return op(name, {v, constI64(axes)},
+            {aInt("keepdims", keepdims ? 1 : 0),
+             aInt("noop_with_empty_axes", 0)});
+}
+
+} // namespace tracer
+} // namespace kiln

@@ -1,0 +1,277 @@
+//===- OnnxTensors.cpp - ONNX TensorProto to runtime tensors ---------------===//
+//
+// This file implements the conversions from ONNX TensorProto messages (inline
+// typed fields, raw_data, and external data files laid out as the ONNX spec
+// describes: location, offset, length) to runtime tensors, and the reader of
+// serialized TensorProto files (.pb) of the ONNX test data sets.
+//
+//===----------------------------------------------------------------------===//
+
+#include "OnnxTraceContext.h"
+#include "OnnxTracer.h"
+
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+namespace kiln {
+namespace tracer {
+
+std::optional<DType> dtypeFromOnnx(int32_t onnxType) {
+  switch (onnxType) {
+  case onnx::TensorProto::FLOAT: return DType::F32;
+  case onnx::TensorProto::UINT8: return DType::U8;
+  case onnx::TensorProto::INT8: return DType::I8;
+  case onnx::TensorProto::INT32: return DType::I32;
+  case onnx::TensorProto::INT64: return DType::I64;
+  case onnx::TensorProto::BOOL: return DType::Bool;
+  case onnx::TensorProto::FLOAT16: return DType::F16;
+  case onnx::TensorProto::DOUBLE: return DType::F64;
+  case onnx::TensorProto::BFLOAT16: return DType::BF16;
+  default: return std::nullopt;
+  }
+}
+
+int32_t onnxTypeFromDType(DType dtype) {
+  switch (dtype) {
+  case DType::F32: return onnx::TensorProto::FLOAT;
+  case DType::F16: return onnx::TensorProto::FLOAT16;
+  case DType::BF16: return onnx::TensorProto::BFLOAT16;
+  case DType::F64: return onnx::TensorProto::DOUBLE;
+  case DType::I64: return onnx::TensorProto::INT64;
+  case DType::I32: return onnx::TensorProto::INT32;
+  case DType::I8: return onnx::TensorProto::INT8;
+  case DType::U8: return onnx::TensorProto::UINT8;
+  case DType::Bool: return onnx::TensorProto::BOOL;
+  }
+  return onnx::TensorProto::UNDEFINED;
+}
+
+std::string onnxTypeName(int32_t onnxType) {
+  // Names of the TensorProto.DataType enum (onnx 1.22), including the ones
+  // newer than the protobuf definitions Kiln compiles against.
+  static const char *const names[] = {
+      "UNDEFINED",      "FLOAT",        "UINT8",      "INT8",
+      "UINT16",         "INT16",        "INT32",      "INT64",
+      "STRING",         "BOOL",         "FLOAT16",    "DOUBLE",
+      "UINT32",         "UINT64",       "COMPLEX64",  "COMPLEX128",
+      "BFLOAT16",       "FLOAT8E4M3FN", "FLOAT8E4M3FNUZ", "FLOAT8E5M2",
+      "FLOAT8E5M2FNUZ", "UINT4",        "INT4",       "FLOAT4E2M1",
+      "FLOAT8E8M0",     "UINT2",        "INT2"};
+  if (onnxType >= 0 &&
+      onnxType < static_cast<int32_t>(sizeof(names) / sizeof(names[0])))
+    return names[onnxType];
+  return strCat("data type ", onnxType);
+}
+
+namespace {
+
+/// Reads `length` bytes at `offset` of `path` into `out` (whole file when
+/// length < 0).
+Status readFileRange(const std::string &path, int64_t offset, int64_t length,
+                     const std::string &tensorName, std::string &out) {
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in)
+    return Status::error(strCat("cannot open external data file '", path,
+                                "' of tensor '", tensorName, "'"));
+  int64_t size = static_cast<int64_t>(in.tellg());
+  if (offset < 0 || offset > size)
+    return Status::error(strCat("external data of tensor '", tensorName,
+                                "': offset ", offset,
+                                " is outside the file '", path, "' (",
+                                size, " bytes)"));
+  if (length < 0)
+    length = size - offset;
+  if (length > size - offset)
+    return Status::error(strCat("external data of tensor '", tensorName,
+                                "': offset ", offset, " + length ", length,
+                                " is past the end of '", path, "' (", size,
+                                " bytes)"));
+  out.resize(static_cast<size_t>(length));
+  in.seekg(offset);
+  if (length > 0 && !in.read(&out[0], length))
+    return Status::error(strCat("cannot read external data file '", path,
+                                "' of tensor '", tensorName, "'"));
+  return Status::ok();
+}
+
+template <typename Src, typename Dst>
+void copyConverted(const Src &src, Dst *dst, int64_t n) {
+  for (int64_t i = 0; i < n; ++i)
+    dst[i] = static_cast<Dst>(src.Get(static_cast<int>(i)));
+}
+
+} // namespace
+
+Expected<ProtoTensor> readProtoTensor(const onnx::TensorProto &proto,
+                                      const std::string &modelDir) {
+  const std::string name =
+      proto.name().empty() ? std::string("<unnamed>") : proto.name();
+  ProtoTensor result;
+  std::optional<DType> dtype = dtypeFromOnnx(proto.data_type());
+  if (!dtype)
+    return Status::error(strCat("tensor '", name, "' has unsupported dtype ",
+                                onnxTypeName(proto.data_type()),
+                                " (Kiln supports float, float16, bfloat16, "
+                                "double, int64, int32, int8, uint8, bool)"));
+  result.dtype = *dtype;
+  int64_t numel = 1;
+  for (int64_t d : proto.dims()) {
+    if (d < 0)
+      return Status::error(
+          strCat("tensor '", name, "' has a negative dimension ", d));
+    if (d != 0 && numel > (int64_t(1) << 40) / d)
+      return Status::error(strCat("tensor '", name, "' is too large"));
+    numel *= d;
+    result.shape.push_back(d);
+  }
+  const size_t elemSize = dtypeSize(*dtype);
+  const size_t nbytes = static_cast<size_t>(numel) * elemSize;
+
+  // Raw bytes: inline raw_data or an external file.
+  std::string externalBytes;
+  const std::string *raw = nullptr;
+  if (proto.data_location() == onnx::TensorProto::EXTERNAL) {
+    std::string location;
+    int64_t offset = 0, length = -1;
+    for (const auto &kv : proto.external_data()) {
+      try {
+        if (kv.key() == "location")
+          location = kv.value();
+        else if (kv.key() == "offset")
+          offset = std::stoll(kv.value());
+        else if (kv.key() == "length")
+          length = std::stoll(kv.value());
+      } catch (...) {
+        return Status::error(strCat("tensor '", name,
+                                    "' has a malformed external data entry '",
+                                    kv.key(), "' = '", kv.value(), "'"));
+      }
+    }
+    if (location.empty())
+      return Status::error(strCat("tensor '", name,
+                                  "' uses external data without a location"));
+    if (location[0] == '/' || location.find("..") != std::string::npos)
+      return Status::error(strCat("tensor '", name,
+                                  "': external data location '", location,
+                                  "' must be a path inside the model's "
+                                  "folder"));
+    std::string path =
+        modelDir.empty() ? location : modelDir + "/" + location;
+    std::ifstream probe(path, std::ios::binary);
+    if (!probe) {
+      result.externalMissing = true;
+      return result;
+    }
+    if (length >= 0 && static_cast<size_t>(length) < nbytes)
+      return Status::error(strCat("external data of tensor '", name,
+                                  "' in '", path, "': length ", length,
+                                  " is smaller than the ", nbytes,
+                                  " bytes its shape needs"));
+    KILN_RETURN_IF_ERROR(readFileRange(path, offset,
+                                       length < 0 ? int64_t(nbytes) : length,
+                                       name, externalBytes));
+    raw = &externalBytes;
+  } else if (proto.has_raw_data()) {
+    raw = &proto.raw_data();
+  }
+
+  Tensor t = Tensor::empty(*dtype, result.shape);
+  if (raw) {
+    if (raw->size() < nbytes)
+      return Status::error(strCat("tensor '", name, "' holds ", raw->size(),
+                                  " bytes of data, its shape ",
+                                  shapeToString(result.shape), " needs ",
+                                  nbytes));
+    if (nbytes)
+      std::memcpy(t.rawData(), raw->data(), nbytes);
+    result.tensor = t;
+    return result;
+  }
+
+  // Typed fields.
+  auto checkCount = [&](int64_t count) -> Status {
+    if (count != numel)
+      return Status::error(strCat("tensor '", name, "' holds ", count,
+                                  " elements, its shape ",
+                                  shapeToString(result.shape), " needs ",
+                                  numel));
+    return Status::ok();
+  };
+  switch (*dtype) {
+  case DType::F32:
+    KILN_RETURN_IF_ERROR(checkCount(proto.float_data_size()));
+    copyConverted(proto.float_data(), t.data<float>(), numel);
+    break;
+  case DType::F64:
+    KILN_RETURN_IF_ERROR(checkCount(proto.double_data_size()));
+    copyConverted(proto.double_data(), t.data<double>(), numel);
+    break;
+  case DType::I64:
+    KILN_RETURN_IF_ERROR(checkCount(proto.int64_data_size()));
+    copyConverted(proto.int64_data(), t.data<int64_t>(), numel);
+    break;
+  case DType::I32:
+    KILN_RETURN_IF_ERROR(checkCount(proto.int32_data_size()));
+    copyConverted(proto.int32_data(), t.data<int32_t>(), numel);
+    break;
+  case DType::I8:
+    KILN_RETURN_IF_ERROR(checkCount(proto.int32_data_size()));
+    copyConverted(proto.int32_data(), t.data<int8_t>(), numel);
+    break;
+  case DType::U8:
+    KILN_RETURN_IF_ERROR(checkCount(proto.int32_data_size()));
+    copyConverted(proto.int32_data(), t.data<uint8_t>(), numel);
+    break;
+  case DType::Bool: {
+    KILN_RETURN_IF_ERROR(checkCount(proto.int32_data_size()));
+    bool *p = t.data<bool>();
+    for (int64_t i = 0; i < numel; ++i)
+      p[i] = proto.int32_data(static_cast<int>(i)) != 0;
+    break;
+  }
+  case DType::F16:
+  case DType::BF16: {
+    KILN_RETURN_IF_ERROR(checkCount(proto.int32_data_size()));
+    auto *p = static_cast<uint16_t *>(t.rawData());
+    for (int64_t i = 0; i < numel; ++i)
+      p[i] = static_cast<uint16_t>(proto.int32_data(static_cast<int>(i)));
+    break;
+  }
+  }
+  result.tensor = t;
+  return result;
+}
+
+} // namespace tracer
+
+Expected<Tensor> readTensorProtoFile(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return Status::error(strCat("cannot open tensor file '", path, "'"));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string bytes = ss.str();
+  onnx::TensorProto proto;
+  if (bytes.size() > static_cast<size_t>(std::numeric_limits<int>::max()) ||
+      !proto.ParseFromString(bytes))
+    return Status::error(strCat("'", path,
+                                "' is not a serialized ONNX TensorProto "
+                                "(truncated or corrupt file?)"));
+  std::string dir;
+  size_t slash = path.find_last_of('/');
+  if (slash != std::string::npos)
+    dir = path.substr(0, slash);
+  else
+    dir = ".";
+  Expected<tracer::ProtoTensor> t = tracer::readProtoTensor(proto, dir);
+  if (!t)
+    return t.status().withContext(path);
+  if (t->externalMissing)
+    return Status::error(strCat(path, ": the external data file of tensor '",
+                                proto.name(), "' is missing"));
+  return t->tensor;
+}
+
+} // namespace kiln

@@ -1,0 +1,129 @@
+//===- Softmax.cpp - Reference softmax, log_softmax and hardmax -----------===//
+//
+// This file implements the CPU reference kernels of kiln.softmax,
+// kiln.log_softmax and kiln.hardmax: ONNX opset-13 semantics, along the one
+// axis given by the `axis` attribute. Each (outer) block is processed with
+// the inner dims as the innermost loop, so the walk is contiguous whatever
+// the axis; exponentials are summed in f64.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelUtils.h"
+#include "NormalizationKernels.h"
+
+#include <cmath>
+#include <limits>
+
+namespace kiln {
+namespace norm {
+namespace {
+
+enum class SoftmaxKind { Softmax, LogSoftmax, Hardmax };
+
+/// Validates x and the axis; fills outer / len / inner.
+Status planAxis(const KernelContext &ctx, const char *op, int64_t &outer,
+                int64_t &len, int64_t &inner) {
+  KILN_RETURN_IF_ERROR(checkOutputs(ctx, op, 1));
+  KILN_CHECK(ctx.numInputs() == 1, op, ": expected 1 operand, got ",
+             ctx.numInputs());
+  const Tensor &x = ctx.input(0);
+  KILN_CHECK(x.rank() >= 1, op, ": x must have rank >= 1, got ",
+             x.typeString());
+  auto axis = normalizeAxis(ctx.attrs.getInt("axis", -1), x.rank());
+  if (!axis)
+    return axis.status().withContext(strCat(op, ": x ", x.typeString()));
+  outer = 1;
+  inner = 1;
+  for (int64_t i = 0; i < *axis; ++i)
+    outer *= x.dim(i);
+  len = x.dim(*axis);
+  for (int64_t i = *axis + 1; i < x.rank(); ++i)
+    inner *= x.dim(i);
+  return Status::ok();
+}
+
+template <SoftmaxKind Kind> Status softmaxKernel(KernelContext &ctx,
+                                                 const char *op) {
+  int64_t outer, len, inner;
+  KILN_RETURN_IF_ERROR(planAxis(ctx, op, outer, len, inner));
+  const Tensor &x = ctx.input(0);
+  Tensor in = x.contiguous();
+  Tensor out = Tensor::empty(x.dtype(), x.shape());
+  visitDType(x.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_floating_point_v<T> || std::is_same_v<T, Half> ||
+                  std::is_same_v<T, BFloat16>) {
+      using C = NormCompute<T>;
+      const T *src = in.data<T>();
+      T *dst = out.data<T>();
+      std::vector<C> mx(inner), block(len * inner);
+      std::vector<int64_t> arg(inner);
+      std::vector<double> sum(inner);
+      for (int64_t o = 0; o < outer; ++o) {
+        const T *xb = src + o * len * inner;
+        T *yb = dst + o * len * inner;
+        for (int64_t j = 0; j < len * inner; ++j)
+          block[j] = static_cast<C>(xb[j]);
+        // Max along the axis; NaN propagates, the first maximum wins.
+        std::fill(mx.begin(), mx.end(), -std::numeric_limits<C>::infinity());
+        std::fill(arg.begin(), arg.end(), 0);
+        for (int64_t r = 0; r < len; ++r) {
+          const C *row = block.data() + r * inner;
+          for (int64_t i = 0; i < inner; ++i)
+            if (row[i] > mx[i] || (std::isnan(row[i]) && !std::isnan(mx[i]))) {
+              mx[i] = row[i];
+              arg[i] = r;
+            }
+        }
+        if constexpr (Kind == SoftmaxKind::Hardmax) {
+          for (int64_t r = 0; r < len; ++r)
+            for (int64_t i = 0; i < inner; ++i)
+              yb[r * inner + i] = storeAs<T>(arg[i] == r ? C(1) : C(0));
+          continue;
+        }
+        std::fill(sum.begin(), sum.end(), 0.0);
+        for (int64_t r = 0; r < len; ++r) {
+          C *row = block.data() + r * inner;
+          for (int64_t i = 0; i < inner; ++i) {
+            C shifted = row[i] - mx[i];
+            C e = std::exp(shifted);
+            sum[i] += e;
+            row[i] = Kind == SoftmaxKind::Softmax ? e : shifted;
+          }
+        }
+        for (int64_t i = 0; i < inner; ++i)
+          sum[i] = Kind == SoftmaxKind::Softmax ? 1.0 / sum[i]
+                                                : std::log(sum[i]);
+        for (int64_t r = 0; r < len; ++r) {
+          const C *row = block.data() + r * inner;
+          for (int64_t i = 0; i < inner; ++i) {
+            C v = Kind == SoftmaxKind::Softmax
+                      ? static_cast<C>(row[i] * sum[i])
+                      : static_cast<C>(row[i] - sum[i]);
+            yb[r * inner + i] = storeAs<T>(v);
+          }
+        }
+      }
+    }
+  });
+  ctx.outputs[0] = out;
+  return Status::ok();
+}
+
+} // namespace
+
+void registerSoftmaxKernels(Dispatcher &d) {
+  const Device cpu = Device::CPU;
+  d.add("softmax", cpu, kFloatTypes, [](KernelContext &ctx) {
+    return softmaxKernel<SoftmaxKind::Softmax>(ctx, "softmax");
+  });
+  d.add("log_softmax", cpu, kFloatTypes, [](KernelContext &ctx) {
+    return softmaxKernel<SoftmaxKind::LogSoftmax>(ctx, "log_softmax");
+  });
+  d.add("hardmax", cpu, kFloatTypes, [](KernelContext &ctx) {
+    return softmaxKernel<SoftmaxKind::Hardmax>(ctx, "hardmax");
+  });
+}
+
+} // namespace norm
+} // namespace kiln

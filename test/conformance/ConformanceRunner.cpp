@@ -1,0 +1,296 @@
+//===- ConformanceRunner.cpp - ONNX backend node tests through Kiln -------===//
+//
+// This file implements `kiln-conformance`, the runner of the ONNX backend node
+// tests (onnx/backend/test/data/node of the onnx 1.22.0 wheel). For each case
+// it traces model.onnx, runs every test_data_set_* through a Kiln path (for
+// now the reference runtime) and compares each output with the expected one
+// (compareTensors' default tolerances). A case is "unsupported" when the
+// tracer rejects it as such (an op, opset, attribute or dtype Kiln does not
+// claim), "failed" on any other error or mismatch, "passed" otherwise.
+//
+// Each case runs in a forked child with a time limit, so a crash or a hang is
+// a failure of that case, not of the run. The run fails when a case listed in
+// the expected-passes file does not pass (a regression).
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/ProgramBuilder.h"
+#include "compiler/onnx/OnnxTracer.h"
+#include "kiln/runtime/Executor.h"
+#include "kiln/runtime/TensorCompare.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/MLIRContext.h"
+
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <set>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+using namespace kiln;
+
+namespace {
+
+enum class Outcome : char { Passed = 'P', Failed = 'F', Unsupported = 'U' };
+
+struct CaseResult {
+  Outcome outcome = Outcome::Failed;
+  std::string message;
+};
+
+/// True when a tracer error says Kiln does not support something (as opposed
+/// to an error in Kiln itself).
+bool isUnsupportedMessage(const std::string &message) {
+  std::string lower = message;
+  std::transform(lower.begin(), lower.end(), lower.begin(), ::tolower);
+  return lower.find("unsupported") != std::string::npos ||
+         lower.find("not supported") != std::string::npos ||
+         lower.find("kiln supports") != std::string::npos;
+}
+
+/// Runs one case in this process.
+CaseResult runCase(const fs::path &dir) {
+  mlir::MLIRContext context;
+  context.disableMultithreading();
+  auto module = traceOnnxFile(context, (dir / "model.onnx").string());
+  if (!module) {
+    const std::string &m = module.status().message();
+    return {isUnsupportedMessage(m) ? Outcome::Unsupported : Outcome::Failed,
+            "trace: " + m};
+  }
+  mlir::func::FuncOp graph = findGraphFunction(**module);
+  if (!graph)
+    return {Outcome::Failed, "no graph function"};
+  Expected<Program> program = buildProgram(graph);
+  if (!program)
+    return {Outcome::Failed, "program: " + program.status().message()};
+
+  std::vector<fs::path> dataSets;
+  for (const auto &entry : fs::directory_iterator(dir))
+    if (entry.is_directory() &&
+        entry.path().filename().string().rfind("test_data_set_", 0) == 0)
+      dataSets.push_back(entry.path());
+  std::sort(dataSets.begin(), dataSets.end());
+  if (dataSets.empty())
+    return {Outcome::Failed, "no test_data_set_* folder"};
+
+  for (const fs::path &set : dataSets) {
+    NamedTensors inputs;
+    for (size_t i = 0;; ++i) {
+      fs::path p = set / ("input_" + std::to_string(i) + ".pb");
+      if (!fs::exists(p))
+        break;
+      Expected<Tensor> t = readTensorProtoFile(p.string());
+      if (!t)
+        return {Outcome::Unsupported, "input: " + t.status().message()};
+      if (i >= program->inputs.size())
+        return {Outcome::Failed, "more input files than graph inputs"};
+      inputs.emplace_back(program->inputs[i].name, t.take());
+    }
+    Expected<NamedTensors> outputs = runProgram(*program, inputs);
+    if (!outputs)
+      return {Outcome::Failed, "run: " + outputs.status().message()};
+    for (size_t i = 0;; ++i) {
+      fs::path p = set / ("output_" + std::to_string(i) + ".pb");
+      if (!fs::exists(p))
+        break;
+      Expected<Tensor> expected = readTensorProtoFile(p.string());
+      if (!expected)
+        return {Outcome::Unsupported, "output: " + expected.status().message()};
+      if (i >= outputs->size())
+        return {Outcome::Failed, "fewer outputs than expected"};
+      Status s = compareTensors((*outputs)[i].second, *expected,
+                                defaultTolerance(expected->dtype()));
+      if (!s)
+        return {Outcome::Failed, strCat(set.filename().string(), " output '",
+                                        (*outputs)[i].first, "': ",
+                                        s.message())};
+    }
+  }
+  return {Outcome::Passed, ""};
+}
+
+/// A case running in a child process.
+struct Child {
+  pid_t pid;
+  int fd;
+  std::string name;
+};
+
+Child startCase(const fs::path &dir, int timeoutSeconds) {
+  int fds[2];
+  if (pipe(fds) != 0) {
+    perror("pipe");
+    std::exit(2);
+  }
+  pid_t pid = fork();
+  if (pid == 0) {
+    close(fds[0]);
+    alarm(timeoutSeconds);
+    CaseResult r = runCase(dir);
+    std::string payload = std::string(1, char(r.outcome)) + r.message;
+    size_t off = 0;
+    while (off < payload.size()) {
+      ssize_t n = write(fds[1], payload.data() + off, payload.size() - off);
+      if (n <= 0)
+        break;
+      off += n;
+    }
+    close(fds[1]);
+    _exit(0);
+  }
+  close(fds[1]);
+  return {pid, fds[0], dir.filename().string()};
+}
+
+CaseResult finishCase(const Child &child) {
+  std::string payload;
+  char buf[4096];
+  ssize_t n;
+  while ((n = read(child.fd, buf, sizeof buf)) > 0)
+    payload.append(buf, n);
+  close(child.fd);
+  int status = 0;
+  waitpid(child.pid, &status, 0);
+  if (WIFSIGNALED(status))
+    return {Outcome::Failed,
+            WTERMSIG(status) == SIGALRM
+                ? std::string("timed out")
+                : strCat("crashed with signal ", WTERMSIG(status))};
+  if (payload.empty())
+    return {Outcome::Failed, "child exited without a result"};
+  return {Outcome(payload[0]), payload.substr(1)};
+}
+
+std::set<std::string> readList(const std::string &path) {
+  std::set<std::string> names;
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#')
+      continue;
+    names.insert(line.substr(0, line.find_first_of(" \t")));
+  }
+  return names;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  CLI::App app{"Runs the ONNX backend node tests through Kiln and checks the "
+               "passes against a list of expected passes."};
+  std::string nodeDir, expectedFile, reportFile, filter, mode = "reference";
+  bool update = false, verbose = false;
+  int jobs = 2, timeout = 120;
+  app.add_option("--node-dir", nodeDir,
+                 "onnx/backend/test/data/node of the onnx 1.22.0 wheel")
+      ->required();
+  app.add_option("--expected", expectedFile,
+                 "File listing the cases expected to pass (one per line)")
+      ->required();
+  app.add_option("--mode", mode, "Path under test: reference")
+      ->check(CLI::IsMember({"reference"}));
+  app.add_flag("--update", update,
+               "Rewrite the expected-passes file with this run's passes");
+  app.add_option("--report", reportFile,
+                 "Write every case's outcome and message to this file");
+  app.add_option("--filter", filter, "Run only cases whose name contains this");
+  app.add_option("-j,--jobs", jobs, "Cases run at once");
+  app.add_option("--timeout", timeout, "Seconds allowed per case");
+  app.add_flag("-v,--verbose", verbose, "Print every case");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError &e) {
+    return app.exit(e) == 0 ? 0 : 1;
+  }
+  if (!fs::is_directory(nodeDir)) {
+    std::cerr << "kiln-conformance: error: --node-dir '" << nodeDir
+              << "' is not a folder; install onnx==1.22.0 (its wheel carries "
+                 "the node tests)\n";
+    return 1;
+  }
+
+  std::vector<fs::path> cases;
+  for (const auto &entry : fs::directory_iterator(nodeDir))
+    if (entry.is_directory() &&
+        entry.path().filename().string().find(filter) != std::string::npos)
+      cases.push_back(entry.path());
+  std::sort(cases.begin(), cases.end());
+
+  std::map<std::string, CaseResult> results;
+  std::vector<Child> running;
+  size_t next = 0;
+  auto reap = [&](size_t i) {
+    CaseResult r = finishCase(running[i]);
+    if (verbose)
+      std::cout << char(r.outcome) << " " << running[i].name
+                << (r.message.empty() ? "" : "  " + r.message) << "\n";
+    results[running[i].name] = r;
+    running.erase(running.begin() + i);
+  };
+  while (next < cases.size() || !running.empty()) {
+    while (next < cases.size() && running.size() < size_t(std::max(jobs, 1)))
+      running.push_back(startCase(cases[next++], timeout));
+    reap(0);
+  }
+
+  std::set<std::string> expected = readList(expectedFile);
+  int passed = 0, failed = 0, unsupported = 0;
+  std::vector<std::string> regressions, newPasses;
+  for (const auto &[name, r] : results) {
+    passed += r.outcome == Outcome::Passed;
+    failed += r.outcome == Outcome::Failed;
+    unsupported += r.outcome == Outcome::Unsupported;
+    bool wanted = expected.count(name) != 0;
+    if (wanted && r.outcome != Outcome::Passed)
+      regressions.push_back(name);
+    if (!wanted && r.outcome == Outcome::Passed)
+      newPasses.push_back(name);
+  }
+  if (filter.empty())
+    for (const std::string &name : expected)
+      if (!results.count(name))
+        regressions.push_back(name + " (case not found)");
+
+  if (!reportFile.empty()) {
+    std::ofstream out(reportFile);
+    for (const auto &[name, r] : results)
+      out << char(r.outcome) << "\t" << name << "\t" << r.message << "\n";
+  }
+  if (update && filter.empty()) {
+    std::ofstream out(expectedFile);
+    out << "# ONNX node tests expected to pass on the " << mode
+        << " path (kiln-conformance --update rewrites this file).\n";
+    for (const auto &[name, r] : results)
+      if (r.outcome == Outcome::Passed)
+        out << name << "\n";
+  }
+
+  std::cout << "conformance (" << mode << "): " << passed << " passed, "
+            << failed << " failed, " << unsupported << " unsupported, of "
+            << results.size() << " cases\n";
+  if (!newPasses.empty() && !update)
+    std::cout << newPasses.size()
+              << " cases pass that are not in the expected list (run with "
+                 "--update to add them)\n";
+  if (!regressions.empty() && !update) {
+    std::cout << "REGRESSIONS (" << regressions.size()
+              << " expected passes did not pass):\n";
+    for (const std::string &name : regressions) {
+      auto it = results.find(name);
+      std::cout << "  " << name
+                << (it != results.end() ? "  " + it->second.message : "")
+                << "\n";
+    }
+    return 1;
+  }
+  return 0;
+}

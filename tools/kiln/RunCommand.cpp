@@ -1,0 +1,106 @@
+//===- RunCommand.cpp - `kiln run`: run a model on the reference runtime --===//
+//
+// This file implements `kiln run`: trace the model, build the runtime
+// program of its graph, read the inputs (.npy or .pb), run the program on the
+// reference CPU executor and write one file per output. Inputs are checked
+// against the model's signature before anything runs.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Commands.h"
+#include "TensorFiles.h"
+
+#include "compiler/ProgramBuilder.h"
+#include "compiler/onnx/OnnxTracer.h"
+#include "kiln/runtime/Executor.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/MLIRContext.h"
+
+#include <filesystem>
+#include <iostream>
+
+namespace kiln {
+
+/// A file-name-safe form of a tensor name.
+static std::string fileNameFor(const std::string &name) {
+  std::string out;
+  for (char c : name)
+    out += (std::isalnum(static_cast<unsigned char>(c)) || c == '_' ||
+            c == '-' || c == '.')
+               ? c
+               : '_';
+  return out.empty() ? "output" : out;
+}
+
+/// Binds the --input arguments to the program's inputs.
+static Expected<NamedTensors> readInputs(const Program &program,
+                                         const std::vector<std::string> &args) {
+  NamedTensors inputs;
+  size_t next = 0;
+  for (const std::string &arg : args) {
+    std::string name, file;
+    size_t eq = arg.find('=');
+    if (eq == std::string::npos) {
+      if (next >= program.inputs.size())
+        return Status::error(strCat("--input '", arg,
+                                    "': the model has only ",
+                                    program.inputs.size(), " inputs"));
+      name = program.inputs[next].name;
+      file = arg;
+    } else {
+      name = arg.substr(0, eq);
+      file = arg.substr(eq + 1);
+    }
+    ++next;
+    Expected<Tensor> tensor = readTensorFile(file);
+    if (!tensor)
+      return tensor.status().withContext(strCat("--input ", name));
+    inputs.emplace_back(name, tensor.take());
+  }
+  return inputs;
+}
+
+int runRunCommand(const RunOptions &options) {
+  mlir::MLIRContext context;
+  auto module = traceOnnxFile(context, options.model);
+  if (!module)
+    return reportError(module.status().message());
+  mlir::func::FuncOp graph = findGraphFunction(**module);
+  if (!graph)
+    return reportError(options.model + ": the traced module has no graph");
+  Expected<Program> program = buildProgram(graph);
+  if (!program)
+    return reportError(options.model + ": " + program.status().message());
+  if (!program->weights.empty())
+    return reportError(strCat(
+        options.model, ": ", program->weights.size(),
+        " weights have no data (e.g. '", program->weights.front().name,
+        "'): their external data file is missing; place it next to the "
+        "model as the model names it"));
+
+  Expected<NamedTensors> inputs = readInputs(*program, options.inputs);
+  if (!inputs)
+    return reportError(inputs.status().message());
+  Expected<NamedTensors> outputs = runProgram(*program, *inputs);
+  if (!outputs)
+    return reportError(options.model + ": " + outputs.status().message());
+
+  std::error_code ec;
+  std::filesystem::create_directories(options.outputDir, ec);
+  if (ec)
+    return reportError("--output-dir '" + options.outputDir +
+                       "': " + ec.message());
+  for (const auto &[name, tensor] : *outputs) {
+    std::string path = (std::filesystem::path(options.outputDir) /
+                        (fileNameFor(name) + "." + options.outputFormat))
+                           .string();
+    Status s = writeTensorFile(path, tensor, name);
+    if (!s)
+      return reportError(s.message());
+    std::cout << name << ": " << tensor.typeString() << " -> " << path << "\n";
+  }
+  return 0;
+}
+
+} // namespace kiln

@@ -1,0 +1,79 @@
+//===- TensorFiles.cpp - Tensor files the CLI reads and writes ------------===//
+//
+// This file implements reading and writing tensors as .npy (through the
+// runtime) and as ONNX TensorProto .pb files (through ONNX's protobuf
+// classes; the reader is the tracer's).
+//
+//===----------------------------------------------------------------------===//
+
+#include "TensorFiles.h"
+
+#include "compiler/onnx/OnnxTracer.h"
+#include "kiln/runtime/TensorIO.h"
+
+#include "onnx/onnx_pb.h"
+
+#include <cstdio>
+#include <fstream>
+
+namespace kiln {
+
+static bool endsWith(const std::string &s, const std::string &suffix) {
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+Expected<Tensor> readTensorFile(const std::string &path) {
+  if (endsWith(path, ".npy"))
+    return readNpy(path);
+  if (endsWith(path, ".pb"))
+    return readTensorProtoFile(path);
+  return Status::error(strCat("'", path,
+                              "': unknown tensor file type; use a .npy file "
+                              "or a serialized ONNX TensorProto (.pb)"));
+}
+
+/// The TensorProto data type of a dtype.
+static int toOnnxDataType(DType dtype) {
+  using P = onnx::TensorProto;
+  switch (dtype) {
+  case DType::F32: return P::FLOAT;
+  case DType::F16: return P::FLOAT16;
+  case DType::BF16: return P::BFLOAT16;
+  case DType::F64: return P::DOUBLE;
+  case DType::I64: return P::INT64;
+  case DType::I32: return P::INT32;
+  case DType::I8: return P::INT8;
+  case DType::U8: return P::UINT8;
+  case DType::Bool: return P::BOOL;
+  }
+  return P::UNDEFINED;
+}
+
+Status writeTensorFile(const std::string &path, const Tensor &tensor,
+                       const std::string &name) {
+  if (endsWith(path, ".npy"))
+    return writeNpy(path, tensor);
+  if (!endsWith(path, ".pb"))
+    return Status::error(strCat("'", path,
+                                "': unknown output file type; use .npy or .pb"));
+  onnx::TensorProto proto;
+  proto.set_name(name);
+  proto.set_data_type(toOnnxDataType(tensor.dtype()));
+  for (int64_t d : tensor.shape())
+    proto.add_dims(d);
+  Tensor data = tensor.contiguous();
+  proto.set_raw_data(std::string(static_cast<const char *>(data.rawData()),
+                                 data.nbytes()));
+  std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary);
+    if (!out || !proto.SerializeToOstream(&out))
+      return Status::error(strCat("cannot write '", tmp, "'"));
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0)
+    return Status::error(strCat("cannot rename '", tmp, "' to '", path, "'"));
+  return Status::ok();
+}
+
+} // namespace kiln
