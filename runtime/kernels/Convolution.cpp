@@ -48,16 +48,16 @@ Expected<Shape> spatialAttr(const char *op, const Attributes &attrs,
 
 /// Checks operands and attributes shared by conv and conv_transpose; fills
 /// everything but outChannels and outSpatial.
-Status readGeometry(const char *op, const KernelContext &ctx,
-                    ConvGeometry &g, Shape &padEnd) {
+Status readGeometry(const char *op, const KernelContext &ctx, ConvGeometry &g,
+                    Shape &padEnd) {
   KILN_CHECK(ctx.numInputs() == 2, op, ": expected 2 operands (x, w), got ",
              ctx.numInputs());
   const Tensor &x = ctx.input(0), &w = ctx.input(1);
   KILN_CHECK(x.dtype() == w.dtype(), op, ": x is ", x.typeString(),
              " but w is ", w.typeString());
   KILN_CHECK(x.rank() >= 3 && x.rank() == w.rank(), op,
-             ": x and w must have the same rank >= 3, got x ",
-             x.typeString(), " and w ", w.typeString());
+             ": x and w must have the same rank >= 3, got x ", x.typeString(),
+             " and w ", w.typeString());
   size_t nsp = x.rank() - 2;
   g.batch = x.dim(0);
   g.inChannels = x.dim(1);
@@ -89,7 +89,8 @@ template <typename T>
 void im2col(const ConvGeometry &g, const T *x, int64_t channels, T *col) {
   size_t nsp = g.kernel.size();
   int64_t kSize = g.kernelSize(), inSize = g.inSize();
-  int64_t oLast = g.outSpatial[nsp - 1], outer = g.outSize() / std::max<int64_t>(oLast, 1);
+  int64_t oLast = g.outSpatial[nsp - 1],
+          outer = g.outSize() / std::max<int64_t>(oLast, 1);
   Shape inStrides = contiguousStrides(g.inSpatial);
   std::vector<int64_t> kIdx(nsp), oIdx(nsp);
   for (int64_t c = 0; c < channels; ++c) {
@@ -106,15 +107,16 @@ void im2col(const ConvGeometry &g, const T *x, int64_t channels, T *col) {
         bool valid = true;
         int64_t off = 0;
         for (size_t d = 0; d + 1 < nsp; ++d) {
-          int64_t p = oIdx[d] * g.strides[d] - g.padBegin[d] +
-                      kIdx[d] * g.dilations[d];
+          int64_t p =
+              oIdx[d] * g.strides[d] - g.padBegin[d] + kIdx[d] * g.dilations[d];
           valid = valid && p >= 0 && p < g.inSpatial[d];
           off += p * inStrides[d];
         }
         T *dst = row + o * oLast;
         size_t L = nsp - 1;
         for (int64_t j = 0; j < oLast; ++j) {
-          int64_t p = j * g.strides[L] - g.padBegin[L] + kIdx[L] * g.dilations[L];
+          int64_t p =
+              j * g.strides[L] - g.padBegin[L] + kIdx[L] * g.dilations[L];
           dst[j] = (valid && p >= 0 && p < g.inSpatial[L]) ? xc[off + p] : T(0);
         }
         for (int64_t d = static_cast<int64_t>(nsp) - 2; d >= 0; --d) {
@@ -147,8 +149,8 @@ void col2im(const ConvGeometry &g, const T *col, int64_t channels, T *y) {
         bool valid = true;
         int64_t off = 0;
         for (size_t d = 0; d < nsp && valid; ++d) {
-          int64_t p = iIdx[d] * g.strides[d] - g.padBegin[d] +
-                      kIdx[d] * g.dilations[d];
+          int64_t p =
+              iIdx[d] * g.strides[d] - g.padBegin[d] + kIdx[d] * g.dilations[d];
           valid = p >= 0 && p < g.outSpatial[d];
           off += p * outStrides[d];
         }
@@ -190,8 +192,7 @@ void convForward(const ConvGeometry &g, const T *x, const T *w, T *y) {
 }
 
 template <typename T>
-void convTransposeForward(const ConvGeometry &g, const T *x, const T *w,
-                          T *y) {
+void convTransposeForward(const ConvGeometry &g, const T *x, const T *w, T *y) {
   int64_t cg = g.inChannels / g.group, mg = g.outChannels / g.group;
   int64_t kSize = g.kernelSize(), inSize = g.inSize(), outSize = g.outSize();
   if (outSize == 0 || g.batch == 0 || mg == 0)
@@ -201,8 +202,8 @@ void convTransposeForward(const ConvGeometry &g, const T *x, const T *w,
     for (int64_t gi = 0; gi < g.group; ++gi) {
       // col[Mg*K, I] = W_g^T (W_g is [Cg, Mg*K]) * x_g[Cg, I].
       gemm(true, false, mg * kSize, inSize, cg, w + gi * cg * mg * kSize,
-           mg * kSize, x + (n * g.inChannels + gi * cg) * inSize, inSize,
-           T(0), col.data(), inSize);
+           mg * kSize, x + (n * g.inChannels + gi * cg) * inSize, inSize, T(0),
+           col.data(), inSize);
       col2im(g, col.data(), mg, y + (n * g.outChannels + gi * mg) * outSize);
     }
 }
@@ -233,9 +234,9 @@ Status convKernel(KernelContext &ctx) {
   KILN_RETURN_IF_ERROR(readGeometry("conv", ctx, g, padEnd));
   const Tensor &x = ctx.input(0), &w = ctx.input(1);
   g.outChannels = w.dim(0);
-  KILN_CHECK(g.inChannels == w.dim(1) * g.group, "conv: x has ",
-             g.inChannels, " channels but w ", w.typeString(), " with group ",
-             g.group, " expects ", w.dim(1) * g.group);
+  KILN_CHECK(g.inChannels == w.dim(1) * g.group, "conv: x has ", g.inChannels,
+             " channels but w ", w.typeString(), " with group ", g.group,
+             " expects ", w.dim(1) * g.group);
   KILN_CHECK(g.outChannels % g.group == 0, "conv: w has ", g.outChannels,
              " output channels, not divisible by group ", g.group);
   Shape outShape = {g.batch, g.outChannels};
@@ -259,9 +260,8 @@ Status convTransposeKernel(KernelContext &ctx) {
   Shape padEnd;
   KILN_RETURN_IF_ERROR(readGeometry("conv_transpose", ctx, g, padEnd));
   const Tensor &x = ctx.input(0), &w = ctx.input(1);
-  KILN_CHECK(w.dim(0) == g.inChannels, "conv_transpose: x has ",
-             g.inChannels, " channels but w ", w.typeString(),
-             " expects ", w.dim(0));
+  KILN_CHECK(w.dim(0) == g.inChannels, "conv_transpose: x has ", g.inChannels,
+             " channels but w ", w.typeString(), " expects ", w.dim(0));
   KILN_CHECK(g.inChannels % g.group == 0, "conv_transpose: ", g.inChannels,
              " input channels are not divisible by group ", g.group);
   g.outChannels = w.dim(1) * g.group;
@@ -276,8 +276,8 @@ Status convTransposeKernel(KernelContext &ctx) {
     int64_t o = g.strides[d] * (g.inSpatial[d] - 1) + (*outPad)[d] + window -
                 g.padBegin[d] - padEnd[d];
     KILN_CHECK(o >= 0, "conv_transpose: spatial dim ", d,
-               " would have negative size ", o, "; x ", x.typeString(),
-               ", w ", w.typeString());
+               " would have negative size ", o, "; x ", x.typeString(), ", w ",
+               w.typeString());
     g.outSpatial.push_back(o);
     outShape.push_back(o);
   }

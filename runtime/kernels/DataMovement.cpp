@@ -29,8 +29,7 @@ Status checkArity(const KernelContext &ctx, const char *op, size_t numInputs,
 }
 
 bool isIntegerDType(DType t) {
-  return t == DType::I64 || t == DType::I32 || t == DType::I8 ||
-         t == DType::U8;
+  return t == DType::I64 || t == DType::I32 || t == DType::I8 || t == DType::U8;
 }
 
 Expected<std::vector<int64_t>> readIntParam(const Tensor &t, const char *op,

@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <string>
 #include <vector>
 
 namespace kiln {
@@ -78,11 +79,24 @@ inline Tensor makeView(const Tensor &base, Shape shape, Shape strides,
 /// `elemSize` bytes (1, 2, 4 or 8), so byte-moving loops are type-free.
 template <typename Fn> decltype(auto) visitWidth(size_t elemSize, Fn &&fn) {
   switch (elemSize) {
-  case 1: return fn(uint8_t{});
-  case 2: return fn(uint16_t{});
-  case 4: return fn(uint32_t{});
-  default: return fn(uint64_t{});
+  case 1:
+    return fn(uint8_t{});
+  case 2:
+    return fn(uint16_t{});
+  case 4:
+    return fn(uint32_t{});
+  default:
+    return fn(uint64_t{});
   }
+}
+
+/// "[1, -1, 0]": a list of integers as written (unlike shapeToString, which
+/// prints negative dims as "?").
+inline std::string intsToString(const std::vector<int64_t> &v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(v[i]);
+  return s + "]";
 }
 
 /// Calls fn(flat, idx) for every multi-index `idx` of `shape` in C order;

@@ -35,11 +35,16 @@ template <typename T, Cat C> constexpr bool inCat() {
   constexpr bool isBool = std::is_same_v<T, bool>;
   constexpr bool isInt = std::is_integral_v<T> && !isBool;
   switch (C) {
-  case Cat::All: return true;
-  case Cat::Numeric: return !isBool;
-  case Cat::Float: return isFloatLike<T>();
-  case Cat::Int: return isInt;
-  case Cat::Bool: return isBool;
+  case Cat::All:
+    return true;
+  case Cat::Numeric:
+    return !isBool;
+  case Cat::Float:
+    return isFloatLike<T>();
+  case Cat::Int:
+    return isInt;
+  case Cat::Bool:
+    return isBool;
   }
   return false;
 }

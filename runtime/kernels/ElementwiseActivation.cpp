@@ -52,21 +52,22 @@ void registerActivationKernels(Dispatcher &d) {
     return x * clamp01(x / C(6) + C(0.5));
   });
 
+  addUnaryWithAttrs<Cat::Float>(d, "leaky_relu",
+                                [](const Attributes &attrs, Status &) {
+                                  double alpha = attrs.getFloat("alpha", 0.01);
+                                  return [alpha](auto x) {
+                                    using C = decltype(x);
+                                    return x < C(0) ? C(alpha) * x : x;
+                                  };
+                                });
   addUnaryWithAttrs<Cat::Float>(
-      d, "leaky_relu", [](const Attributes &attrs, Status &) {
-        double alpha = attrs.getFloat("alpha", 0.01);
+      d, "elu", [](const Attributes &attrs, Status &) {
+        double alpha = attrs.getFloat("alpha", 1.0);
         return [alpha](auto x) {
           using C = decltype(x);
-          return x < C(0) ? C(alpha) * x : x;
+          return x < C(0) ? C(alpha) * (std::exp(x) - C(1)) : x;
         };
       });
-  addUnaryWithAttrs<Cat::Float>(d, "elu", [](const Attributes &attrs, Status &) {
-    double alpha = attrs.getFloat("alpha", 1.0);
-    return [alpha](auto x) {
-      using C = decltype(x);
-      return x < C(0) ? C(alpha) * (std::exp(x) - C(1)) : x;
-    };
-  });
   addUnaryWithAttrs<Cat::Float>(
       d, "celu", [](const Attributes &attrs, Status &st) {
         double alpha = attrs.getFloat("alpha", 1.0);
@@ -89,37 +90,37 @@ void registerActivationKernels(Dispatcher &d) {
                            : C(gamma) * x;
         };
       });
-  addUnaryWithAttrs<Cat::Float>(
-      d, "hard_sigmoid", [](const Attributes &attrs, Status &) {
-        double alpha = attrs.getFloat("alpha", 0.2);
-        double beta = attrs.getFloat("beta", 0.5);
-        return [alpha, beta](auto x) {
-          using C = decltype(x);
-          return clamp01(C(alpha) * x + C(beta));
-        };
-      });
-  addUnaryWithAttrs<Cat::Float>(
-      d, "thresholded_relu", [](const Attributes &attrs, Status &) {
-        double alpha = attrs.getFloat("alpha", 1.0);
-        return [alpha](auto x) {
-          using C = decltype(x);
-          return x > C(alpha) ? x : C(0);
-        };
-      });
-  addUnaryWithAttrs<Cat::Numeric>(
-      d, "shrink", [](const Attributes &attrs, Status &) {
-        double bias = attrs.getFloat("bias", 0.0);
-        double lambd = attrs.getFloat("lambd", 0.5);
-        return [bias, lambd](auto x) {
-          using C = decltype(x);
-          double v = static_cast<double>(x);
-          if (v < -lambd)
-            return static_cast<C>(v + bias);
-          if (v > lambd)
-            return static_cast<C>(v - bias);
-          return C(0);
-        };
-      });
+  addUnaryWithAttrs<Cat::Float>(d, "hard_sigmoid",
+                                [](const Attributes &attrs, Status &) {
+                                  double alpha = attrs.getFloat("alpha", 0.2);
+                                  double beta = attrs.getFloat("beta", 0.5);
+                                  return [alpha, beta](auto x) {
+                                    using C = decltype(x);
+                                    return clamp01(C(alpha) * x + C(beta));
+                                  };
+                                });
+  addUnaryWithAttrs<Cat::Float>(d, "thresholded_relu",
+                                [](const Attributes &attrs, Status &) {
+                                  double alpha = attrs.getFloat("alpha", 1.0);
+                                  return [alpha](auto x) {
+                                    using C = decltype(x);
+                                    return x > C(alpha) ? x : C(0);
+                                  };
+                                });
+  addUnaryWithAttrs<Cat::Numeric>(d, "shrink",
+                                  [](const Attributes &attrs, Status &) {
+                                    double bias = attrs.getFloat("bias", 0.0);
+                                    double lambd = attrs.getFloat("lambd", 0.5);
+                                    return [bias, lambd](auto x) {
+                                      using C = decltype(x);
+                                      double v = static_cast<double>(x);
+                                      if (v < -lambd)
+                                        return static_cast<C>(v + bias);
+                                      if (v > lambd)
+                                        return static_cast<C>(v - bias);
+                                      return C(0);
+                                    };
+                                  });
   addUnaryWithAttrs<Cat::Float>(
       d, "gelu", [](const Attributes &attrs, Status &st) {
         std::string approx = attrs.getString("approximate", "none");
@@ -138,14 +139,14 @@ void registerActivationKernels(Dispatcher &d) {
           return C(0.5) * x * (C(1) + std::erf(x * C(0.7071067811865476)));
         };
       });
-  addUnaryWithAttrs<Cat::Float>(
-      d, "swish", [](const Attributes &attrs, Status &) {
-        double alpha = attrs.getFloat("alpha", 1.0);
-        return [alpha](auto x) {
-          using C = decltype(x);
-          return x * sigmoid(C(alpha) * x);
-        };
-      });
+  addUnaryWithAttrs<Cat::Float>(d, "swish",
+                                [](const Attributes &attrs, Status &) {
+                                  double alpha = attrs.getFloat("alpha", 1.0);
+                                  return [alpha](auto x) {
+                                    using C = decltype(x);
+                                    return x * sigmoid(C(alpha) * x);
+                                  };
+                                });
 }
 
 } // namespace elementwise

@@ -11,6 +11,7 @@
 
 #include "Elementwise.h"
 
+#include <cctype>
 #include <cmath>
 #include <limits>
 
@@ -27,7 +28,8 @@ template <typename C> constexpr bool isIntegral() {
 template <typename C> C wrapAdd(C a, C b) {
   if constexpr (isIntegral<C>()) {
     using U = std::make_unsigned_t<C>;
-    return static_cast<C>(static_cast<U>(static_cast<U>(a) + static_cast<U>(b)));
+    return static_cast<C>(
+        static_cast<U>(static_cast<U>(a) + static_cast<U>(b)));
   } else {
     return a + b;
   }
@@ -36,7 +38,8 @@ template <typename C> C wrapAdd(C a, C b) {
 template <typename C> C wrapSub(C a, C b) {
   if constexpr (isIntegral<C>()) {
     using U = std::make_unsigned_t<C>;
-    return static_cast<C>(static_cast<U>(static_cast<U>(a) - static_cast<U>(b)));
+    return static_cast<C>(
+        static_cast<U>(static_cast<U>(a) - static_cast<U>(b)));
   } else {
     return a - b;
   }
@@ -180,19 +183,22 @@ Status where(KernelContext &ctx) {
   KILN_CHECK(x.dtype() == y.dtype(),
              "op 'where': x and y must have the same dtype but got ",
              x.typeString(), " and ", y.typeString());
-  return visitDType(x.dtype(), [&](auto tag) {
-    return whereKernel<decltype(tag)>(ctx);
-  });
+  return visitDType(x.dtype(),
+                    [&](auto tag) { return whereKernel<decltype(tag)>(ctx); });
 }
 
 } // namespace
 
 void registerElementwiseKernels(Dispatcher &d) {
   // Arithmetic.
-  addBinary<Cat::Numeric>(d, "add", [](auto a, auto b) { return wrapAdd(a, b); });
-  addBinary<Cat::Numeric>(d, "sub", [](auto a, auto b) { return wrapSub(a, b); });
-  addBinary<Cat::Numeric>(d, "mul", [](auto a, auto b) { return wrapMul(a, b); });
-  addBinary<Cat::Numeric>(d, "div", [](auto a, auto b) { return divide(a, b); });
+  addBinary<Cat::Numeric>(d, "add",
+                          [](auto a, auto b) { return wrapAdd(a, b); });
+  addBinary<Cat::Numeric>(d, "sub",
+                          [](auto a, auto b) { return wrapSub(a, b); });
+  addBinary<Cat::Numeric>(d, "mul",
+                          [](auto a, auto b) { return wrapMul(a, b); });
+  addBinary<Cat::Numeric>(d, "div",
+                          [](auto a, auto b) { return divide(a, b); });
   addBinary<Cat::Numeric>(d, "pow", [](auto a, auto b) { return power(a, b); });
   addBinary<Cat::Numeric>(d, "max", [](auto a, auto b) { return maxOf(a, b); });
   addBinary<Cat::Numeric>(d, "min", [](auto a, auto b) { return minOf(a, b); });
@@ -221,7 +227,10 @@ void registerElementwiseKernels(Dispatcher &d) {
   });
   addBinaryWithAttrs<Cat::Int>(
       d, "bit_shift", [](const Attributes &attrs, Status &st) {
+        // The contract says "left"/"right"; ONNX spells them in capitals.
         std::string dir = attrs.getString("direction", "");
+        for (char &c : dir)
+          c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
         if (dir != "left" && dir != "right")
           st = Status::error(strCat("attribute direction must be \"left\" or "
                                     "\"right\", got \"",

@@ -85,7 +85,8 @@ void registerUnaryKernels(Dispatcher &d) {
   addUnary<Cat::Int>(d, "bitwise_not",
                      [](auto x) { return static_cast<decltype(x)>(~x); });
 
-  addUnary<Cat::Float>(d, "is_nan", [](auto x) -> bool { return std::isnan(x); });
+  addUnary<Cat::Float>(d, "is_nan",
+                       [](auto x) -> bool { return std::isnan(x); });
   addUnaryWithAttrs<Cat::Float>(
       d, "is_inf", [](const Attributes &attrs, Status &) {
         bool pos = attrs.getInt("detect_positive", 1) != 0;

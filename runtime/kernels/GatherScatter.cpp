@@ -96,7 +96,8 @@ Status gatherElementsKernel(KernelContext &ctx) {
   KILN_RETURN_IF_ERROR(forEachMultiIndex(
       ind.shape(), [&](int64_t flat, const std::vector<int64_t> &pos) {
         int64_t i = idx[flat];
-        KILN_RETURN_IF_ERROR(wrapIndex(i, x.dim(axis), "gather_elements", axis));
+        KILN_RETURN_IF_ERROR(
+            wrapIndex(i, x.dim(axis), "gather_elements", axis));
         int64_t off = 0;
         for (int64_t d = 0; d < x.rank(); ++d)
           off += (d == axis ? i : pos[d]) * strides[d];
@@ -169,8 +170,8 @@ Status gatherNdKernel(KernelContext &ctx) {
     for (int64_t bi = 0; bi < batches; ++bi)
       for (int64_t t = 0; t < tuplesPerBatch; ++t) {
         int64_t k = bi * tuplesPerBatch + t;
-        std::memcpy(dst + k * block,
-                    src + (bi * batchElems + offsets[k]) * es, block);
+        std::memcpy(dst + k * block, src + (bi * batchElems + offsets[k]) * es,
+                    block);
       }
   ctx.outputs[0] = out;
   return Status::ok();
@@ -182,8 +183,7 @@ Status gatherNdKernel(KernelContext &ctx) {
 
 enum class Reduction { None, Add, Mul, Max, Min };
 
-Status parseReduction(const Attributes &attrs, const char *op,
-                      Reduction &red) {
+Status parseReduction(const Attributes &attrs, const char *op, Reduction &red) {
   std::string s = attrs.getString("reduction", "none");
   if (s == "none" || s.empty())
     red = Reduction::None;
@@ -206,11 +206,21 @@ template <typename T> void combine(T &dst, const T &src, Reduction red) {
   using C = typename ComputeType<T>::type;
   C a = static_cast<C>(dst), b = static_cast<C>(src);
   switch (red) {
-  case Reduction::None: dst = src; return;
-  case Reduction::Add: dst = static_cast<T>(static_cast<C>(a + b)); return;
-  case Reduction::Mul: dst = static_cast<T>(static_cast<C>(a * b)); return;
-  case Reduction::Max: dst = static_cast<T>(a < b ? b : a); return;
-  case Reduction::Min: dst = static_cast<T>(b < a ? b : a); return;
+  case Reduction::None:
+    dst = src;
+    return;
+  case Reduction::Add:
+    dst = static_cast<T>(static_cast<C>(a + b));
+    return;
+  case Reduction::Mul:
+    dst = static_cast<T>(static_cast<C>(a * b));
+    return;
+  case Reduction::Max:
+    dst = static_cast<T>(a < b ? b : a);
+    return;
+  case Reduction::Min:
+    dst = static_cast<T>(b < a ? b : a);
+    return;
   }
 }
 
@@ -329,8 +339,10 @@ Status oneHotKernel(KernelContext &ctx) {
   KILN_CHECK(depthT.numel() == 1 && depthT.dtype() != DType::Bool,
              "one_hot: depth must be one numeric element, got ",
              depthT.typeString());
-  KILN_CHECK(values.numel() == 2, "one_hot: values must hold two elements "
-             "[off, on], got ", values.typeString());
+  KILN_CHECK(values.numel() == 2,
+             "one_hot: values must hold two elements "
+             "[off, on], got ",
+             values.typeString());
   int64_t depth = depthT.getInt(0);
   KILN_CHECK(depth >= 0, "one_hot: depth ", depth, " is negative");
   Tensor ind = indices.to(DType::I64);

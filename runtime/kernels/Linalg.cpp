@@ -26,9 +26,9 @@ namespace kiln {
 namespace linalg {
 
 template <typename T, typename GemmFn>
-static void gemmImpl(GemmFn fn, bool transA, bool transB, int64_t m,
-                     int64_t n, int64_t k, const T *a, int64_t lda,
-                     const T *b, int64_t ldb, T beta, T *c, int64_t ldc) {
+static void gemmImpl(GemmFn fn, bool transA, bool transB, int64_t m, int64_t n,
+                     int64_t k, const T *a, int64_t lda, const T *b,
+                     int64_t ldb, T beta, T *c, int64_t ldc) {
   if (m == 0 || n == 0)
     return;
   if (k == 0) {
@@ -46,10 +46,10 @@ static void gemmImpl(GemmFn fn, bool transA, bool transB, int64_t m,
 }
 
 void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
-          const float *a, int64_t lda, const float *b, int64_t ldb,
-          float beta, float *c, int64_t ldc) {
-  gemmImpl<float>(cblas_sgemm, transA, transB, m, n, k, a, lda, b, ldb, beta,
-                  c, ldc);
+          const float *a, int64_t lda, const float *b, int64_t ldb, float beta,
+          float *c, int64_t ldc) {
+  gemmImpl<float>(cblas_sgemm, transA, transB, m, n, k, a, lda, b, ldb, beta, c,
+                  ldc);
 }
 
 void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
@@ -171,7 +171,8 @@ void matmulLoop(const MatmulPlan &p, const T *a, const T *b, T *c) {
     for (int64_t i = 0; i < p.m; ++i) {
       std::fill(acc.begin(), acc.end(), 0);
       for (int64_t kk = 0; kk < p.k; ++kk) {
-        uint64_t av = static_cast<uint64_t>(static_cast<int64_t>(A[i * p.k + kk]));
+        uint64_t av =
+            static_cast<uint64_t>(static_cast<int64_t>(A[i * p.k + kk]));
         const T *brow = B + kk * p.n;
         for (int64_t j = 0; j < p.n; ++j)
           acc[j] += av * static_cast<uint64_t>(static_cast<int64_t>(brow[j]));
@@ -245,8 +246,8 @@ Expected<Term> parseTerm(const std::string &s, const std::string &what) {
       t.ellipsisAt = static_cast<int>(t.letters.size());
       i += 3;
     } else {
-      return Status::error(strCat("einsum: unexpected character '", c,
-                                  "' in ", what, " '", s, "'"));
+      return Status::error(strCat("einsum: unexpected character '", c, "' in ",
+                                  what, " '", s, "'"));
     }
   }
   return t;
@@ -337,8 +338,8 @@ Expected<EinsumPlan> planEinsum(std::string eq,
           return Status::error(strCat("einsum: output label '", char(l),
                                       "' appears in no input term"));
         if (std::count(p.outLabels.begin(), p.outLabels.end(), l))
-          return Status::error(strCat("einsum: output label '", char(l),
-                                      "' appears twice"));
+          return Status::error(
+              strCat("einsum: output label '", char(l), "' appears twice"));
         p.outLabels.push_back(l);
       }
     }
@@ -356,8 +357,8 @@ Expected<EinsumPlan> planEinsum(std::string eq,
   return p;
 }
 
-template <typename T> using EinsumAcc =
-    std::conditional_t<std::is_integral_v<T>, uint64_t, double>;
+template <typename T>
+using EinsumAcc = std::conditional_t<std::is_integral_v<T>, uint64_t, double>;
 
 template <typename T> EinsumAcc<T> toAcc(T v) {
   if constexpr (std::is_integral_v<T>)
@@ -390,8 +391,8 @@ void einsumLoop(const EinsumPlan &p, const std::vector<Tensor> &inputs,
     for (size_t d = 0; d < p.inputLabels[i].size(); ++d) {
       if (inputs[i].dim(d) == 1)
         continue; // Broadcast (or trivially size 1).
-      size_t pos = std::find(order.begin(), order.end(),
-                             p.inputLabels[i][d]) - order.begin();
+      size_t pos = std::find(order.begin(), order.end(), p.inputLabels[i][d]) -
+                   order.begin();
       strides[i][pos] += own[d];
     }
   }

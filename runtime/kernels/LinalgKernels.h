@@ -25,8 +25,8 @@ void registerPoolingKernels(Dispatcher &d);
 /// where op transposes when the flag is set. `lda`, `ldb`, `ldc` are the
 /// row strides of A, B and C as stored. Handles M, N or K equal to 0.
 void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
-          const float *a, int64_t lda, const float *b, int64_t ldb,
-          float beta, float *c, int64_t ldc);
+          const float *a, int64_t lda, const float *b, int64_t ldb, float beta,
+          float *c, int64_t ldc);
 /// The double-precision variant of gemm.
 void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
           const double *a, int64_t lda, const double *b, int64_t ldb,

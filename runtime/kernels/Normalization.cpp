@@ -19,9 +19,9 @@ namespace norm {
 namespace {
 
 template <typename T>
-constexpr bool kIsFloatStorage = std::is_floating_point_v<T> ||
-                                 std::is_same_v<T, Half> ||
-                                 std::is_same_v<T, BFloat16>;
+constexpr bool kIsFloatStorage =
+    std::is_floating_point_v<T> || std::is_same_v<T, Half> ||
+    std::is_same_v<T, BFloat16>;
 
 /// Expands parameter operand `p` (NumPy-broadcastable to `target`, leading
 /// size-1 dims allowed beyond target's rank) into a dense C-order vector of
@@ -34,8 +34,10 @@ Expected<std::vector<double>> expandParam(const Tensor &p, const Shape &target,
     ps.erase(ps.begin());
   auto mismatch = [&] {
     return Status::error(strCat(op, ": operand ", index, " (", what, ") ",
-                                p.typeString(), " does not broadcast to the "
-                                "normalized dims ", shapeToString(target)));
+                                p.typeString(),
+                                " does not broadcast to the "
+                                "normalized dims ",
+                                shapeToString(target)));
   };
   if (ps.size() > target.size())
     return mismatch();
@@ -62,8 +64,10 @@ Expected<std::vector<double>> channelParam(const Tensor &p, int64_t c,
                                            size_t index) {
   if (p.numel() != c)
     return Status::error(strCat(op, ": operand ", index, " (", what,
-                                ") must hold ", c, " values (one per channel),"
-                                " got ", p.typeString()));
+                                ") must hold ", c,
+                                " values (one per channel),"
+                                " got ",
+                                p.typeString()));
   return p.toDoubleVector();
 }
 
@@ -148,13 +152,14 @@ Status batchNormKernel(KernelContext &ctx) {
 //===----------------------------------------------------------------------===//
 
 /// Shared by layer_norm (Rms = false) and rms_norm (Rms = true).
-template <bool Rms> Status lastDimsNormKernel(KernelContext &ctx,
-                                              const char *op) {
+template <bool Rms>
+Status lastDimsNormKernel(KernelContext &ctx, const char *op) {
   KILN_RETURN_IF_ERROR(checkOutputs(ctx, op, 1));
   size_t want = Rms ? 2 : 3;
   KILN_CHECK(ctx.numInputs() == want || (!Rms && ctx.numInputs() == 2), op,
-             ": expected ", want, Rms ? " operands (x, scale)" :
-             " operands (x, scale, bias)", ", got ", ctx.numInputs());
+             ": expected ", want,
+             Rms ? " operands (x, scale)" : " operands (x, scale, bias)",
+             ", got ", ctx.numInputs());
   const Tensor &x = ctx.input(0);
   KILN_RETURN_IF_ERROR(checkFloat(x, op));
   auto axisOr = normalizeAxis(ctx.attrs.getInt("axis", -1), x.rank());
@@ -199,7 +204,8 @@ template <bool Rms> Status lastDimsNormKernel(KernelContext &ctx,
       T *dst = out.data<T>();
       C *meanOut = meanT.data<C>();
       C *invOut = invT.data<C>();
-      std::vector<C> s(scale->begin(), scale->end()), b(bias.begin(), bias.end());
+      std::vector<C> s(scale->begin(), scale->end()),
+          b(bias.begin(), bias.end());
       for (int64_t o = 0; o < outer; ++o) {
         const T *xr = src + o * n;
         T *yr = dst + o * n;
@@ -240,8 +246,8 @@ template <bool Rms> Status lastDimsNormKernel(KernelContext &ctx,
 /// spatial dims, then applies a per-channel affine transform. instance_norm
 /// is the case groups == C.
 template <typename T>
-void groupNormalize(const T *src, T *dst, int64_t n, int64_t c,
-                    int64_t groups, int64_t spatial, double eps,
+void groupNormalize(const T *src, T *dst, int64_t n, int64_t c, int64_t groups,
+                    int64_t spatial, double eps,
                     const std::vector<double> &scale,
                     const std::vector<double> &bias) {
   using C = NormCompute<T>;
@@ -263,8 +269,8 @@ void groupNormalize(const T *src, T *dst, int64_t n, int64_t c,
     }
 }
 
-template <bool Group> Status groupNormKernel(KernelContext &ctx,
-                                             const char *op) {
+template <bool Group>
+Status groupNormKernel(KernelContext &ctx, const char *op) {
   KILN_RETURN_IF_ERROR(checkOutputs(ctx, op, 1));
   KILN_CHECK(ctx.numInputs() == 3, op,
              ": expected 3 operands (x, scale, bias), got ", ctx.numInputs());
@@ -279,8 +285,8 @@ template <bool Group> Status groupNormKernel(KernelContext &ctx,
   if (Group) {
     groups = ctx.attrs.getInt("num_groups", 0);
     KILN_CHECK(groups > 0 && c % groups == 0, op, ": num_groups = ", groups,
-               " must be positive and divide the channel count ", c,
-               " of x ", x.typeString());
+               " must be positive and divide the channel count ", c, " of x ",
+               x.typeString());
   }
   std::vector<double> params[2];
   const char *names[] = {"scale", "bias"};

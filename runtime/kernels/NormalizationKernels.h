@@ -22,7 +22,8 @@ void registerSoftmaxKernels(Dispatcher &d);
 
 /// The compute type of the normalization kernels: f64 for f64, f32 else.
 template <typename T>
-using NormCompute = std::conditional_t<std::is_same_v<T, double>, double, float>;
+using NormCompute =
+    std::conditional_t<std::is_same_v<T, double>, double, float>;
 
 /// Converts a compute value to the storage type T, rounding once.
 template <typename T, typename A> inline T storeAs(A v) {

@@ -26,9 +26,12 @@ int64_t mapPadCoordinate(int64_t j, int64_t c, PadMode mode) {
   if (j >= 0 && j < c)
     return j;
   switch (mode) {
-  case PadMode::Constant: return -1;
-  case PadMode::Edge: return j < 0 ? 0 : c - 1;
-  case PadMode::Wrap: return ((j % c) + c) % c;
+  case PadMode::Constant:
+    return -1;
+  case PadMode::Edge:
+    return j < 0 ? 0 : c - 1;
+  case PadMode::Wrap:
+    return ((j % c) + c) % c;
   case PadMode::Reflect: {
     if (c == 1)
       return 0;
@@ -49,7 +52,7 @@ Status padKernel(KernelContext &ctx) {
   const std::vector<int64_t> &pads = *padsOr;
   int64_t r = x.rank();
   KILN_CHECK(static_cast<int64_t>(pads.size()) == 2 * r, "pad: pads ",
-             shapeToString(pads), " must have 2 * rank = ", 2 * r,
+             intsToString(pads), " must have 2 * rank = ", 2 * r,
              " entries for ", x.typeString());
   std::string modeName = ctx.attrs.getString("mode", "constant");
   PadMode mode;
@@ -62,14 +65,15 @@ Status padKernel(KernelContext &ctx) {
   else if (modeName == "wrap")
     mode = PadMode::Wrap;
   else
-    return Status::error(strCat("pad: unknown mode '", modeName,
-                                "' (expected constant, reflect, edge or wrap)"));
+    return Status::error(
+        strCat("pad: unknown mode '", modeName,
+               "' (expected constant, reflect, edge or wrap)"));
   // Constant value, in x's dtype; zero when absent or empty.
   Tensor value = ctx.input(2);
   std::vector<char> fill(dtypeSize(x.dtype()), 0);
   if (value.numel() >= 1) {
-    Tensor v = value.dtype() == x.dtype() ? value.contiguous()
-                                          : value.to(x.dtype());
+    Tensor v =
+        value.dtype() == x.dtype() ? value.contiguous() : value.to(x.dtype());
     std::memcpy(fill.data(), v.rawData(), fill.size());
   }
   // Negative pads crop first; positive pads then extend the cropped range.
@@ -80,12 +84,12 @@ Status padKernel(KernelContext &ctx) {
     int64_t begin = pads[d], end = pads[r + d];
     int64_t lo = std::max<int64_t>(-begin, 0);
     int64_t c = x.dim(d) - lo - std::max<int64_t>(-end, 0);
-    KILN_CHECK(c >= 0, "pad: pads ", shapeToString(pads), " crop axis ", d,
+    KILN_CHECK(c >= 0, "pad: pads ", intsToString(pads), " crop axis ", d,
                " of ", x.typeString(), " below size 0");
     int64_t pb = std::max<int64_t>(begin, 0), pe = std::max<int64_t>(end, 0);
     KILN_CHECK(mode == PadMode::Constant || c > 0 || (pb == 0 && pe == 0),
-               "pad: cannot ", modeName, "-pad axis ", d,
-               " which is empty in ", x.typeString());
+               "pad: cannot ", modeName, "-pad axis ", d, " which is empty in ",
+               x.typeString());
     shape[d] = c + pb + pe;
     maps[d].resize(shape[d]);
     for (int64_t i = 0; i < shape[d]; ++i) {
@@ -125,8 +129,8 @@ Status tileKernel(KernelContext &ctx) {
   auto repeats = readIntParam(ctx.input(1), "tile", "repeats");
   if (!repeats)
     return repeats.status();
-  KILN_CHECK(static_cast<int64_t>(repeats->size()) == x.rank(), "tile: ",
-             repeats->size(), " repeats for ", x.typeString());
+  KILN_CHECK(static_cast<int64_t>(repeats->size()) == x.rank(),
+             "tile: ", repeats->size(), " repeats for ", x.typeString());
   // View x as [r0, d0, r1, d1, ...] with zero strides on the repeat dims;
   // its contiguous copy is the tiled tensor laid out as [r0*d0, r1*d1, ...].
   Shape viewShape, viewStrides, shape;

@@ -55,8 +55,9 @@ Expected<PoolPlan> planPool(const char *op, const KernelContext &ctx) {
         strCat(op, ": expected 1 operand, got ", ctx.numInputs()));
   const Tensor &x = ctx.input(0);
   if (x.rank() < 3)
-    return Status::error(strCat(op, ": x must have rank >= 3 (N, C, spatial"
-                                    "...), got ",
+    return Status::error(strCat(op,
+                                ": x must have rank >= 3 (N, C, spatial"
+                                "...), got ",
                                 x.typeString()));
   size_t nsp = x.rank() - 2;
   Shape kernel = ctx.attrs.getInts("kernel_shape");
@@ -81,10 +82,10 @@ Expected<PoolPlan> planPool(const char *op, const KernelContext &ctx) {
     int64_t k = kernel[d], s = (*strides)[d], dil = (*dilations)[d];
     int64_t pb = (*pads)[d], pe = (*pads)[nsp + d], in = p.inSpatial[d];
     if (k < 1 || s < 1 || dil < 1 || pb < 0 || pe < 0)
-      return Status::error(strCat(
-          op, ": spatial dim ", d, ": kernel_shape (", k, "), strides (", s,
-          ") and dilations (", dil, ") must be >= 1 and pads (", pb, ", ", pe,
-          ") >= 0"));
+      return Status::error(strCat(op, ": spatial dim ", d, ": kernel_shape (",
+                                  k, "), strides (", s, ") and dilations (",
+                                  dil, ") must be >= 1 and pads (", pb, ", ",
+                                  pe, ") >= 0"));
     int64_t window = (k - 1) * dil + 1;
     int64_t span = in + pb + pe - window;
     int64_t out;
@@ -182,23 +183,23 @@ Status maxPoolKernel(KernelContext &ctx) {
       for (int64_t pl = 0; pl < planes; ++pl) {
         const T *xs = xp + pl * inSize;
         T *ys = yp + pl * outSize;
-        forEachWindow(p, [&](int64_t of, const std::vector<int64_t> &offs,
-                             int64_t) {
-          C m = std::numeric_limits<C>::has_infinity
-                    ? -std::numeric_limits<C>::infinity()
-                    : std::numeric_limits<C>::lowest();
-          for (int64_t off : offs) {
-            C v = static_cast<C>(xs[off]);
-            if constexpr (std::is_floating_point_v<C>) {
-              if (std::isnan(v)) {
-                m = v;
-                break;
+        forEachWindow(
+            p, [&](int64_t of, const std::vector<int64_t> &offs, int64_t) {
+              C m = std::numeric_limits<C>::has_infinity
+                        ? -std::numeric_limits<C>::infinity()
+                        : std::numeric_limits<C>::lowest();
+              for (int64_t off : offs) {
+                C v = static_cast<C>(xs[off]);
+                if constexpr (std::is_floating_point_v<C>) {
+                  if (std::isnan(v)) {
+                    m = v;
+                    break;
+                  }
+                }
+                m = v > m ? v : m;
               }
-            }
-            m = v > m ? v : m;
-          }
-          ys[of] = static_cast<T>(m);
-        });
+              ys[of] = static_cast<T>(m);
+            });
       }
     }
   });

@@ -1,11 +1,12 @@
-//===- Recurrent.cpp - Reference kernels of kiln.lstm and kiln.gru ---------===//
+//===- Recurrent.cpp - Reference kernels of kiln.lstm and kiln.gru --------===//
 //
 // This file implements the reference CPU kernels of the recurrent ops with
 // ONNX LSTM-14 / GRU-14 semantics and the default activations (sigmoid for
 // gates, tanh otherwise): gate orders iofc (LSTM) and zrh (GRU), directions
 // forward / reverse / bidirectional, per-batch sequence lengths (a reverse
 // pass runs backwards from each entry's last valid step; outputs beyond a
-// length are zero in y; y_h / y_c hold the state after the last valid step),
+// length are zero in y; y_h / y_c hold the state after the last valid step,
+// zero for a length of 0, as in onnxruntime),
 // cell clip applied to every activation input, LSTM peepholes (iof) and
 // input_forget (f = 1 - i), GRU linear_before_reset, and layout 0
 // ([seq, batch, ...]) or 1 ([batch, seq, ...]). Computation is in double;
@@ -31,8 +32,8 @@ std::vector<double> toDoubles(const Tensor &t) {
     using T = decltype(tag);
     const T *p = c.data<T>();
     for (size_t i = 0; i < v.size(); ++i)
-      v[i] = static_cast<double>(
-          static_cast<typename ComputeType<T>::type>(p[i]));
+      v[i] =
+          static_cast<double>(static_cast<typename ComputeType<T>::type>(p[i]));
   });
   return v;
 }
@@ -129,11 +130,9 @@ Status parseDims(const char *op, KernelContext &ctx, int64_t gates,
   dims.seq = dims.layout == 0 ? x.dim(0) : x.dim(1);
   dims.batch = dims.layout == 0 ? x.dim(1) : x.dim(0);
   dims.input = x.dim(2);
-  dims.hidden = r.dim(2);
-  if (ctx.attrs.has("hidden_size"))
-    KILN_CHECK(ctx.attrs.getInt("hidden_size") == dims.hidden, op,
-               ": attribute hidden_size = ", ctx.attrs.getInt("hidden_size"),
-               " does not match r's last dimension ", dims.hidden);
+  dims.hidden = ctx.attrs.getInt("hidden_size", 0);
+  if (dims.hidden <= 0)
+    dims.hidden = r.dim(2);
   dims.clip = ctx.attrs.getFloat("clip", 0.0);
   KILN_CHECK(dims.clip >= 0.0, op, ": clip must be >= 0, got ", dims.clip);
   int64_t H = dims.hidden;
@@ -150,8 +149,8 @@ Status parseDims(const char *op, KernelContext &ctx, int64_t gates,
   dims.lens = lens.toIntVector();
   for (int64_t b = 0; b < dims.batch; ++b)
     KILN_CHECK(dims.lens[b] >= 0 && dims.lens[b] <= dims.seq, op,
-               ": sequence_lens[", b, "] = ", dims.lens[b],
-               " is outside [0, ", dims.seq, "]");
+               ": sequence_lens[", b, "] = ", dims.lens[b], " is outside [0, ",
+               dims.seq, "]");
   KILN_RETURN_IF_ERROR(
       expectShape(op, "initial_h", 5, ctx.input(5), dims.stateShape()));
   for (size_t i = 3; i < ctx.numInputs(); ++i)
@@ -183,14 +182,16 @@ Status lstmKernel(KernelContext &ctx) {
   KILN_RETURN_IF_ERROR(parseDims("lstm", ctx, 4, dims));
   KILN_RETURN_IF_ERROR(
       expectShape("lstm", "initial_c", 6, ctx.input(6), dims.stateShape()));
-  KILN_RETURN_IF_ERROR(
-      expectShape("lstm", "p", 7, ctx.input(7), {dims.numDir, 3 * dims.hidden}));
+  KILN_RETURN_IF_ERROR(expectShape("lstm", "p", 7, ctx.input(7),
+                                   {dims.numDir, 3 * dims.hidden}));
   bool inputForget = ctx.attrs.getInt("input_forget", 0) != 0;
 
   const int64_t H = dims.hidden, I = dims.input;
   std::vector<double> x = toDoubles(ctx.input(0)), w = toDoubles(ctx.input(1)),
-                      r = toDoubles(ctx.input(2)), bias = toDoubles(ctx.input(3)),
-                      h0 = toDoubles(ctx.input(5)), c0 = toDoubles(ctx.input(6)),
+                      r = toDoubles(ctx.input(2)),
+                      bias = toDoubles(ctx.input(3)),
+                      h0 = toDoubles(ctx.input(5)),
+                      c0 = toDoubles(ctx.input(6)),
                       peep = toDoubles(ctx.input(7));
   std::vector<double> y(static_cast<size_t>(numElements(dims.yShape())), 0.0);
   std::vector<double> yh(static_cast<size_t>(numElements(dims.stateShape())));
@@ -217,10 +218,9 @@ Status lstmKernel(KernelContext &ctx) {
         matVecAdd(R, h.data(), 4 * H, H, gates.data());
         for (int64_t j = 0; j < H; ++j) {
           double gi = sigmoid(dims.clipped(gates[j] + P[j] * c[j]));
-          double gf =
-              inputForget
-                  ? 1.0 - gi
-                  : sigmoid(dims.clipped(gates[2 * H + j] + P[2 * H + j] * c[j]));
+          double gf = inputForget ? 1.0 - gi
+                                  : sigmoid(dims.clipped(gates[2 * H + j] +
+                                                         P[2 * H + j] * c[j]));
           double gc = std::tanh(dims.clipped(gates[3 * H + j]));
           double cNew = gf * c[j] + gi * gc;
           double go = sigmoid(dims.clipped(gates[H + j] + P[H + j] * cNew));
@@ -228,6 +228,12 @@ Status lstmKernel(KernelContext &ctx) {
           h[j] = go * std::tanh(cNew);
         }
         std::copy(h.begin(), h.end(), y.begin() + dims.yIndex(t, d, b));
+      }
+      // An entry of length 0 has no valid step: its final state is zero
+      // (as in onnxruntime).
+      if (len == 0) {
+        std::fill(h.begin(), h.end(), 0.0);
+        std::fill(c.begin(), c.end(), 0.0);
       }
       std::copy(h.begin(), h.end(), yh.begin() + s0);
       std::copy(c.begin(), c.end(), yc.begin() + s0);
@@ -253,11 +259,12 @@ Status gruKernel(KernelContext &ctx) {
 
   const int64_t H = dims.hidden, I = dims.input;
   std::vector<double> x = toDoubles(ctx.input(0)), w = toDoubles(ctx.input(1)),
-                      r = toDoubles(ctx.input(2)), bias = toDoubles(ctx.input(3)),
+                      r = toDoubles(ctx.input(2)),
+                      bias = toDoubles(ctx.input(3)),
                       h0 = toDoubles(ctx.input(5));
   std::vector<double> y(static_cast<size_t>(numElements(dims.yShape())), 0.0);
   std::vector<double> yh(static_cast<size_t>(numElements(dims.stateShape())));
-  std::vector<double> xw(3 * H), hr(3 * H), rh(H), h(H), hNew(H);
+  std::vector<double> xw(3 * H), hr(3 * H), z(H), rg(H), h(H), hNew(H);
 
   for (int64_t d = 0; d < dims.numDir; ++d) {
     bool reverse = dims.reverseOnly || d == 1;
@@ -278,7 +285,6 @@ Status gruKernel(KernelContext &ctx) {
         }
         matVecAdd(W, x.data() + dims.xIndex(t, b), 3 * H, I, xw.data());
         matVecAdd(R, h.data(), 2 * H, H, hr.data());
-        std::vector<double> z(H), rg(H);
         for (int64_t j = 0; j < H; ++j) {
           z[j] = sigmoid(dims.clipped(xw[j] + hr[j]));
           rg[j] = sigmoid(dims.clipped(xw[H + j] + hr[H + j]));
@@ -303,6 +309,8 @@ Status gruKernel(KernelContext &ctx) {
         h = hNew;
         std::copy(h.begin(), h.end(), y.begin() + dims.yIndex(t, d, b));
       }
+      if (len == 0)
+        std::fill(h.begin(), h.end(), 0.0);
       std::copy(h.begin(), h.end(), yh.begin() + s0);
     }
   }

@@ -27,8 +27,7 @@ namespace {
 //===----------------------------------------------------------------------===//
 
 template <typename T>
-constexpr bool kIsHalf =
-    std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
+constexpr bool kIsHalf = std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
 
 template <typename T>
 constexpr bool kIsFloat = kIsHalf<T> || std::is_floating_point_v<T>;
@@ -91,8 +90,8 @@ Expected<int64_t> readScalarParam(const Tensor &t, const char *op,
 }
 
 /// Splits `shape` around `axis` into (outer, len, inner) element counts.
-void splitAround(const Shape &shape, int64_t axis, int64_t &outer,
-                 int64_t &len, int64_t &inner) {
+void splitAround(const Shape &shape, int64_t axis, int64_t &outer, int64_t &len,
+                 int64_t &inner) {
   outer = 1;
   inner = 1;
   for (int64_t i = 0; i < axis; ++i)
@@ -192,12 +191,20 @@ void runReduction(const ReducePlan &plan, const T *in, T *out) {
   }
   int64_t R = plan.reduced, I = plan.inner;
   if (I == 1) {
+    // Four independent partial results break the dependency chain; combine
+    // is associative for every Op (NaN stays NaN in max/min).
     for (int64_t o = 0; o < plan.outer; ++o) {
       const T *row = in + o * R;
-      A acc = Op::init();
-      for (int64_t r = 0; r < R; ++r)
-        acc = Op::combine(acc, static_cast<A>(row[r]));
-      out[o] = storeAs<T>(Op::finish(acc, plan.count));
+      A acc[4] = {Op::init(), Op::init(), Op::init(), Op::init()};
+      int64_t r = 0;
+      for (; r + 4 <= R; r += 4)
+        for (int k = 0; k < 4; ++k)
+          acc[k] = Op::combine(acc[k], static_cast<A>(row[r + k]));
+      for (; r < R; ++r)
+        acc[0] = Op::combine(acc[0], static_cast<A>(row[r]));
+      A total =
+          Op::combine(Op::combine(acc[0], acc[1]), Op::combine(acc[2], acc[3]));
+      out[o] = storeAs<T>(Op::finish(total, plan.count));
     }
     return;
   }
@@ -332,7 +339,8 @@ Status reduceKernel(KernelContext &ctx, const char *op) {
 
 /// True when `x` (at a later index) should replace `best`. NaN wins over
 /// numbers (NumPy's rule); ties keep the first index unless `last`.
-template <bool IsMax, typename C> inline bool argBetter(C x, C best, bool last) {
+template <bool IsMax, typename C>
+inline bool argBetter(C x, C best, bool last) {
   bool xn = isNaN(x), bn = isNaN(best);
   if (bn)
     return last && xn;
@@ -473,9 +481,8 @@ Status topkKernel(KernelContext &ctx) {
     return axisOr.status().withContext(strCat(op, ": x ", x.typeString()));
   int64_t axis = *axisOr;
   bool largest = ctx.attrs.getInt("largest", 1) != 0;
-  KILN_CHECK(k >= 0 && k <= x.dim(axis), op, ": k = ", k,
-             " must be in [0, ", x.dim(axis), "] (dimension ", axis,
-             " of x ", x.typeString(), ")");
+  KILN_CHECK(k >= 0 && k <= x.dim(axis), op, ": k = ", k, " must be in [0, ",
+             x.dim(axis), "] (dimension ", axis, " of x ", x.typeString(), ")");
 
   Shape outShape = x.shape();
   outShape[axis] = k;
@@ -542,18 +549,14 @@ void registerReductionKernels(Dispatcher &d) {
   d.add("reduce_min", cpu, kAllTypes, [](KernelContext &ctx) {
     return reduceKernel<MinOp>(ctx, "reduce_min");
   });
-  d.add("argmax", cpu, kAllTypes, [](KernelContext &ctx) {
-    return argKernel<true>(ctx, "argmax");
-  });
-  d.add("argmin", cpu, kAllTypes, [](KernelContext &ctx) {
-    return argKernel<false>(ctx, "argmin");
-  });
-  d.add("cumsum", cpu, kNumericTypes, [](KernelContext &ctx) {
-    return scanKernel<false>(ctx, "cumsum");
-  });
-  d.add("cumprod", cpu, kNumericTypes, [](KernelContext &ctx) {
-    return scanKernel<true>(ctx, "cumprod");
-  });
+  d.add("argmax", cpu, kAllTypes,
+        [](KernelContext &ctx) { return argKernel<true>(ctx, "argmax"); });
+  d.add("argmin", cpu, kAllTypes,
+        [](KernelContext &ctx) { return argKernel<false>(ctx, "argmin"); });
+  d.add("cumsum", cpu, kNumericTypes,
+        [](KernelContext &ctx) { return scanKernel<false>(ctx, "cumsum"); });
+  d.add("cumprod", cpu, kNumericTypes,
+        [](KernelContext &ctx) { return scanKernel<true>(ctx, "cumprod"); });
   d.add("topk", cpu, kNumericTypes, topkKernel);
 }
 

@@ -1,4 +1,4 @@
-//===- Resize.cpp - Reference kernel of kiln.resize ------------------------===//
+//===- Resize.cpp - Reference kernel of kiln.resize -----------------------===//
 //
 // This file implements the reference CPU kernel of kiln.resize with ONNX
 // Resize-19 semantics, following onnx/reference/ops/op_resize.py: the output
@@ -294,13 +294,13 @@ Status resizeKernel(KernelContext &ctx) {
   p.policy = a.getString("keep_aspect_ratio_policy", "stretch");
   KILN_RETURN_IF_ERROR(
       checkMode("mode", p.mode, {"nearest", "linear", "cubic"}));
-  KILN_RETURN_IF_ERROR(checkMode(
-      "coordinate_transformation_mode", p.coordMode,
-      {"half_pixel", "half_pixel_symmetric", "pytorch_half_pixel",
-       "align_corners", "asymmetric", "tf_crop_and_resize"}));
-  KILN_RETURN_IF_ERROR(checkMode(
-      "nearest_mode", p.nearestMode,
-      {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"}));
+  KILN_RETURN_IF_ERROR(
+      checkMode("coordinate_transformation_mode", p.coordMode,
+                {"half_pixel", "half_pixel_symmetric", "pytorch_half_pixel",
+                 "align_corners", "asymmetric", "tf_crop_and_resize"}));
+  KILN_RETURN_IF_ERROR(
+      checkMode("nearest_mode", p.nearestMode,
+                {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"}));
   KILN_RETURN_IF_ERROR(checkMode("keep_aspect_ratio_policy", p.policy,
                                  {"stretch", "not_larger", "not_smaller"}));
   KILN_CHECK(!(p.mode == "nearest" && p.antialias),
@@ -319,18 +319,17 @@ Status resizeKernel(KernelContext &ctx) {
   Shape outShape(rank);
   int64_t nScales = scalesT.numel(), nSizes = sizesT.numel();
   KILN_CHECK(scalesT.rank() == 1 && sizesT.rank() == 1,
-             "resize: scales and sizes must be 1-D, got ",
-             scalesT.typeString(), " and ", sizesT.typeString());
-  KILN_CHECK((nScales == 0) != (nSizes == 0),
-             "resize: exactly one of scales (", nScales, " values) and sizes (",
-             nSizes, " values) must be non-empty");
+             "resize: scales and sizes must be 1-D, got ", scalesT.typeString(),
+             " and ", sizesT.typeString());
+  KILN_CHECK((nScales == 0) != (nSizes == 0), "resize: exactly one of scales (",
+             nScales, " values) and sizes (", nSizes,
+             " values) must be non-empty");
   if (nSizes != 0) {
     KILN_CHECK(!isFloatingPoint(sizesT.dtype()),
                "resize: sizes must be an integer tensor, got ",
                sizesT.typeString());
     KILN_CHECK(nSizes == rank, "resize: sizes has ", nSizes,
-               " values but x has rank ", rank, " (x is ", x.typeString(),
-               ")");
+               " values but x has rank ", rank, " (x is ", x.typeString(), ")");
     std::vector<int64_t> sizes = sizesT.toIntVector();
     for (int64_t i = 0; i < rank; ++i) {
       KILN_CHECK(sizes[i] >= 0, "resize: sizes[", i, "] = ", sizes[i],
@@ -376,8 +375,7 @@ Status resizeKernel(KernelContext &ctx) {
                "resize: scales must be a float tensor, got ",
                scalesT.typeString());
     KILN_CHECK(nScales == rank, "resize: scales has ", nScales,
-               " values but x has rank ", rank, " (x is ", x.typeString(),
-               ")");
+               " values but x has rank ", rank, " (x is ", x.typeString(), ")");
     std::vector<double> sc = scalesT.toDoubleVector();
     for (int64_t i = 0; i < rank; ++i) {
       KILN_CHECK(sc[i] > 0 && std::isfinite(sc[i]), "resize: scales[", i,

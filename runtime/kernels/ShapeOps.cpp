@@ -37,32 +37,31 @@ Status reshapeKernel(KernelContext &ctx) {
     int64_t v = shape[i];
     if (v == -1) {
       KILN_CHECK(inferAt < 0, "reshape: more than one -1 in shape ",
-                 shapeToString(*requested));
+                 intsToString(*requested));
       inferAt = static_cast<int64_t>(i);
       continue;
     }
     KILN_CHECK(v >= 0, "reshape: invalid dimension ", v, " in shape ",
-               shapeToString(*requested));
+               intsToString(*requested));
     if (v == 0 && !allowZero) {
       KILN_CHECK(static_cast<int64_t>(i) < x.rank(), "reshape: shape ",
-                 shapeToString(*requested), " copies dimension ", i,
-                 " (0) but the input ", x.typeString(), " has rank ",
-                 x.rank());
+                 intsToString(*requested), " copies dimension ", i,
+                 " (0) but the input ", x.typeString(), " has rank ", x.rank());
       shape[i] = x.dim(i);
     }
     known *= shape[i];
   }
   KILN_CHECK(!(allowZero && inferAt >= 0 &&
                std::count(shape.begin(), shape.end(), 0) > 0),
-             "reshape: shape ", shapeToString(*requested),
+             "reshape: shape ", intsToString(*requested),
              " has both 0 and -1 with allowzero=1");
   int64_t n = x.numel();
   if (inferAt >= 0) {
     KILN_CHECK(known != 0, "reshape: cannot infer the -1 in shape ",
-               shapeToString(*requested), " for input ", x.typeString(),
+               intsToString(*requested), " for input ", x.typeString(),
                " (the other dims multiply to 0)");
     KILN_CHECK(n % known == 0, "reshape: cannot reshape ", x.typeString(),
-               " to ", shapeToString(*requested));
+               " to ", intsToString(*requested));
     shape[inferAt] = n / known;
   }
   KILN_CHECK(numElements(shape) == n, "reshape: cannot reshape ",
@@ -102,8 +101,8 @@ Status squeezeKernel(KernelContext &ctx) {
       int64_t axis = a;
       KILN_RETURN_IF_ERROR(normalizeAxisChecked(axis, x.rank(), "squeeze"));
       KILN_CHECK(!drop[axis], "squeeze: axis ", a, " is repeated");
-      KILN_CHECK(x.dim(axis) == 1, "squeeze: axis ", a, " of ",
-                 x.typeString(), " has size ", x.dim(axis), ", not 1");
+      KILN_CHECK(x.dim(axis) == 1, "squeeze: axis ", a, " of ", x.typeString(),
+                 " has size ", x.dim(axis), ", not 1");
       drop[axis] = true;
     }
   }
@@ -144,20 +143,19 @@ Status unsqueezeKernel(KernelContext &ctx) {
 Status transposeKernel(KernelContext &ctx) {
   KILN_RETURN_IF_ERROR(checkArity(ctx, "transpose", 1));
   const Tensor &x = ctx.input(0);
-  std::vector<int64_t> perm =
-      ctx.attrs.has("perm") ? ctx.attrs.getInts("perm")
-                            : std::vector<int64_t>();
+  std::vector<int64_t> perm = ctx.attrs.has("perm") ? ctx.attrs.getInts("perm")
+                                                    : std::vector<int64_t>();
   if (perm.empty() && x.rank() > 0 && !ctx.attrs.has("perm"))
     for (int64_t i = x.rank() - 1; i >= 0; --i)
       perm.push_back(i);
   KILN_CHECK(static_cast<int64_t>(perm.size()) == x.rank(), "transpose: perm ",
-             shapeToString(perm), " does not match the rank of ",
+             intsToString(perm), " does not match the rank of ",
              x.typeString());
   std::vector<bool> seen(x.rank(), false);
   for (int64_t &p : perm) {
     int64_t orig = p;
-    KILN_RETURN_IF_ERROR(normalizeAxisChecked(p, x.rank(), "transpose",
-                                              "perm entry"));
+    KILN_RETURN_IF_ERROR(
+        normalizeAxisChecked(p, x.rank(), "transpose", "perm entry"));
     KILN_CHECK(!seen[p], "transpose: perm entry ", orig, " is repeated");
     seen[p] = true;
   }
@@ -250,11 +248,10 @@ Status splitKernel(KernelContext &ctx) {
              " sizes for ", n, " results");
   int64_t total = 0;
   for (int64_t s : sizes) {
-    KILN_CHECK(s >= 0, "split: negative size ", s, " in ",
-               shapeToString(sizes));
+    KILN_CHECK(s >= 0, "split: negative size ", s, " in ", intsToString(sizes));
     total += s;
   }
-  KILN_CHECK(total == dim, "split: sizes ", shapeToString(sizes), " sum to ",
+  KILN_CHECK(total == dim, "split: sizes ", intsToString(sizes), " sum to ",
              total, " but axis ", axis, " of ", x.typeString(), " has size ",
              dim);
   int64_t offset = 0;
@@ -350,9 +347,9 @@ Status expandKernel(KernelContext &ctx) {
     int64_t xd = xi >= 0 ? x.dim(xi) : 1;
     int64_t td = ti >= 0 ? (*target)[ti] : 1;
     KILN_CHECK(td >= 0, "expand: invalid dimension ", td, " in shape ",
-               shapeToString(*target));
+               intsToString(*target));
     KILN_CHECK(xd == td || xd == 1 || td == 1, "expand: cannot broadcast ",
-               x.typeString(), " to shape ", shapeToString(*target));
+               x.typeString(), " to shape ", intsToString(*target));
     shape[i] = xd == 1 ? td : xd;
     strides[i] = (xi >= 0 && xd != 1) ? x.strides()[xi] : 0;
   }
@@ -397,7 +394,7 @@ Status constantOfShapeKernel(KernelContext &ctx) {
     return shape.status();
   for (int64_t d : *shape)
     KILN_CHECK(d >= 0, "constant_of_shape: negative dimension ", d,
-               " in shape ", shapeToString(*shape));
+               " in shape ", intsToString(*shape));
   Tensor value = ctx.attrs.has("value") ? ctx.attrs.getTensor("value")
                                         : Tensor::scalar<float>(0.0f);
   KILN_CHECK(value.defined() && value.numel() == 1,

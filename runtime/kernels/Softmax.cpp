@@ -42,8 +42,45 @@ Status planAxis(const KernelContext &ctx, const char *op, int64_t &outer,
   return Status::ok();
 }
 
-template <SoftmaxKind Kind> Status softmaxKernel(KernelContext &ctx,
-                                                 const char *op) {
+/// One contiguous line along the axis (the inner == 1 case); `buf` holds at
+/// least `len` values.
+template <SoftmaxKind Kind, typename T, typename C>
+void softmaxLine(const T *x, T *y, int64_t len, C *buf) {
+  C mx = -std::numeric_limits<C>::infinity();
+  int64_t arg = 0;
+  for (int64_t r = 0; r < len; ++r) {
+    C v = static_cast<C>(x[r]);
+    buf[r] = v;
+    if (v > mx || (std::isnan(v) && !std::isnan(mx))) {
+      mx = v;
+      arg = r;
+    }
+  }
+  if constexpr (Kind == SoftmaxKind::Hardmax) {
+    for (int64_t r = 0; r < len; ++r)
+      y[r] = storeAs<T>(r == arg ? C(1) : C(0));
+  } else {
+    double sum = 0;
+    for (int64_t r = 0; r < len; ++r) {
+      C shifted = buf[r] - mx;
+      C e = std::exp(shifted);
+      sum += e;
+      buf[r] = Kind == SoftmaxKind::Softmax ? e : shifted;
+    }
+    if constexpr (Kind == SoftmaxKind::Softmax) {
+      C scale = static_cast<C>(1.0 / sum);
+      for (int64_t r = 0; r < len; ++r)
+        y[r] = storeAs<T>(buf[r] * scale);
+    } else {
+      C logSum = static_cast<C>(std::log(sum));
+      for (int64_t r = 0; r < len; ++r)
+        y[r] = storeAs<T>(buf[r] - logSum);
+    }
+  }
+}
+
+template <SoftmaxKind Kind>
+Status softmaxKernel(KernelContext &ctx, const char *op) {
   int64_t outer, len, inner;
   KILN_RETURN_IF_ERROR(planAxis(ctx, op, outer, len, inner));
   const Tensor &x = ctx.input(0);
@@ -59,6 +96,12 @@ template <SoftmaxKind Kind> Status softmaxKernel(KernelContext &ctx,
       std::vector<C> mx(inner), block(len * inner);
       std::vector<int64_t> arg(inner);
       std::vector<double> sum(inner);
+      if (inner == 1) {
+        for (int64_t o = 0; o < outer; ++o)
+          softmaxLine<Kind, T, C>(src + o * len, dst + o * len, len,
+                                  block.data());
+        return;
+      }
       for (int64_t o = 0; o < outer; ++o) {
         const T *xb = src + o * len * inner;
         T *yb = dst + o * len * inner;
@@ -92,8 +135,8 @@ template <SoftmaxKind Kind> Status softmaxKernel(KernelContext &ctx,
           }
         }
         for (int64_t i = 0; i < inner; ++i)
-          sum[i] = Kind == SoftmaxKind::Softmax ? 1.0 / sum[i]
-                                                : std::log(sum[i]);
+          sum[i] =
+              Kind == SoftmaxKind::Softmax ? 1.0 / sum[i] : std::log(sum[i]);
         for (int64_t r = 0; r < len; ++r) {
           const C *row = block.data() + r * inner;
           for (int64_t i = 0; i < inner; ++i) {

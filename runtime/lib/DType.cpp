@@ -99,30 +99,48 @@ BFloat16::operator float() const {
 
 size_t dtypeSize(DType t) {
   switch (t) {
-  case DType::F32: return 4;
-  case DType::F16: return 2;
-  case DType::BF16: return 2;
-  case DType::F64: return 8;
-  case DType::I64: return 8;
-  case DType::I32: return 4;
-  case DType::I8: return 1;
-  case DType::U8: return 1;
-  case DType::Bool: return 1;
+  case DType::F32:
+    return 4;
+  case DType::F16:
+    return 2;
+  case DType::BF16:
+    return 2;
+  case DType::F64:
+    return 8;
+  case DType::I64:
+    return 8;
+  case DType::I32:
+    return 4;
+  case DType::I8:
+    return 1;
+  case DType::U8:
+    return 1;
+  case DType::Bool:
+    return 1;
   }
   return 1;
 }
 
 const char *dtypeName(DType t) {
   switch (t) {
-  case DType::F32: return "f32";
-  case DType::F16: return "f16";
-  case DType::BF16: return "bf16";
-  case DType::F64: return "f64";
-  case DType::I64: return "i64";
-  case DType::I32: return "i32";
-  case DType::I8: return "i8";
-  case DType::U8: return "u8";
-  case DType::Bool: return "bool";
+  case DType::F32:
+    return "f32";
+  case DType::F16:
+    return "f16";
+  case DType::BF16:
+    return "bf16";
+  case DType::F64:
+    return "f64";
+  case DType::I64:
+    return "i64";
+  case DType::I32:
+    return "i32";
+  case DType::I8:
+    return "i8";
+  case DType::U8:
+    return "u8";
+  case DType::Bool:
+    return "bool";
   }
   return "?";
 }
@@ -131,12 +149,11 @@ std::optional<DType> parseDType(const std::string &name) {
   static const struct {
     const char *name;
     DType type;
-  } kNames[] = {{"f32", DType::F32}, {"f16", DType::F16},
-                {"bf16", DType::BF16}, {"f64", DType::F64},
-                {"i64", DType::I64}, {"i32", DType::I32},
-                {"i8", DType::I8},   {"u8", DType::U8},
-                {"ui8", DType::U8},  {"bool", DType::Bool},
-                {"i1", DType::Bool}};
+  } kNames[] = {
+      {"f32", DType::F32},   {"f16", DType::F16}, {"bf16", DType::BF16},
+      {"f64", DType::F64},   {"i64", DType::I64}, {"i32", DType::I32},
+      {"i8", DType::I8},     {"u8", DType::U8},   {"ui8", DType::U8},
+      {"bool", DType::Bool}, {"i1", DType::Bool}};
   for (const auto &entry : kNames)
     if (name == entry.name)
       return entry.type;

@@ -70,10 +70,9 @@ Status Dispatcher::call(const std::string &op,
   const KernelFn *fn = find(op, device, dtype);
   if (!fn) {
     if (!hasOp(op, device))
-      return Status::error(strCat("no kernel for op '", op, "' on ",
-                                  deviceName(device), " for dtype ",
-                                  dtypeName(dtype),
-                                  " (the runtime does not know this op)"));
+      return Status::error(strCat(
+          "no kernel for op '", op, "' on ", deviceName(device), " for dtype ",
+          dtypeName(dtype), " (the runtime does not know this op)"));
     std::string have;
     for (const auto &entry : kernels_)
       if (std::get<0>(entry.first) == op && std::get<1>(entry.first) == device)

@@ -50,8 +50,9 @@ Status checkAgainstSignature(const ValueSignature &sig, const Tensor &t,
     return Status::error(strCat(prefix, ": no tensor given (expected ",
                                 signatureTypeString(sig), ")"));
   if (t.device() != Device::CPU)
-    return Status::error(strCat(prefix, ": the reference executor runs on "
-                                        "the cpu but the tensor is on ",
+    return Status::error(strCat(prefix,
+                                ": the reference executor runs on "
+                                "the cpu but the tensor is on ",
                                 deviceName(t.device())));
   bool match = t.dtype() == sig.dtype && t.rank() == (int64_t)sig.shape.size();
   for (size_t i = 0; match && i < sig.shape.size(); ++i)
@@ -137,10 +138,9 @@ Expected<NamedTensors> runProgram(const Program &program,
   for (const auto &sig : program.inputs) {
     const Tensor *t = findNamed(inputs, sig.name);
     if (!t)
-      return Status::error(strCat("missing input '", sig.name, "' (expected ",
-                                  signatureTypeString(sig),
-                                  "; the program's inputs are ",
-                                  joinNames(program.inputs), ")"));
+      return Status::error(strCat(
+          "missing input '", sig.name, "' (expected ", signatureTypeString(sig),
+          "; the program's inputs are ", joinNames(program.inputs), ")"));
     KILN_RETURN_IF_ERROR(checkAgainstSignature(sig, *t, "input", dims));
     if (!validId(sig.valueId))
       return Status::error(strCat("malformed program: input '", sig.name,
@@ -161,8 +161,8 @@ Expected<NamedTensors> runProgram(const Program &program,
   }
   for (const auto &entry : program.constants) {
     if (!validId(entry.first))
-      return Status::error(strCat("malformed program: constant has value id ",
-                                  entry.first));
+      return Status::error(
+          strCat("malformed program: constant has value id ", entry.first));
     if (!entry.second.defined())
       return Status::error(
           strCat("malformed program: constant %", entry.first, " is empty"));
@@ -192,18 +192,18 @@ Expected<NamedTensors> runProgram(const Program &program,
     for (size_t i = 0; i < node.operands.size(); ++i) {
       int id = node.operands[i];
       if (!validId(id))
-        return Status::error(strCat(context, ": malformed program: operand ",
-                                    i, " has value id ", id));
+        return Status::error(strCat(context, ": malformed program: operand ", i,
+                                    " has value id ", id));
       if (!values[id].defined())
-        return Status::error(strCat(context, ": malformed program: operand ",
-                                    i, " (value %", id,
+        return Status::error(strCat(context, ": malformed program: operand ", i,
+                                    " (value %", id,
                                     ") is used before it is defined"));
       operands.push_back(values[id]);
     }
     for (int id : node.results)
       if (!validId(id))
-        return Status::error(strCat(
-            context, ": malformed program: result has value id ", id));
+        return Status::error(
+            strCat(context, ": malformed program: result has value id ", id));
 
     std::vector<Tensor> results(node.results.size());
     Status status = dispatcher.call(node.op, operands, node.attrs, results);
@@ -215,9 +215,9 @@ Expected<NamedTensors> runProgram(const Program &program,
                                   node.results.size()));
     for (size_t r = 0; r < results.size(); ++r) {
       if (!results[r].defined())
-        return Status::error(
-            strCat(context, ": the kernel did not produce result ", r, " of ",
-                   node.results.size()));
+        return Status::error(strCat(context,
+                                    ": the kernel did not produce result ", r,
+                                    " of ", node.results.size()));
       values[node.results[r]] = std::move(results[r]);
     }
     operands.clear();

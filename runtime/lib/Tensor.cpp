@@ -19,8 +19,10 @@ namespace kiln {
 
 const char *deviceName(Device d) {
   switch (d) {
-  case Device::CPU: return "cpu";
-  case Device::CUDA: return "cuda";
+  case Device::CPU:
+    return "cpu";
+  case Device::CUDA:
+    return "cuda";
   }
   return "?";
 }
@@ -95,8 +97,8 @@ Storage::~Storage() {
 
 Tensor Tensor::empty(DType dtype, const Shape &shape) {
   int64_t n = numElements(shape);
-  auto storage = Storage::allocateCpu(static_cast<size_t>(std::max<int64_t>(n, 0)) *
-                                      dtypeSize(dtype));
+  auto storage = Storage::allocateCpu(
+      static_cast<size_t>(std::max<int64_t>(n, 0)) * dtypeSize(dtype));
   return Tensor(std::move(storage), dtype, shape, contiguousStrides(shape), 0);
 }
 
@@ -144,8 +146,8 @@ void copyStridedBytes(const Tensor &src, char *dst) {
       std::memcpy(dst + out * elem, base + pos * elem, inner * elem);
     } else {
       for (int64_t j = 0; j < inner; ++j)
-        std::memcpy(dst + (out + j) * elem, base + (pos + j * innerStride) * elem,
-                    elem);
+        std::memcpy(dst + (out + j) * elem,
+                    base + (pos + j * innerStride) * elem, elem);
     }
     // Advance the outer multi-index.
     for (int64_t d = rank - 2; d >= 0; --d) {
@@ -167,8 +169,7 @@ template <typename To, typename From> To convertElement(From v) {
   } else if constexpr (std::is_same_v<To, Half> ||
                        std::is_same_v<To, BFloat16>) {
     return To(static_cast<float>(x));
-  } else if constexpr (std::is_integral_v<To> &&
-                       std::is_floating_point_v<FC>) {
+  } else if constexpr (std::is_integral_v<To> && std::is_floating_point_v<FC>) {
     // Truncate toward zero; NaN/out-of-range are unspecified, keep them
     // defined by clamping through int64 / saturating.
     if (std::isnan(x))

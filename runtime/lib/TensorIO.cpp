@@ -92,14 +92,22 @@ Expected<DType> dtypeFromDescr(const std::string &descr,
                                   "' is not supported (save little-endian)"));
     d = d.substr(1);
   }
-  if (d == "f4") return DType::F32;
-  if (d == "f2") return DType::F16;
-  if (d == "f8") return DType::F64;
-  if (d == "i8") return DType::I64;
-  if (d == "i4") return DType::I32;
-  if (d == "i1") return DType::I8;
-  if (d == "u1") return DType::U8;
-  if (d == "b1" || d == "?") return DType::Bool;
+  if (d == "f4")
+    return DType::F32;
+  if (d == "f2")
+    return DType::F16;
+  if (d == "f8")
+    return DType::F64;
+  if (d == "i8")
+    return DType::I64;
+  if (d == "i4")
+    return DType::I32;
+  if (d == "i1")
+    return DType::I8;
+  if (d == "u1")
+    return DType::U8;
+  if (d == "b1" || d == "?")
+    return DType::Bool;
   return Status::error(strCat(what, ": unsupported dtype '", descr,
                               "' (supported: <f4 <f2 <f8 <i8 <i4 |i1 |u1 "
                               "|b1)"));
@@ -107,15 +115,24 @@ Expected<DType> dtypeFromDescr(const std::string &descr,
 
 Expected<const char *> descrOf(DType t) {
   switch (t) {
-  case DType::F32: return "<f4";
-  case DType::F16: return "<f2";
-  case DType::F64: return "<f8";
-  case DType::I64: return "<i8";
-  case DType::I32: return "<i4";
-  case DType::I8: return "|i1";
-  case DType::U8: return "|u1";
-  case DType::Bool: return "|b1";
-  case DType::BF16: break;
+  case DType::F32:
+    return "<f4";
+  case DType::F16:
+    return "<f2";
+  case DType::F64:
+    return "<f8";
+  case DType::I64:
+    return "<i8";
+  case DType::I32:
+    return "<i4";
+  case DType::I8:
+    return "|i1";
+  case DType::U8:
+    return "|u1";
+  case DType::Bool:
+    return "|b1";
+  case DType::BF16:
+    break;
   }
   return Status::error("bf16 has no NumPy dtype; convert the tensor to f32 "
                        "before writing it as .npy");
@@ -151,8 +168,8 @@ Expected<Tensor> parseNpy(const std::string &bytes, const std::string &what) {
                                 major, ".", minor, " (supported: 1.0-3.0)"));
   }
   if (bytes.size() < headerStart + headerLen)
-    return Status::error(strCat(what, ": truncated .npy header (needs ",
-                                headerLen, " bytes)"));
+    return Status::error(
+        strCat(what, ": truncated .npy header (needs ", headerLen, " bytes)"));
   std::string header = bytes.substr(headerStart, headerLen);
 
   HeaderParser p{header};
@@ -182,8 +199,8 @@ Expected<Tensor> parseNpy(const std::string &bytes, const std::string &what) {
       haveOrder = true;
     } else if (key == "shape") {
       if (!p.parseShape(shape))
-        return Status::error(strCat(what, ": malformed shape in .npy header '",
-                                    header, "'"));
+        return Status::error(
+            strCat(what, ": malformed shape in .npy header '", header, "'"));
       haveShape = true;
     } else {
       return Status::error(
@@ -207,16 +224,16 @@ Expected<Tensor> parseNpy(const std::string &bytes, const std::string &what) {
   int64_t n = 1;
   for (int64_t d : shape) {
     if (d != 0 && n > (int64_t(1) << 50) / d)
-      return Status::error(strCat(what, ": shape ", shapeToString(shape),
-                                  " is too large"));
+      return Status::error(
+          strCat(what, ": shape ", shapeToString(shape), " is too large"));
     n *= d;
   }
   size_t dataStart = headerStart + headerLen;
   size_t need = static_cast<size_t>(n) * dtypeSize(*dtype);
   if (bytes.size() - dataStart < need)
-    return Status::error(strCat(what, ": truncated .npy data (", dtypeName(*dtype),
-                                shapeToString(shape), " needs ", need,
-                                " bytes, the file has ",
+    return Status::error(strCat(what, ": truncated .npy data (",
+                                dtypeName(*dtype), shapeToString(shape),
+                                " needs ", need, " bytes, the file has ",
                                 bytes.size() - dataStart, ")"));
 
   if (!fortran || shape.size() < 2) {
@@ -270,9 +287,9 @@ Status writeNpy(const std::string &path, const Tensor &tensor) {
   if (tensor.shape().size() > 1)
     shape.pop_back(); // (3,) for rank 1, (2,3) otherwise.
   shape += ")";
-  std::string dict = strCat("{'descr': '", *descr,
-                            "', 'fortran_order': False, 'shape': ", shape,
-                            ", }");
+  std::string dict =
+      strCat("{'descr': '", *descr,
+             "', 'fortran_order': False, 'shape': ", shape, ", }");
   // Pad with spaces so the data starts at a multiple of 64, end with '\n'.
   bool v2 = dict.size() + 11 > 65535;
   size_t prefix = v2 ? 12 : 10;
@@ -292,8 +309,8 @@ Status writeNpy(const std::string &path, const Tensor &tensor) {
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     if (!out)
-      return Status::error(strCat(path, ": cannot open '", tmp,
-                                  "' for writing"));
+      return Status::error(
+          strCat(path, ": cannot open '", tmp, "' for writing"));
     out.write(head.data(), head.size());
     out.write(dict.data(), dict.size());
     if (data.nbytes())

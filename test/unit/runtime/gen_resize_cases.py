@@ -7,7 +7,8 @@
 # ONNX reference does not implement) into small .npy files under data/, as
 # the runtime reads no protobuf. Each case is a folder with operands
 # in_<k>.npy (already in kiln's operand order, optional ONNX inputs
-# materialized the way the tracer does it), expected results out_<k>.npy and
+# materialized the way the tracer does it), expected results out_<k>.npy (missing for a
+# result slot the node test leaves unused) and
 # attrs.txt (one attribute a line: `name kind values...`, kind s = string,
 # i = int, f = float, I = int list, F = float list). data/<op>_cases.txt lists
 # the case folders. Run it from anywhere; it rewrites data/ in place.
@@ -76,11 +77,15 @@ def node_case(name):
     for k, gi in enumerate(graph_inputs):
         feeds[gi] = load_pb(os.path.join(d, "test_data_set_0", f"input_{k}.pb"))
     ins = [feeds.get(n) if n else None for n in node.input]
+    # Results by the node's output slot (None for an unused slot).
+    graph_outputs = [o.name for o in model.graph.output]
     outs = []
-    k = 0
-    while os.path.exists(os.path.join(d, "test_data_set_0", f"output_{k}.pb")):
-        outs.append(load_pb(os.path.join(d, "test_data_set_0", f"output_{k}.pb")))
-        k += 1
+    for name in node.output:
+        if name and name in graph_outputs:
+            k = graph_outputs.index(name)
+            outs.append(load_pb(os.path.join(d, "test_data_set_0", f"output_{k}.pb")))
+        else:
+            outs.append(None)
     return node, attrs, ins, outs
 
 
@@ -107,6 +112,8 @@ def write_case(op, case, ins, outs, attrs):
     for k, a in enumerate(ins):
         np.save(os.path.join(d, f"in_{k}.npy"), np.ascontiguousarray(a))
     for k, a in enumerate(outs):
+        if a is None:
+            continue
         np.save(os.path.join(d, f"out_{k}.npy"), np.ascontiguousarray(a))
     with open(os.path.join(d, "attrs.txt"), "w") as f:
         for name, v in attrs.items():
