@@ -24,7 +24,7 @@ include "mlir/Interfaces/SideEffectInterfaces.td"
 def Kiln_Dialect : Dialect {
   let name = "kiln";
   let cppNamespace = "::kiln";
-  let summary = "Tensor-level ops of the Kiln deep-learning compiler";
+  let summary = "Tensor-level ops of the Kiln deep-learning compiler.";
   let description = [{
     The `kiln` dialect holds the tensor-level ops a traced model is made of.
     Values are ranked tensors of f32, f16, bf16, f64, i64, i32, i8, ui8 or i1
@@ -42,6 +42,10 @@ def Kiln_Dialect : Dialect {
     results carry `kiln.name` (the model's tensor names) and weights carry
     `kiln.weight`. Locations name the model node:
     `loc(fused<"Add">["add_0"("model.onnx":1:0)])`.
+
+    This reference is generated from the ODS table (`ir/*.td`) by
+    `scripts/gen-ir-doc.sh`; the lit test `ir/ir-doc.test` fails when it is
+    stale.
   }];
   let usePropertiesForAttributes = 0;
   let hasConstantMaterializer = 1;
@@ -69,7 +73,7 @@ def Kiln_F32Tensor : RankedTensorOf<[F32]>;
 
 /// Every kiln op: Pure, result types inferred by `::kiln::infer::<inferFn>`
 /// (ir/ShapeInference*.cpp) and, when `verifyFn` is set, verified by
-/// `::kiln::verify::<verifyFn>`. Inferred and declared result types are
+/// `::kiln::verifiers::<verifyFn>`. Inferred and declared result types are
 /// compatible when they agree except where one side has a dynamic dimension,
 /// so passes may refine types.
 class Kiln_Op<string mnemonic, string inferFn, list<Trait> traits = [],
@@ -100,7 +104,7 @@ class Kiln_Op<string mnemonic, string inferFn, list<Trait> traits = [],
     }
   }], !if(!ne(verifyFn, ""), !strconcat([{
     ::llvm::LogicalResult $cppClass::verify() {
-      return ::kiln::verify::}], verifyFn, [{(getOperation());
+      return ::kiln::verifiers::}], verifyFn, [{(getOperation());
     }
   }]), ""));
 }
@@ -113,7 +117,8 @@ class Kiln_BinaryElementwiseOp<string mnemonic, Type operandType, string ex,
                                string verifyFn = ""> :
     Kiln_Op<mnemonic, "broadcastBinary", [], verifyFn> {
   let summary = "elementwise " # mnemonic # " with broadcasting";
-  let description = semantics # [{
+  let description = [{
+    }] # semantics # [{
 
     The operands broadcast like NumPy (dynamic against 1 stays dynamic,
     dynamic against N is N) and have the same element type, which is also
@@ -139,7 +144,8 @@ class Kiln_BinaryElementwiseOp<string mnemonic, Type operandType, string ex,
 class Kiln_ComparisonOp<string mnemonic, string semantics> :
     Kiln_Op<mnemonic, "broadcastCompare"> {
   let summary = "elementwise " # mnemonic # " comparison with broadcasting";
-  let description = semantics # [{ Both operands have the same element type
+  let description = [{
+    }] # semantics # [{ Both operands have the same element type
     and broadcast like NumPy; the result is a bool (`i1`) tensor.
 
     Example:
@@ -159,7 +165,8 @@ class Kiln_UnaryElementwiseOp<string mnemonic, Type operandType, string ex,
                               string verifyFn = ""> :
     Kiln_Op<mnemonic, "sameAsFirst", [], verifyFn> {
   let summary = "elementwise " # mnemonic;
-  let description = semantics # [{
+  let description = [{
+    }] # semantics # [{
 
     The result has the operand's type.
 
@@ -181,7 +188,8 @@ class Kiln_UnaryElementwiseOp<string mnemonic, Type operandType, string ex,
 class Kiln_ReductionOp<string mnemonic, Type operandType, string semantics> :
     Kiln_Op<mnemonic, "reduction"> {
   let summary = mnemonic # " over the given axes";
-  let description = semantics # [{
+  let description = [{
+    }] # semantics # [{
 
     `axes` is a 1-D i64 tensor (negative axes count from the end). With
     `keepdims = 1` the reduced dims become 1, otherwise they are removed.

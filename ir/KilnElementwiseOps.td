@@ -210,7 +210,7 @@ def Kiln_IsInfOp : Kiln_Op<"is_inf", "toBool"> {
   let results = (outs Kiln_BoolTensor:$output);
 }
 
-def Kiln_CastOp : Kiln_Op<"cast", "cast"> {
+def Kiln_CastOp : Kiln_Op<"cast", "castTo"> {
   let summary = "converts elements to another dtype";
   let description = [{
     Converts every element to the dtype `to`. Float to integer truncates

@@ -1,0 +1,28 @@
+//===- KilnOps.h - The ops of the kiln dialect -------------------*- C++
+//-*-===//
+//
+// This file declares the kiln ops (kiln::AddOp, kiln::ConvOp, ...), generated
+// from the ODS table KilnOps.td. Result-type inference and verification are
+// declared in ShapeInference.h.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_IR_KILNOPS_H
+#define KILN_IR_KILNOPS_H
+
+#include "ir/KilnDialect.h"
+#include "ir/ShapeInference.h"
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#define GET_OP_CLASSES
+#include "ir/KilnOps.h.inc"
+
+#endif // KILN_IR_KILNOPS_H

@@ -1,0 +1,193 @@
+//===- ShapeInference.h - Result-type inference of the kiln ops -*- C++ -*-===//
+//
+// This file declares the result-type inference functions and the verifiers
+// of the kiln ops. ODS-generated `inferReturnTypes` and `verify` methods
+// (see the Kiln_Op class in KilnDialect.td) forward to them; they are
+// implemented by family in ShapeInferenceElementwise.cpp,
+// ShapeInferenceNN.cpp and ShapeInferenceData.cpp. They work on operands and
+// an attribute dictionary, so they run before an op exists (createKilnOp),
+// and they never assert on user input: problems become diagnostics at the
+// op's location.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_IR_SHAPEINFERENCE_H
+#define KILN_IR_SHAPEINFERENCE_H
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Operation.h"
+#include "mlir/IR/Value.h"
+#include "mlir/IR/ValueRange.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <optional>
+#include <string>
+
+namespace kiln {
+namespace infer {
+
+/// What an inference function sees: the operands, the attribute dictionary,
+/// the location for diagnostics and the op's name.
+class InferContext {
+public:
+  InferContext(mlir::MLIRContext *context,
+               std::optional<mlir::Location> location, llvm::StringRef opName,
+               mlir::ValueRange operands, mlir::DictionaryAttr attributes)
+      : context(context), location(location), opName(opName),
+        operands(operands), attributes(attributes) {}
+  /// The context of an existing op (for verifiers).
+  explicit InferContext(mlir::Operation *op)
+      : InferContext(op->getContext(), op->getLoc(),
+                     op->getName().getStringRef(), op->getOperands(),
+                     op->getAttrDictionary()) {}
+
+  mlir::MLIRContext *getContext() const { return context; }
+  mlir::ValueRange getOperands() const { return operands; }
+  llvm::StringRef getOpName() const { return opName; }
+
+  /// Emits `'<op>' op <args...>` at the location, when there is one, and
+  /// returns failure.
+  template <typename... Args>
+  mlir::LogicalResult emitError(Args &&...args) const {
+    return mlir::emitOptionalError(location, "'", opName, "' op ",
+                                   std::forward<Args>(args)...);
+  }
+
+  /// The ranked tensor type of operand `index`; an error when the operand is
+  /// missing or not a ranked tensor.
+  mlir::FailureOr<mlir::RankedTensorType> tensor(unsigned index) const;
+  /// Checks that there are exactly `count` operands (at least `count` when
+  /// `atLeast`).
+  mlir::LogicalResult expectOperands(unsigned count,
+                                     bool atLeast = false) const;
+
+  /// Attribute accessors: an error when the attribute is missing or of the
+  /// wrong kind.
+  mlir::FailureOr<int64_t> i64Attr(llvm::StringRef name) const;
+  mlir::FailureOr<double> f32Attr(llvm::StringRef name) const;
+  mlir::FailureOr<llvm::StringRef> strAttr(llvm::StringRef name) const;
+  mlir::FailureOr<llvm::SmallVector<int64_t>>
+  i64ArrayAttr(llvm::StringRef name) const;
+  mlir::FailureOr<llvm::SmallVector<double>>
+  f32ArrayAttr(llvm::StringRef name) const;
+  mlir::FailureOr<mlir::Type> typeAttr(llvm::StringRef name) const;
+  mlir::FailureOr<mlir::ElementsAttr> elementsAttr(llvm::StringRef name) const;
+  /// A string attribute whose value must be one of `allowed`.
+  mlir::FailureOr<llvm::StringRef>
+  enumAttr(llvm::StringRef name, llvm::ArrayRef<llvm::StringRef> allowed) const;
+
+  /// The length of parameter operand `index` (a rank-0 tensor has length 1);
+  /// kDynamic when not static. An error when the operand is not rank 0 or 1,
+  /// or, with `requireStatic`, when its length is dynamic.
+  mlir::FailureOr<int64_t> paramLength(unsigned index,
+                                       bool requireStatic) const;
+  /// The integer values of operand `index` when a constant produces it.
+  std::optional<llvm::SmallVector<int64_t>> constInts(unsigned index) const;
+  /// The floating-point values of operand `index` when a constant produces
+  /// it (integer constants are converted).
+  std::optional<llvm::SmallVector<double>> constFloats(unsigned index) const;
+
+private:
+  mlir::MLIRContext *context;
+  std::optional<mlir::Location> location;
+  llvm::StringRef opName;
+  mlir::ValueRange operands;
+  mlir::DictionaryAttr attributes;
+};
+
+/// Prints a shape as `2x?x3` (`scalar` for rank 0).
+std::string formatShape(llvm::ArrayRef<int64_t> shape);
+/// NumPy broadcast of two shapes with dynamic dims (dynamic against 1 stays
+/// dynamic, dynamic against N is N); failure when two static dims differ and
+/// neither is 1.
+mlir::FailureOr<llvm::SmallVector<int64_t>>
+broadcastShapes(llvm::ArrayRef<int64_t> lhs, llvm::ArrayRef<int64_t> rhs);
+/// Checks `0 <= value < limit` (`<= limit` with `inclusive`) for the attribute
+/// `name`, naming the operand type in the error.
+mlir::LogicalResult checkAxis(const InferContext &ctx, llvm::StringRef name,
+                              int64_t value, int64_t limit,
+                              mlir::RankedTensorType type,
+                              bool inclusive = false);
+/// Normalizes an ONNX axis from `[-rank, rank)` to `[0, rank)`; nullopt when
+/// out of range.
+std::optional<int64_t> normalizeAxis(int64_t axis, int64_t rank);
+/// Result types are compatible when their counts and element types agree and
+/// their shapes agree wherever both dims are static.
+bool areCompatibleResultTypes(mlir::TypeRange lhs, mlir::TypeRange rhs);
+
+using Results = llvm::SmallVectorImpl<mlir::Type>;
+
+// Elementwise (ShapeInferenceElementwise.cpp).
+mlir::LogicalResult broadcastBinary(const InferContext &ctx, Results &results);
+mlir::LogicalResult broadcastCompare(const InferContext &ctx, Results &results);
+mlir::LogicalResult sameAsFirst(const InferContext &ctx, Results &results);
+mlir::LogicalResult sameAsFirstWithAxis(const InferContext &ctx,
+                                        Results &results);
+mlir::LogicalResult toBool(const InferContext &ctx, Results &results);
+mlir::LogicalResult castTo(const InferContext &ctx, Results &results);
+mlir::LogicalResult where(const InferContext &ctx, Results &results);
+mlir::LogicalResult constant(const InferContext &ctx, Results &results);
+
+// Linear algebra, convolution, normalization, reductions
+// (ShapeInferenceNN.cpp).
+mlir::LogicalResult matmul(const InferContext &ctx, Results &results);
+mlir::LogicalResult conv(const InferContext &ctx, Results &results);
+mlir::LogicalResult convTranspose(const InferContext &ctx, Results &results);
+mlir::LogicalResult pool(const InferContext &ctx, Results &results);
+mlir::LogicalResult einsum(const InferContext &ctx, Results &results);
+mlir::LogicalResult layerNorm(const InferContext &ctx, Results &results);
+mlir::LogicalResult reduction(const InferContext &ctx, Results &results);
+mlir::LogicalResult argReduction(const InferContext &ctx, Results &results);
+mlir::LogicalResult scan(const InferContext &ctx, Results &results);
+mlir::LogicalResult topk(const InferContext &ctx, Results &results);
+mlir::LogicalResult lstm(const InferContext &ctx, Results &results);
+mlir::LogicalResult gru(const InferContext &ctx, Results &results);
+
+// Shapes and data movement (ShapeInferenceData.cpp).
+mlir::LogicalResult constantOfShape(const InferContext &ctx, Results &results);
+mlir::LogicalResult range(const InferContext &ctx, Results &results);
+mlir::LogicalResult reshape(const InferContext &ctx, Results &results);
+mlir::LogicalResult flatten(const InferContext &ctx, Results &results);
+mlir::LogicalResult squeeze(const InferContext &ctx, Results &results);
+mlir::LogicalResult unsqueeze(const InferContext &ctx, Results &results);
+mlir::LogicalResult transpose(const InferContext &ctx, Results &results);
+mlir::LogicalResult concat(const InferContext &ctx, Results &results);
+mlir::LogicalResult split(const InferContext &ctx, Results &results);
+mlir::LogicalResult slice(const InferContext &ctx, Results &results);
+mlir::LogicalResult expand(const InferContext &ctx, Results &results);
+mlir::LogicalResult tile(const InferContext &ctx, Results &results);
+mlir::LogicalResult pad(const InferContext &ctx, Results &results);
+mlir::LogicalResult shapeOf(const InferContext &ctx, Results &results);
+mlir::LogicalResult sizeOf(const InferContext &ctx, Results &results);
+mlir::LogicalResult gather(const InferContext &ctx, Results &results);
+mlir::LogicalResult gatherElements(const InferContext &ctx, Results &results);
+mlir::LogicalResult gatherND(const InferContext &ctx, Results &results);
+mlir::LogicalResult oneHot(const InferContext &ctx, Results &results);
+mlir::LogicalResult resize(const InferContext &ctx, Results &results);
+
+} // namespace infer
+
+/// Verifiers of attribute and operand consistency beyond what result-type
+/// inference checks (inference runs as part of verification too).
+namespace verifiers {
+mlir::LogicalResult modAttrs(mlir::Operation *op);
+mlir::LogicalResult bitShiftAttrs(mlir::Operation *op);
+mlir::LogicalResult geluAttrs(mlir::Operation *op);
+mlir::LogicalResult conv(mlir::Operation *op);
+mlir::LogicalResult convTranspose(mlir::Operation *op);
+mlir::LogicalResult batchNorm(mlir::Operation *op);
+mlir::LogicalResult instanceNorm(mlir::Operation *op);
+mlir::LogicalResult groupNorm(mlir::Operation *op);
+mlir::LogicalResult recurrent(mlir::Operation *op);
+mlir::LogicalResult constantOfShape(mlir::Operation *op);
+mlir::LogicalResult pad(mlir::Operation *op);
+mlir::LogicalResult trilu(mlir::Operation *op);
+mlir::LogicalResult scatter(mlir::Operation *op);
+mlir::LogicalResult resize(mlir::Operation *op);
+} // namespace verifiers
+
+} // namespace kiln
+
+#endif // KILN_IR_SHAPEINFERENCE_H

@@ -1,0 +1,691 @@
+//===- ShapeInferenceNN.cpp - Linear algebra and NN op result types -------===//
+//
+// This file implements result-type inference and verification for matmul,
+// convolution, pooling, einsum, normalization, reductions, arg-reductions,
+// scans, top-k and the recurrent ops.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ir/ShapeInference.h"
+
+#include "mlir/IR/TypeUtilities.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+
+#include <map>
+
+using namespace mlir;
+using namespace kiln::infer;
+
+static constexpr int64_t kDyn = ShapedType::kDynamic;
+
+static bool isDyn(int64_t dim) { return ShapedType::isDynamic(dim); }
+
+/// Merges two sizes of one dim that must agree: the static one wins.
+static std::optional<int64_t> mergeDim(int64_t a, int64_t b) {
+  if (isDyn(a))
+    return b;
+  if (isDyn(b) || a == b)
+    return a;
+  return std::nullopt;
+}
+
+//===----------------------------------------------------------------------===//
+// MatMul
+//===----------------------------------------------------------------------===//
+
+LogicalResult kiln::infer::matmul(const InferContext &ctx, Results &results) {
+  if (failed(ctx.expectOperands(2)))
+    return failure();
+  FailureOr<RankedTensorType> a = ctx.tensor(0), b = ctx.tensor(1);
+  if (failed(a) || failed(b))
+    return failure();
+  if (a->getElementType() != b->getElementType())
+    return ctx.emitError("operands must have the same element type, got ", *a,
+                         " and ", *b);
+  if (a->getRank() == 0 || b->getRank() == 0)
+    return ctx.emitError("operands must have rank >= 1, got ", *a, " and ", *b);
+  SmallVector<int64_t> sa(a->getShape()), sb(b->getShape());
+  bool vecA = sa.size() == 1, vecB = sb.size() == 1;
+  if (vecA)
+    sa.insert(sa.begin(), 1);
+  if (vecB)
+    sb.push_back(1);
+  int64_t ka = sa.back(), kb = sb[sb.size() - 2];
+  if (!mergeDim(ka, kb))
+    return ctx.emitError(
+        "contracting dims differ: ", formatShape(a->getShape()), " and ",
+        formatShape(b->getShape()));
+  FailureOr<SmallVector<int64_t>> batch = broadcastShapes(
+      ArrayRef<int64_t>(sa).drop_back(2), ArrayRef<int64_t>(sb).drop_back(2));
+  if (failed(batch))
+    return ctx.emitError(
+        "batch dims do not broadcast: ", formatShape(a->getShape()), " and ",
+        formatShape(b->getShape()));
+  SmallVector<int64_t> shape = *batch;
+  if (!vecA)
+    shape.push_back(sa[sa.size() - 2]);
+  if (!vecB)
+    shape.push_back(sb.back());
+  results.push_back(RankedTensorType::get(shape, a->getElementType()));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Convolution and pooling
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// The window attributes of a convolution or pooling op.
+struct Window {
+  SmallVector<int64_t> kernel, strides, dilations, pads;
+};
+} // namespace
+
+/// Reads and checks strides, dilations, pads (and kernel_shape when
+/// `hasKernel`) for `n` spatial dims.
+static FailureOr<Window> readWindow(const InferContext &ctx, RankedTensorType x,
+                                    bool hasKernel) {
+  if (x.getRank() < 3 || x.getRank() > 5)
+    return ctx.emitError("operand must be N x C x D1 ... Dn with 1 to 3 "
+                         "spatial dims, got ",
+                         x);
+  size_t n = x.getRank() - 2;
+  Window window;
+  auto read = [&](StringRef name, size_t length, int64_t minimum,
+                  SmallVector<int64_t> &out) -> LogicalResult {
+    FailureOr<SmallVector<int64_t>> values = ctx.i64ArrayAttr(name);
+    if (failed(values))
+      return failure();
+    if (values->size() != length)
+      return ctx.emitError("attribute '", name, "' must have ", length,
+                           " values for ", n, " spatial dims, got ",
+                           values->size());
+    for (int64_t v : *values)
+      if (v < minimum)
+        return ctx.emitError("attribute '", name,
+                             "' values must be >= ", minimum, ", got ", v);
+    out = std::move(*values);
+    return success();
+  };
+  if ((hasKernel && failed(read("kernel_shape", n, 1, window.kernel))) ||
+      failed(read("strides", n, 1, window.strides)) ||
+      failed(read("dilations", n, 1, window.dilations)) ||
+      failed(read("pads", 2 * n, 0, window.pads)))
+    return failure();
+  return window;
+}
+
+/// The output size of a sliding window; kDynamic when unknown.
+static FailureOr<int64_t> windowOutput(const InferContext &ctx, int64_t in,
+                                       int64_t kernel, const Window &w,
+                                       size_t i, bool ceilMode) {
+  if (isDyn(in) || isDyn(kernel))
+    return kDyn;
+  size_t n = w.strides.size();
+  int64_t extent = (kernel - 1) * w.dilations[i] + 1;
+  int64_t padded = in + w.pads[i] + w.pads[n + i];
+  if (padded < extent)
+    return ctx.emitError("window of extent ", extent, " (kernel ", kernel,
+                         ", dilation ", w.dilations[i],
+                         ") is larger than padded spatial dim ", i, " (",
+                         padded, ")");
+  int64_t stride = w.strides[i];
+  int64_t out = (padded - extent) / stride + 1;
+  if (ceilMode) {
+    out = (padded - extent + stride - 1) / stride + 1;
+    // The last window must start inside the input or its begin padding.
+    if ((out - 1) * stride >= in + w.pads[i])
+      --out;
+  }
+  return out;
+}
+
+LogicalResult kiln::infer::conv(const InferContext &ctx, Results &results) {
+  if (failed(ctx.expectOperands(2)))
+    return failure();
+  FailureOr<RankedTensorType> x = ctx.tensor(0), w = ctx.tensor(1);
+  if (failed(x) || failed(w))
+    return failure();
+  FailureOr<Window> window = readWindow(ctx, *x, /*hasKernel=*/false);
+  FailureOr<int64_t> group = ctx.i64Attr("group");
+  if (failed(window) || failed(group))
+    return failure();
+  if (w->getRank() != x->getRank())
+    return ctx.emitError("weight must have the input's rank, got ", *x, " and ",
+                         *w);
+  if (*group < 1)
+    return ctx.emitError("attribute 'group' must be >= 1, got ", *group);
+  SmallVector<int64_t> shape = {x->getDimSize(0), w->getDimSize(0)};
+  for (size_t i = 0; i + 2 < static_cast<size_t>(x->getRank()); ++i) {
+    FailureOr<int64_t> out = windowOutput(ctx, x->getDimSize(i + 2),
+                                          w->getDimSize(i + 2), *window, i,
+                                          /*ceilMode=*/false);
+    if (failed(out))
+      return failure();
+    shape.push_back(*out);
+  }
+  results.push_back(RankedTensorType::get(shape, x->getElementType()));
+  return success();
+}
+
+LogicalResult kiln::infer::convTranspose(const InferContext &ctx,
+                                         Results &results) {
+  if (failed(ctx.expectOperands(2)))
+    return failure();
+  FailureOr<RankedTensorType> x = ctx.tensor(0), w = ctx.tensor(1);
+  if (failed(x) || failed(w))
+    return failure();
+  FailureOr<Window> window = readWindow(ctx, *x, /*hasKernel=*/false);
+  FailureOr<int64_t> group = ctx.i64Attr("group");
+  FailureOr<SmallVector<int64_t>> outputPadding =
+      ctx.i64ArrayAttr("output_padding");
+  if (failed(window) || failed(group) || failed(outputPadding))
+    return failure();
+  size_t n = x->getRank() - 2;
+  if (w->getRank() != x->getRank())
+    return ctx.emitError("weight must have the input's rank, got ", *x, " and ",
+                         *w);
+  if (*group < 1)
+    return ctx.emitError("attribute 'group' must be >= 1, got ", *group);
+  if (outputPadding->size() != n)
+    return ctx.emitError("attribute 'output_padding' must have ", n,
+                         " values, got ", outputPadding->size());
+  int64_t channels = w->getDimSize(1);
+  SmallVector<int64_t> shape = {x->getDimSize(0),
+                                isDyn(channels) ? kDyn : channels * *group};
+  for (size_t i = 0; i < n; ++i) {
+    int64_t in = x->getDimSize(i + 2), k = w->getDimSize(i + 2);
+    if (isDyn(in) || isDyn(k)) {
+      shape.push_back(kDyn);
+      continue;
+    }
+    int64_t out = window->strides[i] * (in - 1) + (*outputPadding)[i] +
+                  (k - 1) * window->dilations[i] + 1 - window->pads[i] -
+                  window->pads[n + i];
+    if (out < 0)
+      return ctx.emitError("output spatial dim ", i, " would be negative (",
+                           out, ")");
+    shape.push_back(out);
+  }
+  results.push_back(RankedTensorType::get(shape, x->getElementType()));
+  return success();
+}
+
+LogicalResult kiln::infer::pool(const InferContext &ctx, Results &results) {
+  if (failed(ctx.expectOperands(1)))
+    return failure();
+  FailureOr<RankedTensorType> x = ctx.tensor(0);
+  if (failed(x))
+    return failure();
+  FailureOr<Window> window = readWindow(ctx, *x, /*hasKernel=*/true);
+  FailureOr<int64_t> ceilMode = ctx.i64Attr("ceil_mode");
+  if (failed(window) || failed(ceilMode))
+    return failure();
+  SmallVector<int64_t> shape = {x->getDimSize(0), x->getDimSize(1)};
+  for (size_t i = 0; i < window->kernel.size(); ++i) {
+    FailureOr<int64_t> out =
+        windowOutput(ctx, x->getDimSize(i + 2), window->kernel[i], *window, i,
+                     *ceilMode != 0);
+    if (failed(out))
+      return failure();
+    shape.push_back(*out);
+  }
+  results.push_back(RankedTensorType::get(shape, x->getElementType()));
+  return success();
+}
+
+/// Checks the channel and group structure shared by conv and conv_transpose:
+/// x's channels equal `inChannels` (group * w[1] for conv, w[0] for
+/// conv_transpose) and group divides the channel counts.
+static LogicalResult verifyGroups(Operation *op, bool transposed) {
+  InferContext ctx(op);
+  auto x = llvm::cast<RankedTensorType>(op->getOperand(0).getType());
+  auto w = llvm::cast<RankedTensorType>(op->getOperand(1).getType());
+  FailureOr<int64_t> group = ctx.i64Attr("group");
+  if (failed(group) || *group < 1)
+    return failure();
+  int64_t c = x.getDimSize(1);
+  int64_t w0 = w.getDimSize(0), w1 = w.getDimSize(1);
+  if (!isDyn(c) && c % *group != 0)
+    return ctx.emitError("group ", *group, " does not divide the ", c,
+                         " input channels of ", x);
+  if (!isDyn(w0) && w0 % *group != 0)
+    return ctx.emitError("group ", *group, " does not divide weight dim 0 (",
+                         w0, ") of ", w);
+  if (!transposed && !isDyn(c) && !isDyn(w1) && c != w1 * *group)
+    return ctx.emitError("input channels (", c, ") must equal group (", *group,
+                         ") times weight dim 1 (", w1, "): ", x, " and ", w);
+  if (transposed && !isDyn(c) && !isDyn(w0) && c != w0)
+    return ctx.emitError("input channels (", c, ") must equal weight dim 0 (",
+                         w0, "): ", x, " and ", w);
+  if (x.getElementType() != w.getElementType())
+    return ctx.emitError("input and weight must have the same element type, "
+                         "got ",
+                         x, " and ", w);
+  return success();
+}
+
+LogicalResult kiln::verifiers::conv(Operation *op) {
+  return verifyGroups(op, /*transposed=*/false);
+}
+
+LogicalResult kiln::verifiers::convTranspose(Operation *op) {
+  return verifyGroups(op, /*transposed=*/true);
+}
+
+//===----------------------------------------------------------------------===//
+// Einsum
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// One term of an einsum equation: letters, with -1 marking the ellipsis.
+using Term = SmallVector<int, 8>;
+} // namespace
+
+/// Parses one term ("bij", "...ij"); nullopt when malformed.
+static std::optional<Term> parseTerm(StringRef text) {
+  Term term;
+  bool sawEllipsis = false;
+  text = text.trim();
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == ' ')
+      continue;
+    if (c == '.') {
+      if (sawEllipsis || !text.substr(i).starts_with("..."))
+        return std::nullopt;
+      sawEllipsis = true;
+      term.push_back(-1);
+      i += 2;
+    } else if (llvm::isAlpha(c)) {
+      term.push_back(c);
+    } else {
+      return std::nullopt;
+    }
+  }
+  return term;
+}
+
+LogicalResult kiln::infer::einsum(const InferContext &ctx, Results &results) {
+  if (failed(ctx.expectOperands(1, /*atLeast=*/true)))
+    return failure();
+  FailureOr<StringRef> equation = ctx.strAttr("equation");
+  if (failed(equation))
+    return failure();
+  auto [lhs, rhs] = equation->split("->");
+  bool explicitOutput = equation->contains("->");
+  SmallVector<StringRef> inputTerms;
+  lhs.split(inputTerms, ',');
+  if (inputTerms.size() != ctx.getOperands().size())
+    return ctx.emitError("equation \"", *equation, "\" has ", inputTerms.size(),
+                         " input terms but the op has ",
+                         ctx.getOperands().size(), " operands");
+  std::map<int, int64_t> letterDims;
+  std::map<int, int> letterCount;
+  SmallVector<int64_t> ellipsis;
+  Type elementType;
+  for (auto [i, text] : llvm::enumerate(inputTerms)) {
+    FailureOr<RankedTensorType> type = ctx.tensor(i);
+    if (failed(type))
+      return failure();
+    if (!elementType)
+      elementType = type->getElementType();
+    else if (elementType != type->getElementType())
+      return ctx.emitError("operands must have one element type, got ",
+                           ctx.getOperands()[0].getType(), " and ", *type);
+    std::optional<Term> term = parseTerm(text);
+    if (!term)
+      return ctx.emitError("malformed einsum term \"", text, "\"");
+    int64_t letters = llvm::count_if(*term, [](int c) { return c >= 0; });
+    bool hasEllipsis = letters != static_cast<int64_t>(term->size());
+    int64_t ellipsisRank = type->getRank() - letters;
+    if (ellipsisRank < 0 || (!hasEllipsis && ellipsisRank != 0))
+      return ctx.emitError("term \"", text, "\" does not match operand #", i,
+                           " of type ", *type);
+    int64_t dim = 0;
+    for (int c : *term) {
+      if (c < 0) {
+        FailureOr<SmallVector<int64_t>> merged = broadcastShapes(
+            ellipsis, type->getShape().slice(dim, ellipsisRank));
+        if (failed(merged))
+          return ctx.emitError("ellipsis dims do not broadcast in \"",
+                               *equation, "\"");
+        ellipsis = std::move(*merged);
+        dim += ellipsisRank;
+        continue;
+      }
+      int64_t size = type->getDimSize(dim++);
+      ++letterCount[c];
+      auto [it, inserted] = letterDims.emplace(c, size);
+      if (!inserted) {
+        std::optional<int64_t> merged = mergeDim(it->second, size);
+        if (!merged)
+          return ctx.emitError("dim '", std::string(1, static_cast<char>(c)),
+                               "' has sizes ", it->second, " and ", size);
+        it->second = *merged;
+      }
+    }
+  }
+  Term output;
+  if (explicitOutput) {
+    std::optional<Term> term = parseTerm(rhs);
+    if (!term)
+      return ctx.emitError("malformed einsum output \"", rhs, "\"");
+    output = *term;
+  } else {
+    output.push_back(-1);
+    for (auto [c, count] : letterCount)
+      if (count == 1)
+        output.push_back(c);
+  }
+  SmallVector<int64_t> shape;
+  for (int c : output) {
+    if (c < 0) {
+      shape.append(ellipsis.begin(), ellipsis.end());
+      continue;
+    }
+    auto it = letterDims.find(c);
+    if (it == letterDims.end())
+      return ctx.emitError("output letter '",
+                           std::string(1, static_cast<char>(c)),
+                           "' does not occur in the inputs");
+    shape.push_back(it->second);
+  }
+  results.push_back(RankedTensorType::get(shape, elementType));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Normalization
+//===----------------------------------------------------------------------===//
+
+LogicalResult kiln::infer::layerNorm(const InferContext &ctx,
+                                     Results &results) {
+  if (failed(ctx.expectOperands(3)))
+    return failure();
+  FailureOr<RankedTensorType> x = ctx.tensor(0);
+  FailureOr<int64_t> axis = ctx.i64Attr("axis");
+  if (failed(x) || failed(axis) ||
+      failed(checkAxis(ctx, "axis", *axis, x->getRank(), *x)))
+    return failure();
+  SmallVector<int64_t> statShape(x->getShape());
+  for (int64_t i = *axis; i < x->getRank(); ++i)
+    statShape[i] = 1;
+  Type statType = x->getElementType().isF64()
+                      ? Type(Float64Type::get(ctx.getContext()))
+                      : Type(Float32Type::get(ctx.getContext()));
+  auto stats = RankedTensorType::get(statShape, statType);
+  results.append({*x, stats, stats});
+  return success();
+}
+
+/// Checks that operands [first, last) are 1-D with `channels` elements.
+static LogicalResult verifyPerChannel(Operation *op, unsigned first,
+                                      unsigned last) {
+  InferContext ctx(op);
+  auto x = llvm::cast<RankedTensorType>(op->getOperand(0).getType());
+  if (x.getRank() < 2)
+    return ctx.emitError("operand must be N x C x ..., got ", x);
+  int64_t channels = x.getDimSize(1);
+  for (unsigned i = first; i < last; ++i) {
+    auto type = llvm::cast<RankedTensorType>(op->getOperand(i).getType());
+    if (type.getRank() != 1 || !mergeDim(type.getDimSize(0), channels))
+      return ctx.emitError("operand #", i, " must be 1-D with ",
+                           formatShape({channels}), " (channel) elements, got ",
+                           type, " for input ", x);
+  }
+  return success();
+}
+
+LogicalResult kiln::verifiers::batchNorm(Operation *op) {
+  return verifyPerChannel(op, 1, 5);
+}
+
+LogicalResult kiln::verifiers::instanceNorm(Operation *op) {
+  return verifyPerChannel(op, 1, 3);
+}
+
+LogicalResult kiln::verifiers::groupNorm(Operation *op) {
+  if (failed(verifyPerChannel(op, 1, 3)))
+    return failure();
+  InferContext ctx(op);
+  FailureOr<int64_t> groups = ctx.i64Attr("num_groups");
+  if (failed(groups))
+    return failure();
+  auto x = llvm::cast<RankedTensorType>(op->getOperand(0).getType());
+  if (*groups < 1)
+    return ctx.emitError("attribute 'num_groups' must be >= 1, got ", *groups);
+  if (!isDyn(x.getDimSize(1)) && x.getDimSize(1) % *groups != 0)
+    return ctx.emitError("num_groups ", *groups, " does not divide the ",
+                         x.getDimSize(1), " channels of ", x);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions, scans, top-k
+//===----------------------------------------------------------------------===//
+
+LogicalResult kiln::infer::reduction(const InferContext &ctx,
+                                     Results &results) {
+  if (failed(ctx.expectOperands(2)))
+    return failure();
+  FailureOr<RankedTensorType> x = ctx.tensor(0);
+  FailureOr<int64_t> keepdims = ctx.i64Attr("keepdims");
+  FailureOr<int64_t> noop = ctx.i64Attr("noop_with_empty_axes");
+  if (failed(x) || failed(keepdims) || failed(noop))
+    return failure();
+  FailureOr<int64_t> count = ctx.paramLength(1, /*requireStatic=*/false);
+  if (failed(count))
+    return failure();
+  int64_t rank = x->getRank();
+  ArrayRef<int64_t> in = x->getShape();
+  SmallVector<bool> reduced(rank, false);
+  if (*count == 0) {
+    if (*noop) {
+      results.push_back(*x);
+      return success();
+    }
+    reduced.assign(rank, true);
+  } else if (std::optional<SmallVector<int64_t>> axes = ctx.constInts(1)) {
+    for (int64_t axis : *axes) {
+      std::optional<int64_t> norm = normalizeAxis(axis, rank);
+      if (!norm)
+        return ctx.emitError("axis ", axis, " is out of range for ", *x);
+      if (reduced[*norm])
+        return ctx.emitError("axis ", axis, " is repeated in axes");
+      reduced[*norm] = true;
+    }
+  } else {
+    // Unknown axes: any dim may be reduced.
+    SmallVector<int64_t> shape;
+    if (*keepdims) {
+      for (int64_t d : in)
+        shape.push_back(d == 1 ? 1 : kDyn);
+    } else {
+      if (isDyn(*count))
+        return ctx.emitError("axes of dynamic length give an unknown rank "
+                             "with keepdims = 0");
+      if (*count > rank)
+        return ctx.emitError("cannot reduce ", *count, " axes of ", *x);
+      shape.assign(rank - *count, kDyn);
+    }
+    results.push_back(RankedTensorType::get(shape, x->getElementType()));
+    return success();
+  }
+  SmallVector<int64_t> shape;
+  for (int64_t i = 0; i < rank; ++i) {
+    if (!reduced[i])
+      shape.push_back(in[i]);
+    else if (*keepdims)
+      shape.push_back(1);
+  }
+  results.push_back(RankedTensorType::get(shape, x->getElementType()));
+  return success();
+}
+
+LogicalResult kiln::infer::argReduction(const InferContext &ctx,
+                                        Results &results) {
+  if (failed(ctx.expectOperands(1)))
+    return failure();
+  FailureOr<RankedTensorType> x = ctx.tensor(0);
+  FailureOr<int64_t> axis = ctx.i64Attr("axis");
+  FailureOr<int64_t> keepdims = ctx.i64Attr("keepdims");
+  if (failed(x) || failed(axis) || failed(keepdims) ||
+      failed(checkAxis(ctx, "axis", *axis, x->getRank(), *x)))
+    return failure();
+  SmallVector<int64_t> shape(x->getShape());
+  if (*keepdims)
+    shape[*axis] = 1;
+  else
+    shape.erase(shape.begin() + *axis);
+  results.push_back(
+      RankedTensorType::get(shape, IntegerType::get(ctx.getContext(), 64)));
+  return success();
+}
+
+LogicalResult kiln::infer::scan(const InferContext &ctx, Results &results) {
+  if (failed(ctx.expectOperands(2)))
+    return failure();
+  FailureOr<RankedTensorType> x = ctx.tensor(0);
+  FailureOr<int64_t> length = ctx.paramLength(1, /*requireStatic=*/false);
+  if (failed(x) || failed(length))
+    return failure();
+  if (*length != 1 && !isDyn(*length))
+    return ctx.emitError("axis operand must have one element, got ",
+                         ctx.getOperands()[1].getType());
+  if (std::optional<SmallVector<int64_t>> axis = ctx.constInts(1))
+    if (!axis->empty() && !normalizeAxis((*axis)[0], x->getRank()))
+      return ctx.emitError("axis ", (*axis)[0], " is out of range for ", *x);
+  results.push_back(*x);
+  return success();
+}
+
+LogicalResult kiln::infer::topk(const InferContext &ctx, Results &results) {
+  if (failed(ctx.expectOperands(2)))
+    return failure();
+  FailureOr<RankedTensorType> x = ctx.tensor(0);
+  FailureOr<int64_t> axis = ctx.i64Attr("axis");
+  FailureOr<int64_t> length = ctx.paramLength(1, /*requireStatic=*/false);
+  if (failed(x) || failed(axis) || failed(length) ||
+      failed(checkAxis(ctx, "axis", *axis, x->getRank(), *x)))
+    return failure();
+  if (*length != 1 && !isDyn(*length))
+    return ctx.emitError("k must have one element, got ",
+                         ctx.getOperands()[1].getType());
+  SmallVector<int64_t> shape(x->getShape());
+  shape[*axis] = kDyn;
+  if (std::optional<SmallVector<int64_t>> k = ctx.constInts(1)) {
+    int64_t dim = x->getDimSize(*axis);
+    if (k->empty() || (*k)[0] < 0 || (!isDyn(dim) && (*k)[0] > dim))
+      return ctx.emitError("k = ", k->empty() ? -1 : (*k)[0],
+                           " is out of range for axis ", *axis, " of ", *x);
+    shape[*axis] = (*k)[0];
+  }
+  results.push_back(RankedTensorType::get(shape, x->getElementType()));
+  results.push_back(
+      RankedTensorType::get(shape, IntegerType::get(ctx.getContext(), 64)));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Recurrent
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// The attributes and dims shared by LSTM and GRU.
+struct Recurrent {
+  RankedTensorType x;
+  int64_t directions, hidden, layout, seq, batch;
+};
+} // namespace
+
+static FailureOr<Recurrent> readRecurrent(const InferContext &ctx,
+                                          unsigned operands) {
+  if (failed(ctx.expectOperands(operands)))
+    return failure();
+  FailureOr<RankedTensorType> x = ctx.tensor(0);
+  FailureOr<StringRef> direction =
+      ctx.enumAttr("direction", {"forward", "reverse", "bidirectional"});
+  FailureOr<int64_t> hidden = ctx.i64Attr("hidden_size");
+  FailureOr<int64_t> layout = ctx.i64Attr("layout");
+  if (failed(x) || failed(direction) || failed(hidden) || failed(layout))
+    return failure();
+  if (x->getRank() != 3)
+    return ctx.emitError("input must be 3-D, got ", *x);
+  if (*hidden < 1)
+    return ctx.emitError("attribute 'hidden_size' must be >= 1, got ", *hidden);
+  if (*layout != 0 && *layout != 1)
+    return ctx.emitError("attribute 'layout' must be 0 or 1, got ", *layout);
+  Recurrent r{*x,
+              *direction == "bidirectional" ? 2 : 1,
+              *hidden,
+              *layout,
+              x->getDimSize(*layout ? 1 : 0),
+              x->getDimSize(*layout ? 0 : 1)};
+  return r;
+}
+
+/// Appends `y` and `count` state results (y_h, y_c).
+static void appendRecurrentResults(const Recurrent &r, unsigned count,
+                                   Results &results) {
+  Type element = r.x.getElementType();
+  if (r.layout == 0) {
+    results.push_back(RankedTensorType::get(
+        {r.seq, r.directions, r.batch, r.hidden}, element));
+  } else {
+    results.push_back(RankedTensorType::get(
+        {r.batch, r.seq, r.directions, r.hidden}, element));
+  }
+  SmallVector<int64_t> state =
+      r.layout == 0 ? SmallVector<int64_t>{r.directions, r.batch, r.hidden}
+                    : SmallVector<int64_t>{r.batch, r.directions, r.hidden};
+  for (unsigned i = 0; i < count; ++i)
+    results.push_back(RankedTensorType::get(state, element));
+}
+
+LogicalResult kiln::infer::lstm(const InferContext &ctx, Results &results) {
+  FailureOr<Recurrent> r = readRecurrent(ctx, 8);
+  if (failed(r))
+    return failure();
+  appendRecurrentResults(*r, 2, results);
+  return success();
+}
+
+LogicalResult kiln::infer::gru(const InferContext &ctx, Results &results) {
+  FailureOr<Recurrent> r = readRecurrent(ctx, 6);
+  if (failed(r))
+    return failure();
+  appendRecurrentResults(*r, 1, results);
+  return success();
+}
+
+LogicalResult kiln::verifiers::recurrent(Operation *op) {
+  InferContext ctx(op);
+  bool isLSTM = op->getNumOperands() == 8;
+  FailureOr<Recurrent> r = readRecurrent(ctx, op->getNumOperands());
+  if (failed(r))
+    return failure();
+  int64_t gates = isLSTM ? 4 : 3, nd = r->directions, h = r->hidden;
+  int64_t input = r->x.getDimSize(2);
+  SmallVector<int64_t> state = r->layout == 0
+                                   ? SmallVector<int64_t>{nd, r->batch, h}
+                                   : SmallVector<int64_t>{r->batch, nd, h};
+  SmallVector<std::pair<StringRef, SmallVector<int64_t>>> expected = {
+      {"w", {nd, gates * h, input}},
+      {"r", {nd, gates * h, h}},
+      {"b", {nd, 2 * gates * h}},
+      {"sequence_lens", {r->batch}},
+      {"initial_h", state}};
+  if (isLSTM) {
+    expected.push_back({"initial_c", state});
+    expected.push_back({"p", {nd, 3 * h}});
+  }
+  for (auto [i, entry] : llvm::enumerate(expected)) {
+    auto type = llvm::cast<RankedTensorType>(op->getOperand(i + 1).getType());
+    if (failed(verifyCompatibleShape(type.getShape(), entry.second)))
+      return ctx.emitError("operand '", entry.first, "' must have shape ",
+                           formatShape(entry.second), ", got ", type);
+  }
+  return success();
+}
