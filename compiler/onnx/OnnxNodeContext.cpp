@@ -76,7 +76,7 @@ bool NodeContext::wantsOutput(size_t i) const {
 LogicalResult NodeContext::setOutput(size_t i, Value v) {
   if (!v) {
     if (!failed_)
-      fail("internal error: no value for output " + std::to_string(i));
+      setError("internal error: no value for output " + std::to_string(i));
     return mlir::failure();
   }
   if (wantsOutput(i))
@@ -160,8 +160,8 @@ mlir::Type NodeContext::elemOf(Value v) const {
 
 std::optional<int64_t> NodeContext::normAxis(int64_t axis, int64_t rank) {
   if (axis < -rank || axis >= rank) {
-    fail(strCat("axis ", axis, " is out of range for an input of rank ",
-                rank));
+    setError(
+        strCat("axis ", axis, " is out of range for an input of rank ", rank));
     return std::nullopt;
   }
   return axis < 0 ? axis + rank : axis;
@@ -195,8 +195,8 @@ Value NodeContext::constant(const Tensor &t) {
     return Value();
   mlir::DenseElementsAttr attr = toElementsAttr(ctx(), t);
   if (!attr) {
-    fail("internal error: cannot convert a constant of type " +
-         t.typeString());
+    setError("internal error: cannot convert a constant of type " +
+             t.typeString());
     return Value();
   }
   llvm::SmallVector<Value> r =
@@ -220,7 +220,7 @@ Value NodeContext::constFill(double value, mlir::Type elem,
     return Value();
   std::optional<DType> dtype = fromMlirElementType(elem);
   if (!dtype) {
-    fail("internal error: unsupported element type for a constant");
+    setError("internal error: unsupported element type for a constant");
     return Value();
   }
   Tensor t = Tensor::empty(*dtype, shape);
@@ -230,8 +230,7 @@ Value NodeContext::constFill(double value, mlir::Type elem,
     for (int64_t i = 0, n = t.numel(); i < n; ++i) {
       if constexpr (std::is_same_v<T, bool>)
         p[i] = value != 0;
-      else if constexpr (std::is_same_v<T, Half> ||
-                         std::is_same_v<T, BFloat16>)
+      else if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>)
         p[i] = T(static_cast<float>(value));
       else
         p[i] = static_cast<T>(value);
@@ -251,15 +250,15 @@ NodeContext::ops(llvm::StringRef name, mlir::ValueRange operands,
     return {};
   for (Value v : operands)
     if (!v) {
-      fail(("internal error: missing operand of " + name).str());
+      setError(("internal error: missing operand of " + name).str());
       return {};
     }
   state_.diagnostics.clear();
   mlir::FailureOr<mlir::Operation *> created =
       createKilnOp(b_, loc_, name, operands, attrs);
   if (mlir::failed(created) || !*created) {
-    fail(joinDiagnostics(state_.diagnostics,
-                         ("cannot create " + name).str()));
+    setError(
+        joinDiagnostics(state_.diagnostics, ("cannot create " + name).str()));
     return {};
   }
   mlir::Operation *op = *created;
@@ -269,6 +268,9 @@ NodeContext::ops(llvm::StringRef name, mlir::ValueRange operands,
     return results;
 
   // Fold when every operand is a constant.
+  for (Value v : operands)
+    if (!isKilnConstant(v))
+      return results;
   std::vector<Tensor> inputs;
   for (Value v : operands) {
     std::optional<Tensor> t = constTensor(v);
@@ -282,9 +284,9 @@ NodeContext::ops(llvm::StringRef name, mlir::ValueRange operands,
       return results;
   }
   std::vector<Tensor> outputs(op->getNumResults());
-  Status st = Dispatcher::global().call(name.drop_front(5).str(), inputs,
-                                        toAttributes(op->getAttrDictionary()),
-                                        outputs);
+  Status st =
+      Dispatcher::global().call(name.drop_front(5).str(), inputs,
+                                toAttributes(op->getAttrDictionary()), outputs);
   if (!st)
     return results;
   for (size_t i = 0; i < outputs.size(); ++i) {
@@ -306,8 +308,8 @@ NodeContext::ops(llvm::StringRef name, mlir::ValueRange operands,
     mlir::FailureOr<mlir::Operation *> c = createKilnOp(
         b_, loc_, "kiln.constant", {}, {b_.getNamedAttr("value", attr)});
     if (mlir::failed(c)) {
-      fail(joinDiagnostics(state_.diagnostics,
-                           "cannot create a folded constant"));
+      setError(joinDiagnostics(state_.diagnostics,
+                               "cannot create a folded constant"));
       return {};
     }
     folded.push_back((*c)->getResult(0));
@@ -321,7 +323,7 @@ Value NodeContext::op(llvm::StringRef name, mlir::ValueRange operands,
   llvm::SmallVector<Value> r = ops(name, operands, attrs);
   if (r.empty()) {
     if (!failed_)
-      fail(("internal error: " + name + " has no result").str());
+      setError(("internal error: " + name + " has no result").str());
     return Value();
   }
   return r.front();
@@ -370,8 +372,7 @@ Value NodeContext::reshape(Value v, llvm::ArrayRef<int64_t> shape) {
             {aInt("allowzero", hasZero && !hasInfer ? 1 : 0)});
 }
 
-Value NodeContext::shapeOf(Value v, int64_t start,
-                           std::optional<int64_t> end) {
+Value NodeContext::shapeOf(Value v, int64_t start, std::optional<int64_t> end) {
   mlir::RankedTensorType t = typeOf(v);
   if (!t)
     return Value();
@@ -417,9 +418,9 @@ Value NodeContext::reduce(llvm::StringRef name, Value v,
                           llvm::ArrayRef<int64_t> axes, bool keepdims) {
   if (!v)
     return Value();
-  return op(name, {v, constI64(axes)},
-            {aInt("keepdims", keepdims ? 1 : 0),
-             aInt("noop_with_empty_axes", 0)});
+  return op(
+      name, {v, constI64(axes)},
+      {aInt("keepdims", keepdims ? 1 : 0), aInt("noop_with_empty_axes", 0)});
 }
 
 } // namespace tracer

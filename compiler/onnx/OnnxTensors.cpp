@@ -1,4 +1,5 @@
-//===- OnnxTensors.cpp - ONNX TensorProto to runtime tensors ---------------===//
+//===- OnnxTensors.cpp - ONNX TensorProto to runtime tensors
+//---------------===//
 //
 // This file implements the conversions from ONNX TensorProto messages (inline
 // typed fields, raw_data, and external data files laid out as the ONNX spec
@@ -20,30 +21,49 @@ namespace tracer {
 
 std::optional<DType> dtypeFromOnnx(int32_t onnxType) {
   switch (onnxType) {
-  case onnx::TensorProto::FLOAT: return DType::F32;
-  case onnx::TensorProto::UINT8: return DType::U8;
-  case onnx::TensorProto::INT8: return DType::I8;
-  case onnx::TensorProto::INT32: return DType::I32;
-  case onnx::TensorProto::INT64: return DType::I64;
-  case onnx::TensorProto::BOOL: return DType::Bool;
-  case onnx::TensorProto::FLOAT16: return DType::F16;
-  case onnx::TensorProto::DOUBLE: return DType::F64;
-  case onnx::TensorProto::BFLOAT16: return DType::BF16;
-  default: return std::nullopt;
+  case onnx::TensorProto::FLOAT:
+    return DType::F32;
+  case onnx::TensorProto::UINT8:
+    return DType::U8;
+  case onnx::TensorProto::INT8:
+    return DType::I8;
+  case onnx::TensorProto::INT32:
+    return DType::I32;
+  case onnx::TensorProto::INT64:
+    return DType::I64;
+  case onnx::TensorProto::BOOL:
+    return DType::Bool;
+  case onnx::TensorProto::FLOAT16:
+    return DType::F16;
+  case onnx::TensorProto::DOUBLE:
+    return DType::F64;
+  case onnx::TensorProto::BFLOAT16:
+    return DType::BF16;
+  default:
+    return std::nullopt;
   }
 }
 
 int32_t onnxTypeFromDType(DType dtype) {
   switch (dtype) {
-  case DType::F32: return onnx::TensorProto::FLOAT;
-  case DType::F16: return onnx::TensorProto::FLOAT16;
-  case DType::BF16: return onnx::TensorProto::BFLOAT16;
-  case DType::F64: return onnx::TensorProto::DOUBLE;
-  case DType::I64: return onnx::TensorProto::INT64;
-  case DType::I32: return onnx::TensorProto::INT32;
-  case DType::I8: return onnx::TensorProto::INT8;
-  case DType::U8: return onnx::TensorProto::UINT8;
-  case DType::Bool: return onnx::TensorProto::BOOL;
+  case DType::F32:
+    return onnx::TensorProto::FLOAT;
+  case DType::F16:
+    return onnx::TensorProto::FLOAT16;
+  case DType::BF16:
+    return onnx::TensorProto::BFLOAT16;
+  case DType::F64:
+    return onnx::TensorProto::DOUBLE;
+  case DType::I64:
+    return onnx::TensorProto::INT64;
+  case DType::I32:
+    return onnx::TensorProto::INT32;
+  case DType::I8:
+    return onnx::TensorProto::INT8;
+  case DType::U8:
+    return onnx::TensorProto::UINT8;
+  case DType::Bool:
+    return onnx::TensorProto::BOOL;
   }
   return onnx::TensorProto::UNDEFINED;
 }
@@ -52,13 +72,15 @@ std::string onnxTypeName(int32_t onnxType) {
   // Names of the TensorProto.DataType enum (onnx 1.22), including the ones
   // newer than the protobuf definitions Kiln compiles against.
   static const char *const names[] = {
-      "UNDEFINED",      "FLOAT",        "UINT8",      "INT8",
-      "UINT16",         "INT16",        "INT32",      "INT64",
-      "STRING",         "BOOL",         "FLOAT16",    "DOUBLE",
-      "UINT32",         "UINT64",       "COMPLEX64",  "COMPLEX128",
-      "BFLOAT16",       "FLOAT8E4M3FN", "FLOAT8E4M3FNUZ", "FLOAT8E5M2",
-      "FLOAT8E5M2FNUZ", "UINT4",        "INT4",       "FLOAT4E2M1",
-      "FLOAT8E8M0",     "UINT2",        "INT2"};
+      "UNDEFINED",      "FLOAT",      "UINT8",
+      "INT8",           "UINT16",     "INT16",
+      "INT32",          "INT64",      "STRING",
+      "BOOL",           "FLOAT16",    "DOUBLE",
+      "UINT32",         "UINT64",     "COMPLEX64",
+      "COMPLEX128",     "BFLOAT16",   "FLOAT8E4M3FN",
+      "FLOAT8E4M3FNUZ", "FLOAT8E5M2", "FLOAT8E5M2FNUZ",
+      "UINT4",          "INT4",       "FLOAT4E2M1",
+      "FLOAT8E8M0",     "UINT2",      "INT2"};
   if (onnxType >= 0 &&
       onnxType < static_cast<int32_t>(sizeof(names) / sizeof(names[0])))
     return names[onnxType];
@@ -78,9 +100,8 @@ Status readFileRange(const std::string &path, int64_t offset, int64_t length,
   int64_t size = static_cast<int64_t>(in.tellg());
   if (offset < 0 || offset > size)
     return Status::error(strCat("external data of tensor '", tensorName,
-                                "': offset ", offset,
-                                " is outside the file '", path, "' (",
-                                size, " bytes)"));
+                                "': offset ", offset, " is outside the file '",
+                                path, "' (", size, " bytes)"));
   if (length < 0)
     length = size - offset;
   if (length > size - offset)
@@ -150,25 +171,23 @@ Expected<ProtoTensor> readProtoTensor(const onnx::TensorProto &proto,
       }
     }
     if (location.empty())
-      return Status::error(strCat("tensor '", name,
-                                  "' uses external data without a location"));
+      return Status::error(
+          strCat("tensor '", name, "' uses external data without a location"));
     if (location[0] == '/' || location.find("..") != std::string::npos)
       return Status::error(strCat("tensor '", name,
                                   "': external data location '", location,
                                   "' must be a path inside the model's "
                                   "folder"));
-    std::string path =
-        modelDir.empty() ? location : modelDir + "/" + location;
+    std::string path = modelDir.empty() ? location : modelDir + "/" + location;
     std::ifstream probe(path, std::ios::binary);
     if (!probe) {
       result.externalMissing = true;
       return result;
     }
     if (length >= 0 && static_cast<size_t>(length) < nbytes)
-      return Status::error(strCat("external data of tensor '", name,
-                                  "' in '", path, "': length ", length,
-                                  " is smaller than the ", nbytes,
-                                  " bytes its shape needs"));
+      return Status::error(strCat(
+          "external data of tensor '", name, "' in '", path, "': length ",
+          length, " is smaller than the ", nbytes, " bytes its shape needs"));
     KILN_RETURN_IF_ERROR(readFileRange(path, offset,
                                        length < 0 ? int64_t(nbytes) : length,
                                        name, externalBytes));
@@ -193,10 +212,9 @@ Expected<ProtoTensor> readProtoTensor(const onnx::TensorProto &proto,
   // Typed fields.
   auto checkCount = [&](int64_t count) -> Status {
     if (count != numel)
-      return Status::error(strCat("tensor '", name, "' holds ", count,
-                                  " elements, its shape ",
-                                  shapeToString(result.shape), " needs ",
-                                  numel));
+      return Status::error(
+          strCat("tensor '", name, "' holds ", count, " elements, its shape ",
+                 shapeToString(result.shape), " needs ", numel));
     return Status::ok();
   };
   switch (*dtype) {

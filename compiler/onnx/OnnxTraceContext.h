@@ -22,7 +22,10 @@
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringMap.h"
 
-#include "onnx/onnx-ml.pb.h"
+#ifndef ONNX_ML
+#define ONNX_ML 1
+#endif
+#include "onnx/onnx_pb.h"
 
 #include <functional>
 #include <map>
@@ -74,6 +77,8 @@ struct TraceState {
   llvm::StringMap<Value> values;
   /// MLIR error diagnostics collected since the last take.
   std::vector<std::string> diagnostics;
+  /// Folder of the model file (external data paths are relative to it).
+  std::string modelDir;
 };
 
 /// What an op mapping sees while it translates one ONNX node: the node, its
@@ -94,6 +99,7 @@ public:
   mlir::OpBuilder &builder() { return b_; }
   mlir::MLIRContext *ctx() { return b_.getContext(); }
   mlir::Location loc() const { return loc_; }
+  const std::string &modelDir() const { return state_.modelDir; }
 
   // Inputs.
   size_t numInputs() const { return node_.input_size(); }
@@ -124,6 +130,8 @@ public:
   // Errors.
   /// Records an error and returns failure().
   LogicalResult fail(const std::string &message);
+  /// Records an error (the first one wins).
+  void setError(const std::string &message) { (void)fail(message); }
   bool failed() const { return failed_; }
   const std::string &errorMessage() const { return error_; }
 
@@ -167,8 +175,7 @@ public:
   mlir::NamedAttribute aFloat(llvm::StringRef name, double v);
   mlir::NamedAttribute aStr(llvm::StringRef name, llvm::StringRef v);
   mlir::NamedAttribute aInts(llvm::StringRef name, llvm::ArrayRef<int64_t> v);
-  mlir::NamedAttribute aFloats(llvm::StringRef name,
-                               llvm::ArrayRef<float> v);
+  mlir::NamedAttribute aFloats(llvm::StringRef name, llvm::ArrayRef<float> v);
   mlir::NamedAttribute aType(llvm::StringRef name, mlir::Type t);
 
   // Common compositions.
@@ -214,12 +221,21 @@ struct OpMapping {
 
 using MappingRegistry = llvm::StringMap<OpMapping>;
 
+/// Registers the mapping of `opType`.
+inline void addMapping(MappingRegistry &r, llvm::StringRef opType, MappingFn fn,
+                       int minVersion = 1, int maxVersion = 1 << 30) {
+  r[opType] = OpMapping{std::move(fn), minVersion, maxVersion};
+}
+
 /// Registration entry points, one per family of mappings.
 void addElementwiseMappings(MappingRegistry &r);
 void addNNMappings(MappingRegistry &r);
 void addShapeMappings(MappingRegistry &r);
 void addReductionMappings(MappingRegistry &r);
 void addRecurrentMappings(MappingRegistry &r);
+void addAttentionMappings(MappingRegistry &r);
+void addLossMappings(MappingRegistry &r);
+void addQuantizeMappings(MappingRegistry &r);
 
 /// The registry with every mapping (built once).
 const MappingRegistry &mappingRegistry();
