@@ -134,7 +134,7 @@ LogicalResult mapDropout(NodeContext &nc) {
   if (nc.version() >= 12 && nc.hasInput(2)) {
     std::optional<std::vector<int64_t>> training = nc.constInts(nc.input(2));
     if (!training || training->size() != 1)
-      return nc.fail("input 'training_mode' must be a constant for "
+      return nc.fail("unsupported: input 'training_mode' must be a constant for "
                      "inference; Kiln traces models for inference only");
     if ((*training)[0] != 0) {
       double ratio = 0.5;

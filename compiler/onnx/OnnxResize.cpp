@@ -98,7 +98,9 @@ LogicalResult mapResize(NodeContext &nc) {
   if (!isEmpty(nc, roiIn)) {
     std::optional<std::vector<double>> r = nc.constFloats(roiIn);
     if (!r)
-      return nc.fail("input 'roi' must be a constant");
+      return nc.fail("unsupported: input 'roi' is a run-time value; Kiln needs a "
+                     "constant roi (fold it into the model, or use a "
+                     "coordinate mode other than tf_crop_and_resize)");
     if (r->size() != 2 * k)
       return nc.fail(strCat("input 'roi' has ", r->size(), " values, ", 2 * k,
                             " expected"));

@@ -35,6 +35,8 @@ int runDumpCommand(const DumpOptions &options) {
 
   mlir::OpPrintingFlags flags;
   flags.enableDebugInfo(/*enable=*/true, /*prettyForm=*/false);
+  // Print locations inline, so each op names its ONNX node on its own line.
+  flags.useLocalScope();
   if (options.output.empty()) {
     (*module)->print(llvm::outs(), flags);
     llvm::outs() << "\n";

@@ -1,7 +1,8 @@
 """Writes damaged copies of a model: corrupt.py MODEL KIND OUT.
 
-KIND is truncated (first half of the bytes), flipped (bytes in the middle
-overwritten with 0xFF), random (random bytes of the same length), or empty.
+KIND is truncated (first half of the bytes), flipped (16 header bytes
+overwritten with 0xFF), flipped-data (64 bytes in the middle, inside the
+weights, overwritten: still a valid protobuf), random (random bytes of the same length), or empty.
 """
 import random
 import sys
@@ -11,6 +12,8 @@ data = bytearray(open(model, "rb").read())
 if kind == "truncated":
     data = data[: len(data) // 2]
 elif kind == "flipped":
+    data[8:24] = b"\xff" * 16
+elif kind == "flipped-data":
     mid = len(data) // 3
     data[mid : mid + 64] = b"\xff" * 64
 elif kind == "random":
