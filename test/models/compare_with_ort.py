@@ -2,8 +2,8 @@
 """Runs PyTorch-exported models through `kiln run` and ONNX Runtime and compares.
 
 For each model graph (exported by PyTorch's ONNX exporter, weights as ONNX
-external data that is not shipped), this script writes random weights as the
-external data file the graph names, random inputs as .npy files, runs the
+external data that is not shipped), this script writes random weights for the
+external initializers (inline constants keep their values) into a data file, random inputs as .npy files, runs the
 model with `kiln run` (reference runtime) and with ONNX Runtime on the CPU,
 and compares every output (float32: rtol 1e-3, atol 1e-5 on top of a scale
 term for large reductions, see --atol).
@@ -28,6 +28,8 @@ def materialize(model_path, workdir, rng):
     """Copies the graph into workdir with random weights as external data."""
     model = onnx.load(model_path, load_external_data=False)
     for init in model.graph.initializer:
+        if init.data_location != onnx.TensorProto.EXTERNAL:
+            continue  # inline constants (shapes, scalars) keep their values
         dtype = onnx.helper.tensor_dtype_to_np_dtype(init.data_type)
         shape = tuple(init.dims)
         if np.issubdtype(dtype, np.floating):
@@ -44,7 +46,7 @@ def materialize(model_path, workdir, rng):
     out = os.path.join(workdir, os.path.basename(model_path))
     onnx.save_model(model, out, save_as_external_data=True,
                     location=os.path.basename(model_path) + ".data",
-                    size_threshold=0)
+                    size_threshold=1024)
     return out
 
 
