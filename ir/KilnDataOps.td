@@ -417,7 +417,9 @@ def Kiln_ResizeOp : Kiln_Op<"resize", "resize", [], "resize"> {
   let description = [{
     ONNX Resize-19. `scales` (f32[rank]) and `sizes` (i64[rank]): exactly one
     is empty (`[0]`). `mode` is `nearest`, `linear` or `cubic`; `roi` is empty
-    or `2 * rank` long.
+    or `2 * rank` long. The optional `axes` names the dimensions that
+    `keep_aspect_ratio_policy` applies to (the model's ONNX `axes`; absent:
+    every dimension).
 
     Example:
 
@@ -431,7 +433,8 @@ def Kiln_ResizeOp : Kiln_Op<"resize", "resize", [], "resize"> {
                    StrAttr:$nearest_mode, F32Attr:$cubic_coeff_a,
                    I64Attr:$exclude_outside, F32Attr:$extrapolation_value,
                    I64Attr:$antialias, DenseF32ArrayAttr:$roi,
-                   StrAttr:$keep_aspect_ratio_policy);
+                   StrAttr:$keep_aspect_ratio_policy,
+                   OptionalAttr<DenseI64ArrayAttr>:$axes);
   let results = (outs Kiln_FloatTensor:$output);
 }
 
