@@ -50,14 +50,15 @@ SourceInfo getSourceInfo(Location loc) {
 }
 
 /// The signature of a value of type `type` named `name`.
-static Expected<ValueSignature> makeSignature(Type type, const std::string &name,
-                                              ArrayAttr dimNames, int id) {
+static Expected<ValueSignature>
+makeSignature(Type type, const std::string &name, ArrayAttr dimNames, int id) {
   auto tensorType = dyn_cast<RankedTensorType>(type);
   if (!tensorType)
     return Status::error(strCat("value '", name, "' is not a ranked tensor"));
   std::optional<DType> dtype = fromMlirElementType(tensorType.getElementType());
   if (!dtype)
-    return Status::error(strCat("value '", name, "' has an unsupported element type"));
+    return Status::error(
+        strCat("value '", name, "' has an unsupported element type"));
   ValueSignature sig;
   sig.name = name;
   sig.dtype = *dtype;
@@ -133,8 +134,9 @@ Expected<Program> buildProgram(func::FuncOp graph) {
     for (Value v : op.getOperands()) {
       auto it = ids.find(v);
       if (it == ids.end())
-        return Status::error(strCat("node '", source.nodeName,
-                                    "' uses a value defined outside the graph"));
+        return Status::error(
+            strCat("node '", source.nodeName,
+                   "' uses a value defined outside the graph"));
       node.operands.push_back(it->second);
     }
     for (Value r : op.getResults())

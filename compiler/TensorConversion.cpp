@@ -20,33 +20,51 @@ namespace kiln {
 
 Type toMlirElementType(MLIRContext *ctx, DType dtype) {
   switch (dtype) {
-  case DType::F32: return Float32Type::get(ctx);
-  case DType::F16: return Float16Type::get(ctx);
-  case DType::BF16: return BFloat16Type::get(ctx);
-  case DType::F64: return Float64Type::get(ctx);
-  case DType::I64: return IntegerType::get(ctx, 64);
-  case DType::I32: return IntegerType::get(ctx, 32);
-  case DType::I8: return IntegerType::get(ctx, 8);
-  case DType::U8: return IntegerType::get(ctx, 8, IntegerType::Unsigned);
-  case DType::Bool: return IntegerType::get(ctx, 1);
+  case DType::F32:
+    return Float32Type::get(ctx);
+  case DType::F16:
+    return Float16Type::get(ctx);
+  case DType::BF16:
+    return BFloat16Type::get(ctx);
+  case DType::F64:
+    return Float64Type::get(ctx);
+  case DType::I64:
+    return IntegerType::get(ctx, 64);
+  case DType::I32:
+    return IntegerType::get(ctx, 32);
+  case DType::I8:
+    return IntegerType::get(ctx, 8);
+  case DType::U8:
+    return IntegerType::get(ctx, 8, IntegerType::Unsigned);
+  case DType::Bool:
+    return IntegerType::get(ctx, 1);
   }
   llvm_unreachable("unknown dtype");
 }
 
 std::optional<DType> fromMlirElementType(Type type) {
-  if (type.isF32()) return DType::F32;
-  if (type.isF16()) return DType::F16;
-  if (type.isBF16()) return DType::BF16;
-  if (type.isF64()) return DType::F64;
+  if (type.isF32())
+    return DType::F32;
+  if (type.isF16())
+    return DType::F16;
+  if (type.isBF16())
+    return DType::BF16;
+  if (type.isF64())
+    return DType::F64;
   auto intType = dyn_cast<IntegerType>(type);
   if (!intType)
     return std::nullopt;
   switch (intType.getWidth()) {
-  case 1: return DType::Bool;
-  case 8: return intType.isUnsigned() ? DType::U8 : DType::I8;
-  case 32: return intType.isUnsigned() ? std::nullopt : std::optional(DType::I32);
-  case 64: return intType.isUnsigned() ? std::nullopt : std::optional(DType::I64);
-  default: return std::nullopt;
+  case 1:
+    return DType::Bool;
+  case 8:
+    return intType.isUnsigned() ? DType::U8 : DType::I8;
+  case 32:
+    return intType.isUnsigned() ? std::nullopt : std::optional(DType::I32);
+  case 64:
+    return intType.isUnsigned() ? std::nullopt : std::optional(DType::I64);
+  default:
+    return std::nullopt;
   }
 }
 
@@ -123,11 +141,11 @@ std::optional<AttrValue> toAttrValue(Attribute attr) {
   if (auto a = dyn_cast<DenseI64ArrayAttr>(attr))
     return AttrValue(std::vector<int64_t>(a.asArrayRef()));
   if (auto a = dyn_cast<DenseI32ArrayAttr>(attr))
-    return AttrValue(std::vector<int64_t>(a.asArrayRef().begin(),
-                                          a.asArrayRef().end()));
+    return AttrValue(
+        std::vector<int64_t>(a.asArrayRef().begin(), a.asArrayRef().end()));
   if (auto a = dyn_cast<DenseF32ArrayAttr>(attr))
-    return AttrValue(std::vector<double>(a.asArrayRef().begin(),
-                                         a.asArrayRef().end()));
+    return AttrValue(
+        std::vector<double>(a.asArrayRef().begin(), a.asArrayRef().end()));
   if (auto a = dyn_cast<DenseF64ArrayAttr>(attr))
     return AttrValue(std::vector<double>(a.asArrayRef()));
   if (auto t = dyn_cast<TypeAttr>(attr)) {

@@ -14,9 +14,12 @@ namespace kiln {
 
 Tolerance defaultTolerance(DType dtype) {
   switch (dtype) {
-  case DType::F16: return {1e-3, 1e-3};
-  case DType::BF16: return {1e-2, 1e-2};
-  default: return {1e-3, 1e-5};
+  case DType::F16:
+    return {1e-3, 1e-3};
+  case DType::BF16:
+    return {1e-2, 1e-2};
+  default:
+    return {1e-3, 1e-5};
   }
 }
 

@@ -110,9 +110,9 @@ CaseResult runCase(const fs::path &dir) {
       Status s = compareTensors((*outputs)[i].second, *expected,
                                 defaultTolerance(expected->dtype()));
       if (!s)
-        return {Outcome::Failed, strCat(set.filename().string(), " output '",
-                                        (*outputs)[i].first, "': ",
-                                        s.message())};
+        return {Outcome::Failed,
+                strCat(set.filename().string(), " output '",
+                       (*outputs)[i].first, "': ", s.message())};
     }
   }
   return {Outcome::Passed, ""};

@@ -52,7 +52,8 @@ int runDumpCommand(const DumpOptions &options) {
     out << "\n";
   }
   if (std::rename(tmp.c_str(), options.output.c_str()) != 0)
-    return reportError("cannot rename '" + tmp + "' to '" + options.output + "'");
+    return reportError("cannot rename '" + tmp + "' to '" + options.output +
+                       "'");
   return 0;
 }
 

@@ -43,8 +43,7 @@ static Expected<NamedTensors> readInputs(const Program &program,
     size_t eq = arg.find('=');
     if (eq == std::string::npos) {
       if (next >= program.inputs.size())
-        return Status::error(strCat("--input '", arg,
-                                    "': the model has only ",
+        return Status::error(strCat("--input '", arg, "': the model has only ",
                                     program.inputs.size(), " inputs"));
       name = program.inputs[next].name;
       file = arg;
@@ -73,11 +72,11 @@ int runRunCommand(const RunOptions &options) {
   if (!program)
     return reportError(options.model + ": " + program.status().message());
   if (!program->weights.empty())
-    return reportError(strCat(
-        options.model, ": ", program->weights.size(),
-        " weights have no data (e.g. '", program->weights.front().name,
-        "'): their external data file is missing; place it next to the "
-        "model as the model names it"));
+    return reportError(
+        strCat(options.model, ": ", program->weights.size(),
+               " weights have no data (e.g. '", program->weights.front().name,
+               "'): their external data file is missing; place it next to the "
+               "model as the model names it"));
 
   Expected<NamedTensors> inputs = readInputs(*program, options.inputs);
   if (!inputs)

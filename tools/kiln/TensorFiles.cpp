@@ -37,15 +37,24 @@ Expected<Tensor> readTensorFile(const std::string &path) {
 static int toOnnxDataType(DType dtype) {
   using P = onnx::TensorProto;
   switch (dtype) {
-  case DType::F32: return P::FLOAT;
-  case DType::F16: return P::FLOAT16;
-  case DType::BF16: return P::BFLOAT16;
-  case DType::F64: return P::DOUBLE;
-  case DType::I64: return P::INT64;
-  case DType::I32: return P::INT32;
-  case DType::I8: return P::INT8;
-  case DType::U8: return P::UINT8;
-  case DType::Bool: return P::BOOL;
+  case DType::F32:
+    return P::FLOAT;
+  case DType::F16:
+    return P::FLOAT16;
+  case DType::BF16:
+    return P::BFLOAT16;
+  case DType::F64:
+    return P::DOUBLE;
+  case DType::I64:
+    return P::INT64;
+  case DType::I32:
+    return P::INT32;
+  case DType::I8:
+    return P::INT8;
+  case DType::U8:
+    return P::UINT8;
+  case DType::Bool:
+    return P::BOOL;
   }
   return P::UNDEFINED;
 }
@@ -55,16 +64,16 @@ Status writeTensorFile(const std::string &path, const Tensor &tensor,
   if (endsWith(path, ".npy"))
     return writeNpy(path, tensor);
   if (!endsWith(path, ".pb"))
-    return Status::error(strCat("'", path,
-                                "': unknown output file type; use .npy or .pb"));
+    return Status::error(
+        strCat("'", path, "': unknown output file type; use .npy or .pb"));
   onnx::TensorProto proto;
   proto.set_name(name);
   proto.set_data_type(toOnnxDataType(tensor.dtype()));
   for (int64_t d : tensor.shape())
     proto.add_dims(d);
   Tensor data = tensor.contiguous();
-  proto.set_raw_data(std::string(static_cast<const char *>(data.rawData()),
-                                 data.nbytes()));
+  proto.set_raw_data(
+      std::string(static_cast<const char *>(data.rawData()), data.nbytes()));
   std::string tmp = path + ".tmp";
   {
     std::ofstream out(tmp, std::ios::binary);

@@ -41,8 +41,7 @@ int main(int argc, char **argv) {
   RunOptions run;
   CLI::App *runCmd = app.add_subcommand(
       "run", "Run a model on the reference CPU runtime and write its outputs");
-  runCmd->add_option("MODEL", run.model, "ONNX model file (.onnx)")
-      ->required();
+  runCmd->add_option("MODEL", run.model, "ONNX model file (.onnx)")->required();
   runCmd->add_option("-i,--input", run.inputs,
                      "An input as NAME=FILE (FILE is .npy or an ONNX "
                      "TensorProto .pb); repeat for each input. A bare FILE "
@@ -50,8 +49,9 @@ int main(int argc, char **argv) {
   runCmd->add_option("-o,--output-dir", run.outputDir,
                      "Folder for the outputs, one file per output named "
                      "after it (default: the current folder)");
-  runCmd->add_option("--output-format", run.outputFormat,
-                     "npy or pb (ONNX TensorProto)")
+  runCmd
+      ->add_option("--output-format", run.outputFormat,
+                   "npy or pb (ONNX TensorProto)")
       ->check(CLI::IsMember({"npy", "pb"}));
 
   try {

@@ -20,9 +20,9 @@
 namespace kiln {
 
 /// One attribute value.
-using AttrValue = std::variant<int64_t, double, std::string,
-                               std::vector<int64_t>, std::vector<double>,
-                               DType, Tensor>;
+using AttrValue =
+    std::variant<int64_t, double, std::string, std::vector<int64_t>,
+                 std::vector<double>, DType, Tensor>;
 
 /// The named attributes of one op.
 class Attributes {

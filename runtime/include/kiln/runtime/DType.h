@@ -49,15 +49,31 @@ bool isFloatingPoint(DType t);
 
 /// Maps a C++ element type to its DType.
 template <typename T> struct DTypeOf;
-template <> struct DTypeOf<float> { static constexpr DType value = DType::F32; };
+template <> struct DTypeOf<float> {
+  static constexpr DType value = DType::F32;
+};
 template <> struct DTypeOf<Half> { static constexpr DType value = DType::F16; };
-template <> struct DTypeOf<BFloat16> { static constexpr DType value = DType::BF16; };
-template <> struct DTypeOf<double> { static constexpr DType value = DType::F64; };
-template <> struct DTypeOf<int64_t> { static constexpr DType value = DType::I64; };
-template <> struct DTypeOf<int32_t> { static constexpr DType value = DType::I32; };
-template <> struct DTypeOf<int8_t> { static constexpr DType value = DType::I8; };
-template <> struct DTypeOf<uint8_t> { static constexpr DType value = DType::U8; };
-template <> struct DTypeOf<bool> { static constexpr DType value = DType::Bool; };
+template <> struct DTypeOf<BFloat16> {
+  static constexpr DType value = DType::BF16;
+};
+template <> struct DTypeOf<double> {
+  static constexpr DType value = DType::F64;
+};
+template <> struct DTypeOf<int64_t> {
+  static constexpr DType value = DType::I64;
+};
+template <> struct DTypeOf<int32_t> {
+  static constexpr DType value = DType::I32;
+};
+template <> struct DTypeOf<int8_t> {
+  static constexpr DType value = DType::I8;
+};
+template <> struct DTypeOf<uint8_t> {
+  static constexpr DType value = DType::U8;
+};
+template <> struct DTypeOf<bool> {
+  static constexpr DType value = DType::Bool;
+};
 
 /// The type used for arithmetic on T: float for f16/bf16, T otherwise.
 template <typename T> struct ComputeType { using type = T; };
@@ -68,15 +84,24 @@ template <> struct ComputeType<BFloat16> { using type = float; };
 ///   visitDType(t.dtype(), [&](auto tag) { using T = decltype(tag); ... });
 template <typename Fn> decltype(auto) visitDType(DType t, Fn &&fn) {
   switch (t) {
-  case DType::F32: return fn(float{});
-  case DType::F16: return fn(Half{});
-  case DType::BF16: return fn(BFloat16{});
-  case DType::F64: return fn(double{});
-  case DType::I64: return fn(int64_t{});
-  case DType::I32: return fn(int32_t{});
-  case DType::I8: return fn(int8_t{});
-  case DType::U8: return fn(uint8_t{});
-  case DType::Bool: return fn(bool{});
+  case DType::F32:
+    return fn(float{});
+  case DType::F16:
+    return fn(Half{});
+  case DType::BF16:
+    return fn(BFloat16{});
+  case DType::F64:
+    return fn(double{});
+  case DType::I64:
+    return fn(int64_t{});
+  case DType::I32:
+    return fn(int32_t{});
+  case DType::I8:
+    return fn(int8_t{});
+  case DType::U8:
+    return fn(uint8_t{});
+  case DType::Bool:
+    return fn(bool{});
   }
   return fn(float{});
 }

@@ -50,8 +50,7 @@ public:
   void add(const std::string &op, Device device,
            std::initializer_list<DType> dtypes, const KernelFn &fn);
   /// Finds the kernel; nullptr when none.
-  const KernelFn *find(const std::string &op, Device device,
-                       DType dtype) const;
+  const KernelFn *find(const std::string &op, Device device, DType dtype) const;
   /// True when some kernel is registered for `op` on `device`.
   bool hasOp(const std::string &op, Device device) const;
 
@@ -71,7 +70,7 @@ inline constexpr std::initializer_list<DType> kIntTypes = {
     DType::I64, DType::I32, DType::I8, DType::U8};
 inline constexpr std::initializer_list<DType> kNumericTypes = {
     DType::F32, DType::F16, DType::BF16, DType::F64,
-    DType::I64, DType::I32, DType::I8,  DType::U8};
+    DType::I64, DType::I32, DType::I8,   DType::U8};
 inline constexpr std::initializer_list<DType> kAllTypes = {
     DType::F32, DType::F16, DType::BF16, DType::F64, DType::I64,
     DType::I32, DType::I8,  DType::U8,   DType::Bool};

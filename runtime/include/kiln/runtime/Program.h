@@ -32,12 +32,12 @@ struct ValueSignature {
 
 /// One op application.
 struct ProgramNode {
-  std::string op;                 ///< kiln op name without prefix: "matmul".
-  Attributes attrs;               ///< attributes by ODS name.
-  std::vector<int> operands;      ///< value ids.
-  std::vector<int> results;       ///< value ids.
-  std::string sourceName;         ///< ONNX node name, for messages.
-  std::string sourceOp;           ///< ONNX op type, for messages.
+  std::string op;            ///< kiln op name without prefix: "matmul".
+  Attributes attrs;          ///< attributes by ODS name.
+  std::vector<int> operands; ///< value ids.
+  std::vector<int> results;  ///< value ids.
+  std::string sourceName;    ///< ONNX node name, for messages.
+  std::string sourceOp;      ///< ONNX op type, for messages.
 };
 
 /// A straight-line graph.
@@ -46,7 +46,7 @@ struct Program {
   std::vector<ValueSignature> inputs;  ///< runtime inputs, in order.
   std::vector<ValueSignature> weights; ///< parameters bound at load time.
   std::vector<ValueSignature> outputs;
-  std::map<int, Tensor> constants;     ///< value id -> constant tensor.
+  std::map<int, Tensor> constants; ///< value id -> constant tensor.
   std::vector<ProgramNode> nodes;
 };
 

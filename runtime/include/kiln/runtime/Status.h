@@ -67,7 +67,8 @@ private:
   Status status_;
 };
 
-/// Builds a message from streamable pieces: strCat("axis ", 3, " out of range").
+/// Builds a message from streamable pieces: strCat("axis ", 3, " out of
+/// range").
 template <typename... Args> std::string strCat(const Args &...args) {
   std::ostringstream os;
   (os << ... << args);
