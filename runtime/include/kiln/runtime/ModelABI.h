@@ -1,0 +1,77 @@
+/*===- ModelABI.h - The C ABI of a compiled Kiln model ------------*- C -*-===//
+ *
+ * This file declares the C ABI that every compiled model (model.so in a Kiln
+ * package) exports and that the runtime's loader (kiln::Model) calls. The
+ * generated wrapper implements it; nothing else does. All shapes are static
+ * (a package is compiled for fixed shapes). Dtype codes are kiln::DType's
+ * values (0 f32, 1 f16, 2 bf16, 3 f64, 4 i64, 5 i32, 6 i8, 7 u8, 8 bool).
+ *
+ * Lifetime: kiln_model_create binds the weights (pointers the caller keeps
+ * alive, in weight order) and returns a handle; kiln_model_run may be called
+ * from several threads at once on one handle provided each call passes its
+ * own arena of kiln_model_arena_bytes() bytes (64-byte aligned); outputs are
+ * written to caller-owned buffers of the declared sizes.
+ *
+ * Errors: functions returning int return 0 on success and nonzero on error,
+ * with a message written to `err` (at most `errlen` bytes, NUL-terminated).
+ *
+ *===----------------------------------------------------------------------===*/
+
+#ifndef KILN_RUNTIME_MODELABI_H
+#define KILN_RUNTIME_MODELABI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** The ABI version implemented by this header. */
+#define KILN_MODEL_ABI_VERSION 1
+
+typedef struct kiln_model kiln_model;
+
+/** Returns KILN_MODEL_ABI_VERSION of the wrapper that was generated. */
+int kiln_model_abi_version(void);
+
+/** Signature queries: counts, names, dtypes (kiln::DType codes), ranks and
+ *  shapes of the inputs, outputs and weights, in order. */
+int kiln_model_num_inputs(void);
+int kiln_model_num_outputs(void);
+int kiln_model_num_weights(void);
+const char *kiln_model_input_name(int i);
+const char *kiln_model_output_name(int i);
+const char *kiln_model_weight_name(int i);
+int kiln_model_input_dtype(int i);
+int kiln_model_output_dtype(int i);
+int kiln_model_weight_dtype(int i);
+int kiln_model_input_rank(int i);
+int kiln_model_output_rank(int i);
+int kiln_model_weight_rank(int i);
+const int64_t *kiln_model_input_shape(int i);
+const int64_t *kiln_model_output_shape(int i);
+const int64_t *kiln_model_weight_shape(int i);
+
+/** Bytes of scratch memory one run needs (the planned arena). */
+size_t kiln_model_arena_bytes(void);
+
+/** Binds the weights (one pointer per weight, in order; the caller keeps
+ *  them alive until kiln_model_destroy) and returns a model handle. */
+int kiln_model_create(const void *const *weights, kiln_model **out, char *err,
+                      size_t errlen);
+
+/** Runs the model: one pointer per input and per output (contiguous, of the
+ *  declared dtype and shape), and an arena of kiln_model_arena_bytes(). */
+int kiln_model_run(kiln_model *model, const void *const *inputs,
+                   void *const *outputs, void *arena, char *err,
+                   size_t errlen);
+
+/** Releases a handle from kiln_model_create. */
+void kiln_model_destroy(kiln_model *model);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* KILN_RUNTIME_MODELABI_H */
