@@ -14,7 +14,7 @@
 
 #include "OnnxTraceContext.h"
 
-#include "compiler/TensorConversion.h"
+#include "passes/TensorConversion.h"
 
 #include <cmath>
 #include <limits>

@@ -11,7 +11,7 @@
 
 #include "OnnxTraceContext.h"
 
-#include "compiler/TensorConversion.h"
+#include "passes/TensorConversion.h"
 
 namespace kiln {
 namespace tracer {

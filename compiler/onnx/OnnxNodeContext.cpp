@@ -9,7 +9,7 @@
 
 #include "OnnxTraceContext.h"
 
-#include "compiler/TensorConversion.h"
+#include "passes/TensorConversion.h"
 #include "ir/KilnOpBuilder.h"
 #include "kiln/runtime/Dispatcher.h"
 

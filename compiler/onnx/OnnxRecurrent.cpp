@@ -11,7 +11,7 @@
 
 #include "OnnxTraceContext.h"
 
-#include "compiler/TensorConversion.h"
+#include "passes/TensorConversion.h"
 
 #include "llvm/ADT/StringExtras.h"
 

@@ -14,7 +14,7 @@
 #include "OnnxTracer.h"
 #include "OnnxTraceContext.h"
 
-#include "compiler/TensorConversion.h"
+#include "passes/TensorConversion.h"
 #include "ir/KilnDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"

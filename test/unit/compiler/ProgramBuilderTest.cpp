@@ -9,7 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/ProgramBuilder.h"
-#include "compiler/TensorConversion.h"
+#include "passes/TensorConversion.h"
 #include "ir/KilnDialect.h"
 #include "kiln/runtime/Dispatcher.h"
 #include "kiln/runtime/Executor.h"

@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef KILN_COMPILER_TENSORCONVERSION_H
-#define KILN_COMPILER_TENSORCONVERSION_H
+#ifndef KILN_PASSES_TENSORCONVERSION_H
+#define KILN_PASSES_TENSORCONVERSION_H
 
 #include "kiln/runtime/Attributes.h"
 #include "kiln/runtime/Tensor.h"
@@ -43,4 +43,4 @@ Attributes toAttributes(mlir::DictionaryAttr attrs);
 
 } // namespace kiln
 
-#endif // KILN_COMPILER_TENSORCONVERSION_H
+#endif // KILN_PASSES_TENSORCONVERSION_H

@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/TensorConversion.h"
+#include "passes/TensorConversion.h"
 
 #include "mlir/IR/BuiltinAttributeInterfaces.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
