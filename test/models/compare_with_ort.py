@@ -19,35 +19,10 @@ import sys
 import tempfile
 
 import numpy as np
-import onnx
-from onnx import numpy_helper
 import onnxruntime as ort
 
-
-def materialize(model_path, workdir, rng):
-    """Copies the graph into workdir with random weights as external data."""
-    model = onnx.load(model_path, load_external_data=False)
-    for init in model.graph.initializer:
-        if init.data_location != onnx.TensorProto.EXTERNAL:
-            continue  # inline constants (shapes, scalars) keep their values
-        dtype = onnx.helper.tensor_dtype_to_np_dtype(init.data_type)
-        shape = tuple(init.dims)
-        if np.issubdtype(dtype, np.floating):
-            fan_in = shape[-1] if len(shape) > 1 else max(shape[0] if shape else 1, 1)
-            if len(shape) == 4:
-                fan_in = shape[1] * shape[2] * shape[3]
-            data = (rng.standard_normal(shape) / np.sqrt(fan_in)).astype(dtype)
-        elif dtype == np.bool_:
-            data = rng.integers(0, 2, shape).astype(np.bool_)
-        else:
-            data = rng.integers(0, 4, shape).astype(dtype)
-        new = numpy_helper.from_array(data, init.name)
-        init.CopyFrom(new)
-    out = os.path.join(workdir, os.path.basename(model_path))
-    onnx.save_model(model, out, save_as_external_data=True,
-                    location=os.path.basename(model_path) + ".data",
-                    size_threshold=1024)
-    return out
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench"))
+from onnx_weights import materialize, random_inputs  # noqa: E402
 
 
 def main():
@@ -65,14 +40,12 @@ def main():
         with tempfile.TemporaryDirectory() as work:
             path = materialize(model_path, work, rng)
             sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
-            feeds, cmd = {}, [args.kiln, "run", path, "-o", os.path.join(work, "out")]
-            for inp in sess.get_inputs():
-                shape = [d if isinstance(d, int) else 1 for d in inp.shape]
-                x = rng.standard_normal(shape).astype(np.float32)
-                feeds[inp.name] = x
-                f = os.path.join(work, "in_" + inp.name + ".npy")
+            feeds = random_inputs(sess, rng)
+            cmd = [args.kiln, "run", path, "-o", os.path.join(work, "out")]
+            for input_name, x in feeds.items():
+                f = os.path.join(work, "in_" + input_name + ".npy")
                 np.save(f, x)
-                cmd += ["--input", f"{inp.name}={f}"]
+                cmd += ["--input", f"{input_name}={f}"]
             expected = sess.run(None, feeds)
             proc = subprocess.run(cmd, capture_output=True, text=True)
             if proc.returncode != 0:

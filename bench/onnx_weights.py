@@ -1,0 +1,47 @@
+"""Binds seeded random weights to ONNX graphs whose weights are absent.
+
+The bench graphs (exported by PyTorch, weights as ONNX external data) ship
+without their data files. materialize() copies a graph into a folder with
+random weights for its external initializers (inline constants such as
+shapes keep their values), saved as external data next to it, so Kiln and
+ONNX Runtime run the very same model.
+"""
+import os
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+
+def materialize(model_path, workdir, rng):
+    """Writes workdir/<name>.onnx (+ .data) with random weights; returns its path."""
+    model = onnx.load(model_path, load_external_data=False)
+    for init in model.graph.initializer:
+        if init.data_location != onnx.TensorProto.EXTERNAL:
+            continue  # inline constants (shapes, scalars) keep their values
+        dtype = onnx.helper.tensor_dtype_to_np_dtype(init.data_type)
+        shape = tuple(init.dims)
+        if np.issubdtype(dtype, np.floating):
+            fan_in = shape[-1] if len(shape) > 1 else max(shape[0] if shape else 1, 1)
+            if len(shape) == 4:
+                fan_in = shape[1] * shape[2] * shape[3]
+            data = (rng.standard_normal(shape) / np.sqrt(fan_in)).astype(dtype)
+        elif dtype == np.bool_:
+            data = rng.integers(0, 2, shape).astype(np.bool_)
+        else:
+            data = rng.integers(0, 4, shape).astype(dtype)
+        init.CopyFrom(numpy_helper.from_array(data, init.name))
+    out = os.path.join(workdir, os.path.basename(model_path))
+    onnx.save_model(model, out, save_as_external_data=True,
+                    location=os.path.basename(model_path) + ".data",
+                    size_threshold=1024)
+    return out
+
+
+def random_inputs(session, rng):
+    """Seeded float32 inputs for every input of an ONNX Runtime session."""
+    feeds = {}
+    for inp in session.get_inputs():
+        shape = [d if isinstance(d, int) else 1 for d in inp.shape]
+        feeds[inp.name] = rng.standard_normal(shape).astype(np.float32)
+    return feeds
