@@ -14,5 +14,6 @@ include "ir/KilnDialect.td"
 include "ir/KilnElementwiseOps.td"
 include "ir/KilnNNOps.td"
 include "ir/KilnDataOps.td"
+include "ir/KilnFusionOps.td"
 
 #endif // KILN_OPS_TD

@@ -1,0 +1,401 @@
+//===- FuseOps.cpp - Kernel fusion into kiln.fusion regions ---------------===//
+//
+// This file implements `kiln-fuse`, which groups the ops of a graph into
+// kiln.fusion regions, one generated kernel each (Inductor's scheduler in
+// miniature). It runs on decomposed graphs (softmax, layer norm, ... are
+// already chains of reductions and elementwise ops).
+//
+// Grouping is greedy producer-consumer fusion in program order: each op that
+// may enter a region (FusionRules.h) starts a group and merges with the
+// groups of its data producers when the merged group still forms a valid
+// region (one reduction domain; values that fit it; pointwise results of one
+// shape) and when merging creates no cycle (no path from the group back to
+// itself through an op outside it). A value used inside and outside a group
+// becomes a result. A view joins a consumer's group only when it has no
+// other users, so a view that feeds several ops stays an alias. Splat and
+// rank-0 constants and parameter constants (axes, shapes) are cloned into
+// the regions; other constants are operands. Every group that holds an
+// elementwise op or a reduction becomes a region, even a single op; groups
+// of views alone stay as they are.
+//
+// What it leaves alone: GEMMs and convolutions (library calls, whose
+// epilogues fuse into the next region), every other op that may not enter a
+// region, and ops in nested regions. Regions are named `k<N>_<op>` in
+// program order after the block is sorted topologically, where <op> is the
+// ONNX op type of the first reduction (or first elementwise op) when its
+// location carries one, else the kiln op name.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/FusionPasses.h"
+#include "passes/FusionRules.h"
+
+#include "mlir/Analysis/TopologicalSortUtils.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/StringExtras.h"
+
+#include <map>
+
+using namespace mlir;
+
+namespace kiln {
+namespace {
+
+/// A set of ops that will become one region.
+struct Group {
+  SmallVector<Operation *> ops;
+};
+
+/// The grouping state of one block.
+class Grouping {
+public:
+  explicit Grouping(Block &block) : block(block) {
+    unsigned index = 0;
+    for (Operation &op : block)
+      position[&op] = index++;
+  }
+
+  /// Forms the groups, in program order.
+  void run();
+  /// Turns each group with a kernel's worth of ops into a kiln.fusion.
+  void materialize();
+
+private:
+  Group *groupOf(Operation *op) const { return group.lookup(op); }
+  /// The values defined in `ops` that are used by ops outside `members`.
+  SmallVector<Value> resultsOf(ArrayRef<Operation *> ops,
+                               llvm::function_ref<bool(Operation *)> inside);
+  /// The op of this block that holds `op` (itself or an ancestor).
+  Operation *inBlock(Operation *op) const {
+    return block.findAncestorOpInBlock(*op);
+  }
+  bool tryMerge(Group *producer, Group *consumer);
+  bool createsCycle(Group *a, Group *b);
+  void materialize(Group &g);
+
+  Block &block;
+  DenseMap<Operation *, unsigned> position;
+  DenseMap<Operation *, Group *> group;
+  std::vector<std::unique_ptr<Group>> groups;
+};
+
+void Grouping::run() {
+  for (Operation &op : block) {
+    if (isa<ConstantOp>(op) || !canEnterRegion(&op))
+      continue;
+    groups.push_back(std::make_unique<Group>());
+    groups.back()->ops.push_back(&op);
+    group[&op] = groups.back().get();
+    for (OpOperand &operand : op.getOpOperands()) {
+      if (FusionOp::isParameterOperand(&op, operand.getOperandNumber()))
+        continue;
+      Operation *producer = operand.get().getDefiningOp();
+      Group *producerGroup = producer ? groupOf(producer) : nullptr;
+      Group *consumerGroup = groupOf(&op);
+      if (!producerGroup || producerGroup == consumerGroup)
+        continue;
+      // A view with other users stays outside: it aliases, while a region
+      // result would be a copy.
+      if (FusionOp::isViewOp(producer) &&
+          llvm::any_of(producer->getUsers(), [&](Operation *user) {
+            Group *g = groupOf(inBlock(user));
+            return g != producerGroup && g != consumerGroup;
+          }))
+        continue;
+      tryMerge(producerGroup, consumerGroup);
+    }
+  }
+}
+
+SmallVector<Value>
+Grouping::resultsOf(ArrayRef<Operation *> ops,
+                    llvm::function_ref<bool(Operation *)> inside) {
+  SmallVector<Value> results;
+  for (Operation *op : ops)
+    for (Value value : op->getResults())
+      if (llvm::any_of(value.getUsers(),
+                       [&](Operation *user) { return !inside(inBlock(user)); }))
+        results.push_back(value);
+  return results;
+}
+
+bool Grouping::tryMerge(Group *producer, Group *consumer) {
+  SmallVector<Operation *> ops(producer->ops);
+  ops.append(consumer->ops);
+  llvm::sort(ops, [&](Operation *a, Operation *b) {
+    return position.lookup(a) < position.lookup(b);
+  });
+  SmallVector<Value> results = resultsOf(ops, [&](Operation *op) {
+    Group *g = groupOf(op);
+    return g == producer || g == consumer;
+  });
+  if (!canFormRegion(ops, results) || createsCycle(producer, consumer))
+    return false;
+  for (Operation *op : producer->ops)
+    group[op] = consumer;
+  consumer->ops = std::move(ops);
+  producer->ops.clear();
+  return true;
+}
+
+bool Grouping::createsCycle(Group *a, Group *b) {
+  auto inUnion = [&](Operation *op) {
+    Group *g = groupOf(op);
+    return g == a || g == b;
+  };
+  // Walk forward from the union's outside users; another group counts as one
+  // node (all of its ops depend on all of its inputs once it is a region).
+  SmallPtrSet<Operation *, 32> visited;
+  SmallVector<Operation *> worklist;
+  auto visit = [&](Operation *op) {
+    if (!visited.insert(op).second)
+      return;
+    worklist.push_back(op);
+    if (Group *g = groupOf(op))
+      for (Operation *member : g->ops)
+        if (visited.insert(member).second)
+          worklist.push_back(member);
+  };
+  for (Group *g : {a, b})
+    for (Operation *op : g->ops)
+      for (Operation *user : op->getUsers())
+        if (!inUnion(inBlock(user)))
+          visit(inBlock(user));
+  while (!worklist.empty()) {
+    Operation *op = worklist.pop_back_val();
+    for (Operation *user : op->getUsers()) {
+      Operation *owner = inBlock(user);
+      if (inUnion(owner))
+        return true;
+      visit(owner);
+    }
+  }
+  return false;
+}
+
+void Grouping::materialize() {
+  for (std::unique_ptr<Group> &g : groups)
+    if (llvm::any_of(g->ops, [](Operation *op) {
+          return FusionOp::isElementwiseOp(op) || FusionOp::isReductionOp(op);
+        }))
+      materialize(*g);
+}
+
+void Grouping::materialize(Group &g) {
+  llvm::SmallPtrSet<Operation *, 16> members(g.ops.begin(), g.ops.end());
+  auto inside = [&](Operation *op) { return members.contains(op); };
+  SmallVector<Value> results = resultsOf(g.ops, inside);
+
+  // Inputs, and the constants that are cloned into the region.
+  llvm::SetVector<Value> inputs;
+  llvm::SetVector<Operation *> inlined;
+  bool hasReduction = false;
+  for (Operation *op : g.ops) {
+    hasReduction |= FusionOp::isReductionOp(op);
+    for (OpOperand &operand : op->getOpOperands()) {
+      Value value = operand.get();
+      Operation *def = value.getDefiningOp();
+      if (def && members.contains(def))
+        continue;
+      auto constant = dyn_cast_or_null<ConstantOp>(def);
+      if (constant &&
+          (FusionOp::isParameterOperand(op, operand.getOperandNumber()) ||
+           constant.getValue().isSplat() || constant.getType().getRank() == 0))
+        inlined.insert(def);
+      else
+        inputs.insert(value);
+    }
+  }
+
+  SmallVector<Location> locs;
+  for (Operation *op : g.ops)
+    locs.push_back(op->getLoc());
+  OpBuilder builder(g.ops.back()->getContext());
+  builder.setInsertionPointAfter(g.ops.back());
+  SmallVector<Type> resultTypes;
+  for (Value result : results)
+    resultTypes.push_back(result.getType());
+  auto fusion = builder.create<FusionOp>(
+      builder.getFusedLoc(locs), resultTypes, inputs.getArrayRef(),
+      builder.getStringAttr("k"),
+      builder.getStringAttr(hasReduction ? FusionOp::kReduction
+                                         : FusionOp::kPointwise));
+  for (auto [result, replacement] : llvm::zip(results, fusion.getResults()))
+    result.replaceUsesWithIf(replacement, [&](OpOperand &use) {
+      return !inside(inBlock(use.getOwner()));
+    });
+
+  Block *body = new Block();
+  fusion.getRegion().push_back(body);
+  for (Value input : inputs)
+    body->addArgument(input.getType(), input.getLoc());
+  auto isInRegion = [&](OpOperand &use) {
+    return use.getOwner()->getParentOp() == fusion.getOperation();
+  };
+  for (Operation *op : g.ops)
+    op->moveBefore(body, body->end());
+  // One clone per distinct constant value (the value attribute holds the
+  // type too).
+  builder.setInsertionPointToStart(body);
+  DenseMap<Attribute, Value> clones;
+  for (Operation *constant : inlined) {
+    Value &clone = clones[cast<ConstantOp>(constant).getValue()];
+    if (!clone)
+      clone = builder.clone(*constant)->getResult(0);
+    constant->getResult(0).replaceUsesWithIf(clone, isInRegion);
+  }
+  for (auto [input, arg] : llvm::zip(inputs, body->getArguments()))
+    Value(input).replaceUsesWithIf(arg, isInRegion);
+  builder.setInsertionPointToEnd(body);
+  builder.create<YieldOp>(fusion.getLoc(), results);
+  for (Operation *constant : inlined)
+    if (constant->use_empty())
+      constant->erase();
+}
+
+/// `LayerNormalization` -> `layer_normalization`; other characters that are
+/// not letters or digits become `_`.
+std::string snakeCase(StringRef name) {
+  std::string out;
+  for (size_t i = 0; i < name.size(); ++i) {
+    char c = name[i];
+    if (llvm::isUpper(c)) {
+      bool afterLower =
+          i > 0 && (llvm::isLower(name[i - 1]) || llvm::isDigit(name[i - 1]));
+      bool acronymEnd = i > 0 && llvm::isUpper(name[i - 1]) &&
+                        i + 1 < name.size() && llvm::isLower(name[i + 1]);
+      if ((afterLower || acronymEnd) && !out.empty() && out.back() != '_')
+        out += '_';
+      out += llvm::toLower(c);
+    } else if (llvm::isAlnum(c)) {
+      out += c;
+    } else if (!out.empty() && out.back() != '_') {
+      out += '_';
+    }
+  }
+  while (!out.empty() && out.back() == '_')
+    out.pop_back();
+  return out;
+}
+
+/// The ONNX op type a location names (`loc(fused<"LayerNormalization">[..])`).
+std::optional<std::string> onnxOpType(Location loc) {
+  if (auto fused = dyn_cast<FusedLoc>(loc))
+    if (auto type = llvm::dyn_cast_or_null<StringAttr>(fused.getMetadata()))
+      if (!type.getValue().empty())
+        return snakeCase(type.getValue());
+  return std::nullopt;
+}
+
+/// The `<op>` of a region's name: its first reduction, else its first
+/// elementwise op, named by ONNX op type or kiln op name.
+std::string kernelSuffix(FusionOp fusion) {
+  Operation *chosen = nullptr;
+  for (Operation &op : fusion.getBody().without_terminator())
+    if (FusionOp::isReductionOp(&op)) {
+      chosen = &op;
+      break;
+    }
+  if (!chosen)
+    for (Operation &op : fusion.getBody().without_terminator())
+      if (FusionOp::isElementwiseOp(&op)) {
+        chosen = &op;
+        break;
+      }
+  if (!chosen)
+    return "kernel";
+  if (std::optional<std::string> type = onnxOpType(chosen->getLoc()))
+    return *type;
+  return chosen->getName().stripDialect().str();
+}
+
+struct FuseOpsPass
+    : public PassWrapper<FuseOpsPass, OperationPass<func::FuncOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(FuseOpsPass)
+
+  StringRef getArgument() const final { return "kiln-fuse"; }
+  StringRef getDescription() const final {
+    return "Group elementwise ops, reductions and views into kiln.fusion "
+           "regions (one kernel each)";
+  }
+
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    if (func.isExternal())
+      return;
+    Block &block = func.getBody().front();
+    Grouping grouping(block);
+    grouping.run();
+    grouping.materialize();
+    bool sorted = sortTopologically(&block);
+    assert(sorted && "kiln-fuse created a cycle between regions");
+    (void)sorted;
+    int index = 0;
+    for (auto fusion : block.getOps<FusionOp>())
+      fusion.setName(
+          ("k" + llvm::Twine(index++) + "_" + kernelSuffix(fusion)).str());
+  }
+};
+
+} // namespace
+
+std::unique_ptr<Pass> createFuseOpsPass() {
+  return std::make_unique<FuseOpsPass>();
+}
+
+void registerFusionPasses() { PassRegistration<FuseOpsPass>(); }
+
+int countKernels(func::FuncOp func) {
+  if (func.isExternal())
+    return 0;
+  return static_cast<int>(
+      llvm::range_size(func.getBody().front().getOps<FusionOp>()));
+}
+
+FusionSummary summarizeFusion(func::FuncOp func) {
+  FusionSummary summary;
+  if (func.isExternal())
+    return summary;
+  std::map<std::string, int> fallback;
+  for (Operation &op : func.getBody().front()) {
+    if (auto fusion = dyn_cast<FusionOp>(op)) {
+      ++summary.kernels;
+      summary.reductionKernels += fusion.isReduction();
+      for (Operation &inner : fusion.getBody().without_terminator())
+        summary.fusedOps += !isa<ConstantOp>(inner);
+    } else if (isLibraryOp(&op)) {
+      ++summary.libraryOps;
+    } else if (FusionOp::isViewOp(&op)) {
+      ++summary.viewOps;
+    } else if (op.getDialect() && op.getDialect()->getNamespace() == "kiln" &&
+               !isa<ConstantOp>(op)) {
+      ++summary.fallbackOps;
+      ++fallback[op.getName().stripDialect().str()];
+    }
+  }
+  for (auto &entry : fallback)
+    summary.fallbackNames.push_back(entry.first);
+  return summary;
+}
+
+std::string formatFusionSummary(const FusionSummary &s) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << s.kernels << (s.kernels == 1 ? " kernel" : " kernels") << " ("
+     << s.reductionKernels << " reduction, " << s.fusedOps << " ops fused), "
+     << s.libraryOps << (s.libraryOps == 1 ? " library call" : " library calls")
+     << ", " << s.viewOps << (s.viewOps == 1 ? " view" : " views") << ", "
+     << s.fallbackOps
+     << (s.fallbackOps == 1 ? " fallback op" : " fallback ops");
+  if (!s.fallbackNames.empty()) {
+    os << " (";
+    llvm::interleaveComma(s.fallbackNames, os);
+    os << ")";
+  }
+  return text;
+}
+
+} // namespace kiln
