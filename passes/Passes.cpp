@@ -7,8 +7,16 @@
 
 #include "passes/Passes.h"
 
+#include "passes/FusionPasses.h"
+
 namespace kiln {
 
-void registerKilnPasses() {}
+void registerKilnPasses() {
+  mlir::registerPass(createFoldConstantsPass);
+  mlir::registerPass(createSimplifyPass);
+  mlir::registerPass(createDecomposePass);
+  mlir::registerPass(createLayoutCleanupPass);
+  mlir::registerPass(createFuseOpsPass);
+}
 
 } // namespace kiln

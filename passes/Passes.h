@@ -2,14 +2,31 @@
 //
 // This file declares the constructors of Kiln's passes over the kiln dialect
 // and registerKilnPasses(), which makes every one of them available to
-// kiln-opt under its command-line name.
+// kiln-opt under its command-line name. Each pass works on one func.func and
+// leaves the ops inside kiln.fusion regions alone.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef KILN_PASSES_PASSES_H
 #define KILN_PASSES_PASSES_H
 
+#include "mlir/Pass/Pass.h"
+
+#include <memory>
+
 namespace kiln {
+
+/// `kiln-fold-constants`: ops whose operands are all kiln.constant become
+/// constants computed by the runtime's kernels (FoldConstants.cpp).
+std::unique_ptr<mlir::Pass> createFoldConstantsPass();
+/// `kiln-simplify`: algebraic and view simplifications (Simplify.cpp).
+std::unique_ptr<mlir::Pass> createSimplifyPass();
+/// `kiln-decompose`: composites (softmax, norms, gelu) into the primitives
+/// the kernel generator fuses (Decompose.cpp).
+std::unique_ptr<mlir::Pass> createDecomposePass();
+/// `kiln-layout-cleanup`: cancels transposes through elementwise chains
+/// (LayoutCleanup.cpp).
+std::unique_ptr<mlir::Pass> createLayoutCleanupPass();
 
 /// Registers every Kiln pass with MLIR's pass registry (for kiln-opt).
 void registerKilnPasses();

@@ -1,0 +1,238 @@
+//===- LayoutCleanup.cpp - Cancel transposes through elementwise ops ------===//
+//
+// This file implements `kiln-layout-cleanup`, greedy patterns that remove
+// transposes. What it does:
+//   * a transpose of a kiln.constant becomes a constant (evaluated with the
+//     runtime's kernel, ConstantEvaluator.h);
+//   * transpose(transpose(x)) becomes one transpose, or x when the
+//     permutations cancel;
+//   * a transpose of an elementwise op (binary, comparison, unary, cast,
+//     where) used only by that transpose moves onto the op's operands when
+//     that costs no new transpose: every operand is rank-0 (it stays), or has
+//     the full rank and is a transpose (they merge), a constant (it folds) or
+//     again such an elementwise op. So transpose(p) -> elementwise chain ->
+//     transpose(inverse p) becomes the chain on the original value.
+// What it leaves alone: transposes feeding or fed by library-call ops
+// (matmul, conv, ...: the library call handles them), elementwise ops with
+// other users, operands of lower non-zero rank (broadcasting aligns them to
+// the trailing dims, so permuting would change their meaning), ops inside
+// kiln.fusion regions. Replacements keep the replaced values' types.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/ConstantEvaluator.h"
+#include "passes/PassDetail.h"
+#include "passes/Passes.h"
+
+#include "ir/KilnDialect.h"
+#include "ir/KilnOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/ADT/StringSet.h"
+
+using namespace mlir;
+using namespace kiln::passes;
+
+namespace {
+
+/// Ops that apply one function per element position (after broadcasting).
+bool isElementwise(Operation *op) {
+  // clang-format off
+  static const llvm::StringSet<> names = {
+      // Binary (broadcasting) and comparisons.
+      "add", "sub", "mul", "div", "pow", "max", "min", "mod", "bitwise_and",
+      "bitwise_or", "bitwise_xor", "bit_shift", "and", "or", "xor", "prelu",
+      "equal", "less", "less_equal", "greater", "greater_equal",
+      // Unary, activations, cast; where.
+      "neg", "abs", "sign", "exp", "log", "sqrt", "reciprocal", "floor",
+      "ceil", "round", "sin", "cos", "tan", "asin", "acos", "atan", "sinh",
+      "cosh", "asinh", "acosh", "atanh", "erf", "not", "bitwise_not", "relu",
+      "sigmoid", "tanh", "softplus", "softsign", "mish", "hard_swish",
+      "leaky_relu", "elu", "celu", "selu", "hard_sigmoid", "thresholded_relu",
+      "shrink", "gelu", "swish", "is_nan", "is_inf", "cast", "where"};
+  // clang-format on
+  if (!op || op->getNumResults() != 1)
+    return false;
+  StringRef name = op->getName().getStringRef();
+  return name.consume_front("kiln.") && names.contains(name);
+}
+
+int64_t rankOf(Value v) {
+  return cast<RankedTensorType>(v.getType()).getRank();
+}
+
+/// True when transposing `v` (of rank `rank`) costs no new transpose.
+bool isFreeToTranspose(Value v, int64_t rank, int depth) {
+  if (rankOf(v) != rank)
+    return false;
+  Operation *def = v.getDefiningOp();
+  if (!def || isInsideFusion(def))
+    return false;
+  if (isa<kiln::TransposeOp>(def))
+    return true;
+  if (isa<kiln::ConstantOp>(def))
+    return cast<ShapedType>(v.getType()).hasStaticShape() &&
+           cast<ShapedType>(v.getType()).getNumElements() <=
+               kiln::kMaxFoldElements;
+  if (depth == 0 || !isElementwise(def) || !v.hasOneUse())
+    return false;
+  return llvm::all_of(def->getOperands(), [&](Value operand) {
+    return rankOf(operand) == 0 || isFreeToTranspose(operand, rank, depth - 1);
+  });
+}
+
+struct LayoutPattern : public RewritePattern {
+  LayoutPattern(MLIRContext *ctx, PatternBenefit benefit)
+      : RewritePattern("kiln.transpose", benefit, ctx) {}
+
+  LogicalResult matchAndRewrite(Operation *op,
+                                PatternRewriter &rewriter) const final {
+    if (isInsideFusion(op))
+      return failure();
+    return apply(cast<kiln::TransposeOp>(op), rewriter);
+  }
+  virtual LogicalResult apply(kiln::TransposeOp op,
+                              PatternRewriter &rewriter) const = 0;
+};
+
+/// transpose(constant) -> constant.
+struct FoldConstantTranspose : public LayoutPattern {
+  FoldConstantTranspose(MLIRContext *ctx) : LayoutPattern(ctx, 3) {}
+  LogicalResult apply(kiln::TransposeOp op,
+                      PatternRewriter &rewriter) const override {
+    if (!isKilnConstant(op.getX()))
+      return failure();
+    FailureOr<SmallVector<DenseElementsAttr>> value =
+        kiln::evaluateOnConstants(op);
+    if (failed(value))
+      return failure();
+    rewriter.replaceOp(op, buildConstant(rewriter, op.getLoc(), (*value)[0]));
+    return success();
+  }
+};
+
+/// transpose(transpose(x)) -> transpose(x) or x.
+struct ComposeTransposes : public LayoutPattern {
+  ComposeTransposes(MLIRContext *ctx) : LayoutPattern(ctx, 2) {}
+  LogicalResult apply(kiln::TransposeOp op,
+                      PatternRewriter &rewriter) const override {
+    auto inner = op.getX().getDefiningOp<kiln::TransposeOp>();
+    if (!inner || isInsideFusion(inner))
+      return failure();
+    ArrayRef<int64_t> perm = op.getPerm(), innerPerm = inner.getPerm();
+    SmallVector<int64_t> composed;
+    bool identity = true;
+    for (auto [i, p] : llvm::enumerate(perm)) {
+      if (p < 0 || p >= static_cast<int64_t>(innerPerm.size()))
+        return failure();
+      composed.push_back(innerPerm[p]);
+      identity &= composed.back() == static_cast<int64_t>(i);
+    }
+    Type type = op.getType();
+    if (identity) {
+      if (inner.getX().getType() != type)
+        return failure();
+      rewriter.replaceOp(op, inner.getX());
+      return success();
+    }
+    Value merged =
+        buildKilnValue(rewriter, op.getLoc(), "kiln.transpose", {inner.getX()},
+                       {rewriter.getNamedAttr(
+                           "perm", rewriter.getDenseI64ArrayAttr(composed))});
+    if (!merged || merged.getType() != type) {
+      if (merged)
+        rewriter.eraseOp(merged.getDefiningOp());
+      return failure();
+    }
+    rewriter.replaceOp(op, merged);
+    return success();
+  }
+};
+
+/// transpose(elementwise(a, b, ...)) -> elementwise(transpose(a), ...).
+struct SinkIntoElementwise : public LayoutPattern {
+  SinkIntoElementwise(MLIRContext *ctx) : LayoutPattern(ctx, 1) {}
+  LogicalResult apply(kiln::TransposeOp op,
+                      PatternRewriter &rewriter) const override {
+    Operation *producer = op.getX().getDefiningOp();
+    int64_t rank = op.getPerm().size();
+    if (!isElementwise(producer) || isInsideFusion(producer) ||
+        !op.getX().hasOneUse() || rankOf(op.getX()) != rank ||
+        !isFreeToTranspose(op.getX(), rank, /*depth=*/8))
+      return failure();
+    rewriter.setInsertionPoint(op);
+    SmallVector<Operation *> created;
+    SmallVector<Value> operands;
+    bool ok = true;
+    for (Value operand : producer->getOperands()) {
+      if (rankOf(operand) == 0) {
+        operands.push_back(operand);
+        continue;
+      }
+      Value t = buildKilnValue(rewriter, producer->getLoc(), "kiln.transpose",
+                               {operand}, op->getAttrs());
+      ok &= static_cast<bool>(t);
+      if (!t)
+        break;
+      created.push_back(t.getDefiningOp());
+      operands.push_back(t);
+    }
+    FailureOr<Operation *> moved = failure();
+    if (ok)
+      moved = buildKilnOp(rewriter, producer->getLoc(),
+                          producer->getName().getStringRef(), operands,
+                          producer->getAttrs());
+    if (failed(moved) || (*moved)->getResult(0).getType() != op.getType()) {
+      if (succeeded(moved))
+        rewriter.eraseOp(*moved);
+      for (Operation *c : llvm::reverse(created))
+        rewriter.eraseOp(c);
+      return failure();
+    }
+    rewriter.replaceOp(op, (*moved)->getResults());
+    rewriter.eraseOp(producer);
+    return success();
+  }
+};
+
+struct LayoutCleanupPass
+    : public PassWrapper<LayoutCleanupPass, OperationPass<func::FuncOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(LayoutCleanupPass)
+
+  StringRef getArgument() const final { return "kiln-layout-cleanup"; }
+  StringRef getDescription() const final {
+    return "Cancel transposes through elementwise chains and fold "
+           "transposes of constants";
+  }
+  void getDependentDialects(DialectRegistry &registry) const override {
+    registry.insert<kiln::KilnDialect>();
+  }
+
+  void runOnOperation() override {
+    MLIRContext *ctx = &getContext();
+    RewritePatternSet patterns(ctx);
+    patterns.add<FoldConstantTranspose, ComposeTransposes, SinkIntoElementwise>(
+        ctx);
+    FrozenRewritePatternSet frozen(std::move(patterns));
+    SmallVector<Operation *> ops;
+    getOperation().walk<WalkOrder::PreOrder>([&](Operation *op) {
+      if (op->getName().getStringRef() == "kiln.fusion") {
+        ops.push_back(op);
+        return WalkResult::skip();
+      }
+      if (op != getOperation())
+        ops.push_back(op);
+      return WalkResult::advance();
+    });
+    GreedyRewriteConfig config;
+    config.strictMode = GreedyRewriteStrictness::ExistingAndNewOps;
+    (void)applyOpPatternsAndFold(ops, frozen, config);
+  }
+};
+} // namespace
+
+std::unique_ptr<Pass> kiln::createLayoutCleanupPass() {
+  return std::make_unique<LayoutCleanupPass>();
+}

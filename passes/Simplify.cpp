@@ -1,0 +1,287 @@
+//===- Simplify.cpp - Algebraic and view simplifications ------------------===//
+//
+// This file implements `kiln-simplify`, greedy rewrite patterns over the kiln
+// ops of a function. What it does:
+//   * views that do not change the value disappear: reshape, flatten,
+//     squeeze, unsqueeze, expand and tile whose result type equals the
+//     operand's; transpose with the identity permutation; slice with
+//     positive constant steps that keeps the whole tensor; pad with constant
+//     all-zero pads; concat of one operand; cast to the operand's dtype;
+//     reductions whose result type equals the operand's (every reduced dim
+//     has size 1, or empty axes with noop_with_empty_axes);
+//   * chains of views merge: transpose(transpose(x)) becomes one transpose
+//     (or x), and a reshape, flatten, squeeze or unsqueeze of another one
+//     becomes a single reshape of the original operand to the static result
+//     shape;
+//   * identities with splat constants: x + 0, 0 + x, x - 0, x * 1, 1 * x,
+//     x / 1, pow(x, 1) become x when the result type equals x's (the constant
+//     changes neither the shape nor the dtype);
+//   * involutions: neg(neg(x)), not(not(x)), bitwise_not(bitwise_not(x));
+//   * MLIR's greedy driver folds (kiln.shape, kiln.size of static operands)
+//     and erases ops that became dead.
+// What it leaves alone: ops inside kiln.fusion regions; every rewrite keeps
+// the types of the values it replaces (a replacement must have exactly the
+// replaced value's type), so function signatures never change; rewrites
+// that would need a dynamic shape are skipped.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/PassDetail.h"
+#include "passes/Passes.h"
+
+#include "ir/KilnDialect.h"
+#include "ir/KilnOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+using namespace mlir;
+using namespace kiln::passes;
+
+namespace {
+
+/// Replaces the single result of `op` by `v` when the types agree exactly.
+LogicalResult replaceIfSameType(PatternRewriter &rewriter, Operation *op,
+                                Value v) {
+  if (!v || op->getNumResults() != 1 ||
+      v.getType() != op->getResult(0).getType())
+    return failure();
+  rewriter.replaceOp(op, v);
+  return success();
+}
+
+bool hasStaticType(Value v) {
+  auto t = dyn_cast<RankedTensorType>(v.getType());
+  return t && t.hasStaticShape();
+}
+
+bool isReshapeLike(Operation *op) {
+  return op && isa<kiln::ReshapeOp, kiln::FlattenOp, kiln::SqueezeOp,
+                   kiln::UnsqueezeOp>(op);
+}
+
+/// A pattern on the kiln op `name` that skips ops inside fusion regions.
+struct KilnPattern : public RewritePattern {
+  KilnPattern(StringRef name, MLIRContext *ctx, PatternBenefit benefit = 1)
+      : RewritePattern(name, benefit, ctx) {}
+
+  LogicalResult matchAndRewrite(Operation *op,
+                                PatternRewriter &rewriter) const final {
+    if (isInsideFusion(op))
+      return failure();
+    return apply(op, rewriter);
+  }
+  virtual LogicalResult apply(Operation *op,
+                              PatternRewriter &rewriter) const = 0;
+};
+
+/// A view, cast, tile or reduction whose result type equals its operand's is
+/// the identity.
+struct SameTypeIsIdentity : public KilnPattern {
+  using KilnPattern::KilnPattern;
+  LogicalResult apply(Operation *op, PatternRewriter &rewriter) const override {
+    Value x = op->getOperand(0);
+    if (!hasStaticType(x))
+      return failure();
+    return replaceIfSameType(rewriter, op, x);
+  }
+};
+
+/// transpose with the identity permutation is x; transpose(transpose(x))
+/// is one transpose with the composed permutation (or x).
+struct SimplifyTranspose : public KilnPattern {
+  SimplifyTranspose(MLIRContext *ctx) : KilnPattern("kiln.transpose", ctx) {}
+  LogicalResult apply(Operation *op, PatternRewriter &rewriter) const override {
+    auto transpose = cast<kiln::TransposeOp>(op);
+    ArrayRef<int64_t> perm = transpose.getPerm();
+    auto isIdentity = [](ArrayRef<int64_t> p) {
+      for (auto [i, v] : llvm::enumerate(p))
+        if (v != static_cast<int64_t>(i))
+          return false;
+      return true;
+    };
+    if (isIdentity(perm))
+      return replaceIfSameType(rewriter, op, transpose.getX());
+    auto inner = transpose.getX().getDefiningOp<kiln::TransposeOp>();
+    if (!inner)
+      return failure();
+    ArrayRef<int64_t> innerPerm = inner.getPerm();
+    if (innerPerm.size() != perm.size())
+      return failure();
+    // out[i] = inner[perm[i]] = x[innerPerm[perm[i]]].
+    SmallVector<int64_t> composed;
+    for (int64_t p : perm) {
+      if (p < 0 || p >= static_cast<int64_t>(innerPerm.size()))
+        return failure();
+      composed.push_back(innerPerm[p]);
+    }
+    if (isIdentity(composed))
+      return replaceIfSameType(rewriter, op, inner.getX());
+    Value merged =
+        buildKilnValue(rewriter, op->getLoc(), "kiln.transpose", {inner.getX()},
+                       {rewriter.getNamedAttr(
+                           "perm", rewriter.getDenseI64ArrayAttr(composed))});
+    if (!merged || merged.getType() != op->getResult(0).getType()) {
+      if (merged)
+        rewriter.eraseOp(merged.getDefiningOp());
+      return failure();
+    }
+    rewriter.replaceOp(op, merged);
+    return success();
+  }
+};
+
+/// A reshape-like op of a reshape-like op is one reshape of the original
+/// operand to the (static) result shape.
+struct MergeReshapes : public KilnPattern {
+  using KilnPattern::KilnPattern;
+  LogicalResult apply(Operation *op, PatternRewriter &rewriter) const override {
+    Operation *inner = op->getOperand(0).getDefiningOp();
+    if (!isReshapeLike(inner) || isInsideFusion(inner))
+      return failure();
+    Value x = inner->getOperand(0);
+    Value result = op->getResult(0);
+    if (!hasStaticType(result) || !hasStaticType(x))
+      return failure();
+    if (x.getType() == result.getType())
+      return replaceIfSameType(rewriter, op, x);
+    auto type = cast<RankedTensorType>(result.getType());
+    Value shape = buildI64Vector(rewriter, op->getLoc(), type.getShape());
+    Value merged = buildKilnValue(
+        rewriter, op->getLoc(), "kiln.reshape", {x, shape},
+        {rewriter.getNamedAttr("allowzero", rewriter.getI64IntegerAttr(1))});
+    if (!merged || merged.getType() != result.getType()) {
+      if (merged)
+        rewriter.eraseOp(merged.getDefiningOp());
+      rewriter.eraseOp(shape.getDefiningOp());
+      return failure();
+    }
+    rewriter.replaceOp(op, merged);
+    return success();
+  }
+};
+
+/// slice with positive constant steps keeping the whole tensor is x.
+struct WholeSlice : public KilnPattern {
+  WholeSlice(MLIRContext *ctx) : KilnPattern("kiln.slice", ctx) {}
+  LogicalResult apply(Operation *op, PatternRewriter &rewriter) const override {
+    std::optional<SmallVector<int64_t>> steps =
+        getConstantInts(op->getOperand(4));
+    if (!steps || llvm::any_of(*steps, [](int64_t s) { return s <= 0; }))
+      return failure();
+    if (!hasStaticType(op->getOperand(0)))
+      return failure();
+    return replaceIfSameType(rewriter, op, op->getOperand(0));
+  }
+};
+
+/// pad with constant all-zero pads is x.
+struct ZeroPad : public KilnPattern {
+  ZeroPad(MLIRContext *ctx) : KilnPattern("kiln.pad", ctx) {}
+  LogicalResult apply(Operation *op, PatternRewriter &rewriter) const override {
+    std::optional<SmallVector<int64_t>> pads =
+        getConstantInts(op->getOperand(1));
+    if (!pads || llvm::any_of(*pads, [](int64_t p) { return p != 0; }))
+      return failure();
+    return replaceIfSameType(rewriter, op, op->getOperand(0));
+  }
+};
+
+/// concat of one operand is the operand.
+struct SingleConcat : public KilnPattern {
+  SingleConcat(MLIRContext *ctx) : KilnPattern("kiln.concat", ctx) {}
+  LogicalResult apply(Operation *op, PatternRewriter &rewriter) const override {
+    if (op->getNumOperands() != 1)
+      return failure();
+    return replaceIfSameType(rewriter, op, op->getOperand(0));
+  }
+};
+
+/// Binary ops with a splat identity constant: x + 0, 0 + x, x - 0, x * 1,
+/// 1 * x, x / 1, pow(x, 1).
+struct BinaryIdentity : public KilnPattern {
+  BinaryIdentity(StringRef name, MLIRContext *ctx, double identity,
+                 bool commutative)
+      : KilnPattern(name, ctx), identity(identity), commutative(commutative) {}
+  LogicalResult apply(Operation *op, PatternRewriter &rewriter) const override {
+    Value lhs = op->getOperand(0), rhs = op->getOperand(1);
+    if (getSplatValue(rhs) == identity &&
+        succeeded(replaceIfSameType(rewriter, op, lhs)))
+      return success();
+    if (commutative && getSplatValue(lhs) == identity)
+      return replaceIfSameType(rewriter, op, rhs);
+    return failure();
+  }
+  double identity;
+  bool commutative;
+};
+
+/// f(f(x)) = x for neg, not and bitwise_not.
+struct Involution : public KilnPattern {
+  using KilnPattern::KilnPattern;
+  LogicalResult apply(Operation *op, PatternRewriter &rewriter) const override {
+    Operation *inner = op->getOperand(0).getDefiningOp();
+    if (!inner || inner->getName() != op->getName())
+      return failure();
+    return replaceIfSameType(rewriter, op, inner->getOperand(0));
+  }
+};
+
+struct SimplifyPass
+    : public PassWrapper<SimplifyPass, OperationPass<func::FuncOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(SimplifyPass)
+
+  StringRef getArgument() const final { return "kiln-simplify"; }
+  StringRef getDescription() const final {
+    return "Remove identity views and arithmetic, merge view chains, fold "
+           "and erase dead ops";
+  }
+  void getDependentDialects(DialectRegistry &registry) const override {
+    registry.insert<kiln::KilnDialect>();
+  }
+
+  void runOnOperation() override {
+    MLIRContext *ctx = &getContext();
+    RewritePatternSet patterns(ctx);
+    for (StringRef name :
+         {"kiln.reshape", "kiln.flatten", "kiln.squeeze", "kiln.unsqueeze",
+          "kiln.expand", "kiln.tile", "kiln.cast", "kiln.reduce_sum",
+          "kiln.reduce_mean", "kiln.reduce_max", "kiln.reduce_min",
+          "kiln.reduce_prod"})
+      patterns.add<SameTypeIsIdentity>(name, ctx, /*benefit=*/2);
+    for (StringRef name :
+         {"kiln.reshape", "kiln.flatten", "kiln.squeeze", "kiln.unsqueeze"})
+      patterns.add<MergeReshapes>(name, ctx);
+    patterns.add<SimplifyTranspose, WholeSlice, ZeroPad, SingleConcat>(ctx);
+    patterns.add<BinaryIdentity>("kiln.add", ctx, 0.0, true);
+    patterns.add<BinaryIdentity>("kiln.sub", ctx, 0.0, false);
+    patterns.add<BinaryIdentity>("kiln.mul", ctx, 1.0, true);
+    patterns.add<BinaryIdentity>("kiln.div", ctx, 1.0, false);
+    patterns.add<BinaryIdentity>("kiln.pow", ctx, 1.0, false);
+    for (StringRef name : {"kiln.neg", "kiln.not", "kiln.bitwise_not"})
+      patterns.add<Involution>(name, ctx);
+    FrozenRewritePatternSet frozen(std::move(patterns));
+
+    // Only the ops outside fusion regions: the driver's constant folding
+    // must not move constants out of a region.
+    SmallVector<Operation *> ops;
+    getOperation().walk<WalkOrder::PreOrder>([&](Operation *op) {
+      if (op->getName().getStringRef() == "kiln.fusion") {
+        ops.push_back(op);
+        return WalkResult::skip();
+      }
+      if (op != getOperation())
+        ops.push_back(op);
+      return WalkResult::advance();
+    });
+    GreedyRewriteConfig config;
+    config.strictMode = GreedyRewriteStrictness::ExistingAndNewOps;
+    (void)applyOpPatternsAndFold(ops, frozen, config);
+  }
+};
+} // namespace
+
+std::unique_ptr<Pass> kiln::createSimplifyPass() {
+  return std::make_unique<SimplifyPass>();
+}
