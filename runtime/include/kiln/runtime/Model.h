@@ -1,0 +1,88 @@
+//===- Model.h - Loading and running compiled Kiln packages ----*- C++ -*-===//
+//
+// This file declares kiln::Model, the C++ API of a compiled package (the
+// folder `kiln compile` writes): Model::load opens DIR/model.so, checks its
+// ABI version, reads DIR/manifest.json, maps DIR/weights.bin and binds the
+// weights; Model::run checks the inputs against the signature and calls the
+// compiled code. docs/runtime-api.md describes the package and the C ABI.
+//
+// Thread safety: a loaded Model is immutable. run() is const and may be
+// called from several threads at once: each call allocates its own outputs
+// and takes its own scratch arena (kiln_model_arena_bytes(), 64-byte
+// aligned) from a small pool guarded by a mutex, so concurrent calls never
+// share scratch memory. Loading, moving and destroying a Model must not race
+// with run() on the same Model.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_RUNTIME_MODEL_H
+#define KILN_RUNTIME_MODEL_H
+
+#include "kiln/runtime/Executor.h"
+#include "kiln/runtime/Program.h"
+#include "kiln/runtime/Status.h"
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace kiln {
+
+/// How Model::load binds weights.
+struct LoadOptions {
+  /// Folder where weights stored outside the package (ONNX external data,
+  /// `kiln compile --weights external`) are looked up first; the package
+  /// folder is tried next. Empty: the package folder only.
+  std::string weightsDir;
+  /// Weights supplied by the caller, by name. They take precedence over the
+  /// package's data and are required for weights the package has no data
+  /// for. Each must match the declared dtype and shape; non-contiguous or
+  /// unaligned tensors are copied, others are used in place (the Model keeps
+  /// a reference to their storage).
+  NamedTensors weights;
+};
+
+/// A compiled model, loaded from its package folder. Move-only; releasing
+/// it destroys the model handle, unmaps the weights and closes model.so.
+class Model {
+public:
+  /// Loads the package in `dir`. Errors name the package file (model.so,
+  /// manifest.json, weights.bin or an external data file) and, for weights,
+  /// the weight.
+  static Expected<Model> load(const std::string &dir,
+                              const LoadOptions &options = {});
+
+  Model(Model &&other) noexcept;
+  Model &operator=(Model &&other) noexcept;
+  Model(const Model &) = delete;
+  Model &operator=(const Model &) = delete;
+  ~Model();
+
+  /// The inputs, outputs and weights with their static dtypes and shapes,
+  /// as model.so declares them.
+  const std::vector<ValueSignature> &inputs() const;
+  const std::vector<ValueSignature> &outputs() const;
+  const std::vector<ValueSignature> &weights() const;
+  /// The package folder this model was loaded from.
+  const std::string &directory() const;
+  /// Scratch bytes one run needs.
+  size_t arenaBytes() const;
+
+  /// Runs the model. `inputs` are matched by name (any order); each must be
+  /// a CPU tensor of the declared dtype and shape ("input 'x': expected
+  /// f32[4, 16] but got f32[4, 8]"); non-contiguous or unaligned tensors
+  /// are copied, others are passed in place.
+  /// Returns the outputs in signature order, freshly allocated. Safe to call
+  /// concurrently (see the file comment).
+  Expected<NamedTensors> run(const NamedTensors &inputs) const;
+
+private:
+  struct Impl;
+  explicit Model(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+} // namespace kiln
+
+#endif // KILN_RUNTIME_MODEL_H

@@ -1,0 +1,590 @@
+//===- Model.cpp - Loading and running compiled Kiln packages -------------===//
+//
+// This file implements kiln::Model. Loading goes: package folder ->
+// manifest.json (PackageManifest) -> model.so (SharedLibrary, RTLD_NOW |
+// RTLD_LOCAL) -> ABI version check -> signature queries, checked against the
+// manifest -> weights (caller tensors, weights.bin or external files, mapped
+// read-only with MappedFile and used in place) -> kiln_model_create. Running
+// checks the inputs like the reference executor does, allocates the outputs,
+// takes a scratch arena from a mutex-guarded pool and calls kiln_model_run.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/runtime/Model.h"
+#include "kiln/runtime/ModelABI.h"
+
+#include "MappedFile.h"
+#include "PackageManifest.h"
+#include "SharedLibrary.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <set>
+
+namespace fs = std::filesystem;
+
+namespace kiln {
+
+namespace {
+
+/// Alignment of the weights, inputs, outputs and arenas given to model.so.
+constexpr size_t kAlignment = 64;
+
+/// The C ABI's entry points, resolved from model.so.
+struct AbiFunctions {
+  int (*abiVersion)() = nullptr;
+  int (*numInputs)() = nullptr;
+  int (*numOutputs)() = nullptr;
+  int (*numWeights)() = nullptr;
+  const char *(*inputName)(int) = nullptr;
+  const char *(*outputName)(int) = nullptr;
+  const char *(*weightName)(int) = nullptr;
+  int (*inputDType)(int) = nullptr;
+  int (*outputDType)(int) = nullptr;
+  int (*weightDType)(int) = nullptr;
+  int (*inputRank)(int) = nullptr;
+  int (*outputRank)(int) = nullptr;
+  int (*weightRank)(int) = nullptr;
+  const int64_t *(*inputShape)(int) = nullptr;
+  const int64_t *(*outputShape)(int) = nullptr;
+  const int64_t *(*weightShape)(int) = nullptr;
+  size_t (*arenaBytes)() = nullptr;
+  int (*create)(const void *const *, kiln_model **, char *, size_t) = nullptr;
+  int (*run)(kiln_model *, const void *const *, void *const *, void *, char *,
+             size_t) = nullptr;
+  void (*destroy)(kiln_model *) = nullptr;
+};
+
+template <typename Fn>
+Status resolve(const SharedLibrary &lib, const char *name, Fn &fn) {
+  Expected<void *> address = lib.symbol(name);
+  if (!address)
+    return address.status();
+  fn = reinterpret_cast<Fn>(*address);
+  return Status::ok();
+}
+
+Status resolveAll(const SharedLibrary &lib, AbiFunctions &f) {
+#define KILN_RESOLVE(field, symbol)                                            \
+  KILN_RETURN_IF_ERROR(resolve(lib, #symbol, f.field))
+  KILN_RESOLVE(numInputs, kiln_model_num_inputs);
+  KILN_RESOLVE(numOutputs, kiln_model_num_outputs);
+  KILN_RESOLVE(numWeights, kiln_model_num_weights);
+  KILN_RESOLVE(inputName, kiln_model_input_name);
+  KILN_RESOLVE(outputName, kiln_model_output_name);
+  KILN_RESOLVE(weightName, kiln_model_weight_name);
+  KILN_RESOLVE(inputDType, kiln_model_input_dtype);
+  KILN_RESOLVE(outputDType, kiln_model_output_dtype);
+  KILN_RESOLVE(weightDType, kiln_model_weight_dtype);
+  KILN_RESOLVE(inputRank, kiln_model_input_rank);
+  KILN_RESOLVE(outputRank, kiln_model_output_rank);
+  KILN_RESOLVE(weightRank, kiln_model_weight_rank);
+  KILN_RESOLVE(inputShape, kiln_model_input_shape);
+  KILN_RESOLVE(outputShape, kiln_model_output_shape);
+  KILN_RESOLVE(weightShape, kiln_model_weight_shape);
+  KILN_RESOLVE(arenaBytes, kiln_model_arena_bytes);
+  KILN_RESOLVE(create, kiln_model_create);
+  KILN_RESOLVE(run, kiln_model_run);
+  KILN_RESOLVE(destroy, kiln_model_destroy);
+#undef KILN_RESOLVE
+  return Status::ok();
+}
+
+/// Reads one list of the signature ("input", "output" or "weight").
+Expected<std::vector<ValueSignature>>
+querySignature(const std::string &libPath, const char *kind, int count,
+               const char *(*name)(int), int (*dtype)(int), int (*rank)(int),
+               const int64_t *(*shape)(int)) {
+  if (count < 0)
+    return Status::error(strCat(libPath, ": reports ", count, " ", kind,
+                                "s; the library is "
+                                "corrupt, recompile the package"));
+  std::vector<ValueSignature> sigs;
+  for (int i = 0; i < count; ++i) {
+    std::string where = strCat(libPath, ": ", kind, " ", i);
+    ValueSignature sig;
+    const char *n = name(i);
+    if (!n)
+      return Status::error(strCat(where, " has no name"));
+    sig.name = n;
+    int code = dtype(i);
+    if (code < 0 || code >= kNumDTypes)
+      return Status::error(strCat(where, " ('", sig.name,
+                                  "') has an unknown dtype code ", code));
+    sig.dtype = static_cast<DType>(code);
+    int r = rank(i);
+    const int64_t *dims = shape(i);
+    if (r < 0 || (r > 0 && !dims))
+      return Status::error(
+          strCat(where, " ('", sig.name, "') has an invalid rank ", r));
+    for (int d = 0; d < r; ++d) {
+      if (dims[d] < 0)
+        return Status::error(strCat(where, " ('", sig.name,
+                                    "') has a dynamic dimension; compiled "
+                                    "models have static shapes"));
+      sig.shape.push_back(dims[d]);
+    }
+    sig.dimNames.assign(sig.shape.size(), "");
+    sigs.push_back(std::move(sig));
+  }
+  return sigs;
+}
+
+/// "f32[4, 16]".
+std::string typeString(DType dtype, const Shape &shape) {
+  return std::string(dtypeName(dtype)) + shapeToString(shape);
+}
+
+/// Checks that the manifest's list agrees with model.so's.
+Status checkManifestSignature(const std::string &manifestPath, const char *kind,
+                              const std::vector<ManifestValue> &declared,
+                              const std::vector<ValueSignature> &actual) {
+  std::string fix = " (the package is inconsistent; recompile it with kiln "
+                    "compile)";
+  if (declared.size() != actual.size())
+    return Status::error(strCat(manifestPath, ": lists ", declared.size(), " ",
+                                kind, "s but model.so declares ", actual.size(),
+                                fix));
+  for (size_t i = 0; i < declared.size(); ++i) {
+    const ManifestValue &m = declared[i];
+    const ValueSignature &a = actual[i];
+    if (m.name != a.name || m.dtype != a.dtype || m.shape != a.shape)
+      return Status::error(strCat(manifestPath, ": ", kind, " ", i, " is '",
+                                  m.name, "' ", typeString(m.dtype, m.shape),
+                                  " but model.so declares '", a.name, "' ",
+                                  typeString(a.dtype, a.shape), fix));
+  }
+  return Status::ok();
+}
+
+/// A fresh, uninitialised, 64-byte aligned CPU tensor.
+Tensor allocateUninitialised(DType dtype, const Shape &shape) {
+  size_t bytes = static_cast<size_t>(numElements(shape)) * dtypeSize(dtype);
+  size_t rounded = std::max<size_t>(
+      (bytes + kAlignment - 1) / kAlignment * kAlignment, kAlignment);
+  void *p = std::aligned_alloc(kAlignment, rounded);
+  if (!p)
+    return Tensor();
+  std::shared_ptr<void> owner(p, std::free);
+  return Tensor(Storage::wrap(p, bytes, Device::CPU, std::move(owner)), dtype,
+                shape, contiguousStrides(shape), 0);
+}
+
+bool isAligned(const void *p) {
+  return reinterpret_cast<uintptr_t>(p) % kAlignment == 0;
+}
+
+/// A contiguous, 64-byte aligned tensor with the contents of `t`: `t` itself
+/// when it already is one.
+Tensor alignedContiguous(const Tensor &t) {
+  Tensor c = t.contiguous();
+  if (isAligned(c.rawData()))
+    return c;
+  Tensor copy = allocateUninitialised(c.dtype(), c.shape());
+  if (copy.defined() && c.nbytes())
+    std::memcpy(copy.rawData(), c.rawData(), c.nbytes());
+  return copy;
+}
+
+const Tensor *findNamed(const NamedTensors &given, const std::string &name) {
+  for (const auto &entry : given)
+    if (entry.first == name)
+      return &entry.second;
+  return nullptr;
+}
+
+std::string joinNames(const std::vector<ValueSignature> &sigs) {
+  std::string s;
+  for (const auto &sig : sigs)
+    s += strCat(s.empty() ? "" : ", ", "'", sig.name, "'");
+  return s.empty() ? std::string("none") : s;
+}
+
+/// Checks names of `given` against `sigs`: none unknown, none repeated, none
+/// missing (all missing names are listed).
+Status checkNames(const std::vector<ValueSignature> &sigs,
+                  const NamedTensors &given, const char *kind,
+                  bool requireAll) {
+  std::set<std::string> seen;
+  for (const auto &entry : given) {
+    bool known = false;
+    for (const auto &sig : sigs)
+      known |= sig.name == entry.first;
+    if (!known)
+      return Status::error(strCat("unknown ", kind, " '", entry.first,
+                                  "' (the model's ", kind, "s are ",
+                                  joinNames(sigs), ")"));
+    if (!seen.insert(entry.first).second)
+      return Status::error(
+          strCat(kind, " '", entry.first, "' is given more than once"));
+  }
+  if (!requireAll)
+    return Status::ok();
+  std::string missing;
+  int numMissing = 0;
+  for (const auto &sig : sigs) {
+    if (seen.count(sig.name))
+      continue;
+    missing += strCat(numMissing++ ? ", " : "", "'", sig.name, "' ",
+                      typeString(sig.dtype, sig.shape));
+  }
+  if (numMissing)
+    return Status::error(strCat("missing ", kind, numMissing > 1 ? "s " : " ",
+                                missing, " (the model's ", kind, "s are ",
+                                joinNames(sigs), ")"));
+  return Status::ok();
+}
+
+/// Checks one tensor against its static signature.
+Status checkTensor(const ValueSignature &sig, const Tensor &t,
+                   const char *kind) {
+  std::string prefix = strCat(kind, " '", sig.name, "'");
+  if (!t.defined())
+    return Status::error(strCat(prefix, ": no tensor given (expected ",
+                                typeString(sig.dtype, sig.shape), ")"));
+  if (t.device() != Device::CPU)
+    return Status::error(strCat(prefix,
+                                ": compiled CPU models take cpu "
+                                "tensors but the tensor is on ",
+                                deviceName(t.device())));
+  if (t.dtype() != sig.dtype || t.shape() != sig.shape)
+    return Status::error(strCat(prefix, ": expected ",
+                                typeString(sig.dtype, sig.shape), " but got ",
+                                t.typeString()));
+  return Status::ok();
+}
+
+/// The path of an external weight file: the first that exists of
+/// `weightsDir`, the package folder `dir` and the source model's folder.
+Expected<std::string> locateExternal(const std::string &file,
+                                     const std::string &dir,
+                                     const std::string &weightsDir,
+                                     const std::string &source) {
+  fs::path p(file);
+  if (p.is_absolute())
+    return file;
+  std::vector<fs::path> candidates;
+  if (!weightsDir.empty())
+    candidates.push_back(fs::path(weightsDir) / p);
+  candidates.push_back(fs::path(dir) / p);
+  if (!source.empty())
+    candidates.push_back(fs::path(source).parent_path() / p);
+  std::string tried;
+  for (const fs::path &c : candidates) {
+    std::error_code ec;
+    if (fs::is_regular_file(c, ec))
+      return c.string();
+    tried += strCat(tried.empty() ? "" : ", ", c.string());
+  }
+  return Status::error(
+      strCat("external data file '", file, "' not found (looked at ", tried,
+             "): place it in the package folder or set LoadOptions::weightsDir "
+             "(kiln run/bench --weights-dir)"));
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Model::Impl
+//===----------------------------------------------------------------------===//
+
+struct Model::Impl {
+  std::string dir;
+  std::string libPath;
+  // Destroyed last: everything below may point into the library.
+  SharedLibrary library;
+  AbiFunctions abi;
+  std::vector<ValueSignature> inputs, outputs, weights;
+  /// The bound weights, in ABI order; they own (or keep mapped) the bytes
+  /// that the handle points to.
+  std::vector<Tensor> weightTensors;
+  kiln_model *handle = nullptr;
+  size_t arenaBytes = 0;
+
+  /// Arenas not in use; run() takes one or allocates a new one.
+  using Arena = std::unique_ptr<void, decltype(&std::free)>;
+  std::mutex arenaMutex;
+  std::vector<Arena> freeArenas;
+
+  ~Impl() {
+    if (handle && abi.destroy)
+      abi.destroy(handle);
+  }
+
+  Status bindWeights(const PackageManifest &manifest,
+                     const std::string &manifestPath,
+                     const LoadOptions &options);
+  Arena acquireArena();
+  void releaseArena(Arena arena);
+};
+
+Status Model::Impl::bindWeights(const PackageManifest &manifest,
+                                const std::string &manifestPath,
+                                const LoadOptions &options) {
+  Status names = checkNames(weights, options.weights, "weight", false);
+  if (!names)
+    return names.withContext("LoadOptions::weights");
+  std::map<std::string, const ManifestWeight *> byName;
+  for (const ManifestWeight &w : manifest.weights) {
+    bool declared = false;
+    for (const ValueSignature &sig : weights)
+      declared |= sig.name == w.name;
+    if (!declared)
+      return Status::error(strCat(manifestPath, ": lists weight '", w.name,
+                                  "' that model.so does not declare (the "
+                                  "package is inconsistent; recompile it)"));
+    if (!byName.emplace(w.name, &w).second)
+      return Status::error(
+          strCat(manifestPath, ": lists weight '", w.name, "' twice"));
+  }
+
+  std::map<std::string, std::shared_ptr<MappedFile>> files;
+  for (const ValueSignature &sig : weights) {
+    if (const Tensor *given = findNamed(options.weights, sig.name)) {
+      KILN_RETURN_IF_ERROR(checkTensor(sig, *given, "weight")
+                               .withContext("LoadOptions::weights"));
+      Tensor t = alignedContiguous(*given);
+      if (!t.defined())
+        return Status::error(
+            strCat("weight '", sig.name, "': out of memory copying it"));
+      weightTensors.push_back(std::move(t));
+      continue;
+    }
+    auto it = byName.find(sig.name);
+    if (it == byName.end())
+      return Status::error(
+          strCat(manifestPath, ": has no entry for weight '", sig.name, "' ",
+                 typeString(sig.dtype, sig.shape),
+                 " that model.so declares (recompile the package, or pass the "
+                 "weight in LoadOptions::weights)"));
+    const ManifestWeight &w = *it->second;
+    if (w.dtype != sig.dtype || w.shape != sig.shape)
+      return Status::error(strCat(manifestPath, ": weight '", w.name, "' is ",
+                                  typeString(w.dtype, w.shape),
+                                  " but model.so declares ",
+                                  typeString(sig.dtype, sig.shape),
+                                  " (the package is inconsistent; recompile "
+                                  "it)"));
+    if (w.file.empty())
+      return Status::error(strCat("weight '", w.name, "' ",
+                                  typeString(w.dtype, w.shape),
+                                  " has no data in the package ", dir,
+                                  ": pass it in LoadOptions::weights"));
+    std::string path = (fs::path(dir) / w.file).string();
+    if (w.external) {
+      Expected<std::string> found =
+          locateExternal(w.file, dir, options.weightsDir, manifest.source);
+      if (!found)
+        return found.status().withContext(strCat("weight '", w.name, "'"));
+      path = found.take();
+    }
+    std::shared_ptr<MappedFile> &file = files[path];
+    if (!file) {
+      Expected<std::shared_ptr<MappedFile>> mapped = MappedFile::open(path);
+      if (!mapped)
+        return mapped.status().withContext(strCat("weight '", w.name, "'"));
+      file = mapped.take();
+    }
+    if (w.offset > file->size() || w.bytes > file->size() - w.offset)
+      return Status::error(strCat(
+          path, ": is ", file->size(), " bytes but weight '", w.name,
+          "' needs bytes [", w.offset, ", ", w.offset + w.bytes,
+          "): the file is truncated or does not belong to this package"));
+    void *data = const_cast<char *>(file->data()) + w.offset;
+    if (w.bytes == 0)
+      data = nullptr;
+    Tensor t;
+    if (data && isAligned(data)) {
+      t = Tensor(Storage::wrap(data, w.bytes, Device::CPU, file), w.dtype,
+                 w.shape, contiguousStrides(w.shape), 0);
+    } else {
+      // Unaligned (typical of ONNX external data) or empty: copy.
+      t = allocateUninitialised(w.dtype, w.shape);
+      if (!t.defined())
+        return Status::error(
+            strCat("weight '", w.name, "': out of memory copying it"));
+      if (w.bytes)
+        std::memcpy(t.rawData(), data, w.bytes);
+    }
+    weightTensors.push_back(std::move(t));
+  }
+  return Status::ok();
+}
+
+Model::Impl::Arena Model::Impl::acquireArena() {
+  {
+    std::lock_guard<std::mutex> lock(arenaMutex);
+    if (!freeArenas.empty()) {
+      Arena a = std::move(freeArenas.back());
+      freeArenas.pop_back();
+      return a;
+    }
+  }
+  size_t rounded = std::max<size_t>(
+      (arenaBytes + kAlignment - 1) / kAlignment * kAlignment, kAlignment);
+  return Arena(std::aligned_alloc(kAlignment, rounded), &std::free);
+}
+
+void Model::Impl::releaseArena(Arena arena) {
+  std::lock_guard<std::mutex> lock(arenaMutex);
+  freeArenas.push_back(std::move(arena));
+}
+
+//===----------------------------------------------------------------------===//
+// Model
+//===----------------------------------------------------------------------===//
+
+Model::Model(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Model::Model(Model &&other) noexcept = default;
+Model &Model::operator=(Model &&other) noexcept = default;
+Model::~Model() = default;
+
+const std::vector<ValueSignature> &Model::inputs() const {
+  return impl_->inputs;
+}
+const std::vector<ValueSignature> &Model::outputs() const {
+  return impl_->outputs;
+}
+const std::vector<ValueSignature> &Model::weights() const {
+  return impl_->weights;
+}
+const std::string &Model::directory() const { return impl_->dir; }
+size_t Model::arenaBytes() const { return impl_->arenaBytes; }
+
+Expected<Model> Model::load(const std::string &dir,
+                            const LoadOptions &options) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec))
+    return Status::error(strCat(dir, ": no such package folder (kiln compile "
+                                     "MODEL -o DIR writes one)"));
+  auto impl = std::make_unique<Impl>();
+  impl->dir = dir;
+  std::string manifestPath = (fs::path(dir) / "manifest.json").string();
+  impl->libPath = (fs::path(dir) / "model.so").string();
+
+  Expected<PackageManifest> manifest = readManifest(manifestPath);
+  if (!manifest)
+    return manifest.status();
+  if (!fs::exists(impl->libPath, ec))
+    return Status::error(strCat(impl->libPath,
+                                ": missing; the package is incomplete "
+                                "(recompile it with kiln compile)"));
+
+  // A library whose absolute path is given is loaded from exactly there.
+  std::string absLib = fs::absolute(impl->libPath, ec).string();
+  Expected<SharedLibrary> lib =
+      SharedLibrary::open(ec ? impl->libPath : absLib);
+  if (!lib)
+    return lib.status();
+  impl->library = lib.take();
+
+  // The version first: nothing else of another ABI can be trusted.
+  KILN_RETURN_IF_ERROR(
+      resolve(impl->library, "kiln_model_abi_version", impl->abi.abiVersion));
+  int version = impl->abi.abiVersion();
+  if (version != KILN_MODEL_ABI_VERSION)
+    return Status::error(strCat(
+        impl->libPath, ": implements Kiln model ABI version ", version,
+        " but this runtime implements version ", KILN_MODEL_ABI_VERSION,
+        "; recompile the package with this kiln, or use the runtime it was "
+        "built for"));
+  if (manifest->abiVersion && *manifest->abiVersion != version)
+    return Status::error(strCat(manifestPath, ": says ABI version ",
+                                *manifest->abiVersion, " but model.so has ",
+                                version,
+                                " (the package is inconsistent; recompile "
+                                "it)"));
+  KILN_RETURN_IF_ERROR(resolveAll(impl->library, impl->abi));
+
+  const AbiFunctions &f = impl->abi;
+  auto in = querySignature(impl->libPath, "input", f.numInputs(), f.inputName,
+                           f.inputDType, f.inputRank, f.inputShape);
+  if (!in)
+    return in.status();
+  auto out =
+      querySignature(impl->libPath, "output", f.numOutputs(), f.outputName,
+                     f.outputDType, f.outputRank, f.outputShape);
+  if (!out)
+    return out.status();
+  auto w = querySignature(impl->libPath, "weight", f.numWeights(), f.weightName,
+                          f.weightDType, f.weightRank, f.weightShape);
+  if (!w)
+    return w.status();
+  impl->inputs = in.take();
+  impl->outputs = out.take();
+  impl->weights = w.take();
+  if (manifest->hasSignature) {
+    KILN_RETURN_IF_ERROR(checkManifestSignature(
+        manifestPath, "input", manifest->inputs, impl->inputs));
+    KILN_RETURN_IF_ERROR(checkManifestSignature(
+        manifestPath, "output", manifest->outputs, impl->outputs));
+  }
+
+  KILN_RETURN_IF_ERROR(impl->bindWeights(*manifest, manifestPath, options));
+  std::vector<const void *> pointers;
+  for (const Tensor &t : impl->weightTensors)
+    pointers.push_back(t.rawData());
+
+  char err[1024] = {0};
+  kiln_model *handle = nullptr;
+  int rc = f.create(pointers.data(), &handle, err, sizeof(err));
+  err[sizeof(err) - 1] = 0;
+  if (rc != 0 || !handle)
+    return Status::error(strCat(impl->libPath, ": kiln_model_create failed: ",
+                                err[0] ? err : "no message"));
+  impl->handle = handle;
+  impl->arenaBytes = f.arenaBytes();
+  return Model(std::move(impl));
+}
+
+Expected<NamedTensors> Model::run(const NamedTensors &inputs) const {
+  assert(impl_ && "run() on a moved-from Model");
+  Impl &m = *impl_;
+  KILN_RETURN_IF_ERROR(checkNames(m.inputs, inputs, "input", true));
+
+  std::vector<Tensor> ready;
+  std::vector<const void *> inputPointers;
+  ready.reserve(m.inputs.size());
+  for (const ValueSignature &sig : m.inputs) {
+    const Tensor *t = findNamed(inputs, sig.name);
+    KILN_RETURN_IF_ERROR(checkTensor(sig, *t, "input"));
+    ready.push_back(alignedContiguous(*t));
+    if (!ready.back().defined())
+      return Status::error(
+          strCat("input '", sig.name, "': out of memory copying it"));
+    inputPointers.push_back(ready.back().rawData());
+  }
+
+  NamedTensors outputs;
+  std::vector<void *> outputPointers;
+  for (const ValueSignature &sig : m.outputs) {
+    Tensor t = allocateUninitialised(sig.dtype, sig.shape);
+    if (!t.defined())
+      return Status::error(strCat("output '", sig.name, "' ",
+                                  typeString(sig.dtype, sig.shape),
+                                  ": out of memory"));
+    outputPointers.push_back(t.rawData());
+    outputs.emplace_back(sig.name, std::move(t));
+  }
+
+  Impl::Arena arena = m.acquireArena();
+  if (!arena)
+    return Status::error(strCat(m.libPath, ": cannot allocate the ",
+                                m.arenaBytes, "-byte arena: out of memory"));
+  char err[1024] = {0};
+  int rc = m.abi.run(m.handle, inputPointers.data(), outputPointers.data(),
+                     arena.get(), err, sizeof(err));
+  m.releaseArena(std::move(arena));
+  err[sizeof(err) - 1] = 0;
+  if (rc != 0)
+    return Status::error(
+        strCat(m.libPath, ": run failed: ", err[0] ? err : "no message"));
+  return outputs;
+}
+
+} // namespace kiln
