@@ -1,0 +1,68 @@
+//===- CppKernel.h - C++ kernels of fusion regions --------------*- C++ -*-===//
+//
+// This file declares the C++ kernel printer's API, the calling convention
+// that the wrapper emitter relies on: each fusion region becomes one C++
+// function in namespace kiln_kernels,
+//
+//   void k3_layer_norm(const float *__restrict in0, const float *__restrict
+//   in1,
+//                      float *__restrict out0, float *__restrict out1);
+//
+// with the inputs in fusion operand order, then the outputs in result order;
+// element types float, double, int64_t, int32_t, int8_t, uint8_t, bool,
+// kiln_f16, kiln_bf16 (the prelude's 16-bit storage types); every buffer
+// contiguous and row-major with the static shape of its type.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_CODEGEN_CPPKERNEL_H
+#define KILN_CODEGEN_CPPKERNEL_H
+
+#include "codegen/KernelIR.h"
+#include "ir/KilnOps.h"
+
+#include "mlir/IR/Operation.h"
+#include "mlir/Support/LogicalResult.h"
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <string>
+#include <vector>
+
+namespace kiln {
+
+/// One generated C++ kernel.
+struct CppKernel {
+  /// The function name (the fusion's `name`), e.g. "k3_layer_norm".
+  std::string name;
+  /// The prototype, without namespace, e.g. `void k3(const float
+  /// *__restrict in0, float *__restrict out0);`.
+  std::string declaration;
+  /// The function definition, preceded by a comment naming its ONNX nodes.
+  std::string definition;
+  /// The ONNX node names of the region's ops, in op order.
+  std::vector<std::string> sourceNodes;
+};
+
+/// Lowers one fusion op (kiln.fusion: one region whose block arguments
+/// mirror the operands, `kiln.yield` terminator, string attributes `name`
+/// and `kind`) to a C++ kernel; emits diagnostics and fails on ops or
+/// shapes the kernel IR cannot express.
+mlir::FailureOr<CppKernel> emitCppKernel(FusionOp op);
+
+/// Prints a kernel of the kernel IR as C++.
+CppKernel printCppKernel(const codegen::Kernel &kernel);
+
+/// The text of kernels.cpp: the prelude (see cppKernelPrelude), then every
+/// definition inside namespace kiln_kernels.
+std::string emitKernelsFile(llvm::ArrayRef<CppKernel> kernels,
+                            llvm::StringRef modelName);
+
+/// The prelude of kernels.cpp (<cmath>, <cstdint>, <cstring>, kiln_f16,
+/// kiln_bf16 and scalar helpers); the wrapper includes it too when it
+/// declares kernels taking kiln_f16/kiln_bf16 buffers.
+std::string cppKernelPrelude();
+
+} // namespace kiln
+
+#endif // KILN_CODEGEN_CPPKERNEL_H

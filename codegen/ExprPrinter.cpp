@@ -1,0 +1,501 @@
+//===- ExprPrinter.cpp - Scalar ops as C expressions ----------------------===//
+//
+// This file implements the expression printer shared by the kernel printers
+// and the kernel prelude it relies on. Every expression reproduces the
+// reference runtime's scalar semantics (runtime/kernels/Elementwise*.cpp):
+// wrapping integer arithmetic, integer division truncating toward zero with
+// x / 0 = 0, both ONNX mod modes, NaN-propagating max/min, round half to
+// even (nearbyint), ONNX cast rules, the erf and tanh forms of gelu, and
+// f16/bf16 computed in float and rounded to nearest even once per op.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/ExprPrinter.h"
+
+#include "llvm/ADT/StringSet.h"
+#include "llvm/ADT/StringSwitch.h"
+
+#include <cmath>
+#include <cstdio>
+
+namespace kiln {
+namespace codegen {
+
+namespace {
+
+const llvm::StringSet<> &scalarOps() {
+  static const llvm::StringSet<> ops = {
+      // Elementwise, binary.
+      "add", "sub", "mul", "div", "pow", "max", "min", "mod", "bitwise_and",
+      "bitwise_or", "bitwise_xor", "bit_shift", "and", "or", "xor", "prelu",
+      // Comparisons.
+      "equal", "less", "less_equal", "greater", "greater_equal",
+      // Elementwise, unary.
+      "neg", "abs", "sign", "exp", "log", "sqrt", "reciprocal", "floor", "ceil",
+      "round", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh",
+      "asinh", "acosh", "atanh", "erf", "not", "bitwise_not", "relu", "sigmoid",
+      "tanh", "softplus", "softsign", "mish", "hard_swish", "leaky_relu", "elu",
+      "celu", "selu", "hard_sigmoid", "thresholded_relu", "shrink", "gelu",
+      "swish", "is_nan", "is_inf", "cast",
+      // Selection.
+      "where"};
+  return ops;
+}
+
+/// The unsigned type of the same width (for wrapping arithmetic).
+std::string unsignedCType(ScalarType t) {
+  switch (t) {
+  case ScalarType::I64:
+    return "uint64_t";
+  case ScalarType::I32:
+    return "uint32_t";
+  default:
+    return "uint8_t";
+  }
+}
+
+/// The name of a libm function for the compute type: `expf` or `exp`.
+std::string fn(llvm::StringRef name, ScalarType t) {
+  return (name + (t == ScalarType::F64 ? "" : "f")).str();
+}
+
+/// A literal of the compute type of `t`.
+std::string lit(ScalarType t, double v) {
+  return printLiteral(t, v, static_cast<int64_t>(v));
+}
+
+} // namespace
+
+bool isScalarOp(llvm::StringRef op) { return scalarOps().contains(op); }
+
+std::string computeCType(ScalarType t) {
+  switch (t) {
+  case ScalarType::F32:
+  case ScalarType::F16:
+  case ScalarType::BF16:
+    return "float";
+  case ScalarType::F64:
+    return "double";
+  case ScalarType::I64:
+    return "int64_t";
+  case ScalarType::I32:
+    return "int32_t";
+  case ScalarType::I8:
+    return "int8_t";
+  case ScalarType::U8:
+    return "uint8_t";
+  case ScalarType::Bool:
+    return "bool";
+  }
+  return "void";
+}
+
+std::string storageCType(ScalarType t) {
+  if (t == ScalarType::F16)
+    return "kiln_f16";
+  if (t == ScalarType::BF16)
+    return "kiln_bf16";
+  return computeCType(t);
+}
+
+std::string printLiteral(ScalarType t, double floatValue, int64_t intValue) {
+  if (t == ScalarType::Bool)
+    return intValue ? "true" : "false";
+  if (isFloatType(t)) {
+    bool isDouble = t == ScalarType::F64;
+    if (std::isnan(floatValue))
+      return isDouble ? "(double)NAN" : "NAN";
+    if (std::isinf(floatValue)) {
+      std::string inf = isDouble ? "(double)INFINITY" : "INFINITY";
+      return floatValue < 0 ? "(-" + inf + ")" : inf;
+    }
+    char buf[64];
+    if (isDouble)
+      std::snprintf(buf, sizeof(buf), "%.17g", floatValue);
+    else
+      std::snprintf(buf, sizeof(buf), "%.9g",
+                    static_cast<double>(static_cast<float>(floatValue)));
+    std::string s = buf;
+    if (s.find_first_of(".e") == std::string::npos)
+      s += ".0";
+    if (!isDouble)
+      s += "f";
+    return s[0] == '-' ? "(" + s + ")" : s;
+  }
+  std::string ct = computeCType(t);
+  if (t == ScalarType::I64 && intValue == INT64_MIN)
+    return "(-9223372036854775807LL - 1)";
+  return "((" + ct + ")" + std::to_string(intValue) + "LL)";
+}
+
+std::string roundTo(ScalarType t, const std::string &expr) {
+  if (t == ScalarType::F16)
+    return "kiln_round_f16(" + expr + ")";
+  if (t == ScalarType::BF16)
+    return "kiln_round_bf16(" + expr + ")";
+  return expr;
+}
+
+std::string printScalarOp(llvm::StringRef op, ScalarType resultType,
+                          llvm::ArrayRef<ScalarType> argTypes,
+                          llvm::ArrayRef<std::string> args,
+                          const ScalarAttrs &attrs) {
+  ScalarType t = argTypes.empty() ? resultType : argTypes[0];
+  if (op == "where")
+    t = argTypes[1];
+  const std::string ct = computeCType(t), ut = unsignedCType(t);
+  const bool isFloat = isFloatType(t), isInt = isIntType(t);
+  const std::string a = args.empty() ? "" : args[0];
+  const std::string b = args.size() > 1 ? args[1] : "";
+  const std::string zero = lit(t, 0), one = lit(t, 1);
+  auto num = [&](const char *name, double dflt) {
+    return lit(t, attrs.getNumber(name, dflt));
+  };
+  auto wrap = [&](const char *sym) {
+    return "(" + ct + ")((" + ut + ")" + a + " " + sym + " (" + ut + ")" + b +
+           ")";
+  };
+
+  std::string e;
+  // Elementwise, binary.
+  if (op == "add" || op == "sub" || op == "mul") {
+    const char *sym = op == "add" ? "+" : op == "sub" ? "-" : "*";
+    e = isInt ? wrap(sym) : "(" + a + " " + sym + " " + b + ")";
+  } else if (op == "div") {
+    e = isInt ? "kiln_idiv(" + a + ", " + b + ")" : "(" + a + " / " + b + ")";
+  } else if (op == "pow") {
+    e = isInt ? "kiln_ipow(" + a + ", " + b + ")"
+              : fn("pow", t) + "(" + a + ", " + b + ")";
+  } else if (op == "max" || op == "min") {
+    e = "kiln_" + op.str() + "(" + a + ", " + b + ")";
+  } else if (op == "mod") {
+    std::string python = attrs.getNumber("fmod", 0) != 0 ? "0" : "1";
+    e = (isFloat ? "kiln_fmod(" : "kiln_imod(") + a + ", " + b + ", " + python +
+        ")";
+  } else if (op == "bitwise_and" || op == "bitwise_or" || op == "bitwise_xor") {
+    const char *sym = op == "bitwise_and"  ? "&"
+                      : op == "bitwise_or" ? "|"
+                                           : "^";
+    e = "(" + ct + ")(" + a + " " + sym + " " + b + ")";
+  } else if (op == "bit_shift") {
+    std::string dir = attrs.getString("direction", "left");
+    bool left = dir == "left" || dir == "LEFT" || dir == "Left";
+    e = (left ? "kiln_shl(" : "kiln_shr(") + a + ", " + b + ")";
+  } else if (op == "and") {
+    e = "(" + a + " && " + b + ")";
+  } else if (op == "or") {
+    e = "(" + a + " || " + b + ")";
+  } else if (op == "xor") {
+    e = "(" + a + " != " + b + ")";
+  } else if (op == "prelu") {
+    e = "(" + a + " < " + zero + " ? " + b + " * " + a + " : " + a + ")";
+    // Comparisons.
+  } else if (op == "equal" || op == "less" || op == "less_equal" ||
+             op == "greater" || op == "greater_equal") {
+    const char *sym = llvm::StringSwitch<const char *>(op)
+                          .Case("equal", "==")
+                          .Case("less", "<")
+                          .Case("less_equal", "<=")
+                          .Case("greater", ">")
+                          .Default(">=");
+    e = "(" + a + " " + sym + " " + b + ")";
+    // Elementwise, unary.
+  } else if (op == "neg") {
+    e = isInt ? "(" + ct + ")((" + ut + ")0 - (" + ut + ")" + a + ")"
+              : "(-" + a + ")";
+  } else if (op == "abs") {
+    if (isFloat)
+      e = fn("fabs", t) + "(" + a + ")";
+    else if (t == ScalarType::U8)
+      e = a;
+    else
+      e = "(" + a + " < " + zero + " ? (" + ct + ")((" + ut + ")0 - (" + ut +
+          ")" + a + ") : " + a + ")";
+  } else if (op == "sign") {
+    e = "(" + a + " > " + zero + " ? " + one + " : (" + a + " < " + zero +
+        " ? " + lit(t, -1) + " : " + a + "))";
+  } else if (op == "relu") {
+    e = "(" + a + " < " + zero + " ? " + zero + " : " + a + ")";
+  } else if (op == "reciprocal") {
+    e = "(" + one + " / " + a + ")";
+  } else if (op == "round") {
+    e = fn("nearbyint", t) + "(" + a + ")"; // Half to even.
+  } else if (op == "exp" || op == "log" || op == "sqrt" || op == "floor" ||
+             op == "ceil" || op == "sin" || op == "cos" || op == "tan" ||
+             op == "asin" || op == "acos" || op == "atan" || op == "sinh" ||
+             op == "cosh" || op == "asinh" || op == "acosh" || op == "atanh" ||
+             op == "erf" || op == "tanh") {
+    e = fn(op, t) + "(" + a + ")";
+  } else if (op == "not") {
+    e = "(!" + a + ")";
+  } else if (op == "bitwise_not") {
+    e = "(" + ct + ")(~" + a + ")";
+  } else if (op == "sigmoid") {
+    e = "kiln_sigmoid(" + a + ")";
+  } else if (op == "softplus") {
+    e = "kiln_softplus(" + a + ")";
+  } else if (op == "softsign") {
+    e = "(" + a + " / (" + one + " + " + fn("fabs", t) + "(" + a + ")))";
+  } else if (op == "mish") {
+    e = "(" + a + " * " + fn("tanh", t) + "(kiln_softplus(" + a + ")))";
+  } else if (op == "hard_swish") {
+    e = "(" + a + " * kiln_clamp01(" + a + " / " + lit(t, 6) + " + " +
+        lit(t, 0.5) + "))";
+  } else if (op == "leaky_relu") {
+    e = "(" + a + " < " + zero + " ? " + num("alpha", 0.01) + " * " + a +
+        " : " + a + ")";
+  } else if (op == "elu") {
+    e = "(" + a + " < " + zero + " ? " + num("alpha", 1.0) + " * (" +
+        fn("exp", t) + "(" + a + ") - " + one + ") : " + a + ")";
+  } else if (op == "celu") {
+    std::string alpha = num("alpha", 1.0);
+    e = "((" + a + " > " + zero + " ? " + a + " : " + zero +
+        ") + kiln_neg_part(" + alpha + " * (" + fn("exp", t) + "(" + a + " / " +
+        alpha + ") - " + one + ")))";
+  } else if (op == "selu") {
+    std::string alpha = num("alpha", 1.67326319217681884765625);
+    std::string gamma = num("gamma", 1.05070102214813232421875);
+    e = "(" + a + " <= " + zero + " ? " + gamma + " * (" + alpha + " * " +
+        fn("exp", t) + "(" + a + ") - " + alpha + ") : " + gamma + " * " + a +
+        ")";
+  } else if (op == "hard_sigmoid") {
+    e = "kiln_clamp01(" + num("alpha", 0.2) + " * " + a + " + " +
+        num("beta", 0.5) + ")";
+  } else if (op == "thresholded_relu") {
+    e = "(" + a + " > " + num("alpha", 1.0) + " ? " + a + " : " + zero + ")";
+  } else if (op == "shrink") {
+    e = "kiln_shrink(" + a + ", " +
+        printLiteral(ScalarType::F64, attrs.getNumber("bias", 0.0), 0) + ", " +
+        printLiteral(ScalarType::F64, attrs.getNumber("lambd", 0.5), 0) + ")";
+  } else if (op == "gelu") {
+    if (attrs.getString("approximate", "none") == "tanh")
+      e = "(" + lit(t, 0.5) + " * " + a + " * (" + one + " + " + fn("tanh", t) +
+          "(" + lit(t, 0.7978845608028654) + " * (" + a + " + " +
+          lit(t, 0.044715) + " * " + a + " * " + a + " * " + a + "))))";
+    else
+      e = "(" + lit(t, 0.5) + " * " + a + " * (" + one + " + " + fn("erf", t) +
+          "(" + a + " * " + lit(t, 0.7071067811865476) + ")))";
+  } else if (op == "swish") {
+    e = "(" + a + " * kiln_sigmoid(" + num("alpha", 1.0) + " * " + a + "))";
+  } else if (op == "is_nan") {
+    e = "(" + a + " != " + a + ")";
+  } else if (op == "is_inf") {
+    bool pos = attrs.getNumber("detect_positive", 1) != 0;
+    bool neg = attrs.getNumber("detect_negative", 1) != 0;
+    std::string p = "(" + a + " == " + lit(t, INFINITY) + ")";
+    std::string n = "(" + a + " == " + lit(t, -INFINITY) + ")";
+    e = pos && neg ? "(" + p + " || " + n + ")" : pos ? p : neg ? n : "false";
+  } else if (op == "cast") {
+    ScalarType to = resultType;
+    if (to == t)
+      e = a;
+    else if (to == ScalarType::Bool)
+      e = "(" + a + " != " + zero + ")";
+    else if (isIntType(to) && isFloat)
+      e = "kiln_f2i<" + computeCType(to) + ">(" + a + ")";
+    else
+      e = "(" + computeCType(to) + ")" + a;
+    // Selection.
+  } else if (op == "where") {
+    e = "(" + a + " ? " + b + " : " + args[2] + ")";
+  } else {
+    assert(false && "printScalarOp: not a scalar op");
+  }
+  return roundTo(resultType, e);
+}
+
+const char *kernelPrelude() {
+  return R"PRELUDE(#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+// f16 and bf16 storage types: round to nearest even from float, NaN stays a
+// NaN (the runtime's DType.cpp).
+static inline uint32_t kiln_float_bits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, sizeof(u));
+  return u;
+}
+static inline float kiln_bits_float(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, sizeof(f));
+  return f;
+}
+static inline uint16_t kiln_float_to_f16_bits(float f) {
+  uint32_t x = kiln_float_bits(f);
+  uint32_t sign = (x >> 16) & 0x8000u, absx = x & 0x7fffffffu;
+  if (absx >= 0x7f800000u)
+    return (uint16_t)(absx > 0x7f800000u ? sign | 0x7e00u | ((absx >> 13) & 0x3ffu)
+                                         : sign | 0x7c00u);
+  if (absx >= 0x477ff000u)
+    return (uint16_t)(sign | 0x7c00u);
+  int32_t e = (int32_t)(absx >> 23) - 127;
+  if (e >= -14) {
+    uint32_t mant = absx & 0x7fffffu;
+    uint32_t h = ((uint32_t)(e + 15) << 10) | (mant >> 13), rest = mant & 0x1fffu;
+    if (rest > 0x1000u || (rest == 0x1000u && (h & 1u)))
+      ++h;
+    return (uint16_t)(sign | h);
+  }
+  if (e < -25)
+    return (uint16_t)sign;
+  uint32_t mant = (absx & 0x7fffffu) | 0x800000u;
+  int shift = -e - 1;
+  uint32_t h = mant >> shift, rest = mant & ((1u << shift) - 1u),
+           halfway = 1u << (shift - 1);
+  if (rest > halfway || (rest == halfway && (h & 1u)))
+    ++h;
+  return (uint16_t)(sign | h);
+}
+static inline float kiln_f16_bits_to_float(uint16_t h) {
+  uint32_t sign = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu,
+           mant = h & 0x3ffu;
+  if (e == 0x1f)
+    return kiln_bits_float(sign | 0x7f800000u | (mant << 13));
+  if (e == 0) {
+    if (mant == 0)
+      return kiln_bits_float(sign);
+    float v = (float)mant * 5.9604644775390625e-8f;
+    return sign ? -v : v;
+  }
+  return kiln_bits_float(sign | ((e + 112u) << 23) | (mant << 13));
+}
+static inline uint16_t kiln_float_to_bf16_bits(float f) {
+  uint32_t x = kiln_float_bits(f);
+  if ((x & 0x7fffffffu) > 0x7f800000u)
+    return (uint16_t)((x >> 16) | 0x40u);
+  x += 0x7fffu + ((x >> 16) & 1u);
+  return (uint16_t)(x >> 16);
+}
+struct kiln_f16 {
+  uint16_t bits;
+  kiln_f16() = default;
+  kiln_f16(float f) : bits(kiln_float_to_f16_bits(f)) {}
+  operator float() const { return kiln_f16_bits_to_float(bits); }
+};
+struct kiln_bf16 {
+  uint16_t bits;
+  kiln_bf16() = default;
+  kiln_bf16(float f) : bits(kiln_float_to_bf16_bits(f)) {}
+  operator float() const { return kiln_bits_float((uint32_t)bits << 16); }
+};
+static inline float kiln_round_f16(float x) { return (float)kiln_f16(x); }
+static inline float kiln_round_bf16(float x) { return (float)kiln_bf16(x); }
+
+// Scalar helpers with the reference runtime's semantics.
+template <class T> struct kiln_unsigned { typedef T type; };
+template <> struct kiln_unsigned<int64_t> { typedef uint64_t type; };
+template <> struct kiln_unsigned<int32_t> { typedef uint32_t type; };
+template <> struct kiln_unsigned<int8_t> { typedef uint8_t type; };
+template <class T> static inline T kiln_lowest() {
+  typedef typename kiln_unsigned<T>::type U;
+  return (T)-1 < (T)0 ? (T)((U)1 << (sizeof(T) * 8 - 1)) : (T)0;
+}
+template <class T> static inline T kiln_highest() { return (T)~kiln_lowest<T>(); }
+template <class T> static inline T kiln_max(T a, T b) {
+  return a != a ? a : (b != b ? b : (a < b ? b : a));
+}
+template <class T> static inline T kiln_min(T a, T b) {
+  return a != a ? a : (b != b ? b : (b < a ? b : a));
+}
+template <class T> static inline T kiln_neg_part(T x) { return x < T(0) ? x : T(0); }
+template <class T> static inline T kiln_clamp01(T v) {
+  return v != v ? v : (v < T(0) ? T(0) : (v > T(1) ? T(1) : v));
+}
+template <class T> static inline T kiln_idiv(T a, T b) {
+  typedef typename kiln_unsigned<T>::type U;
+  if (b == 0)
+    return 0;
+  if ((T)-1 < (T)0 && b == (T)-1)
+    return (T)((U)0 - (U)a);
+  return (T)(a / b);
+}
+template <class T> static inline T kiln_imod(T a, T b, int python) {
+  if (b == 0 || ((T)-1 < (T)0 && b == (T)-1))
+    return 0;
+  T r = (T)(a % b);
+  if ((T)-1 < (T)0 && python && r != 0 && ((r < 0) != (b < 0)))
+    r = (T)(r + b);
+  return r;
+}
+static inline float kiln_fmod(float a, float b, int python) {
+  float r = fmodf(a, b);
+  if (python && r != 0 && ((r < 0) != (b < 0)))
+    r += b;
+  return r;
+}
+static inline double kiln_fmod(double a, double b, int python) {
+  double r = fmod(a, b);
+  if (python && r != 0 && ((r < 0) != (b < 0)))
+    r += b;
+  return r;
+}
+template <class T> static inline T kiln_ipow(T a, T b) {
+  typedef typename kiln_unsigned<T>::type U;
+  if (b < 0) {
+    if (a == 1)
+      return 1;
+    if ((T)-1 < (T)0 && a == (T)-1)
+      return (b % 2) ? (T)-1 : (T)1;
+    return 0;
+  }
+  U result = 1, base = (U)a;
+  for (T e = b; e > 0; e = (T)(e >> 1)) {
+    if (e & 1)
+      result = (U)(result * base);
+    base = (U)(base * base);
+  }
+  return (T)result;
+}
+template <class T> static inline T kiln_shl(T a, T b) {
+  typedef typename kiln_unsigned<T>::type U;
+  if (b < 0 || b >= (T)(sizeof(T) * 8))
+    return 0;
+  return (T)(U)((U)a << b);
+}
+template <class T> static inline T kiln_shr(T a, T b) {
+  if (b < 0 || b >= (T)(sizeof(T) * 8))
+    return ((T)-1 < (T)0 && a < 0) ? (T)-1 : (T)0;
+  return (T)(a >> b);
+}
+static inline float kiln_sigmoid(float x) {
+  if (x >= 0.0f)
+    return 1.0f / (1.0f + expf(-x));
+  float e = expf(x);
+  return e / (1.0f + e);
+}
+static inline double kiln_sigmoid(double x) {
+  if (x >= 0.0)
+    return 1.0 / (1.0 + exp(-x));
+  double e = exp(x);
+  return e / (1.0 + e);
+}
+static inline float kiln_softplus(float x) {
+  return (x > 0.0f ? x : 0.0f) + log1pf(expf(-fabsf(x)));
+}
+static inline double kiln_softplus(double x) {
+  return (x > 0.0 ? x : 0.0) + log1p(exp(-fabs(x)));
+}
+template <class T> static inline T kiln_shrink(T x, double bias, double lambd) {
+  double v = (double)x;
+  if (v < -lambd)
+    return (T)(v + bias);
+  if (v > lambd)
+    return (T)(v - bias);
+  return (T)0;
+}
+template <class T> static inline T kiln_f2i(double x) {
+  if (x != x)
+    return (T)0;
+  double d = trunc(x);
+  if (d >= 9.2233720368547758e18)
+    return (T)INT64_MAX;
+  if (d <= -9.2233720368547758e18)
+    return (T)INT64_MIN;
+  return (T)(int64_t)d;
+}
+)PRELUDE";
+}
+
+} // namespace codegen
+} // namespace kiln

@@ -1,0 +1,57 @@
+//===- ExprPrinter.h - Scalar ops as C expressions --------------*- C++ -*-===//
+//
+// This file declares the one expression printer that the C++ printer and the
+// CUDA printer share: it turns one scalar op of the kernel IR into a C
+// expression with exactly the reference runtime's semantics
+// (docs/op-semantics.md), calling the small helpers of the kernel prelude
+// (kiln_max, kiln_idiv, kiln_sigmoid, kiln_round_f16, ...). Values of f16 and
+// bf16 type are computed in float and rounded once per op, as the runtime's
+// kernels round on every store.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_CODEGEN_EXPRPRINTER_H
+#define KILN_CODEGEN_EXPRPRINTER_H
+
+#include "codegen/KernelIR.h"
+
+#include <string>
+
+namespace kiln {
+namespace codegen {
+
+/// True when the kiln op `op` (name without prefix) is a scalar op the
+/// printer supports (elementwise binary, comparisons, unary, activations,
+/// cast, where).
+bool isScalarOp(llvm::StringRef op);
+
+/// The C type temps of `t` are computed in: float for f32/f16/bf16, double,
+/// int64_t, int32_t, int8_t, uint8_t, bool.
+std::string computeCType(ScalarType t);
+/// The C type buffers of `t` are stored in: as computeCType, but kiln_f16
+/// and kiln_bf16 for the half types.
+std::string storageCType(ScalarType t);
+
+/// A literal of type `t` (computed type), e.g. `0.5f`, `INFINITY`, `(int8_t)3`.
+std::string printLiteral(ScalarType t, double floatValue, int64_t intValue);
+
+/// The C expression of a scalar op whose arguments are the C expressions
+/// `args` of types `argTypes`; the result has computeCType(resultType) and,
+/// for the half types, is already rounded to that type.
+std::string printScalarOp(llvm::StringRef op, ScalarType resultType,
+                          llvm::ArrayRef<ScalarType> argTypes,
+                          llvm::ArrayRef<std::string> args,
+                          const ScalarAttrs &attrs);
+
+/// Rounds a float expression to the half type `t` (identity for other types).
+std::string roundTo(ScalarType t, const std::string &expr);
+
+/// The prelude every kernels file starts with: <cmath>, <cstdint>,
+/// <cstring>, kiln_f16/kiln_bf16 (round to nearest even, matching the
+/// runtime's DType.cpp) and the scalar helpers printScalarOp calls.
+const char *kernelPrelude();
+
+} // namespace codegen
+} // namespace kiln
+
+#endif // KILN_CODEGEN_EXPRPRINTER_H

@@ -1,0 +1,251 @@
+//===- KernelIR.h - The kernel IR of one fusion region ----------*- C++ -*-===//
+//
+// This file declares Kiln's kernel IR: the small, printable description of
+// one kernel that a `kiln.fusion` region lowers to and that the C++ (and
+// later CUDA) printers turn into source. A kernel has buffers (the fusion's
+// inputs, then its results; contiguous, row-major, static shapes), loop
+// variables, and a body of statements:
+//
+//   * `tN = load inK[index]`    - a read at an index expression;
+//   * `tN = op(tA, tB)`         - one scalar op, named like the kiln op it
+//                                 came from ("add", "gelu", "cast", ...);
+//   * `tN = const V`            - an immediate (printed inline by printers);
+//   * `store outK[index] = tN`  - a write;
+//   * loops over loop variables: `parallel` (the kept/outer dims), `reduce`
+//     (carrying reductions whose results are temps after the loop) and
+//     `serial` (element loops, e.g. the epilogue of a row reduction).
+//
+// Index expressions are affine sums of loop variables, plus floor-division
+// and modulo atoms for reshapes of non-contiguous views; they simplify with
+// the loop extents, so most views print as plain affine indices.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_CODEGEN_KERNELIR_H
+#define KILN_CODEGEN_KERNELIR_H
+
+#include "mlir/IR/Block.h"
+#include "mlir/IR/Location.h"
+#include "mlir/Support/LogicalResult.h"
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kiln {
+namespace codegen {
+
+//===----------------------------------------------------------------------===//
+// Scalar types
+//===----------------------------------------------------------------------===//
+
+/// The element types of kernel values (the runtime's dtypes).
+enum class ScalarType { F32, F16, BF16, F64, I64, I32, I8, U8, Bool };
+
+/// The short name ("f32", "i64", "bool").
+llvm::StringRef scalarTypeName(ScalarType t);
+/// True for f32, f16, bf16, f64.
+bool isFloatType(ScalarType t);
+/// True for f16 and bf16 (stored as 16 bits, computed in float).
+bool isHalfType(ScalarType t);
+/// True for i64, i32, i8 and u8.
+bool isIntType(ScalarType t);
+/// True for i64, i32, i8.
+bool isSignedIntType(ScalarType t);
+/// The scalar type of an MLIR element type; nullopt when unsupported.
+std::optional<ScalarType> scalarTypeOf(mlir::Type elementType);
+
+//===----------------------------------------------------------------------===//
+// Index expressions
+//===----------------------------------------------------------------------===//
+
+/// An integer index expression: `constant + sum(coef * atom)`, where an atom
+/// is a loop variable, `inner / divisor` or `inner % divisor` (inner
+/// non-negative, divisor > 0). Expressions are values; build them with the
+/// free functions below, which simplify using the loop variables' extents.
+class IndexExpr {
+public:
+  struct Atom {
+    enum Kind { Var, Div, Mod } kind = Var;
+    int var = -1;                           ///< Var: the loop variable id
+    std::shared_ptr<const IndexExpr> inner; ///< Div/Mod: the dividend
+    int64_t divisor = 1;                    ///< Div/Mod
+  };
+  struct Term {
+    Atom atom;
+    int64_t coef = 1;
+  };
+
+  IndexExpr() = default;
+  /// The constant `c`.
+  static IndexExpr constant(int64_t c);
+  /// The loop variable `var`.
+  static IndexExpr var(int varId);
+
+  int64_t getConstant() const { return constant_; }
+  llvm::ArrayRef<Term> getTerms() const { return terms_; }
+  bool isConstant() const { return terms_.empty(); }
+
+  /// Prints with `varNames[id]` for variables, e.g. `i0*16 + j0`.
+  std::string str(llvm::ArrayRef<std::string> varNames) const;
+
+private:
+  friend IndexExpr operator+(const IndexExpr &a, const IndexExpr &b);
+  friend IndexExpr operator*(const IndexExpr &a, int64_t c);
+  friend class IndexBuilder;
+  int64_t constant_ = 0;
+  std::vector<Term> terms_;
+};
+
+IndexExpr operator+(const IndexExpr &a, const IndexExpr &b);
+IndexExpr operator*(const IndexExpr &a, int64_t c);
+
+/// Builds the non-affine parts of index expressions, simplifying with the
+/// extents of the loop variables (variable v ranges over [0, extents[v])).
+class IndexBuilder {
+public:
+  explicit IndexBuilder(const std::vector<int64_t> &extents)
+      : extents_(extents) {}
+  /// floor(e / d), d > 0, e >= 0.
+  IndexExpr floorDiv(const IndexExpr &e, int64_t d) const;
+  /// e mod d, d > 0, e >= 0.
+  IndexExpr mod(const IndexExpr &e, int64_t d) const;
+  /// The inclusive range [lo, hi] that `e` takes.
+  std::pair<int64_t, int64_t> range(const IndexExpr &e) const;
+  /// Row-major linear index of `idx` in `shape`.
+  IndexExpr linearize(llvm::ArrayRef<IndexExpr> idx,
+                      llvm::ArrayRef<int64_t> shape) const;
+  /// The multi-index of the linear index `lin` in `shape`.
+  std::vector<IndexExpr> delinearize(const IndexExpr &lin,
+                                     llvm::ArrayRef<int64_t> shape) const;
+
+private:
+  const std::vector<int64_t> &extents_;
+};
+
+//===----------------------------------------------------------------------===//
+// Statements and kernels
+//===----------------------------------------------------------------------===//
+
+/// Attributes of a scalar op, copied from the kiln op (see
+/// docs/op-semantics.md): numbers (alpha, fmod, ...) and strings
+/// (approximate, direction).
+struct ScalarAttrs {
+  std::map<std::string, double> numbers;
+  std::map<std::string, std::string> strings;
+  double getNumber(const std::string &name, double dflt) const;
+  std::string getString(const std::string &name, const std::string &dflt) const;
+};
+
+/// The reductions a reduce loop computes.
+enum class ReduceKind { Sum, Mean, Prod, Max, Min };
+llvm::StringRef reduceKindName(ReduceKind k);
+
+/// One reduction of a reduce loop: `result = kind(input over the loop)`;
+/// `input` is a temp of the loop body, `result` a temp after the loop, of
+/// `type` (the reduced op's dtype), `count` the number of elements reduced.
+struct Reduction {
+  ReduceKind kind = ReduceKind::Sum;
+  ScalarType type = ScalarType::F32;
+  int input = -1;
+  int result = -1;
+  int64_t count = 1;
+};
+
+struct Stmt;
+using Body = std::vector<Stmt>;
+
+/// One statement of a kernel body.
+struct Stmt {
+  /// CacheStore/CacheLoad write/read a row cache (Kernel::caches).
+  enum class Kind { Load, Const, Compute, Store, Loop, CacheStore, CacheLoad };
+  enum class LoopKind { Parallel, Reduce, Serial };
+
+  Kind kind = Kind::Compute;
+  /// Load/Const/Compute: the temp defined (its type is Kernel::temps[result]).
+  int result = -1;
+  /// Load/Store: the buffer and the index; CacheStore/CacheLoad: the cache.
+  int buffer = -1;
+  IndexExpr index;
+  /// Store: the temp written.
+  int value = -1;
+  /// Const: the immediate (integers and bools in `intValue`).
+  double floatValue = 0;
+  int64_t intValue = 0;
+  /// Compute: the kiln op name without prefix, the argument temps, attrs.
+  std::string op;
+  std::vector<int> args;
+  ScalarAttrs attrs;
+  /// Loop: kind, variables (outermost first), body and, for Reduce loops,
+  /// the reductions.
+  LoopKind loopKind = LoopKind::Serial;
+  std::vector<int> vars;
+  Body body;
+  std::vector<Reduction> reductions;
+};
+
+/// A kernel argument: a contiguous row-major buffer.
+struct Buffer {
+  std::string name; ///< in0, in1, ..., out0, ...
+  ScalarType type = ScalarType::F32;
+  std::vector<int64_t> shape;
+  bool isOutput = false;
+  int64_t numElements() const;
+};
+
+/// A loop variable.
+struct LoopVar {
+  std::string name; ///< i0.. for parallel dims, j0.. for reduced dims
+  int64_t extent = 1;
+};
+
+/// A row cache of a reduction kernel: a local array (one per iteration of
+/// the parallel loop) holding a value that the last reduce loop computed, so
+/// that the epilogue reads it instead of computing it again.
+struct RowCache {
+  std::string name; ///< c0, c1, ...
+  ScalarType type = ScalarType::F32;
+  int64_t size = 0;
+};
+
+/// One kernel: the lowering of one fusion region.
+struct Kernel {
+  std::string name;
+  std::string kind;            ///< "pointwise" or "reduction"
+  std::vector<Buffer> buffers; ///< inputs in operand order, then results
+  std::vector<LoopVar> vars;
+  std::vector<ScalarType> temps; ///< the type of each temp, by id
+  std::vector<RowCache> caches;  ///< declared in the parallel loop's body
+  Body body;
+  /// The iteration domain for dumps: kept (parallel) dims, then reduced dims.
+  std::vector<int64_t> parallelDomain, reducedDomain;
+  /// The ONNX node names of the region's ops, in op order, unique.
+  std::vector<std::string> sourceNodes;
+
+  /// The text form, e.g. `kernel k3_softmax domain [8] x [16] (...) {...}`.
+  std::string str() const;
+  /// The loop variables' names by id (for IndexExpr::str).
+  std::vector<std::string> varNames() const;
+};
+
+/// Lowers the body of a fusion region to a kernel. `body` is the region's
+/// block (arguments mirror the fusion operands, terminator `kiln.yield`),
+/// `name`/`kind` the fusion's attributes; unsupported ops or shapes get a
+/// diagnostic at the op's location (or `loc`) and failure.
+mlir::FailureOr<Kernel> lowerToKernelIR(mlir::Block &body, llvm::StringRef name,
+                                        llvm::StringRef kind,
+                                        mlir::Location loc);
+
+/// Lowers a fusion op given generically: one region with one block, string
+/// attributes `name` and `kind`.
+mlir::FailureOr<Kernel> lowerFusionToKernelIR(mlir::Operation *fusionOp);
+
+} // namespace codegen
+} // namespace kiln
+
+#endif // KILN_CODEGEN_KERNELIR_H

@@ -1,0 +1,156 @@
+//===- KernelIRTest.cpp - Tests of the kernel IR and its text -------------===//
+//
+// This file implements the unit tests of the kernel IR: index expressions
+// simplify reshapes of contiguous data back to affine indices and keep
+// div/mod where a view needs them, the expression printer follows the
+// runtime's semantics in its literals and helpers, and the text of a lowered
+// softmax and its printed C++ have the expected shape (key substrings rather
+// than full golden files).
+//
+//===----------------------------------------------------------------------===//
+
+#include "CodegenTestUtils.h"
+
+#include <catch2/catch.hpp>
+
+using namespace kiln;
+using namespace kiln::codegen;
+using namespace kiln::test;
+
+namespace {
+
+bool contains(const std::string &text, const std::string &part) {
+  return text.find(part) != std::string::npos;
+}
+
+} // namespace
+
+TEST_CASE("index expressions simplify with loop extents", "[codegen][ir]") {
+  std::vector<int64_t> extents = {8, 16, 6};
+  IndexBuilder b(extents);
+  std::vector<std::string> names = {"i0", "i1", "i2"};
+  IndexExpr i0 = IndexExpr::var(0), i1 = IndexExpr::var(1);
+  IndexExpr i2 = IndexExpr::var(2);
+
+  // [8, 16] -> [128] -> [8, 16] is the identity.
+  IndexExpr lin = b.linearize({i0, i1}, {8, 16});
+  CHECK(lin.str(names) == "i0*16 + i1");
+  std::vector<IndexExpr> back = b.delinearize(lin, {8, 16});
+  CHECK(back[0].str(names) == "i0");
+  CHECK(back[1].str(names) == "i1");
+
+  // [8, 16] -> [8, 4, 4]: the last dim splits with div/mod of i1 alone.
+  std::vector<IndexExpr> split = b.delinearize(lin, {8, 4, 4});
+  CHECK(split[0].str(names) == "i0");
+  CHECK(split[1].str(names) == "(i1 / 4)");
+  CHECK(split[2].str(names) == "(i1 % 4)");
+
+  // A transposed [6, 8] viewed as [48] and re-split as [8, 6] keeps div/mod.
+  IndexExpr t = b.linearize({i2, i0}, {6, 8});
+  std::vector<IndexExpr> r = b.delinearize(t, {8, 6});
+  CHECK(contains(r[0].str(names), "/ 6"));
+  CHECK(contains(r[1].str(names), "% 6"));
+
+  // Constants and negative coefficients (slices with negative steps).
+  IndexExpr neg = IndexExpr::constant(15) + i1 * -1;
+  CHECK(neg.str(names) == "-i1 + 15");
+  CHECK(b.range(neg) == std::pair<int64_t, int64_t>(0, 15));
+}
+
+TEST_CASE("the expression printer follows the runtime's semantics",
+          "[codegen][ir]") {
+  ScalarAttrs none;
+  CHECK(printLiteral(ScalarType::F32, 0.5, 0) == "0.5f");
+  CHECK(printLiteral(ScalarType::F32, 2, 0) == "2.0f");
+  CHECK(printLiteral(ScalarType::F64, -INFINITY, 0) == "(-(double)INFINITY)");
+  CHECK(printLiteral(ScalarType::I8, 0, -3) == "((int8_t)-3LL)");
+  CHECK(printScalarOp("add", ScalarType::F16,
+                      {ScalarType::F16, ScalarType::F16}, {"a", "b"},
+                      none) == "kiln_round_f16((a + b))");
+  CHECK(printScalarOp("add", ScalarType::I32,
+                      {ScalarType::I32, ScalarType::I32}, {"a", "b"},
+                      none) == "(int32_t)((uint32_t)a + (uint32_t)b)");
+  CHECK(printScalarOp("div", ScalarType::I64,
+                      {ScalarType::I64, ScalarType::I64}, {"a", "b"},
+                      none) == "kiln_idiv(a, b)");
+  CHECK(printScalarOp("round", ScalarType::F32, {ScalarType::F32}, {"a"},
+                      none) == "nearbyintf(a)");
+  CHECK(printScalarOp("cast", ScalarType::I32, {ScalarType::F32}, {"a"},
+                      none) == "kiln_f2i<int32_t>(a)");
+  CHECK(printScalarOp("cast", ScalarType::Bool, {ScalarType::F16}, {"a"},
+                      none) == "(a != 0.0f)");
+  ScalarAttrs tanhForm;
+  tanhForm.strings["approximate"] = "tanh";
+  CHECK(contains(printScalarOp("gelu", ScalarType::F32, {ScalarType::F32},
+                               {"a"}, tanhForm),
+                 "tanhf("));
+  CHECK(contains(
+      printScalarOp("gelu", ScalarType::F32, {ScalarType::F32}, {"a"}, none),
+      "erff("));
+  ScalarAttrs python;
+  python.numbers["fmod"] = 0;
+  CHECK(printScalarOp("mod", ScalarType::I32,
+                      {ScalarType::I32, ScalarType::I32}, {"a", "b"},
+                      python) == "kiln_imod(a, b, 1)");
+}
+
+TEST_CASE("a lowered softmax prints as kernel IR and as C++",
+          "[codegen][golden]") {
+  std::string text = R"(
+#loc1 = loc(fused<"ReduceMax">["/sm/ReduceMax"("m.onnx":1:0)])
+#loc2 = loc(fused<"Sub">["/sm/Sub"("m.onnx":2:0)])
+#loc3 = loc(fused<"Exp">["/sm/Exp"("m.onnx":3:0)])
+#loc4 = loc(fused<"ReduceSum">["/sm/ReduceSum"("m.onnx":4:0)])
+#loc5 = loc(fused<"Div">["/sm/Div"("m.onnx":5:0)])
+func.func @f(%a: tensor<8x16xf32>) -> tensor<8x16xf32> {
+  %r = kiln.fusion "k3_softmax" ins(%a : tensor<8x16xf32>) kind("reduction") {
+  ^bb0(%x: tensor<8x16xf32>):
+    %axes = kiln.constant dense<-1> : tensor<1xi64>
+    %m = kiln.reduce_max %x, %axes {keepdims = 1 : i64, noop_with_empty_axes = 0 : i64} : (tensor<8x16xf32>, tensor<1xi64>) -> tensor<8x1xf32> loc(#loc1)
+    %d = kiln.sub %x, %m : (tensor<8x16xf32>, tensor<8x1xf32>) -> tensor<8x16xf32> loc(#loc2)
+    %e = kiln.exp %d : (tensor<8x16xf32>) -> tensor<8x16xf32> loc(#loc3)
+    %s = kiln.reduce_sum %e, %axes {keepdims = 1 : i64, noop_with_empty_axes = 0 : i64} : (tensor<8x16xf32>, tensor<1xi64>) -> tensor<8x1xf32> loc(#loc4)
+    %y = kiln.div %e, %s : (tensor<8x16xf32>, tensor<8x1xf32>) -> tensor<8x16xf32> loc(#loc5)
+    kiln.yield %y : tensor<8x16xf32>
+  } -> (tensor<8x16xf32>)
+  return %r : tensor<8x16xf32>
+}
+)";
+  FusionModule m = parseModule(text);
+  REQUIRE(m.module);
+  FusionOp op = m.fusions()[0];
+  mlir::FailureOr<Kernel> kernel = lowerFusionToKernelIR(op.getOperation());
+  REQUIRE(mlir::succeeded(kernel));
+  std::string ir = kernel->str();
+  INFO(ir);
+  CHECK(contains(ir, "kernel k3_softmax domain [8] x [16] (in0: f32[8,16]) -> "
+                     "(out0: f32[8,16]) {"));
+  CHECK(contains(ir, "parallel i0 < 8 {"));
+  CHECK(contains(ir, "reduce j0 < 16 {"));
+  CHECK(contains(ir, "= load in0[i0*16 + j0] : f32"));
+  CHECK(contains(ir, "= max_reduce(t"));
+  CHECK(contains(ir, "= sum_reduce(t"));
+  CHECK(contains(ir, "serial j0 < 16 {"));
+  CHECK(contains(ir, "store out0[i0*16 + j0] = t"));
+  CHECK(kernel->sourceNodes ==
+        std::vector<std::string>{"/sm/ReduceMax", "/sm/Sub", "/sm/Exp",
+                                 "/sm/ReduceSum", "/sm/Div"});
+
+  mlir::FailureOr<CppKernel> cpp = emitCppKernel(op);
+  REQUIRE(mlir::succeeded(cpp));
+  INFO(cpp->definition);
+  CHECK(cpp->declaration ==
+        "void k3_softmax(const float *__restrict in0, float *__restrict "
+        "out0);");
+  CHECK(contains(cpp->definition, "// ONNX nodes: /sm/ReduceMax /sm/Sub "
+                                  "/sm/Exp /sm/ReduceSum /sm/Div"));
+  CHECK(contains(cpp->definition, "#pragma omp simd reduction(max:"));
+  CHECK(contains(cpp->definition, "double acc"));
+  CHECK(contains(cpp->definition, "expf("));
+  // 8 x 16 is too little work for threads.
+  CHECK(!contains(cpp->definition, "omp parallel"));
+  std::string file = emitKernelsFile({*cpp}, "m");
+  CHECK(contains(file, "namespace kiln_kernels {"));
+  CHECK(contains(file, "struct kiln_f16"));
+  CHECK(!contains(file, "#include <vector>"));
+}
