@@ -161,8 +161,14 @@ GraphTracer::inputType(const onnx::ValueInfoProto &info,
                         "re-export the model with input shapes"));
   llvm::SmallVector<int64_t> dims;
   for (const auto &d : tt.shape().dim()) {
+    auto sized = d.has_dim_param() ? options_.dimSizes.find(d.dim_param())
+                                   : options_.dimSizes.end();
     if (d.has_dim_value() && d.dim_value() >= 0) {
       dims.push_back(d.dim_value());
+      dimNames.push_back("");
+    } else if (sized != options_.dimSizes.end()) {
+      // Specialized by the caller (`--dim NAME=SIZE`).
+      dims.push_back(sized->second);
       dimNames.push_back("");
     } else {
       dims.push_back(mlir::ShapedType::kDynamic);
@@ -314,6 +320,7 @@ GraphTracer::trace(const onnx::ModelProto &model) {
   struct Param {
     std::string name;
     mlir::RankedTensorType type;
+    mlir::DictionaryAttr externalData;
   };
   std::vector<Param> params;
   std::vector<std::pair<std::string, Tensor>> constants;
@@ -322,13 +329,28 @@ GraphTracer::trace(const onnx::ModelProto &model) {
     Expected<ProtoTensor> t = readProtoTensor(init, modelDir_);
     if (!t)
       return error(t.status().message());
+    bool external = init.data_location() == onnx::TensorProto::EXTERNAL;
     bool asParam = t->externalMissing ||
+                   (options_.externalDataAsParameters && external) ||
                    (options_.weightsAsParameters &&
                     numElements(t->shape) > options_.weightThreshold);
     if (asParam) {
       params.push_back(
           {init.name(), mlir::RankedTensorType::get(
                             t->shape, toMlirElementType(&ctx_, t->dtype))});
+      if (external && options_.externalDataAsParameters) {
+        // Where the data lives, for packages that reference it.
+        llvm::SmallVector<mlir::NamedAttribute> entries;
+        for (const auto &kv : init.external_data()) {
+          if (kv.key() == "location")
+            entries.push_back(builder_.getNamedAttr(
+                "location", builder_.getStringAttr(kv.value())));
+          else if (kv.key() == "offset" || kv.key() == "length")
+            entries.push_back(builder_.getNamedAttr(
+                kv.key(), builder_.getI64IntegerAttr(std::stoll(kv.value()))));
+        }
+        params.back().externalData = builder_.getDictionaryAttr(entries);
+      }
     } else {
       constants.emplace_back(init.name(), t->tensor);
     }
@@ -339,9 +361,33 @@ GraphTracer::trace(const onnx::ModelProto &model) {
   llvm::SmallVector<std::string> argNames;
   llvm::SmallVector<llvm::SmallVector<std::string>> argDimNames;
   llvm::SmallVector<bool> argDynamic;
+  std::set<std::string> boundInputs;
   for (const onnx::ValueInfoProto &in : graph.input()) {
     if (initNames.count(in.name()))
       continue;
+    if (auto bound = options_.inputValues.find(in.name());
+        bound != options_.inputValues.end()) {
+      // A value given for this input: a constant of the declared type.
+      llvm::SmallVector<std::string> dimNames;
+      bool dynamic = false;
+      Expected<mlir::RankedTensorType> type = inputType(in, dimNames, dynamic);
+      if (!type)
+        return type.status();
+      const Tensor &t = bound->second;
+      bool match =
+          toMlirElementType(&ctx_, t.dtype()) == type->getElementType() &&
+          t.rank() == type->getRank();
+      for (int64_t d = 0; match && d < t.rank(); ++d)
+        match = type->isDynamicDim(d) || type->getDimSize(d) == t.dim(d);
+      if (!match)
+        return error(strCat("the value given for input '", in.name(), "' is ",
+                            t.typeString(),
+                            ", which does not match its "
+                            "declared type"));
+      constants.emplace_back(in.name(), t);
+      boundInputs.insert(in.name());
+      continue;
+    }
     llvm::SmallVector<std::string> dimNames;
     bool dynamic = false;
     Expected<mlir::RankedTensorType> type = inputType(in, dimNames, dynamic);
@@ -352,6 +398,10 @@ GraphTracer::trace(const onnx::ModelProto &model) {
     argDimNames.push_back(dimNames);
     argDynamic.push_back(dynamic);
   }
+  for (const auto &entry : options_.inputValues)
+    if (!boundInputs.count(entry.first))
+      return error(strCat("a value is given for '", entry.first,
+                          "', which is not an input of the graph"));
   size_t numRuntimeInputs = argTypes.size();
   for (const Param &p : params) {
     argTypes.push_back(p.type);
@@ -368,6 +418,8 @@ GraphTracer::trace(const onnx::ModelProto &model) {
     func.setArgAttr(i, "kiln.name", builder_.getStringAttr(argNames[i]));
     if (i >= numRuntimeInputs) {
       func.setArgAttr(i, "kiln.weight", builder_.getUnitAttr());
+      if (auto ext = params[i - numRuntimeInputs].externalData)
+        func.setArgAttr(i, "kiln.external_data", ext);
     } else if (argDynamic[i]) {
       llvm::SmallVector<mlir::Attribute> names;
       for (const std::string &n : argDimNames[i])

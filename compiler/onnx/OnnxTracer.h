@@ -18,6 +18,7 @@
 #include "mlir/IR/OwningOpRef.h"
 
 #include <cstdint>
+#include <map>
 #include <string>
 
 namespace kiln {
@@ -29,6 +30,20 @@ struct TraceOptions {
   /// elements become weight parameters too.
   bool weightsAsParameters = false;
   int64_t weightThreshold = 1024;
+  /// When true, initializers stored as ONNX external data become weight
+  /// parameters even when their file is present (`kiln compile --weights
+  /// external`), with the argument attribute `kiln.external_data =
+  /// {location, offset, length}` saying where their bytes are.
+  bool externalDataAsParameters = false;
+  /// Graph inputs bound to values at trace time (`kiln compile --input-value
+  /// NAME=FILE`): each becomes a constant instead of an argument, so shapes
+  /// computed from it (Reshape, Resize, Tile, Pad parameters) are static.
+  std::map<std::string, Tensor> inputValues;
+  /// Sizes of named dynamic dimensions (ONNX `dim_param`), e.g. {"batch",
+  /// 4}: graph input dims with one of these names become static (what
+  /// `kiln compile --dim NAME=SIZE` sets; the compile path needs static
+  /// shapes).
+  std::map<std::string, int64_t> dimSizes;
 };
 
 /// Reads and traces an ONNX model file. Errors (unreadable, truncated or

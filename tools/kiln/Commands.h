@@ -9,17 +9,27 @@
 #ifndef KILN_TOOLS_COMMANDS_H
 #define KILN_TOOLS_COMMANDS_H
 
+#include "kiln/runtime/Status.h"
+
+#include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
+namespace mlir {
+class Diagnostic;
+} // namespace mlir
+
 namespace kiln {
 
-/// `kiln dump MODEL [--stage traced] [-o FILE]`.
+/// `kiln dump MODEL [--stage traced|optimized|fused] [--dim NAME=SIZE]...
+/// [-o FILE]`.
 struct DumpOptions {
   std::string model;
   std::string stage = "traced";
   std::string output;
   bool weightsAsParameters = false;
+  std::vector<std::string> dims;
 };
 int runDumpCommand(const DumpOptions &options);
 
@@ -29,8 +39,45 @@ struct RunOptions {
   std::vector<std::string> inputs;
   std::string outputDir = ".";
   std::string outputFormat = "npy";
+  /// For a package: where external weights are looked up first.
+  std::string weightsDir;
 };
 int runRunCommand(const RunOptions &options);
+
+/// `kiln bench MODEL|DIR [--input NAME=FILE]... [--warmup N]
+/// [--iterations N] [--threads N] [--seed S] [--dim NAME=SIZE]...
+/// [--weights-dir DIR]`.
+struct BenchOptions {
+  std::string model;
+  std::vector<std::string> inputs;
+  std::vector<std::string> dims; ///< ONNX models only.
+  int warmup = 10;
+  int iterations = 100;
+  int threads = 0; ///< 0: the libraries' defaults.
+  uint64_t seed = 0;
+  std::string weightsDir;
+};
+int runBenchCommand(const BenchOptions &options);
+
+/// `kiln compile MODEL -o DIR [--target cpu] [--weights embed|external]
+/// [--dim NAME=SIZE]... [--input-value NAME=FILE]... [--cxx PATH]`.
+struct CompileCommandOptions {
+  std::string model;
+  std::string outputDir;
+  std::string target = "cpu";
+  std::string weights = "embed";
+  std::vector<std::string> dims;
+  std::vector<std::string> inputValues;
+  std::string cxx;
+};
+int runCompileCommand(const CompileCommandOptions &options);
+
+/// Parses `--dim NAME=SIZE` flags into `sizes`; errors name the flag.
+Status parseDimFlags(const std::vector<std::string> &flags,
+                     std::map<std::string, int64_t> &sizes);
+
+/// A diagnostic as one message, prefixed with its ONNX node when known.
+std::string formatDiagnostic(const mlir::Diagnostic &diag);
 
 /// Prints "kiln: error: <message>" to stderr and returns 1.
 int reportError(const std::string &message);

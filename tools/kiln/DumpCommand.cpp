@@ -1,14 +1,20 @@
 //===- DumpCommand.cpp - `kiln dump`: print a model as kiln IR ------------===//
 //
-// This file implements `kiln dump`: trace the model and print the module with
-// its locations, so every op names the ONNX node it came from. The output
-// parses back with `kiln-opt` (it round-trips).
+// This file implements `kiln dump`: trace the model, run the compile
+// pipeline up to the requested stage (traced, optimized, fused) and print the
+// module with its locations, so every op names the ONNX node it came from.
+// The output parses back with `kiln-opt` (it round-trips). The fused stage
+// ends with a comment line counting kernels and giving the arena size.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Commands.h"
 
+#include "codegen/Packager.h"
+#include "compiler/Pipeline.h"
 #include "compiler/onnx/OnnxTracer.h"
+
+#include "mlir/IR/Diagnostics.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OperationSupport.h"
@@ -27,11 +33,45 @@ int reportError(const std::string &message) {
 
 int runDumpCommand(const DumpOptions &options) {
   mlir::MLIRContext context;
+  context.printOpOnDiagnostic(false);
   TraceOptions traceOptions;
   traceOptions.weightsAsParameters = options.weightsAsParameters;
+  Status dims = parseDimFlags(options.dims, traceOptions.dimSizes);
+  if (!dims)
+    return reportError(dims.message());
   auto module = traceOnnxFile(context, options.model, traceOptions);
   if (!module)
     return reportError(module.status().message());
+
+  // Later stages: the graph passes (and fusion).
+  std::string summary;
+  if (options.stage != "traced") {
+    int errors = 0;
+    mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &d) {
+      if (d.getSeverity() == mlir::DiagnosticSeverity::Error) {
+        ++errors;
+        reportError(formatDiagnostic(d));
+      }
+      return mlir::success();
+    });
+    bool fused = options.stage == "fused";
+    if (mlir::failed(runGraphPasses(
+            **module, fused ? PipelineStage::Fused : PipelineStage::Optimized)))
+      return errors ? 1 : reportError("the graph passes failed");
+    if (fused) {
+      mlir::FailureOr<StepCounts> counts = countSteps(**module);
+      if (mlir::failed(counts))
+        return 1;
+      summary = "// kernels: " + std::to_string(counts->fused) + " fused, " +
+                std::to_string(counts->library) + " library, " +
+                std::to_string(counts->fallback) + " fallback; arena: " +
+                (counts->arenaBytes < 0
+                     ? std::string("unknown (dynamic shapes: use --dim "
+                                   "NAME=SIZE)")
+                     : std::to_string(counts->arenaBytes) + " bytes") +
+                "\n";
+    }
+  }
 
   mlir::OpPrintingFlags flags;
   flags.enableDebugInfo(/*enable=*/true, /*prettyForm=*/false);
@@ -39,7 +79,7 @@ int runDumpCommand(const DumpOptions &options) {
   flags.useLocalScope();
   if (options.output.empty()) {
     (*module)->print(llvm::outs(), flags);
-    llvm::outs() << "\n";
+    llvm::outs() << "\n" << summary;
     return 0;
   }
   std::string tmp = options.output + ".tmp";
@@ -49,7 +89,7 @@ int runDumpCommand(const DumpOptions &options) {
     if (ec)
       return reportError("cannot write '" + tmp + "': " + ec.message());
     (*module)->print(out, flags);
-    out << "\n";
+    out << "\n" << summary;
   }
   if (std::rename(tmp.c_str(), options.output.c_str()) != 0)
     return reportError("cannot rename '" + tmp + "' to '" + options.output +

@@ -1,9 +1,11 @@
-//===- RunCommand.cpp - `kiln run`: run a model on the reference runtime --===//
+//===- RunCommand.cpp - `kiln run`: run a model or a compiled package -----===//
 //
-// This file implements `kiln run`: trace the model, build the runtime
-// program of its graph, read the inputs (.npy or .pb), run the program on the
-// reference CPU executor and write one file per output. Inputs are checked
-// against the model's signature before anything runs.
+// This file implements `kiln run`. For an ONNX model: trace it, build the
+// runtime program of its graph, read the inputs (.npy or .pb), run the
+// program on the reference CPU executor and write one file per output. For
+// a package folder (one holding manifest.json, written by `kiln compile`):
+// load it with kiln::Model and run the compiled code instead. Inputs are
+// checked against the signature before anything runs.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +15,7 @@
 #include "compiler/ProgramBuilder.h"
 #include "compiler/onnx/OnnxTracer.h"
 #include "kiln/runtime/Executor.h"
+#include "kiln/runtime/Model.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"
@@ -33,19 +36,20 @@ static std::string fileNameFor(const std::string &name) {
   return out.empty() ? "output" : out;
 }
 
-/// Binds the --input arguments to the program's inputs.
-static Expected<NamedTensors> readInputs(const Program &program,
-                                         const std::vector<std::string> &args) {
+/// Binds the --input arguments to the inputs of `signature`.
+static Expected<NamedTensors>
+readInputs(const std::vector<ValueSignature> &signature,
+           const std::vector<std::string> &args) {
   NamedTensors inputs;
   size_t next = 0;
   for (const std::string &arg : args) {
     std::string name, file;
     size_t eq = arg.find('=');
     if (eq == std::string::npos) {
-      if (next >= program.inputs.size())
+      if (next >= signature.size())
         return Status::error(strCat("--input '", arg, "': the model has only ",
-                                    program.inputs.size(), " inputs"));
-      name = program.inputs[next].name;
+                                    signature.size(), " inputs"));
+      name = signature[next].name;
       file = arg;
     } else {
       name = arg.substr(0, eq);
@@ -60,7 +64,58 @@ static Expected<NamedTensors> readInputs(const Program &program,
   return inputs;
 }
 
+/// Writes one file per output into --output-dir and says where.
+static int writeOutputs(const RunOptions &options,
+                        const NamedTensors &outputs) {
+  std::error_code ec;
+  std::filesystem::create_directories(options.outputDir, ec);
+  if (ec)
+    return reportError("--output-dir '" + options.outputDir +
+                       "': " + ec.message());
+  for (const auto &[name, tensor] : outputs) {
+    std::string path = (std::filesystem::path(options.outputDir) /
+                        (fileNameFor(name) + "." + options.outputFormat))
+                           .string();
+    Status s = writeTensorFile(path, tensor, name);
+    if (!s)
+      return reportError(s.message());
+    std::cout << name << ": " << tensor.typeString() << " -> " << path << "\n";
+  }
+  return 0;
+}
+
+static bool isPackageDir(const std::string &path) {
+  std::error_code ec;
+  return std::filesystem::is_directory(path, ec) &&
+         std::filesystem::exists(std::filesystem::path(path) / "manifest.json",
+                                 ec);
+}
+
+/// `kiln run DIR`: loads the package and runs its compiled code.
+static int runPackage(const RunOptions &options) {
+  LoadOptions load;
+  load.weightsDir = options.weightsDir;
+  Expected<Model> model = Model::load(options.model, load);
+  if (!model)
+    return reportError(model.status().message());
+  Expected<NamedTensors> inputs = readInputs(model->inputs(), options.inputs);
+  if (!inputs)
+    return reportError(inputs.status().message());
+  Expected<NamedTensors> outputs = model->run(*inputs);
+  if (!outputs)
+    return reportError(options.model + ": " + outputs.status().message());
+  return writeOutputs(options, *outputs);
+}
+
 int runRunCommand(const RunOptions &options) {
+  if (isPackageDir(options.model))
+    return runPackage(options);
+  std::error_code dirEc;
+  if (std::filesystem::is_directory(options.model, dirEc))
+    return reportError(options.model +
+                       ": is a folder without manifest.json, so not a "
+                       "package; give an .onnx model or a folder written by "
+                       "kiln compile");
   mlir::MLIRContext context;
   auto module = traceOnnxFile(context, options.model);
   if (!module)
@@ -78,28 +133,13 @@ int runRunCommand(const RunOptions &options) {
                "'): their external data file is missing; place it next to the "
                "model as the model names it"));
 
-  Expected<NamedTensors> inputs = readInputs(*program, options.inputs);
+  Expected<NamedTensors> inputs = readInputs(program->inputs, options.inputs);
   if (!inputs)
     return reportError(inputs.status().message());
   Expected<NamedTensors> outputs = runProgram(*program, *inputs);
   if (!outputs)
     return reportError(options.model + ": " + outputs.status().message());
-
-  std::error_code ec;
-  std::filesystem::create_directories(options.outputDir, ec);
-  if (ec)
-    return reportError("--output-dir '" + options.outputDir +
-                       "': " + ec.message());
-  for (const auto &[name, tensor] : *outputs) {
-    std::string path = (std::filesystem::path(options.outputDir) /
-                        (fileNameFor(name) + "." + options.outputFormat))
-                           .string();
-    Status s = writeTensorFile(path, tensor, name);
-    if (!s)
-      return reportError(s.message());
-    std::cout << name << ": " << tensor.typeString() << " -> " << path << "\n";
-  }
-  return 0;
+  return writeOutputs(options, *outputs);
 }
 
 } // namespace kiln

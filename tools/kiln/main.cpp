@@ -30,8 +30,13 @@ int main(int argc, char **argv) {
   dumpCmd
       ->add_option("--stage", dump.stage,
                    "Pipeline stage to print: traced (the IR as traced from "
-                   "the model, with trace-time constants folded)")
-      ->check(CLI::IsMember({"traced"}));
+                   "the model, with trace-time constants folded), optimized "
+                   "(after the graph passes), fused (after fusion, with a "
+                   "kernel count and the arena size)")
+      ->check(CLI::IsMember({"traced", "optimized", "fused"}));
+  dumpCmd->add_option("--dim", dump.dims,
+                      "Size of a named dynamic dimension, NAME=SIZE "
+                      "(repeatable)");
   dumpCmd->add_option("-o,--output", dump.output,
                       "Write the IR to this file instead of stdout");
   dumpCmd->add_flag("--weights-as-parameters", dump.weightsAsParameters,
@@ -40,8 +45,13 @@ int main(int argc, char **argv) {
 
   RunOptions run;
   CLI::App *runCmd = app.add_subcommand(
-      "run", "Run a model on the reference CPU runtime and write its outputs");
-  runCmd->add_option("MODEL", run.model, "ONNX model file (.onnx)")->required();
+      "run", "Run a model on the reference CPU runtime, or a compiled "
+             "package, and write its outputs");
+  runCmd
+      ->add_option("MODEL", run.model,
+                   "ONNX model file (.onnx), or a package folder written by "
+                   "kiln compile (runs the compiled code)")
+      ->required();
   runCmd->add_option("-i,--input", run.inputs,
                      "An input as NAME=FILE (FILE is .npy or an ONNX "
                      "TensorProto .pb); repeat for each input. A bare FILE "
@@ -53,6 +63,70 @@ int main(int argc, char **argv) {
       ->add_option("--output-format", run.outputFormat,
                    "npy or pb (ONNX TensorProto)")
       ->check(CLI::IsMember({"npy", "pb"}));
+  runCmd->add_option("--weights-dir", run.weightsDir,
+                     "For a package compiled with --weights external: the "
+                     "folder holding the weight files (default: the "
+                     "package folder)");
+
+  BenchOptions bench;
+  CLI::App *benchCmd = app.add_subcommand(
+      "bench", "Time a compiled package (or an ONNX model on the reference "
+               "runtime, as a baseline)");
+  benchCmd
+      ->add_option("MODEL", bench.model,
+                   "Package folder (written by kiln compile) or ONNX model")
+      ->required();
+  benchCmd->add_option("-i,--input", bench.inputs,
+                       "An input as NAME=FILE (.npy or .pb); inputs not "
+                       "given are random (see --seed)");
+  benchCmd->add_option("--warmup", bench.warmup, "Untimed runs first")
+      ->check(CLI::NonNegativeNumber);
+  benchCmd->add_option("--iterations", bench.iterations, "Timed runs")
+      ->check(CLI::PositiveNumber);
+  benchCmd
+      ->add_option("--threads", bench.threads,
+                   "OpenMP and OpenBLAS threads (default: their defaults)")
+      ->check(CLI::NonNegativeNumber);
+  benchCmd->add_option("--seed", bench.seed, "Seed of the random inputs");
+  benchCmd->add_option("--dim", bench.dims,
+                       "For an ONNX model: a dynamic dimension's size as "
+                       "NAME=SIZE (so random inputs can be made); repeat "
+                       "for each");
+  benchCmd->add_option("--weights-dir", bench.weightsDir,
+                       "For a package compiled with --weights external: the "
+                       "folder holding the weight files");
+
+  CompileCommandOptions compile;
+  CLI::App *compileCmd = app.add_subcommand(
+      "compile", "Compile a model into a package folder (model.so, model.h, "
+                 "weights.bin, manifest.json, generated sources)");
+  compileCmd->add_option("MODEL", compile.model, "ONNX model file (.onnx)")
+      ->required();
+  compileCmd
+      ->add_option("-o,--output", compile.outputDir,
+                   "Package folder to write (replaced only after a "
+                   "successful compile)")
+      ->required();
+  compileCmd->add_option("--target", compile.target, "Code target: cpu")
+      ->check(CLI::IsMember({"cpu"}));
+  compileCmd
+      ->add_option("--weights", compile.weights,
+                   "embed: every weight goes into weights.bin; external: "
+                   "initializers stored as ONNX external data stay in their "
+                   "file, which the package references (bound at load "
+                   "time)")
+      ->check(CLI::IsMember({"embed", "external"}));
+  compileCmd->add_option("--dim", compile.dims,
+                         "Size of a named dynamic dimension, NAME=SIZE "
+                         "(repeatable; compiled models need static shapes)");
+  compileCmd->add_option(
+      "--input-value", compile.inputValues,
+      "Bind an input to a value at compile time, NAME=FILE (.npy or .pb): "
+      "it becomes a constant of the package (for inputs that are shapes, "
+      "scales or axes); repeatable");
+  compileCmd->add_option("--cxx", compile.cxx,
+                         "Host C++ compiler (default: $KILN_CXX, else the "
+                         "compiler Kiln was built with)");
 
   try {
     app.parse(argc, argv);
@@ -70,7 +144,11 @@ int main(int argc, char **argv) {
 
   if (*dumpCmd)
     return runDumpCommand(dump);
+  if (*compileCmd)
+    return runCompileCommand(compile);
   if (*runCmd)
     return runRunCommand(run);
+  if (*benchCmd)
+    return runBenchCommand(bench);
   return 1;
 }

@@ -1,0 +1,115 @@
+#!/usr/bin/env python3
+"""Kiln vs ONNX Runtime on this machine's CPU, side by side in one run.
+
+For each CPU-sized bench graph (bench/cpu-graphs/, PyTorch exports of the
+models of ../shared/bench/models.py) this script binds seeded random weights,
+compiles the model with `kiln compile`, checks that the package's outputs
+match ONNX Runtime's, then times both on the same inputs (warm-up runs, then
+the median of timed runs; Kiln through `kiln bench`, ONNX Runtime in this
+process with as many intra-op threads as the machine has cores) and prints
+the ratio Kiln/ORT (below 1: Kiln is faster) and Kiln's compile time split
+into its own passes and the host compiler.
+
+  bench/cpu_bench.py --kiln build/bin/kiln [--iterations N] [MODEL ...]
+
+Run it on an otherwise idle machine; BENCHMARKS.md records a run.
+"""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+import onnxruntime as ort
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from onnx_weights import materialize, random_inputs  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+MODELS = ["ln_gelu", "softmax", "mlp", "gpt2_block", "resnet50"]
+
+
+def time_ort(sess, feeds, warmup, iterations):
+    for _ in range(warmup):
+        sess.run(None, feeds)
+    times = []
+    for _ in range(iterations):
+        t0 = time.perf_counter()
+        sess.run(None, feeds)
+        times.append((time.perf_counter() - t0) * 1e3)
+    return float(np.median(times))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--kiln", required=True)
+    ap.add_argument("--iterations", type=int, default=20)
+    ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("models", nargs="*", default=MODELS)
+    args = ap.parse_args()
+    threads = os.cpu_count()
+    rows = []
+    for name in args.models:
+        graph = os.path.join(HERE, "cpu-graphs", name + ".onnx")
+        rng = np.random.default_rng(0)
+        with tempfile.TemporaryDirectory() as work:
+            path = materialize(graph, work, rng)
+            so = ort.SessionOptions()
+            so.intra_op_num_threads = threads
+            so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+            sess = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+            feeds = random_inputs(sess, rng)
+            inputs = []
+            for input_name, x in feeds.items():
+                f = os.path.join(work, "in_" + input_name + ".npy")
+                np.save(f, x)
+                inputs += ["--input", f"{input_name}={f}"]
+
+            pkg = os.path.join(work, "pkg")
+            subprocess.run([args.kiln, "compile", path, "-o", pkg], check=True,
+                           capture_output=True, text=True)
+            manifest = json.load(open(os.path.join(pkg, "manifest.json")))
+            times = manifest["compile_times_s"]
+            counts = manifest["counts"]
+
+            # Correctness first: the package against ONNX Runtime.
+            out = os.path.join(work, "out")
+            subprocess.run([args.kiln, "run", pkg, "-o", out] + inputs, check=True,
+                           capture_output=True, text=True)
+            want = sess.run(None, feeds)
+            for o, w in zip(sess.get_outputs(), want):
+                fname = "".join(c if c.isalnum() or c in "_-." else "_" for c in o.name)
+                got = np.load(os.path.join(out, fname + ".npy"))
+                if not np.allclose(got, w, rtol=1e-3, atol=1e-4):
+                    sys.exit(f"{name}: output {o.name} differs from ONNX Runtime "
+                             f"(max abs err {np.abs(got - w).max():.3g})")
+
+            bench = subprocess.run(
+                [args.kiln, "bench", pkg, "--warmup", str(args.warmup),
+                 "--iterations", str(args.iterations)] + inputs,
+                check=True, capture_output=True, text=True).stdout
+            kiln_ms = float(re.search(r"median ([0-9.eE+-]+) ms", bench).group(1))
+            ort_ms = time_ort(sess, feeds, args.warmup, args.iterations)
+            rows.append((name, kiln_ms, ort_ms, times, counts))
+            print(f"{name}: kiln {kiln_ms:.3f} ms, onnxruntime {ort_ms:.3f} ms, "
+                  f"ratio {kiln_ms / ort_ms:.2f}", flush=True)
+
+    print()
+    print(f"CPU: {threads} cores; onnxruntime {ort.__version__}; "
+          f"{args.iterations} timed runs after {args.warmup} warm-up runs, medians")
+    print("| model | Kiln ms | ORT ms | Kiln/ORT | kernels (fused/library/fallback) "
+          "| compile: Kiln passes+codegen s | host compiler s |")
+    print("|---|---:|---:|---:|---|---:|---:|")
+    for name, k, o, t, c in rows:
+        print(f"| {name} | {k:.3f} | {o:.3f} | {k / o:.2f} | "
+              f"{c['fused']}/{c['library']}/{c['fallback']} | "
+              f"{t['kiln_passes'] + t['codegen']:.3f} | {t['host_compiler']:.2f} |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,304 @@
+//===- MemoryPlanner.cpp - Where each value of a compiled graph lives -----===//
+//
+// This file implements the memory planner: it collects the signature of a
+// graph (inputs, outputs, weights in ABI order), places every value
+// (input, weight, output buffer or arena), computes arena lifetimes in
+// program order and assigns 64-byte aligned offsets with reuse by a greedy
+// best-fit over lifetime intervals, largest buffers first.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/MemoryPlanner.h"
+#include "passes/TensorConversion.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Location.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+#include <algorithm>
+#include <set>
+
+using namespace mlir;
+
+namespace kiln {
+
+int64_t alignBuffer(int64_t bytes) {
+  return (bytes + kBufferAlignment - 1) / kBufferAlignment * kBufferAlignment;
+}
+
+const BufferLocation &MemoryPlan::at(Value v) const {
+  auto it = locations.find(v);
+  assert(it != locations.end() && "value without a planned location");
+  return it->second;
+}
+
+static void collectNames(Location loc, std::vector<std::string> &names) {
+  if (auto fused = dyn_cast<FusedLoc>(loc)) {
+    for (Location inner : fused.getLocations())
+      collectNames(inner, names);
+  } else if (auto name = dyn_cast<NameLoc>(loc)) {
+    std::string n = name.getName().str();
+    if (!llvm::is_contained(names, n))
+      names.push_back(n);
+  } else if (auto callSite = dyn_cast<CallSiteLoc>(loc)) {
+    collectNames(callSite.getCallee(), names);
+  }
+}
+
+std::vector<std::string> sourceNodeNames(Location loc) {
+  std::vector<std::string> names;
+  collectNames(loc, names);
+  return names;
+}
+
+std::vector<std::string> sourceNodeNames(Operation *op) {
+  std::vector<std::string> names;
+  collectNames(op->getLoc(), names);
+  op->walk([&](Operation *inner) {
+    if (inner != op)
+      collectNames(inner->getLoc(), names);
+  });
+  return names;
+}
+
+int64_t staticTensorBytes(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor || !tensor.hasStaticShape())
+    return -1;
+  std::optional<DType> dtype = fromMlirElementType(tensor.getElementType());
+  if (!dtype)
+    return -1;
+  return tensor.getNumElements() * static_cast<int64_t>(dtypeSize(*dtype));
+}
+
+/// A signature entry for `value` named `name`; fails on dynamic shapes.
+static FailureOr<SignatureEntry> makeEntry(Value value, std::string name,
+                                           Location loc, const char *kind) {
+  auto tensor = dyn_cast<RankedTensorType>(value.getType());
+  std::optional<DType> dtype =
+      tensor ? fromMlirElementType(tensor.getElementType()) : std::nullopt;
+  if (!tensor || !dtype)
+    return emitError(loc) << kind << " '" << name << "' has type "
+                          << value.getType()
+                          << ", which compiled models do not support";
+  if (!tensor.hasStaticShape())
+    return emitError(loc)
+           << kind << " '" << name << "' has a dynamic shape " << tensor
+           << "; compiled models need static shapes (give the sizes of "
+              "named dimensions with --dim NAME=SIZE)";
+  SignatureEntry e;
+  e.name = std::move(name);
+  e.dtype = *dtype;
+  e.shape.assign(tensor.getShape().begin(), tensor.getShape().end());
+  e.bytes = staticTensorBytes(tensor);
+  e.value = value;
+  return e;
+}
+
+/// A readable, unique name for a top-level constant (its initializer or
+/// ONNX node name when it has one).
+static std::string constantName(Operation *op, int index,
+                                std::set<std::string> &used) {
+  std::vector<std::string> names = sourceNodeNames(op->getLoc());
+  std::string base =
+      names.empty() ? "const" + std::to_string(index) : names.front();
+  std::string name = base;
+  for (int k = 1; used.count(name); ++k)
+    name = base + "." + std::to_string(k);
+  used.insert(name);
+  return name;
+}
+
+/// "k3_layer_norm" for a fusion, "matmul" for another kiln op.
+static std::string stepName(Operation *op) {
+  if (auto name = op->getAttrOfType<StringAttr>("name");
+      name && op->getName().getStringRef() == "kiln.fusion")
+    return name.getValue().str();
+  StringRef n = op->getName().getStringRef();
+  n.consume_front("kiln.");
+  return n.str();
+}
+
+int64_t assignArenaOffsets(std::vector<ArenaBuffer> &buffers) {
+  std::vector<size_t> order(buffers.size());
+  for (size_t i = 0; i < order.size(); ++i)
+    order[i] = i;
+  // Largest first; ties by definition order, so plans are stable.
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    if (buffers[a].bytes != buffers[b].bytes)
+      return buffers[a].bytes > buffers[b].bytes;
+    return buffers[a].first < buffers[b].first;
+  });
+  std::vector<size_t> placed;
+  int64_t peak = 0;
+  for (size_t i : order) {
+    ArenaBuffer &buf = buffers[i];
+    int64_t size = alignBuffer(buf.bytes);
+    if (size == 0) {
+      buf.offset = 0;
+      continue;
+    }
+    // Placed buffers live at the same time as this one, by offset.
+    std::vector<std::pair<int64_t, int64_t>> busy;
+    for (size_t j : placed) {
+      const ArenaBuffer &other = buffers[j];
+      if (other.last < buf.first || buf.last < other.first)
+        continue;
+      busy.push_back({other.offset, other.offset + alignBuffer(other.bytes)});
+    }
+    std::sort(busy.begin(), busy.end());
+    // Best fit: the smallest gap that holds the buffer; else after the end.
+    int64_t best = -1, bestGap = INT64_MAX, cursor = 0;
+    for (auto [begin, end] : busy) {
+      if (begin > cursor && begin - cursor >= size &&
+          begin - cursor < bestGap) {
+        best = cursor;
+        bestGap = begin - cursor;
+      }
+      cursor = std::max(cursor, end);
+    }
+    buf.offset = best >= 0 ? best : cursor;
+    peak = std::max(peak, buf.offset + size);
+    placed.push_back(i);
+  }
+  return peak;
+}
+
+FailureOr<MemoryPlan> planMemory(func::FuncOp graph) {
+  MemoryPlan plan;
+  Block &body = graph.getBody().front();
+
+  // Every value computed at the top level needs a static shape; a dynamic
+  // one (static inputs given) depends on values known only at run time.
+  for (Operation &op : body)
+    for (OpResult r : op.getResults())
+      if (staticTensorBytes(r.getType()) < 0)
+        return op.emitError()
+               << "result " << r.getResultNumber() << " has type "
+               << r.getType()
+               << ", whose shape is not known at compile time (it depends "
+                  "on values computed at run time, or on a dynamic input "
+                  "dimension); compiled models need static shapes: give "
+                  "named input dimensions with --dim NAME=SIZE, or run this "
+                  "model on the reference runtime (kiln run MODEL)";
+
+  // Arguments: runtime inputs, then weight arguments.
+  for (BlockArgument arg : graph.getArguments()) {
+    unsigned i = arg.getArgNumber();
+    auto nameAttr = graph.getArgAttrOfType<StringAttr>(i, "kiln.name");
+    std::string name =
+        nameAttr ? nameAttr.getValue().str() : "arg" + std::to_string(i);
+    bool isWeight = graph.getArgAttr(i, "kiln.weight") != nullptr;
+    FailureOr<SignatureEntry> entry =
+        makeEntry(arg, name, arg.getLoc(), isWeight ? "weight" : "input");
+    if (failed(entry))
+      return failure();
+    std::vector<SignatureEntry> &list = isWeight ? plan.weights : plan.inputs;
+    plan.locations[arg] =
+        BufferLocation{isWeight ? BufferKind::Weight : BufferKind::Input,
+                       static_cast<int>(list.size()), 0, entry->bytes};
+    list.push_back(*entry);
+  }
+
+  // Top-level ops: constants become weights; the return names outputs.
+  std::set<std::string> usedNames;
+  for (const SignatureEntry &w : plan.weights)
+    usedNames.insert(w.name);
+  func::ReturnOp ret;
+  llvm::DenseMap<Operation *, int> opIndex;
+  for (Operation &op : body) {
+    opIndex[&op] = static_cast<int>(plan.ops.size());
+    plan.ops.push_back(&op);
+    if (auto r = dyn_cast<func::ReturnOp>(op)) {
+      ret = r;
+      continue;
+    }
+    if (op.getName().getStringRef() == "kiln.constant") {
+      std::string name =
+          constantName(&op, static_cast<int>(plan.weights.size()), usedNames);
+      FailureOr<SignatureEntry> entry =
+          makeEntry(op.getResult(0), name, op.getLoc(), "constant");
+      if (failed(entry))
+        return failure();
+      entry->constantOp = &op;
+      plan.locations[op.getResult(0)] = BufferLocation{
+          BufferKind::Weight, static_cast<int>(plan.weights.size()), 0,
+          entry->bytes};
+      plan.weights.push_back(*entry);
+    }
+  }
+  if (!ret)
+    return graph.emitError("graph function has no return");
+
+  // Outputs: the first output naming a value computed by a top-level op is
+  // written in place; the others are copied at the end.
+  for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
+    auto nameAttr = graph.getResultAttrOfType<StringAttr>(i, "kiln.name");
+    std::string name =
+        nameAttr ? nameAttr.getValue().str() : "output" + std::to_string(i);
+    FailureOr<SignatureEntry> entry =
+        makeEntry(v, name, ret.getLoc(), "output");
+    if (failed(entry))
+      return failure();
+    if (!plan.locations.count(v) && v.getDefiningOp())
+      plan.locations[v] = BufferLocation{BufferKind::Output,
+                                         static_cast<int>(i), 0, entry->bytes};
+    plan.outputs.push_back(*entry);
+  }
+
+  // Everything else computed at the top level: the arena (or nowhere for an
+  // unused result of a fallback op, which the wrapper never stores).
+  for (Operation *op : plan.ops) {
+    if (isa<func::ReturnOp>(op) ||
+        op->getName().getStringRef() == "kiln.constant")
+      continue;
+    bool isFusion = op->getName().getStringRef() == "kiln.fusion";
+    int first = opIndex[op];
+    for (OpResult r : op->getResults()) {
+      if (plan.locations.count(r))
+        continue;
+      int64_t bytes = staticTensorBytes(r.getType());
+      if (bytes < 0)
+        return op->emitError()
+               << "result " << r.getResultNumber() << " has type "
+               << r.getType()
+               << "; compiled models need static shapes of supported "
+                  "element types (give the sizes of named dimensions with "
+                  "--dim NAME=SIZE)";
+      int last = first;
+      for (Operation *user : r.getUsers()) {
+        Operation *top = body.findAncestorOpInBlock(*user);
+        assert(top && "use outside the graph body");
+        last = std::max(last, opIndex[top]);
+      }
+      if (r.use_empty() && !isFusion) {
+        plan.locations[r] = BufferLocation{BufferKind::None, -1, 0, bytes};
+        continue;
+      }
+      ArenaBuffer buf;
+      buf.value = r;
+      buf.name = "%" + stepName(op) + "@" + std::to_string(first) + "#" +
+                 std::to_string(r.getResultNumber());
+      buf.bytes = bytes;
+      buf.first = first;
+      buf.last = last;
+      plan.buffers.push_back(buf);
+    }
+  }
+  // weights.bin: the constants, each 64-byte aligned, in weight order.
+  for (SignatureEntry &w : plan.weights) {
+    if (!w.constantOp)
+      continue;
+    w.fileOffset = alignBuffer(plan.weightFileBytes);
+    plan.weightFileBytes = w.fileOffset + w.bytes;
+  }
+
+  plan.arenaBytes = assignArenaOffsets(plan.buffers);
+  for (const ArenaBuffer &buf : plan.buffers)
+    plan.locations[buf.value] =
+        BufferLocation{BufferKind::Arena, -1, buf.offset, buf.bytes};
+  return plan;
+}
+
+} // namespace kiln

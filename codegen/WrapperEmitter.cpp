@@ -1,0 +1,810 @@
+//===- WrapperEmitter.cpp - The generated host wrapper and model.h --------===//
+//
+// This file implements the emitters of wrapper.cpp and model.h. The wrapper
+// holds static signature tables, a kiln_model struct (the weight pointers and
+// the prebuilt attributes of every fallback op), and kiln_model_run, which
+// executes the graph's top-level ops in program order: each fusion region is a
+// call of its kiln_kernels:: function with typed pointers into the inputs,
+// weights, arena or outputs; each other op wraps its buffers as kiln::Tensor
+// views (no copy), calls kiln::Dispatcher::global() and copies the result
+// into its planned slot. Every step is commented with its ONNX nodes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/WrapperEmitter.h"
+#include "passes/TensorConversion.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Location.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
+#include <cstdio>
+
+using namespace mlir;
+
+namespace kiln {
+
+//===----------------------------------------------------------------------===//
+// Small helpers
+//===----------------------------------------------------------------------===//
+
+StepKind classifyStep(Operation *op) {
+  StringRef name = op->getName().getStringRef();
+  if (isa<func::ReturnOp>(op))
+    return StepKind::Return;
+  if (name == "kiln.constant")
+    return StepKind::Constant;
+  if (name == "kiln.fusion")
+    return StepKind::Kernel;
+  if (name == "kiln.matmul" || name == "kiln.conv" ||
+      name == "kiln.conv_transpose" || name == "kiln.gemm")
+    return StepKind::Library;
+  return StepKind::Fallback;
+}
+
+const char *kernelCType(DType dtype) {
+  switch (dtype) {
+  case DType::F32:
+    return "float";
+  case DType::F16:
+    return "kiln_f16";
+  case DType::BF16:
+    return "kiln_bf16";
+  case DType::F64:
+    return "double";
+  case DType::I64:
+    return "int64_t";
+  case DType::I32:
+    return "int32_t";
+  case DType::I8:
+    return "int8_t";
+  case DType::U8:
+    return "uint8_t";
+  case DType::Bool:
+    return "bool";
+  }
+  return "float";
+}
+
+/// The C type of a dtype in model.h (f16/bf16 as their bits).
+static const char *publicCType(DType dtype) {
+  if (dtype == DType::F16 || dtype == DType::BF16)
+    return "uint16_t";
+  return kernelCType(dtype);
+}
+
+/// "kiln::DType::F32".
+static std::string dtypeEnum(DType dtype) {
+  static const char *names[] = {"F32", "F16", "BF16", "F64", "I64",
+                                "I32", "I8",  "U8",   "Bool"};
+  return std::string("kiln::DType::") + names[static_cast<int>(dtype)];
+}
+
+std::string toIdentifier(StringRef name) {
+  std::string id;
+  for (char c : name)
+    id += (std::isalnum(static_cast<unsigned char>(c)) ? c : '_');
+  if (id.empty() || std::isdigit(static_cast<unsigned char>(id[0])))
+    id = "v" + id;
+  return id;
+}
+
+std::string modelNameOf(ModuleOp module) {
+  auto source = module->getAttrOfType<StringAttr>("kiln.source");
+  StringRef stem = source ? source.getValue() : StringRef("model");
+  stem = stem.rsplit('/').second.empty() ? stem : stem.rsplit('/').second;
+  stem = stem.rsplit('.').first;
+  return stem.empty() ? "model" : stem.str();
+}
+
+/// A C string literal.
+static std::string quote(StringRef s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    if (c == '"' || c == '\\')
+      out += '\\', out += c;
+    else if (c == '\n')
+      out += "\\n";
+    else if (c < 0x20 || c >= 0x7f) {
+      char buf[8];
+      std::snprintf(buf, sizeof(buf), "\\%03o", c);
+      out += buf;
+    } else
+      out += c;
+  }
+  return out + "\"";
+}
+
+/// Text safe inside a // comment (no line breaks).
+static std::string commentSafe(StringRef s) {
+  std::string out;
+  for (char c : s)
+    out += (c == '\n' || c == '\r') ? ' ' : c;
+  return out;
+}
+
+static std::string formatInt(int64_t v) {
+  if (v == INT64_MIN)
+    return "(-9223372036854775807LL - 1)";
+  return std::to_string(v) + (v > INT32_MAX || v < INT32_MIN ? "LL" : "");
+}
+
+static std::string formatDouble(double v) {
+  if (std::isnan(v))
+    return "std::numeric_limits<double>::quiet_NaN()";
+  if (std::isinf(v))
+    return v > 0 ? "std::numeric_limits<double>::infinity()"
+                 : "-std::numeric_limits<double>::infinity()";
+  char buf[40];
+  std::snprintf(buf, sizeof(buf), "%.17g", v);
+  std::string s = buf;
+  if (s.find_first_of(".eE") == std::string::npos)
+    s += ".0";
+  return s;
+}
+
+static std::string formatShape(ArrayRef<int64_t> shape) {
+  std::string s = "{";
+  for (auto [i, d] : llvm::enumerate(shape))
+    s += (i ? ", " : "") + std::to_string(d);
+  return s + "}";
+}
+
+/// "f32[4, 16]".
+static std::string typeString(DType dtype, ArrayRef<int64_t> shape) {
+  std::string s = std::string(dtypeName(dtype)) + "[";
+  for (auto [i, d] : llvm::enumerate(shape))
+    s += (i ? ", " : "") + std::to_string(d);
+  return s + "]";
+}
+
+/// "'/ln/LayerNormalization'" or "'a', 'b'" (for comments and errors).
+static std::string nodeList(const std::vector<std::string> &names) {
+  if (names.empty())
+    return "(no ONNX node)";
+  std::string s;
+  for (auto [i, n] : llvm::enumerate(names))
+    s += (i ? ", '" : "'") + commentSafe(n) + "'";
+  return s;
+}
+
+/// True for tensors of f16 or bf16.
+static bool isHalfTensor(Type t) {
+  Type e = cast<RankedTensorType>(t).getElementType();
+  return e.isF16() || e.isBF16();
+}
+
+/// The ONNX op type recorded in a location, if any.
+static std::string sourceOpType(Location loc) {
+  if (auto fused = dyn_cast<FusedLoc>(loc))
+    if (auto op = dyn_cast_or_null<StringAttr>(fused.getMetadata()))
+      return op.getValue().str();
+  return "";
+}
+
+//===----------------------------------------------------------------------===//
+// Operand expressions
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Builds the C++ expressions that name the buffer of a value.
+class BufferNames {
+public:
+  explicit BufferNames(const MemoryPlan &plan) : plan_(plan) {}
+
+  /// `void *`-like expression of the buffer (const when `readOnly`).
+  std::string pointer(Value v) const {
+    const BufferLocation &loc = plan_.at(v);
+    switch (loc.kind) {
+    case BufferKind::Input:
+      return "inputs[" + std::to_string(loc.index) + "]";
+    case BufferKind::Weight:
+      return "m->weights[" + std::to_string(loc.index) + "]";
+    case BufferKind::Arena:
+      return "at(arena, " + std::to_string(loc.offset) + ")";
+    case BufferKind::Output:
+      return "outputs[" + std::to_string(loc.index) + "]";
+    case BufferKind::None:
+      break;
+    }
+    return "nullptr";
+  }
+
+  /// A comment describing the buffer.
+  std::string describe(Value v) const {
+    const BufferLocation &loc = plan_.at(v);
+    switch (loc.kind) {
+    case BufferKind::Input:
+      return "input '" + commentSafe(plan_.inputs[loc.index].name) + "'";
+    case BufferKind::Weight:
+      return "weight '" + commentSafe(plan_.weights[loc.index].name) + "'";
+    case BufferKind::Arena:
+      return "arena [" + std::to_string(loc.offset) + ", " +
+             std::to_string(loc.offset + loc.bytes) + ")";
+    case BufferKind::Output:
+      return "output '" + commentSafe(plan_.outputs[loc.index].name) + "'";
+    case BufferKind::None:
+      break;
+    }
+    return "unused";
+  }
+
+private:
+  const MemoryPlan &plan_;
+};
+
+/// The dtype and static shape of a value (planned, so both are known).
+struct ValueType {
+  DType dtype;
+  SmallVector<int64_t> shape;
+};
+
+ValueType valueType(Value v) {
+  auto t = cast<RankedTensorType>(v.getType());
+  return {*fromMlirElementType(t.getElementType()),
+          SmallVector<int64_t>(t.getShape())};
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Attributes of fallback ops, as C++ initializers
+//===----------------------------------------------------------------------===//
+
+/// Emits `a.set(...)` lines for `attrs` into `os`; tensor data goes to
+/// `globals` as byte arrays named after `prefix`.
+static void emitAttributes(const Attributes &attrs, StringRef prefix,
+                           llvm::raw_ostream &os, llvm::raw_ostream &globals) {
+  int tensorIndex = 0;
+  for (const auto &[name, value] : attrs.all()) {
+    os << "  a.set(" << quote(name) << ", ";
+    if (auto *i = std::get_if<int64_t>(&value)) {
+      os << "int64_t(" << formatInt(*i) << ")";
+    } else if (auto *d = std::get_if<double>(&value)) {
+      os << "double(" << formatDouble(*d) << ")";
+    } else if (auto *s = std::get_if<std::string>(&value)) {
+      os << "std::string(" << quote(*s) << ", " << s->size() << ")";
+    } else if (auto *is = std::get_if<std::vector<int64_t>>(&value)) {
+      os << "std::vector<int64_t>{";
+      for (auto [k, v] : llvm::enumerate(*is))
+        os << (k ? ", " : "") << formatInt(v);
+      os << "}";
+    } else if (auto *ds = std::get_if<std::vector<double>>(&value)) {
+      os << "std::vector<double>{";
+      for (auto [k, v] : llvm::enumerate(*ds))
+        os << (k ? ", " : "") << formatDouble(v);
+      os << "}";
+    } else if (auto *dt = std::get_if<DType>(&value)) {
+      os << dtypeEnum(*dt);
+    } else if (auto *t = std::get_if<Tensor>(&value)) {
+      Tensor c = t->contiguous();
+      std::string array =
+          (prefix + "_tensor" + std::to_string(tensorIndex++)).str();
+      const auto *bytes = static_cast<const unsigned char *>(c.rawData());
+      globals << "alignas(64) const unsigned char " << array << "["
+              << std::max<size_t>(c.nbytes(), 1) << "] = {";
+      for (size_t k = 0; k < c.nbytes(); ++k)
+        globals << (k % 16 ? " " : "\n    ") << unsigned(bytes[k]) << ",";
+      if (c.nbytes() == 0)
+        globals << "0";
+      globals << "};\n";
+      os << "tensorAttr(" << dtypeEnum(c.dtype()) << ", "
+         << formatShape(c.shape()) << ", " << array << ", " << c.nbytes()
+         << ")";
+    }
+    os << ");\n";
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// wrapper.cpp
+//===----------------------------------------------------------------------===//
+
+/// The fixed part of wrapper.cpp after the includes: helpers used by steps.
+static const char *kWrapperHelpers = R"cpp(
+namespace {
+
+/// The arena at a byte offset.
+inline void *at(void *arena, size_t offset) {
+  return static_cast<char *>(arena) + offset;
+}
+
+/// Writes `msg` into the caller's error buffer and returns 1.
+int fail(char *err, size_t errlen, const std::string &msg) {
+  if (err && errlen) {
+    size_t n = msg.size() < errlen - 1 ? msg.size() : errlen - 1;
+    std::memcpy(err, msg.data(), n);
+    err[n] = '\0';
+  }
+  return 1;
+}
+
+/// A tensor viewing a contiguous buffer (no copy, not owned).
+kiln::Tensor view(const void *data, kiln::DType dtype, kiln::Shape shape) {
+  size_t bytes = kiln::numElements(shape) * kiln::dtypeSize(dtype);
+  auto storage = kiln::Storage::wrap(const_cast<void *>(data), bytes,
+                                     kiln::Device::CPU, nullptr);
+  kiln::Shape strides = kiln::contiguousStrides(shape);
+  return kiln::Tensor(std::move(storage), dtype, std::move(shape),
+                      std::move(strides), 0);
+}
+
+/// A tensor attribute from its bytes.
+kiln::Tensor tensorAttr(kiln::DType dtype, kiln::Shape shape,
+                        const unsigned char *data, size_t bytes) {
+  kiln::Tensor t = kiln::Tensor::empty(dtype, shape);
+  if (bytes)
+    std::memcpy(t.rawData(), data, bytes);
+  return t;
+}
+
+/// Runs a reference kernel; a failure names the ONNX node.
+int call(const char *op, const std::vector<kiln::Tensor> &in,
+         const kiln::Attributes &attrs, std::vector<kiln::Tensor> &out,
+         const char *node, char *err, size_t errlen) {
+  kiln::Status status = kiln::Dispatcher::global().call(op, in, attrs, out);
+  if (!status)
+    return fail(err, errlen,
+                std::string("node '") + node + "' (kiln." + op +
+                    "): " + status.message());
+  return 0;
+}
+
+/// Copies result `r` of a reference kernel into its planned buffer after
+/// checking it against the static type the compiler planned for.
+int store(const std::vector<kiln::Tensor> &out, size_t r, void *dst,
+          kiln::DType dtype, const kiln::Shape &shape, const char *node,
+          char *err, size_t errlen) {
+  if (r >= out.size() || !out[r].defined())
+    return fail(err, errlen,
+                std::string("node '") + node +
+                    "': the reference kernel did not produce result " +
+                    std::to_string(r));
+  const kiln::Tensor &t = out[r];
+  if (t.dtype() != dtype || t.shape() != shape)
+    return fail(err, errlen,
+                std::string("node '") + node + "': result " +
+                    std::to_string(r) + " is " + t.typeString() +
+                    " but the compiled graph expects " +
+                    kiln::dtypeName(dtype) + kiln::shapeToString(shape) +
+                    " (a shape inference mismatch: please report it)");
+  kiln::Tensor c = t.contiguous();
+  if (c.nbytes())
+    std::memcpy(dst, c.rawData(), c.nbytes());
+  return 0;
+}
+
+} // namespace
+)cpp";
+
+/// Emits one signature table group (names, dtypes, ranks, shapes).
+static void emitSignatureTables(llvm::raw_ostream &os, StringRef kind,
+                                const std::vector<SignatureEntry> &entries) {
+  size_t n = entries.size();
+  os << "constexpr int kNum" << kind << "s = " << n << ";\n";
+  os << "const char *const k" << kind << "Names[] = {";
+  for (const auto &e : entries)
+    os << quote(e.name) << ", ";
+  os << (n ? "" : "nullptr") << "};\n";
+  os << "const int k" << kind << "DTypes[] = {";
+  for (const auto &e : entries)
+    os << static_cast<int>(e.dtype) << ", ";
+  os << (n ? "" : "0") << "};\n";
+  os << "const int k" << kind << "Ranks[] = {";
+  for (const auto &e : entries)
+    os << e.shape.size() << ", ";
+  os << (n ? "" : "0") << "};\n";
+  for (auto [i, e] : llvm::enumerate(entries)) {
+    os << "const int64_t k" << kind << "Shape" << i << "["
+       << std::max<size_t>(e.shape.size(), 1) << "] = "
+       << (e.shape.empty() ? std::string("{0}") : formatShape(e.shape))
+       << "; // " << commentSafe(e.name) << ": " << typeString(e.dtype, e.shape)
+       << "\n";
+  }
+  os << "const int64_t *const k" << kind << "Shapes[] = {";
+  for (size_t i = 0; i < n; ++i)
+    os << "k" << kind << "Shape" << i << ", ";
+  os << (n ? "" : "nullptr") << "};\n\n";
+}
+
+/// Emits the extern "C" accessors of one signature group.
+static void emitSignatureAccessors(llvm::raw_ostream &os, StringRef kind,
+                                   StringRef lower) {
+  auto fn = [&](StringRef ret, StringRef what, StringRef table,
+                StringRef dflt) {
+    os << "KILN_EXPORT " << ret << " kiln_model_" << lower << "_" << what
+       << "(int i) {\n  return i >= 0 && i < kNum" << kind << "s ? k" << kind
+       << table << "[i] : " << dflt << ";\n}\n";
+  };
+  fn("const char *", "name", "Names", "nullptr");
+  fn("int", "dtype", "DTypes", "-1");
+  fn("int", "rank", "Ranks", "-1");
+  fn("const int64_t *", "shape", "Shapes", "nullptr");
+}
+
+FailureOr<std::string>
+emitWrapper(func::FuncOp graph, const MemoryPlan &plan,
+            const llvm::DenseMap<Operation *, std::string> &kernelDeclarations,
+            StringRef modelName) {
+  std::string text, globalsText, attrText, stepsText;
+  llvm::raw_string_ostream os(text), globals(globalsText), attrs(attrText),
+      steps(stepsText);
+  BufferNames buffers(plan);
+
+  // Steps, in program order; attributes of fallback ops as builder functions.
+  int numAttrs = 0;
+  for (auto [index, op] : llvm::enumerate(plan.ops)) {
+    StepKind kind = classifyStep(op);
+    if (kind == StepKind::Constant)
+      continue;
+    std::vector<std::string> nodes = sourceNodeNames(op);
+    if (kind == StepKind::Return) {
+      bool any = false;
+      for (auto [i, v] : llvm::enumerate(op->getOperands())) {
+        const BufferLocation &loc = plan.at(v);
+        if (loc.kind == BufferKind::Output && loc.index == (int)i)
+          continue;
+        if (!any)
+          steps << "  // Outputs not written in place: copies.\n";
+        any = true;
+        steps << "  std::memcpy(outputs[" << i << "], " << buffers.pointer(v)
+              << ", " << plan.outputs[i].bytes << "); // output '"
+              << commentSafe(plan.outputs[i].name) << "' <- "
+              << buffers.describe(v) << "\n";
+      }
+      continue;
+    }
+
+    if (kind == StepKind::Kernel) {
+      std::string name = op->getAttrOfType<StringAttr>("name").getValue().str();
+      StringRef fusionKind = "pointwise";
+      if (auto k = op->getAttrOfType<StringAttr>("kind"))
+        fusionKind = k.getValue();
+      steps << "  // Step " << index << ": kernel " << name << " ("
+            << fusionKind << "), ONNX nodes " << nodeList(nodes) << "\n";
+      steps << "  kiln_kernels::" << name << "(";
+      bool firstArg = true;
+      auto arg = [&](Value v, bool isConst) {
+        ValueType t = valueType(v);
+        steps << (firstArg ? "\n" : ",\n") << "      static_cast<"
+              << (isConst ? "const " : "") << kernelCType(t.dtype) << " *>("
+              << buffers.pointer(v) << ") /* " << buffers.describe(v) << " */";
+        firstArg = false;
+      };
+      for (Value v : op->getOperands())
+        arg(v, /*isConst=*/true);
+      for (Value v : op->getResults())
+        arg(v, /*isConst=*/false);
+      steps << ");\n";
+      continue;
+    }
+
+    // Library or fallback op: the runtime's reference kernel.
+    StringRef opName = op->getName().getStringRef();
+    opName.consume_front("kiln.");
+    std::string node = nodes.empty() ? opName.str() : nodes.front();
+    std::string opType = sourceOpType(op->getLoc());
+    int attrIndex = numAttrs++;
+    std::string builder =
+        "attrs" + std::to_string(attrIndex) + "_" + toIdentifier(opName);
+    attrs << "/// Attributes of kiln." << opName << " (step " << index
+          << ", ONNX node '" << commentSafe(node) << "').\n";
+    attrs << "kiln::Attributes " << builder << "() {\n  kiln::Attributes a;\n";
+    emitAttributes(toAttributes(op->getAttrDictionary()), builder, attrs,
+                   globals);
+    attrs << "  return a;\n}\n\n";
+
+    steps << "  // Step " << index << ": kiln." << opName << " ("
+          << (kind == StepKind::Library ? "library" : "fallback")
+          << "), ONNX node '" << commentSafe(node) << "'"
+          << (opType.empty() ? "" : " (" + opType + ")") << "\n";
+    steps << "  {\n    std::vector<kiln::Tensor> in = {";
+    for (Value v : op->getOperands()) {
+      ValueType t = valueType(v);
+      steps << "\n        view(" << buffers.pointer(v) << ", "
+            << dtypeEnum(t.dtype) << ", " << formatShape(t.shape) << "), // "
+            << buffers.describe(v);
+    }
+    steps << "\n    };\n";
+    steps << "    std::vector<kiln::Tensor> out(" << op->getNumResults()
+          << ");\n";
+    steps << "    if (call(" << quote(opName) << ", in, m->attrs[" << attrIndex
+          << "], out, " << quote(node) << ", err, errlen))\n"
+          << "      return 1;\n";
+    for (OpResult r : op->getResults()) {
+      const BufferLocation &loc = plan.at(r);
+      if (loc.kind == BufferKind::None)
+        continue;
+      ValueType t = valueType(r);
+      steps << "    if (store(out, " << r.getResultNumber() << ", "
+            << buffers.pointer(r) << ", " << dtypeEnum(t.dtype) << ", "
+            << formatShape(t.shape) << ", " << quote(node)
+            << ", err, errlen)) // " << buffers.describe(r) << "\n"
+            << "      return 1;\n";
+    }
+    steps << "  }\n";
+  }
+
+  // The file.
+  os << "//===- wrapper.cpp - Kiln model '" << modelName
+     << "' (generated) ---------------===//\n"
+     << "//\n"
+     << "// Generated by `kiln compile`; do not edit. This file implements "
+        "the C ABI of\n"
+     << "// kiln/runtime/ModelABI.h for one graph: signature tables, "
+        "kiln_model_create\n"
+     << "// (binds the weights) and kiln_model_run, which runs the ops in "
+        "program order:\n"
+     << "// generated kernels (kernels.cpp) and the runtime's reference "
+        "kernels through\n"
+     << "// kiln::Dispatcher. Each step names its ONNX nodes.\n"
+     << "//\n"
+     << "//===-------------------------------------------------------------"
+        "---------===//\n\n";
+  os << "#include \"kiln/runtime/Attributes.h\"\n"
+     << "#include \"kiln/runtime/Dispatcher.h\"\n"
+     << "#include \"kiln/runtime/ModelABI.h\"\n"
+     << "#include \"kiln/runtime/Tensor.h\"\n\n"
+     << "#include <cstdint>\n#include <cstring>\n#include <exception>\n"
+     << "#include <limits>\n#include <string>\n#include <vector>\n\n"
+     << "#define KILN_EXPORT extern \"C\" "
+        "__attribute__((visibility(\"default\")))\n\n";
+
+  // Kernel declarations (the definitions are in kernels.cpp).
+  bool needHalf = false;
+  for (Operation *op : plan.ops) {
+    if (classifyStep(op) != StepKind::Kernel)
+      continue;
+    for (Type t : op->getOperandTypes())
+      needHalf |= isHalfTensor(t);
+    for (Type t : op->getResultTypes())
+      needHalf |= isHalfTensor(t);
+  }
+  if (needHalf)
+    os << "// The 16-bit float types of kernels.cpp (used here through "
+          "pointers only).\nstruct kiln_f16;\nstruct kiln_bf16;\n\n";
+  os << "namespace kiln_kernels {\n";
+  for (Operation *op : plan.ops) {
+    if (classifyStep(op) != StepKind::Kernel)
+      continue;
+    auto it = kernelDeclarations.find(op);
+    assert(it != kernelDeclarations.end() && "fusion without a kernel");
+    std::string decl = it->second;
+    while (!decl.empty() && (decl.back() == '\n' || decl.back() == ' '))
+      decl.pop_back();
+    os << decl << (StringRef(decl).ends_with(";") ? "" : ";") << "\n";
+  }
+  os << "} // namespace kiln_kernels\n" << kWrapperHelpers << "\n";
+
+  os << "namespace {\n\n// The signature.\n";
+  emitSignatureTables(os, "Input", plan.inputs);
+  emitSignatureTables(os, "Output", plan.outputs);
+  emitSignatureTables(os, "Weight", plan.weights);
+  os << "/// The planned arena (" << plan.buffers.size() << " buffers).\n"
+     << "constexpr size_t kArenaBytes = " << plan.arenaBytes << ";\n\n";
+  os << globalsText << (globalsText.empty() ? "" : "\n");
+  os << attrText;
+  os << "} // namespace\n\n";
+
+  os << "/// A model handle: the bound weights and the prebuilt attributes "
+        "of the\n/// reference-kernel steps.\n"
+     << "struct kiln_model {\n  std::vector<const void *> weights;\n"
+     << "  std::vector<kiln::Attributes> attrs;\n};\n\n";
+
+  os << "KILN_EXPORT int kiln_model_abi_version(void) {\n"
+     << "  return KILN_MODEL_ABI_VERSION;\n}\n"
+     << "KILN_EXPORT int kiln_model_num_inputs(void) { return kNumInputs; }\n"
+     << "KILN_EXPORT int kiln_model_num_outputs(void) { return kNumOutputs; "
+        "}\n"
+     << "KILN_EXPORT int kiln_model_num_weights(void) { return kNumWeights; "
+        "}\n";
+  emitSignatureAccessors(os, "Input", "input");
+  emitSignatureAccessors(os, "Output", "output");
+  emitSignatureAccessors(os, "Weight", "weight");
+  os << "KILN_EXPORT size_t kiln_model_arena_bytes(void) { return "
+        "kArenaBytes; }\n\n";
+
+  os << "KILN_EXPORT int kiln_model_create(const void *const *weights, "
+        "kiln_model **out,\n"
+     << "                                  char *err, size_t errlen) {\n"
+     << "  if (!out)\n    return fail(err, errlen, \"kiln_model_create: out "
+        "is null\");\n"
+     << "  *out = nullptr;\n"
+     << "  if (kNumWeights > 0 && !weights)\n"
+     << "    return fail(err, errlen, \"kiln_model_create: weights is "
+        "null\");\n"
+     << "  try {\n    auto *m = new kiln_model;\n"
+     << "    for (int i = 0; i < kNumWeights; ++i) {\n"
+     << "      if (!weights[i]) {\n        delete m;\n"
+     << "        return fail(err, errlen, std::string(\"weight '\") + "
+        "kWeightNames[i] +\n"
+     << "                                         \"' is not bound (null "
+        "pointer)\");\n      }\n"
+     << "      m->weights.push_back(weights[i]);\n    }\n";
+  {
+    // Builders in step order.
+    int k = 0;
+    for (Operation *op : plan.ops) {
+      StepKind kind = classifyStep(op);
+      if (kind != StepKind::Library && kind != StepKind::Fallback)
+        continue;
+      StringRef opName = op->getName().getStringRef();
+      opName.consume_front("kiln.");
+      os << "    m->attrs.push_back(attrs" << k++ << "_" << toIdentifier(opName)
+         << "());\n";
+    }
+  }
+  os << "    *out = m;\n    return 0;\n"
+     << "  } catch (const std::exception &e) {\n"
+     << "    return fail(err, errlen, std::string(\"kiln_model_create: \") + "
+        "e.what());\n  }\n}\n\n";
+
+  os << "KILN_EXPORT void kiln_model_destroy(kiln_model *model) { delete "
+        "model; }\n\n";
+
+  os << "namespace {\n\n/// The graph, in program order.\n"
+     << "int runGraph(const kiln_model *m, const void *const *inputs,\n"
+     << "             void *const *outputs, void *arena, char *err, size_t "
+        "errlen) {\n"
+     << "  (void)m, (void)inputs, (void)outputs, (void)arena, (void)err, "
+        "(void)errlen;\n"
+     << stepsText << "  return 0;\n}\n\n} // namespace\n\n";
+
+  os << "KILN_EXPORT int kiln_model_run(kiln_model *model, const void *const "
+        "*inputs,\n"
+     << "                               void *const *outputs, void *arena, "
+        "char *err,\n"
+     << "                               size_t errlen) {\n"
+     << "  if (!model)\n    return fail(err, errlen, \"kiln_model_run: model "
+        "is null\");\n"
+     << "  if ((kNumInputs > 0 && !inputs) || (kNumOutputs > 0 && !outputs) "
+        "||\n      (kArenaBytes > 0 && !arena))\n"
+     << "    return fail(err, errlen, \"kiln_model_run: inputs, outputs or "
+        "arena is null\");\n"
+     << "  try {\n"
+     << "    return runGraph(model, inputs, outputs, arena, err, errlen);\n"
+     << "  } catch (const std::exception &e) {\n"
+     << "    return fail(err, errlen, std::string(\"kiln_model_run: \") + "
+        "e.what());\n  }\n}\n";
+  return text;
+}
+
+//===----------------------------------------------------------------------===//
+// model.h
+//===----------------------------------------------------------------------===//
+
+std::string emitModelHeader(const MemoryPlan &plan, StringRef modelName) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  std::string ns = toIdentifier(modelName);
+  std::string guard = "KILN_MODEL_" + StringRef(ns).upper() + "_H";
+
+  os << "//===- model.h - Kiln model '" << modelName
+     << "' (generated) -------------*- C++ -*-===//\n"
+     << "//\n"
+     << "// Generated by `kiln compile`; do not edit. The typed C++ API of "
+        "this model:\n"
+     << "// the C ABI (kiln/runtime/ModelABI.h, implemented by model.so) "
+        "plus, in\n"
+     << "// namespace " << ns
+     << ", the static signature (constexpr shapes) and run()\n"
+     << "// over typed Inputs/Outputs structs. f16/bf16 buffers are "
+        "uint16_t bits.\n"
+     << "//\n"
+     << "//===-------------------------------------------------------------"
+        "---------===//\n\n"
+     << "#ifndef " << guard << "\n#define " << guard << "\n\n"
+     << "#include \"kiln/runtime/ModelABI.h\"\n\n#include <cstddef>\n"
+     << "#include <cstdint>\n\n"
+     << "namespace " << ns << " {\n\n";
+
+  // Field names: identifiers, unique within each struct.
+  auto fieldNames = [](const std::vector<SignatureEntry> &entries) {
+    std::vector<std::string> names;
+    llvm::StringSet<> used;
+    for (const auto &e : entries) {
+      std::string id = toIdentifier(e.name), base = id;
+      for (int k = 1; !used.insert(id).second; ++k)
+        id = base + "_" + std::to_string(k);
+      names.push_back(id);
+    }
+    return names;
+  };
+  std::vector<std::string> inNames = fieldNames(plan.inputs);
+  std::vector<std::string> outNames = fieldNames(plan.outputs);
+
+  auto constants = [&](StringRef kind, const std::vector<SignatureEntry> &es,
+                       const std::vector<std::string> &ids) {
+    for (auto [i, e] : llvm::enumerate(es)) {
+      int64_t numel = 1;
+      for (int64_t d : e.shape)
+        numel *= d;
+      os << "/// " << kind << " " << i << " '" << commentSafe(e.name)
+         << "': " << typeString(e.dtype, e.shape) << ".\n"
+         << "constexpr int64_t k" << kind << "Rank_" << ids[i] << " = "
+         << e.shape.size() << ";\n"
+         << "constexpr int64_t k" << kind << "Shape_" << ids[i] << "[] = "
+         << (e.shape.empty() ? std::string("{1}") : formatShape(e.shape)) << ";"
+         << (e.shape.empty() ? " // rank 0 (a scalar)" : "") << "\n"
+         << "constexpr int64_t k" << kind << "Numel_" << ids[i] << " = "
+         << numel << ";\n"
+         << "constexpr int k" << kind << "DType_" << ids[i] << " = "
+         << static_cast<int>(e.dtype) << "; // " << dtypeName(e.dtype)
+         << "\n\n";
+    }
+  };
+  constants("Input", plan.inputs, inNames);
+  constants("Output", plan.outputs, outNames);
+
+  os << "constexpr int kNumInputs = " << plan.inputs.size() << ";\n"
+     << "constexpr int kNumOutputs = " << plan.outputs.size() << ";\n"
+     << "/// Weights, in the order kiln_model_create takes them:\n";
+  for (auto [i, w] : llvm::enumerate(plan.weights))
+    os << "///   " << i << ": '" << commentSafe(w.name) << "' "
+       << typeString(w.dtype, w.shape) << "\n";
+  os << "constexpr int kNumWeights = " << plan.weights.size() << ";\n"
+     << "/// Offset of each weight in weights.bin (-1: not in the package, "
+        "bound by\n/// the caller).\n"
+     << "constexpr int64_t kWeightOffsets[] = {";
+  for (const SignatureEntry &w : plan.weights)
+    os << w.fileOffset << ", ";
+  os << (plan.weights.empty() ? "-1" : "") << "};\n"
+     << "/// Bytes of weights.bin.\n"
+     << "constexpr int64_t kWeightsFileBytes = " << plan.weightFileBytes
+     << ";\n"
+     << "/// Bytes of the scratch arena one run needs (64-byte aligned).\n"
+     << "constexpr size_t kArenaBytes = " << plan.arenaBytes << ";\n\n";
+
+  os << "/// The inputs (contiguous, row-major).\nstruct Inputs {\n";
+  for (auto [i, e] : llvm::enumerate(plan.inputs))
+    os << "  const " << publicCType(e.dtype) << " *" << inNames[i] << " = "
+       << "nullptr; ///< '" << commentSafe(e.name)
+       << "': " << typeString(e.dtype, e.shape) << "\n";
+  os << "};\n\n/// The outputs: caller-owned buffers of the declared "
+        "sizes.\nstruct Outputs {\n";
+  for (auto [i, e] : llvm::enumerate(plan.outputs))
+    os << "  " << publicCType(e.dtype) << " *" << outNames[i] << " = "
+       << "nullptr; ///< '" << commentSafe(e.name)
+       << "': " << typeString(e.dtype, e.shape) << "\n";
+  os << "};\n\n";
+
+  os << "/// Runs the model; `arena` holds kArenaBytes (64-byte aligned). "
+        "Returns 0\n/// on success, else nonzero with a message in `err`.\n"
+     << "inline int run(kiln_model *model, const Inputs &in, const Outputs "
+        "&out,\n"
+     << "               void *arena, char *err = nullptr, size_t errlen = 0) "
+        "{\n"
+     << "  const void *inputs[] = {";
+  for (size_t i = 0; i < inNames.size(); ++i)
+    os << "in." << inNames[i] << ", ";
+  os << (inNames.empty() ? "nullptr" : "") << "};\n  void *outputs[] = {";
+  for (size_t i = 0; i < outNames.size(); ++i)
+    os << "out." << outNames[i] << ", ";
+  os << (outNames.empty() ? "nullptr" : "") << "};\n"
+     << "  return kiln_model_run(model, inputs, outputs, arena, err, "
+        "errlen);\n}\n\n"
+     << "/// Creates a model whose weights all live in weights.bin, given "
+        "its\n/// contents (64-byte aligned, e.g. mmap'd). Returns 0 on "
+        "success.\n"
+     << "inline int createFromWeightsFile(const void *weightsFile, "
+        "kiln_model **out,\n"
+     << "                                 char *err = nullptr, size_t errlen "
+        "= 0) {\n"
+     << "  const void *weights[kNumWeights > 0 ? kNumWeights : 1] = {};\n"
+     << "  for (int i = 0; i < kNumWeights; ++i)\n"
+     << "    if (kWeightOffsets[i] >= 0)\n"
+     << "      weights[i] = static_cast<const char *>(weightsFile) + "
+        "kWeightOffsets[i];\n"
+     << "  return kiln_model_create(weights, out, err, errlen);\n}\n\n"
+     << "} // namespace " << ns << "\n\n#endif // " << guard << "\n";
+  return text;
+}
+
+} // namespace kiln

@@ -1,0 +1,244 @@
+//===- BenchCommand.cpp - `kiln bench`: time a package or a model ---------===//
+//
+// This file implements `kiln bench`: it loads a compiled package (a folder
+// with manifest.json) with kiln::Model, or traces an ONNX model for the
+// reference runtime (the baseline), binds the inputs (files given with
+// --input, the others random from a seeded generator), runs the warm-up
+// iterations, then times each of the measured iterations and prints the
+// median, minimum, maximum and mean in milliseconds. --threads sets the
+// OpenMP and OpenBLAS thread counts when those libraries are loaded.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Commands.h"
+#include "TensorFiles.h"
+
+#include "compiler/ProgramBuilder.h"
+#include "compiler/onnx/OnnxTracer.h"
+#include "kiln/runtime/Executor.h"
+#include "kiln/runtime/Model.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/MLIRContext.h"
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <iomanip>
+#include <iostream>
+#include <random>
+
+namespace kiln {
+
+namespace {
+
+using RunFn = std::function<Expected<NamedTensors>(const NamedTensors &)>;
+
+bool isPackageDir(const std::string &path) {
+  std::error_code ec;
+  return std::filesystem::is_directory(path, ec) &&
+         std::filesystem::exists(std::filesystem::path(path) / "manifest.json",
+                                 ec);
+}
+
+/// Sets the thread count of the OpenMP and OpenBLAS runtimes in the
+/// process, when present (looked up at run time: the tool links neither).
+void setThreads(int threads) {
+  using SetFn = void (*)(int);
+  for (const char *name : {"omp_set_num_threads", "openblas_set_num_threads"})
+    if (auto fn = reinterpret_cast<SetFn>(dlsym(RTLD_DEFAULT, name)))
+      fn(threads);
+}
+
+/// A tensor of `sig`'s static type filled from `rng`: floats uniform in
+/// [-1, 1), integers in [0, 3] (small enough to be valid indices of most
+/// gathers), booleans fair coins.
+Expected<Tensor> randomTensor(const ValueSignature &sig, std::mt19937_64 &rng) {
+  for (size_t i = 0; i < sig.shape.size(); ++i)
+    if (sig.shape[i] < 0) {
+      std::string dim = i < sig.dimNames.size() && !sig.dimNames[i].empty()
+                            ? "'" + sig.dimNames[i] + "'"
+                            : std::to_string(i);
+      return Status::error(
+          strCat("input '", sig.name, "' has the dynamic dimension ", dim,
+                 ": give its size with --dim or the input with --input ",
+                 sig.name, "=FILE"));
+    }
+  Tensor t = Tensor::empty(sig.dtype, sig.shape);
+  std::uniform_real_distribution<float> real(-1.0f, 1.0f);
+  std::uniform_int_distribution<int> small(0, 3);
+  int64_t n = t.numel();
+  visitDType(sig.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    T *p = t.data<T>();
+    for (int64_t i = 0; i < n; ++i) {
+      if constexpr (std::is_same_v<T, bool>)
+        p[i] = small(rng) % 2 == 0;
+      else if constexpr (std::is_integral_v<T>)
+        p[i] = static_cast<T>(small(rng));
+      else
+        p[i] = T(real(rng));
+    }
+  });
+  return t;
+}
+
+/// Reads the --input files and makes random tensors for the other inputs.
+Expected<NamedTensors> bindInputs(const std::vector<ValueSignature> &sigs,
+                                  const BenchOptions &options,
+                                  std::ostream &log) {
+  NamedTensors given;
+  size_t next = 0;
+  for (const std::string &arg : options.inputs) {
+    std::string name, file;
+    size_t eq = arg.find('=');
+    if (eq == std::string::npos) {
+      if (next >= sigs.size())
+        return Status::error(strCat("--input '", arg, "': the model has only ",
+                                    sigs.size(), " inputs"));
+      name = sigs[next].name;
+      file = arg;
+    } else {
+      name = arg.substr(0, eq);
+      file = arg.substr(eq + 1);
+    }
+    ++next;
+    Expected<Tensor> tensor = readTensorFile(file);
+    if (!tensor)
+      return tensor.status().withContext(strCat("--input ", name));
+    given.emplace_back(name, tensor.take());
+  }
+  std::mt19937_64 rng(options.seed);
+  NamedTensors inputs;
+  for (const ValueSignature &sig : sigs) {
+    auto it = std::find_if(given.begin(), given.end(),
+                           [&](const auto &e) { return e.first == sig.name; });
+    if (it != given.end()) {
+      log << "  input " << sig.name << ": " << it->second.typeString()
+          << " (from file)\n";
+      inputs.push_back(*it);
+      given.erase(it);
+      continue;
+    }
+    Expected<Tensor> t = randomTensor(sig, rng);
+    if (!t)
+      return t.status();
+    log << "  input " << sig.name << ": " << t->typeString()
+        << " (random, seed " << options.seed << ")\n";
+    inputs.emplace_back(sig.name, t.take());
+  }
+  // Names that match no input: let the runner report them with the list.
+  for (auto &entry : given)
+    inputs.push_back(std::move(entry));
+  return inputs;
+}
+
+double percentileSorted(const std::vector<double> &sorted, double q) {
+  if (sorted.empty())
+    return 0;
+  double pos = q * (sorted.size() - 1);
+  size_t lo = static_cast<size_t>(pos);
+  size_t hi = std::min(lo + 1, sorted.size() - 1);
+  return sorted[lo] + (pos - lo) * (sorted[hi] - sorted[lo]);
+}
+
+/// Warms up, times and prints.
+int benchmark(const std::string &what, const std::vector<ValueSignature> &sigs,
+              const RunFn &run, const BenchOptions &options) {
+  std::cout << "kiln bench: " << what << "\n";
+  Expected<NamedTensors> inputs = bindInputs(sigs, options, std::cout);
+  if (!inputs)
+    return reportError(options.model + ": " + inputs.status().message());
+  std::cout << "  threads: "
+            << (options.threads > 0 ? std::to_string(options.threads)
+                                    : std::string("default"))
+            << "\n";
+
+  // The first run also checks the inputs.
+  for (int i = 0; i < std::max(options.warmup, 1); ++i) {
+    Expected<NamedTensors> out = run(*inputs);
+    if (!out)
+      return reportError(options.model + ": " + out.status().message());
+  }
+  std::vector<double> ms;
+  ms.reserve(options.iterations);
+  for (int i = 0; i < options.iterations; ++i) {
+    auto start = std::chrono::steady_clock::now();
+    Expected<NamedTensors> out = run(*inputs);
+    auto end = std::chrono::steady_clock::now();
+    if (!out)
+      return reportError(options.model + ": " + out.status().message());
+    ms.push_back(
+        std::chrono::duration<double, std::milli>(end - start).count());
+  }
+  double sum = 0;
+  for (double t : ms)
+    sum += t;
+  std::sort(ms.begin(), ms.end());
+  std::cout << "  warm-up: " << std::max(options.warmup, 1)
+            << " runs, timed: " << options.iterations << " runs\n"
+            << std::setprecision(4) << "  median " << percentileSorted(ms, 0.5)
+            << " ms  min " << ms.front() << " ms  max " << ms.back()
+            << " ms  mean " << sum / ms.size() << " ms\n";
+  return 0;
+}
+
+} // namespace
+
+int runBenchCommand(const BenchOptions &options) {
+  if (options.iterations < 1)
+    return reportError("--iterations must be at least 1");
+  if (options.threads > 0)
+    setThreads(options.threads);
+
+  if (isPackageDir(options.model)) {
+    if (!options.dims.empty())
+      return reportError("--dim applies to ONNX models; a package has "
+                         "static shapes fixed by kiln compile");
+    LoadOptions load;
+    load.weightsDir = options.weightsDir;
+    Expected<Model> model = Model::load(options.model, load);
+    if (!model)
+      return reportError(model.status().message());
+    const Model &m = *model;
+    return benchmark(
+        options.model + " (compiled package)", m.inputs(),
+        [&](const NamedTensors &in) { return m.run(in); }, options);
+  }
+  std::error_code ec;
+  if (std::filesystem::is_directory(options.model, ec))
+    return reportError(options.model +
+                       ": is a folder without manifest.json, so not a "
+                       "package; give an .onnx model or a folder written by "
+                       "kiln compile");
+
+  TraceOptions traceOptions;
+  Status dims = parseDimFlags(options.dims, traceOptions.dimSizes);
+  if (!dims)
+    return reportError(dims.message());
+  mlir::MLIRContext context;
+  auto module = traceOnnxFile(context, options.model, traceOptions);
+  if (!module)
+    return reportError(module.status().message());
+  mlir::func::FuncOp graph = findGraphFunction(**module);
+  if (!graph)
+    return reportError(options.model + ": the traced module has no graph");
+  Expected<Program> program = buildProgram(graph);
+  if (!program)
+    return reportError(options.model + ": " + program.status().message());
+  if (!program->weights.empty())
+    return reportError(
+        strCat(options.model, ": ", program->weights.size(),
+               " weights have no data (e.g. '", program->weights.front().name,
+               "'): their external data file is missing; place it next to the "
+               "model as the model names it"));
+  const Program &p = *program;
+  return benchmark(
+      options.model + " (reference runtime)", p.inputs,
+      [&](const NamedTensors &in) { return runProgram(p, in); }, options);
+}
+
+} // namespace kiln

@@ -1,0 +1,134 @@
+//===- CompileCommand.cpp - `kiln compile`: a model to a package ----------===//
+//
+// This file implements `kiln compile MODEL -o DIR`: parse the --dim flags,
+// trace the model with those sizes (static shapes), run the compile pipeline
+// (compiler/Pipeline.h) and report the package written. Diagnostics from the
+// passes and the packager are printed as "kiln: error: ..." naming the ONNX
+// node where there is one; the exit status is 1 on any error, and a failed
+// compile leaves no package behind (an existing one stays as it was).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Commands.h"
+#include "TensorFiles.h"
+
+#include "codegen/MemoryPlanner.h"
+#include "compiler/Pipeline.h"
+#include "compiler/onnx/OnnxTracer.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <fstream>
+#include <iostream>
+
+namespace kiln {
+
+Status parseDimFlags(const std::vector<std::string> &flags,
+                     std::map<std::string, int64_t> &sizes) {
+  for (const std::string &flag : flags) {
+    size_t eq = flag.find('=');
+    std::string name = eq == std::string::npos ? flag : flag.substr(0, eq);
+    std::string size = eq == std::string::npos ? "" : flag.substr(eq + 1);
+    bool ok = !name.empty() && !size.empty() && size.size() < 19 &&
+              size.find_first_not_of("0123456789") == std::string::npos;
+    int64_t value = ok ? std::stoll(size) : 0;
+    if (!ok || value <= 0)
+      return Status::error(strCat("--dim '", flag,
+                                  "': expected NAME=SIZE with a positive "
+                                  "integer SIZE, e.g. --dim batch=4"));
+    if (sizes.count(name) && sizes[name] != value)
+      return Status::error(strCat("--dim ", name, " is given twice (",
+                                  sizes[name], " and ", value, ")"));
+    sizes[name] = value;
+  }
+  return Status::ok();
+}
+
+std::string formatDiagnostic(const mlir::Diagnostic &diag) {
+  std::string message = diag.str();
+  for (const mlir::Diagnostic &note : diag.getNotes())
+    message += "\n  note: " + note.str();
+  // Ops carry fused<"OnnxOp">["node"] locations; arguments a plain name.
+  if (!mlir::isa<mlir::FusedLoc>(diag.getLocation()))
+    return message;
+  std::vector<std::string> nodes = sourceNodeNames(diag.getLocation());
+  if (nodes.empty())
+    return message;
+  return "node '" + nodes.front() + "': " + message;
+}
+
+int runCompileCommand(const CompileCommandOptions &flags) {
+  CompileOptions options;
+  options.modelPath = flags.model;
+  options.outputDir = flags.outputDir;
+  options.target = flags.target;
+  options.weights = flags.weights;
+  options.cxx = flags.cxx;
+  Status dims = parseDimFlags(flags.dims, options.dimSizes);
+  if (!dims)
+    return reportError(dims.message());
+
+  mlir::MLIRContext context;
+  context.printOpOnDiagnostic(false);
+  // Diagnostics become "kiln: error: node '...': message" lines.
+  int errors = 0;
+  mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &d) {
+    if (d.getSeverity() == mlir::DiagnosticSeverity::Error) {
+      ++errors;
+      reportError(formatDiagnostic(d));
+    } else if (d.getSeverity() == mlir::DiagnosticSeverity::Warning) {
+      std::cerr << "kiln: warning: " << formatDiagnostic(d) << "\n";
+    }
+    return mlir::success();
+  });
+
+  auto start = std::chrono::steady_clock::now();
+  TraceOptions trace;
+  trace.dimSizes = options.dimSizes;
+  // External weights: initializers stored as ONNX external data stay in
+  // their file; the package references them and the loader binds them.
+  trace.externalDataAsParameters = options.weights == "external";
+  for (const std::string &flag : flags.inputValues) {
+    size_t eq = flag.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == flag.size())
+      return reportError("--input-value '" + flag +
+                         "': expected NAME=FILE (a .npy or .pb file)");
+    Expected<Tensor> value = readTensorFile(flag.substr(eq + 1));
+    if (!value)
+      return reportError("--input-value " + flag.substr(0, eq) + ": " +
+                         value.status().message());
+    trace.inputValues[flag.substr(0, eq)] = value.take();
+  }
+  auto module = traceOnnxFile(context, options.modelPath, trace);
+  if (!module)
+    return reportError(module.status().message());
+  options.traceSeconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+
+  if (mlir::failed(runCompilePipeline(**module, options))) {
+    if (errors == 0)
+      reportError("compiling '" + options.modelPath + "' failed");
+    return 1;
+  }
+
+  // A one-line report from the manifest just written.
+  std::ifstream in(options.outputDir + "/manifest.json");
+  nlohmann::json manifest = nlohmann::json::parse(in, nullptr, false);
+  if (!manifest.is_discarded() && manifest.contains("counts")) {
+    const auto &c = manifest["counts"];
+    std::cout << "kiln: compiled '" << options.modelPath << "' into '"
+              << options.outputDir << "': " << c.value("fused", 0)
+              << " fused kernels, " << c.value("library", 0)
+              << " library calls, " << c.value("fallback", 0)
+              << " fallback ops; arena "
+              << manifest["memory_plan"].value("arena_bytes", 0) << " bytes\n";
+  }
+  return 0;
+}
+
+} // namespace kiln
