@@ -188,9 +188,14 @@ std::string IndexExpr::str(llvm::ArrayRef<std::string> varNames) const {
   auto atomStr = [&](const Atom &a) -> std::string {
     if (a.kind == Atom::Var)
       return varNames[a.var];
-    return "(" + a.inner->str(varNames) +
-           (a.kind == Atom::Div ? " / " : " % ") + std::to_string(a.divisor) +
-           ")";
+    // The dividend is a sum: parenthesize it, so `/` and `%` apply to the
+    // whole of it ("((i0*4 + i1) / 8)"), not to its last term.
+    std::string inner = a.inner->str(varNames);
+    bool single = a.inner->getTerms().size() + (a.inner->getConstant() != 0) <= 1;
+    if (!single)
+      inner = "(" + inner + ")";
+    return "(" + inner + (a.kind == Atom::Div ? " / " : " % ") +
+           std::to_string(a.divisor) + ")";
   };
   for (const Term &t : terms_) {
     int64_t mag = t.coef < 0 ? -t.coef : t.coef;

@@ -50,6 +50,10 @@ TEST_CASE("index expressions simplify with loop extents", "[codegen][ir]") {
   std::vector<IndexExpr> r = b.delinearize(t, {8, 6});
   CHECK(contains(r[0].str(names), "/ 6"));
   CHECK(contains(r[1].str(names), "% 6"));
+  // The dividend of / and % is a sum: it must print in parentheses, or C's
+  // precedence applies the division to its last term only.
+  CHECK(r[0].str(names) == "((i0 + i2*8) / 6)");
+  CHECK(r[1].str(names) == "((i0 + i2*8) % 6)");
 
   // Constants and negative coefficients (slices with negative steps).
   IndexExpr neg = IndexExpr::constant(15) + i1 * -1;
