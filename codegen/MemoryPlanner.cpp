@@ -179,9 +179,11 @@ FailureOr<MemoryPlan> planMemory(func::FuncOp graph) {
                << r.getType()
                << ", whose shape is not known at compile time (it depends "
                   "on values computed at run time, or on a dynamic input "
-                  "dimension); compiled models need static shapes: give "
-                  "named input dimensions with --dim NAME=SIZE, or run this "
-                  "model on the reference runtime (kiln run MODEL)";
+                  "dimension): not supported by kiln compile, which needs "
+                  "static shapes; give named input dimensions with --dim "
+                  "NAME=SIZE, make a parameter input a constant with "
+                  "--input-value NAME=FILE, or run this model on the "
+                  "reference runtime (kiln run MODEL)";
 
   // Arguments: runtime inputs, then weight arguments.
   for (BlockArgument arg : graph.getArguments()) {

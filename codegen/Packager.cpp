@@ -3,7 +3,8 @@
 // This file implements the packager. The package layout:
 //
 //   DIR/model.so       wrapper.cpp + kernels.cpp, one host compiler run:
-//                      <cxx> -std=c++17 -O3 -march=native -fopenmp -fPIC
+//                      <cxx> -std=c++17 -O3 -march=native
+//                      -fno-tree-slp-vectorize -fopenmp -fPIC
 //                      -shared -fvisibility=hidden -Wl,-soname,model.so
 //                      -I<runtime include>
 //                      kernels.cpp wrapper.cpp -o model.so
@@ -390,9 +391,14 @@ LogicalResult writePackage(ModuleOp module, const PackageOptions &options,
                    << "' is not an executable file; pass --cxx PATH";
     return fail();
   }
+  // -fno-tree-slp-vectorize: GCC 12's straight-line (SLP) vectorizer, tuned
+  // for some CPUs (Rocket Lake: -march=native or -mtune=native), miscompiles
+  // the wrapper's attribute tables (a std::vector<int64_t>{1, 1, 0, 0} held
+  // {1, 1, 1, 1}); loop vectorization, which the kernels rely on, stays on.
   std::vector<std::string> flags = {"-std=c++17",
                                     "-O3",
                                     "-march=native",
+                                    "-fno-tree-slp-vectorize",
                                     "-fopenmp",
                                     "-fPIC",
                                     "-shared",

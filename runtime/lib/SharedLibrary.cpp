@@ -35,7 +35,11 @@ SharedLibrary::~SharedLibrary() {
 
 Expected<SharedLibrary> SharedLibrary::open(const std::string &path) {
   dlerror(); // Clear any stale error.
-  void *handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  // RTLD_NODELETE: a model's code stays mapped after dlclose. Generated
+  // kernels run OpenMP regions, and the OpenMP runtime's idle worker threads
+  // may still refer to them when the Model is destroyed; unmapping the code
+  // under them crashes the process (seen at exit of `kiln run`).
+  void *handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
   if (!handle) {
     const char *why = dlerror();
     return Status::error(
