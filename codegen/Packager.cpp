@@ -35,6 +35,7 @@
 #include "codegen/Packager.h"
 #include "codegen/CppKernel.h"
 #include "codegen/MemoryPlanner.h"
+#include "codegen/ModelHeaderEmitter.h"
 #include "codegen/WrapperEmitter.h"
 #include "ir/KilnOps.h"
 #include "passes/TensorConversion.h"

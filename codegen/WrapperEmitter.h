@@ -60,7 +60,16 @@ mlir::FailureOr<std::string> emitWrapper(
 
 /// Emits model.h: the C ABI (ModelABI.h) plus typed inline helpers in a
 /// namespace named after the model.
-std::string emitModelHeader(const MemoryPlan &plan, llvm::StringRef modelName);
+// Formatting shared by the wrapper and model.h emitters.
+
+/// The C type of a dtype in public headers (f16/bf16 as uint16_t bits).
+const char *publicCType(DType dtype);
+/// `s` with comment terminators and newlines made harmless.
+std::string commentSafe(llvm::StringRef s);
+/// "{2, 3}".
+std::string formatShape(llvm::ArrayRef<int64_t> shape);
+/// "f32[2, 3]".
+std::string typeString(DType dtype, llvm::ArrayRef<int64_t> shape);
 
 } // namespace kiln
 
