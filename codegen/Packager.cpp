@@ -3,7 +3,7 @@
 // This file implements the packager. The package layout:
 //
 //   DIR/model.so       wrapper.cpp + kernels.cpp, one host compiler run:
-//                      <cxx> -std=c++17 -O3 -march=native
+//                      <cxx> -std=c++17 -O3 -march=x86-64-v3
 //                      -fno-tree-slp-vectorize -fopenmp -fPIC
 //                      -shared -fvisibility=hidden -Wl,-soname,model.so
 //                      -I<runtime include>
@@ -74,6 +74,10 @@ using namespace mlir;
 using json = nlohmann::ordered_json;
 
 namespace kiln {
+
+/// The instruction-set level packages are compiled for; the manifest
+/// records it and kiln::Model refuses a package the CPU cannot run.
+static constexpr const char *kTargetIsa = "x86-64-v3";
 
 namespace {
 
@@ -392,13 +396,15 @@ LogicalResult writePackage(ModuleOp module, const PackageOptions &options,
                    << "' is not an executable file; pass --cxx PATH";
     return fail();
   }
+  // -march=x86-64-v3 (AVX2, FMA): a package may run on another machine than
+  // the one that compiled it (the loader checks the CPU, see kTargetIsa).
   // -fno-tree-slp-vectorize: GCC 12's straight-line (SLP) vectorizer, tuned
   // for some CPUs (Rocket Lake: -march=native or -mtune=native), miscompiles
   // the wrapper's attribute tables (a std::vector<int64_t>{1, 1, 0, 0} held
   // {1, 1, 1, 1}); loop vectorization, which the kernels rely on, stays on.
   std::vector<std::string> flags = {"-std=c++17",
                                     "-O3",
-                                    "-march=native",
+                                    "-march=" + std::string(kTargetIsa),
                                     "-fno-tree-slp-vectorize",
                                     "-fopenmp",
                                     "-fPIC",
@@ -487,6 +493,7 @@ LogicalResult writePackage(ModuleOp module, const PackageOptions &options,
         {"cxx", cxx}}},
       {"versions", {{"kiln", KILN_VERSION}, {"abi", KILN_MODEL_ABI_VERSION}}},
       {"host_compiler", {{"command", commandLine}, {"warnings", log}}},
+      {"isa", kTargetIsa},
       {"compile_times_s",
        {{"trace", options.traceSeconds},
         {"kiln_passes", options.passSeconds},

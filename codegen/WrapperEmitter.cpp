@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/WrapperEmitter.h"
+#include "passes/FusionRules.h"
 #include "passes/TensorConversion.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
@@ -43,8 +44,7 @@ StepKind classifyStep(Operation *op) {
     return StepKind::Constant;
   if (name == "kiln.fusion")
     return StepKind::Kernel;
-  if (name == "kiln.matmul" || name == "kiln.conv" ||
-      name == "kiln.conv_transpose" || name == "kiln.gemm")
+  if (isLibraryOp(op))
     return StepKind::Library;
   return StepKind::Fallback;
 }
@@ -554,7 +554,7 @@ emitWrapper(func::FuncOp graph, const MemoryPlan &plan,
      << "#include \"kiln/runtime/ModelABI.h\"\n"
      << "#include \"kiln/runtime/Tensor.h\"\n\n"
      << "#include <cstdint>\n#include <cstring>\n#include <exception>\n"
-     << "#include <limits>\n#include <string>\n#include <vector>\n\n"
+     << "#include <limits>\n#include <memory>\n#include <string>\n#include <vector>\n\n"
      << "#define KILN_EXPORT extern \"C\" "
         "__attribute__((visibility(\"default\")))\n\n";
 
@@ -621,9 +621,9 @@ emitWrapper(func::FuncOp graph, const MemoryPlan &plan,
      << "  if (kNumWeights > 0 && !weights)\n"
      << "    return fail(err, errlen, \"kiln_model_create: weights is "
         "null\");\n"
-     << "  try {\n    auto *m = new kiln_model;\n"
+     << "  try {\n    auto m = std::make_unique<kiln_model>();\n"
      << "    for (int i = 0; i < kNumWeights; ++i) {\n"
-     << "      if (!weights[i]) {\n        delete m;\n"
+     << "      if (!weights[i]) {\n"
      << "        return fail(err, errlen, std::string(\"weight '\") + "
         "kWeightNames[i] +\n"
      << "                                         \"' is not bound (null "
@@ -642,10 +642,13 @@ emitWrapper(func::FuncOp graph, const MemoryPlan &plan,
          << "());\n";
     }
   }
-  os << "    *out = m;\n    return 0;\n"
+  os << "    *out = m.release();\n    return 0;\n"
      << "  } catch (const std::exception &e) {\n"
      << "    return fail(err, errlen, std::string(\"kiln_model_create: \") + "
-        "e.what());\n  }\n}\n\n";
+        "e.what());\n"
+     << "  } catch (...) {\n"
+     << "    return fail(err, errlen, \"kiln_model_create: unknown "
+        "exception\");\n  }\n}\n\n";
 
   os << "KILN_EXPORT void kiln_model_destroy(kiln_model *model) { delete "
         "model; }\n\n";
@@ -673,7 +676,10 @@ emitWrapper(func::FuncOp graph, const MemoryPlan &plan,
      << "    return runGraph(model, inputs, outputs, arena, err, errlen);\n"
      << "  } catch (const std::exception &e) {\n"
      << "    return fail(err, errlen, std::string(\"kiln_model_run: \") + "
-        "e.what());\n  }\n}\n";
+        "e.what());\n"
+     << "  } catch (...) {\n"
+     << "    return fail(err, errlen, \"kiln_model_run: unknown "
+        "exception\");\n  }\n}\n";
   return text;
 }
 

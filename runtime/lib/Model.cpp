@@ -456,6 +456,29 @@ const std::vector<ValueSignature> &Model::weights() const {
 const std::string &Model::directory() const { return impl_->dir; }
 size_t Model::arenaBytes() const { return impl_->arenaBytes; }
 
+/// Refuses a package compiled for an instruction-set level this CPU lacks
+/// (running it would die of an illegal instruction).
+static Status checkIsa(const std::string &isa, const std::string &manifest) {
+  if (isa.empty())
+    return Status::ok();
+#if defined(__x86_64__)
+  bool ok = true;
+  if (isa == "x86-64-v3")
+    ok = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+         __builtin_cpu_supports("bmi2");
+  else if (isa != "x86-64" && isa != "x86-64-v2")
+    ok = false;
+  if (!ok)
+    return Status::error(strCat(manifest, ": the package was compiled for ",
+                                isa, ", which this CPU does not support; "
+                                "recompile it on (or for) this machine"));
+  return Status::ok();
+#else
+  return Status::error(strCat(manifest, ": the package was compiled for ", isa,
+                              " (x86-64); this machine is not x86-64"));
+#endif
+}
+
 Expected<Model> Model::load(const std::string &dir,
                             const LoadOptions &options) {
   std::error_code ec;
@@ -474,6 +497,7 @@ Expected<Model> Model::load(const std::string &dir,
     return Status::error(strCat(impl->libPath,
                                 ": missing; the package is incomplete "
                                 "(recompile it with kiln compile)"));
+  KILN_RETURN_IF_ERROR(checkIsa(manifest->isa, manifestPath));
 
   // A library whose absolute path is given is loaded from exactly there.
   std::string absLib = fs::absolute(impl->libPath, ec).string();

@@ -180,6 +180,9 @@ Expected<PackageManifest> parseManifest(const Json &root) {
   auto source = root.find("source");
   if (source != root.end() && source->is_string())
     m.source = source->get<std::string>();
+  auto isa = root.find("isa");
+  if (isa != root.end() && isa->is_string())
+    m.isa = isa->get<std::string>();
   auto sig = root.find("signature");
   if (sig != root.end()) {
     if (!sig->is_object())

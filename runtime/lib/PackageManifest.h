@@ -50,6 +50,9 @@ struct PackageManifest {
   std::optional<int64_t> abiVersion;
   /// The model the package was compiled from ("source"), or empty.
   std::string source;
+  /// The instruction-set level model.so was compiled for ("isa", e.g.
+  /// "x86-64-v3"), or empty.
+  std::string isa;
   bool hasSignature = false;
   std::vector<ManifestValue> inputs;
   std::vector<ManifestValue> outputs;
