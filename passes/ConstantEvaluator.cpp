@@ -25,7 +25,7 @@ using namespace mlir;
 namespace kiln {
 
 FailureOr<SmallVector<DenseElementsAttr>>
-evaluateOnConstants(Operation *op, int64_t maxElements) {
+evaluateOnConstants(Operation *op, int64_t maxElements, bool refineTypes) {
   StringRef name = op->getName().getStringRef();
   if (!name.consume_front("kiln.") || isa<ConstantOp>(op) ||
       op->getNumRegions() != 0 || op->getNumOperands() == 0 ||
@@ -33,8 +33,8 @@ evaluateOnConstants(Operation *op, int64_t maxElements) {
     return failure();
   for (Type t : op->getResultTypes()) {
     auto ranked = dyn_cast<RankedTensorType>(t);
-    if (!ranked || !ranked.hasStaticShape() ||
-        ranked.getNumElements() > maxElements)
+    if (!ranked || (!refineTypes && !ranked.hasStaticShape()) ||
+        (ranked.hasStaticShape() && ranked.getNumElements() > maxElements))
       return failure();
   }
   std::vector<Tensor> inputs;
@@ -54,10 +54,23 @@ evaluateOnConstants(Operation *op, int64_t maxElements) {
     return failure();
   SmallVector<DenseElementsAttr> results;
   for (auto [type, out] : llvm::zip_equal(op->getResultTypes(), outputs)) {
-    if (!out.defined())
+    if (!out.defined() || out.numel() > maxElements)
       return failure();
     DenseElementsAttr attr = toElementsAttr(op->getContext(), out);
-    if (!attr || attr.getType() != type)
+    if (!attr)
+      return failure();
+    // The value must have the declared type, or (when refining) a type that
+    // only makes the declared dynamic dimensions static.
+    auto declared = cast<RankedTensorType>(type);
+    auto actual = cast<RankedTensorType>(attr.getType());
+    bool compatible =
+        declared.getElementType() == actual.getElementType() &&
+        declared.getRank() == actual.getRank() &&
+        llvm::all_of(llvm::seq<int64_t>(0, declared.getRank()), [&](int64_t d) {
+          return declared.isDynamicDim(d) ||
+                 declared.getDimSize(d) == actual.getDimSize(d);
+        });
+    if (!(refineTypes ? compatible : attr.getType() == type))
       return failure();
     results.push_back(attr);
   }

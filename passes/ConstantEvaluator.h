@@ -25,10 +25,14 @@ constexpr int64_t kMaxFoldElements = int64_t(16) << 20;
 /// whose operands are all kiln.constant) with the runtime's kernels. Returns
 /// one attribute per result, each of exactly the result's type; failure when
 /// the op does not qualify, a result has a dynamic type or more than
-/// `maxElements` elements, or the kernel reports an error. Emits nothing.
+/// `maxElements` elements, or the kernel reports an error. With
+/// `refineTypes` (the tracer's trace-time folding), a result may have a
+/// dynamic type: the attribute then has the computed static type, which
+/// agrees with the declared one on every static dimension. Emits nothing.
 mlir::FailureOr<llvm::SmallVector<mlir::DenseElementsAttr>>
 evaluateOnConstants(mlir::Operation *op,
-                    int64_t maxElements = kMaxFoldElements);
+                    int64_t maxElements = kMaxFoldElements,
+                    bool refineTypes = false);
 
 /// Replaces every op under `root` (outside kiln.fusion regions) that
 /// evaluateOnConstants can compute by kiln.constant ops, in program order so

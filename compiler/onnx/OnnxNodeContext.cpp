@@ -9,9 +9,10 @@
 
 #include "OnnxTraceContext.h"
 
+#include "passes/ConstantEvaluator.h"
+#include "passes/PassDetail.h"
 #include "passes/TensorConversion.h"
 #include "ir/KilnOpBuilder.h"
-#include "kiln/runtime/Dispatcher.h"
 
 #include "mlir/IR/Operation.h"
 
@@ -19,13 +20,7 @@ namespace kiln {
 namespace tracer {
 
 namespace {
-/// Results larger than this many elements are not folded at trace time.
-constexpr int64_t kFoldLimit = int64_t(16) << 20;
-
-bool isKilnConstant(Value v) {
-  mlir::Operation *def = v ? v.getDefiningOp() : nullptr;
-  return def && def->getName().getStringRef() == "kiln.constant";
-}
+using passes::isKilnConstant;
 
 std::string joinDiagnostics(std::vector<std::string> &diags,
                             llvm::StringRef fallback) {
@@ -267,44 +262,14 @@ NodeContext::ops(llvm::StringRef name, mlir::ValueRange operands,
   if (name == "kiln.constant" || operands.empty())
     return results;
 
-  // Fold when every operand is a constant.
-  for (Value v : operands)
-    if (!isKilnConstant(v))
-      return results;
-  std::vector<Tensor> inputs;
-  for (Value v : operands) {
-    std::optional<Tensor> t = constTensor(v);
-    if (!t)
-      return results;
-    inputs.push_back(*t);
-  }
-  for (Value r : results) {
-    mlir::RankedTensorType t = typeOf(r);
-    if (!t || (t.hasStaticShape() && t.getNumElements() > kFoldLimit))
-      return results;
-  }
-  std::vector<Tensor> outputs(op->getNumResults());
-  Status st =
-      Dispatcher::global().call(name.drop_front(5).str(), inputs,
-                                toAttributes(op->getAttrDictionary()), outputs);
-  if (!st)
+  // Fold when every operand is a constant: evaluate with the runtime's
+  // kernels (the oracle) and refine dynamic result types to the values'.
+  mlir::FailureOr<llvm::SmallVector<mlir::DenseElementsAttr>> values =
+      evaluateOnConstants(op, kMaxFoldElements, /*refineTypes=*/true);
+  if (mlir::failed(values))
     return results;
-  for (size_t i = 0; i < outputs.size(); ++i) {
-    mlir::RankedTensorType t = typeOf(results[i]);
-    const Tensor &o = outputs[i];
-    if (!o.defined() || o.numel() > kFoldLimit ||
-        fromMlirElementType(t.getElementType()) != o.dtype() ||
-        o.rank() != t.getRank())
-      return results;
-    for (int64_t d = 0; d < o.rank(); ++d)
-      if (!t.isDynamicDim(d) && t.getDimSize(d) != o.dim(d))
-        return results;
-  }
   llvm::SmallVector<Value> folded;
-  for (const Tensor &o : outputs) {
-    mlir::DenseElementsAttr attr = toElementsAttr(ctx(), o);
-    if (!attr)
-      return results;
+  for (mlir::DenseElementsAttr attr : *values) {
     mlir::FailureOr<mlir::Operation *> c = createKilnOp(
         b_, loc_, "kiln.constant", {}, {b_.getNamedAttr("value", attr)});
     if (mlir::failed(c)) {
