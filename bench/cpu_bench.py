@@ -85,7 +85,7 @@ def main():
             for o, w in zip(sess.get_outputs(), want):
                 fname = "".join(c if c.isalnum() or c in "_-." else "_" for c in o.name)
                 got = np.load(os.path.join(out, fname + ".npy"))
-                if not np.allclose(got, w, rtol=1e-3, atol=1e-4):
+                if not np.allclose(got, w, rtol=1e-3, atol=1e-4, equal_nan=True):
                     sys.exit(f"{name}: output {o.name} differs from ONNX Runtime "
                              f"(max abs err {np.abs(got - w).max():.3g})")
 

@@ -27,7 +27,10 @@ def materialize(model_path, workdir, rng):
                 fan_in = shape[1] * shape[2] * shape[3]
             data = (rng.standard_normal(shape) / np.sqrt(fan_in)).astype(dtype)
         elif dtype == np.bool_:
-            data = rng.integers(0, 2, shape).astype(np.bool_)
+            # Boolean initializers of the exported models are masks built from
+            # torch.ones (e.g. the causal mask's `ones`); random masks would
+            # mask whole attention rows and make them NaN.
+            data = np.ones(shape, np.bool_)
         else:
             data = rng.integers(0, 4, shape).astype(dtype)
         init.CopyFrom(numpy_helper.from_array(data, init.name))

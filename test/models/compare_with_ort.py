@@ -41,9 +41,13 @@ def compare(name, label, outdir, sess, expected, rtol, atol):
             ok = False
             continue
         err = np.abs(got.astype(np.float64) - want)
-        bad = err > atol + rtol * np.abs(want)
+        # NaN must meet NaN; any other NaN is a mismatch.
+        bad = ~np.isclose(got, want, rtol=rtol, atol=atol, equal_nan=True)
+        if np.isnan(want).any():
+            print(f"{name} ({label}): warning: ONNX Runtime's output {out.name} "
+                  f"has {int(np.isnan(want).sum())} NaNs")
         print(f"{name} ({label}): output {out.name} {want.dtype}{list(want.shape)}: "
-              f"max abs err {err.max():.3g}, mismatches {int(bad.sum())}")
+              f"max abs err {np.nanmax(err):.3g}, mismatches {int(bad.sum())}")
         ok = ok and not bad.any()
     return ok
 
