@@ -90,27 +90,10 @@ Expected<Tensor> randomTensor(const ValueSignature &sig, std::mt19937_64 &rng) {
 Expected<NamedTensors> bindInputs(const std::vector<ValueSignature> &sigs,
                                   const BenchOptions &options,
                                   std::ostream &log) {
-  NamedTensors given;
-  size_t next = 0;
-  for (const std::string &arg : options.inputs) {
-    std::string name, file;
-    size_t eq = arg.find('=');
-    if (eq == std::string::npos) {
-      if (next >= sigs.size())
-        return Status::error(strCat("--input '", arg, "': the model has only ",
-                                    sigs.size(), " inputs"));
-      name = sigs[next].name;
-      file = arg;
-    } else {
-      name = arg.substr(0, eq);
-      file = arg.substr(eq + 1);
-    }
-    ++next;
-    Expected<Tensor> tensor = readTensorFile(file);
-    if (!tensor)
-      return tensor.status().withContext(strCat("--input ", name));
-    given.emplace_back(name, tensor.take());
-  }
+  Expected<NamedTensors> read = readInputArguments(sigs, options.inputs);
+  if (!read)
+    return read.status();
+  NamedTensors given = read.take();
   std::mt19937_64 rng(options.seed);
   NamedTensors inputs;
   for (const ValueSignature &sig : sigs) {

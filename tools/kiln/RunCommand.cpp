@@ -36,34 +36,6 @@ static std::string fileNameFor(const std::string &name) {
   return out.empty() ? "output" : out;
 }
 
-/// Binds the --input arguments to the inputs of `signature`.
-static Expected<NamedTensors>
-readInputs(const std::vector<ValueSignature> &signature,
-           const std::vector<std::string> &args) {
-  NamedTensors inputs;
-  size_t next = 0;
-  for (const std::string &arg : args) {
-    std::string name, file;
-    size_t eq = arg.find('=');
-    if (eq == std::string::npos) {
-      if (next >= signature.size())
-        return Status::error(strCat("--input '", arg, "': the model has only ",
-                                    signature.size(), " inputs"));
-      name = signature[next].name;
-      file = arg;
-    } else {
-      name = arg.substr(0, eq);
-      file = arg.substr(eq + 1);
-    }
-    ++next;
-    Expected<Tensor> tensor = readTensorFile(file);
-    if (!tensor)
-      return tensor.status().withContext(strCat("--input ", name));
-    inputs.emplace_back(name, tensor.take());
-  }
-  return inputs;
-}
-
 /// Writes one file per output into --output-dir and says where.
 static int writeOutputs(const RunOptions &options,
                         const NamedTensors &outputs) {
@@ -98,7 +70,8 @@ static int runPackage(const RunOptions &options) {
   Expected<Model> model = Model::load(options.model, load);
   if (!model)
     return reportError(model.status().message());
-  Expected<NamedTensors> inputs = readInputs(model->inputs(), options.inputs);
+  Expected<NamedTensors> inputs =
+      readInputArguments(model->inputs(), options.inputs);
   if (!inputs)
     return reportError(inputs.status().message());
   Expected<NamedTensors> outputs = model->run(*inputs);
@@ -133,7 +106,8 @@ int runRunCommand(const RunOptions &options) {
                "'): their external data file is missing; place it next to the "
                "model as the model names it"));
 
-  Expected<NamedTensors> inputs = readInputs(program->inputs, options.inputs);
+  Expected<NamedTensors> inputs =
+      readInputArguments(program->inputs, options.inputs);
   if (!inputs)
     return reportError(inputs.status().message());
   Expected<NamedTensors> outputs = runProgram(*program, *inputs);

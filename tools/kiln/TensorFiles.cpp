@@ -85,4 +85,31 @@ Status writeTensorFile(const std::string &path, const Tensor &tensor,
   return Status::ok();
 }
 
+Expected<NamedTensors>
+readInputArguments(const std::vector<ValueSignature> &signature,
+                   const std::vector<std::string> &args) {
+  NamedTensors inputs;
+  size_t next = 0;
+  for (const std::string &arg : args) {
+    std::string name, file;
+    size_t eq = arg.find('=');
+    if (eq == std::string::npos) {
+      if (next >= signature.size())
+        return Status::error(strCat("--input '", arg, "': the model has only ",
+                                    signature.size(), " inputs"));
+      name = signature[next].name;
+      file = arg;
+    } else {
+      name = arg.substr(0, eq);
+      file = arg.substr(eq + 1);
+    }
+    ++next;
+    Expected<Tensor> tensor = readTensorFile(file);
+    if (!tensor)
+      return tensor.status().withContext(strCat("--input ", name));
+    inputs.emplace_back(name, tensor.take());
+  }
+  return inputs;
+}
+
 } // namespace kiln

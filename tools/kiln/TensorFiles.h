@@ -9,10 +9,13 @@
 #ifndef KILN_TOOLS_TENSORFILES_H
 #define KILN_TOOLS_TENSORFILES_H
 
+#include "kiln/runtime/Executor.h"
+#include "kiln/runtime/Program.h"
 #include "kiln/runtime/Status.h"
 #include "kiln/runtime/Tensor.h"
 
 #include <string>
+#include <vector>
 
 namespace kiln {
 
@@ -21,6 +24,12 @@ Expected<Tensor> readTensorFile(const std::string &path);
 /// Writes a .npy or .pb tensor file (to a temporary name, then renamed).
 Status writeTensorFile(const std::string &path, const Tensor &tensor,
                        const std::string &name);
+
+/// Reads the `--input` arguments of a command: NAME=FILE binds an input by
+/// name, a bare FILE binds the next input of `signature` in order.
+Expected<NamedTensors>
+readInputArguments(const std::vector<ValueSignature> &signature,
+                   const std::vector<std::string> &args);
 
 } // namespace kiln
 
