@@ -11,6 +11,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/runtime/Executor.h"
+
+#include "SignatureCheck.h"
 #include "kiln/runtime/Dispatcher.h"
 
 #include <set>
@@ -18,22 +20,6 @@
 namespace kiln {
 
 namespace {
-
-/// "f32[batch, 3]": the signature's type with dynamic dims by name.
-std::string signatureTypeString(const ValueSignature &sig) {
-  std::string s = std::string(dtypeName(sig.dtype)) + "[";
-  for (size_t i = 0; i < sig.shape.size(); ++i) {
-    if (i)
-      s += ", ";
-    if (sig.shape[i] >= 0)
-      s += std::to_string(sig.shape[i]);
-    else if (i < sig.dimNames.size() && !sig.dimNames[i].empty())
-      s += sig.dimNames[i];
-    else
-      s += "?";
-  }
-  return s + "]";
-}
 
 /// A named dynamic dimension's first binding, for agreement checks.
 struct DimBinding {
@@ -80,40 +66,6 @@ Status checkAgainstSignature(const ValueSignature &sig, const Tensor &t,
   return Status::ok();
 }
 
-/// Looks up `name` in `given`; the tensor or nullptr.
-const Tensor *findNamed(const NamedTensors &given, const std::string &name) {
-  for (const auto &entry : given)
-    if (entry.first == name)
-      return &entry.second;
-  return nullptr;
-}
-
-std::string joinNames(const std::vector<ValueSignature> &sigs) {
-  std::string s;
-  for (const auto &sig : sigs)
-    s += strCat(s.empty() ? "" : ", ", "'", sig.name, "'");
-  return s.empty() ? std::string("none") : s;
-}
-
-/// Checks the names of `given` against `sigs`: no unknown, no duplicates.
-Status checkNames(const std::vector<ValueSignature> &sigs,
-                  const NamedTensors &given, const char *kind) {
-  std::set<std::string> seen;
-  for (const auto &entry : given) {
-    bool known = false;
-    for (const auto &sig : sigs)
-      known |= sig.name == entry.first;
-    if (!known)
-      return Status::error(strCat("unknown ", kind, " '", entry.first,
-                                  "' (the program's ", kind, "s are ",
-                                  joinNames(sigs), ")"));
-    if (!seen.insert(entry.first).second)
-      return Status::error(
-          strCat(kind, " '", entry.first, "' is given more than once"));
-  }
-  return Status::ok();
-}
-
 std::string nodeContext(const ProgramNode &node, size_t index) {
   std::string name =
       node.sourceName.empty() ? strCat("#", index) : node.sourceName;
@@ -133,7 +85,8 @@ Expected<NamedTensors> runProgram(const Program &program,
   auto validId = [&](int id) { return id >= 0 && id < numValues; };
 
   // Inputs and weights.
-  KILN_RETURN_IF_ERROR(checkNames(program.inputs, inputs, "input"));
+  KILN_RETURN_IF_ERROR(
+      checkNames(program.inputs, inputs, "input", "program", false));
   std::map<std::string, DimBinding> dims;
   for (const auto &sig : program.inputs) {
     const Tensor *t = findNamed(inputs, sig.name);

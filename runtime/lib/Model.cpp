@@ -11,6 +11,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/runtime/Model.h"
+
+#include "SignatureCheck.h"
 #include "kiln/runtime/ModelABI.h"
 
 #include "MappedFile.h"
@@ -191,55 +193,6 @@ Tensor alignedContiguous(const Tensor &t) {
   return copy;
 }
 
-const Tensor *findNamed(const NamedTensors &given, const std::string &name) {
-  for (const auto &entry : given)
-    if (entry.first == name)
-      return &entry.second;
-  return nullptr;
-}
-
-std::string joinNames(const std::vector<ValueSignature> &sigs) {
-  std::string s;
-  for (const auto &sig : sigs)
-    s += strCat(s.empty() ? "" : ", ", "'", sig.name, "'");
-  return s.empty() ? std::string("none") : s;
-}
-
-/// Checks names of `given` against `sigs`: none unknown, none repeated, none
-/// missing (all missing names are listed).
-Status checkNames(const std::vector<ValueSignature> &sigs,
-                  const NamedTensors &given, const char *kind,
-                  bool requireAll) {
-  std::set<std::string> seen;
-  for (const auto &entry : given) {
-    bool known = false;
-    for (const auto &sig : sigs)
-      known |= sig.name == entry.first;
-    if (!known)
-      return Status::error(strCat("unknown ", kind, " '", entry.first,
-                                  "' (the model's ", kind, "s are ",
-                                  joinNames(sigs), ")"));
-    if (!seen.insert(entry.first).second)
-      return Status::error(
-          strCat(kind, " '", entry.first, "' is given more than once"));
-  }
-  if (!requireAll)
-    return Status::ok();
-  std::string missing;
-  int numMissing = 0;
-  for (const auto &sig : sigs) {
-    if (seen.count(sig.name))
-      continue;
-    missing += strCat(numMissing++ ? ", " : "", "'", sig.name, "' ",
-                      typeString(sig.dtype, sig.shape));
-  }
-  if (numMissing)
-    return Status::error(strCat("missing ", kind, numMissing > 1 ? "s " : " ",
-                                missing, " (the model's ", kind, "s are ",
-                                joinNames(sigs), ")"));
-  return Status::ok();
-}
-
 /// Checks one tensor against its static signature.
 Status checkTensor(const ValueSignature &sig, const Tensor &t,
                    const char *kind) {
@@ -326,7 +279,7 @@ struct Model::Impl {
 Status Model::Impl::bindWeights(const PackageManifest &manifest,
                                 const std::string &manifestPath,
                                 const LoadOptions &options) {
-  Status names = checkNames(weights, options.weights, "weight", false);
+  Status names = checkNames(weights, options.weights, "weight", "model", false);
   if (!names)
     return names.withContext("LoadOptions::weights");
   std::map<std::string, const ManifestWeight *> byName;
@@ -470,7 +423,8 @@ static Status checkIsa(const std::string &isa, const std::string &manifest) {
     ok = false;
   if (!ok)
     return Status::error(strCat(manifest, ": the package was compiled for ",
-                                isa, ", which this CPU does not support; "
+                                isa,
+                                ", which this CPU does not support; "
                                 "recompile it on (or for) this machine"));
   return Status::ok();
 #else
@@ -578,7 +532,7 @@ Expected<Model> Model::load(const std::string &dir,
 Expected<NamedTensors> Model::run(const NamedTensors &inputs) const {
   assert(impl_ && "run() on a moved-from Model");
   Impl &m = *impl_;
-  KILN_RETURN_IF_ERROR(checkNames(m.inputs, inputs, "input", true));
+  KILN_RETURN_IF_ERROR(checkNames(m.inputs, inputs, "input", "model", true));
 
   std::vector<Tensor> ready;
   std::vector<const void *> inputPointers;
