@@ -82,8 +82,11 @@ const char *publicCType(DType dtype) {
 
 /// "kiln::DType::F32".
 static std::string dtypeEnum(DType dtype) {
+  // In the order of kiln::DType's enumerators (DType.h).
   static const char *names[] = {"F32", "F16", "BF16", "F64", "I64",
                                 "I32", "I8",  "U8",   "Bool"};
+  static_assert(sizeof(names) / sizeof(names[0]) == kNumDTypes,
+                "a DType enumerator is missing from this table");
   return std::string("kiln::DType::") + names[static_cast<int>(dtype)];
 }
 
