@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Commands.h"
+#include "ReferenceProgram.h"
 #include "TensorFiles.h"
 
 #include "compiler/ProgramBuilder.h"
@@ -203,21 +204,10 @@ int runBenchCommand(const BenchOptions &options) {
   if (!dims)
     return reportError(dims.message());
   mlir::MLIRContext context;
-  auto module = traceOnnxFile(context, options.model, traceOptions);
-  if (!module)
-    return reportError(module.status().message());
-  mlir::func::FuncOp graph = findGraphFunction(**module);
-  if (!graph)
-    return reportError(options.model + ": the traced module has no graph");
-  Expected<Program> program = buildProgram(graph);
+  Expected<Program> program =
+      traceReferenceProgram(context, options.model, traceOptions);
   if (!program)
-    return reportError(options.model + ": " + program.status().message());
-  if (!program->weights.empty())
-    return reportError(
-        strCat(options.model, ": ", program->weights.size(),
-               " weights have no data (e.g. '", program->weights.front().name,
-               "'): their external data file is missing; place it next to the "
-               "model as the model names it"));
+    return reportError(program.status().message());
   const Program &p = *program;
   return benchmark(
       options.model + " (reference runtime)", p.inputs,

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Commands.h"
+#include "ReferenceProgram.h"
 #include "TensorFiles.h"
 
 #include "compiler/ProgramBuilder.h"
@@ -90,21 +91,9 @@ int runRunCommand(const RunOptions &options) {
                        "package; give an .onnx model or a folder written by "
                        "kiln compile");
   mlir::MLIRContext context;
-  auto module = traceOnnxFile(context, options.model);
-  if (!module)
-    return reportError(module.status().message());
-  mlir::func::FuncOp graph = findGraphFunction(**module);
-  if (!graph)
-    return reportError(options.model + ": the traced module has no graph");
-  Expected<Program> program = buildProgram(graph);
+  Expected<Program> program = traceReferenceProgram(context, options.model);
   if (!program)
-    return reportError(options.model + ": " + program.status().message());
-  if (!program->weights.empty())
-    return reportError(
-        strCat(options.model, ": ", program->weights.size(),
-               " weights have no data (e.g. '", program->weights.front().name,
-               "'): their external data file is missing; place it next to the "
-               "model as the model names it"));
+    return reportError(program.status().message());
 
   Expected<NamedTensors> inputs =
       readInputArguments(program->inputs, options.inputs);
