@@ -216,19 +216,7 @@ struct LayoutCleanupPass
     patterns.add<FoldConstantTranspose, ComposeTransposes, SinkIntoElementwise>(
         ctx);
     FrozenRewritePatternSet frozen(std::move(patterns));
-    SmallVector<Operation *> ops;
-    getOperation().walk<WalkOrder::PreOrder>([&](Operation *op) {
-      if (op->getName().getStringRef() == "kiln.fusion") {
-        ops.push_back(op);
-        return WalkResult::skip();
-      }
-      if (op != getOperation())
-        ops.push_back(op);
-      return WalkResult::advance();
-    });
-    GreedyRewriteConfig config;
-    config.strictMode = GreedyRewriteStrictness::ExistingAndNewOps;
-    (void)applyOpPatternsAndFold(ops, frozen, config);
+    applyPatternsOutsideFusions(getOperation(), frozen);
   }
 };
 } // namespace

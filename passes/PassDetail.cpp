@@ -11,6 +11,7 @@
 
 #include "mlir/IR/Verifier.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 using namespace mlir;
 
@@ -58,6 +59,23 @@ bool isInsideFusion(Operation *op) {
     if (p->getName().getStringRef() == "kiln.fusion")
       return true;
   return false;
+}
+
+void applyPatternsOutsideFusions(Operation *root,
+                                 const FrozenRewritePatternSet &patterns) {
+  SmallVector<Operation *> ops;
+  root->walk<WalkOrder::PreOrder>([&](Operation *op) {
+    if (op->getName().getStringRef() == "kiln.fusion") {
+      ops.push_back(op);
+      return WalkResult::skip();
+    }
+    if (op != root)
+      ops.push_back(op);
+    return WalkResult::advance();
+  });
+  GreedyRewriteConfig config;
+  config.strictMode = GreedyRewriteStrictness::ExistingAndNewOps;
+  (void)applyOpPatternsAndFold(ops, patterns, config);
 }
 
 FailureOr<Operation *> buildKilnOp(RewriterBase &rewriter, Location loc,

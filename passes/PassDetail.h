@@ -14,6 +14,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Rewrite/FrozenRewritePatternSet.h"
 
 #include <optional>
 
@@ -32,6 +33,11 @@ std::optional<double> getSplatValue(mlir::Value v);
 std::optional<llvm::SmallVector<int64_t>> getConstantInts(mlir::Value v);
 /// True when `op` is nested inside a kiln.fusion op.
 bool isInsideFusion(mlir::Operation *op);
+/// Applies `patterns` greedily to the ops under `root` that are outside
+/// kiln.fusion regions (the fusion ops themselves included): the driver's
+/// constant folding must not move constants out of a region.
+void applyPatternsOutsideFusions(mlir::Operation *root,
+                                 const mlir::FrozenRewritePatternSet &patterns);
 
 /// Creates the kiln op `name` with its result types inferred (no diagnostics
 /// on failure: nothing is created and failure is returned) through

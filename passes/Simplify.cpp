@@ -263,21 +263,7 @@ struct SimplifyPass
       patterns.add<Involution>(name, ctx);
     FrozenRewritePatternSet frozen(std::move(patterns));
 
-    // Only the ops outside fusion regions: the driver's constant folding
-    // must not move constants out of a region.
-    SmallVector<Operation *> ops;
-    getOperation().walk<WalkOrder::PreOrder>([&](Operation *op) {
-      if (op->getName().getStringRef() == "kiln.fusion") {
-        ops.push_back(op);
-        return WalkResult::skip();
-      }
-      if (op != getOperation())
-        ops.push_back(op);
-      return WalkResult::advance();
-    });
-    GreedyRewriteConfig config;
-    config.strictMode = GreedyRewriteStrictness::ExistingAndNewOps;
-    (void)applyOpPatternsAndFold(ops, frozen, config);
+    applyPatternsOutsideFusions(getOperation(), frozen);
   }
 };
 } // namespace
