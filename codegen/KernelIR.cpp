@@ -476,9 +476,15 @@ std::string Kernel::str() const {
     first = false;
   }
   os << ") {\n";
-  for (const RowCache &c : caches)
+  std::vector<std::string> names = varNames();
+  for (const RowCache &c : caches) {
     os << "  cache " << c.name << ": " << scalarTypeName(c.type) << "["
-       << c.size << "]\n";
+       << c.size << "]";
+    if (c.outputBuffer >= 0)
+      os << " in " << buffers[c.outputBuffer].name << "["
+         << c.outputBase.str(names) << " + ...]";
+    os << "\n";
+  }
   printBody(*this, body, 1, os);
   os << "}\n";
   return text;

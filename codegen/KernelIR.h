@@ -211,6 +211,15 @@ struct RowCache {
   std::string name; ///< c0, c1, ...
   ScalarType type = ScalarType::F32;
   int64_t size = 0;
+  /// When >= 0: the cache may live in this output buffer, at element
+  /// `outputBase` (an index in the parallel loop variables) onwards, because
+  /// the epilogue stores each output element right after reading the cached
+  /// element at the same place (placeRowCachesInOutputs). The cached values
+  /// then reach the output's cache lines while the reduce loop computes,
+  /// instead of in a store-only epilogue. A printer may ignore it and keep a
+  /// local array: the results are the same.
+  int outputBuffer = -1;
+  IndexExpr outputBase;
 };
 
 /// One kernel: the lowering of one fusion region.
@@ -240,6 +249,15 @@ struct Kernel {
 mlir::FailureOr<Kernel> lowerToKernelIR(mlir::Block &body, llvm::StringRef name,
                                         llvm::StringRef kind,
                                         mlir::Location loc);
+
+/// Rewrites `x / s` inside a loop, where `s` (f32 or f64) is defined
+/// outside it, into `x * r` with `r = 1 / s` computed once before the loop
+/// (KernelIRSimplify.cpp). lowerToKernelIR applies it.
+void hoistInvariantDivisors(Kernel &kernel);
+
+/// Marks the row caches that may live in an output row (see
+/// RowCache::outputBuffer; KernelIRSimplify.cpp). lowerToKernelIR applies it.
+void placeRowCachesInOutputs(Kernel &kernel);
 
 /// Lowers a fusion op given generically: one region with one block, string
 /// attributes `name` and `kind`.

@@ -746,6 +746,8 @@ FailureOr<Kernel> Lowering::run() {
   if (!reduces.empty())
     kernel.kind = "reduction";
   kernel.body = std::move(scopes[0].body);
+  hoistInvariantDivisors(kernel);
+  placeRowCachesInOutputs(kernel);
   collectSourceNodes();
   return std::move(kernel);
 }

@@ -32,6 +32,9 @@ struct PackageOptions {
   /// unbound and are bound by the loader (see docs in Packager.cpp).
   std::string weights = "embed";
   std::string target = "cpu";
+  /// The x86-64 level kernels are compiled for: "host" or empty (the
+  /// compiling machine's), "x86-64-v2", "x86-64-v3" or "x86-64-v4".
+  std::string cpuIsa;
   /// The model file, for the manifest.
   std::string modelPath;
   /// The --dim sizes used at trace time, for the manifest.

@@ -112,6 +112,7 @@ LogicalResult runCompilePipeline(ModuleOp module,
   PackageOptions package;
   package.outputDir = options.outputDir;
   package.cxx = options.cxx;
+  package.cpuIsa = options.cpuIsa;
   package.weights = options.weights;
   package.target = options.target;
   package.modelPath = options.modelPath;

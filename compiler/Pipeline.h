@@ -31,6 +31,8 @@ struct CompileOptions {
   std::map<std::string, int64_t> dimSizes;
   /// Host C++ compiler (empty: $KILN_CXX or the configured compiler).
   std::string cxx;
+  /// x86-64 level of CPU kernels (`--cpu-isa`; empty: the host's).
+  std::string cpuIsa;
   /// The package folder.
   std::string outputDir;
   /// The model file (for messages and the manifest).

@@ -68,6 +68,7 @@ int runCompileCommand(const CompileCommandOptions &flags) {
   options.target = flags.target;
   options.weights = flags.weights;
   options.cxx = flags.cxx;
+  options.cpuIsa = flags.cpuIsa;
   Status dims = parseDimFlags(flags.dims, options.dimSizes);
   if (!dims)
     return reportError(dims.message());
