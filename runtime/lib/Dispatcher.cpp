@@ -67,6 +67,16 @@ Status Dispatcher::call(const std::string &op,
     if (!inputs[i].defined())
       return Status::error(
           strCat("op '", op, "': input ", i, " is absent (no tensor)"));
+  // A kernel runs on one device: every input must be there. The built-in
+  // kernels are CPU reference kernels.
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (inputs[i].device() != device || (device != Device::CPU &&
+                                         !hasOp(op, device)))
+      return Status::error(strCat(
+          "op '", op, "': input ", i, " is a ", deviceName(inputs[i].device()),
+          " tensor but the reference kernels run on the CPU",
+          device == Device::CPU ? strCat(" (input 0 is on the CPU)") : "",
+          ": copy it with Tensor::to(Device::CPU) first"));
   const KernelFn *fn = find(op, device, dtype);
   if (!fn) {
     if (!hasOp(op, device))

@@ -7,12 +7,17 @@
 // read-only with MappedFile and used in place) -> kiln_model_create. Running
 // checks the inputs like the reference executor does, allocates the outputs,
 // takes a scratch arena from a mutex-guarded pool and calls kiln_model_run.
+// A cuda package (manifest "target": "cuda", or kiln_model_target() ==
+// "cuda") needs CUDA to be available; its device side (kernels, device
+// weights, arenas, streams) is a CudaPackage (lib/cuda/CudaPackage.cpp).
 //
 //===----------------------------------------------------------------------===//
 
 #include "kiln/runtime/Model.h"
 
 #include "SignatureCheck.h"
+#include "cuda/CudaPackage.h"
+#include "kiln/runtime/Cuda.h"
 #include "kiln/runtime/ModelABI.h"
 
 #include "MappedFile.h"
@@ -60,6 +65,8 @@ struct AbiFunctions {
   int (*run)(kiln_model *, const void *const *, void *const *, void *, char *,
              size_t) = nullptr;
   void (*destroy)(kiln_model *) = nullptr;
+  /// Cuda packages only.
+  CudaModelAbi cuda;
 };
 
 template <typename Fn>
@@ -71,7 +78,7 @@ Status resolve(const SharedLibrary &lib, const char *name, Fn &fn) {
   return Status::ok();
 }
 
-Status resolveAll(const SharedLibrary &lib, AbiFunctions &f) {
+Status resolveAll(const SharedLibrary &lib, AbiFunctions &f, bool cuda) {
 #define KILN_RESOLVE(field, symbol)                                            \
   KILN_RETURN_IF_ERROR(resolve(lib, #symbol, f.field))
   KILN_RESOLVE(numInputs, kiln_model_num_inputs);
@@ -90,8 +97,15 @@ Status resolveAll(const SharedLibrary &lib, AbiFunctions &f) {
   KILN_RESOLVE(outputShape, kiln_model_output_shape);
   KILN_RESOLVE(weightShape, kiln_model_weight_shape);
   KILN_RESOLVE(arenaBytes, kiln_model_arena_bytes);
-  KILN_RESOLVE(create, kiln_model_create);
-  KILN_RESOLVE(run, kiln_model_run);
+  if (cuda) {
+    KILN_RESOLVE(cuda.numKernels, kiln_model_num_kernels);
+    KILN_RESOLVE(cuda.kernelName, kiln_model_kernel_name);
+    KILN_RESOLVE(cuda.create, kiln_model_create_cuda);
+    KILN_RESOLVE(cuda.run, kiln_model_run_cuda);
+  } else {
+    KILN_RESOLVE(create, kiln_model_create);
+    KILN_RESOLVE(run, kiln_model_run);
+  }
   KILN_RESOLVE(destroy, kiln_model_destroy);
 #undef KILN_RESOLVE
   return Status::ok();
@@ -193,14 +207,15 @@ Tensor alignedContiguous(const Tensor &t) {
   return copy;
 }
 
-/// Checks one tensor against its static signature.
+/// Checks one tensor against its static signature; `cudaPackage` also
+/// accepts CUDA tensors.
 Status checkTensor(const ValueSignature &sig, const Tensor &t,
-                   const char *kind) {
+                   const char *kind, bool cudaPackage = false) {
   std::string prefix = strCat(kind, " '", sig.name, "'");
   if (!t.defined())
     return Status::error(strCat(prefix, ": no tensor given (expected ",
                                 typeString(sig.dtype, sig.shape), ")"));
-  if (t.device() != Device::CPU)
+  if (t.device() != Device::CPU && !cudaPackage)
     return Status::error(strCat(prefix,
                                 ": compiled CPU models take cpu "
                                 "tensors but the tensor is on ",
@@ -258,6 +273,9 @@ struct Model::Impl {
   std::vector<Tensor> weightTensors;
   kiln_model *handle = nullptr;
   size_t arenaBytes = 0;
+  /// The device side of a cuda package (null for a cpu package). Destroyed
+  /// after the handle (the destructor body runs first).
+  std::unique_ptr<CudaPackage> cuda;
 
   /// Arenas not in use; run() takes one or allocates a new one.
   using Arena = std::unique_ptr<void, decltype(&std::free)>;
@@ -408,6 +426,40 @@ const std::vector<ValueSignature> &Model::weights() const {
 }
 const std::string &Model::directory() const { return impl_->dir; }
 size_t Model::arenaBytes() const { return impl_->arenaBytes; }
+Device Model::device() const {
+  return impl_->cuda ? Device::CUDA : Device::CPU;
+}
+
+/// The package's target: the manifest's "target" and model.so's optional
+/// kiln_model_target() must agree; neither means "cpu".
+static Expected<std::string> packageTarget(const SharedLibrary &lib,
+                                           const std::string &libPath,
+                                           const PackageManifest &manifest,
+                                           const std::string &manifestPath) {
+  std::string fromLib;
+  if (Expected<void *> fn = lib.symbol("kiln_model_target")) {
+    const char *t = reinterpret_cast<const char *(*)()>(*fn)();
+    fromLib = t ? t : "";
+    if (fromLib != "cpu" && fromLib != "cuda")
+      return Status::error(strCat(libPath, ": kiln_model_target() returns '",
+                                  fromLib,
+                                  "', not \"cpu\" or \"cuda\"; recompile "
+                                  "the package"));
+  }
+  const std::string &fromManifest = manifest.target;
+  if (!fromManifest.empty() && fromManifest != "cpu" && fromManifest != "cuda")
+    return Status::error(strCat(manifestPath, ": 'target' is '", fromManifest,
+                                "'; this runtime runs \"cpu\" and \"cuda\" "
+                                "packages"));
+  if (!fromLib.empty() && !fromManifest.empty() && fromLib != fromManifest)
+    return Status::error(strCat(manifestPath, ": says target '", fromManifest,
+                                "' but model.so is for '", fromLib,
+                                "' (the package is inconsistent; recompile "
+                                "it)"));
+  if (!fromLib.empty())
+    return fromLib;
+  return fromManifest.empty() ? std::string("cpu") : fromManifest;
+}
 
 /// Refuses a package compiled for an instruction-set level this CPU lacks
 /// (running it would die of an illegal instruction).
@@ -416,9 +468,16 @@ static Status checkIsa(const std::string &isa, const std::string &manifest) {
     return Status::ok();
 #if defined(__x86_64__)
   bool ok = true;
+  bool v3 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+            __builtin_cpu_supports("bmi2");
   if (isa == "x86-64-v3")
-    ok = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-         __builtin_cpu_supports("bmi2");
+    ok = v3;
+  else if (isa == "x86-64-v4")
+    ok = v3 && __builtin_cpu_supports("avx512f") &&
+         __builtin_cpu_supports("avx512bw") &&
+         __builtin_cpu_supports("avx512cd") &&
+         __builtin_cpu_supports("avx512dq") &&
+         __builtin_cpu_supports("avx512vl");
   else if (isa != "x86-64" && isa != "x86-64-v2")
     ok = false;
   if (!ok)
@@ -486,7 +545,23 @@ Expected<Model> Model::load(const std::string &dir,
                                 version,
                                 " (the package is inconsistent; recompile "
                                 "it)"));
-  KILN_RETURN_IF_ERROR(resolveAll(impl->library, impl->abi));
+  Expected<std::string> target =
+      packageTarget(impl->library, impl->libPath, *manifest, manifestPath);
+  if (!target)
+    return target.status();
+  bool isCuda = *target == "cuda";
+  if (isCuda) {
+    Status cudaStatus = cuda::available();
+    if (!cudaStatus)
+      return Status::error(strCat(
+          dir,
+          ": is a CUDA package (kiln compile --target cuda) but CUDA cannot "
+          "be used here: ",
+          cudaStatus.message(),
+          " (its kernels need an NVIDIA GPU; recompile with --target cpu to "
+          "run on the CPU)"));
+  }
+  KILN_RETURN_IF_ERROR(resolveAll(impl->library, impl->abi, isCuda));
 
   const AbiFunctions &f = impl->abi;
   auto in = querySignature(impl->libPath, "input", f.numInputs(), f.inputName,
@@ -513,6 +588,20 @@ Expected<Model> Model::load(const std::string &dir,
   }
 
   KILN_RETURN_IF_ERROR(impl->bindWeights(*manifest, manifestPath, options));
+  if (isCuda) {
+    impl->arenaBytes = f.arenaBytes();
+    kiln_model *handle = nullptr;
+    Expected<std::unique_ptr<CudaPackage>> pkg =
+        CudaPackage::load(dir, impl->libPath, f.cuda, impl->weightTensors,
+                          impl->arenaBytes, handle);
+    if (!pkg)
+      return pkg.status();
+    impl->cuda = pkg.take();
+    impl->handle = handle;
+    // The device holds the weights now; unmap the host copies.
+    impl->weightTensors.clear();
+    return Model(std::move(impl));
+  }
   std::vector<const void *> pointers;
   for (const Tensor &t : impl->weightTensors)
     pointers.push_back(t.rawData());
@@ -530,9 +619,24 @@ Expected<Model> Model::load(const std::string &dir,
 }
 
 Expected<NamedTensors> Model::run(const NamedTensors &inputs) const {
+  return run(inputs, RunOptions());
+}
+
+Expected<NamedTensors> Model::run(const NamedTensors &inputs,
+                                  const RunOptions &options) const {
   assert(impl_ && "run() on a moved-from Model");
   Impl &m = *impl_;
   KILN_RETURN_IF_ERROR(checkNames(m.inputs, inputs, "input", "model", true));
+  if (m.cuda) {
+    std::vector<const Tensor *> ordered;
+    for (const ValueSignature &sig : m.inputs) {
+      const Tensor *t = findNamed(inputs, sig.name);
+      KILN_RETURN_IF_ERROR(checkTensor(sig, *t, "input", /*cudaPackage=*/true));
+      ordered.push_back(t);
+    }
+    return m.cuda->run(m.handle, m.inputs, ordered, m.outputs,
+                       options.outputDevice);
+  }
 
   std::vector<Tensor> ready;
   std::vector<const void *> inputPointers;
@@ -571,6 +675,14 @@ Expected<NamedTensors> Model::run(const NamedTensors &inputs) const {
   if (rc != 0)
     return Status::error(
         strCat(m.libPath, ": run failed: ", err[0] ? err : "no message"));
+  if (options.outputDevice != Device::CPU)
+    for (auto &entry : outputs) {
+      Expected<Tensor> moved = entry.second.to(options.outputDevice);
+      if (!moved)
+        return moved.status().withContext(strCat("output '", entry.first,
+                                                 "'"));
+      entry.second = moved.take();
+    }
   return outputs;
 }
 

@@ -4,6 +4,7 @@
 //
 //   { "abi_version": 1,                               (optional)
 //     "source": "path/to/model.onnx",                 (optional)
+//     "target": "cpu" | "cuda",                       (optional, cpu)
 //     "signature": {                                  (optional)
 //       "inputs":  [{"name": "x", "dtype": "f32", "shape": [4, 16]}],
 //       "outputs": [...] },
@@ -183,6 +184,12 @@ Expected<PackageManifest> parseManifest(const Json &root) {
   auto isa = root.find("isa");
   if (isa != root.end() && isa->is_string())
     m.isa = isa->get<std::string>();
+  auto target = root.find("target");
+  if (target != root.end()) {
+    if (!target->is_string())
+      return Status::error("'target' must be a string (\"cpu\" or \"cuda\")");
+    m.target = target->get<std::string>();
+  }
   auto sig = root.find("signature");
   if (sig != root.end()) {
     if (!sig->is_object())

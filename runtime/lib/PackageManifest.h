@@ -53,6 +53,9 @@ struct PackageManifest {
   /// The instruction-set level model.so was compiled for ("isa", e.g.
   /// "x86-64-v3"), or empty.
   std::string isa;
+  /// The code target ("target": "cpu" or "cuda"), or empty (a CPU package
+  /// unless model.so's kiln_model_target says otherwise).
+  std::string target;
   bool hasSignature = false;
   std::vector<ManifestValue> inputs;
   std::vector<ManifestValue> outputs;

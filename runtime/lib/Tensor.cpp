@@ -9,6 +9,8 @@
 
 #include "kiln/runtime/Tensor.h"
 
+#include "kiln/runtime/Cuda.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -86,6 +88,22 @@ std::shared_ptr<Storage> Storage::wrap(void *data, size_t bytes, Device device,
   return s;
 }
 
+Expected<std::shared_ptr<Storage>> Storage::allocate(size_t bytes,
+                                                     Device device) {
+  if (device == Device::CPU) {
+    std::shared_ptr<Storage> s = allocateCpu(bytes);
+    if (!s->data())
+      return Status::error(strCat("out of memory allocating ", bytes,
+                                  " bytes on the CPU"));
+    return s;
+  }
+  Expected<void *> p = cuda::allocate(bytes);
+  if (!p)
+    return p.status();
+  std::shared_ptr<void> owner(*p, [](void *q) { cuda::deallocate(q); });
+  return wrap(*p, bytes, Device::CUDA, std::move(owner));
+}
+
 Storage::~Storage() {
   if (owned_)
     std::free(data_);
@@ -100,6 +118,42 @@ Tensor Tensor::empty(DType dtype, const Shape &shape) {
   auto storage = Storage::allocateCpu(
       static_cast<size_t>(std::max<int64_t>(n, 0)) * dtypeSize(dtype));
   return Tensor(std::move(storage), dtype, shape, contiguousStrides(shape), 0);
+}
+
+Expected<Tensor> Tensor::empty(DType dtype, const Shape &shape,
+                               Device device) {
+  if (device == Device::CPU)
+    return empty(dtype, shape);
+  int64_t n = std::max<int64_t>(numElements(shape), 0);
+  auto storage = Storage::allocate(static_cast<size_t>(n) * dtypeSize(dtype),
+                                   device);
+  if (!storage)
+    return storage.status();
+  return Tensor(storage.take(), dtype, shape, contiguousStrides(shape), 0);
+}
+
+Expected<Tensor> Tensor::to(Device device) const {
+  if (!defined())
+    return *this;
+  Device from = this->device();
+  if (from == Device::CPU && device == Device::CPU)
+    return clone();
+  if (from != Device::CPU && !isContiguous())
+    return Status::error(strCat(
+        "Tensor::to(", deviceName(device), "): the ", deviceName(from),
+        " tensor ", typeString(),
+        " is not contiguous; only contiguous device tensors can be copied"));
+  Tensor src = from == Device::CPU ? contiguous() : *this;
+  Expected<Tensor> out = empty(dtype_, shape_, device);
+  if (!out)
+    return out.status();
+  cuda::CopyKind kind = from == Device::CPU ? cuda::CopyKind::HostToDevice
+                        : device == Device::CPU
+                            ? cuda::CopyKind::DeviceToHost
+                            : cuda::CopyKind::DeviceToDevice;
+  KILN_RETURN_IF_ERROR(
+      cuda::copy(out->rawData(), src.rawData(), nbytes(), kind));
+  return out;
 }
 
 Tensor::Tensor(std::shared_ptr<Storage> storage, DType dtype, Shape shape,
@@ -196,6 +250,8 @@ Tensor Tensor::contiguous() const {
 Tensor Tensor::clone() const {
   if (!defined())
     return *this;
+  assert(device() == Device::CPU &&
+         "Tensor::clone of a non-CPU tensor: use to(Device) instead");
   Tensor out = empty(dtype_, shape_);
   if (isContiguous()) {
     if (nbytes())
@@ -229,6 +285,9 @@ Tensor Tensor::permute(const std::vector<int64_t> &perm) const {
 Tensor Tensor::to(DType dtype) const {
   if (!defined())
     return *this;
+  assert(device() == Device::CPU &&
+         "Tensor::to(DType) of a non-CPU tensor: copy it with "
+         "to(Device::CPU) first");
   if (dtype == dtype_)
     return clone();
   Tensor src = contiguous();
@@ -250,6 +309,9 @@ Tensor Tensor::to(DType dtype) const {
 namespace {
 /// Byte address of flat (C-order) element `flat` of a strided view.
 const char *elementAddress(const Tensor &t, int64_t flat) {
+  assert(t.device() == Device::CPU &&
+         "element access to a non-CPU tensor: copy it with to(Device::CPU) "
+         "first");
   int64_t pos = t.offset();
   for (int64_t d = t.rank() - 1; d >= 0; --d) {
     int64_t extent = t.shape()[d];

@@ -33,20 +33,23 @@ struct DumpOptions {
 };
 int runDumpCommand(const DumpOptions &options);
 
-/// `kiln run MODEL --input NAME=FILE ... [--output-dir DIR]`.
-struct RunOptions {
+/// `kiln run MODEL --input NAME=FILE ... [--output-dir DIR]
+/// [--device cpu|cuda]`. (Not kiln::RunOptions, which is Model::run's.)
+struct RunCommandOptions {
   std::string model;
   std::vector<std::string> inputs;
   std::string outputDir = ".";
   std::string outputFormat = "npy";
   /// For a package: where external weights are looked up first.
   std::string weightsDir;
+  /// "cpu", "cuda", or empty: the package's own target.
+  std::string device;
 };
-int runRunCommand(const RunOptions &options);
+int runRunCommand(const RunCommandOptions &options);
 
 /// `kiln bench MODEL|DIR [--input NAME=FILE]... [--warmup N]
 /// [--iterations N] [--threads N] [--seed S] [--dim NAME=SIZE]...
-/// [--weights-dir DIR]`.
+/// [--weights-dir DIR] [--device cpu|cuda]`.
 struct BenchOptions {
   std::string model;
   std::vector<std::string> inputs;
@@ -56,11 +59,14 @@ struct BenchOptions {
   int threads = 0; ///< 0: the libraries' defaults.
   uint64_t seed = 0;
   std::string weightsDir;
+  /// "cpu", "cuda", or empty: the package's own target.
+  std::string device;
 };
 int runBenchCommand(const BenchOptions &options);
 
-/// `kiln compile MODEL -o DIR [--target cpu] [--weights embed|external]
-/// [--dim NAME=SIZE]... [--input-value NAME=FILE]... [--cxx PATH]`.
+/// `kiln compile MODEL -o DIR [--target cpu|cuda] [--weights embed|external]
+/// [--dim NAME=SIZE]... [--input-value NAME=FILE]... [--cxx PATH]
+/// [--cpu-isa LEVEL]`.
 struct CompileCommandOptions {
   std::string model;
   std::string outputDir;
@@ -69,6 +75,7 @@ struct CompileCommandOptions {
   std::vector<std::string> dims;
   std::vector<std::string> inputValues;
   std::string cxx;
+  std::string cpuIsa = "host";
 };
 int runCompileCommand(const CompileCommandOptions &options);
 
@@ -78,6 +85,11 @@ Status parseDimFlags(const std::vector<std::string> &flags,
 
 /// A diagnostic as one message, prefixed with its ONNX node when known.
 std::string formatDiagnostic(const mlir::Diagnostic &diag);
+
+/// Checks `--device` against a loaded package (an empty flag accepts the
+/// package's own target); errors say what to do.
+Status checkDeviceFlag(const std::string &device, const std::string &package,
+                       bool cudaPackage);
 
 /// Prints "kiln: error: <message>" to stderr and returns 1.
 int reportError(const std::string &message);

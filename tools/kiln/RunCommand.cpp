@@ -4,8 +4,10 @@
 // runtime program of its graph, read the inputs (.npy or .pb), run the
 // program on the reference CPU executor and write one file per output. For
 // a package folder (one holding manifest.json, written by `kiln compile`):
-// load it with kiln::Model and run the compiled code instead. Inputs are
-// checked against the signature before anything runs.
+// load it with kiln::Model and run the compiled code instead (on the GPU for
+// a package compiled with --target cuda; --device must agree with the
+// package's target when given). Inputs are checked against the signature
+// before anything runs.
 //
 //===----------------------------------------------------------------------===//
 
@@ -38,7 +40,7 @@ static std::string fileNameFor(const std::string &name) {
 }
 
 /// Writes one file per output into --output-dir and says where.
-static int writeOutputs(const RunOptions &options,
+static int writeOutputs(const RunCommandOptions &options,
                         const NamedTensors &outputs) {
   std::error_code ec;
   std::filesystem::create_directories(options.outputDir, ec);
@@ -64,13 +66,32 @@ static bool isPackageDir(const std::string &path) {
                                  ec);
 }
 
+Status checkDeviceFlag(const std::string &device, const std::string &package,
+                       bool cudaPackage) {
+  if (device.empty() || device == (cudaPackage ? "cuda" : "cpu"))
+    return Status::ok();
+  if (cudaPackage)
+    return Status::error(
+        package + ": is a CUDA package (compiled with --target cuda): it runs "
+                  "only with --device cuda (or without --device); recompile "
+                  "it with --target cpu to run it on the CPU");
+  return Status::error(package +
+                       ": is a CPU package: it runs only with --device cpu "
+                       "(or without --device); recompile it with --target "
+                       "cuda to run it on the GPU");
+}
+
 /// `kiln run DIR`: loads the package and runs its compiled code.
-static int runPackage(const RunOptions &options) {
+static int runPackage(const RunCommandOptions &options) {
   LoadOptions load;
   load.weightsDir = options.weightsDir;
   Expected<Model> model = Model::load(options.model, load);
   if (!model)
     return reportError(model.status().message());
+  Status device = checkDeviceFlag(options.device, options.model,
+                                  model->device() == Device::CUDA);
+  if (!device)
+    return reportError(device.message());
   Expected<NamedTensors> inputs =
       readInputArguments(model->inputs(), options.inputs);
   if (!inputs)
@@ -81,9 +102,15 @@ static int runPackage(const RunOptions &options) {
   return writeOutputs(options, *outputs);
 }
 
-int runRunCommand(const RunOptions &options) {
+int runRunCommand(const RunCommandOptions &options) {
   if (isPackageDir(options.model))
     return runPackage(options);
+  if (options.device == "cuda")
+    return reportError(options.model +
+                       ": --device cuda runs compiled packages; the reference "
+                       "runtime runs ONNX models on the CPU. Compile it first: "
+                       "kiln compile MODEL --target cuda -o DIR, then kiln run "
+                       "DIR");
   std::error_code dirEc;
   if (std::filesystem::is_directory(options.model, dirEc))
     return reportError(options.model +

@@ -43,7 +43,7 @@ int main(int argc, char **argv) {
                     "Turn initializers with more than 1024 elements into "
                     "function parameters instead of embedded constants");
 
-  RunOptions run;
+  RunCommandOptions run;
   CLI::App *runCmd = app.add_subcommand(
       "run", "Run a model on the reference CPU runtime, or a compiled "
              "package, and write its outputs");
@@ -67,6 +67,12 @@ int main(int argc, char **argv) {
                      "For a package compiled with --weights external: the "
                      "folder holding the weight files (default: the "
                      "package folder)");
+  runCmd
+      ->add_option("--device", run.device,
+                   "cpu or cuda: where a package runs (default: the "
+                   "package's target; a package compiled with --target "
+                   "cuda runs on the GPU). Must match the package")
+      ->check(CLI::IsMember({"cpu", "cuda"}));
 
   BenchOptions bench;
   CLI::App *benchCmd = app.add_subcommand(
@@ -95,6 +101,12 @@ int main(int argc, char **argv) {
   benchCmd->add_option("--weights-dir", bench.weightsDir,
                        "For a package compiled with --weights external: the "
                        "folder holding the weight files");
+  benchCmd
+      ->add_option("--device", bench.device,
+                   "cpu or cuda: where a package runs (default: the "
+                   "package's target). With cuda, inputs and outputs stay "
+                   "on the device and each timed run waits for the GPU")
+      ->check(CLI::IsMember({"cpu", "cuda"}));
 
   CompileCommandOptions compile;
   CLI::App *compileCmd = app.add_subcommand(
@@ -107,8 +119,11 @@ int main(int argc, char **argv) {
                    "Package folder to write (replaced only after a "
                    "successful compile)")
       ->required();
-  compileCmd->add_option("--target", compile.target, "Code target: cpu")
-      ->check(CLI::IsMember({"cpu"}));
+  compileCmd
+      ->add_option("--target", compile.target,
+                   "Code target: cpu (C++ kernels, OpenMP) or cuda (CUDA "
+                   "kernels compiled by NVRTC for sm_90, cuBLASLt)")
+      ->check(CLI::IsMember({"cpu", "cuda"}));
   compileCmd
       ->add_option("--weights", compile.weights,
                    "embed: every weight goes into weights.bin; external: "
@@ -127,6 +142,12 @@ int main(int argc, char **argv) {
   compileCmd->add_option("--cxx", compile.cxx,
                          "Host C++ compiler (default: $KILN_CXX, else the "
                          "compiler Kiln was built with)");
+  compileCmd
+      ->add_option("--cpu-isa", compile.cpuIsa,
+                   "x86-64 level of the CPU kernels: host (this machine's: "
+                   "AVX-512 where it has it), x86-64-v2, x86-64-v3 or "
+                   "x86-64-v4; the package refuses to load on a CPU without it")
+      ->check(CLI::IsMember({"host", "x86-64-v2", "x86-64-v3", "x86-64-v4"}));
 
   try {
     app.parse(argc, argv);

@@ -13,6 +13,12 @@
 // share scratch memory. Loading, moving and destroying a Model must not race
 // with run() on the same Model.
 //
+// A package compiled with --target cuda ("target": "cuda" in manifest.json,
+// or kiln_model_target() returning "cuda") loads its kernels into the
+// process's CUDA context, uploads the weights to the device once, and runs
+// each call on its own pooled stream and device arena; loading it where
+// CUDA is unavailable fails with the reason (docs/cuda-backend.md).
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef KILN_RUNTIME_MODEL_H
@@ -43,6 +49,15 @@ struct LoadOptions {
   NamedTensors weights;
 };
 
+/// How Model::run returns its results.
+struct RunOptions {
+  /// Where the outputs are returned. A cuda package's outputs are copied to
+  /// the CPU by default; Device::CUDA leaves them on the device (no copy:
+  /// for benchmarks and chained models). A cpu package's outputs are
+  /// copied to the device when CUDA is asked for.
+  Device outputDevice = Device::CPU;
+};
+
 /// A compiled model, loaded from its package folder. Move-only; releasing
 /// it destroys the model handle, unmaps the weights and closes model.so.
 class Model {
@@ -68,6 +83,9 @@ public:
   const std::string &directory() const;
   /// Scratch bytes one run needs.
   size_t arenaBytes() const;
+  /// Where the compiled code runs: Device::CPU for a cpu package,
+  /// Device::CUDA for a package compiled with --target cuda.
+  Device device() const;
 
   /// Runs the model. `inputs` are matched by name (any order); each must be
   /// a CPU tensor of the declared dtype and shape ("input 'x': expected
@@ -76,6 +94,12 @@ public:
   /// Returns the outputs in signature order, freshly allocated. Safe to call
   /// concurrently (see the file comment).
   Expected<NamedTensors> run(const NamedTensors &inputs) const;
+  /// Runs the model with options. A cuda package accepts CPU or CUDA input
+  /// tensors (CPU ones are copied to the device; CUDA ones must be
+  /// contiguous) and runs on a stream and device arena of its own (pooled),
+  /// waiting for the stream before it returns.
+  Expected<NamedTensors> run(const NamedTensors &inputs,
+                             const RunOptions &options) const;
 
 private:
   struct Impl;

@@ -67,8 +67,36 @@ int kiln_model_run(kiln_model *model, const void *const *inputs,
                    void *const *outputs, void *arena, char *err,
                    size_t errlen);
 
-/** Releases a handle from kiln_model_create. */
+/** Releases a handle from kiln_model_create (or kiln_model_create_cuda). */
 void kiln_model_destroy(kiln_model *model);
+
+/*===-- Targets and CUDA packages (docs/cuda-backend.md) -----------------===*/
+
+/** "cpu" or "cuda". Optional: a model.so without it is a CPU package. */
+const char *kiln_model_target(void);
+
+/** CUDA packages only (they export these instead of kiln_model_create and
+ *  kiln_model_run): the number of kernels in the package's kernels.cubin
+ *  and their names, in order; the loader resolves each name to a
+ *  CUfunction. */
+int kiln_model_num_kernels(void);
+const char *kiln_model_kernel_name(int i);
+
+/** Binds the weights (device pointers, in weight order, kept alive by the
+ *  caller until kiln_model_destroy) and the kernels (one CUfunction per
+ *  kernel, in kiln_model_kernel_name order) and returns a handle. */
+int kiln_model_create_cuda(const void *const *weights,
+                           void *const *functions, kiln_model **out,
+                           char *err, size_t errlen);
+
+/** Enqueues the whole model on `stream` (a CUstream): inputs, outputs and
+ *  the arena (kiln_model_arena_bytes() bytes) are device pointers. Returns
+ *  without waiting for the stream, except where an op runs on the host. May
+ *  be called from several threads at once with distinct arenas and
+ *  streams. */
+int kiln_model_run_cuda(kiln_model *model, const void *const *inputs,
+                        void *const *outputs, void *arena, void *stream,
+                        char *err, size_t errlen);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -40,6 +40,12 @@ class Storage {
 public:
   /// Allocates `bytes` zero-initialised bytes on the CPU.
   static std::shared_ptr<Storage> allocateCpu(size_t bytes);
+  /// Allocates `bytes` bytes on `device`: zero-initialised on the CPU,
+  /// uninitialised on CUDA (from kiln::cuda's caching allocator, returned to
+  /// it when the storage dies). Fails when CUDA is unavailable or out of
+  /// memory.
+  static Expected<std::shared_ptr<Storage>> allocate(size_t bytes,
+                                                     Device device);
   /// Wraps memory owned elsewhere (e.g. an mmap'd weights file); `keepAlive`
   /// is released when the storage dies.
   static std::shared_ptr<Storage> wrap(void *data, size_t bytes, Device device,
@@ -59,12 +65,18 @@ private:
 };
 
 /// A strided view of a Storage. A default-constructed Tensor is "absent"
-/// (defined() is false).
+/// (defined() is false). Element access and copies on the host (data(),
+/// clone(), to(DType), getDouble()...) need CPU tensors; move a CUDA tensor
+/// to the CPU with to(Device::CPU) first.
 class Tensor {
 public:
   Tensor() = default;
   /// A new contiguous, zero-filled CPU tensor.
   static Tensor empty(DType dtype, const Shape &shape);
+  /// A new contiguous tensor on `device` (zero-filled on the CPU,
+  /// uninitialised on CUDA).
+  static Expected<Tensor> empty(DType dtype, const Shape &shape,
+                                Device device);
   /// A view of existing storage.
   Tensor(std::shared_ptr<Storage> storage, DType dtype, Shape shape,
          Shape strides, int64_t offset);
@@ -102,6 +114,9 @@ public:
   /// Typed pointer to the first element; asserts the dtype matches.
   template <typename T> T *data() const {
     assert(DTypeOf<T>::value == dtype_ && "Tensor::data<T> with wrong T");
+    assert(device() == Device::CPU &&
+           "Tensor::data<T> of a non-CPU tensor: use rawData() for device "
+           "pointers, or copy it with to(Device::CPU)");
     return static_cast<T *>(rawData());
   }
 
@@ -116,7 +131,12 @@ public:
   Tensor permute(const std::vector<int64_t> &perm) const;
   /// A copy converted to another dtype (same as ONNX Cast semantics for the
   /// supported types: float to int truncates, anything to bool is != 0).
+  /// CPU tensors only.
   Tensor to(DType dtype) const;
+  /// A contiguous copy on `device` (CPU <-> CUDA, or a copy on the same
+  /// device; CUDA to CUDA needs a contiguous source). Synchronous. Fails
+  /// with the reason when CUDA is unavailable.
+  Expected<Tensor> to(Device device) const;
 
   /// Reads element `i` of a contiguous copy as double / int64 (for tests,
   /// shape arithmetic and small parameter tensors).

@@ -1,0 +1,79 @@
+//===- Cuda.h - The runtime's CUDA device: driver, memory, streams -*- C++ -*-===//
+//
+// This file declares kiln::cuda, the C++ side of the runtime's CUDA support.
+// The CUDA driver (libcuda.so.1) is loaded with dlopen on first use, so the
+// runtime loads and works on a machine without a GPU or driver: available()
+// then says why CUDA cannot be used. One context per process: the primary
+// context of device 0 (or of $KILN_CUDA_DEVICE), made current on each thread
+// that calls into this API.
+//
+// Device memory comes from a caching allocator: freed blocks go to free
+// lists by rounded size and are reused by later allocations of the same size
+// class. A block must only be freed when no enqueued work uses it any more
+// (kiln::Model synchronizes its stream before a run returns).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_RUNTIME_CUDA_H
+#define KILN_RUNTIME_CUDA_H
+
+#include "kiln/runtime/Status.h"
+
+#include <cstddef>
+#include <string>
+
+namespace kiln {
+namespace cuda {
+
+/// Ok when CUDA can be used: the runtime was built with the CUDA headers,
+/// libcuda.so.1 loads, cuInit succeeds and the device exists (its primary
+/// context is then retained). Otherwise the message says why and what to do.
+/// Cheap after the first call.
+Status available();
+
+/// "NVIDIA H200 (device 0, sm_90)", or the reason CUDA is unavailable.
+std::string deviceDescription();
+
+/// The compute capability of the device as major * 10 + minor (90 for
+/// sm_90).
+Expected<int> computeCapability();
+
+/// A device allocation of at least `bytes` bytes (256-byte aligned) from the
+/// caching allocator; zero bytes gives a valid minimum-size block.
+Expected<void *> allocate(size_t bytes);
+/// Returns a block from allocate() to the allocator's free lists. Null is
+/// ignored.
+void deallocate(void *ptr);
+/// Frees the cached (unused) blocks back to the driver.
+void emptyCache();
+
+/// Counters of the caching allocator.
+struct AllocatorStats {
+  size_t bytesInUse = 0;     ///< In blocks handed out (rounded sizes).
+  size_t bytesCached = 0;    ///< In free blocks kept for reuse.
+  size_t driverAllocations = 0; ///< cuMemAlloc calls that succeeded.
+  size_t cacheHits = 0;      ///< Allocations served from a free list.
+};
+AllocatorStats allocatorStats();
+/// The size class an allocation of `bytes` bytes is rounded up to.
+size_t roundedAllocationSize(size_t bytes);
+
+/// Direction of a copy (values match KILN_CUDA_*_TO_* of CudaServices.h).
+enum class CopyKind : int { HostToDevice = 0, DeviceToHost = 1,
+                            DeviceToDevice = 2 };
+/// Copies `bytes` bytes on `stream` (a CUstream; null: the default stream).
+/// With `synchronous`, waits for the stream afterwards.
+Status copy(void *dst, const void *src, size_t bytes, CopyKind kind,
+            void *stream = nullptr, bool synchronous = true);
+/// Waits for `stream`.
+Status synchronize(void *stream);
+
+/// A stream from the process-wide pool (created on demand), for one user at
+/// a time; give it back with releaseStream.
+Expected<void *> acquireStream();
+void releaseStream(void *stream);
+
+} // namespace cuda
+} // namespace kiln
+
+#endif // KILN_RUNTIME_CUDA_H

@@ -1,0 +1,100 @@
+/*===- CudaServices.h - CUDA services the runtime offers model.so -*- C -*-===//
+ *
+ * This file declares the C functions that libkiln_runtime.so exports for the
+ * host code of a CUDA package (the generated wrapper in model.so): kernel
+ * launches, copies, stream synchronisation and cuBLASLt matrix products. The
+ * wrapper does not link the CUDA libraries; these symbols are resolved when
+ * model.so is loaded into a process that has loaded libkiln_runtime.so. The
+ * runtime itself loads the CUDA driver and cuBLASLt with dlopen on first use.
+ *
+ * Every function makes the runtime's CUDA context current on the calling
+ * thread and returns 0 on success, or nonzero with a NUL-terminated message
+ * (at most `errlen` bytes) in `err`. Pointers named "device" are CUDA device
+ * pointers (CUdeviceptr values); `stream` is a CUstream (null: the legacy
+ * default stream); `function` is a CUfunction. docs/cuda-backend.md fixes
+ * this contract.
+ *
+ *===----------------------------------------------------------------------===*/
+
+#ifndef KILN_RUNTIME_CUDASERVICES_H
+#define KILN_RUNTIME_CUDASERVICES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define KILN_RUNTIME_EXPORT __attribute__((visibility("default")))
+#else
+#define KILN_RUNTIME_EXPORT
+#endif
+
+/** kiln_cuda_memcpy kinds. */
+#define KILN_CUDA_HOST_TO_DEVICE 0
+#define KILN_CUDA_DEVICE_TO_HOST 1
+#define KILN_CUDA_DEVICE_TO_DEVICE 2
+
+/** kiln_cuda_matmul epilogues. */
+#define KILN_CUDA_EPILOGUE_NONE 0
+#define KILN_CUDA_EPILOGUE_RELU 1
+/** cuBLASLt's GELU, which is the tanh approximation
+ *  0.5x(1 + tanh(sqrt(2/pi)(x + 0.044715x^3))), not ONNX's erf GELU: do not
+ *  fuse an exact (erf) Gelu into it. */
+#define KILN_CUDA_EPILOGUE_GELU_TANH 2
+
+/** Launches `function` (cuLaunchKernel) with the given grid, block, dynamic
+ *  shared memory and kernel arguments (`args[i]` points to the i-th
+ *  argument's value), asynchronously on `stream`. */
+KILN_RUNTIME_EXPORT int
+kiln_cuda_launch(void *function, unsigned gridX, unsigned gridY,
+                 unsigned gridZ, unsigned blockX, unsigned blockY,
+                 unsigned blockZ, unsigned sharedBytes, void *stream,
+                 void **args, char *err, size_t errlen);
+
+/** Copies `bytes` bytes; `kind` is one of KILN_CUDA_*_TO_* (0 host->device,
+ *  1 device->host, 2 device->device). Asynchronous on `stream` (a copy from
+ *  or to pageable host memory returns once the host buffer may be reused /
+ *  holds the data only after kiln_cuda_stream_synchronize). */
+KILN_RUNTIME_EXPORT int kiln_cuda_memcpy(void *dst, const void *src,
+                                         size_t bytes, int kind, void *stream,
+                                         char *err, size_t errlen);
+
+/** Sets `bytes` bytes of device memory at `dst` to `value` (an unsigned
+ *  byte), asynchronously on `stream` (cuMemsetD8Async). An addition to the
+ *  contract of docs/cuda-backend.md: for outputs that start zeroed. */
+KILN_RUNTIME_EXPORT int kiln_cuda_memset(void *dst, int value, size_t bytes,
+                                         void *stream, char *err,
+                                         size_t errlen);
+
+/** Waits until all work enqueued on `stream` is done; reports asynchronous
+ *  errors of that work (a faulting kernel). */
+KILN_RUNTIME_EXPORT int kiln_cuda_stream_synchronize(void *stream, char *err,
+                                                     size_t errlen);
+
+/** Row-major batched GEMM through cuBLASLt:
+ *    D[b] = epilogue(op(A[b]) x op(B[b]) + bias)      (bias: n values or null)
+ *  dtype: kiln::DType code: 0 f32 (computed in fp32, CUBLAS_COMPUTE_32F, no
+ *  TF32), 1 f16 or 2 bf16 (fp32 accumulation); A, B, D and bias have that
+ *  dtype. op(X) = X^T when transX; A is m x k after op, B is k x n after
+ *  op, D is m x n, all contiguous row-major matrices; strides are in
+ *  elements between consecutive batch matrices (0: the same matrix for every
+ *  batch, for A and B only). epilogue: KILN_CUDA_EPILOGUE_*. `workspace` of
+ *  `workspaceBytes` bytes is cuBLASLt's scratch (device memory not used by
+ *  other work on other streams at the same time); null: the runtime uses
+ *  its own 32 MiB workspace per stream. Asynchronous on `stream`. */
+KILN_RUNTIME_EXPORT int
+kiln_cuda_matmul(int dtype, int64_t batch, int64_t m, int64_t n, int64_t k,
+                 const void *a, int64_t strideA, int transA, const void *b,
+                 int64_t strideB, int transB, void *d, int64_t strideD,
+                 const void *bias, int epilogue, void *workspace,
+                 size_t workspaceBytes, void *stream, char *err,
+                 size_t errlen);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* KILN_RUNTIME_CUDASERVICES_H */

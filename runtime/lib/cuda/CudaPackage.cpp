@@ -1,0 +1,302 @@
+//===- CudaPackage.cpp - The CUDA half of a loaded package ----------------===//
+//
+// This file implements CudaPackage: loading the package's kernels
+// (cuModuleLoadData of kernels.cubin; when that fails and kernels.ptx
+// exists, the PTX, which the driver JIT-compiles for this GPU), resolving
+// each kernel name of model.so to a CUfunction, uploading the weights once,
+// and running: CPU inputs are copied to the device on the run's stream,
+// outputs are allocated on the device (and copied back to the CPU unless
+// the caller keeps them on the device), the arena comes from a pool, and
+// the stream is synchronised before the run returns, so every buffer the
+// run used may be reused when it returns.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CudaPackage.h"
+
+#include "kiln/runtime/Cuda.h"
+
+#ifdef KILN_HAVE_CUDA
+#include "CudaDriver.h"
+#endif
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace fs = std::filesystem;
+
+namespace kiln {
+
+#ifdef KILN_HAVE_CUDA
+
+namespace {
+
+/// Alignment required of device inputs passed in place.
+constexpr uintptr_t kDeviceAlignment = 64;
+
+Expected<std::string> readFile(const fs::path &path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return Status::error(strCat(path.string(), ": cannot be read"));
+  std::ostringstream os;
+  os << in.rdbuf();
+  return os.str();
+}
+
+/// A pooled stream, given back on destruction.
+struct StreamLease {
+  void *stream = nullptr;
+  ~StreamLease() { cuda::releaseStream(stream); }
+};
+
+} // namespace
+
+Expected<std::unique_ptr<CudaPackage>>
+CudaPackage::load(const std::string &dir, const std::string &libPath,
+                  const CudaModelAbi &abi,
+                  const std::vector<Tensor> &hostWeights, size_t arenaBytes,
+                  kiln_model *&handle) {
+  Expected<const cuda::Driver *> dr = cuda::driver();
+  if (!dr)
+    return dr.status();
+  const cuda::Driver &d = **dr;
+  std::unique_ptr<CudaPackage> pkg(new CudaPackage());
+  pkg->libPath_ = libPath;
+  pkg->abi_ = abi;
+  pkg->arenaBytes_ = arenaBytes;
+
+  // The kernels.
+  fs::path cubin = fs::path(dir) / "kernels.cubin";
+  fs::path ptx = fs::path(dir) / "kernels.ptx";
+  std::error_code ec;
+  bool haveCubin = fs::is_regular_file(cubin, ec);
+  bool havePtx = fs::is_regular_file(ptx, ec);
+  if (!haveCubin && !havePtx)
+    return Status::error(strCat(cubin.string(),
+                                ": missing (and no kernels.ptx); the package "
+                                "is incomplete, recompile it with kiln "
+                                "compile --target cuda"));
+  CUmodule module = nullptr;
+  std::string cubinError;
+  if (haveCubin) {
+    Expected<std::string> image = readFile(cubin);
+    if (!image)
+      return image.status();
+    CUresult r = d.moduleLoadData(&module, image->data());
+    if (r != CUDA_SUCCESS) {
+      module = nullptr;
+      cubinError = cuda::errorMessage(
+          d, r,
+          strCat(cubin.string(), ": cannot be loaded on ",
+                 cuda::deviceDescription()));
+    }
+  }
+  if (!module && havePtx) {
+    Expected<std::string> text = readFile(ptx);
+    if (!text)
+      return text.status();
+    // cuModuleLoadData takes PTX as a NUL-terminated string.
+    CUresult r = d.moduleLoadData(&module, text->c_str());
+    if (r != CUDA_SUCCESS)
+      return Status::error(
+          (cubinError.empty() ? "" : cubinError + "; ") +
+          cuda::errorMessage(d, r,
+                             strCat(ptx.string(), ": cannot be JIT-compiled "
+                                                  "for ",
+                                    cuda::deviceDescription())) +
+          " (recompile the package with this CUDA toolkit's kiln)");
+  }
+  if (!module)
+    return Status::error(cubinError +
+                         " (and the package has no kernels.ptx to JIT; "
+                         "recompile it for this GPU)");
+  pkg->module_ = module;
+
+  int count = abi.numKernels();
+  if (count < 0)
+    return Status::error(
+        strCat(libPath, ": reports ", count, " kernels; recompile the package"));
+  for (int i = 0; i < count; ++i) {
+    const char *name = abi.kernelName(i);
+    if (!name)
+      return Status::error(strCat(libPath, ": kernel ", i, " has no name"));
+    CUfunction fn = nullptr;
+    CUresult r = d.moduleGetFunction(&fn, module, name);
+    if (r != CUDA_SUCCESS)
+      return Status::error(cuda::errorMessage(
+          d, r,
+          strCat(dir, ": kernel '", name, "' (", i,
+                 ") that model.so launches is not in the loaded kernels "
+                 "(the package is inconsistent; recompile it)")));
+    pkg->functions_.push_back(fn);
+  }
+
+  // The weights, uploaded once.
+  std::vector<const void *> weightPointers;
+  for (const Tensor &w : hostWeights) {
+    Expected<Tensor> dev = w.to(Device::CUDA);
+    if (!dev)
+      return dev.status().withContext(
+          strCat(dir, ": uploading a weight ", w.typeString()));
+    weightPointers.push_back(dev->rawData());
+    pkg->deviceWeights_.push_back(dev.take());
+  }
+
+  char err[1024] = {0};
+  kiln_model *h = nullptr;
+  int rc = abi.create(weightPointers.data(), pkg->functions_.data(), &h, err,
+                      sizeof(err));
+  err[sizeof(err) - 1] = 0;
+  if (rc != 0 || !h)
+    return Status::error(strCat(libPath, ": kiln_model_create_cuda failed: ",
+                                err[0] ? err : "no message"));
+  handle = h;
+  return pkg;
+}
+
+CudaPackage::~CudaPackage() {
+  for (void *a : freeArenas_)
+    cuda::deallocate(a);
+  if (module_)
+    if (Expected<const cuda::Driver *> d = cuda::driver())
+      (*d)->moduleUnload(static_cast<CUmodule>(module_));
+}
+
+void *CudaPackage::acquireArena() const {
+  {
+    std::lock_guard<std::mutex> lock(arenaMutex_);
+    if (!freeArenas_.empty()) {
+      void *a = freeArenas_.back();
+      freeArenas_.pop_back();
+      return a;
+    }
+  }
+  Expected<void *> a = cuda::allocate(arenaBytes_);
+  return a ? *a : nullptr;
+}
+
+void CudaPackage::releaseArena(void *arena) const {
+  std::lock_guard<std::mutex> lock(arenaMutex_);
+  freeArenas_.push_back(arena);
+}
+
+Expected<NamedTensors>
+CudaPackage::run(kiln_model *handle,
+                 const std::vector<ValueSignature> &inputSigs,
+                 const std::vector<const Tensor *> &inputs,
+                 const std::vector<ValueSignature> &outputSigs,
+                 Device outputDevice) const {
+  Expected<void *> streamOr = cuda::acquireStream();
+  if (!streamOr)
+    return streamOr.status();
+  StreamLease lease{*streamOr};
+  void *stream = lease.stream;
+
+  // Inputs on the device; CPU ones (kept alive in `hostKeep` until the
+  // stream is synchronised) are copied on the stream.
+  std::vector<Tensor> keep, hostKeep;
+  std::vector<const void *> inputPointers;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Tensor &t = *inputs[i];
+    const std::string &name = inputSigs[i].name;
+    if (t.device() == Device::CUDA && t.isContiguous() &&
+        reinterpret_cast<uintptr_t>(t.rawData()) % kDeviceAlignment == 0) {
+      inputPointers.push_back(t.rawData());
+      continue;
+    }
+    if (t.device() == Device::CUDA && !t.isContiguous())
+      return Status::error(strCat("input '", name, "': the cuda tensor ",
+                                  t.typeString(),
+                                  " is not contiguous; pass a contiguous "
+                                  "one (or a CPU tensor)"));
+    Expected<Tensor> dev = Tensor::empty(t.dtype(), t.shape(), Device::CUDA);
+    if (!dev)
+      return dev.status().withContext(strCat("input '", name, "'"));
+    if (t.device() == Device::CUDA) {
+      KILN_RETURN_IF_ERROR(cuda::copy(dev->rawData(), t.rawData(), t.nbytes(),
+                                      cuda::CopyKind::DeviceToDevice, stream,
+                                      false));
+    } else {
+      Tensor host = t.contiguous();
+      KILN_RETURN_IF_ERROR(cuda::copy(dev->rawData(), host.rawData(),
+                                      t.nbytes(), cuda::CopyKind::HostToDevice,
+                                      stream, false)
+                               .withContext(strCat("input '", name, "'")));
+      hostKeep.push_back(std::move(host));
+    }
+    inputPointers.push_back(dev->rawData());
+    keep.push_back(dev.take());
+  }
+
+  std::vector<Tensor> deviceOutputs;
+  std::vector<void *> outputPointers;
+  for (const ValueSignature &sig : outputSigs) {
+    Expected<Tensor> t = Tensor::empty(sig.dtype, sig.shape, Device::CUDA);
+    if (!t)
+      return t.status().withContext(strCat("output '", sig.name, "'"));
+    outputPointers.push_back(t->rawData());
+    deviceOutputs.push_back(t.take());
+  }
+
+  void *arena = acquireArena();
+  if (!arena) {
+    (void)cuda::synchronize(stream);
+    return Status::error(strCat(libPath_, ": cannot allocate the ",
+                                arenaBytes_,
+                                "-byte device arena: out of device memory"));
+  }
+  char err[1024] = {0};
+  int rc = abi_.run(handle, inputPointers.data(), outputPointers.data(), arena,
+                    stream, err, sizeof(err));
+  err[sizeof(err) - 1] = 0;
+  NamedTensors outputs;
+  Status status = Status::ok();
+  if (rc != 0) {
+    status = Status::error(
+        strCat(libPath_, ": run failed: ", err[0] ? err : "no message"));
+  } else {
+    for (size_t i = 0; i < outputSigs.size() && status; ++i) {
+      if (outputDevice == Device::CUDA) {
+        outputs.emplace_back(outputSigs[i].name, deviceOutputs[i]);
+        continue;
+      }
+      Tensor host = Tensor::empty(outputSigs[i].dtype, outputSigs[i].shape);
+      status = cuda::copy(host.rawData(), deviceOutputs[i].rawData(),
+                          host.nbytes(), cuda::CopyKind::DeviceToHost, stream,
+                          false);
+      outputs.emplace_back(outputSigs[i].name, std::move(host));
+    }
+  }
+  // Always wait: the arena and the inputs must be idle before reuse.
+  Status synced = cuda::synchronize(stream);
+  if (synced)
+    releaseArena(arena);
+  if (!status)
+    return status;
+  if (!synced)
+    return synced.withContext(strCat(libPath_, ": running the model"));
+  return outputs;
+}
+
+#else // !KILN_HAVE_CUDA
+
+Expected<std::unique_ptr<CudaPackage>>
+CudaPackage::load(const std::string &, const std::string &,
+                  const CudaModelAbi &, const std::vector<Tensor> &, size_t,
+                  kiln_model *&) {
+  return cuda::available();
+}
+CudaPackage::~CudaPackage() = default;
+void *CudaPackage::acquireArena() const { return nullptr; }
+void CudaPackage::releaseArena(void *) const {}
+Expected<NamedTensors>
+CudaPackage::run(kiln_model *, const std::vector<ValueSignature> &,
+                 const std::vector<const Tensor *> &,
+                 const std::vector<ValueSignature> &, Device) const {
+  return cuda::available();
+}
+
+#endif // KILN_HAVE_CUDA
+
+} // namespace kiln

@@ -1,0 +1,76 @@
+//===- CudaPackage.h - The CUDA half of a loaded package -------*- C++ -*-===//
+//
+// This file declares CudaPackage, what kiln::Model holds for a package
+// compiled with --target cuda: the CUDA module loaded from kernels.cubin (or
+// kernels.ptx), the kernels resolved by name, the weights uploaded to the
+// device, and a pool of device arenas. It runs the model on a stream from
+// the runtime's pool. Internal to the runtime.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_RUNTIME_LIB_CUDA_CUDAPACKAGE_H
+#define KILN_RUNTIME_LIB_CUDA_CUDAPACKAGE_H
+
+#include "kiln/runtime/Executor.h"
+#include "kiln/runtime/ModelABI.h"
+#include "kiln/runtime/Program.h"
+#include "kiln/runtime/Status.h"
+#include "kiln/runtime/Tensor.h"
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace kiln {
+
+/// The CUDA entry points of a cuda package's model.so.
+struct CudaModelAbi {
+  int (*numKernels)() = nullptr;
+  const char *(*kernelName)(int) = nullptr;
+  int (*create)(const void *const *, void *const *, kiln_model **, char *,
+                size_t) = nullptr;
+  int (*run)(kiln_model *, const void *const *, void *const *, void *, void *,
+             char *, size_t) = nullptr;
+};
+
+/// The device side of a loaded cuda package.
+class CudaPackage {
+public:
+  /// Loads DIR/kernels.cubin (falling back to DIR/kernels.ptx when the cubin
+  /// does not load on this GPU), resolves the kernels that model.so names,
+  /// uploads `hostWeights` and calls kiln_model_create_cuda, storing the
+  /// handle in `handle`. Errors name the file or kernel.
+  static Expected<std::unique_ptr<CudaPackage>>
+  load(const std::string &dir, const std::string &libPath,
+       const CudaModelAbi &abi, const std::vector<Tensor> &hostWeights,
+       size_t arenaBytes, kiln_model *&handle);
+  ~CudaPackage();
+
+  /// Runs the model on a pooled stream and arena. `inputs` are in signature
+  /// order and already checked (dtype and shape; CPU or CUDA). Outputs are
+  /// returned on `outputDevice`. Waits for the stream before returning.
+  Expected<NamedTensors> run(kiln_model *handle,
+                             const std::vector<ValueSignature> &inputSigs,
+                             const std::vector<const Tensor *> &inputs,
+                             const std::vector<ValueSignature> &outputSigs,
+                             Device outputDevice) const;
+
+private:
+  CudaPackage() = default;
+  void *acquireArena() const;
+  void releaseArena(void *arena) const;
+
+  std::string libPath_;
+  CudaModelAbi abi_;
+  void *module_ = nullptr; ///< CUmodule.
+  std::vector<void *> functions_;
+  std::vector<Tensor> deviceWeights_;
+  size_t arenaBytes_ = 0;
+  mutable std::mutex arenaMutex_;
+  mutable std::vector<void *> freeArenas_;
+};
+
+} // namespace kiln
+
+#endif // KILN_RUNTIME_LIB_CUDA_CUDAPACKAGE_H
