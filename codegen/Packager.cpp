@@ -12,7 +12,10 @@
 //                      (not linked against libkiln_runtime.so: the runtime
 //                      symbols resolve from the loading process)
 //   DIR/model.h        the typed C++ API
-//   DIR/kernels.cpp    the generated kernels (to read)
+//   DIR/kernels.cpp    the generated kernels (to read); --target cuda:
+//   DIR/kernels.cu     the generated CUDA kernels (to read), compiled in
+//   DIR/kernels.cubin  process by NVRTC for sm_90, and their PTX
+//   DIR/kernels.ptx    (model.so is then wrapper.cpp alone)
 //   DIR/wrapper.cpp    the generated host wrapper (to read)
 //   DIR/weights.bin    every top-level constant, 64-byte aligned, in weight
 //                      order (weight arguments are not in it)
@@ -35,6 +38,8 @@
 
 #include "codegen/Packager.h"
 #include "codegen/CppKernel.h"
+#include "codegen/CudaKernel.h"
+#include "codegen/NvrtcCompiler.h"
 #include "codegen/MemoryPlanner.h"
 #include "codegen/ModelHeaderEmitter.h"
 #include "codegen/WrapperEmitter.h"
@@ -265,9 +270,14 @@ LogicalResult writePackage(ModuleOp module, const PackageOptions &options,
   func::FuncOp graph = findGraph(module);
   if (!graph)
     return module.emitError("the module has no graph function");
-  if (options.target != "cpu")
+  bool cuda = options.target == "cuda";
+  if (options.target != "cpu" && !cuda)
     return emitError(loc) << "unknown --target '" << options.target
-                          << "' (supported: cpu)";
+                          << "' (supported: cpu, cuda)";
+  if (cuda && !haveNvrtc())
+    return emitError(loc) << "--target cuda needs NVRTC, and this kiln was "
+                             "built without it (configure with the CUDA "
+                             "toolkit installed)";
   // The instruction-set level the package is compiled for; the manifest
   // records it and kiln::Model refuses a package the CPU cannot run.
   std::string isa = options.cpuIsa;
@@ -293,16 +303,37 @@ LogicalResult writePackage(ModuleOp module, const PackageOptions &options,
   // 1. Kernels: one per fusion region.
   std::string modelName = modelNameOf(module);
   std::vector<CppKernel> kernels;
-  llvm::DenseMap<Operation *, std::string> declarations;
+  std::vector<CudaKernel> cudaKernels;
+  WrapperTarget wrapperTarget;
+  wrapperTarget.name = options.target;
   json kernelsJson = json::array(), refOpsJson = json::array();
   StepCounts counts;
   for (Operation &op : graph.getBody().front()) {
     StepKind kind = classifyStep(&op);
-    if (kind == StepKind::Kernel) {
+    if (kind == StepKind::Kernel && cuda) {
+      FailureOr<CudaKernel> kernel = emitCudaKernel(cast<FusionOp>(op));
+      if (failed(kernel))
+        return failure();
+      CudaLaunch launch;
+      launch.name = kernel->name;
+      std::copy(kernel->grid, kernel->grid + 3, launch.grid);
+      std::copy(kernel->block, kernel->block + 3, launch.block);
+      launch.sharedBytes = kernel->sharedBytes;
+      wrapperTarget.launches[&op] = launch;
+      kernelsJson.push_back(
+          json{{"name", kernel->name},
+               {"kind", op.getAttrOfType<StringAttr>("kind").getValue()},
+               {"nodes", sourceNodeNames(&op)},
+               {"grid", launch.grid},
+               {"block", launch.block},
+               {"shared_bytes", launch.sharedBytes}});
+      cudaKernels.push_back(std::move(*kernel));
+      ++counts.fused;
+    } else if (kind == StepKind::Kernel) {
       FailureOr<CppKernel> kernel = emitCppKernel(cast<FusionOp>(op));
       if (failed(kernel))
         return failure();
-      declarations[&op] = kernel->declaration;
+      wrapperTarget.kernelDeclarations[&op] = kernel->declaration;
       kernelsJson.push_back(
           json{{"name", kernel->name},
                {"kind", op.getAttrOfType<StringAttr>("kind").getValue()},
@@ -324,11 +355,23 @@ LogicalResult writePackage(ModuleOp module, const PackageOptions &options,
     return failure();
   counts.arenaBytes = plan->arenaBytes;
   FailureOr<std::string> wrapper =
-      emitWrapper(graph, *plan, declarations, modelName);
+      emitWrapper(graph, *plan, wrapperTarget, modelName);
   if (failed(wrapper))
     return failure();
   std::string header = emitModelHeader(*plan, modelName);
-  std::string kernelsText = emitKernelsFile(kernels, modelName);
+  std::string kernelsText = cuda ? emitCudaKernelsFile(cudaKernels, modelName)
+                                 : emitKernelsFile(kernels, modelName);
+  std::string kernelsFile = cuda ? "kernels.cu" : "kernels.cpp";
+
+  // 2b. cuda: every kernel in one NVRTC program (sm_90 cubin and PTX).
+  std::optional<CudaBinary> binary;
+  if (cuda) {
+    FailureOr<CudaBinary> compiled =
+        compileCudaSource(kernelsText, kernelsFile, cudaKernels, loc);
+    if (failed(compiled))
+      return failure();
+    binary = std::move(*compiled);
+  }
 
   // 3. The files, in a temp folder next to the destination.
   std::string dir = options.outputDir;
@@ -342,7 +385,10 @@ LogicalResult writePackage(ModuleOp module, const PackageOptions &options,
     removeTree(tmp);
     return failure();
   };
-  if (failed(writeFile(loc, tmp + "/kernels.cpp", kernelsText)) ||
+  if (failed(writeFile(loc, tmp + "/" + kernelsFile, kernelsText)) ||
+      (binary &&
+       (failed(writeFile(loc, tmp + "/kernels.cubin", binary->cubin)) ||
+        failed(writeFile(loc, tmp + "/kernels.ptx", binary->ptx)))) ||
       failed(writeFile(loc, tmp + "/wrapper.cpp", *wrapper)) ||
       failed(writeFile(loc, tmp + "/model.h", header)))
     return fail();
@@ -444,8 +490,9 @@ LogicalResult writePackage(ModuleOp module, const PackageOptions &options,
                                     "-I" + includeDir};
   std::vector<std::string> argStrings = {cxx};
   argStrings.insert(argStrings.end(), flags.begin(), flags.end());
-  for (const char *f : {"kernels.cpp", "wrapper.cpp"})
-    argStrings.push_back(tmp + "/" + f);
+  if (!cuda)
+    argStrings.push_back(tmp + "/kernels.cpp");
+  argStrings.push_back(tmp + "/wrapper.cpp");
   argStrings.push_back("-o");
   argStrings.push_back(tmp + "/model.so");
   std::vector<StringRef> args(argStrings.begin(), argStrings.end());
@@ -529,8 +576,14 @@ LogicalResult writePackage(ModuleOp module, const PackageOptions &options,
        {{"trace", options.traceSeconds},
         {"kiln_passes", options.passSeconds},
         {"codegen", codegenSeconds},
-        {"host_compiler", compileSeconds}}},
+        {"host_compiler", compileSeconds},
+        {"nvrtc", binary ? binary->seconds : 0.0}}},
   };
+  if (binary)
+    manifest["cuda"] = {{"arch", "sm_90"},
+                        {"cubin", "kernels.cubin"},
+                        {"ptx", "kernels.ptx"},
+                        {"source", kernelsFile}};
   if (failed(writeFile(loc, tmp + "/manifest.json", manifest.dump(2) + "\n")))
     return fail();
 

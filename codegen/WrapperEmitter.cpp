@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/WrapperEmitter.h"
+#include "codegen/WrapperSupport.h"
 #include "passes/FusionRules.h"
 #include "passes/TensorConversion.h"
 
@@ -80,16 +81,6 @@ const char *publicCType(DType dtype) {
   return kernelCType(dtype);
 }
 
-/// "kiln::DType::F32".
-static std::string dtypeEnum(DType dtype) {
-  // In the order of kiln::DType's enumerators (DType.h).
-  static const char *names[] = {"F32", "F16", "BF16", "F64", "I64",
-                                "I32", "I8",  "U8",   "Bool"};
-  static_assert(sizeof(names) / sizeof(names[0]) == kNumDTypes,
-                "a DType enumerator is missing from this table");
-  return std::string("kiln::DType::") + names[static_cast<int>(dtype)];
-}
-
 std::string toIdentifier(StringRef name) {
   std::string id;
   for (char c : name)
@@ -107,8 +98,18 @@ std::string modelNameOf(ModuleOp module) {
   return stem.empty() ? "model" : stem.str();
 }
 
-/// A C string literal.
-static std::string quote(StringRef s) {
+namespace wrapper {
+
+std::string dtypeEnum(DType dtype) {
+  // In the order of kiln::DType's enumerators (DType.h).
+  static const char *names[] = {"F32", "F16", "BF16", "F64", "I64",
+                                "I32", "I8",  "U8",   "Bool"};
+  static_assert(sizeof(names) / sizeof(names[0]) == kNumDTypes,
+                "a DType enumerator is missing from this table");
+  return std::string("kiln::DType::") + names[static_cast<int>(dtype)];
+}
+
+std::string quote(StringRef s) {
   std::string out = "\"";
   for (unsigned char c : s) {
     if (c == '"' || c == '\\')
@@ -124,6 +125,8 @@ static std::string quote(StringRef s) {
   }
   return out + "\"";
 }
+
+} // namespace wrapper
 
 /// Text safe inside a // comment (no line breaks).
 std::string commentSafe(StringRef s) {
@@ -168,8 +171,9 @@ std::string typeString(DType dtype, ArrayRef<int64_t> shape) {
   return s + "]";
 }
 
-/// "'/ln/LayerNormalization'" or "'a', 'b'" (for comments and errors).
-static std::string nodeList(const std::vector<std::string> &names) {
+namespace wrapper {
+
+std::string nodeList(const std::vector<std::string> &names) {
   if (names.empty())
     return "(no ONNX node)";
   std::string s;
@@ -184,71 +188,12 @@ static bool isHalfTensor(Type t) {
   return e.isF16() || e.isBF16();
 }
 
-/// The ONNX op type recorded in a location, if any.
-static std::string sourceOpType(Location loc) {
+std::string sourceOpType(Location loc) {
   if (auto fused = dyn_cast<FusedLoc>(loc))
     if (auto op = dyn_cast_or_null<StringAttr>(fused.getMetadata()))
       return op.getValue().str();
   return "";
 }
-
-//===----------------------------------------------------------------------===//
-// Operand expressions
-//===----------------------------------------------------------------------===//
-
-namespace {
-
-/// Builds the C++ expressions that name the buffer of a value.
-class BufferNames {
-public:
-  explicit BufferNames(const MemoryPlan &plan) : plan_(plan) {}
-
-  /// `void *`-like expression of the buffer (const when `readOnly`).
-  std::string pointer(Value v) const {
-    const BufferLocation &loc = plan_.at(v);
-    switch (loc.kind) {
-    case BufferKind::Input:
-      return "inputs[" + std::to_string(loc.index) + "]";
-    case BufferKind::Weight:
-      return "m->weights[" + std::to_string(loc.index) + "]";
-    case BufferKind::Arena:
-      return "at(arena, " + std::to_string(loc.offset) + ")";
-    case BufferKind::Output:
-      return "outputs[" + std::to_string(loc.index) + "]";
-    case BufferKind::None:
-      break;
-    }
-    return "nullptr";
-  }
-
-  /// A comment describing the buffer.
-  std::string describe(Value v) const {
-    const BufferLocation &loc = plan_.at(v);
-    switch (loc.kind) {
-    case BufferKind::Input:
-      return "input '" + commentSafe(plan_.inputs[loc.index].name) + "'";
-    case BufferKind::Weight:
-      return "weight '" + commentSafe(plan_.weights[loc.index].name) + "'";
-    case BufferKind::Arena:
-      return "arena [" + std::to_string(loc.offset) + ", " +
-             std::to_string(loc.offset + loc.bytes) + ")";
-    case BufferKind::Output:
-      return "output '" + commentSafe(plan_.outputs[loc.index].name) + "'";
-    case BufferKind::None:
-      break;
-    }
-    return "unused";
-  }
-
-private:
-  const MemoryPlan &plan_;
-};
-
-/// The dtype and static shape of a value (planned, so both are known).
-struct ValueType {
-  DType dtype;
-  SmallVector<int64_t> shape;
-};
 
 ValueType valueType(Value v) {
   auto t = cast<RankedTensorType>(v.getType());
@@ -256,7 +201,9 @@ ValueType valueType(Value v) {
           SmallVector<int64_t>(t.getShape())};
 }
 
-} // namespace
+} // namespace wrapper
+
+using namespace wrapper;
 
 //===----------------------------------------------------------------------===//
 // Attributes of fallback ops, as C++ initializers
@@ -361,11 +308,11 @@ int call(const char *op, const std::vector<kiln::Tensor> &in,
   return 0;
 }
 
-/// Copies result `r` of a reference kernel into its planned buffer after
-/// checking it against the static type the compiler planned for.
-int store(const std::vector<kiln::Tensor> &out, size_t r, void *dst,
-          kiln::DType dtype, const kiln::Shape &shape, const char *node,
-          char *err, size_t errlen) {
+/// Checks result `r` of a reference kernel against the static type the
+/// compiler planned for.
+int checkResult(const std::vector<kiln::Tensor> &out, size_t r,
+                kiln::DType dtype, const kiln::Shape &shape, const char *node,
+                char *err, size_t errlen) {
   if (r >= out.size() || !out[r].defined())
     return fail(err, errlen,
                 std::string("node '") + node +
@@ -379,7 +326,17 @@ int store(const std::vector<kiln::Tensor> &out, size_t r, void *dst,
                     " but the compiled graph expects " +
                     kiln::dtypeName(dtype) + kiln::shapeToString(shape) +
                     " (a shape inference mismatch: please report it)");
-  kiln::Tensor c = t.contiguous();
+  return 0;
+}
+
+/// Copies result `r` of a reference kernel into its planned buffer after
+/// checking it.
+int store(const std::vector<kiln::Tensor> &out, size_t r, void *dst,
+          kiln::DType dtype, const kiln::Shape &shape, const char *node,
+          char *err, size_t errlen) {
+  if (checkResult(out, r, dtype, shape, node, err, errlen))
+    return 1;
+  kiln::Tensor c = out[r].contiguous();
   if (c.nbytes())
     std::memcpy(dst, c.rawData(), c.nbytes());
   return 0;
@@ -433,17 +390,18 @@ static void emitSignatureAccessors(llvm::raw_ostream &os, StringRef kind,
   fn("const int64_t *", "shape", "Shapes", "nullptr");
 }
 
-FailureOr<std::string>
-emitWrapper(func::FuncOp graph, const MemoryPlan &plan,
-            const llvm::DenseMap<Operation *, std::string> &kernelDeclarations,
-            StringRef modelName) {
+FailureOr<std::string> emitWrapper(func::FuncOp graph, const MemoryPlan &plan,
+                                   const WrapperTarget &target,
+                                   StringRef modelName) {
+  bool cuda = target.name == "cuda";
   std::string text, globalsText, attrText, stepsText;
   llvm::raw_string_ostream os(text), globals(globalsText), attrs(attrText),
       steps(stepsText);
   BufferNames buffers(plan);
 
   // Steps, in program order; attributes of fallback ops as builder functions.
-  int numAttrs = 0;
+  int numAttrs = 0, numKernels = 0;
+  std::vector<std::string> attrBuilders; // by attribute index
   for (auto [index, op] : llvm::enumerate(plan.ops)) {
     StepKind kind = classifyStep(op);
     if (kind == StepKind::Constant)
@@ -458,14 +416,25 @@ emitWrapper(func::FuncOp graph, const MemoryPlan &plan,
         if (!any)
           steps << "  // Outputs not written in place: copies.\n";
         any = true;
+        std::string comment = "output '" + commentSafe(plan.outputs[i].name) +
+                              "' <- " + buffers.describe(v);
+        if (cuda) {
+          emitCudaOutputCopy(steps, i, buffers.pointer(v),
+                             plan.outputs[i].bytes, comment);
+          continue;
+        }
         steps << "  std::memcpy(outputs[" << i << "], " << buffers.pointer(v)
-              << ", " << plan.outputs[i].bytes << "); // output '"
-              << commentSafe(plan.outputs[i].name) << "' <- "
-              << buffers.describe(v) << "\n";
+              << ", " << plan.outputs[i].bytes << "); // " << comment << "\n";
       }
       continue;
     }
 
+    if (kind == StepKind::Kernel && cuda) {
+      auto it = target.launches.find(op);
+      assert(it != target.launches.end() && "fusion without a CUDA kernel");
+      emitCudaKernelStep(steps, op, index, it->second, numKernels++, buffers);
+      continue;
+    }
     if (kind == StepKind::Kernel) {
       std::string name = op->getAttrOfType<StringAttr>("name").getValue().str();
       StringRef fusionKind = "pointwise";
@@ -490,6 +459,11 @@ emitWrapper(func::FuncOp graph, const MemoryPlan &plan,
       continue;
     }
 
+    // A matmul cuBLASLt takes.
+    if (cuda && kind == StepKind::Library &&
+        emitCudaMatmulStep(steps, op, index, buffers))
+      continue;
+
     // Library or fallback op: the runtime's reference kernel.
     StringRef opName = op->getName().getStringRef();
     opName.consume_front("kiln.");
@@ -498,12 +472,19 @@ emitWrapper(func::FuncOp graph, const MemoryPlan &plan,
     int attrIndex = numAttrs++;
     std::string builder =
         "attrs" + std::to_string(attrIndex) + "_" + toIdentifier(opName);
+    attrBuilders.push_back(builder);
     attrs << "/// Attributes of kiln." << opName << " (step " << index
           << ", ONNX node '" << commentSafe(node) << "').\n";
     attrs << "kiln::Attributes " << builder << "() {\n  kiln::Attributes a;\n";
     emitAttributes(toAttributes(op->getAttrDictionary()), builder, attrs,
                    globals);
     attrs << "  return a;\n}\n\n";
+    if (cuda) {
+      emitCudaHostStep(steps, op, index,
+                       kind == StepKind::Library ? "library" : "fallback",
+                       attrIndex, buffers);
+      continue;
+    }
 
     steps << "  // Step " << index << ": kiln." << opName << " ("
           << (kind == StepKind::Library ? "library" : "fallback")
@@ -545,14 +526,24 @@ emitWrapper(func::FuncOp graph, const MemoryPlan &plan,
      << "// kiln/runtime/ModelABI.h for one graph: signature tables, "
         "kiln_model_create\n"
      << "// (binds the weights) and kiln_model_run, which runs the ops in "
-        "program order:\n"
-     << "// generated kernels (kernels.cpp) and the runtime's reference "
-        "kernels through\n"
-     << "// kiln::Dispatcher. Each step names its ONNX nodes.\n"
+        "program order:\n";
+  if (cuda)
+    os << "// launches of the kernels of kernels.cubin (kernels.cu), "
+          "cuBLASLt matmuls and\n"
+       << "// device copies on the run's stream, and the runtime's reference "
+          "kernels on the\n"
+       << "// host for the other ops (operands copied from and results to "
+          "the device).\n";
+  else
+    os << "// generated kernels (kernels.cpp) and the runtime's reference "
+          "kernels through\n"
+       << "// kiln::Dispatcher.\n";
+  os << "// Each step names its ONNX nodes.\n"
      << "//\n"
      << "//===-------------------------------------------------------------"
         "---------===//\n\n";
   os << "#include \"kiln/runtime/Attributes.h\"\n"
+     << (cuda ? "#include \"kiln/runtime/CudaServices.h\"\n" : "")
      << "#include \"kiln/runtime/Dispatcher.h\"\n"
      << "#include \"kiln/runtime/ModelABI.h\"\n"
      << "#include \"kiln/runtime/Tensor.h\"\n\n"
@@ -564,7 +555,7 @@ emitWrapper(func::FuncOp graph, const MemoryPlan &plan,
   // Kernel declarations (the definitions are in kernels.cpp).
   bool needHalf = false;
   for (Operation *op : plan.ops) {
-    if (classifyStep(op) != StepKind::Kernel)
+    if (cuda || classifyStep(op) != StepKind::Kernel)
       continue;
     for (Type t : op->getOperandTypes())
       needHalf |= isHalfTensor(t);
@@ -574,18 +565,22 @@ emitWrapper(func::FuncOp graph, const MemoryPlan &plan,
   if (needHalf)
     os << "// The 16-bit float types of kernels.cpp (used here through "
           "pointers only).\nstruct kiln_f16;\nstruct kiln_bf16;\n\n";
-  os << "namespace kiln_kernels {\n";
-  for (Operation *op : plan.ops) {
-    if (classifyStep(op) != StepKind::Kernel)
-      continue;
-    auto it = kernelDeclarations.find(op);
-    assert(it != kernelDeclarations.end() && "fusion without a kernel");
-    std::string decl = it->second;
-    while (!decl.empty() && (decl.back() == '\n' || decl.back() == ' '))
-      decl.pop_back();
-    os << decl << (StringRef(decl).ends_with(";") ? "" : ";") << "\n";
+  if (!cuda) {
+    os << "namespace kiln_kernels {\n";
+    for (Operation *op : plan.ops) {
+      if (classifyStep(op) != StepKind::Kernel)
+        continue;
+      auto it = target.kernelDeclarations.find(op);
+      assert(it != target.kernelDeclarations.end() &&
+             "fusion without a kernel");
+      std::string decl = it->second;
+      while (!decl.empty() && (decl.back() == '\n' || decl.back() == ' '))
+        decl.pop_back();
+      os << decl << (StringRef(decl).ends_with(";") ? "" : ";") << "\n";
+    }
+    os << "} // namespace kiln_kernels\n";
   }
-  os << "} // namespace kiln_kernels\n" << kWrapperHelpers << "\n";
+  os << kWrapperHelpers << (cuda ? cudaWrapperHelpers() : "") << "\n";
 
   os << "namespace {\n\n// The signature.\n";
   emitSignatureTables(os, "Input", plan.inputs);
@@ -593,17 +588,31 @@ emitWrapper(func::FuncOp graph, const MemoryPlan &plan,
   emitSignatureTables(os, "Weight", plan.weights);
   os << "/// The planned arena (" << plan.buffers.size() << " buffers).\n"
      << "constexpr size_t kArenaBytes = " << plan.arenaBytes << ";\n\n";
+  if (cuda) {
+    os << "/// The kernels of kernels.cubin, in the order of "
+          "kiln_model_create_cuda's\n/// functions.\n"
+       << "constexpr int kNumKernels = " << numKernels << ";\n"
+       << "const char *const kKernelNames[] = {";
+    for (Operation *op : plan.ops)
+      if (classifyStep(op) == StepKind::Kernel)
+        os << quote(target.launches.find(op)->second.name) << ", ";
+    os << (numKernels ? "" : "nullptr") << "};\n\n";
+  }
   os << globalsText << (globalsText.empty() ? "" : "\n");
   os << attrText;
   os << "} // namespace\n\n";
 
-  os << "/// A model handle: the bound weights and the prebuilt attributes "
-        "of the\n/// reference-kernel steps.\n"
+  os << "/// A model handle: the bound weights"
+     << (cuda ? " (device pointers), the kernels' CUfunctions" : "")
+     << " and the\n/// prebuilt attributes of the reference-kernel steps.\n"
      << "struct kiln_model {\n  std::vector<const void *> weights;\n"
+     << (cuda ? "  std::vector<void *> functions;\n" : "")
      << "  std::vector<kiln::Attributes> attrs;\n};\n\n";
 
   os << "KILN_EXPORT int kiln_model_abi_version(void) {\n"
      << "  return KILN_MODEL_ABI_VERSION;\n}\n"
+     << "KILN_EXPORT const char *kiln_model_target(void) { return "
+     << quote(target.name) << "; }\n"
      << "KILN_EXPORT int kiln_model_num_inputs(void) { return kNumInputs; }\n"
      << "KILN_EXPORT int kiln_model_num_outputs(void) { return kNumOutputs; "
         "}\n"
@@ -615,16 +624,22 @@ emitWrapper(func::FuncOp graph, const MemoryPlan &plan,
   os << "KILN_EXPORT size_t kiln_model_arena_bytes(void) { return "
         "kArenaBytes; }\n\n";
 
-  os << "KILN_EXPORT int kiln_model_create(const void *const *weights, "
-        "kiln_model **out,\n"
-     << "                                  char *err, size_t errlen) {\n"
-     << "  if (!out)\n    return fail(err, errlen, \"kiln_model_create: out "
-        "is null\");\n"
+  // kiln_model_create[_cuda]: binds the weights (and, for cuda, the kernels'
+  // functions) and builds the reference steps' attributes.
+  std::string create = cuda ? "kiln_model_create_cuda" : "kiln_model_create";
+  os << "KILN_EXPORT int " << create << "(const void *const *weights,\n"
+     << (cuda ? "    void *const *functions,\n" : "")
+     << "    kiln_model **out, char *err, size_t errlen) {\n"
+     << "  if (!out)\n    return fail(err, errlen, \"" << create
+     << ": out is null\");\n"
      << "  *out = nullptr;\n"
      << "  if (kNumWeights > 0 && !weights)\n"
-     << "    return fail(err, errlen, \"kiln_model_create: weights is "
-        "null\");\n"
-     << "  try {\n    auto m = std::make_unique<kiln_model>();\n"
+     << "    return fail(err, errlen, \"" << create << ": weights is null\");\n";
+  if (cuda)
+    os << "  if (kNumKernels > 0 && !functions)\n"
+       << "    return fail(err, errlen, \"" << create
+       << ": functions is null\");\n";
+  os << "  try {\n    auto m = std::make_unique<kiln_model>();\n"
      << "    for (int i = 0; i < kNumWeights; ++i) {\n"
      << "      if (!weights[i]) {\n"
      << "        return fail(err, errlen, std::string(\"weight '\") + "
@@ -632,57 +647,74 @@ emitWrapper(func::FuncOp graph, const MemoryPlan &plan,
      << "                                         \"' is not bound (null "
         "pointer)\");\n      }\n"
      << "      m->weights.push_back(weights[i]);\n    }\n";
-  {
-    // Builders in step order.
-    int k = 0;
-    for (Operation *op : plan.ops) {
-      StepKind kind = classifyStep(op);
-      if (kind != StepKind::Library && kind != StepKind::Fallback)
-        continue;
-      StringRef opName = op->getName().getStringRef();
-      opName.consume_front("kiln.");
-      os << "    m->attrs.push_back(attrs" << k++ << "_" << toIdentifier(opName)
-         << "());\n";
-    }
-  }
+  if (cuda)
+    os << "    for (int i = 0; i < kNumKernels; ++i) {\n"
+       << "      if (!functions[i])\n"
+       << "        return fail(err, errlen, std::string(\"kernel '\") + "
+          "kKernelNames[i] +\n"
+       << "                                         \"' is not bound (null "
+          "function)\");\n"
+       << "      m->functions.push_back(functions[i]);\n    }\n";
+  for (const std::string &builder : attrBuilders)
+    os << "    m->attrs.push_back(" << builder << "());\n";
   os << "    *out = m.release();\n    return 0;\n"
      << "  } catch (const std::exception &e) {\n"
-     << "    return fail(err, errlen, std::string(\"kiln_model_create: \") + "
-        "e.what());\n"
+     << "    return fail(err, errlen, std::string(\"" << create
+     << ": \") + e.what());\n"
      << "  } catch (...) {\n"
-     << "    return fail(err, errlen, \"kiln_model_create: unknown "
-        "exception\");\n  }\n}\n\n";
+     << "    return fail(err, errlen, \"" << create
+     << ": unknown exception\");\n  }\n}\n\n";
 
   os << "KILN_EXPORT void kiln_model_destroy(kiln_model *model) { delete "
         "model; }\n\n";
 
+  std::string streamParam = cuda ? ", void *stream" : "";
   os << "namespace {\n\n/// The graph, in program order.\n"
      << "int runGraph(const kiln_model *m, const void *const *inputs,\n"
-     << "             void *const *outputs, void *arena, char *err, size_t "
-        "errlen) {\n"
+     << "             void *const *outputs, void *arena" << streamParam
+     << ", char *err,\n             size_t errlen) {\n"
      << "  (void)m, (void)inputs, (void)outputs, (void)arena, (void)err, "
         "(void)errlen;\n"
-     << stepsText << "  return 0;\n}\n\n} // namespace\n\n";
+     << (cuda ? "  (void)stream;\n" : "") << stepsText
+     << "  return 0;\n}\n\n} // namespace\n\n";
 
-  os << "KILN_EXPORT int kiln_model_run(kiln_model *model, const void *const "
-        "*inputs,\n"
-     << "                               void *const *outputs, void *arena, "
-        "char *err,\n"
-     << "                               size_t errlen) {\n"
-     << "  if (!model)\n    return fail(err, errlen, \"kiln_model_run: model "
-        "is null\");\n"
+  std::string run = cuda ? "kiln_model_run_cuda" : "kiln_model_run";
+  os << "KILN_EXPORT int " << run << "(kiln_model *model, const void *const "
+     << "*inputs,\n    void *const *outputs, void *arena" << streamParam
+     << ", char *err, size_t errlen) {\n"
+     << "  if (!model)\n    return fail(err, errlen, \"" << run
+     << ": model is null\");\n"
      << "  if ((kNumInputs > 0 && !inputs) || (kNumOutputs > 0 && !outputs) "
         "||\n      (kArenaBytes > 0 && !arena))\n"
-     << "    return fail(err, errlen, \"kiln_model_run: inputs, outputs or "
-        "arena is null\");\n"
+     << "    return fail(err, errlen, \"" << run
+     << ": inputs, outputs or arena is null\");\n"
      << "  try {\n"
-     << "    return runGraph(model, inputs, outputs, arena, err, errlen);\n"
+     << "    return runGraph(model, inputs, outputs, arena"
+     << (cuda ? ", stream" : "") << ", err, errlen);\n"
      << "  } catch (const std::exception &e) {\n"
-     << "    return fail(err, errlen, std::string(\"kiln_model_run: \") + "
-        "e.what());\n"
+     << "    return fail(err, errlen, std::string(\"" << run
+     << ": \") + e.what());\n"
      << "  } catch (...) {\n"
-     << "    return fail(err, errlen, \"kiln_model_run: unknown "
-        "exception\");\n  }\n}\n";
+     << "    return fail(err, errlen, \"" << run
+     << ": unknown exception\");\n  }\n}\n";
+
+  if (cuda) {
+    // The kernels to bind, and the host entry points, which a cuda package
+    // refuses (its pointers must be device pointers).
+    os << "\nKILN_EXPORT int kiln_model_num_kernels(void) { return "
+          "kNumKernels; }\n"
+       << "KILN_EXPORT const char *kiln_model_kernel_name(int i) {\n"
+       << "  return i >= 0 && i < kNumKernels ? kKernelNames[i] : nullptr;\n}\n"
+       << "KILN_EXPORT int kiln_model_create(const void *const *, kiln_model "
+          "**out,\n    char *err, size_t errlen) {\n"
+       << "  if (out)\n    *out = nullptr;\n"
+       << "  return fail(err, errlen, \"this package was compiled for cuda: "
+          "load it with kiln::Model, which binds its kernels\");\n}\n"
+       << "KILN_EXPORT int kiln_model_run(kiln_model *, const void *const *, "
+          "void *const *,\n    void *, char *err, size_t errlen) {\n"
+       << "  return fail(err, errlen, \"this package was compiled for cuda: "
+          "run it with kiln_model_run_cuda\");\n}\n";
+  }
   return text;
 }
 

@@ -49,14 +49,34 @@ std::string toIdentifier(llvm::StringRef name);
 /// ("tiny_mlp" for "tiny_mlp.onnx"), else "model".
 std::string modelNameOf(mlir::ModuleOp module);
 
-/// Emits wrapper.cpp for `graph`. `kernelDeclarations` maps each kiln.fusion
-/// op to the C++ declaration of its kernel (from CppKernel::declaration).
-/// Fails with a diagnostic when an attribute of a fallback op cannot be
-/// rebuilt.
-mlir::FailureOr<std::string> emitWrapper(
-    mlir::func::FuncOp graph, const MemoryPlan &plan,
-    const llvm::DenseMap<mlir::Operation *, std::string> &kernelDeclarations,
-    llvm::StringRef modelName);
+/// How a CUDA wrapper launches one generated kernel (CudaKernel's name and
+/// launch shape).
+struct CudaLaunch {
+  std::string name;
+  unsigned grid[3] = {1, 1, 1};
+  unsigned block[3] = {1, 1, 1};
+  unsigned sharedBytes = 0;
+};
+
+/// What a wrapper is generated for.
+struct WrapperTarget {
+  /// "cpu": steps call kernels.cpp's functions on the caller's thread;
+  /// "cuda": steps launch kernels.cubin's kernels, cuBLASLt and copies on
+  /// the run's stream (docs/cuda-backend.md).
+  std::string name = "cpu";
+  /// cpu: the C++ declaration of each kiln.fusion op's kernel
+  /// (CppKernel::declaration).
+  llvm::DenseMap<mlir::Operation *, std::string> kernelDeclarations;
+  /// cuda: the launch of each kiln.fusion op's kernel.
+  llvm::DenseMap<mlir::Operation *, CudaLaunch> launches;
+};
+
+/// Emits wrapper.cpp for `graph` and `target`. Fails with a diagnostic when
+/// an attribute of a fallback op cannot be rebuilt.
+mlir::FailureOr<std::string> emitWrapper(mlir::func::FuncOp graph,
+                                         const MemoryPlan &plan,
+                                         const WrapperTarget &target,
+                                         llvm::StringRef modelName);
 
 /// Emits model.h: the C ABI (ModelABI.h) plus typed inline helpers in a
 /// namespace named after the model.

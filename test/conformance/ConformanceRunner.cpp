@@ -8,7 +8,12 @@
 //   reference     the traced program on the reference runtime;
 //   compiled-cpu  `kiln compile` into a temporary package (graph passes,
 //                 fusion, generated C++ kernels, host compiler), loaded with
-//                 kiln::Model and run.
+//                 kiln::Model and run;
+//   compiled-cuda `kiln compile --target cuda` (CUDA kernels through NVRTC,
+//                 cuBLASLt), loaded with kiln::Model and run on the GPU;
+//   compile-cuda  the same compile only, for machines without a GPU: a case
+//                 "passes" when its package (kernels.cubin included) is
+//                 written. CI runs it against the compiled-cpu passes.
 // A case is "unsupported" when Kiln rejects it as such (an op, opset,
 // attribute or dtype it does not claim), "failed" on any other error or
 // mismatch, "passed" otherwise. In compiled-cpu mode a passing case that
@@ -60,7 +65,17 @@ enum class Outcome : char {
 };
 
 /// Which Kiln path runs the cases.
-enum class Mode { Reference, CompiledCpu };
+enum class Mode { Reference, CompiledCpu, CompiledCuda, CompileCuda };
+
+Mode parseMode(const std::string &name) {
+  if (name == "compiled-cpu")
+    return Mode::CompiledCpu;
+  if (name == "compiled-cuda")
+    return Mode::CompiledCuda;
+  if (name == "compile-cuda")
+    return Mode::CompileCuda;
+  return Mode::Reference;
+}
 
 struct CaseResult {
   Outcome outcome = Outcome::Failed;
@@ -152,13 +167,14 @@ CaseResult runCase(const fs::path &dir, Mode mode) {
       return runProgram(*program, inputs);
     });
 
-  // compiled-cpu: compile into a private folder, load, run.
+  // compiled-*: compile into a private folder, load, run.
   fs::path work = fs::temp_directory_path() /
                   ("kiln-conformance-" + std::to_string(getpid()));
   fs::create_directories(work);
   CompileOptions options;
   options.outputDir = (work / "package").string();
   options.modelPath = (dir / "model.onnx").string();
+  options.target = mode == Mode::CompiledCpu ? "cpu" : "cuda";
   std::string diagnostics;
   mlir::LogicalResult compiled = mlir::failure();
   {
@@ -177,7 +193,12 @@ CaseResult runCase(const fs::path &dir, Mode mode) {
   }
   FusionSummary summary = summarizeFusion(findGraphFunction(**module));
   CaseResult result;
-  {
+  if (mode == Mode::CompileCuda) {
+    bool written = fs::exists(fs::path(options.outputDir) / "kernels.cubin") ||
+                   summary.kernels == 0;
+    result = written ? CaseResult{Outcome::Passed, ""}
+                     : CaseResult{Outcome::Failed, "no kernels.cubin written"};
+  } else {
     Expected<Model> model = Model::load(options.outputDir);
     if (!model) {
       result = {Outcome::Failed, "load: " + model.status().message()};
@@ -280,9 +301,12 @@ int main(int argc, char **argv) {
                  "File listing the cases expected to pass (one per line)")
       ->required();
   app.add_option("--mode", mode,
-                 "Path under test: reference (tracer + reference runtime) or "
-                 "compiled-cpu (kiln compile, then kiln::Model)")
-      ->check(CLI::IsMember({"reference", "compiled-cpu"}));
+                 "Path under test: reference (tracer + reference runtime), "
+                 "compiled-cpu (kiln compile, then kiln::Model), "
+                 "compiled-cuda (kiln compile --target cuda, run on the GPU) "
+                 "or compile-cuda (the CUDA compile only, no GPU needed)")
+      ->check(CLI::IsMember(
+          {"reference", "compiled-cpu", "compiled-cuda", "compile-cuda"}));
   app.add_flag("--update", update,
                "Rewrite the expected-passes file with this run's passes");
   app.add_option("--report", reportFile,
@@ -323,10 +347,7 @@ int main(int argc, char **argv) {
   };
   while (next < cases.size() || !running.empty()) {
     while (next < cases.size() && running.size() < size_t(std::max(jobs, 1)))
-      running.push_back(startCase(cases[next++],
-                                  mode == "reference" ? Mode::Reference
-                                                      : Mode::CompiledCpu,
-                                  timeout));
+      running.push_back(startCase(cases[next++], parseMode(mode), timeout));
     reap(0);
   }
 

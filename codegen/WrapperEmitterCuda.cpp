@@ -1,0 +1,222 @@
+//===- WrapperEmitterCuda.cpp - Steps of a CUDA package's wrapper ---------===//
+//
+// This file implements the parts of wrapper.cpp that differ for the cuda
+// target (docs/cuda-backend.md): a generated kernel is a kiln_cuda_launch of
+// its function with the launch shape the CUDA printer chose; a kiln.matmul
+// that cuBLASLt takes (f32/f16/bf16, 2-D matrices, batches that are equal or
+// broadcast from one matrix) is a kiln_cuda_matmul; every other op runs the
+// runtime's reference kernel on the host, its operands copied from the device
+// and its results copied back (the stream is synchronized around it, so such
+// steps cost a round trip: `kiln compile` counts them as fallbacks); outputs
+// not written in place are device-to-device copies. Everything is enqueued on
+// the run's stream.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/WrapperSupport.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallVector.h"
+
+using namespace mlir;
+
+namespace kiln {
+namespace wrapper {
+
+const char *cudaWrapperHelpers() {
+  return R"cpp(
+namespace {
+
+/// Launches a kernel of kernels.cubin on the run's stream; a failure names
+/// the kernel and its ONNX nodes.
+int launch(void *function, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+           unsigned by, unsigned bz, unsigned sharedBytes, void *stream,
+           void **args, const char *what, char *err, size_t errlen) {
+  if (kiln_cuda_launch(function, gx, gy, gz, bx, by, bz, sharedBytes, stream,
+                       args, err, errlen) == 0)
+    return 0;
+  return fail(err, errlen, std::string(what) + ": " + (err ? err : ""));
+}
+
+/// A device buffer of a host step: pointer, dtype and shape.
+struct DeviceArg {
+  const void *data;
+  kiln::DType dtype;
+  kiln::Shape shape;
+};
+
+/// Runs a reference kernel on the host: copies the operands from the
+/// device, waits for them, runs the CPU kernel, copies each result with a
+/// destination into its planned device buffer and waits again (so the host
+/// buffers may be freed). A failure names the ONNX node.
+int callOnHost(const char *op, const std::vector<DeviceArg> &in,
+               const kiln::Attributes &attrs,
+               const std::vector<DeviceArg> &results, const char *node,
+               void *stream, char *err, size_t errlen) {
+  std::vector<kiln::Tensor> hostIn;
+  for (const DeviceArg &a : in) {
+    kiln::Tensor t = kiln::Tensor::empty(a.dtype, a.shape);
+    if (t.nbytes() && kiln_cuda_memcpy(t.rawData(), a.data, t.nbytes(), 1,
+                                       stream, err, errlen))
+      return 1;
+    hostIn.push_back(std::move(t));
+  }
+  if (kiln_cuda_stream_synchronize(stream, err, errlen))
+    return 1;
+  std::vector<kiln::Tensor> hostOut(results.size());
+  if (call(op, hostIn, attrs, hostOut, node, err, errlen))
+    return 1;
+  std::vector<kiln::Tensor> copies;
+  for (size_t r = 0; r < results.size(); ++r) {
+    if (!results[r].data)
+      continue;
+    if (checkResult(hostOut, r, results[r].dtype, results[r].shape, node, err,
+                    errlen))
+      return 1;
+    copies.push_back(hostOut[r].contiguous());
+    const kiln::Tensor &c = copies.back();
+    if (c.nbytes() &&
+        kiln_cuda_memcpy(const_cast<void *>(results[r].data), c.rawData(),
+                         c.nbytes(), 0, stream, err, errlen))
+      return 1;
+  }
+  return kiln_cuda_stream_synchronize(stream, err, errlen);
+}
+
+} // namespace
+)cpp";
+}
+
+void emitCudaKernelStep(llvm::raw_ostream &os, Operation *op, size_t index,
+                        const CudaLaunch &launch, int kernelIndex,
+                        const BufferNames &buffers) {
+  std::vector<std::string> nodes = sourceNodeNames(op);
+  os << "  // Step " << index << ": kernel " << launch.name << " (grid "
+     << launch.grid[0] << "x" << launch.grid[1] << "x" << launch.grid[2]
+     << ", block " << launch.block[0] << "x" << launch.block[1] << "x"
+     << launch.block[2] << "), ONNX nodes " << nodeList(nodes) << "\n";
+  os << "  {\n";
+  int n = 0;
+  auto arg = [&](Value v, bool isConst) {
+    os << "    " << (isConst ? "const void *" : "void *") << "a" << n++
+       << " = " << buffers.pointer(v) << "; // " << buffers.describe(v)
+       << "\n";
+  };
+  for (Value v : op->getOperands())
+    arg(v, /*isConst=*/true);
+  for (Value v : op->getResults())
+    arg(v, /*isConst=*/false);
+  os << "    void *args[] = {";
+  for (int i = 0; i < n; ++i)
+    os << (i ? ", " : "") << "&a" << i;
+  os << (n ? "" : "nullptr") << "};\n";
+  std::string what =
+      "kernel " + launch.name + " (ONNX nodes " + nodeList(nodes) + ")";
+  os << "    if (launch(m->functions[" << kernelIndex << "], " << launch.grid[0]
+     << ", " << launch.grid[1] << ", " << launch.grid[2] << ", "
+     << launch.block[0] << ", " << launch.block[1] << ", " << launch.block[2]
+     << ", " << launch.sharedBytes << ", stream, args, " << quote(what)
+     << ", err, errlen))\n      return 1;\n  }\n";
+}
+
+/// The batch stride (in elements) of a matmul operand of `shape` whose
+/// matrices have `matrixElems` elements, for a result with batch dims
+/// `batch`: 0 when the operand is one matrix (broadcast), the matrix size
+/// when its batch dims equal the result's; nullopt otherwise.
+static std::optional<int64_t> batchStride(ArrayRef<int64_t> shape,
+                                          ArrayRef<int64_t> batch,
+                                          int64_t matrixElems) {
+  ArrayRef<int64_t> own = shape.drop_back(2);
+  if (llvm::all_of(own, [](int64_t d) { return d == 1; }))
+    return 0;
+  if (own.size() == batch.size() && llvm::equal(own, batch))
+    return matrixElems;
+  return std::nullopt;
+}
+
+bool emitCudaMatmulStep(llvm::raw_ostream &os, Operation *op, size_t index,
+                        const BufferNames &buffers) {
+  if (op->getName().getStringRef() != "kiln.matmul" ||
+      op->getNumOperands() != 2 || op->getNumResults() != 1)
+    return false;
+  Value a = op->getOperand(0), b = op->getOperand(1), d = op->getResult(0);
+  ValueType ta = valueType(a), tb = valueType(b), td = valueType(d);
+  if (ta.dtype != td.dtype || tb.dtype != td.dtype ||
+      (td.dtype != DType::F32 && td.dtype != DType::F16 &&
+       td.dtype != DType::BF16))
+    return false;
+  if (ta.shape.size() < 2 || tb.shape.size() < 2 || td.shape.size() < 2 ||
+      !buffers.hasBuffer(d))
+    return false;
+  int64_t m = ta.shape[ta.shape.size() - 2], k = ta.shape.back();
+  int64_t n = tb.shape.back();
+  if (tb.shape[tb.shape.size() - 2] != k || td.shape.back() != n ||
+      td.shape[td.shape.size() - 2] != m || m == 0 || n == 0 || k == 0)
+    return false;
+  ArrayRef<int64_t> batch = ArrayRef<int64_t>(td.shape).drop_back(2);
+  int64_t batchCount = 1;
+  for (int64_t x : batch)
+    batchCount *= x;
+  std::optional<int64_t> strideA = batchStride(ta.shape, batch, m * k);
+  std::optional<int64_t> strideB = batchStride(tb.shape, batch, k * n);
+  if (!strideA || !strideB || batchCount == 0)
+    return false;
+
+  std::vector<std::string> nodes = sourceNodeNames(op);
+  std::string node = nodes.empty() ? "matmul" : nodes.front();
+  os << "  // Step " << index << ": kiln.matmul (cuBLASLt), ONNX node '"
+     << commentSafe(node) << "': " << batchCount << " x [" << m << ", " << k
+     << "] x [" << k << ", " << n << "]\n";
+  os << "  if (kiln_cuda_matmul(" << static_cast<int>(td.dtype) << ", "
+     << batchCount << ", " << m << ", " << n << ", " << k << ",\n"
+     << "                       " << buffers.pointer(a) << ", " << *strideA
+     << ", 0, // " << buffers.describe(a) << "\n"
+     << "                       " << buffers.pointer(b) << ", " << *strideB
+     << ", 0, // " << buffers.describe(b) << "\n"
+     << "                       " << buffers.pointer(d) << ", " << m * n
+     << ", // " << buffers.describe(d) << "\n"
+     << "                       nullptr, 0, nullptr, 0, stream, err, "
+        "errlen))\n"
+     << "    return fail(err, errlen, std::string(\"node '\") + "
+     << quote(node) << " + \"' (cuBLASLt matmul): \" + err);\n";
+  return true;
+}
+
+void emitCudaHostStep(llvm::raw_ostream &os, Operation *op, size_t index,
+                      StringRef kindName, int attrIndex,
+                      const BufferNames &buffers) {
+  StringRef opName = op->getName().getStringRef();
+  opName.consume_front("kiln.");
+  std::vector<std::string> nodes = sourceNodeNames(op);
+  std::string node = nodes.empty() ? opName.str() : nodes.front();
+  std::string opType = sourceOpType(op->getLoc());
+  os << "  // Step " << index << ": kiln." << opName << " (" << kindName
+     << ", on the host), ONNX node '" << commentSafe(node) << "'"
+     << (opType.empty() ? "" : " (" + opType + ")") << "\n";
+  auto argList = [&](auto values, bool results) {
+    for (Value v : values) {
+      ValueType t = valueType(v);
+      bool used = !results || buffers.hasBuffer(v);
+      os << "\n        DeviceArg{" << (used ? buffers.pointer(v) : "nullptr")
+         << ", " << dtypeEnum(t.dtype) << ", " << formatShape(t.shape)
+         << "}, // " << buffers.describe(v);
+    }
+  };
+  os << "  if (callOnHost(" << quote(opName) << ", {";
+  argList(op->getOperands(), false);
+  os << "\n      }, m->attrs[" << attrIndex << "], {";
+  argList(op->getResults(), true);
+  os << "\n      }, " << quote(node) << ", stream, err, errlen))\n"
+     << "    return 1;\n";
+}
+
+void emitCudaOutputCopy(llvm::raw_ostream &os, size_t outputIndex,
+                        const std::string &source, int64_t bytes,
+                        const std::string &comment) {
+  os << "  if (kiln_cuda_memcpy(outputs[" << outputIndex << "], " << source
+     << ", " << bytes << ", 2, stream, err, errlen)) // " << comment << "\n"
+     << "    return 1;\n";
+}
+
+} // namespace wrapper
+} // namespace kiln

@@ -1,0 +1,128 @@
+//===- WrapperSupport.h - Pieces shared by the wrapper emitters -*- C++ -*-===//
+//
+// This file declares the internals that the CPU wrapper emitter
+// (WrapperEmitter.cpp) and the CUDA step emitter (WrapperEmitterCuda.cpp)
+// share: C literals and comments, the buffer expressions of planned values,
+// and the static types of values. Not part of codegen's public API.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_CODEGEN_WRAPPERSUPPORT_H
+#define KILN_CODEGEN_WRAPPERSUPPORT_H
+
+#include "codegen/MemoryPlanner.h"
+#include "codegen/WrapperEmitter.h"
+
+#include "mlir/IR/Location.h"
+#include "mlir/IR/Operation.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <string>
+#include <vector>
+
+namespace kiln {
+namespace wrapper {
+
+/// "kiln::DType::F32".
+std::string dtypeEnum(DType dtype);
+/// A C string literal.
+std::string quote(llvm::StringRef s);
+/// "'/ln/LayerNormalization'" or "'a', 'b'" (for comments and errors).
+std::string nodeList(const std::vector<std::string> &names);
+/// The ONNX op type recorded in a location, if any.
+std::string sourceOpType(mlir::Location loc);
+
+/// Builds the C++ expressions that name the buffer of a value: `inputs[i]`,
+/// `m->weights[i]`, `at(arena, offset)` or `outputs[i]` (host pointers in
+/// a CPU wrapper, device pointers in a CUDA one).
+class BufferNames {
+public:
+  explicit BufferNames(const MemoryPlan &plan) : plan_(plan) {}
+
+  /// The pointer expression of the buffer of `v`.
+  std::string pointer(mlir::Value v) const {
+    const BufferLocation &loc = plan_.at(v);
+    switch (loc.kind) {
+    case BufferKind::Input:
+      return "inputs[" + std::to_string(loc.index) + "]";
+    case BufferKind::Weight:
+      return "m->weights[" + std::to_string(loc.index) + "]";
+    case BufferKind::Arena:
+      return "at(arena, " + std::to_string(loc.offset) + ")";
+    case BufferKind::Output:
+      return "outputs[" + std::to_string(loc.index) + "]";
+    case BufferKind::None:
+      break;
+    }
+    return "nullptr";
+  }
+
+  /// A comment describing the buffer.
+  std::string describe(mlir::Value v) const {
+    const BufferLocation &loc = plan_.at(v);
+    switch (loc.kind) {
+    case BufferKind::Input:
+      return "input '" + commentSafe(plan_.inputs[loc.index].name) + "'";
+    case BufferKind::Weight:
+      return "weight '" + commentSafe(plan_.weights[loc.index].name) + "'";
+    case BufferKind::Arena:
+      return "arena [" + std::to_string(loc.offset) + ", " +
+             std::to_string(loc.offset + loc.bytes) + ")";
+    case BufferKind::Output:
+      return "output '" + commentSafe(plan_.outputs[loc.index].name) + "'";
+    case BufferKind::None:
+      break;
+    }
+    return "unused";
+  }
+
+  /// True when `v` has a buffer (results nobody reads have none).
+  bool hasBuffer(mlir::Value v) const {
+    return plan_.at(v).kind != BufferKind::None;
+  }
+
+private:
+  const MemoryPlan &plan_;
+};
+
+/// The dtype and static shape of a value (planned, so both are known).
+struct ValueType {
+  DType dtype;
+  llvm::SmallVector<int64_t> shape;
+};
+ValueType valueType(mlir::Value v);
+
+//===----------------------------------------------------------------------===//
+// CUDA wrapper pieces (WrapperEmitterCuda.cpp)
+//===----------------------------------------------------------------------===//
+
+/// The helpers of a CUDA wrapper (launch, callOnHost), after the common ones.
+const char *cudaWrapperHelpers();
+
+/// Emits the launch of the kernel of fusion op `op` (step `index`, kernel
+/// `kernelIndex` of kiln_model_kernel_name's list).
+void emitCudaKernelStep(llvm::raw_ostream &os, mlir::Operation *op,
+                        size_t index, const CudaLaunch &launch,
+                        int kernelIndex, const BufferNames &buffers);
+
+/// Emits a cuBLASLt call for a kiln.matmul whose operands and batch
+/// broadcasting cuBLASLt takes; returns false (emitting nothing) otherwise.
+bool emitCudaMatmulStep(llvm::raw_ostream &os, mlir::Operation *op,
+                        size_t index, const BufferNames &buffers);
+
+/// Emits a reference kernel run on the host: operands copied from the
+/// device, results copied back (attributes prebuilt as m->attrs[attrIndex]).
+void emitCudaHostStep(llvm::raw_ostream &os, mlir::Operation *op,
+                      size_t index, llvm::StringRef kindName, int attrIndex,
+                      const BufferNames &buffers);
+
+/// Emits the copy of an output that is not written in place.
+void emitCudaOutputCopy(llvm::raw_ostream &os, size_t outputIndex,
+                        const std::string &source, int64_t bytes,
+                        const std::string &comment);
+
+} // namespace wrapper
+} // namespace kiln
+
+#endif // KILN_CODEGEN_WRAPPERSUPPORT_H
