@@ -310,36 +310,46 @@ std::string printScalarOp(llvm::StringRef op, ScalarType resultType,
   return roundTo(resultType, e);
 }
 
-const char *kernelPrelude() {
-  return R"PRELUDE(#include <cmath>
+/// The pieces of the kernel prelude. The common part marks its functions
+/// with KILN_FN (`static inline` for C++, `static __device__
+/// __forceinline__` for CUDA) and the storage types' conversions with KILN_HD
+/// (nothing for C++, `__device__ ` for CUDA); the C++ text is the prelude
+/// kernels.cpp always had.
+namespace prelude {
+const char *const kCppHead = R"PRELUDE(#include <cmath>
 #include <cstdint>
 #include <cstring>
 
 // exp and erf for float without calls or branches, so that loops using them
-// vectorize. kiln_expf: Cephes' polynomial on x - n*ln2, scaled by 2^n
-// through the exponent bits (within 2 ulp of expf over the normal range;
-// results below FLT_MIN flush to 0). kiln_erff: Abramowitz & Stegun 7.1.26
-// (absolute error below 1.5e-7).
+// vectorize. kiln_expf: Cephes' polynomial on r = x - n*ln2, times 2^(n-1)
+// built in the exponent bits, in 16 vector instructions: the clamps keep n in
+// [-126, 128] and let NaN through (comparisons with NaN are false); n is
+// rounded by the 1.5*2^23 bias, whose float bits then hold n + 126 in the low
+// mantissa; the polynomial's coefficients are doubled (exact) to make up the
+// missing factor 2. Above 88.72 the product overflows to infinity as expf
+// does. Within 1 ulp of expf for results of at least 2^-125; smaller results
+// flush to 0. kiln_erff: Abramowitz & Stegun 7.1.26 (absolute error below
+// 1.5e-7).
 static inline float kiln_expf(float x) {
-  float xc = x < -87.0f ? -87.0f : (x > 88.7228f ? 88.7228f : x);
-  float n = floorf(xc * 1.44269504088896341f + 0.5f);
+  float xc = x < -87.3365448f ? -87.3365448f : x;
+  xc = xc > 89.0f ? 89.0f : xc;
+  float t = xc * 1.44269504088896341f + (12582912.0f + 126.0f);
+  float n = t - (12582912.0f + 126.0f);
   float r = xc - n * 0.693359375f;
   r = r + n * 2.12194440e-4f;
-  float r2 = r * r;
-  float p = 1.9875691500E-4f;
-  p = p * r + 1.3981999507E-3f;
-  p = p * r + 8.3334519073E-3f;
-  p = p * r + 4.1665795894E-2f;
-  p = p * r + 1.6666665459E-1f;
-  p = p * r + 5.0000001201E-1f;
-  p = p * r2 + r + 1.0f;
-  uint32_t bits = (uint32_t)((int32_t)n + 126) << 23; // 2^(n-1)
+  float p = 2.0f * 1.9875691500E-4f;
+  p = p * r + 2.0f * 1.3981999507E-3f;
+  p = p * r + 2.0f * 8.3334519073E-3f;
+  p = p * r + 2.0f * 4.1665795894E-2f;
+  p = p * r + 2.0f * 1.6666665459E-1f;
+  p = p * r + 2.0f * 5.0000001201E-1f;
+  p = p * (r * r) + (r * 2.0f + 2.0f);
+  uint32_t bits;
+  std::memcpy(&bits, &t, sizeof(bits));
+  bits <<= 23; // 2^(n-1): n - 1 + 127 in the exponent field
   float scale;
   std::memcpy(&scale, &bits, sizeof(scale));
-  float y = p * scale * 2.0f;
-  y = x > 88.7228391f ? INFINITY : y;
-  y = x < -87.3365448f ? 0.0f : y;
-  return x != x ? x : y;
+  return p * scale;
 }
 static inline float kiln_erff(float x) {
   float ax = fabsf(x);
@@ -351,7 +361,8 @@ static inline float kiln_erff(float x) {
   return x != x ? x : y;
 }
 
-// f16 and bf16 storage types: round to nearest even from float, NaN stays a
+)PRELUDE";
+const char *const kCppBits = R"PRELUDE(// f16 and bf16 storage types: round to nearest even from float, NaN stays a
 // NaN (the runtime's DType.cpp).
 static inline uint32_t kiln_float_bits(float f) {
   uint32_t u;
@@ -363,7 +374,37 @@ static inline float kiln_bits_float(uint32_t u) {
   std::memcpy(&f, &u, sizeof(f));
   return f;
 }
-static inline uint16_t kiln_float_to_f16_bits(float f) {
+)PRELUDE";
+const char *const kCudaHead = R"PRELUDE(// NVRTC has no standard headers: the fixed-width integer types, the math
+// constants and the limits the helpers use are defined here.
+typedef signed char int8_t;
+typedef unsigned char uint8_t;
+typedef unsigned short uint16_t;
+typedef int int32_t;
+typedef unsigned int uint32_t;
+typedef long long int64_t;
+typedef unsigned long long uint64_t;
+#define INFINITY __int_as_float(0x7f800000)
+#define NAN __int_as_float(0x7fffffff)
+#define INT64_MAX 9223372036854775807LL
+#define INT64_MIN (-9223372036854775807LL - 1)
+
+// exp and erf: the device's correctly rounded-to-a-few-ulp library functions
+// (no fast-math intrinsics such as __expf).
+static __device__ __forceinline__ float kiln_expf(float x) { return expf(x); }
+static __device__ __forceinline__ float kiln_erff(float x) { return erff(x); }
+
+)PRELUDE";
+const char *const kCudaBits = R"PRELUDE(// f16 and bf16 storage types: round to nearest even from float, NaN stays a
+// NaN (the runtime's DType.cpp), computed in integer code as on the host.
+static __device__ __forceinline__ uint32_t kiln_float_bits(float f) {
+  return __float_as_uint(f);
+}
+static __device__ __forceinline__ float kiln_bits_float(uint32_t u) {
+  return __uint_as_float(u);
+}
+)PRELUDE";
+const char *const kCommon = R"PRELUDE(KILN_FN uint16_t kiln_float_to_f16_bits(float f) {
   uint32_t x = kiln_float_bits(f);
   uint32_t sign = (x >> 16) & 0x8000u, absx = x & 0x7fffffffu;
   if (absx >= 0x7f800000u)
@@ -389,7 +430,7 @@ static inline uint16_t kiln_float_to_f16_bits(float f) {
     ++h;
   return (uint16_t)(sign | h);
 }
-static inline float kiln_f16_bits_to_float(uint16_t h) {
+KILN_FN float kiln_f16_bits_to_float(uint16_t h) {
   uint32_t sign = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu,
            mant = h & 0x3ffu;
   if (e == 0x1f)
@@ -402,7 +443,7 @@ static inline float kiln_f16_bits_to_float(uint16_t h) {
   }
   return kiln_bits_float(sign | ((e + 112u) << 23) | (mant << 13));
 }
-static inline uint16_t kiln_float_to_bf16_bits(float f) {
+KILN_FN uint16_t kiln_float_to_bf16_bits(float f) {
   uint32_t x = kiln_float_bits(f);
   if ((x & 0x7fffffffu) > 0x7f800000u)
     return (uint16_t)((x >> 16) | 0x40u);
@@ -412,39 +453,39 @@ static inline uint16_t kiln_float_to_bf16_bits(float f) {
 struct kiln_f16 {
   uint16_t bits;
   kiln_f16() = default;
-  kiln_f16(float f) : bits(kiln_float_to_f16_bits(f)) {}
-  operator float() const { return kiln_f16_bits_to_float(bits); }
+  KILN_HDkiln_f16(float f) : bits(kiln_float_to_f16_bits(f)) {}
+  KILN_HDoperator float() const { return kiln_f16_bits_to_float(bits); }
 };
 struct kiln_bf16 {
   uint16_t bits;
   kiln_bf16() = default;
-  kiln_bf16(float f) : bits(kiln_float_to_bf16_bits(f)) {}
-  operator float() const { return kiln_bits_float((uint32_t)bits << 16); }
+  KILN_HDkiln_bf16(float f) : bits(kiln_float_to_bf16_bits(f)) {}
+  KILN_HDoperator float() const { return kiln_bits_float((uint32_t)bits << 16); }
 };
-static inline float kiln_round_f16(float x) { return (float)kiln_f16(x); }
-static inline float kiln_round_bf16(float x) { return (float)kiln_bf16(x); }
+KILN_FN float kiln_round_f16(float x) { return (float)kiln_f16(x); }
+KILN_FN float kiln_round_bf16(float x) { return (float)kiln_bf16(x); }
 
 // Scalar helpers with the reference runtime's semantics.
 template <class T> struct kiln_unsigned { typedef T type; };
 template <> struct kiln_unsigned<int64_t> { typedef uint64_t type; };
 template <> struct kiln_unsigned<int32_t> { typedef uint32_t type; };
 template <> struct kiln_unsigned<int8_t> { typedef uint8_t type; };
-template <class T> static inline T kiln_lowest() {
+template <class T> KILN_FN T kiln_lowest() {
   typedef typename kiln_unsigned<T>::type U;
   return (T)-1 < (T)0 ? (T)((U)1 << (sizeof(T) * 8 - 1)) : (T)0;
 }
-template <class T> static inline T kiln_highest() { return (T)~kiln_lowest<T>(); }
-template <class T> static inline T kiln_max(T a, T b) {
+template <class T> KILN_FN T kiln_highest() { return (T)~kiln_lowest<T>(); }
+template <class T> KILN_FN T kiln_max(T a, T b) {
   return a != a ? a : (b != b ? b : (a < b ? b : a));
 }
-template <class T> static inline T kiln_min(T a, T b) {
+template <class T> KILN_FN T kiln_min(T a, T b) {
   return a != a ? a : (b != b ? b : (b < a ? b : a));
 }
-template <class T> static inline T kiln_neg_part(T x) { return x < T(0) ? x : T(0); }
-template <class T> static inline T kiln_clamp01(T v) {
+template <class T> KILN_FN T kiln_neg_part(T x) { return x < T(0) ? x : T(0); }
+template <class T> KILN_FN T kiln_clamp01(T v) {
   return v != v ? v : (v < T(0) ? T(0) : (v > T(1) ? T(1) : v));
 }
-template <class T> static inline T kiln_idiv(T a, T b) {
+template <class T> KILN_FN T kiln_idiv(T a, T b) {
   typedef typename kiln_unsigned<T>::type U;
   if (b == 0)
     return 0;
@@ -452,7 +493,7 @@ template <class T> static inline T kiln_idiv(T a, T b) {
     return (T)((U)0 - (U)a);
   return (T)(a / b);
 }
-template <class T> static inline T kiln_imod(T a, T b, int python) {
+template <class T> KILN_FN T kiln_imod(T a, T b, int python) {
   if (b == 0 || ((T)-1 < (T)0 && b == (T)-1))
     return 0;
   T r = (T)(a % b);
@@ -460,19 +501,19 @@ template <class T> static inline T kiln_imod(T a, T b, int python) {
     r = (T)(r + b);
   return r;
 }
-static inline float kiln_fmod(float a, float b, int python) {
+KILN_FN float kiln_fmod(float a, float b, int python) {
   float r = fmodf(a, b);
   if (python && r != 0 && ((r < 0) != (b < 0)))
     r += b;
   return r;
 }
-static inline double kiln_fmod(double a, double b, int python) {
+KILN_FN double kiln_fmod(double a, double b, int python) {
   double r = fmod(a, b);
   if (python && r != 0 && ((r < 0) != (b < 0)))
     r += b;
   return r;
 }
-template <class T> static inline T kiln_ipow(T a, T b) {
+template <class T> KILN_FN T kiln_ipow(T a, T b) {
   typedef typename kiln_unsigned<T>::type U;
   if (b < 0) {
     if (a == 1)
@@ -489,35 +530,35 @@ template <class T> static inline T kiln_ipow(T a, T b) {
   }
   return (T)result;
 }
-template <class T> static inline T kiln_shl(T a, T b) {
+template <class T> KILN_FN T kiln_shl(T a, T b) {
   typedef typename kiln_unsigned<T>::type U;
   if (b < 0 || b >= (T)(sizeof(T) * 8))
     return 0;
   return (T)(U)((U)a << b);
 }
-template <class T> static inline T kiln_shr(T a, T b) {
+template <class T> KILN_FN T kiln_shr(T a, T b) {
   if (b < 0 || b >= (T)(sizeof(T) * 8))
     return ((T)-1 < (T)0 && a < 0) ? (T)-1 : (T)0;
   return (T)(a >> b);
 }
-static inline float kiln_sigmoid(float x) {
+KILN_FN float kiln_sigmoid(float x) {
   float e = kiln_expf(-fabsf(x));
   float d = 1.0f / (1.0f + e);
   return x >= 0.0f ? d : e * d;
 }
-static inline double kiln_sigmoid(double x) {
+KILN_FN double kiln_sigmoid(double x) {
   if (x >= 0.0)
     return 1.0 / (1.0 + exp(-x));
   double e = exp(x);
   return e / (1.0 + e);
 }
-static inline float kiln_softplus(float x) {
+KILN_FN float kiln_softplus(float x) {
   return (x > 0.0f ? x : 0.0f) + log1pf(expf(-fabsf(x)));
 }
-static inline double kiln_softplus(double x) {
+KILN_FN double kiln_softplus(double x) {
   return (x > 0.0 ? x : 0.0) + log1p(exp(-fabs(x)));
 }
-template <class T> static inline T kiln_shrink(T x, double bias, double lambd) {
+template <class T> KILN_FN T kiln_shrink(T x, double bias, double lambd) {
   double v = (double)x;
   if (v < -lambd)
     return (T)(v + bias);
@@ -525,7 +566,7 @@ template <class T> static inline T kiln_shrink(T x, double bias, double lambd) {
     return (T)(v - bias);
   return (T)0;
 }
-template <class T> static inline T kiln_f2i(double x) {
+template <class T> KILN_FN T kiln_f2i(double x) {
   if (x != x)
     return (T)0;
   double d = trunc(x);
@@ -536,6 +577,60 @@ template <class T> static inline T kiln_f2i(double x) {
   return (T)(int64_t)d;
 }
 )PRELUDE";
+const char *const kCudaTail = R"PRELUDE(
+// Vector access: N consecutive elements, aligned to their size, read or
+// written as one (up to 16-byte) memory transaction.
+template <class T, int N> struct alignas(sizeof(T) * N) kiln_vec {
+  T v[N];
+};
+
+// Warp shuffles of accumulators (types narrower than int go through int).
+static __device__ __forceinline__ float kiln_shfl_xor(float v, int m) {
+  return __shfl_xor_sync(0xffffffffu, v, m);
+}
+static __device__ __forceinline__ double kiln_shfl_xor(double v, int m) {
+  return __shfl_xor_sync(0xffffffffu, v, m);
+}
+static __device__ __forceinline__ int kiln_shfl_xor(int v, int m) {
+  return __shfl_xor_sync(0xffffffffu, v, m);
+}
+static __device__ __forceinline__ unsigned kiln_shfl_xor(unsigned v, int m) {
+  return __shfl_xor_sync(0xffffffffu, v, m);
+}
+static __device__ __forceinline__ long long kiln_shfl_xor(long long v, int m) {
+  return __shfl_xor_sync(0xffffffffu, v, m);
+}
+static __device__ __forceinline__ unsigned long long
+kiln_shfl_xor(unsigned long long v, int m) {
+  return __shfl_xor_sync(0xffffffffu, v, m);
+}
+)PRELUDE";
+} // namespace prelude
+
+/// Replaces every `from` in `s` by `to`.
+static std::string replaceAll(std::string s, llvm::StringRef from,
+                              llvm::StringRef to) {
+  for (size_t pos = s.find(from.str()); pos != std::string::npos;
+       pos = s.find(from.str(), pos + to.size()))
+    s.replace(pos, from.size(), to.str());
+  return s;
+}
+
+std::string kernelPrelude(PreludeTarget target) {
+  bool cuda = target == PreludeTarget::Cuda;
+  std::string common = replaceAll(
+      replaceAll(prelude::kCommon, "KILN_FN",
+                 cuda ? "static __device__ __forceinline__" : "static inline"),
+      "KILN_HD", cuda ? "__device__ " : "");
+  if (!cuda)
+    return std::string(prelude::kCppHead) + prelude::kCppBits + common;
+  return std::string(prelude::kCudaHead) + prelude::kCudaBits + common +
+         prelude::kCudaTail;
+}
+
+const char *kernelPrelude() {
+  static const std::string text = kernelPrelude(PreludeTarget::Cpp);
+  return text.c_str();
 }
 
 } // namespace codegen

@@ -46,9 +46,23 @@ std::string printScalarOp(llvm::StringRef op, ScalarType resultType,
 /// Rounds a float expression to the half type `t` (identity for other types).
 std::string roundTo(ScalarType t, const std::string &expr);
 
-/// The prelude every kernels file starts with: <cmath>, <cstdint>,
-/// <cstring>, kiln_f16/kiln_bf16 (round to nearest even, matching the
-/// runtime's DType.cpp) and the scalar helpers printScalarOp calls.
+/// The compilers a kernel prelude is written for.
+enum class PreludeTarget {
+  Cpp, ///< the host C++ compiler (kernels.cpp, the wrapper)
+  Cuda ///< NVRTC (kernels.cu): no standard headers, device functions
+};
+
+/// The prelude every kernels file starts with: kiln_f16/kiln_bf16 (round to
+/// nearest even, matching the runtime's DType.cpp) and the scalar helpers
+/// printScalarOp calls. For C++: <cmath>, <cstdint>, <cstring> and the
+/// vectorizable kiln_expf/kiln_erff polynomials, all `static inline`. For
+/// CUDA: the integer typedefs and math constants NVRTC lacks, kiln_expf and
+/// kiln_erff as the device's expf and erff, every helper `static __device__
+/// __forceinline__`, plus kiln_vec (aligned vector access) and kiln_shfl_xor
+/// (warp shuffles of accumulators).
+std::string kernelPrelude(PreludeTarget target);
+
+/// kernelPrelude(PreludeTarget::Cpp), kept for the C++ printer's callers.
 const char *kernelPrelude();
 
 } // namespace codegen

@@ -1,0 +1,72 @@
+//===- CudaKernel.h - CUDA kernels of fusion regions ------------*- C++ -*-===//
+//
+// This file declares the CUDA kernel printer's API, the contract between the
+// printer, the NVRTC driver and the wrapper (docs/cuda-backend.md): each
+// fusion region becomes one kernel
+//
+//   extern "C" __global__ void __launch_bounds__(256)
+//   k0_softmax(const float *__restrict__ in0, float *__restrict__ out0);
+//
+// with the C++ kernel's parameters in the same order (the fusion's inputs,
+// then its results; contiguous, row-major, element types as in CppKernel.h,
+// kiln_f16/kiln_bf16 being 16-bit structs), and a launch shape derived from
+// the kernel's iteration domain that the wrapper must launch it with.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_CODEGEN_CUDAKERNEL_H
+#define KILN_CODEGEN_CUDAKERNEL_H
+
+#include "codegen/KernelIR.h"
+#include "ir/KilnOps.h"
+
+#include "mlir/Support/LogicalResult.h"
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <string>
+#include <vector>
+
+namespace kiln {
+
+/// One generated CUDA kernel and its launch shape.
+struct CudaKernel {
+  /// The function name (the fusion's `name`), e.g. "k3_softmax"; extern "C",
+  /// so it is also the symbol to look up in the cubin.
+  std::string name;
+  /// The ONNX node names of the region's ops, in op order.
+  std::vector<std::string> sourceNodes;
+  /// The prototype, e.g. `extern "C" __global__ void __launch_bounds__(256)
+  /// k3(const float *__restrict__ in0, float *__restrict__ out0);`.
+  std::string declaration;
+  /// The definition, preceded by a comment naming its ONNX nodes, domain and
+  /// mapping; every line of it appears verbatim in kernels.cu.
+  std::string definition;
+  /// The grid (blocks in x, y, z) to launch with. Kernels loop over their
+  /// work (grid-stride), so a smaller grid stays correct, only slower.
+  unsigned grid[3] = {1, 1, 1};
+  /// The block (threads in x, y, z); block[0] * block[1] * block[2] is the
+  /// kernel's __launch_bounds__ and must not be exceeded.
+  unsigned block[3] = {1, 1, 1};
+  /// Dynamic shared memory bytes to launch with. The printer uses static
+  /// __shared__ arrays only (at most 48 KiB), so this is 0 today.
+  unsigned sharedBytes = 0;
+};
+
+/// Prints a kernel of the kernel IR as CUDA. Every kernel the kernel IR can
+/// express prints (a generic one-thread-per-parallel-index mapping backs the
+/// specialized pointwise and row-reduction mappings).
+CudaKernel printCudaKernel(const codegen::Kernel &kernel);
+
+/// Lowers one fusion op to the kernel IR and prints it as CUDA; emits
+/// diagnostics and fails on ops or shapes the kernel IR cannot express.
+mlir::FailureOr<CudaKernel> emitCudaKernel(FusionOp op);
+
+/// The text of kernels.cu: a banner naming `modelName`, the device prelude
+/// (kernelPrelude(PreludeTarget::Cuda)), then every definition in order.
+std::string emitCudaKernelsFile(llvm::ArrayRef<CudaKernel> kernels,
+                                llvm::StringRef modelName);
+
+} // namespace kiln
+
+#endif // KILN_CODEGEN_CUDAKERNEL_H

@@ -1,0 +1,560 @@
+//===- CudaKernelTest.cpp - Generated CUDA kernels through NVRTC ----------===//
+//
+// This file implements the tests of the CUDA printer and the NVRTC driver
+// (this machine has no GPU: kernels are printed and compiled, not run). Each
+// test builds kiln.fusion regions from MLIR text, prints them as CUDA,
+// checks the mapping the printer chose (launch bounds, vector access, one
+// block or warp per row, shuffles) and compiles the kernels.cu with NVRTC to
+// a non-empty cubin and PTX; the op coverage cases are the C++ kernel tests'
+// regions, so every prelude helper is instantiated in device code. A broken
+// source must give a diagnostic naming the kernel and the line.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CodegenTestUtils.h"
+#include "codegen/CudaKernel.h"
+#include "codegen/NvrtcCompiler.h"
+
+#include <catch2/catch.hpp>
+
+using namespace kiln;
+using namespace kiln::test;
+
+namespace {
+
+bool contains(const std::string &text, const std::string &part) {
+  return text.find(part) != std::string::npos;
+}
+
+struct Case {
+  std::string name, kind;
+  std::vector<std::string> inTypes, outTypes;
+  std::string body;
+};
+
+const char *kKeep = "{keepdims = 1 : i64, noop_with_empty_axes = 0 : i64}";
+
+/// Prints every case as CUDA, compiles them as one kernels.cu and returns
+/// the kernels; `seconds` gets NVRTC's time.
+std::vector<CudaKernel> printAndCompile(const std::vector<Case> &cases,
+                                        double *seconds = nullptr,
+                                        CudaBinary *binaryOut = nullptr) {
+  std::string text;
+  for (const Case &c : cases)
+    text += fusionText(c.name, c.kind, c.inTypes, c.outTypes, c.body);
+  FusionModule m = parseModule(text);
+  REQUIRE(m.module);
+  std::string diagnostics;
+  mlir::ScopedDiagnosticHandler handler(m.ctx.get(), [&](mlir::Diagnostic &d) {
+    diagnostics += d.str() + "\n";
+    for (mlir::Diagnostic &note : d.getNotes())
+      diagnostics += note.str() + "\n";
+    return mlir::success();
+  });
+  std::vector<CudaKernel> kernels;
+  for (FusionOp op : m.fusions()) {
+    mlir::FailureOr<CudaKernel> k = emitCudaKernel(op);
+    INFO(diagnostics);
+    REQUIRE(mlir::succeeded(k));
+    kernels.push_back(*k);
+  }
+  REQUIRE(kernels.size() == cases.size());
+  std::string file = emitCudaKernelsFile(kernels, "test");
+  mlir::FailureOr<CudaBinary> binary = compileCudaSource(
+      file, "kernels.cu", kernels, mlir::UnknownLoc::get(m.ctx.get()));
+  if (mlir::failed(binary))
+    FAIL(diagnostics << "\n" << file);
+  CHECK(!binary->cubin.empty());
+  CHECK(binary->cubin.compare(0, 4, "\x7f"
+                                    "ELF") == 0);
+  CHECK(contains(binary->ptx, ".target sm_90"));
+  for (const CudaKernel &k : kernels)
+    CHECK(contains(binary->ptx, ".entry " + k.name));
+  if (seconds)
+    *seconds = binary->seconds;
+  if (binaryOut)
+    *binaryOut = *binary;
+  return kernels;
+}
+
+Case softmax(const std::string &name, const std::string &t,
+             const std::string &r) {
+  return Case{name,
+              "reduction",
+              {t},
+              {t},
+              "    %axes = kiln.constant dense<-1> : tensor<1xi64>\n"
+              "    %m = kiln.reduce_max %x0, %axes " +
+                  std::string(kKeep) + " : (" + t + ", tensor<1xi64>) -> " + r +
+                  "\n    %d = kiln.sub %x0, %m : (" + t + ", " + r + ") -> " +
+                  t + "\n    %e = kiln.exp %d : (" + t + ") -> " + t +
+                  "\n    %s = kiln.reduce_sum %e, %axes " + kKeep + " : (" +
+                  t + ", tensor<1xi64>) -> " + r +
+                  "\n    %y = kiln.div %e, %s : (" + t + ", " + r + ") -> " +
+                  t + "\n    kiln.yield %y : " + t};
+}
+
+Case layerNorm(const std::string &name, int64_t rows, int64_t cols,
+               const std::string &dt) {
+  std::string t = "tensor<" + std::to_string(rows) + "x" +
+                  std::to_string(cols) + "x" + dt + ">";
+  std::string r = "tensor<" + std::to_string(rows) + "x1x" + dt + ">";
+  std::string w = "tensor<" + std::to_string(cols) + "x" + dt + ">";
+  std::string s = "tensor<" + dt + ">";
+  std::string b =
+      "    %axes = kiln.constant dense<-1> : tensor<1xi64>\n"
+      "    %mean = kiln.reduce_mean %x0, %axes KEEP : (T, tensor<1xi64>) -> R\n"
+      "    %d = kiln.sub %x0, %mean : (T, R) -> T\n"
+      "    %sq = kiln.mul %d, %d : (T, T) -> T\n"
+      "    %var = kiln.reduce_mean %sq, %axes KEEP : (T, tensor<1xi64>) -> R\n"
+      "    %eps = kiln.constant dense<1.0e-05> : S\n"
+      "    %v = kiln.add %var, %eps : (R, S) -> R\n"
+      "    %sd = kiln.sqrt %v : (R) -> R\n"
+      "    %n = kiln.div %d, %sd : (T, R) -> T\n"
+      "    %g = kiln.mul %n, %x1 : (T, W) -> T\n"
+      "    %y = kiln.add %g, %x2 : (T, W) -> T\n"
+      "    kiln.yield %y : T";
+  auto subst = [](std::string s, const std::string &from,
+                  const std::string &to) {
+    for (size_t p = s.find(from); p != std::string::npos;
+         p = s.find(from, p + to.size()))
+      s.replace(p, from.size(), to);
+    return s;
+  };
+  b = subst(b, "KEEP", kKeep);
+  b = subst(b, "T", t);
+  b = subst(b, "R", r);
+  b = subst(b, "W", w);
+  b = subst(b, "S", s);
+  return Case{name, "reduction", {t, w, w}, {t}, b};
+}
+
+} // namespace
+
+TEST_CASE("the CUDA prelude is device code without standard headers",
+          "[codegen][cuda]") {
+  std::string cuda = codegen::kernelPrelude(codegen::PreludeTarget::Cuda);
+  std::string cpp = codegen::kernelPrelude(codegen::PreludeTarget::Cpp);
+  CHECK(!contains(cuda, "#include"));
+  CHECK(!contains(cuda, "memcpy"));
+  CHECK(!contains(cuda, "KILN_"));
+  CHECK(contains(cuda, "static __device__ __forceinline__ float kiln_sigmoid"));
+  CHECK(contains(cuda, "__float_as_uint"));
+  // The C++ prelude is the one kernels.cpp always had.
+  CHECK(cpp == codegen::kernelPrelude());
+  CHECK(contains(cpp, "#include <cmath>"));
+  CHECK(contains(cpp, "static inline float kiln_expf(float x) {"));
+  CHECK(contains(cpp, "  kiln_f16(float f) : bits("));
+  CHECK(!contains(cpp, "__device__"));
+  CHECK(!contains(cpp, "KILN_"));
+}
+
+TEST_CASE("pointwise kernels: vector access when the last dim allows it",
+          "[codegen][cuda]") {
+  std::string body = R"(
+    %m = kiln.mul %x0, %x1 : (T, tensor<LASTxDT>) -> T
+    %g = kiln.gelu %m {approximate = "none"} : (T) -> T
+    %r = kiln.relu %g : (T) -> T
+    kiln.yield %r : T)";
+  auto pointwise = [&](const std::string &name, int64_t rows, int64_t last,
+                       const std::string &dt) {
+    std::string t = "tensor<" + std::to_string(rows) + "x" +
+                    std::to_string(last) + "x" + dt + ">";
+    std::string b = body;
+    for (size_t p; (p = b.find("LAST")) != std::string::npos;)
+      b.replace(p, 4, std::to_string(last));
+    for (size_t p; (p = b.find("DT")) != std::string::npos;)
+      b.replace(p, 2, dt);
+    for (size_t p; (p = b.find("T")) != std::string::npos;)
+      b.replace(p, 1, t);
+    return Case{name,
+                "pointwise",
+                {t, "tensor<" + std::to_string(last) + "x" + dt + ">"},
+                {t},
+                b};
+  };
+  CudaBinary binary;
+  std::vector<CudaKernel> ks = printAndCompile(
+      {pointwise("k0_f32", 64, 1024, "f32"), pointwise("k1_f32_odd", 10, 6, "f32"),
+       pointwise("k2_f16", 32, 256, "f16"), pointwise("k3_bf16", 8, 12, "bf16")},
+      nullptr, &binary);
+  INFO(ks[0].definition);
+  CHECK(contains(ks[0].declaration,
+                 "extern \"C\" __global__ void __launch_bounds__(256)\n"
+                 "k0_f32(const float *__restrict__ in0, const float "
+                 "*__restrict__ in1, float *__restrict__ out0);"));
+  CHECK(contains(ks[0].definition, "kiln_vec<float, 4>"));
+  CHECK(contains(ks[0].definition, "% 16 == 0"));
+  CHECK(ks[0].block[0] == 256);
+  CHECK(ks[0].grid[0] == 64 * 1024 / 4 / 256);
+  CHECK(ks[0].sharedBytes == 0);
+  // 6 is not a multiple of 4: no float4 (pairs instead).
+  CHECK(!contains(ks[1].definition, "kiln_vec<float, 4>"));
+  CHECK(contains(ks[1].definition, "kiln_vec<float, 2>"));
+  CHECK(ks[1].block[0] == 64); // 30 pairs: two warps... rounded to warps
+  CHECK(contains(ks[2].definition, "kiln_vec<kiln_f16, 8>"));
+  CHECK(contains(ks[2].declaration, "const kiln_f16 *__restrict__ in0"));
+  // 12 is not a multiple of 8: bf16 by 4.
+  CHECK(contains(ks[3].definition, "kiln_vec<kiln_bf16, 4>"));
+  // The vector accesses are single 128-bit instructions.
+  CHECK(contains(binary.ptx, "ld.global.nc.v4.f32"));
+  CHECK(contains(binary.ptx, "st.global.v4.f32"));
+}
+
+TEST_CASE("broadcasting and transposed views print and compile",
+          "[codegen][cuda]") {
+  std::vector<CudaKernel> ks = printAndCompile({
+      {"k0_bcast_transpose",
+       "pointwise",
+       {"tensor<64x32xf32>", "tensor<32x64xf32>", "tensor<64x1xf32>"},
+       {"tensor<32x64xf32>"},
+       R"(
+    %t = kiln.transpose %x0 {perm = array<i64: 1, 0>} : (tensor<64x32xf32>) -> tensor<32x64xf32>
+    %a = kiln.add %t, %x1 : (tensor<32x64xf32>, tensor<32x64xf32>) -> tensor<32x64xf32>
+    %tb = kiln.transpose %x2 {perm = array<i64: 1, 0>} : (tensor<64x1xf32>) -> tensor<1x64xf32>
+    %m = kiln.mul %a, %tb : (tensor<32x64xf32>, tensor<1x64xf32>) -> tensor<32x64xf32>
+    kiln.yield %m : tensor<32x64xf32>)"},
+      {"k1_views",
+       "pointwise",
+       {"tensor<3x1xf32>", "tensor<2x3x4xf32>"},
+       {"tensor<2x12xf32>", "tensor<3x4xf32>", "tensor<2x1x4xf32>"},
+       R"(
+    %shape = kiln.constant dense<[2, 3, 4]> : tensor<3xi64>
+    %e = kiln.expand %x0, %shape : (tensor<3x1xf32>, tensor<3xi64>) -> tensor<2x3x4xf32>
+    %m = kiln.mul %e, %x1 : (tensor<2x3x4xf32>, tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+    %f = kiln.flatten %m {axis = 1 : i64} : (tensor<2x3x4xf32>) -> tensor<2x12xf32>
+    %starts = kiln.constant dense<[-1, 5]> : tensor<2xi64>
+    %ends = kiln.constant dense<[-100, -100]> : tensor<2xi64>
+    %ax = kiln.constant dense<[0, 1]> : tensor<2xi64>
+    %steps = kiln.constant dense<[-1, -4]> : tensor<2xi64>
+    %sl = kiln.slice %x1, %starts, %ends, %ax, %steps : (tensor<2x3x4xf32>, tensor<2xi64>, tensor<2xi64>, tensor<2xi64>, tensor<2xi64>) -> tensor<2x1x4xf32>
+    %t = kiln.transpose %x1 {perm = array<i64: 1, 0, 2>} : (tensor<2x3x4xf32>) -> tensor<3x2x4xf32>
+    %st = kiln.constant dense<[1]> : tensor<1xi64>
+    %en = kiln.constant dense<[2]> : tensor<1xi64>
+    %ax1 = kiln.constant dense<[1]> : tensor<1xi64>
+    %one = kiln.constant dense<[1]> : tensor<1xi64>
+    %row = kiln.slice %t, %st, %en, %ax1, %one : (tensor<3x2x4xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<3x1x4xf32>
+    %a1b = kiln.constant dense<[1]> : tensor<1xi64>
+    %r2 = kiln.squeeze %row, %a1b : (tensor<3x1x4xf32>, tensor<1xi64>) -> tensor<3x4xf32>
+    kiln.yield %f, %r2, %sl : tensor<2x12xf32>, tensor<3x4xf32>, tensor<2x1x4xf32>)"},
+  });
+  INFO(ks[0].definition);
+  // The transposed input is strided in the last dim: no vector access.
+  CHECK(!contains(ks[0].definition, "kiln_vec"));
+  CHECK(contains(ks[0].definition, "in0[i0 + i1*32]"));
+  // Several result shapes: one grid-stride nest each.
+  CHECK(contains(ks[1].definition, "mapping: pointwise over 24"));
+  CHECK(contains(ks[1].definition, "mapping: pointwise over 12"));
+}
+
+TEST_CASE("softmax: one block per long row, one warp per short row",
+          "[codegen][cuda]") {
+  double seconds = 0;
+  std::vector<CudaKernel> ks = printAndCompile(
+      {softmax("k0_softmax", "tensor<8x4096xf32>", "tensor<8x1xf32>")},
+      &seconds);
+  const CudaKernel &k = ks[0];
+  INFO(k.definition);
+  WARN("NVRTC compiled a [8, 4096] softmax in " << seconds << " s");
+  CHECK(k.block[0] == 512);
+  CHECK(k.grid[0] == 8);
+  CHECK(contains(k.declaration, "__launch_bounds__(512)"));
+  CHECK(contains(k.definition, "one block of 512 threads per row of 4096"));
+  CHECK(contains(k.definition, "kiln_row = (int)blockIdx.x"));
+  CHECK(contains(k.definition, "kiln_shfl_xor("));
+  CHECK(contains(k.definition, "__syncthreads();"));
+  CHECK(contains(k.definition, "__shared__ float kiln_red"));
+  // The exp of the row is cached in registers (8 per thread), not recomputed.
+  CHECK(contains(k.definition, "float c0[8];"));
+  CHECK(contains(k.definition, "#pragma unroll"));
+  // The row is read from global memory once: the max loop keeps its loads
+  // for the sum loop.
+  CHECK(contains(k.definition, "float kiln_l0[8];"));
+  CHECK(contains(k.definition, "= kiln_l0[kiln_k];"));
+  size_t reads = 0;
+  for (size_t p = k.definition.find("in0["); p != std::string::npos;
+       p = k.definition.find("in0[", p + 1))
+    ++reads;
+  CHECK(reads == 1);
+  CHECK(contains(k.definition, "kiln_max<float>("));
+
+  std::vector<CudaKernel> short_ = printAndCompile(
+      {softmax("k1_softmax", "tensor<100x300xf32>", "tensor<100x1xf32>"),
+       softmax("k2_softmax", "tensor<64x8xf16>", "tensor<64x1xf16>")});
+  INFO(short_[0].definition);
+  CHECK(contains(short_[0].definition, "one warp per row of 300"));
+  CHECK(contains(short_[0].definition, "threadIdx.x & 31"));
+  CHECK(!contains(short_[0].definition, "__syncthreads"));
+  CHECK(short_[0].block[0] == 256);
+  CHECK(short_[0].grid[0] == (100 + 7) / 8);
+  // Rows of 8: one thread per row.
+  CHECK(contains(short_[1].definition, "one thread per row of 8"));
+}
+
+TEST_CASE("layer norm, reductions to a scalar and integer reductions",
+          "[codegen][cuda]") {
+  std::vector<CudaKernel> ks = printAndCompile({
+      layerNorm("k0_layer_norm", 16, 768, "f32"),
+      layerNorm("k1_layer_norm", 4, 2048, "f16"),
+      {"k2_total",
+       "reduction",
+       {"tensor<1000x37xf32>"},
+       {"tensor<f32>", "tensor<f32>"},
+       R"(
+    %axes = kiln.constant dense<> : tensor<0xi64>
+    %s = kiln.reduce_sum %x0, %axes {keepdims = 0 : i64, noop_with_empty_axes = 0 : i64} : (tensor<1000x37xf32>, tensor<0xi64>) -> tensor<f32>
+    %m = kiln.reduce_min %x0, %axes {keepdims = 0 : i64, noop_with_empty_axes = 0 : i64} : (tensor<1000x37xf32>, tensor<0xi64>) -> tensor<f32>
+    kiln.yield %s, %m : tensor<f32>, tensor<f32>)"},
+      {"k3_int",
+       "reduction",
+       {"tensor<16x50xi32>", "tensor<16x50xi64>"},
+       {"tensor<16x1xi32>", "tensor<16x1xi64>", "tensor<16x1xi32>"},
+       R"(
+    %axes = kiln.constant dense<-1> : tensor<1xi64>
+    %s = kiln.reduce_sum %x0, %axes {keepdims = 1 : i64, noop_with_empty_axes = 0 : i64} : (tensor<16x50xi32>, tensor<1xi64>) -> tensor<16x1xi32>
+    %m = kiln.reduce_max %x1, %axes {keepdims = 1 : i64, noop_with_empty_axes = 0 : i64} : (tensor<16x50xi64>, tensor<1xi64>) -> tensor<16x1xi64>
+    %a = kiln.reduce_mean %x0, %axes {keepdims = 1 : i64, noop_with_empty_axes = 0 : i64} : (tensor<16x50xi32>, tensor<1xi64>) -> tensor<16x1xi32>
+    kiln.yield %s, %m, %a : tensor<16x1xi32>, tensor<16x1xi64>, tensor<16x1xi32>)"},
+      {"k4_col_sum",
+       "reduction",
+       {"tensor<8x5x3xf32>"},
+       {"tensor<5x3xf32>", "tensor<5x3xf32>"},
+       R"(
+    %axes = kiln.constant dense<0> : tensor<1xi64>
+    %s = kiln.reduce_sum %x0, %axes {keepdims = 0 : i64, noop_with_empty_axes = 0 : i64} : (tensor<8x5x3xf32>, tensor<1xi64>) -> tensor<5x3xf32>
+    %p = kiln.reduce_prod %x0, %axes {keepdims = 0 : i64, noop_with_empty_axes = 0 : i64} : (tensor<8x5x3xf32>, tensor<1xi64>) -> tensor<5x3xf32>
+    kiln.yield %s, %p : tensor<5x3xf32>, tensor<5x3xf32>)"},
+      {"k5_middle",
+       "reduction",
+       {"tensor<3x7x5xf64>", "tensor<4x6xi32>"},
+       {"tensor<3x7x5xf64>"},
+       R"(
+    %axes = kiln.constant dense<[1]> : tensor<1xi64>
+    %m = kiln.reduce_mean %x0, %axes {keepdims = 1 : i64, noop_with_empty_axes = 0 : i64} : (tensor<3x7x5xf64>, tensor<1xi64>) -> tensor<3x1x5xf64>
+    %d = kiln.sub %x0, %m : (tensor<3x7x5xf64>, tensor<3x1x5xf64>) -> tensor<3x7x5xf64>
+    kiln.yield %d : tensor<3x7x5xf64>)"},
+  });
+  INFO(ks[0].definition);
+  CHECK(contains(ks[0].definition, "one warp per row of 768"));
+  CHECK(contains(ks[1].definition, "one block of 256 threads per row of 2048"));
+  CHECK(contains(ks[1].definition, "kiln_round_f16("));
+  INFO(ks[2].definition);
+  CHECK(contains(ks[2].definition, "one block of 1024 threads per row of 37000"));
+  CHECK(ks[2].grid[0] == 1);
+  // The sum's and the min's results are written once, by lane 0.
+  CHECK(contains(ks[2].definition, "if (kiln_lane == 0) out0[0] = "));
+  CHECK(contains(ks[2].definition, "kiln_min<float>("));
+  INFO(ks[3].definition);
+  // Integer sums wrap in u64; max starts at the type's lowest value.
+  CHECK(contains(ks[3].definition, "uint64_t acc"));
+  CHECK(contains(ks[3].definition, "kiln_lowest<int64_t>()"));
+  CHECK(contains(ks[3].definition, "one warp per row of 50"));
+  CHECK(contains(ks[4].definition, "one thread per row of 8"));
+  CHECK(contains(ks[4].definition, "double acc")); // products in f64
+}
+
+TEST_CASE("every op of the C++ kernel tests prints as valid CUDA",
+          "[codegen][cuda]") {
+  printAndCompile({
+      {"k0_activations",
+       "pointwise",
+       {"tensor<3x40xf32>"},
+       {"tensor<3x40xf32>", "tensor<3x40xf32>", "tensor<3x40xf32>",
+        "tensor<3x40xf32>"},
+       R"(
+    %a = kiln.leaky_relu %x0 {alpha = 0.1 : f32} : (tensor<3x40xf32>) -> tensor<3x40xf32>
+    %b = kiln.elu %a {alpha = 1.5 : f32} : (tensor<3x40xf32>) -> tensor<3x40xf32>
+    %c = kiln.selu %x0 {alpha = 1.67326319 : f32, gamma = 1.05070102 : f32} : (tensor<3x40xf32>) -> tensor<3x40xf32>
+    %d = kiln.celu %x0 {alpha = 2.0 : f32} : (tensor<3x40xf32>) -> tensor<3x40xf32>
+    %e = kiln.hard_swish %d : (tensor<3x40xf32>) -> tensor<3x40xf32>
+    %f = kiln.mish %c : (tensor<3x40xf32>) -> tensor<3x40xf32>
+    %g = kiln.softplus %x0 : (tensor<3x40xf32>) -> tensor<3x40xf32>
+    %h = kiln.hard_sigmoid %g {alpha = 0.2 : f32, beta = 0.5 : f32} : (tensor<3x40xf32>) -> tensor<3x40xf32>
+    %i = kiln.swish %x0 {alpha = 1.0 : f32} : (tensor<3x40xf32>) -> tensor<3x40xf32>
+    %j = kiln.shrink %i {bias = 0.1 : f32, lambd = 0.5 : f32} : (tensor<3x40xf32>) -> tensor<3x40xf32>
+    %k = kiln.round %j : (tensor<3x40xf32>) -> tensor<3x40xf32>
+    %l = kiln.mod %x0, %k {fmod = 0 : i64} : (tensor<3x40xf32>, tensor<3x40xf32>) -> tensor<3x40xf32>
+    %m = kiln.softsign %l : (tensor<3x40xf32>) -> tensor<3x40xf32>
+    %n = kiln.thresholded_relu %m {alpha = 0.2 : f32} : (tensor<3x40xf32>) -> tensor<3x40xf32>
+    %o = kiln.abs %x0 : (tensor<3x40xf32>) -> tensor<3x40xf32>
+    %p = kiln.sqrt %o : (tensor<3x40xf32>) -> tensor<3x40xf32>
+    %q = kiln.log %p : (tensor<3x40xf32>) -> tensor<3x40xf32>
+    %r = kiln.sign %q : (tensor<3x40xf32>) -> tensor<3x40xf32>
+    %s = kiln.erf %x0 : (tensor<3x40xf32>) -> tensor<3x40xf32>
+    %t = kiln.atan %s : (tensor<3x40xf32>) -> tensor<3x40xf32>
+    %u = kiln.gelu %t {approximate = "tanh"} : (tensor<3x40xf32>) -> tensor<3x40xf32>
+    %v = kiln.sigmoid %u : (tensor<3x40xf32>) -> tensor<3x40xf32>
+    %c5 = kiln.constant dense<0.5> : tensor<f32>
+    %w = kiln.pow %v, %c5 : (tensor<3x40xf32>, tensor<f32>) -> tensor<3x40xf32>
+    %z = kiln.is_inf %w {detect_positive = 1 : i64, detect_negative = 1 : i64} : (tensor<3x40xf32>) -> tensor<3x40xi1>
+    %y = kiln.where %z, %r, %w : (tensor<3x40xi1>, tensor<3x40xf32>, tensor<3x40xf32>) -> tensor<3x40xf32>
+    kiln.yield %b, %e, %n, %y : tensor<3x40xf32>, tensor<3x40xf32>, tensor<3x40xf32>, tensor<3x40xf32>)"},
+      {"k1_casts",
+       "pointwise",
+       {"tensor<5x7xf32>", "tensor<5x7xi64>", "tensor<5x7xf64>"},
+       {"tensor<5x7xi32>", "tensor<5x7xf16>", "tensor<5x7xi1>",
+        "tensor<5x7xf32>", "tensor<5x7xbf16>", "tensor<5x7xui8>",
+        "tensor<5x7xi8>", "tensor<5x7xf64>"},
+       R"(
+    %a = kiln.cast %x0 {to = i32} : (tensor<5x7xf32>) -> tensor<5x7xi32>
+    %b = kiln.cast %x0 {to = f16} : (tensor<5x7xf32>) -> tensor<5x7xf16>
+    %c = kiln.cast %x0 {to = i1} : (tensor<5x7xf32>) -> tensor<5x7xi1>
+    %d = kiln.cast %x1 {to = f32} : (tensor<5x7xi64>) -> tensor<5x7xf32>
+    %e = kiln.cast %b {to = f32} : (tensor<5x7xf16>) -> tensor<5x7xf32>
+    %f = kiln.add %d, %e : (tensor<5x7xf32>, tensor<5x7xf32>) -> tensor<5x7xf32>
+    %g = kiln.cast %f {to = bf16} : (tensor<5x7xf32>) -> tensor<5x7xbf16>
+    %h = kiln.cast %x1 {to = ui8} : (tensor<5x7xi64>) -> tensor<5x7xui8>
+    %i = kiln.cast %x2 {to = i8} : (tensor<5x7xf64>) -> tensor<5x7xi8>
+    %j = kiln.exp %x2 : (tensor<5x7xf64>) -> tensor<5x7xf64>
+    %k = kiln.sigmoid %j : (tensor<5x7xf64>) -> tensor<5x7xf64>
+    %l = kiln.softplus %k : (tensor<5x7xf64>) -> tensor<5x7xf64>
+    %m = kiln.mod %l, %x2 {fmod = 1 : i64} : (tensor<5x7xf64>, tensor<5x7xf64>) -> tensor<5x7xf64>
+    %n = kiln.erf %m : (tensor<5x7xf64>) -> tensor<5x7xf64>
+    kiln.yield %a, %b, %c, %f, %g, %h, %i, %n : tensor<5x7xi32>, tensor<5x7xf16>, tensor<5x7xi1>, tensor<5x7xf32>, tensor<5x7xbf16>, tensor<5x7xui8>, tensor<5x7xi8>, tensor<5x7xf64>)"},
+      {"k2_int",
+       "pointwise",
+       {"tensor<6x9xi32>", "tensor<9xi32>", "tensor<6x9xi64>"},
+       {"tensor<6x9xi32>", "tensor<6x9xi32>", "tensor<6x9xi32>",
+        "tensor<6x9xi64>", "tensor<6x9xi32>"},
+       R"(
+    %a = kiln.div %x0, %x1 : (tensor<6x9xi32>, tensor<9xi32>) -> tensor<6x9xi32>
+    %b = kiln.mod %x0, %x1 {fmod = 0 : i64} : (tensor<6x9xi32>, tensor<9xi32>) -> tensor<6x9xi32>
+    %c = kiln.mod %x0, %x1 {fmod = 1 : i64} : (tensor<6x9xi32>, tensor<9xi32>) -> tensor<6x9xi32>
+    %d = kiln.mul %a, %b : (tensor<6x9xi32>, tensor<6x9xi32>) -> tensor<6x9xi32>
+    %e = kiln.max %d, %c : (tensor<6x9xi32>, tensor<6x9xi32>) -> tensor<6x9xi32>
+    %f = kiln.neg %e : (tensor<6x9xi32>) -> tensor<6x9xi32>
+    %g = kiln.abs %f : (tensor<6x9xi32>) -> tensor<6x9xi32>
+    %h = kiln.bitwise_xor %g, %x0 : (tensor<6x9xi32>, tensor<6x9xi32>) -> tensor<6x9xi32>
+    %i = kiln.bitwise_not %h : (tensor<6x9xi32>) -> tensor<6x9xi32>
+    %two = kiln.constant dense<2> : tensor<i64>
+    %p = kiln.pow %x2, %two : (tensor<6x9xi64>, tensor<i64>) -> tensor<6x9xi64>
+    %q = kiln.sub %p, %x2 : (tensor<6x9xi64>, tensor<6x9xi64>) -> tensor<6x9xi64>
+    %s = kiln.sign %x0 : (tensor<6x9xi32>) -> tensor<6x9xi32>
+    %m = kiln.min %s, %x1 : (tensor<6x9xi32>, tensor<9xi32>) -> tensor<6x9xi32>
+    kiln.yield %b, %c, %i, %q, %m : tensor<6x9xi32>, tensor<6x9xi32>, tensor<6x9xi32>, tensor<6x9xi64>, tensor<6x9xi32>)"},
+      {"k3_shift",
+       "pointwise",
+       {"tensor<16xui8>", "tensor<16xui8>"},
+       {"tensor<16xui8>", "tensor<16xui8>"},
+       R"(
+    %l = kiln.bit_shift %x0, %x1 {direction = "left"} : (tensor<16xui8>, tensor<16xui8>) -> tensor<16xui8>
+    %r = kiln.bit_shift %x0, %x1 {direction = "right"} : (tensor<16xui8>, tensor<16xui8>) -> tensor<16xui8>
+    kiln.yield %l, %r : tensor<16xui8>, tensor<16xui8>)"},
+      {"k4_where",
+       "pointwise",
+       {"tensor<4x10xf32>", "tensor<10xf32>", "tensor<4x10xi64>"},
+       {"tensor<4x10xf32>", "tensor<4x10xi1>", "tensor<4x10xi64>"},
+       R"(
+    %c = kiln.less %x0, %x1 : (tensor<4x10xf32>, tensor<10xf32>) -> tensor<4x10xi1>
+    %w = kiln.where %c, %x0, %x1 : (tensor<4x10xi1>, tensor<4x10xf32>, tensor<10xf32>) -> tensor<4x10xf32>
+    %z = kiln.constant dense<0> : tensor<i64>
+    %g = kiln.greater_equal %x2, %z : (tensor<4x10xi64>, tensor<i64>) -> tensor<4x10xi1>
+    %e = kiln.equal %c, %g : (tensor<4x10xi1>, tensor<4x10xi1>) -> tensor<4x10xi1>
+    %n = kiln.not %e : (tensor<4x10xi1>) -> tensor<4x10xi1>
+    %o = kiln.or %n, %c : (tensor<4x10xi1>, tensor<4x10xi1>) -> tensor<4x10xi1>
+    %nan = kiln.is_nan %x0 : (tensor<4x10xf32>) -> tensor<4x10xi1>
+    %x = kiln.xor %o, %nan : (tensor<4x10xi1>, tensor<4x10xi1>) -> tensor<4x10xi1>
+    %m = kiln.constant dense<-7> : tensor<i64>
+    %i = kiln.where %x, %x2, %m : (tensor<4x10xi1>, tensor<4x10xi64>, tensor<i64>) -> tensor<4x10xi64>
+    kiln.yield %w, %x, %i : tensor<4x10xf32>, tensor<4x10xi1>, tensor<4x10xi64>)"},
+      {"k5_bool_reduce",
+       "reduction",
+       {"tensor<6x40xi1>", "tensor<6x40xi8>"},
+       {"tensor<6x1xi1>", "tensor<6x1xi8>"},
+       R"(
+    %axes = kiln.constant dense<-1> : tensor<1xi64>
+    %m = kiln.reduce_max %x0, %axes {keepdims = 1 : i64, noop_with_empty_axes = 0 : i64} : (tensor<6x40xi1>, tensor<1xi64>) -> tensor<6x1xi1>
+    %n = kiln.reduce_min %x1, %axes {keepdims = 1 : i64, noop_with_empty_axes = 0 : i64} : (tensor<6x40xi8>, tensor<1xi64>) -> tensor<6x1xi8>
+    kiln.yield %m, %n : tensor<6x1xi1>, tensor<6x1xi8>)"},
+      // A transposed reduction input: the reduced axis is strided.
+      {"k6_transposed_softmax",
+       "reduction",
+       {"tensor<64x8xf32>"},
+       {"tensor<8x64xf32>"},
+       R"(
+    %t = kiln.transpose %x0 {perm = array<i64: 1, 0>} : (tensor<64x8xf32>) -> tensor<8x64xf32>
+    %axes = kiln.constant dense<1> : tensor<1xi64>
+    %m = kiln.reduce_max %t, %axes {keepdims = 1 : i64, noop_with_empty_axes = 0 : i64} : (tensor<8x64xf32>, tensor<1xi64>) -> tensor<8x1xf32>
+    %d = kiln.sub %t, %m : (tensor<8x64xf32>, tensor<8x1xf32>) -> tensor<8x64xf32>
+    %e = kiln.exp %d : (tensor<8x64xf32>) -> tensor<8x64xf32>
+    %s = kiln.reduce_sum %e, %axes {keepdims = 1 : i64, noop_with_empty_axes = 0 : i64} : (tensor<8x64xf32>, tensor<1xi64>) -> tensor<8x1xf32>
+    %l = kiln.log %s : (tensor<8x1xf32>) -> tensor<8x1xf32>
+    %y = kiln.sub %d, %l : (tensor<8x64xf32>, tensor<8x1xf32>) -> tensor<8x64xf32>
+    kiln.yield %y : tensor<8x64xf32>)"},
+  });
+}
+
+TEST_CASE("NVRTC errors name the kernel, its ONNX nodes and the line",
+          "[codegen][cuda]") {
+  std::string text = R"(
+#loc1 = loc(fused<"Relu">["/blk/Relu"("m.onnx":1:0)])
+func.func @f(%a: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %r = kiln.fusion "k7_relu" ins(%a : tensor<4x8xf32>) kind("pointwise") {
+  ^bb0(%x: tensor<4x8xf32>):
+    %y = kiln.relu %x : (tensor<4x8xf32>) -> tensor<4x8xf32> loc(#loc1)
+    kiln.yield %y : tensor<4x8xf32>
+  } -> (tensor<4x8xf32>)
+  return %r : tensor<4x8xf32>
+}
+)";
+  FusionModule m = parseModule(text);
+  REQUIRE(m.module);
+  mlir::FailureOr<CudaKernel> k = emitCudaKernel(m.fusions()[0]);
+  REQUIRE(mlir::succeeded(k));
+  CHECK(contains(k->definition, "// ONNX nodes: /blk/Relu"));
+  // The kernels.cu of the model reads as documentation.
+  std::string file = emitCudaKernelsFile({*k}, "tiny");
+  CHECK(file.rfind("//===- kernels.cu - CUDA kernels of tiny (generated by kiln)",
+                   0) == 0);
+  CHECK(contains(file, "Generated code: do not edit."));
+  CHECK(contains(file, "// k7_relu: pointwise kernel over [4, 8]\n"
+                       "// ONNX nodes: /blk/Relu\n// mapping: "));
+  CHECK(contains(file, "extern \"C\" __global__ void __launch_bounds__(32)\n"
+                       "k7_relu(const float *__restrict__ in0, float "
+                       "*__restrict__ out0) {"));
+
+  // Break one line of the kernel.
+  CudaKernel broken = *k;
+  size_t at = broken.definition.find("  const float t");
+  REQUIRE(at != std::string::npos);
+  broken.definition.insert(at, "  kiln_no_such_function(in0);\n");
+  std::string bad = emitCudaKernelsFile({broken}, "tiny");
+  size_t line = 1;
+  for (size_t i = 0; i < bad.find("kiln_no_such_function"); ++i)
+    line += bad[i] == '\n';
+  std::string message;
+  mlir::ScopedDiagnosticHandler handler(m.ctx.get(), [&](mlir::Diagnostic &d) {
+    message += d.str() + "\n";
+    for (mlir::Diagnostic &note : d.getNotes())
+      message += note.str() + "\n";
+    return mlir::success();
+  });
+  mlir::FailureOr<CudaBinary> binary = compileCudaSource(
+      bad, "kernels.cu", {broken}, mlir::UnknownLoc::get(m.ctx.get()));
+  INFO(message);
+  if (!haveNvrtc()) {
+    CHECK(mlir::failed(binary));
+    CHECK(contains(message, "built without NVRTC"));
+    return;
+  }
+  CHECK(mlir::failed(binary));
+  CHECK(contains(message, "in kernel 'k7_relu' (ONNX nodes: /blk/Relu)"));
+  CHECK(contains(message, "kernels.cu:" + std::to_string(line) + ": "));
+  CHECK(contains(message, "kiln_no_such_function"));
+  CHECK(contains(message, std::to_string(line) +
+                              " | kiln_no_such_function(in0);"));
+  CHECK(contains(message, "NVRTC log:"));
+}
+
+// Hidden ([.dump]): prints the kernels.cu and PTX of a softmax and a layer
+// norm, for reading the printer's output.
+TEST_CASE("dump CUDA kernels", "[.dump]") {
+  CudaBinary binary;
+  std::vector<CudaKernel> ks = printAndCompile(
+      {softmax("k0_softmax", "tensor<8x4096xf32>", "tensor<8x1xf32>"),
+       layerNorm("k1_layer_norm", 16, 768, "f16")},
+      nullptr, &binary);
+  for (const CudaKernel &k : ks)
+    std::printf("%s\n", k.definition.c_str());
+  std::printf("%s\n", binary.ptx.c_str());
+}
