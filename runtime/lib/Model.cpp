@@ -552,14 +552,21 @@ Expected<Model> Model::load(const std::string &dir,
   bool isCuda = *target == "cuda";
   if (isCuda) {
     Status cudaStatus = cuda::available();
-    if (!cudaStatus)
+    if (!cudaStatus) {
+      // The generic advice "or use --device cpu" does not apply to a
+      // package whose kernels are CUDA code.
+      std::string why = cudaStatus.message();
+      const std::string cpuAdvice = ", or use --device cpu";
+      if (size_t at = why.find(cpuAdvice); at != std::string::npos)
+        why.erase(at, cpuAdvice.size());
       return Status::error(strCat(
           dir,
           ": is a CUDA package (kiln compile --target cuda) but CUDA cannot "
           "be used here: ",
-          cudaStatus.message(),
+          why,
           " (its kernels need an NVIDIA GPU; recompile with --target cpu to "
           "run on the CPU)"));
+    }
   }
   KILN_RETURN_IF_ERROR(resolveAll(impl->library, impl->abi, isCuda));
 
