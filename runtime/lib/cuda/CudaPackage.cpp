@@ -44,10 +44,14 @@ Expected<std::string> readFile(const fs::path &path) {
   return os.str();
 }
 
-/// A pooled stream, given back on destruction.
+/// A pooled stream, synchronised and given back on destruction (so that
+/// buffers destroyed after it are idle even on early error returns).
 struct StreamLease {
   void *stream = nullptr;
-  ~StreamLease() { cuda::releaseStream(stream); }
+  ~StreamLease() {
+    (void)cuda::synchronize(stream);
+    cuda::releaseStream(stream);
+  }
 };
 
 } // namespace
@@ -187,6 +191,8 @@ CudaPackage::run(kiln_model *handle,
                  const std::vector<const Tensor *> &inputs,
                  const std::vector<ValueSignature> &outputSigs,
                  Device outputDevice) const {
+  // Declared before the stream lease: destroyed after it has synchronised.
+  std::vector<Tensor> keep, hostKeep, deviceOutputs;
   Expected<void *> streamOr = cuda::acquireStream();
   if (!streamOr)
     return streamOr.status();
@@ -195,7 +201,6 @@ CudaPackage::run(kiln_model *handle,
 
   // Inputs on the device; CPU ones (kept alive in `hostKeep` until the
   // stream is synchronised) are copied on the stream.
-  std::vector<Tensor> keep, hostKeep;
   std::vector<const void *> inputPointers;
   for (size_t i = 0; i < inputs.size(); ++i) {
     const Tensor &t = *inputs[i];
@@ -229,7 +234,6 @@ CudaPackage::run(kiln_model *handle,
     keep.push_back(dev.take());
   }
 
-  std::vector<Tensor> deviceOutputs;
   std::vector<void *> outputPointers;
   for (const ValueSignature &sig : outputSigs) {
     Expected<Tensor> t = Tensor::empty(sig.dtype, sig.shape, Device::CUDA);
@@ -241,7 +245,6 @@ CudaPackage::run(kiln_model *handle,
 
   void *arena = acquireArena();
   if (!arena) {
-    (void)cuda::synchronize(stream);
     return Status::error(strCat(libPath_, ": cannot allocate the ",
                                 arenaBytes_,
                                 "-byte device arena: out of device memory"));
