@@ -128,8 +128,8 @@ LoadedLt *loadLt() {
   }
   cublasStatus_t s = lt.create(&lt.handle);
   if (s != CUBLAS_STATUS_SUCCESS)
-    l->status = Status::error(strCat("cublasLtCreate failed: ",
-                                     lt.statusString(s)));
+    l->status =
+        Status::error(strCat("cublasLtCreate failed: ", lt.statusString(s)));
   return l;
 }
 
@@ -178,9 +178,9 @@ struct Plan {
 Status ltCheck(const Lt &lt, cublasStatus_t s, const char *what) {
   if (s == CUBLAS_STATUS_SUCCESS)
     return Status::ok();
-  return Status::error(strCat("cuBLASLt: ", what, " failed: ",
-                              lt.statusString(s), " (", static_cast<int>(s),
-                              ")"));
+  return Status::error(strCat("cuBLASLt: ", what,
+                              " failed: ", lt.statusString(s), " (",
+                              static_cast<int>(s), ")"));
 }
 
 /// A column-major rows x cols layout, batched when batch > 1.
@@ -191,11 +191,11 @@ Status makeLayout(const Lt &lt, cublasLtMatrixLayout_t &layout,
       lt, lt.layoutCreate(&layout, type, rows, cols, ld), "layout create"));
   if (batch > 1) {
     int32_t count = static_cast<int32_t>(batch);
-    KILN_RETURN_IF_ERROR(ltCheck(
-        lt,
-        lt.layoutSet(layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count,
-                     sizeof(count)),
-        "setting the batch count"));
+    KILN_RETURN_IF_ERROR(
+        ltCheck(lt,
+                lt.layoutSet(layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count,
+                             sizeof(count)),
+                "setting the batch count"));
     KILN_RETURN_IF_ERROR(ltCheck(
         lt,
         lt.layoutSet(layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
@@ -206,15 +206,14 @@ Status makeLayout(const Lt &lt, cublasLtMatrixLayout_t &layout,
 }
 
 Expected<std::unique_ptr<Plan>> buildPlan(const Lt &lt, const MatmulArgs &x,
-                                          cudaDataType_t type,
-                                          uint32_t alignA, uint32_t alignB,
-                                          uint32_t alignD,
+                                          cudaDataType_t type, uint32_t alignA,
+                                          uint32_t alignB, uint32_t alignD,
                                           size_t workspaceBytes) {
   auto plan = std::make_unique<Plan>();
   plan->lt = &lt;
-  KILN_RETURN_IF_ERROR(ltCheck(
-      lt, lt.descCreate(&plan->desc, CUBLAS_COMPUTE_32F, CUDA_R_32F),
-      "matmul descriptor create"));
+  KILN_RETURN_IF_ERROR(
+      ltCheck(lt, lt.descCreate(&plan->desc, CUBLAS_COMPUTE_32F, CUDA_R_32F),
+              "matmul descriptor create"));
   // cuBLASLt's A is our B, its B is our A (see the file comment).
   int32_t opA = x.transB ? CUBLAS_OP_T : CUBLAS_OP_N;
   int32_t opB = x.transA ? CUBLAS_OP_T : CUBLAS_OP_N;
@@ -234,50 +233,49 @@ Expected<std::unique_ptr<Plan>> buildPlan(const Lt &lt, const MatmulArgs &x,
     epilogue = bias ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_GELU;
   else if (bias)
     epilogue = CUBLASLT_EPILOGUE_BIAS;
-  KILN_RETURN_IF_ERROR(ltCheck(lt,
-                               lt.descSet(plan->desc,
-                                          CUBLASLT_MATMUL_DESC_EPILOGUE,
-                                          &epilogue, sizeof(epilogue)),
-                               "setting the epilogue"));
+  KILN_RETURN_IF_ERROR(
+      ltCheck(lt,
+              lt.descSet(plan->desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue,
+                         sizeof(epilogue)),
+              "setting the epilogue"));
   if (bias) {
     int32_t biasType = type;
-    KILN_RETURN_IF_ERROR(ltCheck(
-        lt,
-        lt.descSet(plan->desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &biasType,
-                   sizeof(biasType)),
-        "setting the bias type"));
-    KILN_RETURN_IF_ERROR(ltCheck(
-        lt,
-        lt.descSet(plan->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &x.bias,
-                   sizeof(x.bias)),
-        "setting the bias pointer"));
+    KILN_RETURN_IF_ERROR(
+        ltCheck(lt,
+                lt.descSet(plan->desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE,
+                           &biasType, sizeof(biasType)),
+                "setting the bias type"));
+    KILN_RETURN_IF_ERROR(
+        ltCheck(lt,
+                lt.descSet(plan->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
+                           &x.bias, sizeof(x.bias)),
+                "setting the bias pointer"));
   }
   // Cublas A (= our B, n x k after op): stored column-major as n x k
   // (ld n) when not transposed, else k x n (ld k).
-  KILN_RETURN_IF_ERROR(makeLayout(lt, plan->layoutA, type,
-                                  x.transB ? x.k : x.n, x.transB ? x.n : x.k,
-                                  x.transB ? x.k : x.n, x.batch, x.strideB));
+  KILN_RETURN_IF_ERROR(makeLayout(lt, plan->layoutA, type, x.transB ? x.k : x.n,
+                                  x.transB ? x.n : x.k, x.transB ? x.k : x.n,
+                                  x.batch, x.strideB));
   // Cublas B (= our A, k x m after op): k x m (ld k), or m x k (ld m).
-  KILN_RETURN_IF_ERROR(makeLayout(lt, plan->layoutB, type,
-                                  x.transA ? x.m : x.k, x.transA ? x.k : x.m,
-                                  x.transA ? x.m : x.k, x.batch, x.strideA));
-  KILN_RETURN_IF_ERROR(makeLayout(lt, plan->layoutD, type, x.n, x.m, x.n,
-                                  x.batch, x.strideD));
+  KILN_RETURN_IF_ERROR(makeLayout(lt, plan->layoutB, type, x.transA ? x.m : x.k,
+                                  x.transA ? x.k : x.m, x.transA ? x.m : x.k,
+                                  x.batch, x.strideA));
+  KILN_RETURN_IF_ERROR(
+      makeLayout(lt, plan->layoutD, type, x.n, x.m, x.n, x.batch, x.strideD));
 
   cublasLtMatmulPreference_t pref = nullptr;
-  KILN_RETURN_IF_ERROR(
-      ltCheck(lt, lt.prefCreate(&pref), "preference create"));
+  KILN_RETURN_IF_ERROR(ltCheck(lt, lt.prefCreate(&pref), "preference create"));
   struct PrefGuard {
     const Lt &lt;
     cublasLtMatmulPreference_t pref;
     ~PrefGuard() { lt.prefDestroy(pref); }
   } prefGuard{lt, pref};
   uint64_t ws = workspaceBytes;
-  KILN_RETURN_IF_ERROR(ltCheck(
-      lt,
-      lt.prefSet(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws,
-                 sizeof(ws)),
-      "setting the workspace size"));
+  KILN_RETURN_IF_ERROR(
+      ltCheck(lt,
+              lt.prefSet(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws,
+                         sizeof(ws)),
+              "setting the workspace size"));
   struct {
     cublasLtMatmulPreferenceAttributes_t attr;
     uint32_t value;
@@ -286,9 +284,9 @@ Expected<std::unique_ptr<Plan>> buildPlan(const Lt &lt, const MatmulArgs &x,
                 {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, alignD},
                 {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, alignD}};
   for (auto &al : aligns)
-    KILN_RETURN_IF_ERROR(ltCheck(
-        lt, lt.prefSet(pref, al.attr, &al.value, sizeof(al.value)),
-        "setting an alignment"));
+    KILN_RETURN_IF_ERROR(
+        ltCheck(lt, lt.prefSet(pref, al.attr, &al.value, sizeof(al.value)),
+                "setting an alignment"));
   cublasLtMatmulHeuristicResult_t result{};
   int found = 0;
   KILN_RETURN_IF_ERROR(ltCheck(
@@ -375,10 +373,10 @@ Status matmul(const MatmulArgs &x) {
   uint32_t alignA = alignmentOf(x.a, batchStride * x.strideA * elem);
   uint32_t alignB = alignmentOf(x.b, batchStride * x.strideB * elem);
   uint32_t alignD = alignmentOf(x.d, batchStride * x.strideD * elem);
-  PlanKey key{x.dtype,  x.batch,   x.m,           x.n,
-              x.k,      x.strideA, x.strideB,     x.strideD,
-              x.transA, x.transB,  x.bias != nullptr, x.epilogue,
-              alignA,   alignB,    alignD,        workspaceBytes};
+  PlanKey key{x.dtype,           x.batch,    x.m,       x.n,      x.k,
+              x.strideA,         x.strideB,  x.strideD, x.transA, x.transB,
+              x.bias != nullptr, x.epilogue, alignA,    alignB,   alignD,
+              workspaceBytes};
   Plan *plan = nullptr;
   {
     std::lock_guard<std::mutex> lock(cache.mutex);
@@ -386,8 +384,8 @@ Status matmul(const MatmulArgs &x) {
     if (it != cache.plans.end()) {
       plan = it->second.get();
     } else {
-      Expected<std::unique_ptr<Plan>> built = buildPlan(
-          lt, x, type, alignA, alignB, alignD, workspaceBytes);
+      Expected<std::unique_ptr<Plan>> built =
+          buildPlan(lt, x, type, alignA, alignB, alignD, workspaceBytes);
       if (!built)
         return built.status();
       plan = built->get();
@@ -397,17 +395,16 @@ Status matmul(const MatmulArgs &x) {
   float alpha = 1.0f, beta = 0.0f;
   std::lock_guard<std::mutex> lock(plan->mutex);
   if (x.bias)
-    KILN_RETURN_IF_ERROR(ltCheck(
-        lt,
-        lt.descSet(plan->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &x.bias,
-                   sizeof(x.bias)),
-        "setting the bias pointer"));
+    KILN_RETURN_IF_ERROR(
+        ltCheck(lt,
+                lt.descSet(plan->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
+                           &x.bias, sizeof(x.bias)),
+                "setting the bias pointer"));
   return ltCheck(lt,
                  lt.matmul(lt.handle, plan->desc, &alpha, x.b, plan->layoutA,
                            x.a, plan->layoutB, &beta, x.d, plan->layoutD, x.d,
                            plan->layoutD, &plan->algo, workspace,
-                           workspaceBytes,
-                           static_cast<cudaStream_t>(x.stream)),
+                           workspaceBytes, static_cast<cudaStream_t>(x.stream)),
                  "cublasLtMatmul");
 }
 

@@ -27,7 +27,7 @@ namespace {
 
 // The table's signatures are those of the versioned symbols in cuda.h.
 #define KILN_CHECK_SIGNATURE(field, symbol)                                    \
-  static_assert(std::is_same_v<decltype(Driver::field), decltype(&::symbol)>, \
+  static_assert(std::is_same_v<decltype(Driver::field), decltype(&::symbol)>,  \
                 #field " does not match " #symbol " in cuda.h")
 KILN_CHECK_SIGNATURE(memAlloc, cuMemAlloc_v2);
 KILN_CHECK_SIGNATURE(memFree, cuMemFree_v2);
@@ -72,7 +72,8 @@ Loaded *load() {
   }
   std::string missing;
   bool ok = true;
-#define KILN_BIND(field, ...) ok = ok && bind(lib, d.field, {__VA_ARGS__}, missing)
+#define KILN_BIND(field, ...)                                                  \
+  ok = ok && bind(lib, d.field, {__VA_ARGS__}, missing)
   KILN_BIND(init, "cuInit");
   KILN_BIND(getErrorString, "cuGetErrorString");
   KILN_BIND(getErrorName, "cuGetErrorName");
@@ -106,9 +107,9 @@ Loaded *load() {
   KILN_BIND(funcSetAttribute, "cuFuncSetAttribute");
 #undef KILN_BIND
   if (!ok) {
-    l->status = Status::error(strCat(
-        "the CUDA driver (libcuda.so.1) lacks '", missing,
-        "': it is too old for this runtime; update the NVIDIA driver"));
+    l->status = Status::error(
+        strCat("the CUDA driver (libcuda.so.1) lacks '", missing,
+               "': it is too old for this runtime; update the NVIDIA driver"));
     return l;
   }
 
@@ -131,10 +132,10 @@ Loaded *load() {
     char *end = nullptr;
     long v = std::strtol(env, &end, 10);
     if (*end || v < 0 || v >= count) {
-      l->status = Status::error(strCat(
-          "KILN_CUDA_DEVICE='", env, "' is not a device index in [0, ",
-          count - 1, "] (this machine has ", count, " CUDA device",
-          count == 1 ? "" : "s", ")"));
+      l->status = Status::error(
+          strCat("KILN_CUDA_DEVICE='", env, "' is not a device index in [0, ",
+                 count - 1, "] (this machine has ", count, " CUDA device",
+                 count == 1 ? "" : "s", ")"));
       return l;
     }
     ordinal = static_cast<int>(v);
@@ -144,8 +145,7 @@ Loaded *load() {
                    strCat("cuDeviceGet(", ordinal, ")"));
   if (s)
     s = check(d, d.primaryCtxRetain(&d.context, d.device),
-              strCat("retaining the primary context of CUDA device ",
-                     ordinal));
+              strCat("retaining the primary context of CUDA device ", ordinal));
   l->status = s;
   return l;
 }
@@ -159,8 +159,8 @@ std::string errorMessage(const Driver &d, CUresult r, const std::string &what) {
     d.getErrorName(r, &name);
   if (d.getErrorString)
     d.getErrorString(r, &text);
-  return strCat(what, ": ", name ? name : "CUDA error", " (", static_cast<int>(r),
-                "): ", text ? text : "unknown error");
+  return strCat(what, ": ", name ? name : "CUDA error", " (",
+                static_cast<int>(r), "): ", text ? text : "unknown error");
 }
 
 Expected<const Driver *> driver() {
@@ -189,16 +189,16 @@ Expected<int> computeCapability() {
     return dr.status();
   const Driver &d = **dr;
   int major = 0, minor = 0;
-  KILN_RETURN_IF_ERROR(check(
-      d,
-      d.deviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
-                           d.device),
-      "cuDeviceGetAttribute"));
-  KILN_RETURN_IF_ERROR(check(
-      d,
-      d.deviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
-                           d.device),
-      "cuDeviceGetAttribute"));
+  KILN_RETURN_IF_ERROR(
+      check(d,
+            d.deviceGetAttribute(
+                &major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, d.device),
+            "cuDeviceGetAttribute"));
+  KILN_RETURN_IF_ERROR(
+      check(d,
+            d.deviceGetAttribute(
+                &minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, d.device),
+            "cuDeviceGetAttribute"));
   return major * 10 + minor;
 }
 

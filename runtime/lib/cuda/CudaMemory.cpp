@@ -95,10 +95,10 @@ Expected<void *> allocate(size_t bytes) {
     r = d.memAlloc(&p, size);
   }
   if (r != CUDA_SUCCESS)
-    return Status::error(errorMessage(
-        d, r,
-        strCat("allocating ", bytes, " bytes of device memory (",
-               a.stats.bytesInUse, " bytes in use by Kiln)")));
+    return Status::error(
+        errorMessage(d, r,
+                     strCat("allocating ", bytes, " bytes of device memory (",
+                            a.stats.bytesInUse, " bytes in use by Kiln)")));
   a.live[p] = size;
   a.stats.bytesInUse += size;
   ++a.stats.driverAllocations;

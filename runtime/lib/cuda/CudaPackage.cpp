@@ -90,10 +90,10 @@ CudaPackage::load(const std::string &dir, const std::string &libPath,
     CUresult r = d.moduleLoadData(&module, image->data());
     if (r != CUDA_SUCCESS) {
       module = nullptr;
-      cubinError = cuda::errorMessage(
-          d, r,
-          strCat(cubin.string(), ": cannot be loaded on ",
-                 cuda::deviceDescription()));
+      cubinError =
+          cuda::errorMessage(d, r,
+                             strCat(cubin.string(), ": cannot be loaded on ",
+                                    cuda::deviceDescription()));
     }
   }
   if (!module && havePtx) {
@@ -106,8 +106,9 @@ CudaPackage::load(const std::string &dir, const std::string &libPath,
       return Status::error(
           (cubinError.empty() ? "" : cubinError + "; ") +
           cuda::errorMessage(d, r,
-                             strCat(ptx.string(), ": cannot be JIT-compiled "
-                                                  "for ",
+                             strCat(ptx.string(),
+                                    ": cannot be JIT-compiled "
+                                    "for ",
                                     cuda::deviceDescription())) +
           " (recompile the package with this CUDA toolkit's kiln)");
   }
@@ -119,8 +120,8 @@ CudaPackage::load(const std::string &dir, const std::string &libPath,
 
   int count = abi.numKernels();
   if (count < 0)
-    return Status::error(
-        strCat(libPath, ": reports ", count, " kernels; recompile the package"));
+    return Status::error(strCat(libPath, ": reports ", count,
+                                " kernels; recompile the package"));
   for (int i = 0; i < count; ++i) {
     const char *name = abi.kernelName(i);
     if (!name)
@@ -185,12 +186,10 @@ void CudaPackage::releaseArena(void *arena) const {
   freeArenas_.push_back(arena);
 }
 
-Expected<NamedTensors>
-CudaPackage::run(kiln_model *handle,
-                 const std::vector<ValueSignature> &inputSigs,
-                 const std::vector<const Tensor *> &inputs,
-                 const std::vector<ValueSignature> &outputSigs,
-                 Device outputDevice) const {
+Expected<NamedTensors> CudaPackage::run(
+    kiln_model *handle, const std::vector<ValueSignature> &inputSigs,
+    const std::vector<const Tensor *> &inputs,
+    const std::vector<ValueSignature> &outputSigs, Device outputDevice) const {
   // Declared before the stream lease: destroyed after it has synchronised.
   std::vector<Tensor> keep, hostKeep, deviceOutputs;
   Expected<void *> streamOr = cuda::acquireStream();
@@ -245,8 +244,7 @@ CudaPackage::run(kiln_model *handle,
 
   void *arena = acquireArena();
   if (!arena) {
-    return Status::error(strCat(libPath_, ": cannot allocate the ",
-                                arenaBytes_,
+    return Status::error(strCat(libPath_, ": cannot allocate the ", arenaBytes_,
                                 "-byte device arena: out of device memory"));
   }
   char err[1024] = {0};
@@ -265,9 +263,9 @@ CudaPackage::run(kiln_model *handle,
         continue;
       }
       Tensor host = Tensor::empty(outputSigs[i].dtype, outputSigs[i].shape);
-      status = cuda::copy(host.rawData(), deviceOutputs[i].rawData(),
-                          host.nbytes(), cuda::CopyKind::DeviceToHost, stream,
-                          false);
+      status =
+          cuda::copy(host.rawData(), deviceOutputs[i].rawData(), host.nbytes(),
+                     cuda::CopyKind::DeviceToHost, stream, false);
       outputs.emplace_back(outputSigs[i].name, std::move(host));
     }
   }
@@ -293,10 +291,11 @@ CudaPackage::load(const std::string &, const std::string &,
 CudaPackage::~CudaPackage() = default;
 void *CudaPackage::acquireArena() const { return nullptr; }
 void CudaPackage::releaseArena(void *) const {}
-Expected<NamedTensors>
-CudaPackage::run(kiln_model *, const std::vector<ValueSignature> &,
-                 const std::vector<const Tensor *> &,
-                 const std::vector<ValueSignature> &, Device) const {
+Expected<NamedTensors> CudaPackage::run(kiln_model *,
+                                        const std::vector<ValueSignature> &,
+                                        const std::vector<const Tensor *> &,
+                                        const std::vector<ValueSignature> &,
+                                        Device) const {
   return cuda::available();
 }
 

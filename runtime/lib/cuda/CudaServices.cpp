@@ -45,10 +45,10 @@ int kiln_cuda_launch(void *function, unsigned gridX, unsigned gridY,
   const cuda::Driver &d = **dr;
   // Dynamic shared memory above the default 48 KiB needs an opt-in.
   if (sharedBytes > 48 * 1024) {
-    CUresult r = d.funcSetAttribute(
-        static_cast<CUfunction>(function),
-        CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-        static_cast<int>(sharedBytes));
+    CUresult r =
+        d.funcSetAttribute(static_cast<CUfunction>(function),
+                           CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                           static_cast<int>(sharedBytes));
     if (r != CUDA_SUCCESS)
       return report(cuda::check(d, r,
                                 strCat("allowing ", sharedBytes,

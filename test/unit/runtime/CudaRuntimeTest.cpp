@@ -50,34 +50,32 @@ static_assert(std::is_same_v<decltype(&kiln_cuda_launch),
                              int (*)(void *, unsigned, unsigned, unsigned,
                                      unsigned, unsigned, unsigned, unsigned,
                                      void *, void **, char *, size_t)>);
-static_assert(
-    std::is_same_v<decltype(&kiln_cuda_memcpy),
-                   int (*)(void *, const void *, size_t, int, void *, char *,
-                           size_t)>);
+static_assert(std::is_same_v<decltype(&kiln_cuda_memcpy),
+                             int (*)(void *, const void *, size_t, int, void *,
+                                     char *, size_t)>);
 static_assert(std::is_same_v<decltype(&kiln_cuda_stream_synchronize),
                              int (*)(void *, char *, size_t)>);
-static_assert(std::is_same_v<
-              decltype(&kiln_cuda_matmul),
-              int (*)(int, int64_t, int64_t, int64_t, int64_t, const void *,
-                      int64_t, int, const void *, int64_t, int, void *,
-                      int64_t, const void *, int, void *, size_t, void *,
-                      char *, size_t)>);
+static_assert(
+    std::is_same_v<decltype(&kiln_cuda_matmul),
+                   int (*)(int, int64_t, int64_t, int64_t, int64_t,
+                           const void *, int64_t, int, const void *, int64_t,
+                           int, void *, int64_t, const void *, int, void *,
+                           size_t, void *, char *, size_t)>);
 // The model ABI additions, as the wrapper must define them.
 static_assert(std::is_same_v<decltype(&kiln_model_create_cuda),
                              int (*)(const void *const *, void *const *,
                                      kiln_model **, char *, size_t)>);
-static_assert(std::is_same_v<decltype(&kiln_model_run_cuda),
-                             int (*)(kiln_model *, const void *const *,
-                                     void *const *, void *, void *, char *,
-                                     size_t)>);
+static_assert(
+    std::is_same_v<decltype(&kiln_model_run_cuda),
+                   int (*)(kiln_model *, const void *const *, void *const *,
+                           void *, void *, char *, size_t)>);
 static_assert(std::is_same_v<decltype(&kiln_model_target), const char *(*)()>);
-static_assert(std::is_same_v<decltype(&kiln_model_kernel_name),
-                             const char *(*)(int)>);
+static_assert(
+    std::is_same_v<decltype(&kiln_model_kernel_name), const char *(*)(int)>);
 
 } // namespace
 
-TEST_CASE("cuda::available says why CUDA cannot be used, or works",
-          "[cuda]") {
+TEST_CASE("cuda::available says why CUDA cannot be used, or works", "[cuda]") {
   Status s = cuda::available();
   INFO(s.message());
 #ifndef KILN_TEST_CUDA_HEADERS
@@ -150,8 +148,7 @@ TEST_CASE("CPU tensors still copy to the CPU without CUDA", "[cuda]") {
   CHECK(copy->storage() != host.storage());
 }
 
-TEST_CASE("The services check their arguments before touching CUDA",
-          "[cuda]") {
+TEST_CASE("The services check their arguments before touching CUDA", "[cuda]") {
   char err[256] = {0};
   float x = 0;
   CHECK(kiln_cuda_memcpy(&x, &x, 4, 7, nullptr, err, sizeof(err)) != 0);
@@ -285,8 +282,12 @@ void writeFile(const fs::path &path, const std::string &bytes) {
 }
 
 fs::path runtimeIncludeDir() {
-  return fs::path(__FILE__).parent_path().parent_path().parent_path()
-             .parent_path() / "runtime" / "include";
+  return fs::path(__FILE__)
+             .parent_path()
+             .parent_path()
+             .parent_path()
+             .parent_path() /
+         "runtime" / "include";
 }
 
 /// Compiles the fake cuda model with `defines` into `dir`/model.so.
@@ -297,8 +298,8 @@ void buildFakeCudaModel(const fs::path &dir, const std::string &defines = "") {
   if (!cxx || !*cxx)
     cxx = "c++";
   writeFile(dir / "fake_cuda_model.cpp", kFakeCudaModel);
-  std::string cmd = std::string(cxx) + " -O1 -fPIC -shared " + defines +
-                    " -I" + runtimeIncludeDir().string() + " " +
+  std::string cmd = std::string(cxx) + " -O1 -fPIC -shared " + defines + " -I" +
+                    runtimeIncludeDir().string() + " " +
                     (dir / "fake_cuda_model.cpp").string() + " -o " +
                     (dir / "model.so").string() + " 2>&1";
   INFO(cmd);

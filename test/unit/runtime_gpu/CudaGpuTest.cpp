@@ -155,8 +155,8 @@ TEST_CASE("Tensors round-trip between host and device", "[gpu]") {
   REQUIRE_FALSE(bad.isOk());
   CHECK(bad.status().message().find("not contiguous") != std::string::npos);
   // bf16 bytes travel unchanged.
-  Tensor b = Tensor::fromVector<float>({0.5f, -2.0f, 3.25f}, {3})
-                 .to(DType::BF16);
+  Tensor b =
+      Tensor::fromVector<float>({0.5f, -2.0f, 3.25f}, {3}).to(DType::BF16);
   CHECK(download(*b.to(Device::CUDA)) == std::vector<float>{0.5f, -2, 3.25f});
 }
 
@@ -269,8 +269,8 @@ void checkGemm(const GemmCase &c, DType dtype, double tolerance) {
       static_cast<int>(dtype), c.batch, c.m, c.n, c.k, da.rawData(),
       c.broadcastA ? 0 : c.m * c.k, c.transA, db.rawData(),
       c.broadcastB ? 0 : c.k * c.n, c.transB, dd.rawData(), c.m * c.n,
-      c.bias ? dbias.rawData() : nullptr, c.epilogue, nullptr, 0, nullptr,
-      err, sizeof(err));
+      c.bias ? dbias.rawData() : nullptr, c.epilogue, nullptr, 0, nullptr, err,
+      sizeof(err));
   INFO(err);
   REQUIRE(rc == 0);
   REQUIRE(kiln_cuda_stream_synchronize(nullptr, err, sizeof(err)) == 0);
@@ -294,8 +294,8 @@ void checkGemm(const GemmCase &c, DType dtype, double tolerance) {
         else if (c.epilogue == KILN_CUDA_EPILOGUE_GELU_TANH)
           sum = geluTanh(sum);
         double g = got[(p * c.m + i) * c.n + j];
-        INFO("D[" << p << "][" << i << "][" << j << "] = " << g
-                  << ", expected " << sum);
+        INFO("D[" << p << "][" << i << "][" << j << "] = " << g << ", expected "
+                  << sum);
         REQUIRE(std::abs(g - sum) <= tolerance * (1 + std::abs(sum)));
       }
   }
@@ -344,8 +344,8 @@ TEST_CASE("kiln_cuda_matmul with a caller workspace and a stream",
   Tensor ws = *Tensor::empty(DType::U8, {4 << 20}, Device::CUDA);
   void *stream = *cuda::acquireStream();
   char err[512] = {0};
-  REQUIRE(kiln_cuda_matmul(0, 1, m, n, k, a.rawData(), 0, 0, a.rawData(), 0,
-                           0, d.rawData(), 0, nullptr, 0, ws.rawData(),
+  REQUIRE(kiln_cuda_matmul(0, 1, m, n, k, a.rawData(), 0, 0, a.rawData(), 0, 0,
+                           d.rawData(), 0, nullptr, 0, ws.rawData(),
                            ws.nbytes(), stream, err, sizeof(err)) == 0);
   REQUIRE(kiln_cuda_stream_synchronize(stream, err, sizeof(err)) == 0);
   cuda::releaseStream(stream);
@@ -434,8 +434,12 @@ void writeFakePackage(const fs::path &dir) {
     cxx = std::getenv("CXX");
   if (!cxx || !*cxx)
     cxx = "c++";
-  fs::path include = fs::path(__FILE__).parent_path().parent_path()
-                         .parent_path().parent_path() / "runtime" / "include";
+  fs::path include = fs::path(__FILE__)
+                         .parent_path()
+                         .parent_path()
+                         .parent_path()
+                         .parent_path() /
+                     "runtime" / "include";
   writeFile(dir / "model.cpp", kFakeCudaModel);
   std::string cmd = std::string(cxx) + " -O1 -fPIC -shared -I" +
                     include.string() + " " + (dir / "model.cpp").string() +
@@ -500,8 +504,7 @@ TEST_CASE("A cuda package loads (PTX fallback) and runs through Model",
   Expected<NamedTensors> bad =
       model.run({{"x", Tensor::fromVector<float>({1, 2}, {2})}});
   REQUIRE_FALSE(bad.isOk());
-  CHECK(bad.status().message().find("expected f32[1000]") !=
-        std::string::npos);
+  CHECK(bad.status().message().find("expected f32[1000]") != std::string::npos);
 
   // Concurrent runs use their own streams and arenas.
   std::atomic<int> failures{0};

@@ -1,4 +1,4 @@
-//===- Cuda.h - The runtime's CUDA device: driver, memory, streams -*- C++ -*-===//
+//===- Cuda.h - The CUDA device: driver, memory, streams ------*- C++ -*-===//
 //
 // This file declares kiln::cuda, the C++ side of the runtime's CUDA support.
 // The CUDA driver (libcuda.so.1) is loaded with dlopen on first use, so the
@@ -49,18 +49,21 @@ void emptyCache();
 
 /// Counters of the caching allocator.
 struct AllocatorStats {
-  size_t bytesInUse = 0;     ///< In blocks handed out (rounded sizes).
-  size_t bytesCached = 0;    ///< In free blocks kept for reuse.
+  size_t bytesInUse = 0;        ///< In blocks handed out (rounded sizes).
+  size_t bytesCached = 0;       ///< In free blocks kept for reuse.
   size_t driverAllocations = 0; ///< cuMemAlloc calls that succeeded.
-  size_t cacheHits = 0;      ///< Allocations served from a free list.
+  size_t cacheHits = 0;         ///< Allocations served from a free list.
 };
 AllocatorStats allocatorStats();
 /// The size class an allocation of `bytes` bytes is rounded up to.
 size_t roundedAllocationSize(size_t bytes);
 
 /// Direction of a copy (values match KILN_CUDA_*_TO_* of CudaServices.h).
-enum class CopyKind : int { HostToDevice = 0, DeviceToHost = 1,
-                            DeviceToDevice = 2 };
+enum class CopyKind : int {
+  HostToDevice = 0,
+  DeviceToHost = 1,
+  DeviceToDevice = 2
+};
 /// Copies `bytes` bytes on `stream` (a CUstream; null: the default stream).
 /// With `synchronous`, waits for the stream afterwards.
 Status copy(void *dst, const void *src, size_t bytes, CopyKind kind,
