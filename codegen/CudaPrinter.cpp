@@ -53,6 +53,10 @@ constexpr unsigned kDefaultBlock = 256;
 constexpr int64_t kMaxGrid = 65535;
 /// The most row-cache elements per thread held in registers.
 constexpr int64_t kMaxCachePerThread = 32;
+/// Column reductions get a thread per row from this many rows on ...
+constexpr int64_t kMinColumnRows = 1024;
+/// ... when their row caches hold at most this many elements per thread.
+constexpr int64_t kMaxThreadCache = 64;
 /// The most registers per thread that row caches and re-read loads take.
 constexpr int64_t kMaxRowRegisters = 64;
 /// Float sums of at most this many terms accumulate in f32 (as the C++
@@ -222,7 +226,9 @@ void CudaPrinter::decompose(const std::vector<int> &vars,
       e = "(" + e + " % " + std::to_string(extent) + ")";
     if (i + 1 == vars.size() && width > 1)
       e += " * " + std::to_string(width);
-    line("const " + it + " " + names[vars[i]] + " = " + e + ";");
+    // A loop variable may index no access (a broadcast dim).
+    line("[[maybe_unused]] const " + it + " " + names[vars[i]] + " = " + e +
+         ";");
     stride *= extent;
   }
 }
@@ -498,6 +504,28 @@ RowPlan CudaPrinter::planRows(const Stmt &loop) const {
   p.rowSize = vars ? tripCount(*vars) : 1;
   if (!uniform || p.rowSize <= kThreadRowMax)
     return p;
+  // Reductions over outer axes (column sums): when a row's elements are
+  // strided but consecutive rows are contiguous, a thread per row reads
+  // coalesced, given enough rows and small row caches.
+  if (!loop.vars.empty() && !vars->empty() && p.rows >= kMinColumnRows) {
+    int rowVar = vars->back(), colVar = loop.vars.back();
+    bool rowContiguous = true, columnsContiguous = false;
+    for (const Stmt &s : loop.body)
+      if (s.kind == Stmt::Kind::Loop)
+        for (const Stmt &st : s.body) {
+          if (st.kind != Stmt::Kind::Load)
+            continue;
+          std::optional<int64_t> r = coefficientOf(st.index, rowVar);
+          std::optional<int64_t> c = coefficientOf(st.index, colVar);
+          rowContiguous &= r && (*r == 0 || *r == 1);
+          columnsContiguous |= c && *c == 1 && r && *r != 1;
+        }
+    int64_t cached = 0;
+    for (const RowCache &c : k.caches)
+      cached += c.size;
+    if (!rowContiguous && columnsContiguous && cached <= kMaxThreadCache)
+      return p;
+  }
   if (p.rowSize >= kBlockRowMin) {
     p.mode = RowPlan::Block;
     // About 8 elements per thread, 128 to 1024 threads.

@@ -311,8 +311,8 @@ std::string printScalarOp(llvm::StringRef op, ScalarType resultType,
 }
 
 /// The pieces of the kernel prelude. The common part marks its functions
-/// with KILN_FN (`static inline` for C++, `static __device__
-/// __forceinline__` for CUDA) and the storage types' conversions with KILN_HD
+/// with KILN_FN (`static inline` for C++, `__device__ __forceinline__` for
+/// CUDA, not static: NVRTC warns about unused static functions) and the storage types' conversions with KILN_HD
 /// (nothing for C++, `__device__ ` for CUDA); the C++ text is the prelude
 /// kernels.cpp always had.
 namespace prelude {
@@ -391,16 +391,16 @@ typedef unsigned long long uint64_t;
 
 // exp and erf: the device's correctly rounded-to-a-few-ulp library functions
 // (no fast-math intrinsics such as __expf).
-static __device__ __forceinline__ float kiln_expf(float x) { return expf(x); }
-static __device__ __forceinline__ float kiln_erff(float x) { return erff(x); }
+__device__ __forceinline__ float kiln_expf(float x) { return expf(x); }
+__device__ __forceinline__ float kiln_erff(float x) { return erff(x); }
 
 )PRELUDE";
 const char *const kCudaBits = R"PRELUDE(// f16 and bf16 storage types: round to nearest even from float, NaN stays a
 // NaN (the runtime's DType.cpp), computed in integer code as on the host.
-static __device__ __forceinline__ uint32_t kiln_float_bits(float f) {
+__device__ __forceinline__ uint32_t kiln_float_bits(float f) {
   return __float_as_uint(f);
 }
-static __device__ __forceinline__ float kiln_bits_float(uint32_t u) {
+__device__ __forceinline__ float kiln_bits_float(uint32_t u) {
   return __uint_as_float(u);
 }
 )PRELUDE";
@@ -585,22 +585,22 @@ template <class T, int N> struct alignas(sizeof(T) * N) kiln_vec {
 };
 
 // Warp shuffles of accumulators (types narrower than int go through int).
-static __device__ __forceinline__ float kiln_shfl_xor(float v, int m) {
+__device__ __forceinline__ float kiln_shfl_xor(float v, int m) {
   return __shfl_xor_sync(0xffffffffu, v, m);
 }
-static __device__ __forceinline__ double kiln_shfl_xor(double v, int m) {
+__device__ __forceinline__ double kiln_shfl_xor(double v, int m) {
   return __shfl_xor_sync(0xffffffffu, v, m);
 }
-static __device__ __forceinline__ int kiln_shfl_xor(int v, int m) {
+__device__ __forceinline__ int kiln_shfl_xor(int v, int m) {
   return __shfl_xor_sync(0xffffffffu, v, m);
 }
-static __device__ __forceinline__ unsigned kiln_shfl_xor(unsigned v, int m) {
+__device__ __forceinline__ unsigned kiln_shfl_xor(unsigned v, int m) {
   return __shfl_xor_sync(0xffffffffu, v, m);
 }
-static __device__ __forceinline__ long long kiln_shfl_xor(long long v, int m) {
+__device__ __forceinline__ long long kiln_shfl_xor(long long v, int m) {
   return __shfl_xor_sync(0xffffffffu, v, m);
 }
-static __device__ __forceinline__ unsigned long long
+__device__ __forceinline__ unsigned long long
 kiln_shfl_xor(unsigned long long v, int m) {
   return __shfl_xor_sync(0xffffffffu, v, m);
 }
@@ -620,7 +620,7 @@ std::string kernelPrelude(PreludeTarget target) {
   bool cuda = target == PreludeTarget::Cuda;
   std::string common = replaceAll(
       replaceAll(prelude::kCommon, "KILN_FN",
-                 cuda ? "static __device__ __forceinline__" : "static inline"),
+                 cuda ? "__device__ __forceinline__" : "static inline"),
       "KILN_HD", cuda ? "__device__ " : "");
   if (!cuda)
     return std::string(prelude::kCppHead) + prelude::kCppBits + common;

@@ -57,7 +57,7 @@ enum class PreludeTarget {
 /// printScalarOp calls. For C++: <cmath>, <cstdint>, <cstring> and the
 /// vectorizable kiln_expf/kiln_erff polynomials, all `static inline`. For
 /// CUDA: the integer typedefs and math constants NVRTC lacks, kiln_expf and
-/// kiln_erff as the device's expf and erff, every helper `static __device__
+/// kiln_erff as the device's expf and erff, every helper `__device__
 /// __forceinline__`, plus kiln_vec (aligned vector access) and kiln_shfl_xor
 /// (warp shuffles of accumulators).
 std::string kernelPrelude(PreludeTarget target);

@@ -4,8 +4,9 @@
 // architecture yields both the cubin (nvrtcGetCUBIN) and its PTX
 // (nvrtcGetPTX). Errors in NVRTC's log read `FILE(LINE): error: MESSAGE`;
 // the first one is mapped back to the kernel whose definition spans LINE.
-// Without the CUDA toolkit at configure time (no KILN_HAVE_NVRTC) the driver
-// compiles to an error saying so.
+// NVRTC is loaded with dlopen on first use (kiln itself does not need the
+// CUDA toolkit to run); without the toolkit's headers at configure time (no
+// KILN_HAVE_NVRTC) the driver compiles to an error saying so.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,8 +17,13 @@
 #include "llvm/Support/Regex.h"
 
 #include <chrono>
+#include <cstdlib>
+#include <string>
+#include <type_traits>
+#include <vector>
 
 #ifdef KILN_HAVE_NVRTC
+#include <dlfcn.h>
 #include <nvrtc.h>
 #endif
 
@@ -85,44 +91,118 @@ void reportCompileError(llvm::StringRef source, llvm::StringRef fileName,
 
 #ifdef KILN_HAVE_NVRTC
 
-bool haveNvrtc() { return true; }
+namespace {
+
+/// NVRTC's entry points, loaded with dlopen on first use so that kiln starts
+/// (and compiles for the CPU) on machines without the CUDA toolkit.
+struct Nvrtc {
+  decltype(&::nvrtcCreateProgram) createProgram = nullptr;
+  decltype(&::nvrtcDestroyProgram) destroyProgram = nullptr;
+  decltype(&::nvrtcCompileProgram) compileProgram = nullptr;
+  decltype(&::nvrtcGetProgramLogSize) getProgramLogSize = nullptr;
+  decltype(&::nvrtcGetProgramLog) getProgramLog = nullptr;
+  decltype(&::nvrtcGetCUBINSize) getCUBINSize = nullptr;
+  decltype(&::nvrtcGetCUBIN) getCUBIN = nullptr;
+  decltype(&::nvrtcGetPTXSize) getPTXSize = nullptr;
+  decltype(&::nvrtcGetPTX) getPTX = nullptr;
+  decltype(&::nvrtcGetErrorString) getErrorString = nullptr;
+  std::string error; ///< why loading failed; empty when loaded
+
+  Nvrtc() {
+    // $KILN_NVRTC, the library of the toolkit kiln was built with, then the
+    // loader's search path.
+    std::vector<std::string> candidates;
+    if (const char *env = std::getenv("KILN_NVRTC"))
+      candidates.push_back(env);
+    candidates.push_back(KILN_NVRTC_LIBRARY);
+    candidates.push_back("libnvrtc.so." KILN_NVRTC_MAJOR);
+    candidates.push_back("libnvrtc.so");
+    void *handle = nullptr;
+    for (const std::string &c : candidates)
+      if ((handle = dlopen(c.c_str(), RTLD_NOW | RTLD_LOCAL)))
+        break;
+    if (!handle) {
+      error = "cannot load NVRTC (tried $KILN_NVRTC, " +
+              std::string(KILN_NVRTC_LIBRARY) +
+              ", libnvrtc.so." KILN_NVRTC_MAJOR ", libnvrtc.so): " +
+              dlerror() +
+              "; install the CUDA toolkit or point $KILN_NVRTC at libnvrtc";
+      return;
+    }
+    auto load = [&](auto &fn, const char *name) {
+      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(
+          dlsym(handle, name));
+      if (!fn && error.empty())
+        error = std::string("NVRTC lacks ") + name;
+    };
+    load(createProgram, "nvrtcCreateProgram");
+    load(destroyProgram, "nvrtcDestroyProgram");
+    load(compileProgram, "nvrtcCompileProgram");
+    load(getProgramLogSize, "nvrtcGetProgramLogSize");
+    load(getProgramLog, "nvrtcGetProgramLog");
+    load(getCUBINSize, "nvrtcGetCUBINSize");
+    load(getCUBIN, "nvrtcGetCUBIN");
+    load(getPTXSize, "nvrtcGetPTXSize");
+    load(getPTX, "nvrtcGetPTX");
+    load(getErrorString, "nvrtcGetErrorString");
+  }
+
+  static const Nvrtc &get() {
+    static const Nvrtc nvrtc;
+    return nvrtc;
+  }
+};
+
+} // namespace
+
+bool haveNvrtc() { return Nvrtc::get().error.empty(); }
 
 mlir::FailureOr<CudaBinary> compileCudaSource(llvm::StringRef source,
                                               llvm::StringRef fileName,
                                               llvm::ArrayRef<CudaKernel> kernels,
                                               mlir::Location loc,
                                               llvm::StringRef arch) {
+  const Nvrtc &api = Nvrtc::get();
+  if (!api.error.empty()) {
+    mlir::emitError(loc) << "cannot compile " << fileName
+                         << " for CUDA: " << api.error;
+    return mlir::failure();
+  }
   auto check = [&](nvrtcResult r, const char *what) {
     if (r == NVRTC_SUCCESS)
       return true;
     mlir::emitError(loc) << "NVRTC: " << what << " failed: "
-                         << nvrtcGetErrorString(r);
+                         << api.getErrorString(r);
     return false;
   };
   std::string src = source.str(), name = fileName.str();
   nvrtcProgram program;
-  if (!check(nvrtcCreateProgram(&program, src.c_str(), name.c_str(), 0,
+  if (!check(api.createProgram(&program, src.c_str(), name.c_str(), 0,
                                 nullptr, nullptr),
              "nvrtcCreateProgram"))
     return mlir::failure();
   struct Destroy {
+    const Nvrtc &api;
     nvrtcProgram &p;
-    ~Destroy() { nvrtcDestroyProgram(&p); }
-  } destroy{program};
+    ~Destroy() { api.destroyProgram(&p); }
+  } destroy{api, program};
 
   std::string archOption = "--gpu-architecture=" + arch.str();
-  const char *options[] = {archOption.c_str(), "-std=c++17"};
+  // 186: "pointless comparison of unsigned integer with zero", from the
+  // prelude's helpers instantiated for unsigned types.
+  const char *options[] = {archOption.c_str(), "-std=c++17",
+                           "--diag-suppress=186"};
   auto start = std::chrono::steady_clock::now();
-  nvrtcResult compiled = nvrtcCompileProgram(program, 2, options);
+  nvrtcResult compiled = api.compileProgram(program, 3, options);
   CudaBinary binary;
   binary.seconds = std::chrono::duration<double>(
                        std::chrono::steady_clock::now() - start)
                        .count();
   size_t logSize = 0;
-  if (nvrtcGetProgramLogSize(program, &logSize) == NVRTC_SUCCESS &&
+  if (api.getProgramLogSize(program, &logSize) == NVRTC_SUCCESS &&
       logSize > 1) {
     binary.log.resize(logSize);
-    nvrtcGetProgramLog(program, binary.log.data());
+    api.getProgramLog(program, binary.log.data());
     binary.log.resize(logSize - 1); // the terminating NUL
   }
   if (compiled != NVRTC_SUCCESS) {
@@ -130,15 +210,15 @@ mlir::FailureOr<CudaBinary> compileCudaSource(llvm::StringRef source,
     return mlir::failure();
   }
   size_t size = 0;
-  if (!check(nvrtcGetCUBINSize(program, &size), "nvrtcGetCUBINSize"))
+  if (!check(api.getCUBINSize(program, &size), "nvrtcGetCUBINSize"))
     return mlir::failure();
   binary.cubin.resize(size);
-  if (!check(nvrtcGetCUBIN(program, binary.cubin.data()), "nvrtcGetCUBIN"))
+  if (!check(api.getCUBIN(program, binary.cubin.data()), "nvrtcGetCUBIN"))
     return mlir::failure();
-  if (!check(nvrtcGetPTXSize(program, &size), "nvrtcGetPTXSize"))
+  if (!check(api.getPTXSize(program, &size), "nvrtcGetPTXSize"))
     return mlir::failure();
   binary.ptx.resize(size);
-  if (!check(nvrtcGetPTX(program, binary.ptx.data()), "nvrtcGetPTX"))
+  if (!check(api.getPTX(program, binary.ptx.data()), "nvrtcGetPTX"))
     return mlir::failure();
   if (!binary.ptx.empty() && binary.ptx.back() == '\0')
     binary.ptx.pop_back();
