@@ -11,7 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "CodegenTestUtils.h"
+#include "CudaTestUtils.h"
 #include "codegen/CudaKernel.h"
 #include "codegen/NvrtcCompiler.h"
 
@@ -26,21 +26,14 @@ bool contains(const std::string &text, const std::string &part) {
   return text.find(part) != std::string::npos;
 }
 
-struct Case {
-  std::string name, kind;
-  std::vector<std::string> inTypes, outTypes;
-  std::string body;
-};
-
-const char *kKeep = "{keepdims = 1 : i64, noop_with_empty_axes = 0 : i64}";
 
 /// Prints every case as CUDA, compiles them as one kernels.cu and returns
 /// the kernels; `seconds` gets NVRTC's time.
-std::vector<CudaKernel> printAndCompile(const std::vector<Case> &cases,
+std::vector<CudaKernel> printAndCompile(const std::vector<CudaCase> &cases,
                                         double *seconds = nullptr,
                                         CudaBinary *binaryOut = nullptr) {
   std::string text;
-  for (const Case &c : cases)
+  for (const CudaCase &c : cases)
     text += fusionText(c.name, c.kind, c.inTypes, c.outTypes, c.body);
   FusionModule m = parseModule(text);
   REQUIRE(m.module);
@@ -78,58 +71,6 @@ std::vector<CudaKernel> printAndCompile(const std::vector<Case> &cases,
   if (binaryOut)
     *binaryOut = *binary;
   return kernels;
-}
-
-Case softmax(const std::string &name, const std::string &t,
-             const std::string &r) {
-  return Case{name,
-              "reduction",
-              {t},
-              {t},
-              "    %axes = kiln.constant dense<-1> : tensor<1xi64>\n"
-              "    %m = kiln.reduce_max %x0, %axes " +
-                  std::string(kKeep) + " : (" + t + ", tensor<1xi64>) -> " + r +
-                  "\n    %d = kiln.sub %x0, %m : (" + t + ", " + r + ") -> " +
-                  t + "\n    %e = kiln.exp %d : (" + t + ") -> " + t +
-                  "\n    %s = kiln.reduce_sum %e, %axes " + kKeep + " : (" +
-                  t + ", tensor<1xi64>) -> " + r +
-                  "\n    %y = kiln.div %e, %s : (" + t + ", " + r + ") -> " +
-                  t + "\n    kiln.yield %y : " + t};
-}
-
-Case layerNorm(const std::string &name, int64_t rows, int64_t cols,
-               const std::string &dt) {
-  std::string t = "tensor<" + std::to_string(rows) + "x" +
-                  std::to_string(cols) + "x" + dt + ">";
-  std::string r = "tensor<" + std::to_string(rows) + "x1x" + dt + ">";
-  std::string w = "tensor<" + std::to_string(cols) + "x" + dt + ">";
-  std::string s = "tensor<" + dt + ">";
-  std::string b =
-      "    %axes = kiln.constant dense<-1> : tensor<1xi64>\n"
-      "    %mean = kiln.reduce_mean %x0, %axes KEEP : (T, tensor<1xi64>) -> R\n"
-      "    %d = kiln.sub %x0, %mean : (T, R) -> T\n"
-      "    %sq = kiln.mul %d, %d : (T, T) -> T\n"
-      "    %var = kiln.reduce_mean %sq, %axes KEEP : (T, tensor<1xi64>) -> R\n"
-      "    %eps = kiln.constant dense<1.0e-05> : S\n"
-      "    %v = kiln.add %var, %eps : (R, S) -> R\n"
-      "    %sd = kiln.sqrt %v : (R) -> R\n"
-      "    %n = kiln.div %d, %sd : (T, R) -> T\n"
-      "    %g = kiln.mul %n, %x1 : (T, W) -> T\n"
-      "    %y = kiln.add %g, %x2 : (T, W) -> T\n"
-      "    kiln.yield %y : T";
-  auto subst = [](std::string s, const std::string &from,
-                  const std::string &to) {
-    for (size_t p = s.find(from); p != std::string::npos;
-         p = s.find(from, p + to.size()))
-      s.replace(p, from.size(), to);
-    return s;
-  };
-  b = subst(b, "KEEP", kKeep);
-  b = subst(b, "T", t);
-  b = subst(b, "R", r);
-  b = subst(b, "W", w);
-  b = subst(b, "S", s);
-  return Case{name, "reduction", {t, w, w}, {t}, b};
 }
 
 } // namespace
@@ -170,7 +111,7 @@ TEST_CASE("pointwise kernels: vector access when the last dim allows it",
       b.replace(p, 2, dt);
     for (size_t p; (p = b.find("T")) != std::string::npos;)
       b.replace(p, 1, t);
-    return Case{name,
+    return CudaCase{name,
                 "pointwise",
                 {t, "tensor<" + std::to_string(last) + "x" + dt + ">"},
                 {t},

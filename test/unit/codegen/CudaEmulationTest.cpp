@@ -1,0 +1,309 @@
+//===- CudaEmulationTest.cpp - Generated CUDA kernels run on the host -----===//
+//
+// This file implements the numerical tests of the CUDA printer on a machine
+// without a GPU: the generated kernels.cu is compiled as host C++ after a
+// small emulation header (one std::thread per CUDA thread of a block, blocks
+// one after another, __syncthreads as a block barrier, __shfl_xor_sync
+// through a per-warp barrier and exchange slots), each kernel runs on random
+// inputs with a grid smaller than the printer's (the kernels grid-stride)
+// and its outputs are compared with the region interpreted op by op by the
+// runtime's reference kernels. This checks the mappings' index arithmetic,
+// the group reductions and the row caches; it does not check the device
+// compiler (CudaKernelTest.cpp compiles the same kernels with NVRTC).
+//
+//===----------------------------------------------------------------------===//
+
+#include "CudaTestUtils.h"
+
+#include <catch2/catch.hpp>
+
+using namespace kiln;
+using namespace kiln::test;
+
+namespace {
+
+/// The emulation of the CUDA built-ins the printer uses.
+const char *kEmulation = R"EMU(
+#include <condition_variable>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <mutex>
+#include <thread>
+#include <vector>
+#undef INFINITY
+#undef NAN
+#undef INT64_MAX
+#undef INT64_MIN
+// The prelude's typedefs would clash with <cstdint>'s.
+#define int8_t kiln_emu_int8_t
+#define uint8_t kiln_emu_uint8_t
+#define uint16_t kiln_emu_uint16_t
+#define int32_t kiln_emu_int32_t
+#define uint32_t kiln_emu_uint32_t
+#define int64_t kiln_emu_int64_t
+#define uint64_t kiln_emu_uint64_t
+#define __global__
+#define __device__
+#define __forceinline__ inline
+#define __launch_bounds__(n)
+#define __restrict__ __restrict
+#define __shared__ static
+struct kiln_emu_dim3 { unsigned x = 0, y = 0, z = 0; };
+static thread_local kiln_emu_dim3 threadIdx;
+static kiln_emu_dim3 blockIdx, blockDim, gridDim;
+struct kiln_emu_barrier {
+  std::mutex m;
+  std::condition_variable cv;
+  unsigned n = 0, count = 0, generation = 0;
+  void wait() {
+    std::unique_lock<std::mutex> lock(m);
+    unsigned g = generation;
+    if (++count == n) {
+      count = 0;
+      ++generation;
+      cv.notify_all();
+    } else {
+      cv.wait(lock, [&] { return generation != g; });
+    }
+  }
+};
+static kiln_emu_barrier kiln_emu_block, kiln_emu_warp[32];
+static unsigned long long kiln_emu_slots[1024];
+static inline void __syncthreads() { kiln_emu_block.wait(); }
+template <class T> static T __shfl_xor_sync(unsigned, T v, int mask) {
+  unsigned t = threadIdx.x;
+  unsigned long long bits = 0;
+  std::memcpy(&bits, &v, sizeof(T));
+  kiln_emu_slots[t] = bits;
+  kiln_emu_warp[t >> 5].wait();
+  bits = kiln_emu_slots[t ^ (unsigned)mask];
+  kiln_emu_warp[t >> 5].wait();
+  T r;
+  std::memcpy(&r, &bits, sizeof(T));
+  return r;
+}
+static inline float __int_as_float(int i) {
+  float f;
+  std::memcpy(&f, &i, sizeof(f));
+  return f;
+}
+static inline float __uint_as_float(unsigned u) {
+  float f;
+  std::memcpy(&f, &u, sizeof(f));
+  return f;
+}
+static inline unsigned __float_as_uint(float f) {
+  unsigned u;
+  std::memcpy(&u, &f, sizeof(u));
+  return u;
+}
+template <class F> static void kiln_emu_launch(unsigned grid, unsigned block, F f) {
+  gridDim.x = grid;
+  blockDim.x = block;
+  kiln_emu_block.n = block;
+  for (unsigned w = 0; w < 32; ++w)
+    kiln_emu_warp[w].n = block > 32 * w ? (block - 32 * w < 32 ? block - 32 * w : 32) : 0;
+  for (unsigned b = 0; b < grid; ++b) {
+    blockIdx.x = b;
+    std::vector<std::thread> threads;
+    for (unsigned t = 0; t < block; ++t)
+      threads.emplace_back([=] { threadIdx.x = t; f(); });
+    for (std::thread &th : threads)
+      th.join();
+  }
+}
+)EMU";
+
+/// Prints the cases as CUDA, compiles them for the emulation, runs each
+/// kernel with a grid of at most `maxGrid` blocks and compares its outputs
+/// with the oracle's.
+void checkCases(const std::vector<CudaCase> &cases, unsigned maxGrid = 3) {
+  std::string text;
+  for (const CudaCase &c : cases)
+    text += fusionText(c.name, c.kind, c.inTypes, c.outTypes, c.body);
+  FusionModule m = parseModule(text);
+  REQUIRE(m.module);
+  std::vector<FusionOp> ops = m.fusions();
+  std::vector<CudaKernel> kernels;
+  std::string thunks;
+  for (FusionOp op : ops) {
+    mlir::FailureOr<CudaKernel> k = emitCudaKernel(op);
+    mlir::FailureOr<codegen::Kernel> ir =
+        codegen::lowerFusionToKernelIR(op.getOperation());
+    REQUIRE(mlir::succeeded(k));
+    REQUIRE(mlir::succeeded(ir));
+    kernels.push_back(*k);
+    unsigned grid = std::min(k->grid[0], maxGrid);
+    thunks += "extern \"C\" void kiln_emu_" + k->name +
+              "(void **b) {\n  kiln_emu_launch(" + std::to_string(grid) +
+              ", " + std::to_string(k->block[0]) + ", [=] { " + k->name + "(";
+    for (size_t i = 0; i < ir->buffers.size(); ++i) {
+      const codegen::Buffer &buf = ir->buffers[i];
+      thunks += std::string(i ? ", " : "") + "(" +
+                (buf.isOutput ? "" : "const ") +
+                codegen::storageCType(buf.type) + " *)b[" + std::to_string(i) +
+                "]";
+    }
+    thunks += "); });\n}\n";
+  }
+  std::string source = std::string(kEmulation) +
+                       emitCudaKernelsFile(kernels, "test") + "\n" + thunks;
+  static int counter = 0;
+  std::string dir = "/tmp/kiln-cuda-emu-" + std::to_string(getpid()) + "-" +
+                    std::to_string(counter++);
+  std::system(("mkdir -p " + dir).c_str());
+  std::ofstream(dir + "/kernels.cpp") << source;
+  std::string cmd = std::string(KILN_TEST_CXX) +
+                    " -O1 -std=c++17 -pthread -Wno-unknown-pragmas -shared "
+                    "-fPIC -o " +
+                    dir + "/kernels.so " + dir + "/kernels.cpp > " + dir +
+                    "/log.txt 2>&1";
+  if (std::system(cmd.c_str()) != 0) {
+    std::ifstream log(dir + "/log.txt");
+    FAIL(std::string(std::istreambuf_iterator<char>(log), {}));
+  }
+  void *handle = dlopen((dir + "/kernels.so").c_str(), RTLD_NOW | RTLD_LOCAL);
+  REQUIRE(handle);
+  std::mt19937 rng(7);
+  for (size_t i = 0; i < ops.size(); ++i) {
+    INFO("kernel " << kernels[i].name << "\n" << kernels[i].definition);
+    auto fn = reinterpret_cast<void (*)(void **)>(
+        dlsym(handle, ("kiln_emu_" + kernels[i].name).c_str()));
+    REQUIRE(fn);
+    std::vector<Tensor> inputs;
+    for (mlir::Type t : ops[i].getOperandTypes()) {
+      auto [dtype, shape] = typeOf(t);
+      inputs.push_back(
+          randomTensor(dtype, shape, rng, cases[i].lo, cases[i].hi));
+    }
+    std::vector<Tensor> expected = interpret(ops[i], inputs);
+    std::vector<void *> buffers;
+    std::vector<Tensor> outputs;
+    for (Tensor &t : inputs)
+      buffers.push_back(t.rawData());
+    for (mlir::Type type : ops[i].getResultTypes()) {
+      auto [dtype, shape] = typeOf(type);
+      outputs.push_back(Tensor::empty(dtype, shape));
+      buffers.push_back(outputs.back().rawData());
+    }
+    fn(buffers.data());
+    REQUIRE(expected.size() == outputs.size());
+    for (size_t r = 0; r < outputs.size(); ++r) {
+      Status st = compareTensors(outputs[r], expected[r],
+                                 defaultTolerance(expected[r].dtype()));
+      INFO("result " << r << ": " << st.message());
+      CHECK(st);
+    }
+  }
+  if (!std::getenv("KILN_KEEP_KERNELS"))
+    std::system(("rm -rf " + dir).c_str());
+}
+
+} // namespace
+
+TEST_CASE("emulated CUDA kernels match the reference: pointwise",
+          "[codegen][cuda][emulation]") {
+  checkCases({
+      {"k0_f32_vec",
+       "pointwise",
+       {"tensor<16x64xf32>", "tensor<64xf32>"},
+       {"tensor<16x64xf32>"},
+       R"(
+    %m = kiln.mul %x0, %x1 : (tensor<16x64xf32>, tensor<64xf32>) -> tensor<16x64xf32>
+    %g = kiln.gelu %m {approximate = "none"} : (tensor<16x64xf32>) -> tensor<16x64xf32>
+    kiln.yield %g : tensor<16x64xf32>)"},
+      {"k1_f16_vec",
+       "pointwise",
+       {"tensor<8x32xf16>", "tensor<8x1xf16>"},
+       {"tensor<8x32xf16>", "tensor<8x32xf32>"},
+       R"(
+    %a = kiln.sub %x0, %x1 : (tensor<8x32xf16>, tensor<8x1xf16>) -> tensor<8x32xf16>
+    %e = kiln.exp %a : (tensor<8x32xf16>) -> tensor<8x32xf16>
+    %c = kiln.cast %e {to = f32} : (tensor<8x32xf16>) -> tensor<8x32xf32>
+    kiln.yield %e, %c : tensor<8x32xf16>, tensor<8x32xf32>)",
+       -2.0f,
+       2.0f},
+      {"k2_odd",
+       "pointwise",
+       {"tensor<10x6xf32>", "tensor<f32>"},
+       {"tensor<10x6xf32>"},
+       R"(
+    %a = kiln.add %x0, %x1 : (tensor<10x6xf32>, tensor<f32>) -> tensor<10x6xf32>
+    %t = kiln.tanh %a : (tensor<10x6xf32>) -> tensor<10x6xf32>
+    kiln.yield %t : tensor<10x6xf32>)"},
+      {"k3_transposed",
+       "pointwise",
+       {"tensor<64x32xf32>", "tensor<32x64xf32>"},
+       {"tensor<32x64xf32>"},
+       R"(
+    %t = kiln.transpose %x0 {perm = array<i64: 1, 0>} : (tensor<64x32xf32>) -> tensor<32x64xf32>
+    %a = kiln.add %t, %x1 : (tensor<32x64xf32>, tensor<32x64xf32>) -> tensor<32x64xf32>
+    kiln.yield %a : tensor<32x64xf32>)"},
+      {"k4_int",
+       "pointwise",
+       {"tensor<6x9xi32>", "tensor<9xi32>", "tensor<6x9xi64>"},
+       {"tensor<6x9xi32>", "tensor<6x9xi64>"},
+       R"(
+    %a = kiln.div %x0, %x1 : (tensor<6x9xi32>, tensor<9xi32>) -> tensor<6x9xi32>
+    %b = kiln.mod %x0, %x1 {fmod = 0 : i64} : (tensor<6x9xi32>, tensor<9xi32>) -> tensor<6x9xi32>
+    %d = kiln.mul %a, %b : (tensor<6x9xi32>, tensor<6x9xi32>) -> tensor<6x9xi32>
+    %two = kiln.constant dense<2> : tensor<i64>
+    %p = kiln.pow %x2, %two : (tensor<6x9xi64>, tensor<i64>) -> tensor<6x9xi64>
+    kiln.yield %d, %p : tensor<6x9xi32>, tensor<6x9xi64>)",
+       -20.0f,
+       20.0f},
+  });
+}
+
+TEST_CASE("emulated CUDA kernels match the reference: row reductions",
+          "[codegen][cuda][emulation]") {
+  checkCases({
+      softmax("k0_block", "tensor<5x2048xf32>", "tensor<5x1xf32>"),
+      softmax("k1_warp", "tensor<20x300xf32>", "tensor<20x1xf32>"),
+      softmax("k2_thread", "tensor<40x8xf16>", "tensor<40x1xf16>"),
+      layerNorm("k3_ln_warp", 9, 96, "f32"),
+      layerNorm("k4_ln_block", 3, 1536, "bf16"),
+      {"k5_total",
+       "reduction",
+       {"tensor<100x37xf32>"},
+       {"tensor<f32>", "tensor<f32>"},
+       R"(
+    %axes = kiln.constant dense<> : tensor<0xi64>
+    %s = kiln.reduce_sum %x0, %axes {keepdims = 0 : i64, noop_with_empty_axes = 0 : i64} : (tensor<100x37xf32>, tensor<0xi64>) -> tensor<f32>
+    %m = kiln.reduce_min %x0, %axes {keepdims = 0 : i64, noop_with_empty_axes = 0 : i64} : (tensor<100x37xf32>, tensor<0xi64>) -> tensor<f32>
+    kiln.yield %s, %m : tensor<f32>, tensor<f32>)"},
+      {"k6_int",
+       "reduction",
+       {"tensor<16x50xi32>", "tensor<16x50xi64>"},
+       {"tensor<16x1xi32>", "tensor<16x1xi64>", "tensor<16x1xi32>"},
+       R"(
+    %axes = kiln.constant dense<-1> : tensor<1xi64>
+    %s = kiln.reduce_sum %x0, %axes {keepdims = 1 : i64, noop_with_empty_axes = 0 : i64} : (tensor<16x50xi32>, tensor<1xi64>) -> tensor<16x1xi32>
+    %m = kiln.reduce_max %x1, %axes {keepdims = 1 : i64, noop_with_empty_axes = 0 : i64} : (tensor<16x50xi64>, tensor<1xi64>) -> tensor<16x1xi64>
+    %a = kiln.reduce_mean %x0, %axes {keepdims = 1 : i64, noop_with_empty_axes = 0 : i64} : (tensor<16x50xi32>, tensor<1xi64>) -> tensor<16x1xi32>
+    kiln.yield %s, %m, %a : tensor<16x1xi32>, tensor<16x1xi64>, tensor<16x1xi32>)",
+       -50.0f,
+       50.0f},
+      {"k7_columns",
+       "reduction",
+       {"tensor<20x1024xf32>"},
+       {"tensor<1x1024xf32>", "tensor<1x1024xf32>"},
+       R"(
+    %axes = kiln.constant dense<0> : tensor<1xi64>
+    %s = kiln.reduce_mean %x0, %axes {keepdims = 1 : i64, noop_with_empty_axes = 0 : i64} : (tensor<20x1024xf32>, tensor<1xi64>) -> tensor<1x1024xf32>
+    %p = kiln.reduce_prod %x0, %axes {keepdims = 1 : i64, noop_with_empty_axes = 0 : i64} : (tensor<20x1024xf32>, tensor<1xi64>) -> tensor<1x1024xf32>
+    kiln.yield %s, %p : tensor<1x1024xf32>, tensor<1x1024xf32>)",
+       0.5f,
+       1.5f},
+      {"k8_middle",
+       "reduction",
+       {"tensor<3x70x5xf64>"},
+       {"tensor<3x70x5xf64>"},
+       R"(
+    %axes = kiln.constant dense<[1]> : tensor<1xi64>
+    %m = kiln.reduce_max %x0, %axes {keepdims = 1 : i64, noop_with_empty_axes = 0 : i64} : (tensor<3x70x5xf64>, tensor<1xi64>) -> tensor<3x1x5xf64>
+    %d = kiln.sub %x0, %m : (tensor<3x70x5xf64>, tensor<3x1x5xf64>) -> tensor<3x70x5xf64>
+    kiln.yield %d : tensor<3x70x5xf64>)"},
+  });
+}
