@@ -178,22 +178,42 @@ void checkCases(const std::vector<CudaCase> &cases, unsigned maxGrid = 3) {
           randomTensor(dtype, shape, rng, cases[i].lo, cases[i].hi));
     }
     std::vector<Tensor> expected = interpret(ops[i], inputs);
-    std::vector<void *> buffers;
-    std::vector<Tensor> outputs;
-    for (Tensor &t : inputs)
-      buffers.push_back(t.rawData());
-    for (mlir::Type type : ops[i].getResultTypes()) {
-      auto [dtype, shape] = typeOf(type);
-      outputs.push_back(Tensor::empty(dtype, shape));
-      buffers.push_back(outputs.back().rawData());
-    }
-    fn(buffers.data());
-    REQUIRE(expected.size() == outputs.size());
-    for (size_t r = 0; r < outputs.size(); ++r) {
-      Status st = compareTensors(outputs[r], expected[r],
-                                 defaultTolerance(expected[r].dtype()));
-      INFO("result " << r << ": " << st.message());
-      CHECK(st);
+    // Buffers 64-byte aligned (the vector path), then shifted by one element
+    // (the scalar fallback of the alignment check).
+    for (bool shifted : {false, true}) {
+      INFO((shifted ? "misaligned buffers" : "aligned buffers"));
+      std::vector<std::vector<char>> storage;
+      std::vector<void *> buffers;
+      auto place = [&](const Tensor &t) {
+        size_t bytes = t.numel() * dtypeSize(t.dtype());
+        storage.emplace_back(bytes + 128);
+        uintptr_t base = reinterpret_cast<uintptr_t>(storage.back().data());
+        base = (base + 63) / 64 * 64 + (shifted ? dtypeSize(t.dtype()) : 0);
+        buffers.push_back(reinterpret_cast<void *>(base));
+        return bytes;
+      };
+      for (const Tensor &t : inputs) {
+        Tensor c = t.contiguous();
+        size_t bytes = place(c);
+        std::memcpy(buffers.back(), c.rawData(), bytes);
+      }
+      std::vector<Tensor> outputs;
+      for (mlir::Type type : ops[i].getResultTypes()) {
+        auto [dtype, shape] = typeOf(type);
+        outputs.push_back(Tensor::empty(dtype, shape));
+        place(outputs.back());
+      }
+      fn(buffers.data());
+      REQUIRE(expected.size() == outputs.size());
+      for (size_t r = 0; r < outputs.size(); ++r) {
+        Tensor &o = outputs[r];
+        std::memcpy(o.rawData(), buffers[inputs.size() + r],
+                    o.numel() * dtypeSize(o.dtype()));
+        Status st = compareTensors(o, expected[r],
+                                   defaultTolerance(expected[r].dtype()));
+        INFO("result " << r << ": " << st.message());
+        CHECK(st);
+      }
     }
   }
   if (!std::getenv("KILN_KEEP_KERNELS"))

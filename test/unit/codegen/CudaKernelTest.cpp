@@ -140,9 +140,29 @@ TEST_CASE("pointwise kernels: vector access when the last dim allows it",
   CHECK(contains(ks[2].declaration, "const kiln_f16 *__restrict__ in0"));
   // 12 is not a multiple of 8: bf16 by 4.
   CHECK(contains(ks[3].definition, "kiln_vec<kiln_bf16, 4>"));
+  // Indices fit 32 bits here; the grid covers the domain.
+  CHECK(contains(ks[0].definition, "for (int kiln_i = kiln_gtid;"));
   // The vector accesses are single 128-bit instructions.
   CHECK(contains(binary.ptx, "ld.global.nc.v4.f32"));
   CHECK(contains(binary.ptx, "st.global.v4.f32"));
+}
+
+TEST_CASE("huge domains index in 64 bits and cap the grid",
+          "[codegen][cuda]") {
+  std::string t = "tensor<65536x32768xf32>";
+  std::vector<CudaKernel> ks = printAndCompile(
+      {{"k0_huge",
+        "pointwise",
+        {t},
+        {t},
+        "    %n = kiln.neg %x0 : (" + t + ") -> " + t +
+            "\n    kiln.yield %n : " + t},
+       softmax("k1_rows", "tensor<4194304x512xf32>", "tensor<4194304x1xf32>")});
+  INFO(ks[0].definition);
+  CHECK(contains(ks[0].definition, "for (int64_t kiln_i = kiln_gtid;"));
+  CHECK(ks[0].grid[0] == 65535);
+  CHECK(contains(ks[1].definition, "for (int64_t kiln_row ="));
+  CHECK(ks[1].grid[0] == 65535);
 }
 
 TEST_CASE("broadcasting and transposed views print and compile",
