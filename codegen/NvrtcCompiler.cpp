@@ -189,11 +189,12 @@ mlir::FailureOr<CudaBinary> compileCudaSource(llvm::StringRef source,
 
   std::string archOption = "--gpu-architecture=" + arch.str();
   // 186: "pointless comparison of unsigned integer with zero", from the
-  // prelude's helpers instantiated for unsigned types.
+  // prelude's helpers instantiated for unsigned types. --split-compile=0:
+  // optimize the kernels on all cores.
   const char *options[] = {archOption.c_str(), "-std=c++17",
-                           "--diag-suppress=186"};
+                           "--diag-suppress=186", "--split-compile=0"};
   auto start = std::chrono::steady_clock::now();
-  nvrtcResult compiled = api.compileProgram(program, 3, options);
+  nvrtcResult compiled = api.compileProgram(program, 4, options);
   CudaBinary binary;
   binary.seconds = std::chrono::duration<double>(
                        std::chrono::steady_clock::now() - start)

@@ -9,7 +9,8 @@
 // and its outputs are compared with the region interpreted op by op by the
 // runtime's reference kernels. This checks the mappings' index arithmetic,
 // the group reductions and the row caches; it does not check the device
-// compiler (CudaKernelTest.cpp compiles the same kernels with NVRTC).
+// compiler (CudaKernelTest.cpp compiles the same kernels with NVRTC) nor the
+// device's f16/bf16 conversion instructions (replaced by the host's code).
 //
 //===----------------------------------------------------------------------===//
 
@@ -147,8 +148,20 @@ void checkCases(const std::vector<CudaCase> &cases, unsigned maxGrid = 3) {
     }
     thunks += "); });\n}\n";
   }
-  std::string source = std::string(kEmulation) +
-                       emitCudaKernelsFile(kernels, "test") + "\n" + thunks;
+  // The device's f16/bf16 conversions are PTX instructions: the emulation
+  // uses the host prelude's integer code (the same rounding).
+  std::string cu = emitCudaKernelsFile(kernels, "test");
+  std::string cpp = codegen::kernelPrelude(codegen::PreludeTarget::Cpp);
+  size_t a = cu.find("__device__ __forceinline__ uint16_t kiln_float_to_f16_bits");
+  size_t b = cu.find("struct kiln_f16 {");
+  size_t c = cpp.find("static inline uint16_t kiln_float_to_f16_bits");
+  size_t d = cpp.find("struct kiln_f16 {");
+  REQUIRE(a < b);
+  REQUIRE(c < d);
+  REQUIRE(b != std::string::npos);
+  REQUIRE(d != std::string::npos);
+  cu.replace(a, b - a, cpp.substr(c, d - c));
+  std::string source = std::string(kEmulation) + cu + "\n" + thunks;
   static int counter = 0;
   std::string dir = "/tmp/kiln-cuda-emu-" + std::to_string(getpid()) + "-" +
                     std::to_string(counter++);

@@ -84,6 +84,8 @@ TEST_CASE("the CUDA prelude is device code without standard headers",
   CHECK(!contains(cuda, "KILN_"));
   CHECK(contains(cuda, "__device__ __forceinline__ float kiln_sigmoid"));
   CHECK(contains(cuda, "__float_as_uint"));
+  CHECK(contains(cuda, "cvt.rn.f16.f32"));
+  CHECK(contains(cuda, "cvt.rn.bf16.f32"));
   // The C++ prelude is the one kernels.cpp always had.
   CHECK(cpp == codegen::kernelPrelude());
   CHECK(contains(cpp, "#include <cmath>"));
@@ -533,4 +535,48 @@ TEST_CASE("dump CUDA kernels", "[.dump]") {
   for (const CudaKernel &k : ks)
     std::printf("%s\n", k.definition.c_str());
   std::printf("%s\n", binary.ptx.c_str());
+}
+
+// Hidden ([.bench]): NVRTC's time for kernels.cu files of 1, 10 and 40
+// kernels (softmax, layer norm and pointwise kernels in turn).
+TEST_CASE("NVRTC compile time by kernel count", "[.bench]") {
+  for (int kind = 0; kind < 3; ++kind) {
+    std::vector<CudaCase> one = {
+        kind == 0 ? softmax("k_softmax", "tensor<64x4096xf32>",
+                            "tensor<64x1xf32>")
+        : kind == 1
+            ? layerNorm("k_ln", 64, 768, "f16")
+            : CudaCase{"k_gelu",
+                       "pointwise",
+                       {"tensor<64x3072xf32>"},
+                       {"tensor<64x3072xf32>"},
+                       R"(
+    %g = kiln.gelu %x0 {approximate = "none"} : (tensor<64x3072xf32>) -> tensor<64x3072xf32>
+    kiln.yield %g : tensor<64x3072xf32>)"}};
+    double seconds = 0;
+    printAndCompile(one, &seconds);
+    std::printf("%s: %.3f s\n", one[0].name.c_str(), seconds);
+  }
+  for (int n : {1, 10, 40}) {
+    std::vector<CudaCase> cases;
+    for (int i = 0; i < n; ++i) {
+      std::string id = std::to_string(i);
+      if (i % 3 == 0)
+        cases.push_back(softmax("k" + id + "_softmax", "tensor<64x4096xf32>",
+                                "tensor<64x1xf32>"));
+      else if (i % 3 == 1)
+        cases.push_back(layerNorm("k" + id + "_ln", 64, 768, "f16"));
+      else
+        cases.push_back({"k" + id + "_gelu",
+                         "pointwise",
+                         {"tensor<64x3072xf32>"},
+                         {"tensor<64x3072xf32>"},
+                         R"(
+    %g = kiln.gelu %x0 {approximate = "none"} : (tensor<64x3072xf32>) -> tensor<64x3072xf32>
+    kiln.yield %g : tensor<64x3072xf32>)"});
+    }
+    double seconds = 0;
+    printAndCompile(cases, &seconds);
+    std::printf("%d kernels: %.3f s\n", n, seconds);
+  }
 }
