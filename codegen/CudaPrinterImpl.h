@@ -1,0 +1,202 @@
+//===- CudaPrinterImpl.h - The CUDA printer's internals ---------*- C++ -*-===//
+//
+// This file declares the internals of the CUDA printer shared by its two
+// source files: the mapping constants, the helpers on reductions and index
+// expressions, the row plan and the printer class. CudaPrinter.cpp prints
+// statements, pointwise loops and kernels; CudaRowMapping.cpp maps row
+// reductions to blocks, warps or threads. Not a public header.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_CODEGEN_CUDAPRINTERIMPL_H
+#define KILN_CODEGEN_CUDAPRINTERIMPL_H
+
+#include "codegen/CudaKernel.h"
+#include "codegen/ExprPrinter.h"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace kiln {
+namespace cudaprinter {
+
+using namespace codegen;
+
+
+/// Rows of at least this many elements get a block each.
+constexpr int64_t kBlockRowMin = 1024;
+/// Rows of at most this many elements get a thread each.
+constexpr int64_t kThreadRowMax = 16;
+/// Threads per block of pointwise and thread/warp-per-row mappings.
+constexpr unsigned kDefaultBlock = 256;
+/// The most blocks a grid gets; kernels grid-stride over the rest.
+constexpr int64_t kMaxGrid = 65535;
+/// The most row-cache elements per thread held in registers.
+constexpr int64_t kMaxCachePerThread = 32;
+/// Column reductions get a thread per row from this many rows on ...
+constexpr int64_t kMinColumnRows = 1024;
+/// ... when their row caches hold at most this many elements per thread.
+constexpr int64_t kMaxThreadCache = 64;
+/// The most registers per thread that row caches and re-read loads take.
+constexpr int64_t kMaxRowRegisters = 64;
+/// Float sums of at most this many terms accumulate in f32 (as the C++
+/// printer does).
+constexpr int64_t kMaxFloatSumCount = 65536;
+
+inline int64_t elemSize(ScalarType t) {
+  switch (t) {
+  case ScalarType::F64:
+  case ScalarType::I64:
+    return 8;
+  case ScalarType::F32:
+  case ScalarType::I32:
+    return 4;
+  case ScalarType::F16:
+  case ScalarType::BF16:
+    return 2;
+  default:
+    return 1;
+  }
+}
+
+/// The C type of the accumulator of `r`.
+inline std::string accumulatorType(const Reduction &r) {
+  if (r.kind == ReduceKind::Max || r.kind == ReduceKind::Min)
+    return computeCType(r.type);
+  if (!isFloatType(r.type))
+    return "uint64_t";
+  bool floatSum = (r.kind == ReduceKind::Sum || r.kind == ReduceKind::Mean) &&
+                  computeCType(r.type) == "float" &&
+                  r.count <= kMaxFloatSumCount;
+  return floatSum ? "float" : "double";
+}
+
+inline int64_t accumulatorBytes(const Reduction &r) {
+  std::string t = accumulatorType(r);
+  return t == "float" || t == "int32_t" ? 4
+         : t == "double" || t == "uint64_t" || t == "int64_t" ? 8
+                                                               : 1;
+}
+
+/// The coefficient of loop variable `var` in `e`, or nullopt when `var`
+/// occurs inside a floor-division or modulo atom.
+inline std::optional<int64_t> coefficientOf(const IndexExpr &e, int var) {
+  int64_t coef = 0;
+  for (const IndexExpr::Term &t : e.getTerms()) {
+    if (t.atom.kind == IndexExpr::Atom::Var) {
+      if (t.atom.var == var)
+        coef += t.coef;
+      continue;
+    }
+    std::optional<int64_t> inner = coefficientOf(*t.atom.inner, var);
+    if (!inner || *inner != 0)
+      return std::nullopt;
+    // A div/mod atom without `var` may still contain it deeper.
+    for (const IndexExpr::Term &it : t.atom.inner->getTerms())
+      if (it.atom.kind != IndexExpr::Atom::Var &&
+          !coefficientOf(*it.atom.inner, var))
+        return std::nullopt;
+  }
+  return coef;
+}
+
+/// True when every term of `e` other than `var`'s, and its constant, is a
+/// multiple of `w` (the vector base stays aligned).
+inline bool alignedBesides(const IndexExpr &e, int var, int64_t w) {
+  if (e.getConstant() % w != 0)
+    return false;
+  for (const IndexExpr::Term &t : e.getTerms())
+    if (!(t.atom.kind == IndexExpr::Atom::Var && t.atom.var == var) &&
+        t.coef % w != 0)
+      return false;
+  return true;
+}
+
+/// How the rows of a parallel loop with inner loops map to threads.
+struct RowPlan {
+  enum Mode { Thread, Warp, Block } mode = Thread;
+  int64_t rows = 1;    ///< P: iterations of the parallel loop
+  int64_t rowSize = 1; ///< R: iterations of each inner loop
+  int64_t group = 1;   ///< G: threads per row
+  int64_t perThread = 1; ///< K = ceil(R / G)
+};
+
+class CudaPrinter {
+public:
+  explicit CudaPrinter(const Kernel &k)
+      : k(k), names(k.varNames()), exprs(k.temps.size()),
+        varying(k.temps.size(), false) {}
+
+  CudaKernel print();
+
+private:
+  const Kernel &k;
+  std::vector<std::string> names;
+  std::vector<std::string> exprs; ///< temp id -> C expression
+  std::vector<bool> varying;      ///< vector bodies: temp differs per lane
+  std::string out;
+  int indent = 1;
+  std::string it = "int64_t"; ///< the index type
+  unsigned blockSize = kDefaultBlock;
+  int64_t gridSize = 1;
+  bool usesGlobalId = false;
+  std::vector<std::string> sharedDecls;
+  int64_t sharedBytes = 0;
+  std::vector<std::string> mappings;
+  /// Row mode state: distributed rows index caches by the lane's step.
+  bool distributed = false;
+  RowPlan plan;
+  /// Loops around the statement being printed.
+  int loopDepth = 0;
+  /// Distributed rows: loads that several inner loops make (buffer and
+  /// index) keep the first loop's values in a per-thread array, so the row
+  /// is read from global memory once; loaded once the first loop is done.
+  std::map<std::string, std::string> rowLoads;
+  std::set<std::string> rowLoadsPending, rowLoadsFilled;
+
+  void line(const std::string &s) {
+    out += std::string(indent * 2, ' ') + s + "\n";
+  }
+  void open(const std::string &s) {
+    line(s);
+    ++indent;
+  }
+  void close() {
+    --indent;
+    line("}");
+  }
+  int64_t tripCount(const std::vector<int> &vars) const {
+    int64_t n = 1;
+    for (int v : vars)
+      n *= k.vars[v].extent;
+    return n;
+  }
+  static bool hasInnerLoops(const Stmt &loop) {
+    for (const Stmt &s : loop.body)
+      if (s.kind == Stmt::Kind::Loop)
+        return true;
+    return false;
+  }
+  void decompose(const std::vector<int> &vars, const std::string &lin,
+                 int64_t width);
+  void printStmt(const Stmt &s, bool leaderStores);
+  void printLoopStmt(const Stmt &s);
+  void printPointwise(const Stmt &loop);
+  int64_t vectorWidth(const Stmt &loop) const;
+  void printVectorBody(const Stmt &loop, int64_t w);
+  RowPlan planRows(const Stmt &loop) const;
+  void printRows(const Stmt &loop);
+  void printInner(const Stmt &loop);
+  std::string combine(const Reduction &r, const std::string &acc,
+                      const std::string &v) const;
+  std::string signature() const;
+};
+
+} // namespace cudaprinter
+} // namespace kiln
+
+#endif // KILN_CODEGEN_CUDAPRINTERIMPL_H
