@@ -330,30 +330,33 @@ CudaKernel CudaPrinter::print() {
     largest = std::max(largest, b.numElements());
   it = largest < (int64_t(1) << 30) ? "int" : "int64_t";
 
-  // The block size: the first row loop's mapping decides; small domains
-  // get smaller blocks (whole warps).
+  // The block size: the first row loop's mapping decides (a block per row:
+  // its group size); otherwise whole warps, up to kDefaultBlock threads,
+  // few enough that the grid has kMinBlocks blocks when the work allows.
   int numNests = 0;
-  int64_t largestNest = 1;
+  int64_t threads = 1;
   const Stmt *firstRows = nullptr;
   for (const Stmt &s : k.body)
     if (s.kind == Stmt::Kind::Loop && s.loopKind == Stmt::LoopKind::Parallel) {
       ++numNests;
-      largestNest = std::max(largestNest, tripCount(s.vars));
       if (!firstRows && hasInnerLoops(s))
         firstRows = &s;
+      if (!hasInnerLoops(s))
+        threads = std::max(threads, tripCount(s.vars) / vectorWidth(s));
     }
-  auto warpsFor = [](int64_t threads) {
-    return static_cast<unsigned>(
-        std::min<int64_t>(kDefaultBlock, (threads + 31) / 32 * 32));
+  auto blockFor = [](int64_t threads) {
+    int64_t perBlock = (threads + kMinBlocks - 1) / kMinBlocks;
+    return static_cast<unsigned>(std::clamp<int64_t>(
+        (perBlock + 31) / 32 * 32, 32, kDefaultBlock));
   };
   if (firstRows) {
     RowPlan p = planRows(*firstRows);
     if (p.mode == RowPlan::Block)
       blockSize = static_cast<unsigned>(p.group);
     else if (numNests == 1)
-      blockSize = warpsFor(p.mode == RowPlan::Warp ? 32 * p.rows : p.rows);
+      blockSize = blockFor(p.mode == RowPlan::Warp ? 32 * p.rows : p.rows);
   } else {
-    blockSize = warpsFor(largestNest);
+    blockSize = blockFor(threads);
   }
 
   for (const Stmt &s : k.body)

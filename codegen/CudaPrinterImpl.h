@@ -33,6 +33,9 @@ constexpr int64_t kBlockRowMin = 1024;
 constexpr int64_t kThreadRowMax = 16;
 /// Threads per block of pointwise and thread/warp-per-row mappings.
 constexpr unsigned kDefaultBlock = 256;
+/// Grids aim at this many blocks (about one per SM of an H100/H200) before
+/// blocks grow past one warp.
+constexpr int64_t kMinBlocks = 128;
 /// The most blocks a grid gets; kernels grid-stride over the rest.
 constexpr int64_t kMaxGrid = 65535;
 /// The most row-cache elements per thread held in registers.
