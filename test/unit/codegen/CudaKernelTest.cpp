@@ -53,6 +53,11 @@ std::vector<CudaKernel> printAndCompile(const std::vector<CudaCase> &cases,
   }
   REQUIRE(kernels.size() == cases.size());
   std::string file = emitCudaKernelsFile(kernels, "test");
+  if (!haveNvrtc()) {
+    // Built without the CUDA toolkit, or libnvrtc missing: print only.
+    WARN("NVRTC unavailable: CUDA kernels printed but not compiled");
+    return kernels;
+  }
   mlir::FailureOr<CudaBinary> binary = compileCudaSource(
       file, "kernels.cu", kernels, mlir::UnknownLoc::get(m.ctx.get()));
   if (mlir::failed(binary))
@@ -515,7 +520,7 @@ func.func @f(%a: tensor<4x8xf32>) -> tensor<4x8xf32> {
   INFO(message);
   if (!haveNvrtc()) {
     CHECK(mlir::failed(binary));
-    CHECK(contains(message, "built without NVRTC"));
+    CHECK(contains(message, "cannot compile kernels.cu for CUDA"));
     return;
   }
   CHECK(mlir::failed(binary));
