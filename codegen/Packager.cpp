@@ -280,8 +280,12 @@ LogicalResult writePackage(ModuleOp module, const PackageOptions &options,
                              "toolkit installed)";
   // The instruction-set level the package is compiled for; the manifest
   // records it and kiln::Model refuses a package the CPU cannot run.
+  // A cuda package's host code (the wrapper) is not hot: it is built for
+  // x86-64-v2 unless --cpu-isa says otherwise, so it loads on any GPU host.
   std::string isa = options.cpuIsa;
-  if (isa.empty() || isa == "host")
+  if ((isa.empty() || isa == "host") && cuda)
+    isa = "x86-64-v2";
+  else if (isa.empty() || isa == "host")
     isa = hostCpuIsa();
   else if (isa != "x86-64-v2" && isa != "x86-64-v3" && isa != "x86-64-v4")
     return emitError(loc) << "unknown --cpu-isa '" << isa
@@ -482,12 +486,13 @@ LogicalResult writePackage(ModuleOp module, const PackageOptions &options,
                                     "-fno-tree-slp-vectorize",
                                     "-fno-trapping-math",
                                     "-fno-math-errno",
-                                    "-fopenmp",
                                     "-fPIC",
                                     "-shared",
                                     "-fvisibility=hidden",
                                     "-Wl,-soname,model.so",
                                     "-I" + includeDir};
+  if (!cuda) // kernels.cpp's parallel loops; a cuda model.so has none
+    flags.push_back("-fopenmp");
   std::vector<std::string> argStrings = {cxx};
   argStrings.insert(argStrings.end(), flags.begin(), flags.end());
   if (!cuda)

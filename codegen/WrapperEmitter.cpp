@@ -459,6 +459,15 @@ FailureOr<std::string> emitWrapper(func::FuncOp graph, const MemoryPlan &plan,
       continue;
     }
 
+    // A transpose that cuBLASLt applies while reading, and a matmul
+    // cuBLASLt takes.
+    if (cuda && isFoldedIntoCudaMatmuls(op, buffers)) {
+      steps << "  // Step " << index
+            << ": kiln.transpose folded into the cuBLASLt matmuls that read "
+               "it, ONNX node "
+            << nodeList(nodes) << "\n";
+      continue;
+    }
     // A matmul cuBLASLt takes.
     if (cuda && kind == StepKind::Library &&
         emitCudaMatmulStep(steps, op, index, buffers))

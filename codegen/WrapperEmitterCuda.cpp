@@ -134,25 +134,53 @@ static std::optional<int64_t> batchStride(ArrayRef<int64_t> shape,
   return std::nullopt;
 }
 
-bool emitCudaMatmulStep(llvm::raw_ostream &os, Operation *op, size_t index,
-                        const BufferNames &buffers) {
-  if (op->getName().getStringRef() != "kiln.matmul" ||
-      op->getNumOperands() != 2 || op->getNumResults() != 1)
+/// A kiln.transpose that swaps the last two dims and keeps the others.
+static bool isMatrixTranspose(Operation *op) {
+  if (!op || op->getName().getStringRef() != "kiln.transpose")
     return false;
+  auto perm = op->getAttrOfType<DenseI64ArrayAttr>("perm");
+  int64_t r = perm ? perm.size() : 0;
+  if (r < 2)
+    return false;
+  for (int64_t i = 0; i < r - 2; ++i)
+    if (perm[i] != i)
+      return false;
+  return perm[r - 2] == r - 1 && perm[r - 1] == r - 2;
+}
+
+namespace {
+/// A matmul's cuBLASLt call: operands (read through a matrix transpose when
+/// that is folded into the call), dims, batch strides.
+struct CudaMatmul {
+  Value a, b, d;
+  bool transA = false, transB = false;
+  DType dtype;
+  int64_t batch = 1, m = 0, n = 0, k = 0, strideA = 0, strideB = 0;
+};
+} // namespace
+
+/// The cuBLASLt form of kiln.matmul `op`, when it has one.
+static std::optional<CudaMatmul> cudaMatmulOf(Operation *op,
+                                              const BufferNames &buffers) {
+  if (!op || op->getName().getStringRef() != "kiln.matmul" ||
+      op->getNumOperands() != 2 || op->getNumResults() != 1)
+    return std::nullopt;
+  CudaMatmul mm;
   Value a = op->getOperand(0), b = op->getOperand(1), d = op->getResult(0);
+  mm.a = a, mm.b = b, mm.d = d;
   ValueType ta = valueType(a), tb = valueType(b), td = valueType(d);
   if (ta.dtype != td.dtype || tb.dtype != td.dtype ||
       (td.dtype != DType::F32 && td.dtype != DType::F16 &&
        td.dtype != DType::BF16))
-    return false;
+    return std::nullopt;
   if (ta.shape.size() < 2 || tb.shape.size() < 2 || td.shape.size() < 2 ||
       !buffers.hasBuffer(d))
-    return false;
+    return std::nullopt;
   int64_t m = ta.shape[ta.shape.size() - 2], k = ta.shape.back();
   int64_t n = tb.shape.back();
   if (tb.shape[tb.shape.size() - 2] != k || td.shape.back() != n ||
       td.shape[td.shape.size() - 2] != m || m == 0 || n == 0 || k == 0)
-    return false;
+    return std::nullopt;
   ArrayRef<int64_t> batch = ArrayRef<int64_t>(td.shape).drop_back(2);
   int64_t batchCount = 1;
   for (int64_t x : batch)
@@ -160,21 +188,53 @@ bool emitCudaMatmulStep(llvm::raw_ostream &os, Operation *op, size_t index,
   std::optional<int64_t> strideA = batchStride(ta.shape, batch, m * k);
   std::optional<int64_t> strideB = batchStride(tb.shape, batch, k * n);
   if (!strideA || !strideB || batchCount == 0)
+    return std::nullopt;
+  // An operand that is a matrix transpose is read in place, transposed by
+  // cuBLASLt (Linear layers export as MatMul(x, Transpose(W))).
+  if (isMatrixTranspose(a.getDefiningOp()))
+    mm.a = a.getDefiningOp()->getOperand(0), mm.transA = true;
+  if (isMatrixTranspose(b.getDefiningOp()))
+    mm.b = b.getDefiningOp()->getOperand(0), mm.transB = true;
+  mm.dtype = td.dtype;
+  mm.batch = batchCount, mm.m = m, mm.n = n, mm.k = k;
+  mm.strideA = *strideA, mm.strideB = *strideB;
+  return mm;
+}
+
+bool isFoldedIntoCudaMatmuls(Operation *op, const BufferNames &buffers) {
+  if (!isMatrixTranspose(op) || op->use_empty())
+    return false;
+  return llvm::all_of(op->getUsers(), [&](Operation *user) {
+    std::optional<CudaMatmul> mm = cudaMatmulOf(user, buffers);
+    return mm && ((mm->transA && mm->a == op->getOperand(0) &&
+                   user->getOperand(0) == op->getResult(0)) ||
+                  (mm->transB && mm->b == op->getOperand(0) &&
+                   user->getOperand(1) == op->getResult(0))) &&
+           user->getOperand(0) != user->getOperand(1);
+  });
+}
+
+bool emitCudaMatmulStep(llvm::raw_ostream &os, Operation *op, size_t index,
+                        const BufferNames &buffers) {
+  std::optional<CudaMatmul> mm = cudaMatmulOf(op, buffers);
+  if (!mm)
     return false;
 
   std::vector<std::string> nodes = sourceNodeNames(op);
   std::string node = nodes.empty() ? "matmul" : nodes.front();
   os << "  // Step " << index << ": kiln.matmul (cuBLASLt), ONNX node '"
-     << commentSafe(node) << "': " << batchCount << " x [" << m << ", " << k
-     << "] x [" << k << ", " << n << "]\n";
-  os << "  if (kiln_cuda_matmul(" << static_cast<int>(td.dtype) << ", "
-     << batchCount << ", " << m << ", " << n << ", " << k << ",\n"
-     << "                       " << buffers.pointer(a) << ", " << *strideA
-     << ", 0, // " << buffers.describe(a) << "\n"
-     << "                       " << buffers.pointer(b) << ", " << *strideB
-     << ", 0, // " << buffers.describe(b) << "\n"
-     << "                       " << buffers.pointer(d) << ", " << m * n
-     << ", // " << buffers.describe(d) << "\n"
+     << commentSafe(node) << "': " << mm->batch << " x [" << mm->m << ", "
+     << mm->k << "] x [" << mm->k << ", " << mm->n << "]\n";
+  os << "  if (kiln_cuda_matmul(" << static_cast<int>(mm->dtype) << ", "
+     << mm->batch << ", " << mm->m << ", " << mm->n << ", " << mm->k << ",\n"
+     << "                       " << buffers.pointer(mm->a) << ", "
+     << mm->strideA << ", " << mm->transA << ", // "
+     << buffers.describe(mm->a) << (mm->transA ? ", transposed" : "") << "\n"
+     << "                       " << buffers.pointer(mm->b) << ", "
+     << mm->strideB << ", " << mm->transB << ", // "
+     << buffers.describe(mm->b) << (mm->transB ? ", transposed" : "") << "\n"
+     << "                       " << buffers.pointer(mm->d) << ", "
+     << mm->m * mm->n << ", // " << buffers.describe(mm->d) << "\n"
      << "                       nullptr, 0, nullptr, 0, stream, err, "
         "errlen))\n"
      << "    return fail(err, errlen, std::string(\"node '\") + "

@@ -111,6 +111,11 @@ void emitCudaKernelStep(llvm::raw_ostream &os, mlir::Operation *op,
 bool emitCudaMatmulStep(llvm::raw_ostream &os, mlir::Operation *op,
                         size_t index, const BufferNames &buffers);
 
+/// True for a kiln.transpose of the last two dims whose every user is a
+/// cuBLASLt matmul that reads its input transposed instead (the wrapper
+/// then emits no step for it).
+bool isFoldedIntoCudaMatmuls(mlir::Operation *op, const BufferNames &buffers);
+
 /// Emits a reference kernel run on the host: operands copied from the
 /// device, results copied back (attributes prebuilt as m->attrs[attrIndex]).
 void emitCudaHostStep(llvm::raw_ostream &os, mlir::Operation *op,

@@ -17,7 +17,11 @@
 //     group: x reshaped to [N, G, C/G * spatial] and back), then the
 //     per-channel scale and bias;
 //   * gelu: the erf form 0.5 * x * (1 + erf(x / sqrt(2))) and the tanh form
-//     0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3))).
+//     0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3)));
+//   * split (any dtype): one slice per result (views fuse into kernels).
+// A composite of f16/bf16 operands is computed as the reference does: its
+// half operands are cast to f32, the f32 composite is decomposed, and each
+// result is cast back once (one rounding, not one per step).
 // Afterwards the sub-expressions whose operands are all constants (e.g.
 // batch_norm's scale / sqrt(var + eps) for a trained model) are folded with
 // the runtime's kernels (ConstantEvaluator.h).
@@ -25,8 +29,7 @@
 // pooling, gather, ...), hardmax, the elementwise activations the kernel
 // generator supports directly (hard_sigmoid, hard_swish, softplus, mish,
 // selu, celu, elu, leaky_relu, prelu, swish, softsign, thresholded_relu),
-// f16/bf16 operands (the reference computes their statistics in f32 and
-// rounds once; a decomposition would round every step), dynamic or empty
+// dynamic or empty
 // shapes, parameters of unexpected shape or dtype, ops inside kiln.fusion
 // regions. A decomposition produces exactly the replaced results' types.
 //
@@ -185,13 +188,78 @@ struct DecomposePattern : public RewritePattern {
 
   LogicalResult matchAndRewrite(Operation *op,
                                 PatternRewriter &rewriter) const final {
-    RankedTensorType type = decomposableType(op);
-    if (!type || isInsideFusion(op))
+    if (isInsideFusion(op))
       return failure();
-    return decompose(op, type, rewriter);
+    if (anyDtype()) {
+      auto type = dyn_cast<RankedTensorType>(op->getOperand(0).getType());
+      if (!type || !type.hasStaticShape())
+        return failure();
+      return decompose(op, type, rewriter);
+    }
+    if (RankedTensorType type = decomposableType(op))
+      return decompose(op, type, rewriter);
+    return decomposeInF32(op, rewriter);
   }
   virtual LogicalResult decompose(Operation *op, RankedTensorType type,
                                   PatternRewriter &rewriter) const = 0;
+  /// True for decompositions that only move data (any dtype).
+  virtual bool anyDtype() const { return false; }
+
+private:
+  /// f16/bf16: cast the half operands to f32, decompose the f32 op, cast the
+  /// results back to their types. The f32 op replaces `op` first, so the
+  /// decomposition (which replaces the f32 op) reaches `op`'s users; if it
+  /// does not apply, the f32 op stays (same results, one rounding).
+  LogicalResult decomposeInF32(Operation *op, PatternRewriter &rewriter) const {
+    auto type = dyn_cast<RankedTensorType>(op->getOperand(0).getType());
+    if (!type || !type.hasStaticShape() || type.getNumElements() == 0 ||
+        !(type.getElementType().isF16() || type.getElementType().isBF16()))
+      return failure();
+    Type half = type.getElementType();
+    rewriter.setInsertionPoint(op);
+    SmallVector<Operation *> created;
+    auto castTo = [&](Value v, Type to) -> Value {
+      FailureOr<Operation *> c =
+          buildKilnOp(rewriter, op->getLoc(), "kiln.cast", {v},
+                      {rewriter.getNamedAttr("to", TypeAttr::get(to))});
+      if (failed(c))
+        return Value();
+      created.push_back(*c);
+      return (*c)->getResult(0);
+    };
+    auto undo = [&]() {
+      for (Operation *o : llvm::reverse(created))
+        rewriter.eraseOp(o);
+      return failure();
+    };
+    SmallVector<Value> operands;
+    for (Value v : op->getOperands()) {
+      bool isHalf = cast<ShapedType>(v.getType()).getElementType() == half;
+      operands.push_back(isHalf ? castTo(v, rewriter.getF32Type()) : v);
+      if (!operands.back())
+        return undo();
+    }
+    FailureOr<Operation *> wide =
+        buildKilnOp(rewriter, op->getLoc(), op->getName().getStringRef(),
+                    operands, op->getAttrs());
+    if (failed(wide) || (*wide)->getNumResults() != op->getNumResults())
+      return undo();
+    created.push_back(*wide);
+    SmallVector<Value> results;
+    for (auto [r, w] : llvm::zip(op->getResults(), (*wide)->getResults())) {
+      Type want = cast<ShapedType>(r.getType()).getElementType();
+      Value v = cast<ShapedType>(w.getType()).getElementType() == want
+                    ? Value(w)
+                    : castTo(w, want);
+      if (!v || v.getType() != r.getType())
+        return undo();
+      results.push_back(v);
+    }
+    rewriter.replaceOp(op, results);
+    if (RankedTensorType wideType = decomposableType(*wide))
+      (void)decompose(*wide, wideType, rewriter);
+    return success();
+  }
 };
 
 struct DecomposeSoftmax : public DecomposePattern {
@@ -304,6 +372,33 @@ struct DecomposeGroupNorm : public DecomposePattern {
   }
 };
 
+/// split(x, sizes, axis) -> one slice per result: slices are views, which
+/// fuse into their consumers' kernels as index arithmetic.
+struct DecomposeSplit : public DecomposePattern {
+  using DecomposePattern::DecomposePattern;
+  bool anyDtype() const override { return true; }
+  LogicalResult decompose(Operation *op, RankedTensorType type,
+                          PatternRewriter &rewriter) const override {
+    int64_t axis = intAttr(op, "axis");
+    if (axis < 0 || axis >= type.getRank())
+      return failure();
+    Emitter e(rewriter, op);
+    SmallVector<Value> slices;
+    int64_t offset = 0;
+    for (Value r : op->getResults()) {
+      auto rt = dyn_cast<RankedTensorType>(r.getType());
+      if (!rt || !rt.hasStaticShape())
+        return e.finish(op, {});
+      int64_t size = rt.getDimSize(axis);
+      slices.push_back(e.op("kiln.slice", {op->getOperand(0), e.i64s({offset}),
+                                           e.i64s({offset + size}),
+                                           e.i64s({axis}), e.i64s({1})}));
+      offset += size;
+    }
+    return e.finish(op, slices);
+  }
+};
+
 struct DecomposeGelu : public DecomposePattern {
   using DecomposePattern::DecomposePattern;
   LogicalResult decompose(Operation *op, RankedTensorType type,
@@ -358,6 +453,7 @@ struct DecomposePass
         new DecomposeGroupNorm("kiln.instance_norm", ctx));
     add("kiln.group_norm", new DecomposeGroupNorm("kiln.group_norm", ctx));
     add("kiln.gelu", new DecomposeGelu("kiln.gelu", ctx));
+    add("kiln.split", new DecomposeSplit("kiln.split", ctx));
 
     // Each composite once, in program order; nothing else is touched.
     SmallVector<Operation *> composites;

@@ -82,6 +82,13 @@ private:
   std::vector<std::unique_ptr<Group>> groups;
 };
 
+/// A view that moves data: its result is not the operand's bytes read in
+/// order (transpose, slice, expand), so it needs a kernel (a copy with
+/// index arithmetic) unless it fuses into one.
+static bool isDataMovingView(Operation *op) {
+  return isa<TransposeOp, SliceOp, ExpandOp>(op);
+}
+
 void Grouping::run() {
   for (Operation &op : block) {
     if (isa<ConstantOp>(op) || !canEnterRegion(&op))
@@ -179,7 +186,8 @@ bool Grouping::createsCycle(Group *a, Group *b) {
 void Grouping::materialize() {
   for (std::unique_ptr<Group> &g : groups)
     if (llvm::any_of(g->ops, [](Operation *op) {
-          return FusionOp::isElementwiseOp(op) || FusionOp::isReductionOp(op);
+          return FusionOp::isElementwiseOp(op) ||
+                 FusionOp::isReductionOp(op) || isDataMovingView(op);
         }))
       materialize(*g);
 }
@@ -302,6 +310,12 @@ std::string kernelSuffix(FusionOp fusion) {
   if (!chosen)
     for (Operation &op : fusion.getBody().without_terminator())
       if (FusionOp::isElementwiseOp(&op)) {
+        chosen = &op;
+        break;
+      }
+  if (!chosen) // a copy kernel of views: named after its first view
+    for (Operation &op : fusion.getBody().without_terminator())
+      if (isDataMovingView(&op)) {
         chosen = &op;
         break;
       }

@@ -34,6 +34,7 @@
 #include "kiln/runtime/Executor.h"
 #include "kiln/runtime/Model.h"
 #include "kiln/runtime/TensorCompare.h"
+#include "kiln/runtime/TensorIO.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -142,8 +143,47 @@ CaseResult runDataSets(
   return {Outcome::Passed, ""};
 }
 
-/// Runs one case in this process.
-CaseResult runCase(const fs::path &dir, Mode mode) {
+/// Writes each test_data_set_K of `dir` as `into`/setK/{input,expected}_I.npy
+/// plus `into`/setK/args, the kiln-runner arguments that run and check it
+/// (`--input NAME=setK/input_I.npy ... --expect NAME=setK/expected_I.npy`,
+/// relative to `into`).
+std::string dumpDataSets(const fs::path &dir,
+                         const std::vector<std::string> &inputNames,
+                         const std::vector<std::string> &outputNames,
+                         const fs::path &into) {
+  for (int k = 0;; ++k) {
+    fs::path set = dir / ("test_data_set_" + std::to_string(k));
+    if (!fs::is_directory(set))
+      return k == 0 ? "no test_data_set_* folder" : "";
+    std::string setName = "set" + std::to_string(k);
+    fs::create_directories(into / setName);
+    std::string args;
+    for (int out = 0; out < 2; ++out) {
+      const char *kind = out ? "output_" : "input_";
+      const std::vector<std::string> &names = out ? outputNames : inputNames;
+      for (size_t i = 0;; ++i) {
+        fs::path p = set / (kind + std::to_string(i) + ".pb");
+        if (!fs::exists(p))
+          break;
+        Expected<Tensor> t = readTensorProtoFile(p.string());
+        if (!t || i >= names.size())
+          return "data set " + p.string() + ": unreadable or extra";
+        std::string file = setName + "/" + (out ? "expected_" : "input_") +
+                           std::to_string(i) + ".npy";
+        Status w = writeNpy((into / file).string(), *t);
+        if (!w)
+          return w.message();
+        args += std::string(out ? "--expect " : "--input ") + names[i] + "=" +
+                file + "\n";
+      }
+    }
+    std::ofstream(into / setName / "args") << args;
+  }
+}
+
+/// Runs one case in this process. `keepDir`: compile-cuda keeps the package
+/// and the data sets there (for scripts/gpu/, which runs them on the GPU).
+CaseResult runCase(const fs::path &dir, Mode mode, const std::string &keepDir) {
   mlir::MLIRContext context;
   context.disableMultithreading();
   auto module = traceOnnxFile(context, (dir / "model.onnx").string());
@@ -173,6 +213,13 @@ CaseResult runCase(const fs::path &dir, Mode mode) {
   fs::create_directories(work);
   CompileOptions options;
   options.outputDir = (work / "package").string();
+  fs::path keep;
+  if (mode == Mode::CompileCuda && !keepDir.empty()) {
+    keep = fs::path(keepDir) / dir.filename();
+    fs::remove_all(keep);
+    fs::create_directories(keep);
+    options.outputDir = (keep / "package").string();
+  }
   options.modelPath = (dir / "model.onnx").string();
   options.target = mode == Mode::CompiledCpu ? "cpu" : "cuda";
   std::string diagnostics;
@@ -187,6 +234,8 @@ CaseResult runCase(const fs::path &dir, Mode mode) {
   if (mlir::failed(compiled)) {
     std::error_code ec;
     fs::remove_all(work, ec);
+    if (!keep.empty())
+      fs::remove_all(keep, ec);
     return {isUnsupportedMessage(diagnostics) ? Outcome::Unsupported
                                               : Outcome::Failed,
             "compile: " + diagnostics};
@@ -198,6 +247,14 @@ CaseResult runCase(const fs::path &dir, Mode mode) {
                    summary.kernels == 0;
     result = written ? CaseResult{Outcome::Passed, ""}
                      : CaseResult{Outcome::Failed, "no kernels.cubin written"};
+    if (written && !keep.empty()) {
+      std::vector<std::string> outputNames;
+      for (const ValueSignature &sig : program->outputs)
+        outputNames.push_back(sig.name);
+      std::string error = dumpDataSets(dir, inputNames, outputNames, keep);
+      if (!error.empty())
+        result = {Outcome::Failed, "keep: " + error};
+    }
   } else {
     Expected<Model> model = Model::load(options.outputDir);
     if (!model) {
@@ -229,7 +286,8 @@ struct Child {
   std::string name;
 };
 
-Child startCase(const fs::path &dir, Mode mode, int timeoutSeconds) {
+Child startCase(const fs::path &dir, Mode mode, int timeoutSeconds,
+                const std::string &keepDir) {
   int fds[2];
   if (pipe(fds) != 0) {
     perror("pipe");
@@ -239,7 +297,7 @@ Child startCase(const fs::path &dir, Mode mode, int timeoutSeconds) {
   if (pid == 0) {
     close(fds[0]);
     alarm(timeoutSeconds);
-    CaseResult r = runCase(dir, mode);
+    CaseResult r = runCase(dir, mode, keepDir);
     std::string payload = std::string(1, char(r.outcome)) + r.message;
     size_t off = 0;
     while (off < payload.size()) {
@@ -292,6 +350,7 @@ int main(int argc, char **argv) {
   CLI::App app{"Runs the ONNX backend node tests through Kiln and checks the "
                "passes against a list of expected passes."};
   std::string nodeDir, expectedFile, reportFile, filter, mode = "reference";
+  std::string keepDir;
   bool update = false, verbose = false;
   int jobs = 2, timeout = 120;
   app.add_option("--node-dir", nodeDir,
@@ -312,6 +371,9 @@ int main(int argc, char **argv) {
   app.add_option("--report", reportFile,
                  "Write every case's outcome and message to this file");
   app.add_option("--filter", filter, "Run only cases whose name contains this");
+  app.add_option("--keep-packages", keepDir,
+                 "compile-cuda: keep each case's package and its data sets "
+                 "(as .npy, with kiln-runner arguments) in DIR/CASE/");
   app.add_option("-j,--jobs", jobs, "Cases run at once");
   app.add_option("--timeout", timeout, "Seconds allowed per case");
   app.add_flag("-v,--verbose", verbose, "Print every case");
@@ -347,7 +409,8 @@ int main(int argc, char **argv) {
   };
   while (next < cases.size() || !running.empty()) {
     while (next < cases.size() && running.size() < size_t(std::max(jobs, 1)))
-      running.push_back(startCase(cases[next++], parseMode(mode), timeout));
+      running.push_back(
+          startCase(cases[next++], parseMode(mode), timeout, keepDir));
     reap(0);
   }
 

@@ -54,14 +54,34 @@ func.func @layer_norm(%arg0: tensor<2x3x4xf32>, %arg1: tensor<3x4xf32>, %arg2: t
 
 // -----
 
-// f16 (statistics in f32 in the reference) and dynamic shapes stay.
-// CHECK-LABEL: func.func @kept
-// CHECK: kiln.layer_norm
+// f16 is computed in f32 (as the reference computes its statistics) and
+// rounded once; the f32 statistics results need no cast. Dynamic shapes stay.
+// CHECK-LABEL: func.func @half_and_dynamic
+// CHECK: %[[X:.*]] = kiln.cast %arg0 {to = f32} : (tensor<2x4xf16>) -> tensor<2x4xf32>
+// CHECK: kiln.reduce_mean %[[X]]
+// CHECK: %[[Y:.*]] = kiln.add {{.*}} -> tensor<2x4xf32>
+// CHECK-NEXT: %[[H:.*]] = kiln.cast %[[Y]] {to = f16} : (tensor<2x4xf32>) -> tensor<2x4xf16>
+// CHECK-NOT: kiln.layer_norm
 // CHECK: kiln.softmax
-func.func @kept(%arg0: tensor<2x4xf16>, %arg1: tensor<4xf16>, %arg2: tensor<?x4xf32>) -> (tensor<2x4xf16>, tensor<?x4xf32>) {
+// CHECK: return %[[H]]
+func.func @half_and_dynamic(%arg0: tensor<2x4xf16>, %arg1: tensor<4xf16>, %arg2: tensor<?x4xf32>) -> (tensor<2x4xf16>, tensor<?x4xf32>) {
   %y, %mean, %inv = kiln.layer_norm %arg0, %arg1, %arg1 {axis = 1 : i64, epsilon = 9.99999974E-6 : f32} : (tensor<2x4xf16>, tensor<4xf16>, tensor<4xf16>) -> (tensor<2x4xf16>, tensor<2x1xf32>, tensor<2x1xf32>)
   %s = kiln.softmax %arg2 {axis = 1 : i64} : (tensor<?x4xf32>) -> tensor<?x4xf32>
   return %y, %s : tensor<2x4xf16>, tensor<?x4xf32>
+}
+
+// -----
+
+// split: one slice per result (any dtype).
+// CHECK-LABEL: func.func @split
+// CHECK: %[[A:.*]] = kiln.slice %arg0, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : {{.*}} -> tensor<3x2xi64>
+// CHECK: %[[B:.*]] = kiln.slice %arg0, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : {{.*}} -> tensor<3x4xi64>
+// CHECK-NOT: kiln.split
+// CHECK: return %[[A]], %[[B]]
+func.func @split(%arg0: tensor<3x6xi64>) -> (tensor<3x2xi64>, tensor<3x4xi64>) {
+  %s = kiln.constant dense<[2, 4]> : tensor<2xi64>
+  %a, %b = kiln.split %arg0, %s {axis = 1 : i64} : (tensor<3x6xi64>, tensor<2xi64>) -> (tensor<3x2xi64>, tensor<3x4xi64>)
+  return %a, %b : tensor<3x2xi64>, tensor<3x4xi64>
 }
 
 // -----

@@ -1,8 +1,9 @@
 // kiln-fuse: views (reshape, transpose, expand, squeeze, unsqueeze,
 // flatten, slice) with constant parameters fuse as index arithmetic; their
 // parameter constants are cloned into the region. A view with users outside
-// the region stays outside (an alias, not a copy); views alone are no
-// kernel.
+// the region stays outside; views that only reinterpret (reshape, flatten,
+// squeeze, unsqueeze) alone are no kernel, while a group with a view that
+// moves data (transpose, slice, expand) is one copy kernel named after it.
 
 // RUN: kiln-opt %s -kiln-fuse -split-input-file | FileCheck %s
 
@@ -83,4 +84,23 @@ func.func @dynamic_param(%x: tensor<6xf32>, %s: tensor<2xi64>) -> tensor<2x3xf32
   %0 = kiln.reshape %x, %s {allowzero = 0 : i64} : (tensor<6xf32>, tensor<2xi64>) -> tensor<2x3xf32>
   %1 = kiln.neg %0 : (tensor<2x3xf32>) -> tensor<2x3xf32>
   return %1 : tensor<2x3xf32>
+}
+
+// -----
+
+// Views alone: reshape + transpose is one copy kernel (named after the
+// transpose); a lone reshape is no kernel.
+
+// CHECK-LABEL: func.func @copy_kernel(
+// CHECK: kiln.fusion "k0_transpose" ins(%arg0 : tensor<2x8xf32>) kind("pointwise")
+// CHECK:   kiln.reshape
+// CHECK:   kiln.transpose
+// CHECK: kiln.reshape %arg1
+// CHECK-NOT: kiln.fusion
+func.func @copy_kernel(%x: tensor<2x8xf32>, %y: tensor<16xf32>) -> (tensor<4x4xf32>, tensor<4x4xf32>) {
+  %s = kiln.constant dense<[4, 4]> : tensor<2xi64>
+  %0 = kiln.reshape %x, %s {allowzero = 0 : i64} : (tensor<2x8xf32>, tensor<2xi64>) -> tensor<4x4xf32>
+  %1 = kiln.transpose %0 {perm = array<i64: 1, 0>} : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  %2 = kiln.reshape %y, %s {allowzero = 0 : i64} : (tensor<16xf32>, tensor<2xi64>) -> tensor<4x4xf32>
+  return %1, %2 : tensor<4x4xf32>, tensor<4x4xf32>
 }

@@ -1,0 +1,161 @@
+"""Kiln vs PyTorch eager and torch.compile on the GPU, side by side in one run.
+
+Runs on the GPU machine from the gpu-pack/ folder of scripts/gpu/pack.sh
+(gpu-pack/run.sh calls it). For each benchmark model of models.py it:
+  1. regenerates the weights with `models.py export` (the ONNX graph Kiln
+     compiled references them as external data, bound at load time);
+  2. runs PyTorch eager (float32, TF32 off) on the model's inputs and checks
+     Kiln's outputs (kiln-runner) against it;
+  3. times Kiln's package (kiln-runner --iterations) next to
+     `models.py baseline` (eager and torch.compile), and, for the
+     memory-bound models, compares Kiln's bandwidth (bytes read + written /
+     time) with a device-to-device copy measured in the same run;
+and prints one table of medians and ratios (and JSON lines to --json).
+"""
+import argparse, json, os, subprocess, sys, tempfile
+
+import numpy as np
+
+MEMORY_BOUND = {"ln_gelu", "softmax"}
+MODELS = ["softmax", "ln_gelu", "mlp", "gpt2_block", "resnet50"]
+# Packages NAME-bf16 (pack.sh) exist for these.
+BF16_MODELS = {"softmax", "ln_gelu", "mlp"}
+# Output tolerances against PyTorch eager (rtol, atol).
+TOLERANCE = {"float32": (1e-3, 1e-4), "bfloat16": (1.6e-2, 2e-2)}
+
+
+def run(cmd, **kw):
+    return subprocess.run(cmd, check=True, text=True, capture_output=True, **kw)
+
+
+def copy_bandwidth_gbs(torch):
+    """Device-to-device copy of 1 GiB: (bytes read + written) / median time."""
+    n = 1 << 30
+    x = torch.empty(n // 4, dtype=torch.float32, device="cuda")
+    y = torch.empty_like(x)
+    times = []
+    for i in range(25):
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        y.copy_(x)
+        e.record()
+        torch.cuda.synchronize()
+        if i >= 5:
+            times.append(s.elapsed_time(e))
+    ms = sorted(times)[len(times) // 2]
+    del x, y
+    return 2 * n / (ms * 1e-3) / 1e9
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--pack", required=True, help="the gpu-pack folder")
+    ap.add_argument("--models", nargs="*", default=MODELS)
+    ap.add_argument("--iterations", type=int, default=20)
+    ap.add_argument("--json", help="append one JSON line per model here")
+    args = ap.parse_args()
+
+    sys.path.insert(0, args.pack)
+    import torch
+    import onnx
+    import models  # the pack's copy of ../shared/bench/models.py
+
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    runner = os.path.join(args.pack, "bin", "kiln-runner")
+    work = tempfile.mkdtemp(prefix="kiln-gpu-bench-")
+    onnx_dir = os.path.join(work, "onnx")
+    copy_gbs = copy_bandwidth_gbs(torch)
+    print(f"device: {torch.cuda.get_device_name()}, torch {torch.__version__}, "
+          f"copy bandwidth {copy_gbs:.0f} GB/s (read + written)", flush=True)
+
+    rows = []
+    runs = [(n, "float32") for n in args.models] + [
+        (n, "bfloat16") for n in args.models if n in BF16_MODELS]
+    exported = set()
+    for name, dtype in runs:
+        pkg = os.path.join(args.pack, "packages", name + ("-bf16" if dtype == "bfloat16" else ""))
+        row = {"model": name, "dtype": dtype}
+        dt = getattr(torch, dtype)
+        try:
+            # 1. Weights, inputs and PyTorch's outputs.
+            if name not in exported:
+                run([sys.executable, os.path.join(args.pack, "models.py"), "export", onnx_dir, name])
+                exported.add(name)
+            graph = onnx.load(os.path.join(onnx_dir, name + ".onnx"), load_external_data=False)
+            inits = {t.name for t in graph.graph.initializer}
+            in_names = [i.name for i in graph.graph.input if i.name not in inits]
+            out_names = [o.name for o in graph.graph.output]
+            model, inputs = models.build(name)
+            # Both sides see the same (rounded) values; npy holds them as f32.
+            inputs = tuple(i.to(dt).float() for i in inputs)
+            model = model.cuda().to(dt).eval()
+            with torch.no_grad():
+                ref = model(*[i.cuda().to(dt) for i in inputs])
+            refs = ref if isinstance(ref, (tuple, list)) else (ref,)
+            case = os.path.join(work, name)
+            os.makedirs(os.path.join(case, "out"), exist_ok=True)
+            flags = ["--weights-dir", onnx_dir]
+            for n, t in zip(in_names, inputs):
+                path = os.path.join(case, n + ".npy")
+                np.save(path, t.numpy())
+                flags += ["--input", f"{n}={path}"]
+            # 2. Kiln's outputs (one run), then its timing.
+            run([runner, pkg, *flags, "--output-dir", os.path.join(case, "out")])
+            worst = 0.0
+            ok = True
+            for n, r in zip(out_names, refs):
+                got = np.load(os.path.join(case, "out", "".join(c if c.isalnum() or c == "_" else "_" for c in n) + ".npy"))
+                want = r.float().cpu().numpy()
+                worst = max(worst, float(np.max(np.abs(got - want))))
+                rtol, atol = TOLERANCE[dtype]
+                ok &= bool(np.allclose(got, want, rtol=rtol, atol=atol))
+            row["max_abs_diff"] = worst
+            row["matches_pytorch"] = ok
+            timing = json.loads(run([runner, pkg, *flags, "--iterations", str(args.iterations)]).stdout.strip().splitlines()[-1])
+            row["kiln_ms"] = timing["median_ms"]
+            # 3. PyTorch eager and torch.compile, same process tree, same GPU.
+            base = run([sys.executable, os.path.join(args.pack, "models.py"), "baseline", name, "--dtype", dtype])
+            for line in base.stdout.splitlines():
+                if line.startswith("{"):
+                    rec = json.loads(line)
+                    row[rec["mode"] + "_ms"] = rec["median_ms"]
+                    row[rec["mode"] + "_first_call_s"] = rec["first_call_s"]
+            manifest = json.load(open(os.path.join(pkg, "manifest.json")))
+            times = manifest.get("compile_times_s", {})
+            row["kiln_passes_s"] = round(times.get("kiln_passes", 0) + times.get("codegen", 0), 3)
+            row["nvrtc_s"] = round(times.get("nvrtc", 0), 3)
+            row["kernels"] = manifest["counts"]
+            if name in MEMORY_BOUND:
+                size = 2 if dtype == "bfloat16" else 4
+                nbytes = sum(t.numel() * size for t in inputs) + sum(r.numel() * size for r in refs)
+                row["kiln_gbs"] = nbytes / (row["kiln_ms"] * 1e-3) / 1e9
+                row["copy_fraction"] = row["kiln_gbs"] / copy_gbs
+        except subprocess.CalledProcessError as e:
+            row["error"] = (e.stderr or e.stdout or str(e)).strip()[-400:]
+        except Exception as e:  # a model's failure must not hide the others'
+            row["error"] = f"{type(e).__name__}: {e}"
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+        if args.json:
+            with open(args.json, "a") as f:
+                f.write(json.dumps(row) + "\n")
+
+    print()
+    print("| model | dtype | Kiln ms | eager ms | compile ms | Kiln/eager | Kiln/compile | "
+          "copy BW % | matches | Kiln passes s | NVRTC s | torch.compile 1st call s |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|")
+    for r in rows:
+        if "error" in r:
+            print(f"| {r['model']} | {r['dtype']} | error: {r['error'][:120]} |")
+            continue
+        k, e, c = r["kiln_ms"], r.get("torch_eager_ms"), r.get("torch_compile_ms")
+        bw = f"{100 * r['copy_fraction']:.0f}" if "copy_fraction" in r else "-"
+        print(f"| {r['model']} | {r['dtype']} | {k:.3f} | {e:.3f} | {c:.3f} | {k / e:.2f} | "
+              f"{k / c:.2f} | {bw} | {'yes' if r['matches_pytorch'] else 'NO (max diff %.2g)' % r['max_abs_diff']} | "
+              f"{r['kiln_passes_s']} | {r['nvrtc_s']} | {r.get('torch_compile_first_call_s', '-')} |")
+    return 0 if all("error" not in r and r["matches_pytorch"] for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+#===- scripts/gpu/pack.sh - Gather what the GPU machine runs -------------===#
+#
+# Runs on the build machine (no GPU). Builds Kiln, compiles the CUDA packages
+# of the benchmark graphs (weights left external: the GPU machine regenerates
+# them with models.py export) and of every ONNX node-test case that compiles
+# for CUDA (with its data sets as .npy), and gathers them with the runtime
+# and kiln-runner (no MLIR or LLVM travels) into gpu-pack/, at most 64 MiB:
+#
+#   gpu-pack/bin/            kiln-runner, kiln-runtime-gpu-tests
+#   gpu-pack/lib/            libkiln_runtime.so, OpenBLAS and its runtime
+#   gpu-pack/packages/NAME/  kiln compile --target cuda of each bench graph
+#   gpu-pack/conformance.tar.gz   node-test packages + data (compile-cuda)
+#   gpu-pack/run.sh, gpu_bench.py, models.py
+#
+# Then, on the GPU machine: gpu-pack/run.sh (see there).
+#
+# Usage: scripts/gpu/pack.sh [--no-conformance]
+#===----------------------------------------------------------------------===#
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
+BUILD="${KILN_BUILD_DIR:-$ROOT/build}"
+OUT="$ROOT/gpu-pack"
+CONFORMANCE=1
+[[ "${1:-}" == "--no-conformance" ]] && CONFORMANCE=0
+
+"$ROOT/scripts/build.sh" >/dev/null
+rm -rf "$OUT"
+mkdir -p "$OUT/bin" "$OUT/lib" "$OUT/packages"
+cp "$BUILD/bin/kiln-runner" "$OUT/bin/"
+if [[ -x "$BUILD/test/kiln-runtime-gpu-tests" ]]; then
+  cp "$BUILD/test/kiln-runtime-gpu-tests" "$OUT/bin/"
+fi
+cp "$BUILD/runtime/libkiln_runtime.so" "$OUT/lib/"
+# The runtime's reference kernels use OpenBLAS, which the GPU image lacks.
+for lib in libopenblas.so.0 libgfortran.so.5 libquadmath.so.0; do
+  cp -L "$(ldconfig -p | awk -v l="$lib" '$1 == l {print $NF; exit}')" "$OUT/lib/"
+done
+
+compile_package() { # graph, package name
+  "$BUILD/bin/kiln" compile "$1" --target cuda --weights external \
+    -o "$OUT/packages/$2" | tail -1
+  rm -f "$OUT/packages/$2"/{wrapper.cpp,model.h}
+}
+for model in softmax ln_gelu mlp gpt2_block resnet50; do
+  compile_package "$ROOT/test/models/bench-graphs/$model.onnx" "$model"
+done
+# bfloat16 variants (bench/onnx_to_bf16.py: bf16 inputs, outputs and math;
+# the f32 weights of NAME.onnx.data cast once per run).
+BF16="$(mktemp -d)"
+for model in softmax ln_gelu mlp; do
+  "$ROOT/.venv/bin/python3" "$ROOT/bench/onnx_to_bf16.py" \
+    "$ROOT/test/models/bench-graphs/$model.onnx" "$BF16/$model.onnx"
+  compile_package "$BF16/$model.onnx" "$model-bf16"
+done
+rm -rf "$BF16"
+
+if [[ $CONFORMANCE == 1 ]]; then
+  NODE_DIR="$("$ROOT/.venv/bin/python3" -c 'import onnx, os; print(os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data", "node"))')"
+  KEEP="$(mktemp -d)"
+  "$BUILD/bin/kiln-conformance" --node-dir "$NODE_DIR" \
+    --expected "$ROOT/test/conformance/expected-compiled-cpu.txt" \
+    --mode compile-cuda --keep-packages "$KEEP" | tail -3 || true
+  # Only what running needs: model.so, kernels.cubin, manifest, weights, data.
+  find "$KEEP" \( -name wrapper.cpp -o -name model.h -o -name kernels.cu \
+    -o -name kernels.ptx \) -delete
+  cp "$ROOT/test/conformance/expected-compiled-cpu.txt" "$OUT/"
+  tar -C "$KEEP" -czf "$OUT/conformance.tar.gz" .
+  rm -rf "$KEEP"
+fi
+
+cp "$ROOT/scripts/gpu/run.sh" "$ROOT/bench/gpu_bench.py" "$OUT/"
+cp "$ROOT/../shared/bench/models.py" "$OUT/"
+du -sh "$OUT"

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+#===- scripts/gpu/run.sh - Tests and benchmark on the GPU machine --------===#
+#
+# Runs from the gpu-pack/ folder that scripts/gpu/pack.sh made, on a machine
+# with an NVIDIA GPU, PyTorch and numpy (the H200 machine):
+#   1. the GPU tests (kiln-runtime-gpu-tests: the ctest `gpu` label);
+#   2. the node-test conformance in compiled-cuda mode: every packaged case
+#      run with kiln-runner and compared with its expected outputs; prints
+#      the passes and their share of the compiled-cpu passes;
+#   3. the benchmark (gpu_bench.py): Kiln next to PyTorch eager and
+#      torch.compile on the same GPU in the same run.
+# Results also go to $OUT (or ./results) as files.
+#
+# Usage: gpu-pack/run.sh [tests] [conformance] [bench]   (default: all three)
+#===----------------------------------------------------------------------===#
+set -uo pipefail
+PACK="$(cd "$(dirname "$0")" && pwd)"
+RESULTS="${OUT:-$PACK/results}"
+mkdir -p "$RESULTS"
+export LD_LIBRARY_PATH="$PACK/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+STEPS="${*:-tests conformance bench}"
+STATUS=0
+
+if [[ " $STEPS " == *" tests "* ]]; then
+  echo "== GPU tests (ctest label gpu)"
+  nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+  if [[ -x "$PACK/bin/kiln-runtime-gpu-tests" ]]; then
+    "$PACK/bin/kiln-runtime-gpu-tests" 2>&1 | tail -5 || STATUS=1
+  else
+    echo "kiln-runtime-gpu-tests not packed"; STATUS=1
+  fi
+fi
+
+if [[ " $STEPS " == *" conformance "* && -f "$PACK/conformance.tar.gz" ]]; then
+  echo "== node-test conformance, compiled-cuda"
+  WORK="$(mktemp -d)"
+  tar -C "$WORK" -xzf "$PACK/conformance.tar.gz"
+  # One kiln-runner per data set, 8 at a time; a case passes when all its
+  # data sets do. Report: outcome, case, message.
+  export RUNNER="$PACK/bin/kiln-runner"
+  ls "$WORK" | sort | xargs -P 8 -I{} bash -c '
+    cd "$0/{}" || exit 0
+    msg=""; ok=1
+    for set in set*/; do
+      if ! out=$(timeout 120 "$RUNNER" package $(cat "$set/args") 2>&1); then
+        ok=0; msg=$(echo "$out" | tr "\n\t" "  " | cut -c1-300); break
+      fi
+    done
+    if [[ $ok == 1 ]]; then printf "P\t{}\t\n"; else printf "F\t{}\t%s\n" "$msg"; fi
+  ' "$WORK" > "$RESULTS/conformance-cuda-report.tsv"
+  passed=$(grep -c '^P' "$RESULTS/conformance-cuda-report.tsv")
+  failed=$(grep -c '^F' "$RESULTS/conformance-cuda-report.tsv")
+  cpu=$(grep -vc '^#' "$PACK/expected-compiled-cpu.txt")
+  cpuPassed=$(grep -v '^#' "$PACK/expected-compiled-cpu.txt" | sort > "$WORK/cpu.txt"; \
+    grep '^P' "$RESULTS/conformance-cuda-report.tsv" | cut -f2 | sort | comm -12 - "$WORK/cpu.txt" | wc -l)
+  echo "conformance (compiled-cuda): $passed passed, $failed failed, of $((passed + failed)) packaged cases"
+  echo "  $cpuPassed of the $cpu compiled-cpu passes pass on CUDA ($(awk -v a="$cpuPassed" -v b="$cpu" 'BEGIN{printf "%.1f", 100*a/b}')%)"
+  grep '^F' "$RESULTS/conformance-cuda-report.tsv" | head -20
+  rm -rf "$WORK"
+fi
+
+if [[ " $STEPS " == *" bench "* ]]; then
+  echo "== benchmark: Kiln vs PyTorch eager and torch.compile"
+  # KILN_BENCH_MODELS="softmax ln_gelu" limits the models.
+  python3 "$PACK/gpu_bench.py" --pack "$PACK" --json "$RESULTS/bench.jsonl" \
+    ${KILN_BENCH_MODELS:+--models $KILN_BENCH_MODELS} || STATUS=1
+fi
+exit $STATUS

@@ -1,0 +1,181 @@
+//===- main.cpp - kiln-runner: run and time a package with the runtime ----===//
+//
+// This file implements kiln-runner, the runtime-only companion of `kiln run`
+// and `kiln bench` for compiled packages: it links libkiln_runtime alone, so
+// it runs where the compiler's MLIR and LLVM are not installed (the GPU
+// machine). It loads DIR (weights from --weights-dir when the package was
+// compiled with --weights external), reads the inputs from .npy files (f32
+// files feed f16/bf16 inputs, rounded to nearest even: NumPy has no bf16),
+// runs
+// once, writes each output as OUTDIR/NAME.npy (f16/bf16 ones as f32) and
+// compares those named by
+// --expect NAME=FILE.npy with the expected tensors (the tests' tolerances:
+// exit status 3 and a message on a mismatch); with --iterations it then
+// times that many runs after --warmup runs, inputs and outputs staying on the
+// package's device, and prints one JSON line:
+//   {"package": DIR, "device": "...", "median_ms": ..., "min_ms": ...}
+// Each timed run returns after its stream is synchronized (Model::run), so a
+// run's time is the device time of the whole graph plus launch overhead.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/runtime/Cuda.h"
+#include "kiln/runtime/Model.h"
+#include "kiln/runtime/TensorCompare.h"
+#include "kiln/runtime/TensorIO.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <string>
+#include <vector>
+
+using namespace kiln;
+
+namespace {
+
+int fail(const std::string &msg) {
+  std::cerr << "kiln-runner: error: " << msg << "\n";
+  return 1;
+}
+
+const char *kUsage =
+    "usage: kiln-runner DIR [--weights-dir DIR] [--input NAME=FILE.npy]...\n"
+    "                   [--expect NAME=FILE.npy]... [--output-dir DIR]\n"
+    "                   [--warmup N] [--iterations N]\n"
+    "Runs the package DIR once (outputs to --output-dir as NAME.npy), then\n"
+    "times --iterations runs and prints a JSON line with the median.\n";
+
+} // namespace
+
+int main(int argc, char **argv) {
+  std::string dir, outputDir;
+  LoadOptions load;
+  std::vector<std::pair<std::string, std::string>> inputFiles, expectFiles;
+  int warmup = 5, iterations = 0;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto value = [&]() -> const char * {
+      return i + 1 < argc ? argv[++i] : nullptr;
+    };
+    if (a == "-h" || a == "--help") {
+      std::cout << kUsage;
+      return 0;
+    }
+    if (a == "--weights-dir" || a == "--output-dir" || a == "--input" ||
+        a == "--expect" || a == "--warmup" || a == "--iterations") {
+      const char *v = value();
+      if (!v)
+        return fail(a + " needs a value\n" + kUsage);
+      if (a == "--weights-dir")
+        load.weightsDir = v;
+      else if (a == "--output-dir")
+        outputDir = v;
+      else if (a == "--warmup")
+        warmup = std::atoi(v);
+      else if (a == "--iterations")
+        iterations = std::atoi(v);
+      else {
+        const char *eq = std::strchr(v, '=');
+        if (!eq)
+          return fail(a + " '" + std::string(v) + "': expected NAME=FILE");
+        (a == "--input" ? inputFiles : expectFiles)
+            .emplace_back(std::string(v, eq), std::string(eq + 1));
+      }
+    } else if (!a.empty() && a[0] == '-') {
+      return fail("unknown option '" + a + "'\n" + kUsage);
+    } else if (dir.empty()) {
+      dir = a;
+    } else {
+      return fail("more than one package folder ('" + dir + "', '" + a + "')");
+    }
+  }
+  if (dir.empty())
+    return fail(std::string("no package folder given\n") + kUsage);
+
+  Expected<Model> model = Model::load(dir, load);
+  if (!model)
+    return fail(model.status().message());
+  NamedTensors inputs;
+  for (const auto &[name, file] : inputFiles) {
+    Expected<Tensor> t = readNpy(file);
+    if (!t)
+      return fail("--input " + name + ": " + t.status().message());
+    Tensor tensor = t.take();
+    for (const ValueSignature &sig : model->inputs())
+      if (sig.name == name && tensor.dtype() == DType::F32 &&
+          (sig.dtype == DType::BF16 || sig.dtype == DType::F16))
+        tensor = tensor.to(sig.dtype);
+    inputs.emplace_back(name, std::move(tensor));
+  }
+  Expected<NamedTensors> outputs = model->run(inputs);
+  if (!outputs)
+    return fail(dir + ": " + outputs.status().message());
+  if (!outputDir.empty())
+    for (const auto &[name, t] : *outputs) {
+      std::string file = name;
+      std::replace_if(
+          file.begin(), file.end(),
+          [](char c) { return !(std::isalnum((unsigned char)c) || c == '_'); },
+          '_');
+      bool half = t.dtype() == DType::BF16 || t.dtype() == DType::F16;
+      Status s = writeNpy(outputDir + "/" + file + ".npy",
+                          half ? t.to(DType::F32) : t);
+      if (!s)
+        return fail(s.message());
+    }
+  for (const auto &[name, file] : expectFiles) {
+    Expected<Tensor> expected = readNpy(file);
+    if (!expected)
+      return fail("--expect " + name + ": " + expected.status().message());
+    auto it = std::find_if(outputs->begin(), outputs->end(),
+                           [&](const auto &e) { return e.first == name; });
+    if (it == outputs->end())
+      return fail("--expect " + name + ": the package has no such output");
+    Status s = compareTensors(it->second.dtype() == expected->dtype()
+                                  ? it->second
+                                  : it->second.to(expected->dtype()),
+                              *expected,
+                              defaultTolerance(expected->dtype()));
+    if (!s) {
+      std::cerr << "kiln-runner: mismatch: output '" << name
+                << "': " << s.message() << "\n";
+      return 3;
+    }
+  }
+  if (iterations <= 0)
+    return 0;
+
+  // Timing: inputs on the package's device, outputs left there.
+  Device device = model->device();
+  for (auto &entry : inputs) {
+    Expected<Tensor> moved = entry.second.to(device);
+    if (!moved)
+      return fail("input '" + entry.first + "': " + moved.status().message());
+    entry.second = moved.take();
+  }
+  RunOptions options;
+  options.outputDevice = device;
+  std::vector<double> ms;
+  for (int i = 0; i < warmup + iterations; ++i) {
+    auto start = std::chrono::steady_clock::now();
+    Expected<NamedTensors> out = model->run(inputs, options);
+    auto end = std::chrono::steady_clock::now();
+    if (!out)
+      return fail(dir + ": " + out.status().message());
+    if (i >= warmup)
+      ms.push_back(
+          std::chrono::duration<double, std::milli>(end - start).count());
+  }
+  std::sort(ms.begin(), ms.end());
+  std::string where = device == Device::CUDA ? cuda::deviceDescription()
+                                             : std::string("cpu");
+  std::printf("{\"package\": \"%s\", \"device\": \"%s\", \"iterations\": %d, "
+              "\"median_ms\": %.4f, \"min_ms\": %.4f, \"max_ms\": %.4f}\n",
+              dir.c_str(), where.c_str(), iterations, ms[ms.size() / 2],
+              ms.front(), ms.back());
+  return 0;
+}
