@@ -394,10 +394,40 @@ FailureOr<std::string> emitWrapper(func::FuncOp graph, const MemoryPlan &plan,
                                    const WrapperTarget &target,
                                    StringRef modelName) {
   bool cuda = target.name == "cuda";
-  std::string text, globalsText, attrText, stepsText;
+  std::string text, globalsText, attrText, stepsText, prepareText;
   llvm::raw_string_ostream os(text), globals(globalsText), attrs(attrText),
-      steps(stepsText);
+      runSteps(stepsText), prepareSteps(prepareText);
   BufferNames buffers(plan);
+
+  // Weight preparation: the steps that read only weights (and what such
+  // steps computed) run once, when the model is created, into the model's
+  // own memory: casts and transposes of weights that are bound at load time,
+  // which constant folding cannot see. Not a step whose result is an output.
+  llvm::DenseMap<Value, int64_t> prepared;
+  llvm::DenseSet<Operation *> preparedOps;
+  int64_t preparedBytes = 0;
+  for (Operation *op : plan.ops) {
+    StepKind kind = classifyStep(op);
+    if (kind == StepKind::Constant || kind == StepKind::Return ||
+        op->getNumOperands() == 0 ||
+        (cuda && isFoldedIntoCudaMatmuls(op, buffers)))
+      continue;
+    bool weightsOnly = llvm::all_of(op->getOperands(), [&](Value v) {
+      return plan.at(v).kind == BufferKind::Weight || prepared.count(v);
+    });
+    bool noOutput = llvm::none_of(op->getResults(), [&](Value r) {
+      return plan.at(r).kind == BufferKind::Output;
+    });
+    if (!weightsOnly || !noOutput)
+      continue;
+    preparedOps.insert(op);
+    for (Value r : op->getResults()) {
+      preparedBytes = (preparedBytes + 255) / 256 * 256;
+      prepared[r] = preparedBytes;
+      preparedBytes += plan.at(r).bytes;
+    }
+  }
+  buffers.setPrepared(&prepared);
 
   // Steps, in program order; attributes of fallback ops as builder functions.
   int numAttrs = 0, numKernels = 0;
@@ -406,6 +436,8 @@ FailureOr<std::string> emitWrapper(func::FuncOp graph, const MemoryPlan &plan,
     StepKind kind = classifyStep(op);
     if (kind == StepKind::Constant)
       continue;
+    llvm::raw_ostream &steps =
+        preparedOps.count(op) ? prepareSteps : runSteps;
     std::vector<std::string> nodes = sourceNodeNames(op);
     if (kind == StepKind::Return) {
       bool any = false;
@@ -552,11 +584,14 @@ FailureOr<std::string> emitWrapper(func::FuncOp graph, const MemoryPlan &plan,
      << "//===-------------------------------------------------------------"
         "---------===//\n\n";
   os << "#include \"kiln/runtime/Attributes.h\"\n"
-     << (cuda ? "#include \"kiln/runtime/CudaServices.h\"\n" : "")
+     << (cuda ? "#include \"kiln/runtime/Cuda.h\"\n"
+                "#include \"kiln/runtime/CudaServices.h\"\n"
+              : "")
      << "#include \"kiln/runtime/Dispatcher.h\"\n"
      << "#include \"kiln/runtime/ModelABI.h\"\n"
      << "#include \"kiln/runtime/Tensor.h\"\n\n"
-     << "#include <cstdint>\n#include <cstring>\n#include <exception>\n"
+     << "#include <cstdint>\n#include <cstdlib>\n#include <cstring>\n"
+        "#include <exception>\n"
      << "#include <limits>\n#include <memory>\n#include <string>\n#include <vector>\n\n"
      << "#define KILN_EXPORT extern \"C\" "
         "__attribute__((visibility(\"default\")))\n\n";
@@ -616,7 +651,24 @@ FailureOr<std::string> emitWrapper(func::FuncOp graph, const MemoryPlan &plan,
      << " and the\n/// prebuilt attributes of the reference-kernel steps.\n"
      << "struct kiln_model {\n  std::vector<const void *> weights;\n"
      << (cuda ? "  std::vector<void *> functions;\n" : "")
-     << "  std::vector<kiln::Attributes> attrs;\n};\n\n";
+     << "  std::vector<kiln::Attributes> attrs;\n"
+     << "  /// What prepareWeights computed from the weights ("
+     << preparedBytes << " bytes).\n"
+     << "  void *prepared = nullptr;\n"
+     << "  ~kiln_model() { "
+     << (cuda ? "kiln::cuda::deallocate(prepared);" : "std::free(prepared);")
+     << " }\n};\n\n";
+  os << "namespace {\n\n"
+     << "/// Bytes of the values computed once from the weights.\n"
+     << "constexpr size_t kPreparedBytes = " << preparedBytes << ";\n\n"
+     << "/// The steps that read only weights, run once by "
+        "kiln_model_create.\n"
+     << "int prepareWeights(const kiln_model *m"
+     << (cuda ? ", void *stream" : "")
+     << ", char *err, size_t errlen) {\n"
+     << "  (void)m, (void)err, (void)errlen;\n"
+     << (cuda ? "  (void)stream;\n" : "") << prepareText
+     << "  return 0;\n}\n\n} // namespace\n\n";
 
   os << "KILN_EXPORT int kiln_model_abi_version(void) {\n"
      << "  return KILN_MODEL_ABI_VERSION;\n}\n"
@@ -666,6 +718,26 @@ FailureOr<std::string> emitWrapper(func::FuncOp graph, const MemoryPlan &plan,
        << "      m->functions.push_back(functions[i]);\n    }\n";
   for (const std::string &builder : attrBuilders)
     os << "    m->attrs.push_back(" << builder << "());\n";
+  if (cuda)
+    os << "    if (kPreparedBytes > 0) {\n"
+       << "      kiln::Expected<void *> memory = "
+          "kiln::cuda::allocate(kPreparedBytes);\n"
+       << "      if (!memory)\n"
+       << "        return fail(err, errlen, \"" << create
+       << ": prepared weights: \" + memory.status().message());\n"
+       << "      m->prepared = *memory;\n"
+       << "      if (prepareWeights(m.get(), nullptr, err, errlen) ||\n"
+       << "          kiln_cuda_stream_synchronize(nullptr, err, errlen))\n"
+       << "        return 1;\n    }\n";
+  else
+    os << "    if (kPreparedBytes > 0) {\n"
+       << "      m->prepared = std::aligned_alloc(256, (kPreparedBytes + 255) "
+          "/ 256 * 256);\n"
+       << "      if (!m->prepared)\n"
+       << "        return fail(err, errlen, \"" << create
+       << ": out of memory for the prepared weights\");\n"
+       << "      if (prepareWeights(m.get(), err, errlen))\n"
+       << "        return 1;\n    }\n";
   os << "    *out = m.release();\n    return 0;\n"
      << "  } catch (const std::exception &e) {\n"
      << "    return fail(err, errlen, std::string(\"" << create

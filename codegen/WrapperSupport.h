@@ -15,6 +15,7 @@
 
 #include "mlir/IR/Location.h"
 #include "mlir/IR/Operation.h"
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -40,8 +41,16 @@ class BufferNames {
 public:
   explicit BufferNames(const MemoryPlan &plan) : plan_(plan) {}
 
+  /// Values computed once at model creation from the weights, with their
+  /// offsets in the model's prepared memory (`m->prepared`).
+  void setPrepared(const llvm::DenseMap<mlir::Value, int64_t> *prepared) {
+    prepared_ = prepared;
+  }
+
   /// The pointer expression of the buffer of `v`.
   std::string pointer(mlir::Value v) const {
+    if (prepared_ && prepared_->count(v))
+      return "at(m->prepared, " + std::to_string(prepared_->lookup(v)) + ")";
     const BufferLocation &loc = plan_.at(v);
     switch (loc.kind) {
     case BufferKind::Input:
@@ -61,6 +70,9 @@ public:
   /// A comment describing the buffer.
   std::string describe(mlir::Value v) const {
     const BufferLocation &loc = plan_.at(v);
+    if (prepared_ && prepared_->count(v))
+      return "prepared [" + std::to_string(prepared_->lookup(v)) + ", " +
+             std::to_string(prepared_->lookup(v) + loc.bytes) + ")";
     switch (loc.kind) {
     case BufferKind::Input:
       return "input '" + commentSafe(plan_.inputs[loc.index].name) + "'";
@@ -84,6 +96,7 @@ public:
 
 private:
   const MemoryPlan &plan_;
+  const llvm::DenseMap<mlir::Value, int64_t> *prepared_ = nullptr;
 };
 
 /// The dtype and static shape of a value (planned, so both are known).

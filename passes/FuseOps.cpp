@@ -183,12 +183,32 @@ bool Grouping::createsCycle(Group *a, Group *b) {
   return false;
 }
 
+/// A lone transpose of the last two dims read only by matmuls: GEMM
+/// libraries read it in place with a transpose flag (Linear layers export as
+/// MatMul(x, Transpose(W))), so it gets no copy kernel.
+static bool isTransposeForGemm(ArrayRef<Operation *> ops) {
+  auto t = ops.size() == 1 ? dyn_cast<TransposeOp>(ops.front()) : nullptr;
+  if (!t)
+    return false;
+  ArrayRef<int64_t> perm = t.getPerm();
+  int64_t r = perm.size();
+  for (int64_t i = 0; i + 2 < r; ++i)
+    if (perm[i] != i)
+      return false;
+  return r >= 2 && perm[r - 2] == r - 1 && perm[r - 1] == r - 2 &&
+         llvm::all_of(t->getUsers(),
+                      [](Operation *user) { return isa<MatMulOp>(user); });
+}
+
 void Grouping::materialize() {
   for (std::unique_ptr<Group> &g : groups)
-    if (llvm::any_of(g->ops, [](Operation *op) {
-          return FusionOp::isElementwiseOp(op) ||
-                 FusionOp::isReductionOp(op) || isDataMovingView(op);
-        }))
+    if (llvm::any_of(g->ops,
+                     [](Operation *op) {
+                       return FusionOp::isElementwiseOp(op) ||
+                              FusionOp::isReductionOp(op) ||
+                              isDataMovingView(op);
+                     }) &&
+        !isTransposeForGemm(g->ops))
       materialize(*g);
 }
 

@@ -104,3 +104,18 @@ func.func @copy_kernel(%x: tensor<2x8xf32>, %y: tensor<16xf32>) -> (tensor<4x4xf
   %2 = kiln.reshape %y, %s {allowzero = 0 : i64} : (tensor<16xf32>, tensor<2xi64>) -> tensor<4x4xf32>
   return %1, %2 : tensor<4x4xf32>, tensor<4x4xf32>
 }
+
+// -----
+
+// A lone transpose of the last two dims that only matmuls read stays: the
+// GEMM library reads it transposed in place.
+
+// CHECK-LABEL: func.func @transpose_for_gemm(
+// CHECK-NEXT: %[[T:.*]] = kiln.transpose %arg1
+// CHECK-NEXT: kiln.matmul %arg0, %[[T]]
+// CHECK-NOT: kiln.fusion
+func.func @transpose_for_gemm(%x: tensor<2x8xf32>, %w: tensor<4x8xf32>) -> tensor<2x4xf32> {
+  %0 = kiln.transpose %w {perm = array<i64: 1, 0>} : (tensor<4x8xf32>) -> tensor<8x4xf32>
+  %1 = kiln.matmul %x, %0 : (tensor<2x8xf32>, tensor<8x4xf32>) -> tensor<2x4xf32>
+  return %1 : tensor<2x4xf32>
+}
