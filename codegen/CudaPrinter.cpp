@@ -15,12 +15,16 @@
 //     group of threads: a block for rows of at least kBlockRowMin elements,
 //     a warp for shorter rows, one thread for rows of at most kThreadRowMax
 //     elements, for column reductions and for structures the group mapping
-//     does not cover (CudaRowMapping.cpp). Lane l of a
-//     group handles the row's elements l, l + G, l + 2G, ... in every inner
-//     loop, so row caches (Kernel::caches) become small per-thread arrays in
-//     registers and the input is read from global memory once; group
-//     reductions use __shfl_xor_sync and, for blocks, a static __shared__
-//     array per accumulator.
+//     does not cover (CudaRowMapping.cpp). When every access of the inner
+//     loops is contiguous (or constant) in the innermost reduced dim and
+//     that dim divides by V (16 bytes of the narrowest such element, at most
+//     8), lane l of a group handles the runs of V elements starting at
+//     (l + kG) * V, each read and written as one kiln_vec (behind a run-time
+//     pointer alignment check); otherwise it handles the elements l, l + G,
+//     l + 2G, ... Either way row caches (Kernel::caches) become small
+//     per-thread arrays in registers and the input is read from global
+//     memory once; group reductions use __shfl_xor_sync and, for blocks, a
+//     static __shared__ array per accumulator.
 //
 // Reductions keep the C++ printer's semantics: f32 accumulators for
 // f32/f16/bf16 sums of at most kMaxFloatSumCount terms and f64 otherwise and
@@ -60,7 +64,7 @@ void CudaPrinter::decompose(const std::vector<int> &vars,
 
 void CudaPrinter::printStmt(const Stmt &s, bool leaderStores) {
   auto cacheIndex = [&](const Stmt &st) {
-    return distributed ? std::string("kiln_k") : st.index.str(names);
+    return distributed ? laneSlot() : st.index.str(names);
   };
   switch (s.kind) {
   case Stmt::Kind::Const:
@@ -68,22 +72,25 @@ void CudaPrinter::printStmt(const Stmt &s, bool leaderStores) {
     break;
   case Stmt::Kind::Load: {
     ScalarType t = k.temps[s.result];
-    std::string load =
-        k.buffers[s.buffer].name + "[" + s.index.str(names) + "]";
-    if (isHalfType(t))
-      load = "(float)" + load;
+    std::string load = loadText(s);
     exprs[s.result] = "t" + std::to_string(s.result);
     auto saved = distributed && loopDepth > 0 ? rowLoads.find(load)
                                               : rowLoads.end();
     if (saved != rowLoads.end() && rowLoadsFilled.count(load)) {
       line("const " + computeCType(t) + " " + exprs[s.result] + " = " +
-           saved->second + "[kiln_k];");
+           saved->second + "[" + laneSlot() + "];");
       break;
     }
-    line("const " + computeCType(t) + " " + exprs[s.result] + " = " + load +
+    // In a vectorized run, contiguous loads take the run's vector element.
+    std::string value = load;
+    auto run = runWidth > 1 ? runLoads.find(load) : runLoads.end();
+    if (run != runLoads.end())
+      value = std::string(isHalfType(t) ? "(float)" : "") + run->second +
+              ".v[kiln_u]";
+    line("const " + computeCType(t) + " " + exprs[s.result] + " = " + value +
          ";");
     if (saved != rowLoads.end()) {
-      line(saved->second + "[kiln_k] = " + exprs[s.result] + ";");
+      line(saved->second + "[" + laneSlot() + "] = " + exprs[s.result] + ";");
       rowLoadsPending.insert(load);
     }
     break;
@@ -117,6 +124,11 @@ void CudaPrinter::printStmt(const Stmt &s, bool leaderStores) {
       v = storageCType(buf.type) + "(" + v + ")";
     else if (k.temps[s.value] != buf.type)
       v = "(" + computeCType(buf.type) + ")" + v;
+    auto run = runWidth > 1 ? runStores.find(&s) : runStores.end();
+    if (run != runStores.end()) {
+      line(run->second + ".v[kiln_u] = " + v + ";");
+      break;
+    }
     std::string st = buf.name + "[" + s.index.str(names) + "] = " + v + ";";
     // Every lane of a row group holds the row's results: one writes them.
     line(leaderStores ? "if (kiln_lane == 0) " + st : st);
@@ -130,6 +142,12 @@ void CudaPrinter::printStmt(const Stmt &s, bool leaderStores) {
       printInner(s);
     break;
   }
+}
+
+std::string CudaPrinter::loadText(const Stmt &load) const {
+  std::string text =
+      k.buffers[load.buffer].name + "[" + load.index.str(names) + "]";
+  return isHalfType(k.temps[load.result]) ? "(float)" + text : text;
 }
 
 void CudaPrinter::printLoopStmt(const Stmt &s) {

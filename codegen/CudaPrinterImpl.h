@@ -125,7 +125,10 @@ struct RowPlan {
   int64_t rows = 1;    ///< P: iterations of the parallel loop
   int64_t rowSize = 1; ///< R: iterations of each inner loop
   int64_t group = 1;   ///< G: threads per row
-  int64_t perThread = 1; ///< K = ceil(R / G)
+  int64_t perThread = 1; ///< K = ceil(R / (V * G)): runs per thread
+  int64_t width = 1;   ///< V: consecutive elements per run (vector access)
+  /// Row-cache (register) slots per thread.
+  int64_t slots() const { return perThread * width; }
 };
 
 class CudaPrinter {
@@ -160,6 +163,11 @@ private:
   /// is read from global memory once; loaded once the first loop is done.
   std::map<std::string, std::string> rowLoads;
   std::set<std::string> rowLoadsPending, rowLoadsFilled;
+  /// Inside a vectorized run (V > 1): the run's vector loads (by load text)
+  /// and its store staging vectors; element kiln_u of the run is printed.
+  int64_t runWidth = 1;
+  std::map<std::string, std::string> runLoads;
+  std::map<const Stmt *, std::string> runStores;
 
   void line(const std::string &s) {
     out += std::string(indent * 2, ' ') + s + "\n";
@@ -191,8 +199,21 @@ private:
   void printPointwise(const Stmt &loop);
   int64_t vectorWidth(const Stmt &loop) const;
   void printVectorBody(const Stmt &loop, int64_t w);
+  std::string loadText(const Stmt &load) const;
+  std::string vecType(ScalarType t, int64_t w) const {
+    return "kiln_vec<" + storageCType(t) + ", " + std::to_string(w) + ">";
+  }
+  /// A distributed row's register slot of the element being printed.
+  std::string laneSlot() const {
+    return runWidth > 1 ? "kiln_k * " + std::to_string(runWidth) + " + kiln_u"
+                        : "kiln_k";
+  }
+  int64_t rowVectorWidth(const Stmt &loop) const;
   RowPlan planRows(const Stmt &loop) const;
+  void fitCaches(RowPlan &p) const;
   void printRows(const Stmt &loop);
+  void printRowLoop(const Stmt &loop, bool describe,
+                    const std::string &note);
   void printInner(const Stmt &loop);
   std::string combine(const Reduction &r, const std::string &acc,
                       const std::string &v) const;

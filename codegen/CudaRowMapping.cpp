@@ -5,10 +5,14 @@
 // block per row (rows of at least kBlockRowMin elements), a warp per row, or
 // a thread per row (short rows, column reductions whose rows are strided but
 // whose columns are contiguous, structures the group mapping does not
-// cover); printRows and printInner print the row loop, the lanes' strided
-// element loops with row caches and re-read loads in registers, and the
-// group reductions (warp shuffles, then a static __shared__ array across a
-// block's warps) with the C++ printer's accumulator types and semantics.
+// cover); printRows and printInner print the row loop, the lanes' element
+// loops with row caches and re-read loads in registers, and the group
+// reductions (warp shuffles, then a static __shared__ array across a block's
+// warps) with the C++ printer's accumulator types and semantics. When the
+// row's accesses are contiguous and its extent divides by V (rowVectorWidth),
+// each lane takes runs of V consecutive elements, one 16-byte access per run
+// and buffer (wider elements: several), with the strided element mapping as
+// the fallback for misaligned pointers.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,6 +22,70 @@
 
 namespace kiln {
 namespace cudaprinter {
+
+int64_t CudaPrinter::rowVectorWidth(const Stmt &loop) const {
+  // Every load and store of the inner loops is contiguous (coefficient 1) or
+  // constant (0) in the innermost reduced variable; stores are contiguous and
+  // no loop reads an output (a run's loads are hoisted above its stores).
+  const std::vector<int> *vars = nullptr;
+  int64_t narrowest = 0;
+  std::vector<const Stmt *> contiguous;
+  for (const Stmt &s : loop.body) {
+    if (s.kind != Stmt::Kind::Loop)
+      continue;
+    if (s.vars.empty() || (vars && *vars != s.vars))
+      return 1;
+    vars = &s.vars;
+    int inner = s.vars.back();
+    for (const Stmt &st : s.body) {
+      if (st.kind == Stmt::Kind::Loop)
+        return 1;
+      if (st.kind != Stmt::Kind::Load && st.kind != Stmt::Kind::Store)
+        continue;
+      const Buffer &b = k.buffers[st.buffer];
+      if (st.kind == Stmt::Kind::Load && b.isOutput)
+        return 1;
+      std::optional<int64_t> coef = coefficientOf(st.index, inner);
+      if (!coef || (*coef != 0 && *coef != 1) ||
+          (st.kind == Stmt::Kind::Store && *coef != 1))
+        return 1;
+      if (*coef == 1) {
+        contiguous.push_back(&st);
+        int64_t e = elemSize(b.type);
+        narrowest = narrowest ? std::min(narrowest, e) : e;
+      }
+    }
+  }
+  if (!vars || contiguous.empty())
+    return 1;
+  // Runs of 16 bytes of the narrowest contiguous element (wider elements
+  // take several 16-byte accesses), at most 8 elements.
+  int64_t extent = k.vars[vars->back()].extent;
+  for (int64_t w = std::min<int64_t>(8, 16 / narrowest); w >= 2; w /= 2) {
+    bool ok = extent % w == 0;
+    for (const Stmt *st : contiguous)
+      ok = ok && alignedBesides(st->index, vars->back(), w);
+    if (ok)
+      return w;
+  }
+  return 1;
+}
+
+void CudaPrinter::fitCaches(RowPlan &p) const {
+  if (p.mode == RowPlan::Thread)
+    return;
+  int64_t runs = p.rowSize / p.width;
+  p.perThread = (runs + p.group - 1) / p.group;
+  if (k.caches.empty() || p.slots() <= kMaxCachePerThread)
+    return;
+  // Too many register slots: strided single elements, else a thread per row.
+  if (p.width > 1) {
+    p.width = 1;
+    fitCaches(p);
+    return;
+  }
+  p = RowPlan{RowPlan::Thread, p.rows, p.rowSize, 1, 1, 1};
+}
 
 RowPlan CudaPrinter::planRows(const Stmt &loop) const {
   RowPlan p;
@@ -57,20 +125,21 @@ RowPlan CudaPrinter::planRows(const Stmt &loop) const {
     if (!rowContiguous && columnsContiguous && cached <= kMaxThreadCache)
       return p;
   }
+  p.width = rowVectorWidth(loop);
   if (p.rowSize >= kBlockRowMin) {
     p.mode = RowPlan::Block;
-    // About 8 elements per thread, 128 to 1024 threads.
+    // About 8 elements per thread (16 for runs of 8: two 16-byte accesses
+    // of f16/bf16), 128 to 1024 threads.
+    int64_t each = std::max<int64_t>(8, 2 * p.width);
     int64_t b = 128;
-    while (b < 1024 && b * 8 < p.rowSize)
+    while (b < 1024 && b * each < p.rowSize)
       b *= 2;
     p.group = b;
   } else {
     p.mode = RowPlan::Warp;
     p.group = 32;
   }
-  p.perThread = (p.rowSize + p.group - 1) / p.group;
-  if (!k.caches.empty() && p.perThread > kMaxCachePerThread)
-    return RowPlan{RowPlan::Thread, p.rows, p.rowSize, 1, 1};
+  fitCaches(p);
   return p;
 }
 
@@ -96,22 +165,68 @@ void CudaPrinter::printRows(const Stmt &loop) {
   if (plan.mode == RowPlan::Block) {
     // The kernel has one block size: the first row loop's.
     plan.group = blockSize;
-    plan.perThread = (plan.rowSize + plan.group - 1) / plan.group;
-    if (!k.caches.empty() && plan.perThread > kMaxCachePerThread)
-      plan = RowPlan{RowPlan::Thread, plan.rows, plan.rowSize, 1, 1};
+    fitCaches(plan);
   }
+  if (plan.width == 1) {
+    printRowLoop(loop, true, "");
+    return;
+  }
+  // Runs are read and written as kiln_vec of V elements: every pointer they
+  // access must be aligned to its vector's size (the wrapper's buffers are,
+  // but check); otherwise the strided single-element mapping runs.
+  std::string cond;
+  std::set<int> seen;
+  int inner = -1;
+  for (const Stmt &s : loop.body)
+    if (s.kind == Stmt::Kind::Loop)
+      inner = s.vars.back();
+  for (const Stmt &s : loop.body)
+    if (s.kind == Stmt::Kind::Loop)
+      for (const Stmt &st : s.body) {
+        if ((st.kind != Stmt::Kind::Load && st.kind != Stmt::Kind::Store) ||
+            *coefficientOf(st.index, inner) != 1 ||
+            !seen.insert(st.buffer).second)
+          continue;
+        const Buffer &b = k.buffers[st.buffer];
+        cond += std::string(cond.empty() ? "" : " && ") +
+                "(unsigned long long)" + b.name + " % " +
+                std::to_string(plan.width * elemSize(b.type)) + " == 0";
+      }
+  RowPlan vectorPlan = plan;
+  open("if (" + cond + ") {");
+  printRowLoop(loop, true, "; strided single elements when misaligned");
+  --indent;
+  open("} else {");
+  plan = vectorPlan;
+  plan.width = 1;
+  fitCaches(plan);
+  printRowLoop(loop, false, "");
+  close();
+  plan = vectorPlan;
+}
+
+void CudaPrinter::printRowLoop(const Stmt &loop, bool describe,
+                               const std::string &note) {
   std::string start, step;
+  std::string each =
+      std::to_string(plan.slots()) + " per thread" +
+      (plan.width > 1 ? ": " + std::to_string(plan.perThread) +
+                            (plan.perThread == 1 ? " run of " : " runs of ") +
+                            std::to_string(plan.width) +
+                            " contiguous, vector access"
+                      : "") +
+      note;
+  std::string mapping;
   switch (plan.mode) {
   case RowPlan::Block:
     blockSize = static_cast<unsigned>(plan.group);
     gridSize = std::max(gridSize, plan.rows);
     start = "(" + it + ")blockIdx.x";
     step = "(" + it + ")gridDim.x";
-    mappings.push_back(
-        "one block of " + std::to_string(plan.group) + " threads per row of " +
-        std::to_string(plan.rowSize) + " elements (" +
-        std::to_string(plan.perThread) + " per thread), " +
-        std::to_string(plan.rows) + " rows");
+    mapping = "one block of " + std::to_string(plan.group) +
+              " threads per row of " + std::to_string(plan.rowSize) +
+              " elements (" + each + "), " + std::to_string(plan.rows) +
+              " rows";
     break;
   case RowPlan::Warp: {
     int64_t warps = blockSize / 32;
@@ -119,9 +234,9 @@ void CudaPrinter::printRows(const Stmt &loop) {
     start = "(" + it + ")blockIdx.x * " + std::to_string(warps) +
             " + (threadIdx.x >> 5)";
     step = "(" + it + ")gridDim.x * " + std::to_string(warps);
-    mappings.push_back("one warp per row of " + std::to_string(plan.rowSize) +
-                       " elements (" + std::to_string(plan.perThread) +
-                       " per thread), " + std::to_string(plan.rows) + " rows");
+    mapping = "one warp per row of " + std::to_string(plan.rowSize) +
+              " elements (" + each + "), " + std::to_string(plan.rows) +
+              " rows";
     break;
   }
   case RowPlan::Thread:
@@ -129,11 +244,12 @@ void CudaPrinter::printRows(const Stmt &loop) {
     gridSize = std::max(gridSize, (plan.rows + blockSize - 1) / blockSize);
     start = "kiln_gtid";
     step = "kiln_nthreads";
-    mappings.push_back("one thread per row of " +
-                       std::to_string(plan.rowSize) + " elements, " +
-                       std::to_string(plan.rows) + " rows");
+    mapping = "one thread per row of " + std::to_string(plan.rowSize) +
+              " elements, " + std::to_string(plan.rows) + " rows";
     break;
   }
+  if (describe)
+    mappings.push_back(mapping);
   distributed = plan.mode != RowPlan::Thread;
   open("for (" + it + " kiln_row = " + start + "; kiln_row < " +
        std::to_string(plan.rows) + "; kiln_row += " + step + ") {");
@@ -144,7 +260,7 @@ void CudaPrinter::printRows(const Stmt &loop) {
   decompose(loop.vars, "kiln_row", 1);
   for (const RowCache &c : k.caches)
     line(computeCType(c.type) + " " + c.name + "[" +
-         std::to_string(distributed ? plan.perThread : c.size) + "];");
+         std::to_string(distributed ? plan.slots() : c.size) + "];");
   rowLoads.clear();
   rowLoadsPending.clear();
   rowLoadsFilled.clear();
@@ -158,24 +274,21 @@ void CudaPrinter::printRows(const Stmt &loop) {
       std::set<std::string> seen;
       for (const Stmt &st : s.body)
         if (st.kind == Stmt::Kind::Load) {
-          std::string load =
-              k.buffers[st.buffer].name + "[" + st.index.str(names) + "]";
-          if (isHalfType(k.temps[st.result]))
-            load = "(float)" + load;
+          std::string load = loadText(st);
           if (seen.insert(load).second)
             ++loops[load];
           types[load] = k.temps[st.result];
         }
     }
-    int64_t registers = plan.perThread * static_cast<int64_t>(k.caches.size());
+    int64_t registers = plan.slots() * static_cast<int64_t>(k.caches.size());
     for (auto &[load, n] : loops) {
-      if (n < 2 || registers + plan.perThread > kMaxRowRegisters)
+      if (n < 2 || registers + plan.slots() > kMaxRowRegisters)
         continue;
-      registers += plan.perThread;
+      registers += plan.slots();
       std::string name = "kiln_l" + std::to_string(rowLoads.size());
       rowLoads[load] = name;
       line(computeCType(types[load]) + " " + name + "[" +
-           std::to_string(plan.perThread) + "];");
+           std::to_string(plan.slots()) + "];");
     }
   }
   for (const Stmt &s : loop.body) {
@@ -222,21 +335,55 @@ void CudaPrinter::printInner(const Stmt &loop) {
       line(at + " acc" + std::to_string(r.result) + " = " + init + ";");
     }
   bool guard = false;
+  int64_t width = distributed ? plan.width : 1;
   if (distributed) {
+    // kiln_r is the lane's element, or with V > 1 its run of V elements.
+    int64_t runs = plan.rowSize / width;
     if (!k.caches.empty() || !rowLoads.empty() || plan.perThread <= 8)
       line("#pragma unroll");
     open("for (int kiln_k = 0; kiln_k < " + std::to_string(plan.perThread) +
          "; ++kiln_k) {");
     line("const " + it + " kiln_r = kiln_lane + kiln_k * " +
          std::to_string(plan.group) + ";");
-    guard = plan.rowSize % plan.group != 0;
+    guard = runs % plan.group != 0;
     if (guard)
-      open("if (kiln_r < " + std::to_string(plan.rowSize) + ") {");
-    decompose(loop.vars, "kiln_r", 1);
+      open("if (kiln_r < " + std::to_string(runs) + ") {");
+    decompose(loop.vars, "kiln_r", width);
   } else {
     for (int v : loop.vars)
       open("for (" + it + " " + names[v] + " = 0; " + names[v] + " < " +
            std::to_string(k.vars[v].extent) + "; ++" + names[v] + ") {");
+  }
+  if (width > 1) {
+    // The run's contiguous loads, each one vector access (unless an earlier
+    // loop kept the values), then staging vectors for its stores; the body
+    // runs for each element kiln_u of the run.
+    int inner = loop.vars.back();
+    runLoads.clear();
+    runStores.clear();
+    for (const Stmt &s : loop.body) {
+      if (s.kind == Stmt::Kind::Load &&
+          *coefficientOf(s.index, inner) == 1) {
+        std::string load = loadText(s);
+        if ((rowLoads.count(load) && rowLoadsFilled.count(load)) ||
+            runLoads.count(load))
+          continue;
+        const Buffer &b = k.buffers[s.buffer];
+        std::string name = "kiln_v" + std::to_string(s.result);
+        std::string vt = vecType(b.type, width);
+        line("const " + vt + " " + name + " = *reinterpret_cast<const " + vt +
+             " *>(" + b.name + " + (" + s.index.str(names) + "));");
+        runLoads[load] = name;
+      } else if (s.kind == Stmt::Kind::Store) {
+        std::string name = "kiln_s" + std::to_string(runStores.size());
+        line(vecType(k.buffers[s.buffer].type, width) + " " + name + ";");
+        runStores[&s] = name;
+      }
+    }
+    runWidth = width;
+    line("#pragma unroll");
+    open("for (int kiln_u = 0; kiln_u < " + std::to_string(width) +
+         "; ++kiln_u) {");
   }
   for (const Stmt &s : loop.body)
     printStmt(s, false);
@@ -246,6 +393,16 @@ void CudaPrinter::printInner(const Stmt &loop) {
         (r.kind != ReduceKind::Max && r.kind != ReduceKind::Min))
       in = "(int64_t)" + in;
     line(combine(r, "acc" + std::to_string(r.result), in));
+  }
+  if (width > 1) {
+    close();
+    runWidth = 1;
+    for (const Stmt &s : loop.body)
+      if (s.kind == Stmt::Kind::Store) {
+        const Buffer &b = k.buffers[s.buffer];
+        line("*reinterpret_cast<" + vecType(b.type, width) + " *>(" + b.name +
+             " + (" + s.index.str(names) + ")) = " + runStores[&s] + ";");
+      }
   }
   if (guard)
     close();
@@ -273,9 +430,13 @@ void CudaPrinter::printInner(const Stmt &loop) {
   if (distributed && plan.mode == RowPlan::Block) {
     int64_t warps = plan.group / 32;
     for (const Reduction &r : loop.reductions) {
-      std::string sh = "kiln_red" + std::to_string(r.result);
-      sharedDecls.push_back("__shared__ " + accumulatorType(r) + " " + sh +
-                            "[32];");
+      // A row loop printed twice (vector and strided) shares its arrays.
+      std::string decl = "__shared__ " + accumulatorType(r) + " kiln_red" +
+                         std::to_string(r.result) + "[32];";
+      if (std::find(sharedDecls.begin(), sharedDecls.end(), decl) !=
+          sharedDecls.end())
+        continue;
+      sharedDecls.push_back(decl);
       sharedBytes += 32 * accumulatorBytes(r);
     }
     open("if ((threadIdx.x & 31) == 0) {");

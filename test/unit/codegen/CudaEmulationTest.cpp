@@ -340,3 +340,59 @@ TEST_CASE("emulated CUDA kernels match the reference: row reductions",
     kiln.yield %d : tensor<3x70x5xf64>)"},
   });
 }
+
+TEST_CASE("emulated CUDA kernels match the reference: row reductions in "
+          "contiguous runs",
+          "[codegen][cuda][emulation]") {
+  std::string t = "tensor<6x96xbf16>", r = "tensor<6x1xbf16>";
+  CudaCase weighted{
+      "k6_weighted",
+      "reduction",
+      {t, "tensor<96xf32>"},
+      {t, r},
+      "    %axes = kiln.constant dense<-1> : tensor<1xi64>\n"
+      "    %w = kiln.cast %x1 {to = bf16} : (tensor<96xf32>) -> "
+      "tensor<96xbf16>\n"
+      "    %a = kiln.mul %x0, %w : (" + t + ", tensor<96xbf16>) -> " + t +
+          "\n    %m = kiln.reduce_max %a, %axes " + kKeep + " : (" + t +
+          ", tensor<1xi64>) -> " + r + "\n    %y = kiln.sub %a, %m : (" + t +
+          ", " + r + ") -> " + t + "\n    kiln.yield %y, %m : " + t + ", " +
+          r};
+  // bf16 softmax outputs of long rows are below bf16's absolute tolerance:
+  // a log-softmax checks the same loops with O(1) outputs.
+  auto logSoftmax = [](const std::string &name, const std::string &lt,
+                       const std::string &lr) {
+    return CudaCase{
+        name,
+        "reduction",
+        {lt},
+        {lt},
+        "    %axes = kiln.constant dense<-1> : tensor<1xi64>\n"
+        "    %m = kiln.reduce_max %x0, %axes " + std::string(kKeep) + " : (" +
+            lt + ", tensor<1xi64>) -> " + lr +
+            "\n    %d = kiln.sub %x0, %m : (" + lt + ", " + lr + ") -> " + lt +
+            "\n    %e = kiln.exp %d : (" + lt + ") -> " + lt +
+            "\n    %s = kiln.reduce_sum %e, %axes " + kKeep + " : (" + lt +
+            ", tensor<1xi64>) -> " + lr + "\n    %l = kiln.log %s : (" + lr +
+            ") -> " + lr + "\n    %y = kiln.sub %d, %l : (" + lt + ", " + lr +
+            ") -> " + lt + "\n    kiln.yield %y : " + lt};
+  };
+  // Blocks: 2048 bf16 (128 threads x 2 runs of 8, exact), 1100 f32 (275
+  // runs of 4 over 256 threads), 1544 bf16 (193 runs of 8 over 128); warps:
+  // 100 f32 (25 runs), 200 bf16, 44 bf16 (runs of 4), an f32 weight with
+  // bf16 rows; 1030 bf16 rows take pairs.
+  checkCases({
+      softmax("k0_bf16_block", "tensor<3x2048xbf16>", "tensor<3x1xbf16>"),
+      softmax("k1_f32_block", "tensor<3x1100xf32>", "tensor<3x1xf32>"),
+      layerNorm("k2_ln_bf16_block", 3, 1544, "bf16"),
+      layerNorm("k3_ln_f32_warp", 9, 100, "f32"),
+      softmax("k4_bf16_warp", "tensor<7x200xbf16>", "tensor<7x1xbf16>"),
+      layerNorm("k5_ln_bf16_quads", 5, 44, "bf16"),
+      weighted,
+      softmax("k7_bf16_pairs", "tensor<2x1030xbf16>", "tensor<2x1xbf16>"),
+      logSoftmax("k8_bf16_log_softmax", "tensor<3x2048xbf16>",
+                 "tensor<3x1xbf16>"),
+      logSoftmax("k9_bf16_log_pairs", "tensor<2x1030xbf16>",
+                 "tensor<2x1xbf16>"),
+  });
+}

@@ -240,14 +240,21 @@ TEST_CASE("softmax: one block per long row, one warp per short row",
   CHECK(contains(k.definition, "float c0[8];"));
   CHECK(contains(k.definition, "#pragma unroll"));
   // The row is read from global memory once: the max loop keeps its loads
-  // for the sum loop.
+  // for the sum loop (2 runs of 4 floats per thread; the strided fallback
+  // for misaligned buffers reads each element once too).
+  CHECK(contains(k.definition, "2 runs of 4 contiguous"));
   CHECK(contains(k.definition, "float kiln_l0[8];"));
+  CHECK(contains(k.definition, "= kiln_l0[kiln_k * 4 + kiln_u];"));
   CHECK(contains(k.definition, "= kiln_l0[kiln_k];"));
-  size_t reads = 0;
-  for (size_t p = k.definition.find("in0["); p != std::string::npos;
-       p = k.definition.find("in0[", p + 1))
-    ++reads;
-  CHECK(reads == 1);
+  auto count = [&](const std::string &part) {
+    size_t n = 0;
+    for (size_t p = k.definition.find(part); p != std::string::npos;
+         p = k.definition.find(part, p + 1))
+      ++n;
+    return n;
+  };
+  CHECK(count("in0[") == 1);
+  CHECK(count("*>(in0 + (") == 1);
   CHECK(contains(k.definition, "kiln_max<float>("));
 
   std::vector<CudaKernel> short_ = printAndCompile(
@@ -317,7 +324,9 @@ TEST_CASE("layer norm, reductions to a scalar and integer reductions",
   });
   INFO(ks[0].definition);
   CHECK(contains(ks[0].definition, "one warp per row of 768"));
-  CHECK(contains(ks[1].definition, "one block of 256 threads per row of 2048"));
+  // f16 rows of 2048: runs of 8 (16 bytes), 16 elements per thread.
+  CHECK(contains(ks[1].definition, "one block of 128 threads per row of 2048"));
+  CHECK(contains(ks[1].definition, "2 runs of 8 contiguous"));
   CHECK(contains(ks[1].definition, "kiln_round_f16("));
   INFO(ks[2].definition);
   CHECK(contains(ks[2].definition, "one block of 1024 threads per row of 37000"));
@@ -587,4 +596,73 @@ TEST_CASE("NVRTC compile time by kernel count", "[.bench]") {
     printAndCompile(cases, &seconds);
     std::printf("%d kernels: %.3f s\n", n, seconds);
   }
+}
+
+TEST_CASE("row reductions read and write contiguous 16-byte runs per thread",
+          "[codegen][cuda]") {
+  // A bf16 row scaled by an f32 weight cast to bf16 (the weight's runs of 8
+  // floats take two 16-byte accesses).
+  std::string t = "tensor<64x2048xbf16>", r = "tensor<64x1xbf16>";
+  CudaCase weighted{
+      "k3_weighted",
+      "reduction",
+      {t, "tensor<2048xf32>"},
+      {t},
+      "    %axes = kiln.constant dense<-1> : tensor<1xi64>\n"
+      "    %w = kiln.cast %x1 {to = bf16} : (tensor<2048xf32>) -> "
+      "tensor<2048xbf16>\n"
+      "    %a = kiln.mul %x0, %w : (" + t + ", tensor<2048xbf16>) -> " + t +
+          "\n    %s = kiln.reduce_sum %a, %axes " + kKeep + " : (" + t +
+          ", tensor<1xi64>) -> " + r + "\n    %y = kiln.sub %a, %s : (" + t +
+          ", " + r + ") -> " + t + "\n    kiln.yield %y : " + t};
+  CudaBinary binary;
+  std::vector<CudaKernel> ks = printAndCompile(
+      {softmax("k0_sm_bf16", "tensor<16x8192xbf16>", "tensor<16x1xbf16>"),
+       layerNorm("k1_ln_bf16", 64, 4096, "bf16"),
+       softmax("k2_sm_warp", "tensor<100x300xf32>", "tensor<100x1xf32>"),
+       weighted,
+       softmax("k4_odd", "tensor<8x1031xbf16>", "tensor<8x1xbf16>"),
+       softmax("k5_pairs", "tensor<8x1030xbf16>", "tensor<8x1xbf16>")},
+      nullptr, &binary);
+  INFO(ks[0].definition);
+  // bf16 rows of 8192: 512 threads, 2 runs of 8 each (16 elements).
+  CHECK(ks[0].block[0] == 512);
+  CHECK(contains(ks[0].definition, "2 runs of 8 contiguous"));
+  CHECK(contains(ks[0].definition,
+                 "if ((unsigned long long)in0 % 16 == 0 && "
+                 "(unsigned long long)out0 % 16 == 0) {"));
+  CHECK(contains(ks[0].definition,
+                 "const kiln_vec<kiln_bf16, 8> kiln_v0 = "
+                 "*reinterpret_cast<const kiln_vec<kiln_bf16, 8> *>(in0 + "
+                 "(i0*8192 + j0));"));
+  CHECK(contains(ks[0].definition, "const int j0 = kiln_r * 8;"));
+  CHECK(contains(ks[0].definition, "float c0[16];"));
+  CHECK(contains(ks[0].definition, "kiln_s0.v[kiln_u] = kiln_bf16("));
+  CHECK(contains(ks[0].definition,
+                 "*reinterpret_cast<kiln_vec<kiln_bf16, 8> *>(out0 + "
+                 "(i0*8192 + j0)) = kiln_s0;"));
+  // One set of shared partials for both paths.
+  CHECK(ks[0].sharedBytes == 0);
+  CHECK(contains(ks[0].definition, "static shared 256 bytes"));
+  // bf16 rows of 4096: 256 threads, 16 elements each.
+  INFO(ks[1].definition);
+  CHECK(ks[1].block[0] == 256);
+  CHECK(contains(ks[1].definition, "(16 per thread: 2 runs of 8"));
+  // A warp per row of 300 floats: 75 runs of 4, the last lanes guarded.
+  INFO(ks[2].definition);
+  CHECK(contains(ks[2].definition, "one warp per row of 300"));
+  CHECK(contains(ks[2].definition, "3 runs of 4 contiguous"));
+  CHECK(contains(ks[2].definition, "if (kiln_r < 75) {"));
+  INFO(ks[3].definition);
+  CHECK(contains(ks[3].definition, "kiln_vec<float, 8>"));
+  CHECK(contains(ks[3].definition, "(unsigned long long)in1 % 32 == 0"));
+  // Rows of odd length keep the strided mapping; even ones take pairs.
+  CHECK(!contains(ks[4].definition, "kiln_vec"));
+  CHECK(!contains(ks[4].definition, "runs of"));
+  CHECK(contains(ks[5].definition, "runs of 2 contiguous"));
+  // The runs are single 128-bit accesses (the weight's: two).
+  CHECK(contains(binary.ptx, "ld.global.nc.v4.u32"));
+  CHECK(contains(binary.ptx, "st.global.v4.u32"));
+  CHECK(contains(binary.ptx, "ld.global.nc.v4.f32"));
+  CHECK(!contains(binary.ptx, ".local"));
 }
