@@ -461,6 +461,15 @@ FailureOr<std::string> emitWrapper(func::FuncOp graph, const MemoryPlan &plan,
       continue;
     }
 
+    if (kind == StepKind::Kernel && cuda &&
+        isBiasAddFoldedIntoCudaMatmul(op, buffers)) {
+      steps << "  // Step " << index
+            << ": kernel (bias add) folded into the cuBLASLt matmul before "
+               "it (bias epilogue), ONNX nodes "
+            << nodeList(nodes) << "\n";
+      ++numKernels; // its function stays in kiln_model_kernel_name's list
+      continue;
+    }
     if (kind == StepKind::Kernel && cuda) {
       auto it = target.launches.find(op);
       assert(it != target.launches.end() && "fusion without a CUDA kernel");

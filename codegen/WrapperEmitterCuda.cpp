@@ -201,6 +201,53 @@ static std::optional<CudaMatmul> cudaMatmulOf(Operation *op,
   return mm;
 }
 
+/// The bias of a kiln.fusion that only adds a vector of the last dim's size to
+/// the result of a cuBLASLt matmul read by nothing else (Linear's bias):
+/// cuBLASLt adds it in its epilogue. Null otherwise.
+static Value biasOfBiasAdd(Operation *fusion, const BufferNames &buffers) {
+  if (!fusion || fusion->getName().getStringRef() != "kiln.fusion" ||
+      fusion->getNumResults() != 1 || fusion->getNumOperands() != 2)
+    return Value();
+  Block &body = fusion->getRegion(0).front();
+  Operation *add = nullptr;
+  for (Operation &op : body.without_terminator()) {
+    if (add || op.getName().getStringRef() != "kiln.add")
+      return Value();
+    add = &op;
+  }
+  Operation *yield = body.getTerminator();
+  if (!add || yield->getNumOperands() != 1 ||
+      yield->getOperand(0) != add->getResult(0) ||
+      add->getResult(0).getType() != fusion->getResult(0).getType())
+    return Value();
+  for (int side = 0; side < 2; ++side) {
+    auto mmArg = dyn_cast<BlockArgument>(add->getOperand(side));
+    auto biasArg = dyn_cast<BlockArgument>(add->getOperand(1 - side));
+    if (!mmArg || !biasArg || mmArg.getOwner() != &body ||
+        biasArg.getOwner() != &body)
+      continue;
+    Value mm = fusion->getOperand(mmArg.getArgNumber());
+    Value bias = fusion->getOperand(biasArg.getArgNumber());
+    Operation *def = mm.getDefiningOp();
+    if (!def || !mm.hasOneUse() || !cudaMatmulOf(def, buffers) ||
+        mm.getType() != fusion->getResult(0).getType())
+      continue;
+    auto mt = cast<RankedTensorType>(mm.getType());
+    auto bt = cast<RankedTensorType>(bias.getType());
+    if (bt.getElementType() != mt.getElementType() || bt.getRank() < 1 ||
+        bt.getShape().back() != mt.getShape().back() ||
+        bt.getNumElements() != mt.getShape().back())
+      continue;
+    return bias;
+  }
+  return Value();
+}
+
+bool isBiasAddFoldedIntoCudaMatmul(Operation *fusion,
+                                   const BufferNames &buffers) {
+  return static_cast<bool>(biasOfBiasAdd(fusion, buffers));
+}
+
 bool isFoldedIntoCudaMatmuls(Operation *op, const BufferNames &buffers) {
   if (!isMatrixTranspose(op) || op->use_empty())
     return false;
@@ -219,6 +266,13 @@ bool emitCudaMatmulStep(llvm::raw_ostream &os, Operation *op, size_t index,
   std::optional<CudaMatmul> mm = cudaMatmulOf(op, buffers);
   if (!mm)
     return false;
+  // A following bias add: cuBLASLt's bias epilogue writes its result.
+  Value bias;
+  if (mm->d.hasOneUse()) {
+    Operation *user = *mm->d.getUsers().begin();
+    if ((bias = biasOfBiasAdd(user, buffers)))
+      mm->d = user->getResult(0);
+  }
 
   std::vector<std::string> nodes = sourceNodeNames(op);
   std::string node = nodes.empty() ? "matmul" : nodes.front();
@@ -235,8 +289,10 @@ bool emitCudaMatmulStep(llvm::raw_ostream &os, Operation *op, size_t index,
      << buffers.describe(mm->b) << (mm->transB ? ", transposed" : "") << "\n"
      << "                       " << buffers.pointer(mm->d) << ", "
      << mm->m * mm->n << ", // " << buffers.describe(mm->d) << "\n"
-     << "                       nullptr, 0, nullptr, 0, stream, err, "
-        "errlen))\n"
+     << "                       " << (bias ? buffers.pointer(bias) : "nullptr")
+     << ", 0, nullptr, 0, stream, err, errlen))"
+     << (bias ? " // bias: " + buffers.describe(bias) + " (epilogue)" : "")
+     << "\n"
      << "    return fail(err, errlen, std::string(\"node '\") + "
      << quote(node) << " + \"' (cuBLASLt matmul): \" + err);\n";
   return true;

@@ -129,6 +129,12 @@ bool emitCudaMatmulStep(llvm::raw_ostream &os, mlir::Operation *op,
 /// then emits no step for it).
 bool isFoldedIntoCudaMatmuls(mlir::Operation *op, const BufferNames &buffers);
 
+/// True for a kiln.fusion that only adds a bias vector to a cuBLASLt
+/// matmul's result: the matmul's step applies it (bias epilogue) and writes
+/// the fusion's result; the fusion has no step.
+bool isBiasAddFoldedIntoCudaMatmul(mlir::Operation *fusion,
+                                   const BufferNames &buffers);
+
 /// Emits a reference kernel run on the host: operands copied from the
 /// device, results copied back (attributes prebuilt as m->attrs[attrIndex]).
 void emitCudaHostStep(llvm::raw_ostream &os, mlir::Operation *op,

@@ -76,7 +76,17 @@ private:
   bool createsCycle(Group *a, Group *b);
   void materialize(Group &g);
 
+  /// True for an op computed from weights and constants only (weights:
+  /// arguments marked `kiln.weight`): it groups only with such ops, so that
+  /// the wrapper computes it once at load time (weight preparation) instead
+  /// of inside a per-run kernel.
+  bool isWeightDerived(Operation *op) const {
+    return weightDerived.contains(op);
+  }
+  void classifyWeightDerived(Operation *op);
+
   Block &block;
+  DenseSet<Operation *> weightDerived;
   DenseMap<Operation *, unsigned> position;
   DenseMap<Operation *, Group *> group;
   std::vector<std::unique_ptr<Group>> groups;
@@ -89,8 +99,24 @@ static bool isDataMovingView(Operation *op) {
   return isa<TransposeOp, SliceOp, ExpandOp>(op);
 }
 
+void Grouping::classifyWeightDerived(Operation *op) {
+  if (isa<ConstantOp>(op) || op->getNumOperands() == 0)
+    return;
+  bool derived = llvm::all_of(op->getOperands(), [&](Value v) {
+    if (auto arg = dyn_cast<BlockArgument>(v)) {
+      auto func = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
+      return func && func.getArgAttr(arg.getArgNumber(), "kiln.weight");
+    }
+    Operation *def = v.getDefiningOp();
+    return isa<ConstantOp>(def) || weightDerived.contains(def);
+  });
+  if (derived)
+    weightDerived.insert(op);
+}
+
 void Grouping::run() {
   for (Operation &op : block) {
+    classifyWeightDerived(&op);
     if (isa<ConstantOp>(op) || !canEnterRegion(&op))
       continue;
     groups.push_back(std::make_unique<Group>());
@@ -103,6 +129,8 @@ void Grouping::run() {
       Group *producerGroup = producer ? groupOf(producer) : nullptr;
       Group *consumerGroup = groupOf(&op);
       if (!producerGroup || producerGroup == consumerGroup)
+        continue;
+      if (isWeightDerived(producer) != isWeightDerived(&op))
         continue;
       // A view with other users stays outside: it aliases, while a region
       // result would be a copy.
