@@ -112,6 +112,18 @@ def main():
                 ok &= bool(np.allclose(got, want, rtol=rtol, atol=atol))
             row["max_abs_diff"] = worst
             row["matches_pytorch"] = ok
+            # A debugging variant compiled with KILN_CUDA_STRIDED_ROWS=1, if
+            # packed: does it match too?
+            variant = pkg + "-strided"
+            if os.path.isdir(variant):
+                vout = os.path.join(case, "out-strided")
+                os.makedirs(vout, exist_ok=True)
+                run([runner, variant, *flags, "--output-dir", vout])
+                vworst = 0.0
+                for n, r in zip(out_names, refs):
+                    got = np.load(os.path.join(vout, "".join(c if c.isalnum() or c == "_" else "_" for c in n) + ".npy"))
+                    vworst = max(vworst, float(np.max(np.abs(got - r.float().cpu().numpy()))))
+                row["strided_rows_max_abs_diff"] = vworst
             timing = json.loads(run([runner, pkg, *flags, "--iterations", str(args.iterations)]).stdout.strip().splitlines()[-1])
             row["kiln_ms"] = timing["median_ms"]
             # 3. PyTorch eager and torch.compile, same process tree, same GPU.

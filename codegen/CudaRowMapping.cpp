@@ -19,11 +19,18 @@
 #include "codegen/CudaPrinterImpl.h"
 
 #include <cmath>
+#include <cstdlib>
+#include <string>
 
 namespace kiln {
 namespace cudaprinter {
 
 int64_t CudaPrinter::rowVectorWidth(const Stmt &loop) const {
+  // KILN_CUDA_STRIDED_ROWS=1 keeps every row on the strided mapping (a
+  // debugging switch: compare a package with and without the runs).
+  if (const char *env = std::getenv("KILN_CUDA_STRIDED_ROWS"); env && *env &&
+      std::string(env) != "0")
+    return 1;
   // Every load and store of the inner loops is contiguous (coefficient 1) or
   // constant (0) in the innermost reduced variable; stores are contiguous and
   // no loop reads an output (a run's loads are hoisted above its stores).

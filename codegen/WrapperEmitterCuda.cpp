@@ -198,6 +198,13 @@ static std::optional<CudaMatmul> cudaMatmulOf(Operation *op,
   mm.dtype = td.dtype;
   mm.batch = batchCount, mm.m = m, mm.n = n, mm.k = k;
   mm.strideA = *strideA, mm.strideB = *strideB;
+  // A batch of row-major A matrices times one B is one taller GEMM:
+  // [batch * m, k] x [k, n] (the Linear layers of a transformer).
+  if (mm.batch > 1 && mm.strideB == 0 && mm.strideA == m * k && !mm.transA) {
+    mm.m *= mm.batch;
+    mm.batch = 1;
+    mm.strideA = 0;
+  }
   return mm;
 }
 
@@ -229,7 +236,9 @@ static Value biasOfBiasAdd(Operation *fusion, const BufferNames &buffers) {
     Value mm = fusion->getOperand(mmArg.getArgNumber());
     Value bias = fusion->getOperand(biasArg.getArgNumber());
     Operation *def = mm.getDefiningOp();
-    if (!def || !mm.hasOneUse() || !cudaMatmulOf(def, buffers) ||
+    std::optional<CudaMatmul> gemm = cudaMatmulOf(def, buffers);
+    // One GEMM only: the bias epilogue of batched calls is not used.
+    if (!def || !mm.hasOneUse() || !gemm || gemm->batch != 1 ||
         mm.getType() != fusion->getResult(0).getType())
       continue;
     auto mt = cast<RankedTensorType>(mm.getType());

@@ -170,7 +170,10 @@ std::string dumpDataSets(const fs::path &dir,
           return "data set " + p.string() + ": unreadable or extra";
         std::string file = setName + "/" + (out ? "expected_" : "input_") +
                            std::to_string(i) + ".npy";
-        Status w = writeNpy((into / file).string(), *t);
+        // NumPy has no bf16: such tensors go as f32 (kiln-runner feeds them
+        // back as bf16 and compares outputs in the expected file's dtype).
+        bool bf16 = t->dtype() == DType::BF16;
+        Status w = writeNpy((into / file).string(), bf16 ? t->to(DType::F32) : *t);
         if (!w)
           return w.message();
         args += std::string(out ? "--expect " : "--input ") + names[i] + "=" +
