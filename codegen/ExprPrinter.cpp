@@ -453,6 +453,9 @@ KILN_FN uint16_t kiln_float_to_bf16_bits(float f) {
   x += 0x7fffu + ((x >> 16) & 1u);
   return (uint16_t)(x >> 16);
 }
+KILN_FN float kiln_round_bf16(float x) {
+  return kiln_bits_float((uint32_t)kiln_float_to_bf16_bits(x) << 16);
+}
 )PRELUDE";
 const char *const kCudaConversions = R"PRELUDE(// The device converts with single instructions: round to nearest even, NaN
 // stays a NaN (its payload may differ from the host's).
@@ -471,6 +474,13 @@ __device__ __forceinline__ uint16_t kiln_float_to_bf16_bits(float f) {
   asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(f));
   return h;
 }
+// x rounded to bf16 and widened back, in one instruction (F2FP): the packed
+// conversion puts bf16(x) in the upper half and bf16(0) = 0 in the lower.
+__device__ __forceinline__ float kiln_round_bf16(float x) {
+  uint32_t u;
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(u) : "f"(x), "f"(0.0f));
+  return __uint_as_float(u);
+}
 )PRELUDE";
 const char *const kCommon = R"PRELUDE(struct kiln_f16 {
   uint16_t bits;
@@ -485,7 +495,6 @@ struct kiln_bf16 {
   KILN_HDoperator float() const { return kiln_bits_float((uint32_t)bits << 16); }
 };
 KILN_FN float kiln_round_f16(float x) { return (float)kiln_f16(x); }
-KILN_FN float kiln_round_bf16(float x) { return (float)kiln_bf16(x); }
 
 // Scalar helpers with the reference runtime's semantics.
 template <class T> struct kiln_unsigned { typedef T type; };
