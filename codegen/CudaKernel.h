@@ -24,6 +24,7 @@
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -61,6 +62,13 @@ CudaKernel printCudaKernel(const codegen::Kernel &kernel);
 /// Lowers one fusion op to the kernel IR and prints it as CUDA; emits
 /// diagnostics and fails on ops or shapes the kernel IR cannot express.
 mlir::FailureOr<CudaKernel> emitCudaKernel(FusionOp op);
+
+/// The CUDA kernel of a top-level kiln.max_pool (static shapes, float
+/// types, 1-3 spatial dims), named `name` (CudaPoolKernel.cpp): pooling
+/// windows are not kernel IR, so the CUDA target prints them directly.
+/// Nullopt when the op does not qualify (it then runs on the host).
+std::optional<CudaKernel> emitCudaMaxPoolKernel(mlir::Operation *op,
+                                                llvm::StringRef name);
 
 /// The text of kernels.cu: a banner naming `modelName`, the device prelude
 /// (kernelPrelude(PreludeTarget::Cuda)), then every definition in order.

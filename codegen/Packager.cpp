@@ -310,6 +310,7 @@ LogicalResult writePackage(ModuleOp module, const PackageOptions &options,
   std::vector<CudaKernel> cudaKernels;
   WrapperTarget wrapperTarget;
   wrapperTarget.name = options.target;
+  int numPools = 0; // printed max-pool kernels (cuda): p0_max_pool, ...
   json kernelsJson = json::array(), refOpsJson = json::array();
   StepCounts counts;
   for (Operation &op : graph.getBody().front()) {
@@ -343,6 +344,25 @@ LogicalResult writePackage(ModuleOp module, const PackageOptions &options,
                {"kind", op.getAttrOfType<StringAttr>("kind").getValue()},
                {"nodes", sourceNodeNames(&op)}});
       kernels.push_back(std::move(*kernel));
+      ++counts.fused;
+    } else if (std::optional<CudaKernel> pool =
+                   cuda ? emitCudaMaxPoolKernel(
+                              &op, "p" + std::to_string(numPools) + "_max_pool")
+                        : std::nullopt) {
+      ++numPools;
+      // A max pool on the GPU: a printed kernel, launched like a fusion's.
+      CudaLaunch launch;
+      launch.name = pool->name;
+      std::copy(pool->grid, pool->grid + 3, launch.grid);
+      std::copy(pool->block, pool->block + 3, launch.block);
+      wrapperTarget.launches[&op] = launch;
+      kernelsJson.push_back(json{{"name", pool->name},
+                                 {"kind", "pool"},
+                                 {"nodes", sourceNodeNames(&op)},
+                                 {"grid", launch.grid},
+                                 {"block", launch.block},
+                                 {"shared_bytes", 0}});
+      cudaKernels.push_back(std::move(*pool));
       ++counts.fused;
     } else if (kind == StepKind::Library || kind == StepKind::Fallback) {
       (kind == StepKind::Library ? counts.library : counts.fallback)++;

@@ -470,7 +470,7 @@ FailureOr<std::string> emitWrapper(func::FuncOp graph, const MemoryPlan &plan,
       ++numKernels; // its function stays in kiln_model_kernel_name's list
       continue;
     }
-    if (kind == StepKind::Kernel && cuda) {
+    if (cuda && (kind == StepKind::Kernel || target.launches.count(op))) {
       auto it = target.launches.find(op);
       assert(it != target.launches.end() && "fusion without a CUDA kernel");
       emitCudaKernelStep(steps, op, index, it->second, numKernels++, buffers);
@@ -647,7 +647,7 @@ FailureOr<std::string> emitWrapper(func::FuncOp graph, const MemoryPlan &plan,
        << "constexpr int kNumKernels = " << numKernels << ";\n"
        << "const char *const kKernelNames[] = {";
     for (Operation *op : plan.ops)
-      if (classifyStep(op) == StepKind::Kernel)
+      if (target.launches.count(op))
         os << quote(target.launches.find(op)->second.name) << ", ";
     os << (numKernels ? "" : "nullptr") << "};\n\n";
   }

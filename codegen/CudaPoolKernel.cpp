@@ -1,0 +1,152 @@
+//===- CudaPoolKernel.cpp - CUDA kernels for max pooling ------------------===//
+//
+// This file implements the CUDA kernel of a top-level kiln.max_pool (ONNX
+// MaxPool): pooling windows are not expressible in the kernel IR (a window
+// is a reduction over positions that depend on the output index and are
+// clipped at the borders), so instead of running it on the host, the CUDA
+// target prints it directly: one thread per output element, grid-stride, the
+// window loops unrolled by the compiler (kernel, strides, pads and dilations
+// are literals), positions outside the input skipped, NaN propagated, as the
+// reference kernel (runtime/kernels/Pooling.cpp) computes. The output shape
+// (floor or ceil mode) is the op's static result type. The kernel goes into
+// kernels.cu with the fusion kernels and is launched the same way.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/CudaKernel.h"
+#include "codegen/ExprPrinter.h"
+#include "codegen/MemoryPlanner.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+
+#include <algorithm>
+#include <string>
+
+using namespace mlir;
+
+namespace kiln {
+
+namespace {
+
+std::string join(ArrayRef<int64_t> v, const char *sep) {
+  std::string s;
+  for (size_t i = 0; i < v.size(); ++i)
+    s += (i ? sep : "") + std::to_string(v[i]);
+  return s;
+}
+
+} // namespace
+
+std::optional<CudaKernel> emitCudaMaxPoolKernel(Operation *op,
+                                                llvm::StringRef name) {
+  if (op->getName().getStringRef() != "kiln.max_pool" ||
+      op->getNumResults() != 1)
+    return std::nullopt;
+  auto xt = dyn_cast<RankedTensorType>(op->getOperand(0).getType());
+  auto yt = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+  auto kernel = op->getAttrOfType<DenseI64ArrayAttr>("kernel_shape");
+  auto strides = op->getAttrOfType<DenseI64ArrayAttr>("strides");
+  auto dilations = op->getAttrOfType<DenseI64ArrayAttr>("dilations");
+  auto pads = op->getAttrOfType<DenseI64ArrayAttr>("pads");
+  if (!xt || !yt || !xt.hasStaticShape() || !yt.hasStaticShape() || !kernel ||
+      !strides || !dilations || !pads)
+    return std::nullopt;
+  int64_t nsp = xt.getRank() - 2;
+  if (nsp < 1 || nsp > 3 || (int64_t)kernel.size() != nsp ||
+      (int64_t)strides.size() != nsp || (int64_t)dilations.size() != nsp ||
+      (int64_t)pads.size() != 2 * nsp || yt.getRank() != xt.getRank())
+    return std::nullopt;
+  std::optional<codegen::ScalarType> st =
+      codegen::scalarTypeOf(xt.getElementType());
+  if (!st || !codegen::isFloatType(*st))
+    return std::nullopt;
+  int64_t total = yt.getNumElements();
+  if (total == 0 || xt.getNumElements() >= (int64_t(1) << 62))
+    return std::nullopt;
+
+  std::string storage = codegen::storageCType(*st);
+  std::string compute = codegen::computeCType(*st);
+  ArrayRef<int64_t> in = xt.getShape().drop_front(2);
+  ArrayRef<int64_t> out = yt.getShape().drop_front(2);
+  int64_t inPlane = 1;
+  for (int64_t d : in)
+    inPlane *= d;
+
+  CudaKernel k;
+  k.name = name.str();
+  k.sourceNodes = sourceNodeNames(op);
+  unsigned block = 256;
+  int64_t blocks = std::min<int64_t>((total + block - 1) / block, 65535);
+  k.grid[0] = static_cast<unsigned>(std::max<int64_t>(blocks, 1));
+  k.block[0] = block;
+  std::string params = "const " + storage + " *__restrict__ in0, " + storage +
+                       " *__restrict__ out0";
+  std::string head = "extern \"C\" __global__ void __launch_bounds__(" +
+                     std::to_string(block) + ")\n" + k.name + "(" + params +
+                     ")";
+  k.declaration = head + ";";
+
+  std::string s;
+  s += "// " + k.name + ": max_pool over [" + join(yt.getShape(), ", ") +
+       "] (window " + join(kernel.asArrayRef(), "x") + ", strides " +
+       join(strides.asArrayRef(), "x") + ", dilations " +
+       join(dilations.asArrayRef(), "x") + ", pads " +
+       join(pads.asArrayRef(), ",") + ")\n";
+  s += "// ONNX nodes:";
+  for (const std::string &n : k.sourceNodes)
+    s += " " + n;
+  s += "\n// mapping: one thread per output element, grid-stride; positions "
+       "outside the input are skipped\n";
+  s += "// launch: grid [" + std::to_string(k.grid[0]) + ", 1, 1], block [" +
+       std::to_string(block) + ", 1, 1]\n";
+  s += head + " {\n";
+  s += "  const long long kiln_n = (long long)gridDim.x * blockDim.x;\n";
+  s += "  for (long long kiln_i = (long long)blockIdx.x * blockDim.x + "
+       "threadIdx.x; kiln_i < " +
+       std::to_string(total) + "LL; kiln_i += kiln_n) {\n";
+  s += "    long long kiln_r = kiln_i;\n";
+  for (int64_t d = nsp - 1; d >= 0; --d) {
+    s += "    const int o" + std::to_string(d) + " = (int)(kiln_r % " +
+         std::to_string(out[d]) + "LL);\n";
+    s += "    kiln_r /= " + std::to_string(out[d]) + "LL;\n";
+  }
+  s += "    const " + storage + " *kiln_x = in0 + kiln_r * " +
+       std::to_string(inPlane) + "LL; // the (n, c) plane\n";
+  s += "    " + compute + " kiln_m = -INFINITY;\n";
+  s += "    bool kiln_nan = false;\n";
+  std::string indent = "    ";
+  std::string offset;
+  for (int64_t d = 0; d < nsp; ++d) {
+    std::string ds = std::to_string(d);
+    s += indent + "#pragma unroll\n";
+    s += indent + "for (int k" + ds + " = 0; k" + ds + " < " +
+         std::to_string(kernel[d]) + "; ++k" + ds + ") {\n";
+    indent += "  ";
+    s += indent + "const int p" + ds + " = o" + ds + " * " +
+         std::to_string(strides[d]) + " - " + std::to_string(pads[d]) +
+         " + k" + ds + " * " + std::to_string(dilations[d]) + ";\n";
+    s += indent + "if (p" + ds + " < 0 || p" + ds + " >= " +
+         std::to_string(in[d]) + ")\n" + indent + "  continue;\n";
+    int64_t stride = 1;
+    for (int64_t e = d + 1; e < nsp; ++e)
+      stride *= in[e];
+    offset += (offset.empty() ? "" : " + ") + std::string("p") + ds +
+              (stride == 1 ? "" : " * " + std::to_string(stride));
+  }
+  s += indent + "const " + compute + " kiln_v = (" + compute + ")kiln_x[" +
+       offset + "];\n";
+  s += indent + "kiln_nan |= kiln_v != kiln_v;\n";
+  s += indent + "kiln_m = kiln_v > kiln_m ? kiln_v : kiln_m;\n";
+  for (int64_t d = 0; d < nsp; ++d) {
+    indent.resize(indent.size() - 2);
+    s += indent + "}\n";
+  }
+  s += "    out0[kiln_i] = " + storage + "(kiln_nan ? (" + compute +
+       ")NAN : kiln_m);\n";
+  s += "  }\n}\n";
+  k.definition = s;
+  return k;
+}
+
+} // namespace kiln
