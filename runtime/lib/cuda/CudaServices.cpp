@@ -2,14 +2,15 @@
 //
 // This file implements the C functions of CudaServices.h, exported from
 // libkiln_runtime.so for the host code of CUDA packages: each forwards to
-// kiln::cuda (driver, copies, cuBLASLt) and turns a failed Status into the
-// nonzero return and the message in `err`.
+// kiln::cuda (driver, copies, cuBLASLt, cuDNN) and turns a failed Status
+// into the nonzero return and the message in `err`.
 //
 //===----------------------------------------------------------------------===//
 
 #include "kiln/runtime/CudaServices.h"
 
 #include "CublasLt.h"
+#include "Cudnn.h"
 #include "kiln/runtime/Cuda.h"
 
 #ifdef KILN_HAVE_CUDA
@@ -136,6 +137,30 @@ int kiln_cuda_matmul(int dtype, int64_t batch, int64_t m, int64_t n, int64_t k,
   x.workspaceBytes = workspace ? workspaceBytes : 0;
   x.stream = stream;
   return report(cuda::matmul(x), err, errlen);
+}
+
+int kiln_cuda_conv(int dtype, int spatialDims, const int64_t *xShape,
+                   const void *x, const int64_t *wShape, const void *w,
+                   const void *bias, int64_t group, const int64_t *strides,
+                   const int64_t *pads, const int64_t *dilations,
+                   const int64_t *yShape, void *y, void *stream, char *err,
+                   size_t errlen) {
+  cuda::ConvArgs a;
+  a.dtype = dtype;
+  a.spatialDims = spatialDims;
+  a.xShape = xShape;
+  a.x = x;
+  a.wShape = wShape;
+  a.w = w;
+  a.bias = bias;
+  a.group = group;
+  a.strides = strides;
+  a.pads = pads;
+  a.dilations = dilations;
+  a.yShape = yShape;
+  a.y = y;
+  a.stream = stream;
+  return report(cuda::conv(a), err, errlen);
 }
 
 } // extern "C"

@@ -2,10 +2,11 @@
  *
  * This file declares the C functions that libkiln_runtime.so exports for the
  * host code of a CUDA package (the generated wrapper in model.so): kernel
- * launches, copies, stream synchronisation and cuBLASLt matrix products. The
- * wrapper does not link the CUDA libraries; these symbols are resolved when
- * model.so is loaded into a process that has loaded libkiln_runtime.so. The
- * runtime itself loads the CUDA driver and cuBLASLt with dlopen on first use.
+ * launches, copies, stream synchronisation, cuBLASLt matrix products and
+ * cuDNN convolutions. The wrapper does not link the CUDA libraries; these
+ * symbols are resolved when model.so is loaded into a process that has
+ * loaded libkiln_runtime.so. The runtime itself loads the CUDA driver,
+ * cuBLASLt and cuDNN with dlopen on first use.
  *
  * Every function makes the runtime's CUDA context current on the calling
  * thread and returns 0 on success, or nonzero with a NUL-terminated message
@@ -92,6 +93,28 @@ kiln_cuda_matmul(int dtype, int64_t batch, int64_t m, int64_t n, int64_t k,
                  const void *bias, int epilogue, void *workspace,
                  size_t workspaceBytes, void *stream, char *err,
                  size_t errlen);
+
+/** Convolution (ONNX Conv, cross-correlation) through cuDNN:
+ *    y = conv(x, w) + bias                 (bias: M values or null)
+ *  dtype: kiln::DType code: 0 f32 (computed in fp32 with CUDNN_FMA_MATH, no
+ *  TF32, so results match the CPU reference within 1e-3), 1 f16 or 2 bf16
+ *  (tensor cores, fp32 accumulation); x, w, bias and y have that dtype and
+ *  are packed NCHW (NCDHW) device buffers. spatialDims is 1 to 3; xShape is
+ *  [N, C, spatial...], wShape [M, C / group, kernel...], yShape [N, M,
+ *  spatial...] (checked against the geometry); strides and dilations have
+ *  spatialDims entries, pads 2 * spatialDims ([begin..., end...]), and the
+ *  pads must be symmetric (begin == end: otherwise an error). Descriptors
+ *  and the algorithm are cached per configuration; each stream gets its own
+ *  cuDNN handle and workspace (grown as needed). Asynchronous on `stream`.
+ *  cuDNN 9 is loaded with dlopen ("libcudnn.so.9", "libcudnn.so"; also from
+ *  $KILN_CUDNN_DIR); without it: "cuDNN not found (libcudnn.so.9): ...". */
+KILN_RUNTIME_EXPORT int
+kiln_cuda_conv(int dtype, int spatialDims, const int64_t *xShape,
+               const void *x, const int64_t *wShape, const void *w,
+               const void *bias, int64_t group, const int64_t *strides,
+               const int64_t *pads, const int64_t *dilations,
+               const int64_t *yShape, void *y, void *stream, char *err,
+               size_t errlen);
 
 #ifdef __cplusplus
 } /* extern "C" */
