@@ -509,9 +509,10 @@ FailureOr<std::string> emitWrapper(func::FuncOp graph, const MemoryPlan &plan,
             << nodeList(nodes) << "\n";
       continue;
     }
-    // A matmul cuBLASLt takes.
+    // A matmul cuBLASLt takes, a convolution cuDNN takes.
     if (cuda && kind == StepKind::Library &&
-        emitCudaMatmulStep(steps, op, index, buffers))
+        (emitCudaMatmulStep(steps, op, index, buffers) ||
+         emitCudaConvStep(steps, op, index, buffers)))
       continue;
 
     // Library or fallback op: the runtime's reference kernel.

@@ -4,7 +4,9 @@
 // target (docs/cuda-backend.md): a generated kernel is a kiln_cuda_launch of
 // its function with the launch shape the CUDA printer chose; a kiln.matmul
 // that cuBLASLt takes (f32/f16/bf16, 2-D matrices, batches that are equal or
-// broadcast from one matrix) is a kiln_cuda_matmul; every other op runs the
+// broadcast from one matrix) is a kiln_cuda_matmul; a kiln.conv that cuDNN
+// takes (f32/f16/bf16, 1 to 3 spatial dims, symmetric pads) is a
+// kiln_cuda_conv with its shapes as static arrays; every other op runs the
 // runtime's reference kernel on the host, its operands copied from the device
 // and its results copied back (the stream is synchronized around it, so such
 // steps cost a round trip: `kiln compile` counts them as fallbacks); outputs
@@ -304,6 +306,123 @@ bool emitCudaMatmulStep(llvm::raw_ostream &os, Operation *op, size_t index,
      << "\n"
      << "    return fail(err, errlen, std::string(\"node '\") + "
      << quote(node) << " + \"' (cuBLASLt matmul): \" + err);\n";
+  return true;
+}
+
+namespace {
+/// A kiln.conv's cuDNN call: shapes and geometry, all static.
+struct CudaConv {
+  DType dtype;
+  llvm::SmallVector<int64_t> x, w, y, strides, pads, dilations;
+  int64_t group = 1;
+};
+} // namespace
+
+/// An integer-list attribute of `n` entries, `dflt` when empty (as the
+/// reference kernel reads it); nullopt when absent or of another length.
+static std::optional<llvm::SmallVector<int64_t>>
+spatialAttr(Operation *op, StringRef name, size_t n, int64_t dflt) {
+  auto attr = op->getAttrOfType<DenseI64ArrayAttr>(name);
+  if (!attr)
+    return std::nullopt;
+  if (attr.empty())
+    return llvm::SmallVector<int64_t>(n, dflt);
+  if (attr.size() != static_cast<int64_t>(n))
+    return std::nullopt;
+  return llvm::SmallVector<int64_t>(attr.asArrayRef());
+}
+
+/// The cuDNN form of kiln.conv `op`, when it has one: f32/f16/bf16, 1 to 3
+/// spatial dims, static positive shapes, symmetric pads, a used result.
+static std::optional<CudaConv> cudaConvOf(Operation *op,
+                                          const BufferNames &buffers) {
+  if (!op || op->getName().getStringRef() != "kiln.conv" ||
+      op->getNumOperands() != 2 || op->getNumResults() != 1 ||
+      !buffers.hasBuffer(op->getResult(0)))
+    return std::nullopt;
+  ValueType tx = valueType(op->getOperand(0)),
+            tw = valueType(op->getOperand(1)),
+            ty = valueType(op->getResult(0));
+  if (tx.dtype != ty.dtype || tw.dtype != ty.dtype ||
+      (ty.dtype != DType::F32 && ty.dtype != DType::F16 &&
+       ty.dtype != DType::BF16))
+    return std::nullopt;
+  size_t rank = ty.shape.size();
+  if (rank < 3 || rank > 5 || tx.shape.size() != rank ||
+      tw.shape.size() != rank)
+    return std::nullopt;
+  for (const auto *shape : {&tx.shape, &tw.shape, &ty.shape})
+    if (llvm::any_of(*shape, [](int64_t d) { return d <= 0; }))
+      return std::nullopt;
+  size_t nsp = rank - 2;
+  CudaConv c;
+  c.dtype = ty.dtype;
+  c.x = tx.shape, c.w = tw.shape, c.y = ty.shape;
+  auto group = op->getAttrOfType<IntegerAttr>("group");
+  c.group = group ? group.getInt() : 1;
+  auto strides = spatialAttr(op, "strides", nsp, 1);
+  auto dilations = spatialAttr(op, "dilations", nsp, 1);
+  auto pads = spatialAttr(op, "pads", 2 * nsp, 0);
+  if (!strides || !dilations || !pads || c.group < 1 ||
+      c.x[1] != c.w[1] * c.group || c.w[0] % c.group != 0 ||
+      c.y[0] != c.x[0] || c.y[1] != c.w[0])
+    return std::nullopt;
+  c.strides = *strides, c.dilations = *dilations, c.pads = *pads;
+  for (size_t d = 0; d < nsp; ++d) {
+    // cuDNN takes symmetric pads only.
+    if (c.pads[d] != c.pads[nsp + d] || c.pads[d] < 0 || c.strides[d] < 1 ||
+        c.dilations[d] < 1)
+      return std::nullopt;
+    int64_t window = c.dilations[d] * (c.w[2 + d] - 1) + 1;
+    int64_t span = c.x[2 + d] + 2 * c.pads[d] - window;
+    if (span < 0 || span / c.strides[d] + 1 != c.y[2 + d])
+      return std::nullopt;
+  }
+  return c;
+}
+
+bool emitCudaConvStep(llvm::raw_ostream &os, Operation *op, size_t index,
+                      const BufferNames &buffers) {
+  std::optional<CudaConv> c = cudaConvOf(op, buffers);
+  if (!c)
+    return false;
+  std::vector<std::string> nodes = sourceNodeNames(op);
+  std::string node = nodes.empty() ? "conv" : nodes.front();
+  auto list = [](ArrayRef<int64_t> v) {
+    std::string s;
+    for (auto [i, x] : llvm::enumerate(v))
+      s += (i ? ", " : "") + std::to_string(x);
+    return s;
+  };
+  Value x = op->getOperand(0), w = op->getOperand(1), y = op->getResult(0);
+  os << "  // Step " << index << ": kiln.conv (cuDNN), ONNX node '"
+     << commentSafe(node) << "': [" << list(c->x) << "] * [" << list(c->w)
+     << "] -> [" << list(c->y) << "], group " << c->group << "\n";
+  os << "  {\n";
+  auto array = [&](const char *name, ArrayRef<int64_t> v) {
+    os << "    static const int64_t " << name << "[] = {" << list(v)
+       << "};\n";
+  };
+  array("xShape", c->x);
+  array("wShape", c->w);
+  array("yShape", c->y);
+  array("strides", c->strides);
+  array("pads", c->pads);
+  array("dilations", c->dilations);
+  os << "    if (kiln_cuda_conv(" << static_cast<int>(c->dtype) << ", "
+     << c->x.size() - 2 << ",\n"
+     << "                       xShape, " << buffers.pointer(x) << ", // "
+     << buffers.describe(x) << "\n"
+     << "                       wShape, " << buffers.pointer(w) << ", // "
+     << buffers.describe(w) << "\n"
+     << "                       nullptr, " << c->group
+     << ", strides, pads, dilations,\n"
+     << "                       yShape, " << buffers.pointer(y) << ", // "
+     << buffers.describe(y) << "\n"
+     << "                       stream, err, errlen))\n"
+     << "      return fail(err, errlen, std::string(\"node '\") + "
+     << quote(node) << " + \"' (cuDNN conv): \" + err);\n"
+     << "  }\n";
   return true;
 }
 

@@ -124,6 +124,12 @@ void emitCudaKernelStep(llvm::raw_ostream &os, mlir::Operation *op,
 bool emitCudaMatmulStep(llvm::raw_ostream &os, mlir::Operation *op,
                         size_t index, const BufferNames &buffers);
 
+/// Emits a cuDNN call (kiln_cuda_conv) for a kiln.conv of f32/f16/bf16 with
+/// 1 to 3 spatial dims, static shapes and symmetric pads; returns false
+/// (emitting nothing) otherwise.
+bool emitCudaConvStep(llvm::raw_ostream &os, mlir::Operation *op,
+                      size_t index, const BufferNames &buffers);
+
 /// True for a kiln.transpose of the last two dims whose every user is a
 /// cuBLASLt matmul that reads its input transposed instead (the wrapper
 /// then emits no step for it).

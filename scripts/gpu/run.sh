@@ -18,6 +18,13 @@ PACK="$(cd "$(dirname "$0")" && pwd)"
 RESULTS="${OUT:-$PACK/results}"
 mkdir -p "$RESULTS"
 export LD_LIBRARY_PATH="$PACK/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+# cuDNN (kiln_cuda_conv) comes with PyTorch's wheels (nvidia-cudnn-cu*): put
+# its folder on the loader path; harmless when it is not installed.
+CUDNN_LIB="$(python3 -c "import nvidia.cudnn, os; print(os.path.join(list(nvidia.cudnn.__path__)[0], 'lib'))" 2>/dev/null)" || CUDNN_LIB=""
+if [[ -n "$CUDNN_LIB" && -d "$CUDNN_LIB" ]]; then
+  export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:$CUDNN_LIB"
+  echo "cuDNN from $CUDNN_LIB"
+fi
 STEPS="${*:-tests conformance bench}"
 STATUS=0
 

@@ -13,11 +13,11 @@
 // a height of 1. f32 computes with CUDNN_FMA_MATH (no TF32 tensor cores:
 // CUDNN_DEFAULT_MATH would allow them on Ampere and newer), so results
 // match the CPU reference within 1e-3; f16 and bf16 take tensor cores with
-// fp32 accumulation. A plan (descriptors, the heuristic's algorithm and its
+// fp32 accumulation. Each stream gets its own cuDNN handle, plans and
+// workspace: a plan (descriptors, the heuristic's algorithm and its
 // workspace size) is built once per (dtype, shapes, geometry, bias) and
-// cached; each stream gets its own cuDNN handle and workspace, grown as
-// plans need (the stream is synchronized before an outgrown workspace is
-// freed). The bias is added by cudnnAddTensor after the convolution.
+// cached; the workspace grows as plans need (the stream is synchronized
+// before an outgrown workspace is freed). The bias is added by cudnnAddTensor after the convolution.
 //
 //===----------------------------------------------------------------------===//
 
@@ -310,14 +310,22 @@ Status dnnCheck(const Dnn &dnn, cudnnStatus s, const std::string &what) {
                               dnn.errorString(s), " (", s, ")"));
 }
 
-/// A convolution configuration's descriptors, algorithm and workspace size.
+/// An algorithm and the workspace it needs.
+struct Candidate {
+  int algo = 0;
+  size_t workspaceBytes = 0;
+};
+
+/// A convolution configuration's descriptors and algorithms: the heuristic's
+/// usable candidates, best first; `current` is the one in use (an algorithm
+/// that cuDNN refuses at run time as not supported gives way to the next).
 struct Plan {
   const Dnn *dnn = nullptr;
   cudnnTensorDesc xDesc = nullptr, yDesc = nullptr, biasDesc = nullptr;
   cudnnFilterDesc wDesc = nullptr;
   cudnnConvDesc convDesc = nullptr;
-  int algo = 0;
-  size_t workspaceBytes = 0;
+  std::vector<Candidate> candidates;
+  size_t current = 0;
   ~Plan() {
     for (cudnnTensorDesc t : {xDesc, yDesc, biasDesc})
       if (t)
@@ -329,10 +337,13 @@ struct Plan {
   }
 };
 
-/// A stream's cuDNN handle (bound to the stream) and workspace; the mutex
-/// serialises enqueues on the stream from several threads.
+/// A stream's cuDNN handle (bound to the stream), plans and workspace. Plans
+/// are per stream so that a handle and its descriptors are only ever used
+/// under the stream's mutex, which serialises calls for the stream from
+/// several threads.
 struct StreamState {
   cudnnHandle handle = nullptr;
+  std::map<std::vector<int64_t>, std::unique_ptr<Plan>> plans;
   void *workspace = nullptr;
   size_t workspaceBytes = 0;
   std::mutex mutex;
@@ -340,7 +351,6 @@ struct StreamState {
 
 struct Cache {
   std::mutex mutex;
-  std::map<std::vector<int64_t>, std::unique_ptr<Plan>> plans;
   std::map<void *, std::unique_ptr<StreamState>> streams;
 };
 
@@ -425,8 +435,7 @@ Expected<std::unique_ptr<Plan>> buildPlan(const Dnn &dnn, cudnnHandle handle,
       dnn.getFwdAlgo(handle, plan->xDesc, plan->wDesc, plan->convDesc,
                      plan->yDesc, kFwdAlgoCount, &found, perf),
       "choosing an algorithm (cudnnGetConvolutionForwardAlgorithm_v7)"));
-  bool chosen = false;
-  for (int i = 0; i < found && !chosen; ++i) {
+  for (int i = 0; i < found; ++i) {
     const FwdAlgoPerf &p = perf[i];
     if (p.status != kStatusSuccess || p.memory > kMaxWorkspaceBytes)
       continue;
@@ -438,11 +447,9 @@ Expected<std::unique_ptr<Plan>> buildPlan(const Dnn &dnn, cudnnHandle handle,
                             plan->yDesc, p.algo, &bytes) != kStatusSuccess ||
         bytes > kMaxWorkspaceBytes)
       continue;
-    plan->algo = p.algo;
-    plan->workspaceBytes = bytes;
-    chosen = true;
+    plan->candidates.push_back({p.algo, bytes});
   }
-  if (!chosen) {
+  if (plan->candidates.empty()) {
     std::string shape = "x [";
     for (size_t i = 0; i < xd.size(); ++i)
       shape += (i ? ", " : "") + std::to_string(xd[i]);
@@ -489,56 +496,70 @@ Status conv(const ConvArgs &x) {
 
   Cache &c = cache();
   StreamState *state = nullptr;
-  Plan *plan = nullptr;
   {
     std::lock_guard<std::mutex> lock(c.mutex);
     std::unique_ptr<StreamState> &s = c.streams[x.stream];
-    if (!s) {
-      auto fresh = std::make_unique<StreamState>();
-      KILN_RETURN_IF_ERROR(
-          dnnCheck(dnn, dnn.create(&fresh->handle), "cudnnCreate"));
-      KILN_RETURN_IF_ERROR(dnnCheck(
-          dnn, dnn.setStream(fresh->handle, x.stream), "cudnnSetStream"));
-      s = std::move(fresh);
-    }
+    if (!s)
+      s = std::make_unique<StreamState>();
     state = s.get();
-    std::vector<int64_t> key = planKey(x);
-    auto it = c.plans.find(key);
-    if (it != c.plans.end()) {
-      plan = it->second.get();
-    } else {
-      Expected<std::unique_ptr<Plan>> built =
-          buildPlan(dnn, state->handle, x, type);
-      if (!built)
-        return built.status();
-      plan = built->get();
-      c.plans.emplace(std::move(key), built.take());
-    }
   }
 
   std::lock_guard<std::mutex> lock(state->mutex);
-  if (plan->workspaceBytes > state->workspaceBytes) {
-    // The old workspace may still be read by work enqueued on the stream.
-    if (state->workspace) {
-      KILN_RETURN_IF_ERROR(synchronize(x.stream));
-      deallocate(state->workspace);
-      state->workspace = nullptr;
-      state->workspaceBytes = 0;
-    }
-    Expected<void *> p = allocate(plan->workspaceBytes);
-    if (!p)
-      return p.status().withContext("cuDNN workspace");
-    state->workspace = *p;
-    state->workspaceBytes = plan->workspaceBytes;
+  if (!state->handle) {
+    cudnnHandle handle = nullptr;
+    KILN_RETURN_IF_ERROR(dnnCheck(dnn, dnn.create(&handle), "cudnnCreate"));
+    KILN_RETURN_IF_ERROR(dnnCheck(dnn, dnn.setStream(handle, x.stream),
+                                  "cudnnSetStream"));
+    state->handle = handle;
+  }
+  std::vector<int64_t> key = planKey(x);
+  Plan *plan = nullptr;
+  auto it = state->plans.find(key);
+  if (it != state->plans.end()) {
+    plan = it->second.get();
+  } else {
+    Expected<std::unique_ptr<Plan>> built =
+        buildPlan(dnn, state->handle, x, type);
+    if (!built)
+      return built.status();
+    plan = built->get();
+    state->plans.emplace(std::move(key), built.take());
   }
   float one = 1.0f, zero = 0.0f;
-  KILN_RETURN_IF_ERROR(dnnCheck(
-      dnn,
-      dnn.convForward(state->handle, &one, plan->xDesc, x.x, plan->wDesc, x.w,
-                      plan->convDesc, plan->algo,
-                      plan->workspaceBytes ? state->workspace : nullptr,
-                      plan->workspaceBytes, &zero, plan->yDesc, x.y),
-      strCat("cudnnConvolutionForward (algorithm ", plan->algo, ")")));
+  for (;;) {
+    const Candidate &cand = plan->candidates[plan->current];
+    if (cand.workspaceBytes > state->workspaceBytes) {
+      // The old workspace may still be read by work enqueued on the stream.
+      if (state->workspace) {
+        KILN_RETURN_IF_ERROR(synchronize(x.stream));
+        deallocate(state->workspace);
+        state->workspace = nullptr;
+        state->workspaceBytes = 0;
+      }
+      Expected<void *> p = allocate(cand.workspaceBytes);
+      if (!p)
+        return p.status().withContext("cuDNN workspace");
+      state->workspace = *p;
+      state->workspaceBytes = cand.workspaceBytes;
+    }
+    cudnnStatus st = dnn.convForward(
+        state->handle, &one, plan->xDesc, x.x, plan->wDesc, x.w,
+        plan->convDesc, cand.algo,
+        cand.workspaceBytes ? state->workspace : nullptr, cand.workspaceBytes,
+        &zero, plan->yDesc, x.y);
+    if (st == kStatusSuccess)
+      break;
+    // CUDNN_STATUS_NOT_SUPPORTED and its refinements (3000-3999): try the
+    // next candidate.
+    if (st >= 3000 && st < 4000 &&
+        plan->current + 1 < plan->candidates.size()) {
+      ++plan->current;
+      continue;
+    }
+    return dnnCheck(dnn, st,
+                    strCat("cudnnConvolutionForward (algorithm ", cand.algo,
+                           ")"));
+  }
   if (!x.bias)
     return Status::ok();
   return dnnCheck(dnn,
