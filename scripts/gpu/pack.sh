@@ -8,7 +8,7 @@
 # and kiln-runner (no MLIR or LLVM travels) into gpu-pack/, at most 64 MiB:
 #
 #   gpu-pack/bin/            kiln-runner, kiln-runtime-gpu-tests
-#   gpu-pack/lib/            libkiln_runtime.so, OpenBLAS and its runtime
+#   gpu-pack/lib.tar.gz      lib/: libkiln_runtime.so, OpenBLAS and its runtime
 #   gpu-pack/packages/NAME/  kiln compile --target cuda of each bench graph
 #   gpu-pack/conformance.tar.gz   node-test packages + data (compile-cuda)
 #   gpu-pack/run.sh, gpu_bench.py, models.py
@@ -16,6 +16,8 @@
 # Then, on the GPU machine: gpu-pack/run.sh (see there).
 #
 # Usage: scripts/gpu/pack.sh [--no-conformance]
+#   KILN_CONFORMANCE_KEEP=DIR reuses the packages of an earlier
+#   `kiln-conformance --mode compile-cuda --keep-packages DIR` run.
 #===----------------------------------------------------------------------===#
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -57,10 +59,15 @@ rm -rf "$BF16"
 
 if [[ $CONFORMANCE == 1 ]]; then
   NODE_DIR="$("$ROOT/.venv/bin/python3" -c 'import onnx, os; print(os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data", "node"))')"
-  KEEP="$(mktemp -d)"
-  "$BUILD/bin/kiln-conformance" --node-dir "$NODE_DIR" \
-    --expected "$ROOT/test/conformance/expected-compiled-cpu.txt" \
-    --mode compile-cuda --keep-packages "$KEEP" | tail -3 || true
+  if [[ -n "${KILN_CONFORMANCE_KEEP:-}" ]]; then
+    KEEP="$(mktemp -d)"
+    cp -r "$KILN_CONFORMANCE_KEEP"/. "$KEEP"
+  else
+    KEEP="$(mktemp -d)"
+    "$BUILD/bin/kiln-conformance" --node-dir "$NODE_DIR" \
+      --expected "$ROOT/test/conformance/expected-compiled-cpu.txt" \
+      --mode compile-cuda --keep-packages "$KEEP" | tail -3 || true
+  fi
   # Only what running needs: model.so, kernels.cubin, manifest, weights, data.
   find "$KEEP" \( -name wrapper.cpp -o -name model.h -o -name kernels.cu \
     -o -name kernels.ptx \) -delete
@@ -68,6 +75,11 @@ if [[ $CONFORMANCE == 1 ]]; then
   tar -C "$KEEP" -czf "$OUT/conformance.tar.gz" .
   rm -rf "$KEEP"
 fi
+
+# The libraries travel compressed (OpenBLAS alone is 36 MB); run.sh unpacks.
+strip --strip-unneeded "$OUT/lib/"*.so* "$OUT/bin/"* 2>/dev/null || true
+tar -C "$OUT" -czf "$OUT/lib.tar.gz" lib
+rm -rf "$OUT/lib"
 
 cp "$ROOT/scripts/gpu/run.sh" "$ROOT/bench/gpu_bench.py" "$OUT/"
 cp "$ROOT/../shared/bench/models.py" "$OUT/"

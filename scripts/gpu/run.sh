@@ -17,6 +17,7 @@ set -uo pipefail
 PACK="$(cd "$(dirname "$0")" && pwd)"
 RESULTS="${OUT:-$PACK/results}"
 mkdir -p "$RESULTS"
+[[ -d "$PACK/lib" ]] || tar -C "$PACK" -xzf "$PACK/lib.tar.gz"
 export LD_LIBRARY_PATH="$PACK/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 # cuDNN (kiln_cuda_conv) comes with PyTorch's wheels (nvidia-cudnn-cu*): put
 # its folder on the loader path; harmless when it is not installed.
