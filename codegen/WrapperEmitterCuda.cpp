@@ -243,6 +243,12 @@ static Value biasOfBiasAdd(Operation *fusion, const BufferNames &buffers) {
     if (!def || !mm.hasOneUse() || !gemm || gemm->batch != 1 ||
         mm.getType() != fusion->getResult(0).getType())
       continue;
+    // The matmul will write the fusion's buffer: the planner may have put
+    // it where the matmul's operands live (they die at the matmul).
+    Value out = fusion->getResult(0);
+    if (buffers.overlaps(out, gemm->a) || buffers.overlaps(out, gemm->b) ||
+        buffers.overlaps(out, bias))
+      continue;
     auto mt = cast<RankedTensorType>(mm.getType());
     auto bt = cast<RankedTensorType>(bias.getType());
     if (bt.getElementType() != mt.getElementType() || bt.getRank() < 1 ||

@@ -89,6 +89,20 @@ public:
     return "unused";
   }
 
+  /// True when the buffers of `a` and `b` may share bytes (the planner
+  /// reuses the arena of dead values: writing one must not clobber the other
+  /// when a step is redirected to write another value's buffer).
+  bool overlaps(mlir::Value a, mlir::Value b) const {
+    if (prepared_ && (prepared_->count(a) || prepared_->count(b)))
+      return a == b;
+    const BufferLocation &x = plan_.at(a), &y = plan_.at(b);
+    if (x.kind != y.kind || x.kind == BufferKind::None)
+      return false;
+    if (x.kind == BufferKind::Arena)
+      return x.offset < y.offset + y.bytes && y.offset < x.offset + x.bytes;
+    return x.index == y.index;
+  }
+
   /// True when `v` has a buffer (results nobody reads have none).
   bool hasBuffer(mlir::Value v) const {
     return plan_.at(v).kind != BufferKind::None;
