@@ -736,9 +736,14 @@ FailureOr<std::string> emitWrapper(func::FuncOp graph, const MemoryPlan &plan,
        << "        return fail(err, errlen, \"" << create
        << ": prepared weights: \" + memory.status().message());\n"
        << "      m->prepared = *memory;\n"
-       << "      if (prepareWeights(m.get(), nullptr, err, errlen) ||\n"
-       << "          kiln_cuda_stream_synchronize(nullptr, err, errlen))\n"
-       << "        return 1;\n    }\n";
+       << "      // Wait for the steps even when one failed: the memory they\n"
+       << "      // use is freed on return.\n"
+       << "      int failed = prepareWeights(m.get(), nullptr, err, errlen);\n"
+       << "      char syncErr[256];\n"
+       << "      if (kiln_cuda_stream_synchronize(nullptr, syncErr, "
+          "sizeof(syncErr)) && !failed)\n"
+       << "        return fail(err, errlen, syncErr);\n"
+       << "      if (failed)\n        return 1;\n    }\n";
   else
     os << "    if (kPreparedBytes > 0) {\n"
        << "      m->prepared = std::aligned_alloc(256, (kPreparedBytes + 255) "

@@ -191,11 +191,17 @@ static std::optional<CudaMatmul> cudaMatmulOf(Operation *op,
   std::optional<int64_t> strideB = batchStride(tb.shape, batch, k * n);
   if (!strideA || !strideB || batchCount == 0)
     return std::nullopt;
-  // An operand that is a matrix transpose is read in place, transposed by
-  // cuBLASLt (Linear layers export as MatMul(x, Transpose(W))).
-  if (isMatrixTranspose(a.getDefiningOp()))
+  // An operand that is a matrix transpose of a weight is read in place,
+  // transposed by cuBLASLt (Linear layers export as MatMul(x,
+  // Transpose(W))). Only weights: they live as long as the model, while a
+  // computed value's buffer may be reused once the transpose has read it.
+  auto foldable = [&](Value v) {
+    Operation *t = v.getDefiningOp();
+    return isMatrixTranspose(t) && buffers.isPersistent(t->getOperand(0));
+  };
+  if (foldable(a))
     mm.a = a.getDefiningOp()->getOperand(0), mm.transA = true;
-  if (isMatrixTranspose(b.getDefiningOp()))
+  if (foldable(b))
     mm.b = b.getDefiningOp()->getOperand(0), mm.transB = true;
   mm.dtype = td.dtype;
   mm.batch = batchCount, mm.m = m, mm.n = n, mm.k = k;
@@ -243,11 +249,18 @@ static Value biasOfBiasAdd(Operation *fusion, const BufferNames &buffers) {
     if (!def || !mm.hasOneUse() || !gemm || gemm->batch != 1 ||
         mm.getType() != fusion->getResult(0).getType())
       continue;
-    // The matmul will write the fusion's buffer: the planner may have put
-    // it where the matmul's operands live (they die at the matmul).
+    // The matmul will write the fusion's buffer, which the planner made
+    // live from the fusion on: the fusion must be the very next step (no
+    // value in between may share its bytes), the buffer must not overlap
+    // the matmul's operands (they die at the matmul), and both steps must
+    // run in the same function (weight preparation or the run).
     Value out = fusion->getResult(0);
-    if (buffers.overlaps(out, gemm->a) || buffers.overlaps(out, gemm->b) ||
-        buffers.overlaps(out, bias))
+    Operation *next = def->getNextNode();
+    while (next && next->getName().getStringRef() == "kiln.constant")
+      next = next->getNextNode();
+    if (next != fusion || buffers.overlaps(out, gemm->a) ||
+        buffers.overlaps(out, gemm->b) || buffers.overlaps(out, bias) ||
+        buffers.isPrepared(mm) != buffers.isPrepared(out))
       continue;
     auto mt = cast<RankedTensorType>(mm.getType());
     auto bt = cast<RankedTensorType>(bias.getType());
@@ -311,7 +324,7 @@ bool emitCudaMatmulStep(llvm::raw_ostream &os, Operation *op, size_t index,
      << (bias ? " // bias: " + buffers.describe(bias) + " (epilogue)" : "")
      << "\n"
      << "    return fail(err, errlen, std::string(\"node '\") + "
-     << quote(node) << " + \"' (cuBLASLt matmul): \" + err);\n";
+     << quote(node) << " + \"' (cuBLASLt matmul): \" + (err ? err : \"\"));\n";
   return true;
 }
 
@@ -427,7 +440,7 @@ bool emitCudaConvStep(llvm::raw_ostream &os, Operation *op, size_t index,
      << buffers.describe(y) << "\n"
      << "                       stream, err, errlen))\n"
      << "      return fail(err, errlen, std::string(\"node '\") + "
-     << quote(node) << " + \"' (cuDNN conv): \" + err);\n"
+     << quote(node) << " + \"' (cuDNN conv): \" + (err ? err : \"\"));\n"
      << "  }\n";
   return true;
 }

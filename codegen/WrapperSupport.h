@@ -103,6 +103,17 @@ public:
     return x.index == y.index;
   }
 
+  /// True for values that live as long as the model: weights and what
+  /// weight preparation computed (their buffers are never reused).
+  bool isPersistent(mlir::Value v) const {
+    return (prepared_ && prepared_->count(v)) ||
+           plan_.at(v).kind == BufferKind::Weight;
+  }
+  /// True for values computed by weight preparation.
+  bool isPrepared(mlir::Value v) const {
+    return prepared_ && prepared_->count(v);
+  }
+
   /// True when `v` has a buffer (results nobody reads have none).
   bool hasBuffer(mlir::Value v) const {
     return plan_.at(v).kind != BufferKind::None;

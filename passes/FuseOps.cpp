@@ -84,6 +84,7 @@ private:
     return weightDerived.contains(op);
   }
   void classifyWeightDerived(Operation *op);
+  bool isTransposeForGemm(ArrayRef<Operation *> ops) const;
 
   Block &block;
   DenseSet<Operation *> weightDerived;
@@ -211,12 +212,14 @@ bool Grouping::createsCycle(Group *a, Group *b) {
   return false;
 }
 
-/// A lone transpose of the last two dims read only by matmuls: GEMM
-/// libraries read it in place with a transpose flag (Linear layers export as
-/// MatMul(x, Transpose(W))), so it gets no copy kernel.
-static bool isTransposeForGemm(ArrayRef<Operation *> ops) {
+/// A lone transpose of the last two dims of a weight, read only by matmuls:
+/// GEMM libraries read the weight in place with a transpose flag (Linear
+/// layers export as MatMul(x, Transpose(W))), so it gets no copy kernel. (A
+/// transpose of a computed value gets one: reading its input later would
+/// extend that input's lifetime behind the memory planner's back.)
+bool Grouping::isTransposeForGemm(ArrayRef<Operation *> ops) const {
   auto t = ops.size() == 1 ? dyn_cast<TransposeOp>(ops.front()) : nullptr;
-  if (!t)
+  if (!t || !isWeightDerived(t))
     return false;
   ArrayRef<int64_t> perm = t.getPerm();
   int64_t r = perm.size();

@@ -484,7 +484,10 @@ static Status checkIsa(const std::string &isa, const std::string &manifest) {
     return Status::error(strCat(manifest, ": the package was compiled for ",
                                 isa,
                                 ", which this CPU does not support; "
-                                "recompile it on (or for) this machine"));
+                                "recompile it on this machine, or for it "
+                                "with kiln compile --cpu-isa (x86-64-v3 for "
+                                "AVX2 machines; the default, host, is the "
+                                "compiling machine's level)"));
   return Status::ok();
 #else
   return Status::error(strCat(manifest, ": the package was compiled for ", isa,

@@ -107,15 +107,35 @@ func.func @copy_kernel(%x: tensor<2x8xf32>, %y: tensor<16xf32>) -> (tensor<4x4xf
 
 // -----
 
-// A lone transpose of the last two dims that only matmuls read stays: the
-// GEMM library reads it transposed in place.
+// A lone transpose of the last two dims of a weight that only matmuls read
+// stays: the GEMM library reads the weight transposed in place. The same
+// transpose of a computed value is a copy kernel (its input's buffer may be
+// reused once the transpose has read it).
 
 // CHECK-LABEL: func.func @transpose_for_gemm(
 // CHECK-NEXT: %[[T:.*]] = kiln.transpose %arg1
 // CHECK-NEXT: kiln.matmul %arg0, %[[T]]
-// CHECK-NOT: kiln.fusion
-func.func @transpose_for_gemm(%x: tensor<2x8xf32>, %w: tensor<4x8xf32>) -> tensor<2x4xf32> {
+// CHECK-NEXT: %[[C:.*]] = kiln.fusion "k0_transpose" ins(%arg2 : tensor<4x8xf32>)
+// CHECK: kiln.matmul %arg0, %[[C]]
+func.func @transpose_for_gemm(%x: tensor<2x8xf32>, %w: tensor<4x8xf32> {kiln.weight}, %y: tensor<4x8xf32>) -> (tensor<2x4xf32>, tensor<2x4xf32>) {
   %0 = kiln.transpose %w {perm = array<i64: 1, 0>} : (tensor<4x8xf32>) -> tensor<8x4xf32>
   %1 = kiln.matmul %x, %0 : (tensor<2x8xf32>, tensor<8x4xf32>) -> tensor<2x4xf32>
-  return %1 : tensor<2x4xf32>
+  %t = kiln.transpose %y {perm = array<i64: 1, 0>} : (tensor<4x8xf32>) -> tensor<8x4xf32>
+  %2 = kiln.matmul %x, %t : (tensor<2x8xf32>, tensor<8x4xf32>) -> tensor<2x4xf32>
+  return %1, %2 : tensor<2x4xf32>, tensor<2x4xf32>
+}
+
+// -----
+
+// Ops computed from weights alone group only with each other (the wrapper
+// computes them once, at load time): the cast of the bias is its own kernel,
+// not part of the add's.
+
+// CHECK-LABEL: func.func @weight_derived(
+// CHECK: %[[B:.*]] = kiln.fusion "k0_cast" ins(%arg1 : tensor<4xf32>)
+// CHECK: kiln.fusion "k1_add" ins(%arg0, %[[B]] : tensor<2x4xf16>, tensor<4xf16>)
+func.func @weight_derived(%x: tensor<2x4xf16>, %b: tensor<4xf32> {kiln.weight}) -> tensor<2x4xf16> {
+  %0 = kiln.cast %b {to = f16} : (tensor<4xf32>) -> tensor<4xf16>
+  %1 = kiln.add %x, %0 : (tensor<2x4xf16>, tensor<4xf16>) -> tensor<2x4xf16>
+  return %1 : tensor<2x4xf16>
 }
