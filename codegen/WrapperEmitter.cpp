@@ -399,35 +399,12 @@ FailureOr<std::string> emitWrapper(func::FuncOp graph, const MemoryPlan &plan,
       runSteps(stepsText), prepareSteps(prepareText);
   BufferNames buffers(plan);
 
-  // Weight preparation: the steps that read only weights (and what such
-  // steps computed) run once, when the model is created, into the model's
-  // own memory: casts and transposes of weights that are bound at load time,
-  // which constant folding cannot see. Not a step whose result is an output.
-  llvm::DenseMap<Value, int64_t> prepared;
-  llvm::DenseSet<Operation *> preparedOps;
-  int64_t preparedBytes = 0;
-  for (Operation *op : plan.ops) {
-    StepKind kind = classifyStep(op);
-    if (kind == StepKind::Constant || kind == StepKind::Return ||
-        op->getNumOperands() == 0 ||
-        (cuda && isFoldedIntoCudaMatmuls(op, buffers)))
-      continue;
-    bool weightsOnly = llvm::all_of(op->getOperands(), [&](Value v) {
-      return plan.at(v).kind == BufferKind::Weight || prepared.count(v);
-    });
-    bool noOutput = llvm::none_of(op->getResults(), [&](Value r) {
-      return plan.at(r).kind == BufferKind::Output;
-    });
-    if (!weightsOnly || !noOutput)
-      continue;
-    preparedOps.insert(op);
-    for (Value r : op->getResults()) {
-      preparedBytes = (preparedBytes + 255) / 256 * 256;
-      prepared[r] = preparedBytes;
-      preparedBytes += plan.at(r).bytes;
-    }
-  }
-  buffers.setPrepared(&prepared);
+  // Weight preparation (WeightPreparation.cpp): steps that read only
+  // weights run once, in kiln_model_create, into the model's own memory.
+  PreparedWeights preparedWeights = planWeightPreparation(plan, cuda, buffers);
+  const llvm::DenseSet<Operation *> &preparedOps = preparedWeights.ops;
+  int64_t preparedBytes = preparedWeights.bytes;
+  buffers.setPrepared(&preparedWeights.offsets);
 
   // Steps, in program order; attributes of fallback ops as builder functions.
   int numAttrs = 0, numKernels = 0;

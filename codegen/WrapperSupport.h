@@ -16,6 +16,7 @@
 #include "mlir/IR/Location.h"
 #include "mlir/IR/Operation.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -130,6 +131,18 @@ struct ValueType {
   llvm::SmallVector<int64_t> shape;
 };
 ValueType valueType(mlir::Value v);
+
+/// The steps of a graph that read only weights (and what such steps
+/// computed): the wrapper runs them once, in kiln_model_create, into memory
+/// the model owns (WeightPreparation.cpp).
+struct PreparedWeights {
+  llvm::DenseSet<mlir::Operation *> ops;
+  /// Offsets of their results in the prepared memory (256-byte aligned).
+  llvm::DenseMap<mlir::Value, int64_t> offsets;
+  int64_t bytes = 0;
+};
+PreparedWeights planWeightPreparation(const MemoryPlan &plan, bool cuda,
+                                      const BufferNames &buffers);
 
 //===----------------------------------------------------------------------===//
 // CUDA wrapper pieces (WrapperEmitterCuda.cpp)
