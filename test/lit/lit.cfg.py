@@ -45,5 +45,7 @@ config.substitutions.append(
 
 if os.path.exists(os.path.join(config.kiln_tools_dir, "kiln")):
     config.available_features.add("kiln")
+if getattr(config, "have_nvrtc", False):
+    config.available_features.add("nvrtc")
 if config.onnx_node_tests and os.path.isdir(config.onnx_node_tests):
     config.available_features.add("onnx-node-tests")
