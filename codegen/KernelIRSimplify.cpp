@@ -8,7 +8,10 @@
 // result differs from the division by at most one rounding (ONNX Runtime's
 // and PyTorch's softmax multiply by the reciprocal too); only f32 and f64
 // divisions are rewritten (integer division keeps its semantics, and f16 and
-// bf16 values round once per op).
+// bf16 values round once per op), and only when the quotient does not reach
+// an op that turns that last bit into a different value: rounding to an
+// integer, comparisons, casts to integers (DynamicQuantizeLinear's
+// round(x / scale) flipped a tie when it was multiplied).
 //
 // placeRowCachesInOutputs lets a row cache live in the row of the output that
 // the epilogue writes (softmax writes exp(x - max) where its result goes and
@@ -42,10 +45,62 @@ void collectDefinitions(const Body &body, std::set<int> &defined,
   }
 }
 
+/// Ops whose result can change by more than a rounding when an operand
+/// changes by one ulp.
+bool isRoundingSensitive(const Stmt &s, const Kernel &k) {
+  static const char *ops[] = {"round", "floor", "ceil", "equal", "less",
+                              "less_equal", "greater", "greater_equal",
+                              "mod", "sign", "is_nan", "is_inf"};
+  for (const char *op : ops)
+    if (s.op == op)
+      return true;
+  return s.op == "cast" && !isFloatType(k.temps[s.result]);
+}
+
+/// A Compute statement reading a temp: whether it is rounding-sensitive,
+/// and its result.
+struct Use {
+  bool sensitive;
+  int result;
+};
+
+/// Adds, for each temp, the Compute statements that read it.
+void collectUsers(const Kernel &k, const Body &body,
+                  std::map<int, std::vector<Use>> &users) {
+  for (const Stmt &s : body) {
+    if (s.kind == Stmt::Kind::Compute)
+      for (int a : s.args)
+        users[a].push_back({isRoundingSensitive(s, k), s.result});
+    collectUsers(k, s.body, users);
+  }
+}
+
 class DivisorHoisting {
 public:
-  explicit DivisorHoisting(Kernel &k) : k(k) {}
+  explicit DivisorHoisting(Kernel &k) : k(k) { collectUsers(k, k.body, users); }
   void run(Body &body);
+
+  /// True when `temp` flows (through computations) into a rounding-sensitive
+  /// op.
+  bool reachesRounding(int temp) const {
+    std::vector<int> work = {temp};
+    std::set<int> seen;
+    while (!work.empty()) {
+      int t = work.back();
+      work.pop_back();
+      if (!seen.insert(t).second)
+        continue;
+      auto it = users.find(t);
+      if (it == users.end())
+        continue;
+      for (const Use &u : it->second) {
+        if (u.sensitive)
+          return true;
+        work.push_back(u.result);
+      }
+    }
+    return false;
+  }
 
   /// Immediates of the whole kernel: dividing by one stays a division (the
   /// compiler folds it exactly where it can).
@@ -53,6 +108,7 @@ public:
 
 private:
   Kernel &k;
+  std::map<int, std::vector<Use>> users;
   int newTemp(ScalarType t) {
     k.temps.push_back(t);
     return (int)k.temps.size() - 1;
@@ -76,7 +132,7 @@ void DivisorHoisting::run(Body &body) {
       int divisor = s.args[1];
       if ((t != ScalarType::F32 && t != ScalarType::F64) ||
           k.temps[divisor] != t || inside.count(divisor) ||
-          constants.count(divisor))
+          constants.count(divisor) || reachesRounding(s.result))
         continue;
       auto [it, isNew] = reciprocals.try_emplace(divisor, -1);
       if (isNew) {

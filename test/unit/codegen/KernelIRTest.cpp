@@ -169,3 +169,31 @@ func.func @f(%a: tensor<8x16xf32>) -> tensor<8x16xf32> {
   CHECK(contains(file, "struct kiln_f16"));
   CHECK(!contains(file, "#include <vector>"));
 }
+
+TEST_CASE("a division that feeds a rounding keeps its divisor",
+          "[codegen][ir]") {
+  // round(x / max(x)): x * (1 / max) may differ in the last bit, which
+  // round() can turn into a different integer (DynamicQuantizeLinear).
+  FusionModule m = parseModule(R"(
+func.func @f(%a: tensor<8x16xf32>) -> tensor<8x16xf32> {
+  %r = kiln.fusion "k0_round" ins(%a : tensor<8x16xf32>) kind("reduction") {
+  ^bb0(%x: tensor<8x16xf32>):
+    %axes = kiln.constant dense<-1> : tensor<1xi64>
+    %m = kiln.reduce_max %x, %axes {keepdims = 1 : i64, noop_with_empty_axes = 0 : i64} : (tensor<8x16xf32>, tensor<1xi64>) -> tensor<8x1xf32>
+    %d = kiln.div %x, %m : (tensor<8x16xf32>, tensor<8x1xf32>) -> tensor<8x16xf32>
+    %y = kiln.round %d : (tensor<8x16xf32>) -> tensor<8x16xf32>
+    kiln.yield %y : tensor<8x16xf32>
+  } -> (tensor<8x16xf32>)
+  return %r : tensor<8x16xf32>
+}
+)");
+  REQUIRE(m.module);
+  mlir::FailureOr<Kernel> kernel =
+      lowerFusionToKernelIR(m.fusions()[0].getOperation());
+  REQUIRE(mlir::succeeded(kernel));
+  std::string ir = kernel->str();
+  INFO(ir);
+  std::string epilogue = ir.substr(ir.find("serial j0"));
+  CHECK(contains(epilogue, "= div(t"));
+  CHECK(!contains(epilogue, "= mul(t"));
+}
