@@ -70,28 +70,9 @@ struct LoadedLt {
 
 LoadedLt *loadLt() {
   auto *l = new LoadedLt();
-  // The loader's search path first, then the toolkit's usual folders.
-  std::vector<std::string> folders = {""};
-  if (const char *home = std::getenv("CUDA_HOME"); home && *home)
-    folders.push_back(std::string(home) + "/lib64/");
-#ifdef KILN_CUDA_LIBRARY_DIR
-  folders.push_back(std::string(KILN_CUDA_LIBRARY_DIR) + "/");
-#endif
-  folders.push_back("/usr/local/cuda/lib64/");
-  void *lib = nullptr;
-  for (const std::string &folder : folders) {
-    for (const char *name :
-         {"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so"}) {
-      std::string path = folder + name;
-      lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-      if (lib) {
-        l->lt.library = path;
-        break;
-      }
-    }
-    if (lib)
-      break;
-  }
+  void *lib = openCudaLibrary(
+      {"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so"},
+      /*folderEnv=*/nullptr, l->lt.library);
   if (!lib) {
     l->status = Status::error(
         "cuBLASLt not found (tried libcublasLt.so.13, .so.12 and .so on the "

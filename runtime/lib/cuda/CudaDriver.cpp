@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <dlfcn.h>
 #include <type_traits>
+#include <vector>
 
 namespace kiln {
 namespace cuda {
@@ -213,6 +214,30 @@ std::string deviceDescription() {
   Expected<int> cc = computeCapability();
   return strCat(name[0] ? name : "CUDA device", " (device ", d.ordinal,
                 cc ? strCat(", sm_", *cc) : std::string(), ")");
+}
+
+void *openCudaLibrary(std::initializer_list<const char *> names,
+                      const char *folderEnv, std::string &path) {
+  std::vector<std::string> folders;
+  if (const char *dir = folderEnv ? std::getenv(folderEnv) : nullptr;
+      dir && *dir)
+    folders.push_back(std::string(dir) + "/");
+  folders.push_back(""); // the loader's search path
+  if (const char *home = std::getenv("CUDA_HOME"); home && *home)
+    folders.push_back(std::string(home) + "/lib64/");
+#ifdef KILN_CUDA_LIBRARY_DIR
+  folders.push_back(std::string(KILN_CUDA_LIBRARY_DIR) + "/");
+#endif
+  folders.push_back("/usr/local/cuda/lib64/");
+  for (const std::string &folder : folders)
+    for (const char *name : names) {
+      std::string candidate = folder + name;
+      if (void *lib = dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL)) {
+        path = candidate;
+        return lib;
+      }
+    }
+  return nullptr;
 }
 
 #else // !KILN_HAVE_CUDA

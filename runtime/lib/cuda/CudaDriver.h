@@ -17,6 +17,8 @@
 #include <string>
 
 #ifdef KILN_HAVE_CUDA
+#include <initializer_list>
+#include <string>
 #include <cuda.h>
 
 namespace kiln {
@@ -76,6 +78,14 @@ inline Status check(const Driver &d, CUresult r, const std::string &what) {
     return Status::ok();
   return Status::error(errorMessage(d, r, what));
 }
+
+/// Opens the first of `names` (e.g. "libcublasLt.so.13", "libcublasLt.so")
+/// found in: $`folderEnv` when given and set, the loader's search path
+/// (LD_LIBRARY_PATH, ...), $CUDA_HOME/lib64, the toolkit's folder found at
+/// configure time and /usr/local/cuda/lib64. Returns the dlopen handle and
+/// sets `path`, or null when none opens. (cuBLASLt and cuDNN share it.)
+void *openCudaLibrary(std::initializer_list<const char *> names,
+                      const char *folderEnv, std::string &path);
 
 } // namespace cuda
 } // namespace kiln

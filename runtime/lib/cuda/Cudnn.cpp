@@ -218,29 +218,8 @@ struct LoadedDnn {
 
 LoadedDnn *loadDnn() {
   auto *l = new LoadedDnn();
-  std::vector<std::string> folders;
-  if (const char *dir = std::getenv("KILN_CUDNN_DIR"); dir && *dir)
-    folders.push_back(std::string(dir) + "/");
-  folders.push_back(""); // the loader's search path (LD_LIBRARY_PATH, ...)
-  if (const char *home = std::getenv("CUDA_HOME"); home && *home)
-    folders.push_back(std::string(home) + "/lib64/");
-#ifdef KILN_CUDA_LIBRARY_DIR
-  folders.push_back(std::string(KILN_CUDA_LIBRARY_DIR) + "/");
-#endif
-  folders.push_back("/usr/local/cuda/lib64/");
-  void *lib = nullptr;
-  for (const std::string &folder : folders) {
-    for (const char *name : {"libcudnn.so.9", "libcudnn.so"}) {
-      std::string path = folder + name;
-      lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-      if (lib) {
-        l->dnn.library = path;
-        break;
-      }
-    }
-    if (lib)
-      break;
-  }
+  void *lib = openCudaLibrary({"libcudnn.so.9", "libcudnn.so"},
+                              "KILN_CUDNN_DIR", l->dnn.library);
   if (!lib) {
     l->status = Status::error(
         "cuDNN not found (libcudnn.so.9): install it or add its folder to "
