@@ -168,7 +168,7 @@ CudaPackage::~CudaPackage() {
       (*d)->moduleUnload(static_cast<CUmodule>(module_));
 }
 
-void *CudaPackage::acquireArena() const {
+Expected<void *> CudaPackage::acquireArena() const {
   {
     std::lock_guard<std::mutex> lock(arenaMutex_);
     if (!freeArenas_.empty()) {
@@ -177,8 +177,7 @@ void *CudaPackage::acquireArena() const {
       return a;
     }
   }
-  Expected<void *> a = cuda::allocate(arenaBytes_);
-  return a ? *a : nullptr;
+  return cuda::allocate(arenaBytes_);
 }
 
 void CudaPackage::releaseArena(void *arena) const {
@@ -242,11 +241,12 @@ Expected<NamedTensors> CudaPackage::run(
     deviceOutputs.push_back(t.take());
   }
 
-  void *arena = acquireArena();
-  if (!arena) {
+  Expected<void *> acquired = acquireArena();
+  if (!acquired)
     return Status::error(strCat(libPath_, ": cannot allocate the ", arenaBytes_,
-                                "-byte device arena: out of device memory"));
-  }
+                                "-byte device arena: ",
+                                acquired.status().message()));
+  void *arena = *acquired;
   char err[1024] = {0};
   int rc = abi_.run(handle, inputPointers.data(), outputPointers.data(), arena,
                     stream, err, sizeof(err));
@@ -289,7 +289,9 @@ CudaPackage::load(const std::string &, const std::string &,
   return cuda::available();
 }
 CudaPackage::~CudaPackage() = default;
-void *CudaPackage::acquireArena() const { return nullptr; }
+Expected<void *> CudaPackage::acquireArena() const {
+  return cuda::available();
+}
 void CudaPackage::releaseArena(void *) const {}
 Expected<NamedTensors> CudaPackage::run(kiln_model *,
                                         const std::vector<ValueSignature> &,

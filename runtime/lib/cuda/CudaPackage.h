@@ -58,7 +58,7 @@ public:
 
 private:
   CudaPackage() = default;
-  void *acquireArena() const;
+  Expected<void *> acquireArena() const;
   void releaseArena(void *arena) const;
 
   std::string libPath_;
