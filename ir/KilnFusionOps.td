@@ -99,11 +99,13 @@ def Kiln_FusionOp : Op<Kiln_Dialect, "fusion", [
 }
 
 def Kiln_YieldOp : Op<Kiln_Dialect, "yield", [
-    Pure, Terminator, HasParent<"FusionOp">]> {
-  let summary = "returns the results of a fusion region";
+    Pure, Terminator,
+    ParentOneOf<["FusionOp", "EagerOp", "IfOp", "LoopOp"]>]> {
+  let summary = "returns the results of a region";
   let description = [{
-    Terminates the block of a `kiln.fusion`; its operands become the
-    fusion's results (same count and types).
+    Terminates the block of a `kiln.fusion`, `kiln.eager`, `kiln.if` or
+    `kiln.loop`; its operands become the op's results (for `kiln.loop`: the
+    next condition, carried values and scan values of an iteration).
 
     Example:
 

@@ -22,6 +22,15 @@
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+namespace kiln::OpTrait {
+/// Marks kiln ops that only the reference runtime implements (ODS trait
+/// `Kiln_EagerOnly`, KilnProgramOps.td): no code generator compiles them, so
+/// they always run as a graph break.
+template <typename ConcreteType>
+class EagerOnly
+    : public mlir::OpTrait::TraitBase<ConcreteType, EagerOnly> {};
+} // namespace kiln::OpTrait
+
 #define GET_OP_CLASSES
 #include "ir/KilnOps.h.inc"
 

@@ -4,7 +4,10 @@
 // against the Program's signature (names, dtypes, static dimensions, named
 // dynamic dimensions agreeing), runs every node through the Dispatcher in
 // order on the CPU, releases each value after its last use, and returns the
-// outputs. It is the oracle every compiled path is checked against.
+// outputs. It is the oracle every compiled path is checked against. It also
+// runs programs with graph breaks: "if" and "loop" nodes (ONNX If and Loop),
+// "eager" regions, and "call" nodes, which it hands to ProgramHooks (the
+// package loader runs compiled graphs there).
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,6 +17,8 @@
 #include "kiln/runtime/Program.h"
 #include "kiln/runtime/Status.h"
 
+#include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -22,11 +27,34 @@ namespace kiln {
 
 using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
 
+/// What a program's "call" nodes run.
+struct ProgramHooks {
+  /// Runs compiled graph `index` (of Program::graphs) on `inputs` (the
+  /// graph's inputs in order) and returns its outputs in order, on the CPU.
+  std::function<Expected<std::vector<Tensor>>(int index,
+                                              const std::vector<Tensor> &)>
+      callGraph;
+};
+
+/// Counts of one run of a program, for profiles (`kiln run --profile`).
+struct ProgramStats {
+  int64_t graphCalls = 0;     ///< "call" nodes run.
+  int64_t eagerRegions = 0;   ///< "eager" nodes run (graph breaks taken).
+  int64_t eagerOps = 0;       ///< kiln ops run by the reference runtime.
+  int64_t branches = 0;       ///< "if" nodes run.
+  int64_t loopIterations = 0; ///< loop bodies run.
+  double eagerSeconds = 0;    ///< time in the reference runtime's kernels.
+  double graphSeconds = 0;    ///< time in callGraph.
+};
+
 /// Runs `program` with `inputs` (by name; weights by name too) and returns
-/// the outputs in signature order.
+/// the outputs in signature order. "call" nodes need `hooks` (an error
+/// naming the node otherwise); `stats`, when given, receives the counts.
 Expected<NamedTensors> runProgram(const Program &program,
                                   const NamedTensors &inputs,
-                                  const NamedTensors &weights = {});
+                                  const NamedTensors &weights = {},
+                                  const ProgramHooks *hooks = nullptr,
+                                  ProgramStats *stats = nullptr);
 
 } // namespace kiln
 

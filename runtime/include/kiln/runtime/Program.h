@@ -4,7 +4,12 @@
 // the reference executor runs: values are numbered; each node names a kiln op
 // (without the "kiln." prefix), its attributes, its operand and result value
 // ids, and the ONNX node it came from. The compiler builds a Program from a
-// kiln func.func; graph breaks later run through the same structure.
+// kiln func.func. A program with graph breaks (docs/graph-breaks.md) adds
+// four structural nodes: "if" and "loop" (ONNX If and Loop, with regions),
+// "eager" (a region of ops run on the reference runtime: a graph break) and
+// "call" (a compiled graph, run by whoever runs the program: see
+// ProgramHooks in Executor.h). All regions share the program's value ids, so
+// a region reads values defined above it directly.
 //
 //===----------------------------------------------------------------------===//
 
@@ -30,7 +35,30 @@ struct ValueSignature {
   int valueId = -1;
 };
 
-/// One op application.
+struct ProgramNode;
+
+/// A block of nodes inside a structural node: `arguments` are bound before
+/// the nodes run (a loop body's iteration number, condition and carried
+/// values; an eager region's operands), `results` are read after them (what
+/// the region's kiln.yield returns).
+struct ProgramRegion {
+  std::vector<int> arguments;
+  std::vector<ProgramNode> nodes;
+  std::vector<int> results;
+};
+
+/// One op application, or a structural node:
+///  - "if": operands {cond}; regions {then, else}; results = the taken
+///    region's results.
+///  - "loop": operands {max_trip_count, cond, initial...}; regions {body}
+///    (ONNX Loop: body arguments {iteration, cond, carried...}, results
+///    {cond, carried..., scan values...}); results {final carried...,
+///    stacked scan outputs...}; attribute "scan_dtypes" (ints: the DType of
+///    each scan output, for loops that run zero times).
+///  - "eager": regions {region}; attributes "reason", "detail", "hint";
+///    operands bound to the region's arguments.
+///  - "call": attribute "graph" (int, an index into Program::graphs);
+///    operands and results are the graph's inputs and outputs in order.
 struct ProgramNode {
   std::string op;            ///< kiln op name without prefix: "matmul".
   Attributes attrs;          ///< attributes by ODS name.
@@ -38,9 +66,10 @@ struct ProgramNode {
   std::vector<int> results;  ///< value ids.
   std::string sourceName;    ///< ONNX node name, for messages.
   std::string sourceOp;      ///< ONNX op type, for messages.
+  std::vector<ProgramRegion> regions; ///< structural nodes only.
 };
 
-/// A straight-line graph.
+/// A graph, or a program of compiled graphs and the glue between them.
 struct Program {
   int numValues = 0;
   std::vector<ValueSignature> inputs;  ///< runtime inputs, in order.
@@ -48,6 +77,8 @@ struct Program {
   std::vector<ValueSignature> outputs;
   std::map<int, Tensor> constants; ///< value id -> constant tensor.
   std::vector<ProgramNode> nodes;
+  /// Names of the compiled graphs "call" nodes run (package sub-folders).
+  std::vector<std::string> graphs;
 };
 
 } // namespace kiln
