@@ -136,12 +136,6 @@ LogicalResult writeFile(Location loc, const std::string &path, StringRef text) {
   return success();
 }
 
-/// Removes a folder tree, ignoring errors (cleanup of our own temp dirs).
-void removeTree(const std::string &dir) {
-  if (!dir.empty() && llvm::sys::fs::exists(dir))
-    (void)llvm::sys::fs::remove_directories(dir);
-}
-
 /// The host compiler to run.
 std::string hostCompiler(const PackageOptions &options) {
   if (!options.cxx.empty())
@@ -188,6 +182,14 @@ std::string summarizeCompilerLog(const std::string &log,
   return head;
 }
 
+} // namespace
+
+/// Removes a folder tree, ignoring errors (cleanup of our own temp dirs).
+void removeTree(const std::string &dir) {
+  if (!dir.empty() && llvm::sys::fs::exists(dir))
+    (void)llvm::sys::fs::remove_directories(dir);
+}
+
 /// Replaces `dir` by `tmp` (an existing package is removed only once the
 /// new one is in place).
 LogicalResult installPackage(Location loc, const std::string &tmp,
@@ -232,8 +234,6 @@ LogicalResult checkOutputDir(Location loc, const std::string &dir) {
                            "manifest.json); refusing to replace it: choose "
                            "another -o DIR or remove it";
 }
-
-} // namespace
 
 FailureOr<StepCounts> countSteps(ModuleOp module) {
   func::FuncOp graph = findGraph(module);

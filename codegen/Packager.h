@@ -62,6 +62,18 @@ mlir::LogicalResult writePackage(mlir::ModuleOp module,
                                  const PackageOptions &options,
                                  StepCounts *counts = nullptr);
 
+/// Checks that `dir` may be written or replaced: absent, empty, or a
+/// previous package (has manifest.json). A diagnostic at `loc` otherwise.
+mlir::LogicalResult checkOutputDir(mlir::Location loc, const std::string &dir);
+
+/// Replaces `dir` by the finished folder `tmp` (an existing package is
+/// removed only once the new one is in place).
+mlir::LogicalResult installPackage(mlir::Location loc, const std::string &tmp,
+                                   const std::string &dir);
+
+/// Removes a folder and everything in it (no error when it is absent).
+void removeTree(const std::string &dir);
+
 } // namespace kiln
 
 #endif // KILN_CODEGEN_PACKAGER_H

@@ -1,15 +1,20 @@
 //===- Pipeline.cpp - The compile pipeline, in one place ------------------===//
 //
 // This file implements the compile pipeline of Kiln as one readable
-// function: the ordered list of graph passes, with a comment per step, then
-// code generation and packaging. Passes run on each graph function; the
-// verifier runs after every pass.
+// function: graph-break planning, then per graph the ordered list of graph
+// passes, with a comment per step, then code generation and packaging.
+// Passes run on each graph function; the verifier runs after every pass.
+// It also writes the IR dumps of `--dump-ir` and the KILN_LOGS artifacts.
 //
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Pipeline.h"
 #include "codegen/Packager.h"
+#include "compiler/GraphBreakReport.h"
+#include "compiler/ProgramPackager.h"
+#include "ir/KilnOps.h"
 #include "passes/FusionPasses.h"
+#include "passes/GraphBreaks.h"
 #include "passes/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -17,7 +22,12 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
 
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/raw_ostream.h"
+
 #include <chrono>
+#include <fstream>
+#include <sstream>
 
 using namespace mlir;
 
@@ -95,22 +105,131 @@ LogicalResult runGraphPasses(ModuleOp module, PipelineStage stage,
   return result;
 }
 
-LogicalResult runCompilePipeline(ModuleOp module,
-                                 const CompileOptions &options) {
-  // Static shapes are required: every dynamic dim must have come with --dim.
-  if (failed(checkStaticShapes(module)))
-    return failure();
+Status parseLogArtifacts(const std::string &value,
+                         std::set<std::string> &logs) {
+  static const std::set<std::string> known = {"graph_breaks", "fusion",
+                                              "output_code"};
+  std::stringstream list(value);
+  std::string name;
+  while (std::getline(list, name, ',')) {
+    name.erase(0, name.find_first_not_of(" \t"));
+    name.erase(name.find_last_not_of(" \t") + 1);
+    if (name.empty())
+      continue;
+    if (!known.count(name))
+      return Status::error("KILN_LOGS: unknown artifact '" + name +
+                           "'; known: graph_breaks, fusion, output_code");
+    logs.insert(name);
+  }
+  return Status::ok();
+}
 
-  // The graph passes, up to fusion.
-  double passSeconds = 0;
-  if (failed(runGraphPasses(module, PipelineStage::Fused, &passSeconds)))
+namespace {
+
+/// Writes `op` to `<dumpIrDir>/<file>` (--dump-ir); a diagnostic on failure.
+LogicalResult dumpIr(Operation *op, const CompileOptions &options,
+                     const std::string &file) {
+  if (options.dumpIrDir.empty())
+    return success();
+  if (std::error_code ec =
+          llvm::sys::fs::create_directories(options.dumpIrDir))
+    return emitError(op->getLoc())
+           << "--dump-ir: cannot create '" << options.dumpIrDir
+           << "': " << ec.message();
+  std::string path = options.dumpIrDir + "/" + file;
+  std::error_code ec;
+  llvm::raw_fd_ostream out(path, ec);
+  if (ec)
+    return emitError(op->getLoc())
+           << "--dump-ir: cannot write '" << path << "': " << ec.message();
+  OpPrintingFlags flags;
+  flags.enableDebugInfo(/*enable=*/true, /*prettyForm=*/false);
+  flags.useLocalScope();
+  op->print(out, flags);
+  out << "\n";
+  return success();
+}
+
+/// KILN_LOGS=fusion: each kernel of a fused graph and the ONNX nodes in it.
+void logFusion(func::FuncOp graph, const std::string &name) {
+  llvm::errs() << "[kiln fusion] " << name << ": "
+               << formatFusionSummary(summarizeFusion(graph)) << "\n";
+  for (FusionOp fusion : graph.getBody().front().getOps<FusionOp>()) {
+    llvm::errs() << "[kiln fusion]   " << fusion.getName() << " ("
+                 << fusion.getKind() << "):";
+    bool first = true;
+    fusion.getBody().walk([&](Operation *op) {
+      if (isa<ConstantOp, YieldOp>(op))
+        return;
+      GraphBreakSource source = getGraphBreakSource(op->getLoc());
+      llvm::errs() << (first ? " " : ", ") << op->getName().stripDialect();
+      if (!source.node.empty())
+        llvm::errs() << " '" << source.node << "'";
+      first = false;
+    });
+    llvm::errs() << "\n";
+  }
+}
+
+/// KILN_LOGS=output_code: the generated kernel source of a package.
+void logOutputCode(const std::string &packageDir, const std::string &name,
+                   const std::string &target) {
+  std::string file = target == "cuda" ? "kernels.cu" : "kernels.cpp";
+  std::ifstream in(packageDir + "/" + file);
+  std::stringstream text;
+  text << in.rdbuf();
+  llvm::errs() << "[kiln output_code] " << name << ": " << packageDir << "/"
+               << file << "\n"
+               << text.str() << "\n";
+}
+
+} // namespace
+
+LogicalResult planGraphBreaks(ModuleOp module, const std::string &target) {
+  PassManager pm(module.getContext());
+  pm.enableVerifier(true);
+  pm.addPass(createPlanGraphBreaksPass(target));
+  return pm.run(module);
+}
+
+bool isProgramModule(ModuleOp module) {
+  for (auto func : module.getOps<func::FuncOp>())
+    if (func->hasAttr("kiln.program"))
+      return true;
+  return false;
+}
+
+LogicalResult compileGraph(ModuleOp module, const CompileOptions &options,
+                           const std::string &graph,
+                           const std::string &outputDir) {
+  // Kiln's graph passes (fold, simplify, CSE, decompose, layout), then
+  // fusion into kiln.fusion regions.
+  double optimizeSeconds = 0, fuseSeconds = 0;
+  if (failed(runGraphPasses(module, PipelineStage::Optimized,
+                            &optimizeSeconds)) ||
+      failed(dumpIr(module, options, "02-optimized." + graph + ".mlir")))
     return failure();
+  PassManager pm(module.getContext());
+  pm.enableVerifier(true);
+  pm.nest<func::FuncOp>().addPass(createFuseOpsPass());
+  auto start = std::chrono::steady_clock::now();
+  if (failed(pm.run(module)))
+    return failure();
+  fuseSeconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  if (failed(dumpIr(module, options, "03-fused." + graph + ".mlir")))
+    return failure();
+  if (options.logs.count("fusion"))
+    for (auto func : module.getOps<func::FuncOp>())
+      if (func->hasAttr("kiln.graph"))
+        logFusion(func, graph);
 
   // Code generation and packaging: kernels.cpp, memory plan, wrapper.cpp,
   // model.h, weights.bin, manifest.json, and one host compiler run for
   // model.so, written into a temp folder renamed at the end.
   PackageOptions package;
-  package.outputDir = options.outputDir;
+  package.outputDir = outputDir;
   package.cxx = options.cxx;
   package.cpuIsa = options.cpuIsa;
   package.weights = options.weights;
@@ -118,8 +237,53 @@ LogicalResult runCompilePipeline(ModuleOp module,
   package.modelPath = options.modelPath;
   package.dimSizes = options.dimSizes;
   package.traceSeconds = options.traceSeconds;
-  package.passSeconds = passSeconds;
-  return writePackage(module, package);
+  package.passSeconds = optimizeSeconds + fuseSeconds;
+  if (failed(writePackage(module, package)))
+    return failure();
+  if (options.logs.count("output_code"))
+    logOutputCode(outputDir, graph, options.target);
+  return success();
+}
+
+LogicalResult runCompilePipeline(ModuleOp module,
+                                 const CompileOptions &options) {
+  // Static shapes are required: every dynamic dim must have come with --dim.
+  if (failed(checkStaticShapes(module)) ||
+      failed(dumpIr(module, options, "00-traced.mlir")))
+    return failure();
+
+  // 1. Graph breaks: ops no code generator of the target compiles, and
+  //    data-dependent shapes, run eagerly; control flow decided at run time
+  //    becomes program glue; what is left is one or more compiled graphs.
+  if (failed(planGraphBreaks(module, options.target)) ||
+      failed(dumpIr(module, options, "01-planned.mlir")))
+    return failure();
+  GraphBreakReport report = collectGraphBreaks(module, options.target);
+  if (options.logs.count("graph_breaks")) {
+    llvm::errs() << "[kiln graph_breaks] ";
+    printGraphBreakReport(report, llvm::errs());
+  }
+  if (options.fullgraph && !report.breaks.empty()) {
+    InFlightDiagnostic diag = emitError(module.getLoc());
+    diag << "--fullgraph: '" << options.modelPath << "' does not compile into "
+         << "one graph for target " << options.target << ": "
+         << report.breaks.size()
+         << (report.breaks.size() == 1 ? " graph break" : " graph breaks");
+    for (const GraphBreakEntry &entry : report.breaks)
+      diag << "\n  " << formatGraphBreakLine(entry);
+    diag << "\n(`kiln explain` shows the hints; without --fullgraph the "
+            "breaks run eagerly)";
+    return failure();
+  }
+
+  // 2. A model without breaks is one graph: the passes, code generation and
+  //    one package (the fast path: no interpreter between kernels).
+  if (!isProgramModule(module))
+    return compileGraph(module, options, "main", options.outputDir);
+
+  // 3. A program: each graph is compiled into a package of its own, the glue
+  //    (eager regions, control flow, calls) into program.json.
+  return writeProgramPackage(module, options, report);
 }
 
 } // namespace kiln

@@ -13,8 +13,11 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/LogicalResult.h"
 
+#include "kiln/runtime/Status.h"
+
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 
 namespace kiln {
@@ -39,7 +42,20 @@ struct CompileOptions {
   std::string modelPath;
   /// Seconds spent tracing (for the manifest).
   double traceSeconds = 0;
+  /// `--fullgraph`: a graph break is an error listing every break.
+  bool fullgraph = false;
+  /// `--dump-ir DIR`: the IR after each stage, one file per stage and graph
+  /// (`00-traced.mlir`, `01-planned.mlir`, `02-optimized.<graph>.mlir`,
+  /// `03-fused.<graph>.mlir`); empty: none.
+  std::string dumpIrDir;
+  /// Artifacts printed to stderr during compile (KILN_LOGS): any of
+  /// "graph_breaks", "fusion", "output_code".
+  std::set<std::string> logs;
 };
+
+/// Parses a KILN_LOGS value (a comma list, like TORCH_LOGS) into `logs`; an
+/// unknown name is an error naming it and the known ones.
+Status parseLogArtifacts(const std::string &value, std::set<std::string> &logs);
 
 /// How far runGraphPasses goes.
 enum class PipelineStage {
@@ -56,10 +72,29 @@ mlir::LogicalResult checkStaticShapes(mlir::ModuleOp module);
 mlir::LogicalResult runGraphPasses(mlir::ModuleOp module, PipelineStage stage,
                                    double *seconds = nullptr);
 
-/// The whole pipeline: static-shape check, graph passes up to fusion, then
-/// kernels, memory plan, wrapper, weights, manifest and model.so in
-/// `options.outputDir`. Errors are MLIR diagnostics naming the node, file or
-/// flag.
+/// Splits `module`'s @main at its graph breaks for `target`
+/// (kiln-plan-graph-breaks): afterwards @main is either still one graph
+/// (tagged `kiln.graph`: no breaks) or a program (tagged `kiln.program`).
+mlir::LogicalResult planGraphBreaks(mlir::ModuleOp module,
+                                    const std::string &target);
+
+/// True when `module` was planned into a program (it has graph breaks).
+bool isProgramModule(mlir::ModuleOp module);
+
+/// Compiles one graph (a module whose one function is tagged `kiln.graph`):
+/// the graph passes up to fusion, then the package in `outputDir`. `graph`
+/// names it in IR dumps and logs ("main" for a model without breaks).
+mlir::LogicalResult compileGraph(mlir::ModuleOp module,
+                                 const CompileOptions &options,
+                                 const std::string &graph,
+                                 const std::string &outputDir);
+
+/// The whole pipeline: static-shape check, graph-break planning (an error
+/// under --fullgraph when anything breaks), then for each graph the passes
+/// up to fusion, kernels, memory plan, wrapper, weights, manifest and
+/// model.so; a program package around them when there are breaks
+/// (compiler/ProgramPackager.h). Errors are MLIR diagnostics naming the
+/// node, file or flag.
 mlir::LogicalResult runCompilePipeline(mlir::ModuleOp module,
                                        const CompileOptions &options);
 

@@ -8,6 +8,7 @@
 #include "passes/Passes.h"
 
 #include "passes/FusionPasses.h"
+#include "passes/GraphBreaks.h"
 
 namespace kiln {
 
@@ -17,6 +18,7 @@ void registerKilnPasses() {
   mlir::registerPass(createDecomposePass);
   mlir::registerPass(createLayoutCleanupPass);
   mlir::registerPass(createFuseOpsPass);
+  registerGraphBreakPasses();
 }
 
 } // namespace kiln

@@ -10,6 +10,9 @@
 // A cuda package (manifest "target": "cuda", or kiln_model_target() ==
 // "cuda") needs CUDA to be available; its device side (kernels, device
 // weights, arenas, streams) is a CudaPackage (lib/cuda/CudaPackage.cpp).
+// A package with graph breaks (manifest "kind": "program") has no model.so
+// of its own: a ProgramPackage (lib/ProgramPackage.cpp) runs its glue and
+// the graphs it calls, each loaded as a Model.
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,6 +25,7 @@
 
 #include "MappedFile.h"
 #include "PackageManifest.h"
+#include "ProgramPackage.h"
 #include "SharedLibrary.h"
 
 #include <algorithm>
@@ -276,6 +280,8 @@ struct Model::Impl {
   /// The device side of a cuda package (null for a cpu package). Destroyed
   /// after the handle (the destructor body runs first).
   std::unique_ptr<CudaPackage> cuda;
+  /// A program package (graph breaks): everything else is unused.
+  std::unique_ptr<ProgramPackage> program;
 
   /// Arenas not in use; run() takes one or allocates a new one.
   using Arena = std::unique_ptr<void, decltype(&std::free)>;
@@ -425,8 +431,12 @@ const std::vector<ValueSignature> &Model::weights() const {
   return impl_->weights;
 }
 const std::string &Model::directory() const { return impl_->dir; }
-size_t Model::arenaBytes() const { return impl_->arenaBytes; }
+size_t Model::arenaBytes() const {
+  return impl_->program ? impl_->program->arenaBytes() : impl_->arenaBytes;
+}
 Device Model::device() const {
+  if (impl_->program)
+    return impl_->program->device();
   return impl_->cuda ? Device::CUDA : Device::CPU;
 }
 
@@ -509,6 +519,17 @@ Expected<Model> Model::load(const std::string &dir,
   Expected<PackageManifest> manifest = readManifest(manifestPath);
   if (!manifest)
     return manifest.status();
+  if (manifest->kind == "program") {
+    Expected<std::unique_ptr<ProgramPackage>> program =
+        ProgramPackage::load(dir, manifest->target, options);
+    if (!program)
+      return program.status();
+    impl->program = program.take();
+    impl->inputs = impl->program->program().inputs;
+    impl->outputs = impl->program->program().outputs;
+    impl->weights = impl->program->program().weights;
+    return Model(std::move(impl));
+  }
   if (!fs::exists(impl->libPath, ec))
     return Status::error(strCat(impl->libPath,
                                 ": missing; the package is incomplete "
@@ -636,6 +657,8 @@ Expected<NamedTensors> Model::run(const NamedTensors &inputs,
                                   const RunOptions &options) const {
   assert(impl_ && "run() on a moved-from Model");
   Impl &m = *impl_;
+  if (m.program)
+    return m.program->run(inputs, options);
   KILN_RETURN_IF_ERROR(checkNames(m.inputs, inputs, "input", "model", true));
   if (m.cuda) {
     std::vector<const Tensor *> ordered;

@@ -18,9 +18,11 @@
 //
 // "bytes" and "length" are synonyms, as are "file" and "location" (ONNX's
 // words); a weight whose "file" is not weights.bin counts as external data.
-// Other keys (kind, bind, index, kernels, memory_plan, ...) are ignored. Byte
-// counts must equal the elements times the dtype's size. Dtypes are kiln names
-// ("f32") or kiln::DType codes.
+// A top-level "kind": "program" marks a package with graph breaks
+// (runtime/lib/ProgramPackage.cpp). Other keys (a weight's kind, bind, index,
+// kernels, memory_plan, ...) are ignored. Byte counts must equal the
+// elements times the dtype's size. Dtypes are kiln names ("f32") or
+// kiln::DType codes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -177,6 +179,12 @@ Expected<PackageManifest> parseManifest(const Json &root) {
     if (!abi->is_number_integer())
       return Status::error("'abi_version' must be an integer");
     m.abiVersion = abi->get<int64_t>();
+  }
+  auto kind = root.find("kind");
+  if (kind != root.end()) {
+    if (!kind->is_string() || (kind->get<std::string>() != "program"))
+      return Status::error("'kind' must be \"program\" when present");
+    m.kind = kind->get<std::string>();
   }
   auto source = root.find("source");
   if (source != root.end() && source->is_string())

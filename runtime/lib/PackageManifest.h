@@ -47,6 +47,9 @@ struct ManifestWeight {
 
 /// What the loader needs from manifest.json.
 struct PackageManifest {
+  /// "program" for a package with graph breaks (program.json, graphs/);
+  /// empty for one graph (model.so).
+  std::string kind;
   std::optional<int64_t> abiVersion;
   /// The model the package was compiled from ("source"), or empty.
   std::string source;

@@ -10,6 +10,7 @@
 #define KILN_TOOLS_COMMANDS_H
 
 #include "kiln/runtime/Status.h"
+#include "kiln/runtime/Tensor.h"
 
 #include <cstdint>
 #include <map>
@@ -30,6 +31,7 @@ struct DumpOptions {
   std::string output;
   bool weightsAsParameters = false;
   std::vector<std::string> dims;
+  std::string target = "cpu"; ///< for --stage program.
 };
 int runDumpCommand(const DumpOptions &options);
 
@@ -76,8 +78,22 @@ struct CompileCommandOptions {
   std::vector<std::string> inputValues;
   std::string cxx;
   std::string cpuIsa = "host";
+  bool fullgraph = false;
+  std::string dumpIrDir;
 };
 int runCompileCommand(const CompileCommandOptions &options);
+
+struct ExplainOptions {
+  std::string model;
+  std::string target = "cpu";
+  std::vector<std::string> dims;
+  std::vector<std::string> inputValues;
+};
+int runExplainCommand(const ExplainOptions &options);
+
+/// Parses `--input-value NAME=FILE` flags into values of `trace`.
+Status parseInputValueFlags(const std::vector<std::string> &flags,
+                            std::map<std::string, Tensor> &values);
 
 /// Parses `--dim NAME=SIZE` flags into `sizes`; errors name the flag.
 Status parseDimFlags(const std::vector<std::string> &flags,

@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 
@@ -61,6 +62,22 @@ std::string formatDiagnostic(const mlir::Diagnostic &diag) {
   return "node '" + nodes.front() + "': " + message;
 }
 
+Status parseInputValueFlags(const std::vector<std::string> &flags,
+                            std::map<std::string, Tensor> &values) {
+  for (const std::string &flag : flags) {
+    size_t eq = flag.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == flag.size())
+      return Status::error("--input-value '" + flag +
+                           "': expected NAME=FILE (a .npy or .pb file)");
+    Expected<Tensor> value = readTensorFile(flag.substr(eq + 1));
+    if (!value)
+      return Status::error("--input-value " + flag.substr(0, eq) + ": " +
+                           value.status().message());
+    values[flag.substr(0, eq)] = value.take();
+  }
+  return Status::ok();
+}
+
 int runCompileCommand(const CompileCommandOptions &flags) {
   CompileOptions options;
   options.modelPath = flags.model;
@@ -69,9 +86,14 @@ int runCompileCommand(const CompileCommandOptions &flags) {
   options.weights = flags.weights;
   options.cxx = flags.cxx;
   options.cpuIsa = flags.cpuIsa;
+  options.fullgraph = flags.fullgraph;
+  options.dumpIrDir = flags.dumpIrDir;
   Status dims = parseDimFlags(flags.dims, options.dimSizes);
   if (!dims)
     return reportError(dims.message());
+  if (const char *logs = std::getenv("KILN_LOGS"))
+    if (Status parsed = parseLogArtifacts(logs, options.logs); !parsed)
+      return reportError(parsed.message());
 
   mlir::MLIRContext context;
   context.printOpOnDiagnostic(false);
@@ -93,17 +115,10 @@ int runCompileCommand(const CompileCommandOptions &flags) {
   // External weights: initializers stored as ONNX external data stay in
   // their file; the package references them and the loader binds them.
   trace.externalDataAsParameters = options.weights == "external";
-  for (const std::string &flag : flags.inputValues) {
-    size_t eq = flag.find('=');
-    if (eq == std::string::npos || eq == 0 || eq + 1 == flag.size())
-      return reportError("--input-value '" + flag +
-                         "': expected NAME=FILE (a .npy or .pb file)");
-    Expected<Tensor> value = readTensorFile(flag.substr(eq + 1));
-    if (!value)
-      return reportError("--input-value " + flag.substr(0, eq) + ": " +
-                         value.status().message());
-    trace.inputValues[flag.substr(0, eq)] = value.take();
-  }
+  if (Status values = parseInputValueFlags(flags.inputValues,
+                                           trace.inputValues);
+      !values)
+    return reportError(values.message());
   auto module = traceOnnxFile(context, options.modelPath, trace);
   if (!module)
     return reportError(module.status().message());
@@ -123,10 +138,14 @@ int runCompileCommand(const CompileCommandOptions &flags) {
   if (!manifest.is_discarded() && manifest.contains("counts")) {
     const auto &c = manifest["counts"];
     std::cout << "kiln: compiled '" << options.modelPath << "' into '"
-              << options.outputDir << "': " << c.value("fused", 0)
-              << " fused kernels, " << c.value("library", 0)
-              << " library calls, " << c.value("fallback", 0)
-              << " fallback ops; arena "
+              << options.outputDir << "': ";
+    if (manifest.value("kind", "") == "program")
+      std::cout << c.value("graphs", 0) << " graphs, "
+                << c.value("graph_breaks", 0)
+                << " graph breaks (`kiln explain` says why), ";
+    std::cout << c.value("fused", 0) << " fused kernels, "
+              << c.value("library", 0) << " library calls, "
+              << c.value("fallback", 0) << " fallback ops; arena "
               << manifest["memory_plan"].value("arena_bytes", 0) << " bytes\n";
   }
   return 0;

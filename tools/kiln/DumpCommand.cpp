@@ -11,6 +11,7 @@
 #include "Commands.h"
 
 #include "codegen/Packager.h"
+#include "compiler/GraphBreakReport.h"
 #include "compiler/Pipeline.h"
 #include "compiler/onnx/OnnxTracer.h"
 
@@ -43,9 +44,24 @@ int runDumpCommand(const DumpOptions &options) {
   if (!module)
     return reportError(module.status().message());
 
-  // Later stages: the graph passes (and fusion).
+  // Later stages: graph-break planning, or the graph passes (and fusion).
   std::string summary;
-  if (options.stage != "traced") {
+  if (options.stage == "program") {
+    int errors = 0;
+    mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &d) {
+      if (d.getSeverity() == mlir::DiagnosticSeverity::Error) {
+        ++errors;
+        reportError(formatDiagnostic(d));
+      }
+      return mlir::success();
+    });
+    if (mlir::failed(planGraphBreaks(**module, options.target)))
+      return errors ? 1 : reportError("planning the graph breaks failed");
+    GraphBreakReport report = collectGraphBreaks(**module, options.target);
+    summary = "// graphs: " + std::to_string(report.graphs.size()) +
+              ", graph breaks: " + std::to_string(report.breaks.size()) +
+              " (target " + options.target + ")\n";
+  } else if (options.stage != "traced") {
     int errors = 0;
     mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &d) {
       if (d.getSeverity() == mlir::DiagnosticSeverity::Error) {

@@ -32,8 +32,14 @@ int main(int argc, char **argv) {
                    "Pipeline stage to print: traced (the IR as traced from "
                    "the model, with trace-time constants folded), optimized "
                    "(after the graph passes), fused (after fusion, with a "
-                   "kernel count and the arena size)")
-      ->check(CLI::IsMember({"traced", "optimized", "fused"}));
+                   "kernel count and the arena size), program (after "
+                   "graph-break planning: compiled graphs, kiln.eager "
+                   "breaks inline, control flow)")
+      ->check(CLI::IsMember({"traced", "optimized", "fused", "program"}));
+  dumpCmd
+      ->add_option("--target", dump.target,
+                   "Target whose graph breaks --stage program plans")
+      ->check(CLI::IsMember({"cpu", "cuda"}));
   dumpCmd->add_option("--dim", dump.dims,
                       "Size of a named dynamic dimension, NAME=SIZE "
                       "(repeatable)");
@@ -148,6 +154,28 @@ int main(int argc, char **argv) {
                    "AVX-512 where it has it), x86-64-v2, x86-64-v3 or "
                    "x86-64-v4; the package refuses to load on a CPU without it")
       ->check(CLI::IsMember({"host", "x86-64-v2", "x86-64-v3", "x86-64-v4"}));
+  compileCmd->add_flag("--fullgraph", compile.fullgraph,
+                       "Fail (exit 1) when the model does not compile into "
+                       "one graph, listing every graph break");
+  compileCmd->add_option("--dump-ir", compile.dumpIrDir,
+                         "Write the IR after each stage into this folder, one "
+                         "file per stage and graph");
+
+  ExplainOptions explain;
+  CLI::App *explainCmd = app.add_subcommand(
+      "explain", "Show where and why a model does not compile into one graph "
+                 "(graph breaks, with a hint each) and the ops of each graph");
+  explainCmd->add_option("MODEL", explain.model, "ONNX model file (.onnx)")
+      ->required();
+  explainCmd
+      ->add_option("--target", explain.target, "Code target: cpu or cuda")
+      ->check(CLI::IsMember({"cpu", "cuda"}));
+  explainCmd->add_option("--dim", explain.dims,
+                         "Size of a named dynamic dimension, NAME=SIZE "
+                         "(repeatable)");
+  explainCmd->add_option("--input-value", explain.inputValues,
+                         "Bind an input to a value, NAME=FILE (as for "
+                         "compile)");
 
   try {
     app.parse(argc, argv);
@@ -167,6 +195,8 @@ int main(int argc, char **argv) {
     return runDumpCommand(dump);
   if (*compileCmd)
     return runCompileCommand(compile);
+  if (*explainCmd)
+    return runExplainCommand(explain);
   if (*runCmd)
     return runRunCommand(run);
   if (*benchCmd)

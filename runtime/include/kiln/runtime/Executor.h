@@ -40,11 +40,18 @@ struct ProgramHooks {
 struct ProgramStats {
   int64_t graphCalls = 0;     ///< "call" nodes run.
   int64_t eagerRegions = 0;   ///< "eager" nodes run (graph breaks taken).
-  int64_t eagerOps = 0;       ///< kiln ops run by the reference runtime.
+  /// kiln ops run by the reference runtime's kernels: those of eager
+  /// regions and any other op outside a compiled graph (if/loop glue, or
+  /// every op of a plain traced program).
+  int64_t eagerOps = 0;
   int64_t branches = 0;       ///< "if" nodes run.
   int64_t loopIterations = 0; ///< loop bodies run.
-  double eagerSeconds = 0;    ///< time in the reference runtime's kernels.
+  double eagerSeconds = 0;    ///< time in those kernels (eagerOps).
   double graphSeconds = 0;    ///< time in callGraph.
+  /// Bytes copied between the host and the device around compiled graphs
+  /// (a cuda program: eager regions and glue run on the CPU). Counted by
+  /// the package loader's callGraph, not by runProgram.
+  int64_t copiedBytes = 0;
 };
 
 /// Runs `program` with `inputs` (by name; weights by name too) and returns

@@ -56,6 +56,11 @@ struct RunOptions {
   /// for benchmarks and chained models). A cpu package's outputs are
   /// copied to the device when CUDA is asked for.
   Device outputDevice = Device::CPU;
+  /// A program package (one with graph breaks): when given, receives the
+  /// counts of this run (graphs called, eager regions and ops, branches,
+  /// loop iterations, bytes copied to and from the GPU). Left alone for a
+  /// package without breaks.
+  ProgramStats *stats = nullptr;
 };
 
 /// A compiled model, loaded from its package folder. Move-only; releasing

@@ -1,0 +1,211 @@
+//===- GraphBreakReport.cpp - What broke, for users -----------------------===//
+//
+// This file implements the graph-break report: it walks a planned module in
+// program order (main's block, then the regions of its control flow, depth
+// first), lists each kiln.eager region and each kiln.if / kiln.loop as a
+// break, and each called graph with its op counts, and prints them for
+// `kiln explain`.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/GraphBreakReport.h"
+
+#include "ir/KilnOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+
+namespace kiln {
+
+namespace {
+
+GraphBreakOp describeOp(Operation *op) {
+  return GraphBreakOp{getGraphBreakSource(op->getLoc()),
+                      op->getName().getStringRef().str()};
+}
+
+std::string nodeLabel(const GraphBreakOp &op) {
+  std::string s = op.source.node.empty() ? "(unnamed)"
+                                         : "'" + op.source.node + "'";
+  if (!op.source.opType.empty())
+    s += " (" + op.source.opType + ")";
+  return s;
+}
+
+class Collector {
+public:
+  Collector(ModuleOp module, StringRef target, GraphBreakReport &report)
+      : module(module), target(target), report(report) {}
+
+  void visitBlock(Block &block, const std::string &where);
+
+private:
+  void addGraph(func::FuncOp graph, const std::string &name,
+                const std::string &where);
+
+  ModuleOp module;
+  StringRef target;
+  GraphBreakReport &report;
+};
+
+void Collector::addGraph(func::FuncOp graph, const std::string &name,
+                         const std::string &where) {
+  GraphSummary summary;
+  summary.name = name;
+  summary.where = where;
+  graph.walk([&](Operation *op) {
+    if (op == graph.getOperation() || isa<func::ReturnOp, ConstantOp>(op))
+      return;
+    ++summary.numOps;
+    ++summary.opCounts[op->getName().stripDialect().str()];
+  });
+  report.graphs.push_back(std::move(summary));
+}
+
+void Collector::visitBlock(Block &block, const std::string &where) {
+  for (Operation &op : block) {
+    if (auto call = dyn_cast<func::CallOp>(&op)) {
+      if (auto graph = module.lookupSymbol<func::FuncOp>(call.getCallee()))
+        addGraph(graph, call.getCallee().str(), where);
+      continue;
+    }
+    if (auto eager = dyn_cast<EagerOp>(&op)) {
+      GraphBreakEntry entry;
+      entry.kind = "eager";
+      entry.reason = {eager.getReason().str(), eager.getDetail().str(),
+                      eager.getHint().str()};
+      entry.where = where;
+      for (Operation &inner : eager.getBody().without_terminator())
+        if (!isa<ConstantOp>(inner))
+          entry.ops.push_back(describeOp(&inner));
+      entry.op = entry.ops.empty() ? describeOp(eager) : entry.ops.front();
+      report.breaks.push_back(std::move(entry));
+      continue;
+    }
+    if (isa<IfOp, LoopOp>(&op)) {
+      bool isIf = isa<IfOp>(&op);
+      GraphBreakEntry entry;
+      entry.kind = isIf ? "if" : "loop";
+      entry.op = describeOp(&op);
+      entry.where = where;
+      if (isIf)
+        entry.reason = {"control-flow",
+                        "the condition is computed at run time; both "
+                        "branches are compiled and the runtime runs one per "
+                        "call",
+                        "a condition that depends only on shapes or constants "
+                        "folds when the model is traced (give sizes with "
+                        "--dim NAME=SIZE); torch.cond exports an If"};
+      else
+        entry.reason = {"control-flow",
+                        "the trip count or condition is only known at run "
+                        "time (or the loop runs more iterations than the "
+                        "unroll limit); its body is compiled and the runtime "
+                        "runs it once per iteration",
+                        "a loop whose trip count and condition are constants "
+                        "is unrolled when the model is traced"};
+      report.breaks.push_back(entry);
+      std::string name = entry.op.source.node;
+      if (auto ifOp = dyn_cast<IfOp>(&op)) {
+        visitBlock(ifOp.getThenRegion().front(),
+                   "then branch of '" + name + "'");
+        visitBlock(ifOp.getElseRegion().front(),
+                   "else branch of '" + name + "'");
+      } else {
+        visitBlock(cast<LoopOp>(&op).getBody().front(),
+                   "body of '" + name + "'");
+      }
+    }
+  }
+}
+
+} // namespace
+
+GraphBreakReport collectGraphBreaks(ModuleOp module, StringRef target) {
+  GraphBreakReport report;
+  report.target = target.str();
+  if (auto source = module->getAttrOfType<StringAttr>("kiln.source"))
+    report.model = source.getValue().str();
+  func::FuncOp program, single;
+  for (auto func : module.getOps<func::FuncOp>()) {
+    if (func->hasAttr("kiln.program"))
+      program = func;
+    else if (func->hasAttr("kiln.graph") && !single)
+      single = func;
+  }
+  Collector collector(module, target, report);
+  if (program) {
+    collector.visitBlock(program.getBody().front(), "main");
+  } else if (single) {
+    GraphSummary summary;
+    summary.name = "main";
+    summary.where = "main";
+    single.walk([&](Operation *op) {
+      if (op == single.getOperation() || isa<func::ReturnOp, ConstantOp>(op))
+        return;
+      ++summary.numOps;
+      ++summary.opCounts[op->getName().stripDialect().str()];
+    });
+    report.graphs.push_back(std::move(summary));
+  }
+  return report;
+}
+
+std::string formatGraphBreakLine(const GraphBreakEntry &entry) {
+  std::string s = "node " + nodeLabel(entry.op) + ": " + entry.reason.reason +
+                  ": " + entry.reason.detail;
+  if (entry.where != "main")
+    s += " [in the " + entry.where + "]";
+  return s;
+}
+
+void printGraphBreakReport(const GraphBreakReport &report,
+                           llvm::raw_ostream &os) {
+  size_t n = report.breaks.size();
+  os << report.model << " (target " << report.target
+     << "): " << report.graphs.size()
+     << (report.graphs.size() == 1 ? " graph, " : " graphs, ") << n
+     << (n == 1 ? " graph break\n" : " graph breaks\n");
+  if (n) {
+    os << "\nGraph breaks:\n";
+    for (auto [i, entry] : llvm::enumerate(report.breaks)) {
+      os << "  " << i + 1 << ". node " << nodeLabel(entry.op) << " -> "
+         << entry.op.kilnOp;
+      if (!entry.op.source.file.empty())
+        os << ", " << entry.op.source.file << " node #"
+           << entry.op.source.line - 1;
+      if (entry.where != "main")
+        os << ", in the " << entry.where;
+      os << "\n     reason: " << entry.reason.reason << ": "
+         << entry.reason.detail << "\n     hint:   " << entry.reason.hint
+         << "\n";
+      if (entry.ops.size() > 1) {
+        os << "     runs eagerly with it:";
+        for (size_t k = 1; k < entry.ops.size(); ++k)
+          os << (k > 1 ? "," : "") << " " << nodeLabel(entry.ops[k]);
+        os << "\n";
+      }
+    }
+  }
+  os << "\nGraphs:\n";
+  for (const GraphSummary &graph : report.graphs) {
+    os << "  " << graph.name;
+    if (graph.where != "main")
+      os << " (" << graph.where << ")";
+    os << ": " << graph.numOps << (graph.numOps == 1 ? " op" : " ops");
+    if (!graph.opCounts.empty()) {
+      os << " (";
+      bool first = true;
+      for (const auto &[op, count] : graph.opCounts) {
+        os << (first ? "" : ", ") << count << " " << op;
+        first = false;
+      }
+      os << ")";
+    }
+    os << "\n";
+  }
+}
+
+} // namespace kiln
