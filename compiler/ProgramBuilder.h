@@ -3,7 +3,10 @@
 // This file declares the bridge from a traced kiln graph (a func.func of kiln
 // ops) to the runtime's MLIR-free Program, which the reference executor runs.
 // The bridge is generic: op names lose their "kiln." prefix, attributes are
-// converted kind by kind; nothing here lists ops.
+// converted kind by kind; nothing here lists ops except the structural ones
+// of programs with control flow and graph breaks (kiln.if, kiln.loop,
+// kiln.eager and func.call of a compiled graph), which become the "if",
+// "loop", "eager" and "call" nodes of runtime/include/kiln/runtime/Program.h.
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,7 +29,18 @@ namespace kiln {
 /// Finds the graph function of a traced module (the one marked `kiln.graph`).
 mlir::func::FuncOp findGraphFunction(mlir::ModuleOp module);
 
-/// Builds the Program of a graph function.
+/// Finds the function the reference runtime runs: the one marked
+/// `kiln.program` (a program split at graph breaks, calling graphs) when
+/// there is one, else the graph function (a traced module).
+mlir::func::FuncOp findProgramFunction(mlir::ModuleOp module);
+
+/// Builds the Program of a graph or program function. kiln.if, kiln.loop and
+/// kiln.eager become structural nodes with regions (one value-id space:
+/// region block arguments get fresh ids, kiln.yield operands are the
+/// region's results); `func.call @callee` becomes a "call" node whose int
+/// attribute "graph" indexes Program::graphs (callees in order of first
+/// call); kiln.loop nodes get the int list attribute "scan_dtypes" (the
+/// DType of each scan output). Constants anywhere become Program::constants.
 Expected<Program> buildProgram(mlir::func::FuncOp graph);
 
 /// The ONNX node name and op type recorded in a location, if any.

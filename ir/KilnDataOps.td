@@ -10,6 +10,7 @@
 #define KILN_DATA_OPS_TD
 
 include "ir/KilnDialect.td"
+include "ir/KilnProgramOps.td" // Kiln_EagerOnly
 
 //===----------------------------------------------------------------------===//
 // Constants
@@ -306,6 +307,25 @@ def Kiln_SizeOp : Kiln_Op<"size", "sizeOf"> {
   let arguments = (ins Kiln_Tensor:$x);
   let results = (outs Kiln_I64Tensor:$output);
   let hasFolder = 1;
+}
+
+def Kiln_NonZeroOp : Kiln_Op<"non_zero", "nonZero", [Kiln_EagerOnly]> {
+  let summary = "the indices of the non-zero elements";
+  let description = [{
+    ONNX NonZero: the indices of the elements of `x` that are not zero
+    (not false), as i64[rank(x), nnz] in row-major order of the elements
+    (column j holds the coordinates of the j-th non-zero element). A rank-0
+    `x` gives i64[0, nnz] with nnz 0 or 1. The size nnz depends on the
+    values, so the op only runs on the reference runtime (EagerOnly).
+
+    Example:
+
+    ```mlir
+    %0 = kiln.non_zero %x : (tensor<2x3xf32>) -> tensor<2x?xi64>
+    ```
+  }];
+  let arguments = (ins Kiln_Tensor:$x);
+  let results = (outs Kiln_I64Tensor:$output);
 }
 
 //===----------------------------------------------------------------------===//

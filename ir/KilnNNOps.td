@@ -10,6 +10,7 @@
 #define KILN_NN_OPS_TD
 
 include "ir/KilnDialect.td"
+include "ir/KilnProgramOps.td" // Kiln_EagerOnly
 
 //===----------------------------------------------------------------------===//
 // Linear algebra and convolution
@@ -30,6 +31,23 @@ def Kiln_MatMulOp : Kiln_Op<"matmul", "matmul"> {
   }];
   let arguments = (ins Kiln_NumericTensor:$a, Kiln_NumericTensor:$b);
   let results = (outs Kiln_NumericTensor:$output);
+}
+
+def Kiln_DetOp : Kiln_Op<"det", "det", [Kiln_EagerOnly]> {
+  let summary = "the determinant of square matrices";
+  let description = [{
+    ONNX Det: `x` is `[..., M, M]` (rank >= 2, the last two dims equal); the
+    result `[...]` holds the determinant of each M x M matrix, in the dtype
+    of `x`. Only the reference runtime implements it (EagerOnly).
+
+    Example:
+
+    ```mlir
+    %0 = kiln.det %x : (tensor<2x3x3xf32>) -> tensor<2xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_FloatTensor:$x);
+  let results = (outs Kiln_FloatTensor:$output);
 }
 
 def Kiln_ConvOp : Kiln_Op<"conv", "conv", [], "conv"> {

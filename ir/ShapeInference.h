@@ -144,6 +144,7 @@ mlir::LogicalResult scan(const InferContext &ctx, Results &results);
 mlir::LogicalResult topk(const InferContext &ctx, Results &results);
 mlir::LogicalResult lstm(const InferContext &ctx, Results &results);
 mlir::LogicalResult gru(const InferContext &ctx, Results &results);
+mlir::LogicalResult det(const InferContext &ctx, Results &results);
 
 // Shapes and data movement (ShapeInferenceData.cpp).
 mlir::LogicalResult constantOfShape(const InferContext &ctx, Results &results);
@@ -161,6 +162,7 @@ mlir::LogicalResult tile(const InferContext &ctx, Results &results);
 mlir::LogicalResult pad(const InferContext &ctx, Results &results);
 mlir::LogicalResult shapeOf(const InferContext &ctx, Results &results);
 mlir::LogicalResult sizeOf(const InferContext &ctx, Results &results);
+mlir::LogicalResult nonZero(const InferContext &ctx, Results &results);
 mlir::LogicalResult gather(const InferContext &ctx, Results &results);
 mlir::LogicalResult gatherElements(const InferContext &ctx, Results &results);
 mlir::LogicalResult gatherND(const InferContext &ctx, Results &results);

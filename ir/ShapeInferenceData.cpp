@@ -534,6 +534,21 @@ LogicalResult kiln::infer::sizeOf(const InferContext &ctx, Results &results) {
   return success();
 }
 
+LogicalResult kiln::infer::nonZero(const InferContext &ctx, Results &results) {
+  if (failed(ctx.expectOperands(1)))
+    return failure();
+  FailureOr<RankedTensorType> x = ctx.tensor(0);
+  if (failed(x))
+    return failure();
+  // The count of non-zero elements depends on the values; it is 0 only when
+  // x is statically empty.
+  int64_t count = x->hasStaticShape() && x->getNumElements() == 0
+                      ? 0
+                      : ShapedType::kDynamic;
+  results.push_back(RankedTensorType::get({x->getRank(), count}, i64Type(ctx)));
+  return success();
+}
+
 LogicalResult kiln::infer::gather(const InferContext &ctx, Results &results) {
   if (failed(ctx.expectOperands(2)))
     return failure();

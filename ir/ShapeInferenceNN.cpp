@@ -2,7 +2,7 @@
 //
 // This file implements result-type inference and verification for matmul,
 // convolution, pooling, einsum, normalization, reductions, arg-reductions,
-// scans, top-k and the recurrent ops.
+// scans, top-k, the recurrent ops and det.
 //
 //===----------------------------------------------------------------------===//
 
@@ -687,5 +687,27 @@ LogicalResult kiln::verifiers::recurrent(Operation *op) {
       return ctx.emitError("operand '", entry.first, "' must have shape ",
                            formatShape(entry.second), ", got ", type);
   }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Determinant
+//===----------------------------------------------------------------------===//
+
+LogicalResult kiln::infer::det(const InferContext &ctx, Results &results) {
+  if (failed(ctx.expectOperands(1)))
+    return failure();
+  FailureOr<RankedTensorType> x = ctx.tensor(0);
+  if (failed(x))
+    return failure();
+  if (x->getRank() < 2)
+    return ctx.emitError("operand must have rank >= 2 ([..., M, M]), got ", *x);
+  ArrayRef<int64_t> shape = x->getShape();
+  if (!mergeDim(shape[shape.size() - 2], shape.back()))
+    return ctx.emitError("operand must hold square matrices ([..., M, M]), "
+                         "got ",
+                         *x);
+  results.push_back(
+      RankedTensorType::get(shape.drop_back(2), x->getElementType()));
   return success();
 }

@@ -46,6 +46,11 @@ LogicalResult mapGemm(NodeContext &nc) {
   return nc.setOutput(0, y);
 }
 
+/// Det: kiln.det (eager-only).
+LogicalResult mapDet(NodeContext &nc) {
+  return nc.setOutput(0, nc.op("kiln.det", {nc.input(0)}));
+}
+
 LogicalResult mapEinsum(NodeContext &nc) {
   return nc.setOutput(
       0, nc.op("kiln.einsum", nc.inputs(),
@@ -512,6 +517,7 @@ void addNNMappings(MappingRegistry &r) {
   addMapping(r, "MatMul", mapMatMul);
   addMapping(r, "Gemm", mapGemm, 7);
   addMapping(r, "Einsum", mapEinsum);
+  addMapping(r, "Det", mapDet, 11);
   addMapping(r, "Conv", mapConv);
   addMapping(r, "ConvTranspose", mapConvTranspose);
   addMapping(r, "MaxPool", [](NodeContext &nc) { return mapPool(nc, true); });

@@ -356,6 +356,11 @@ LogicalResult mapSize(NodeContext &nc) {
   return nc.setOutput(0, nc.op("kiln.size", {nc.input(0)}));
 }
 
+/// NonZero: kiln.non_zero (eager-only; folds when x is a constant).
+LogicalResult mapNonZero(NodeContext &nc) {
+  return nc.setOutput(0, nc.op("kiln.non_zero", {nc.input(0)}));
+}
+
 /// Reads a TENSOR attribute into a runtime tensor; records errors.
 std::optional<Tensor> tensorAttr(NodeContext &nc,
                                  const onnx::AttributeProto &a) {
@@ -529,6 +534,7 @@ void addShapeMappings(MappingRegistry &r) {
   addMapping(r, "CenterCropPad", mapCenterCropPad);
   addMapping(r, "Shape", mapShape);
   addMapping(r, "Size", mapSize);
+  addMapping(r, "NonZero", mapNonZero, 9);
   addMapping(r, "Constant", mapConstant);
   addMapping(r, "ConstantOfShape", mapConstantOfShape);
   addMapping(r, "Range", mapRange);

@@ -3,7 +3,9 @@
 // This file declares the ONNX frontend: it reads an .onnx file and traces its
 // graph into one `func.func @main` of kiln ops (see docs/op-semantics.md),
 // folding every op whose operands are all constants through the runtime's
-// kernels, so that the shape arithmetic of exported models disappears.
+// kernels, so that the shape arithmetic of exported models disappears. If
+// with a folded condition is inlined, Loop and Scan with a known trip count
+// are unrolled; other If and Loop nodes become kiln.if and kiln.loop.
 //
 //===----------------------------------------------------------------------===//
 
@@ -44,6 +46,10 @@ struct TraceOptions {
   /// `kiln compile --dim NAME=SIZE` sets; the compile path needs static
   /// shapes).
   std::map<std::string, int64_t> dimSizes;
+  /// ONNX Loop and Scan with a trip count known at trace time (and, for
+  /// Loop, conditions that fold) are unrolled up to this many iterations;
+  /// longer Loops become kiln.loop, longer Scans are an error.
+  int64_t loopUnrollLimit = 64;
 };
 
 /// Reads and traces an ONNX model file. Errors (unreadable, truncated or

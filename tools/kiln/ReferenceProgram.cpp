@@ -19,7 +19,7 @@ Expected<Program> traceReferenceProgram(mlir::MLIRContext &context,
   auto module = traceOnnxFile(context, model, options);
   if (!module)
     return module.status();
-  mlir::func::FuncOp graph = findGraphFunction(**module);
+  mlir::func::FuncOp graph = findProgramFunction(**module);
   if (!graph)
     return Status::error(model + ": the traced module has no graph");
   Expected<Program> program = buildProgram(graph);

@@ -23,6 +23,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include <cstdio>
 #include <cstdlib>
 #include <dirent.h>
@@ -261,15 +263,15 @@ TEST_CASE("tracer: errors name the file and the node", "[onnx]") {
   SECTION("unsupported op") {
     ModelBuilder mb;
     mb.input("x", {3});
-    mb.node("NonZero", {"x"}, {"y"}, "nz");
+    mb.node("Unique", {"x"}, {"y"}, "uq");
     mb.output("y");
-    auto r = traceOnnxFile(ctx, mb.save("nonzero.onnx"));
+    auto r = traceOnnxFile(ctx, mb.save("unique.onnx"));
     REQUIRE(!r.isOk());
     const std::string &msg = r.status().message();
-    CHECK(msg.find("nonzero.onnx") != std::string::npos);
-    CHECK(msg.find("node 'nz' (NonZero, domain ai.onnx, opset 17") !=
+    CHECK(msg.find("unique.onnx") != std::string::npos);
+    CHECK(msg.find("node 'uq' (Unique, domain ai.onnx, opset 17") !=
           std::string::npos);
-    CHECK(msg.find("NonZero-13") != std::string::npos);
+    CHECK(msg.find("Unique-11") != std::string::npos);
   }
   SECTION("opset older than 7") {
     ModelBuilder mb(6);
@@ -299,6 +301,89 @@ TEST_CASE("tracer: errors name the file and the node", "[onnx]") {
     auto r = traceOnnxFile(ctx, mb.save("uint16.onnx"));
     REQUIRE(!r.isOk());
     CHECK(r.status().message().find("unsupported dtype UINT16") !=
+          std::string::npos);
+  }
+}
+
+TEST_CASE("tracer: Loop unrolling and its limit; names of subgraphs stay "
+          "inside",
+          "[onnx]") {
+  // y = Loop(M = 3, cond = (absent), acc = x): acc' = acc + x; the body
+  // also defines "tmp", which must not be visible after the loop.
+  ModelBuilder mb;
+  mb.input("x", {2});
+  auto *m = mb.graph->add_initializer();
+  m->set_name("m");
+  m->set_data_type(onnx::TensorProto::INT64);
+  m->add_int64_data(3);
+  onnx::NodeProto *loop = mb.node("Loop", {"m", "", "x"}, {"y"}, "loop");
+  onnx::AttributeProto *attr = loop->add_attribute();
+  attr->set_name("body");
+  attr->set_type(onnx::AttributeProto::GRAPH);
+  onnx::GraphProto *body = attr->mutable_g();
+  body->set_name("body");
+  auto addInput = [&](const std::string &name, int32_t dtype,
+                      std::vector<int64_t> dims) {
+    auto *vi = body->add_input();
+    vi->set_name(name);
+    ModelBuilder::setType(vi, dtype, dims);
+  };
+  addInput("i", onnx::TensorProto::INT64, {});
+  addInput("c", onnx::TensorProto::BOOL, {});
+  addInput("acc", onnx::TensorProto::FLOAT, {2});
+  auto *add = body->add_node();
+  add->set_op_type("Add");
+  add->set_name("step");
+  add->add_input("acc");
+  add->add_input("x"); // from the enclosing graph
+  add->add_output("tmp");
+  auto *copy = body->add_node();
+  copy->set_op_type("Identity");
+  copy->add_input("tmp");
+  copy->add_output("next");
+  body->add_output()->set_name("c");
+  body->add_output()->set_name("next");
+  mb.output("y");
+
+  SECTION("unrolled within the limit") {
+    mlir::MLIRContext ctx;
+    auto module = traceOnnxFile(ctx, mb.save("loop.onnx"));
+    REQUIRE(module.isOk());
+    std::vector<std::string> names = opNames(mainOf(**module));
+    CHECK(std::count(names.begin(), names.end(), "kiln.add") == 3);
+    CHECK(std::count(names.begin(), names.end(), "kiln.loop") == 0);
+  }
+  SECTION("kiln.loop past the limit") {
+    mlir::MLIRContext ctx;
+    TraceOptions options;
+    options.loopUnrollLimit = 2;
+    auto module = traceOnnxFile(ctx, mb.save("loop.onnx"), options);
+    REQUIRE(module.isOk());
+    std::vector<std::string> names = opNames(mainOf(**module));
+    CHECK(std::count(names.begin(), names.end(), "kiln.loop") == 1);
+    CHECK(std::count(names.begin(), names.end(), "kiln.add") == 0);
+  }
+  SECTION("names defined in the body do not leak") {
+    mb.node("Relu", {"tmp"}, {"z"}, "after");
+    mb.output("z");
+    mlir::MLIRContext ctx;
+    auto module = traceOnnxFile(ctx, mb.save("leak.onnx"));
+    REQUIRE_FALSE(module.isOk());
+    const std::string &msg = module.status().message();
+    CHECK(msg.find("node 'after' (Relu") != std::string::npos);
+    CHECK(msg.find("input 'tmp' is not produced") != std::string::npos);
+  }
+  SECTION("errors inside the body name the node and the subgraph") {
+    add->set_op_type("MatMul");
+    add->clear_input();
+    add->add_input("acc");
+    add->add_input("i");
+    mlir::MLIRContext ctx;
+    auto module = traceOnnxFile(ctx, mb.save("bad-body.onnx"));
+    REQUIRE_FALSE(module.isOk());
+    CHECK(module.status().message().find(
+              "node 'step' (MatMul, domain ai.onnx, opset 17 \xe2\x86\x92 "
+              "MatMul-13, in the body of node 'loop' (iteration 0))") !=
           std::string::npos);
   }
 }

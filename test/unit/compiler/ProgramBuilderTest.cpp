@@ -9,11 +9,11 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/ProgramBuilder.h"
-#include "passes/TensorConversion.h"
 #include "ir/KilnDialect.h"
 #include "kiln/runtime/Dispatcher.h"
 #include "kiln/runtime/Executor.h"
 #include "kiln/runtime/TensorCompare.h"
+#include "passes/TensorConversion.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"
@@ -22,6 +22,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstring>
+#include <set>
 
 using namespace kiln;
 
@@ -146,4 +147,150 @@ TEST_CASE("non-kiln ops are reported, not run", "[program]") {
   Expected<Program> program = buildProgram(findGraphFunction(*module));
   REQUIRE_FALSE(program.isOk());
   CHECK(program.status().message().find("other.op") != std::string::npos);
+}
+
+TEST_CASE("kiln.if, kiln.loop and kiln.eager become structural nodes",
+          "[program]") {
+  auto ctx = makeContext();
+  const char *source = R"mlir(
+    func.func @main(%c: tensor<i1> {kiln.name = "c"}, %n: tensor<i64> {kiln.name = "n"},
+                    %x: tensor<2xf32> {kiln.name = "x"})
+        -> (tensor<2xf32> {kiln.name = "a"}, tensor<2xf32> {kiln.name = "b"},
+            tensor<?x2xf32> {kiln.name = "s"}, tensor<2xf32> {kiln.name = "e"})
+        attributes {kiln.graph} {
+      %0 = kiln.if %c : tensor<i1> -> (tensor<2xf32>) {
+        %r = kiln.relu %x : (tensor<2xf32>) -> tensor<2xf32> loc(fused<"Relu">["r"("m.onnx":1:0)])
+        kiln.yield %r : tensor<2xf32>
+      } else {
+        %k = kiln.constant dense<[1.0, 2.0]> : tensor<2xf32>
+        kiln.yield %k : tensor<2xf32>
+      } loc(fused<"If">["if"("m.onnx":1:0)])
+      %1:2 = kiln.loop %n, %c, %x : (tensor<i64>, tensor<i1>, tensor<2xf32>) -> (tensor<2xf32>, tensor<?x2xf32>) {
+      ^bb0(%i: tensor<i64>, %ci: tensor<i1>, %acc: tensor<2xf32>):
+        %next = kiln.add %acc, %0 : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+        kiln.yield %ci, %next, %next : tensor<i1>, tensor<2xf32>, tensor<2xf32>
+      } loc(fused<"Loop">["loop"("m.onnx":2:0)])
+      %2 = kiln.eager "unsupported-op" ins(%x : tensor<2xf32>) attributes {detail = "kiln.det", hint = "none"} {
+      ^bb0(%a: tensor<2xf32>):
+        %d = kiln.neg %a : (tensor<2xf32>) -> tensor<2xf32>
+        kiln.yield %d : tensor<2xf32>
+      } -> (tensor<2xf32>)
+      return %0, %1#0, %1#1, %2 : tensor<2xf32>, tensor<2xf32>, tensor<?x2xf32>, tensor<2xf32>
+    })mlir";
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceString<mlir::ModuleOp>(source, ctx.get());
+  REQUIRE(module);
+  Expected<Program> program = buildProgram(findProgramFunction(*module));
+  REQUIRE(program.isOk());
+  REQUIRE(program->nodes.size() == 3);
+  CHECK(program->constants.size() == 1); // the one inside the else branch
+
+  const ProgramNode &ifNode = program->nodes[0];
+  CHECK(ifNode.op == "if");
+  CHECK(ifNode.sourceName == "if");
+  CHECK(ifNode.operands == std::vector<int>{program->inputs[0].valueId});
+  REQUIRE(ifNode.regions.size() == 2);
+  CHECK(ifNode.regions[0].arguments.empty());
+  REQUIRE(ifNode.regions[0].nodes.size() == 1);
+  CHECK(ifNode.regions[0].nodes[0].op == "relu");
+  // Values from above are referenced directly.
+  CHECK(ifNode.regions[0].nodes[0].operands ==
+        std::vector<int>{program->inputs[2].valueId});
+  CHECK(ifNode.regions[0].results == ifNode.regions[0].nodes[0].results);
+  CHECK(ifNode.regions[1].nodes.empty());
+  REQUIRE(ifNode.regions[1].results.size() == 1);
+  CHECK(program->constants.count(ifNode.regions[1].results[0]) == 1);
+  REQUIRE(ifNode.results.size() == 1);
+
+  const ProgramNode &loop = program->nodes[1];
+  CHECK(loop.op == "loop");
+  CHECK(loop.operands.size() == 3);
+  CHECK(loop.attrs.getInts("scan_dtypes") ==
+        std::vector<int64_t>{static_cast<int64_t>(DType::F32)});
+  REQUIRE(loop.regions.size() == 1);
+  const ProgramRegion &body = loop.regions[0];
+  REQUIRE(body.arguments.size() == 3);
+  REQUIRE(body.nodes.size() == 1);
+  CHECK(body.nodes[0].op == "add");
+  CHECK(body.nodes[0].operands ==
+        std::vector<int>{body.arguments[2], ifNode.results[0]});
+  CHECK(body.results == std::vector<int>{body.arguments[1],
+                                         body.nodes[0].results[0],
+                                         body.nodes[0].results[0]});
+  REQUIRE(loop.results.size() == 2);
+
+  const ProgramNode &eager = program->nodes[2];
+  CHECK(eager.op == "eager");
+  CHECK(eager.attrs.getString("reason") == "unsupported-op");
+  CHECK(eager.attrs.getString("detail") == "kiln.det");
+  CHECK(eager.attrs.getString("hint") == "none");
+  REQUIRE(eager.regions.size() == 1);
+  REQUIRE(eager.regions[0].arguments.size() == 1);
+  CHECK(eager.regions[0].nodes[0].operands == eager.regions[0].arguments);
+
+  // Every id is distinct and below numValues.
+  std::set<int> ids;
+  auto collect = [&](auto &self,
+                     const std::vector<ProgramNode> &nodes) -> void {
+    for (const ProgramNode &node : nodes) {
+      for (int r : node.results)
+        CHECK(ids.insert(r).second);
+      for (const ProgramRegion &region : node.regions) {
+        for (int a : region.arguments)
+          CHECK(ids.insert(a).second);
+        self(self, region.nodes);
+      }
+    }
+  };
+  collect(collect, program->nodes);
+  for (int id : ids)
+    CHECK(id < program->numValues);
+
+  REQUIRE(program->outputs.size() == 4);
+  CHECK(program->outputs[0].valueId == ifNode.results[0]);
+  CHECK(program->outputs[2].valueId == loop.results[1]);
+  CHECK(program->outputs[2].shape == Shape{-1, 2});
+  CHECK(program->outputs[3].valueId == eager.results[0]);
+}
+
+TEST_CASE("func.call of a graph becomes a call node; the program function "
+          "is found first",
+          "[program]") {
+  auto ctx = makeContext();
+  const char *source = R"mlir(
+    func.func @graph_1(%a: tensor<2xf32>) -> tensor<2xf32> attributes {kiln.graph} {
+      %0 = kiln.relu %a : (tensor<2xf32>) -> tensor<2xf32>
+      return %0 : tensor<2xf32>
+    }
+    func.func @graph_0(%a: tensor<2xf32>) -> tensor<2xf32> attributes {kiln.graph} {
+      %0 = kiln.neg %a : (tensor<2xf32>) -> tensor<2xf32>
+      return %0 : tensor<2xf32>
+    }
+    func.func @main(%x: tensor<2xf32> {kiln.name = "x"}) -> (tensor<2xf32> {kiln.name = "y"})
+        attributes {kiln.program} {
+      %0 = func.call @graph_0(%x) : (tensor<2xf32>) -> tensor<2xf32>
+      %1 = func.call @graph_1(%0) : (tensor<2xf32>) -> tensor<2xf32>
+      %2 = func.call @graph_0(%1) : (tensor<2xf32>) -> tensor<2xf32>
+      return %2 : tensor<2xf32>
+    })mlir";
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceString<mlir::ModuleOp>(source, ctx.get());
+  REQUIRE(module);
+  mlir::func::FuncOp main = findProgramFunction(*module);
+  REQUIRE(main);
+  CHECK(main.getSymName() == "main");
+  CHECK(findGraphFunction(*module).getSymName() == "graph_1");
+  Expected<Program> program = buildProgram(main);
+  REQUIRE(program.isOk());
+  CHECK(program->graphs == std::vector<std::string>{"graph_0", "graph_1"});
+  REQUIRE(program->nodes.size() == 3);
+  for (const ProgramNode &node : program->nodes)
+    CHECK(node.op == "call");
+  CHECK(program->nodes[0].attrs.getInt("graph") == 0);
+  CHECK(program->nodes[1].attrs.getInt("graph") == 1);
+  CHECK(program->nodes[2].attrs.getInt("graph") == 0);
+  CHECK(program->nodes[0].operands ==
+        std::vector<int>{program->inputs[0].valueId});
+  CHECK(program->nodes[1].operands == program->nodes[0].results);
+  CHECK(program->outputs[0].valueId == program->nodes[2].results[0]);
 }

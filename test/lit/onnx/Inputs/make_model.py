@@ -79,8 +79,8 @@ def external(variant):
 
 
 def unsupported_op():
-    return model([helper.make_node("NonZero", ["x"], ["y"], name="nz")],
-                 [vi("x", F, [3])], [vi("y", TensorProto.INT64, [1, None])])
+    return model([helper.make_node("Unique", ["x"], ["y"], name="uq")],
+                 [vi("x", F, [3])], [vi("y", F, [None])])
 
 
 def old_opset():
@@ -128,6 +128,137 @@ def training_dropout():
                  [vi("x", F, [2, 3])], [vi("y", F, [2, 3])], [r, t])
 
 
+I64 = TensorProto.INT64
+B = TensorProto.BOOL
+
+
+def const(name, value):
+    return numpy_helper.from_array(np.array(value), name)
+
+
+def if_folded():
+    # The condition folds (Shape(x)[0] == 2): only then_branch is traced.
+    then_g = helper.make_graph([helper.make_node("Relu", ["x"], ["r"],
+                                                 name="relu")],
+                               "then", [], [vi("r", F, [2, 3])])
+    else_g = helper.make_graph([helper.make_node("Neg", ["x"], ["n"],
+                                                 name="neg")],
+                               "else", [], [vi("n", F, [2, 3])])
+    return model([
+        helper.make_node("Shape", ["x"], ["shape"]),
+        helper.make_node("Gather", ["shape", "zero"], ["d0"], axis=0),
+        helper.make_node("Equal", ["d0", "two"], ["c"]),
+        helper.make_node("If", ["c"], ["y"], name="if", then_branch=then_g,
+                         else_branch=else_g),
+    ], [vi("x", F, [2, 3])], [vi("y", F, [2, 3])],
+        [const("zero", np.int64(0)), const("two", np.int64(2))])
+
+
+def if_kept(variant):
+    # A run-time condition: kiln.if. The branches give [2, 3] and [4, 3]
+    # (result [?, 3]); both define "t", which must not leak out. Variant
+    # "mismatch": else_branch gives int64 (an error).
+    then_g = helper.make_graph([
+        helper.make_node("Add", ["x", "one"], ["t"], name="then_add"),
+    ], "then", [], [vi("t", F, [2, 3])], [const("one", np.float32(1))])
+    if variant == "mismatch":
+        else_nodes = [helper.make_node("Shape", ["x"], ["t"], name="shape")]
+        else_out = [vi("t", I64, [2])]
+    else:
+        else_nodes = [helper.make_node("Concat", ["x", "x"], ["t"], axis=0,
+                                       name="else_concat")]
+        else_out = [vi("t", F, [4, 3])]
+    else_g = helper.make_graph(else_nodes, "else", [], else_out)
+    return model([
+        helper.make_node("If", ["c"], ["y"], name="if", then_branch=then_g,
+                         else_branch=else_g),
+        helper.make_node("Relu", ["y"], ["z"], name="after"),
+    ], [vi("c", B, []), vi("x", F, [2, 3])], [vi("z", F, [None, 3])])
+
+
+def loop_body(grow):
+    # body(i, cond, acc): acc' = acc + x (or Concat(acc, x) with grow),
+    # scan = acc' * float(i), cond' = cond.
+    nodes = [
+        helper.make_node("Identity", ["cond_in"], ["cond_out"], name="keep"),
+        helper.make_node("Concat" if grow else "Add", ["acc", "x"],
+                         ["acc_out"], name="step", **({"axis": 0} if grow
+                                                      else {})),
+        helper.make_node("Cast", ["i"], ["fi"], to=F, name="fi"),
+        helper.make_node("Mul", ["acc_out", "fi"], ["scan"], name="scale"),
+    ]
+    return helper.make_graph(
+        nodes, "body",
+        [vi("i", I64, []), vi("cond_in", B, []), vi("acc", F, [None])],
+        [vi("cond_out", B, []), vi("acc_out", F, [None]),
+         vi("scan", F, [None])])
+
+
+def loop_unrolled():
+    # Trip count 3 and a condition that stays a constant: unrolled.
+    return model([
+        helper.make_node("Loop", ["m", "t", "a0"], ["acc", "scans"],
+                         name="loop", body=loop_body(False)),
+    ], [vi("x", F, [2])], [vi("acc", F, [2]), vi("scans", F, [3, 2])],
+        [const("m", np.int64(3)), const("t", np.array(True)),
+         const("a0", np.zeros(2, np.float32))])
+
+
+def loop_kept():
+    # A run-time trip count, and a body that grows the carried value: the
+    # carried value becomes [?] (traced twice).
+    return model([
+        helper.make_node("Loop", ["n", "", "x"], ["acc", "scans"],
+                         name="loop", body=loop_body(True)),
+    ], [vi("n", I64, []), vi("x", F, [2])],
+        [vi("acc", F, [None]), vi("scans", F, [None, None])])
+
+
+def loop_run_time_cond():
+    # A constant trip count, but the body's condition depends on an input
+    # (acc' < lim): kiln.loop, its trip count a constant.
+    body = helper.make_graph([
+        helper.make_node("Add", ["acc", "x"], ["acc_out"], name="step"),
+        helper.make_node("ReduceSum", ["acc_out"], ["total"], keepdims=0,
+                         name="total"),
+        helper.make_node("Less", ["total", "lim"], ["cond_out"], name="more"),
+    ], "body", [vi("i", I64, []), vi("cond_in", B, []), vi("acc", F, [2])],
+        [vi("cond_out", B, []), vi("acc_out", F, [2])])
+    return model([
+        helper.make_node("Loop", ["m", "", "x"], ["acc"], name="loop",
+                         body=body),
+    ], [vi("x", F, [2]), vi("lim", F, [])], [vi("acc", F, [2])],
+        [const("m", np.int64(5))])
+
+
+def scan_sum():
+    # Scan-9 over 3 rows, reversed: unrolled into gathers and a concat.
+    body = helper.make_graph([
+        helper.make_node("Add", ["s", "row"], ["s_out"], name="acc"),
+        helper.make_node("Identity", ["s_out"], ["out"], name="copy"),
+    ], "body", [vi("s", F, [2]), vi("row", F, [2])],
+        [vi("s_out", F, [2]), vi("out", F, [2])])
+    return model([
+        helper.make_node("Scan", ["s0", "x"], ["s", "ys"], name="scan",
+                         num_scan_inputs=1, body=body,
+                         scan_input_directions=[1]),
+    ], [vi("s0", F, [2]), vi("x", F, [3, 2])],
+        [vi("s", F, [2]), vi("ys", F, [3, 2])])
+
+
+def nonzero_det():
+    return model([
+        helper.make_node("NonZero", ["m"], ["nz"], name="nz"),
+        helper.make_node("Det", ["x"], ["d"], name="det"),
+    ], [vi("m", B, [2, 3]), vi("x", F, [4, 3, 3])],
+        [vi("nz", I64, [2, None]), vi("d", F, [4])])
+
+
+def det_not_square():
+    return model([helper.make_node("Det", ["x"], ["d"], name="det")],
+                 [vi("x", F, [2, 3])], [vi("d", F, [])])
+
+
 MODELS = {
     "basic": basic,
     "fold-shapes": fold_shapes,
@@ -141,6 +272,15 @@ MODELS = {
     "old-forms": old_forms,
     "dropout-mask": dropout_mask,
     "training-dropout": training_dropout,
+    "if-folded": if_folded,
+    "if-kept": lambda: if_kept("kept"),
+    "if-mismatch": lambda: if_kept("mismatch"),
+    "loop-unrolled": loop_unrolled,
+    "loop-kept": loop_kept,
+    "loop-run-time-cond": loop_run_time_cond,
+    "scan": scan_sum,
+    "nonzero-det": nonzero_det,
+    "det-not-square": det_not_square,
 }
 
 if __name__ == "__main__":
