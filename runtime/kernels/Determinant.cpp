@@ -6,9 +6,7 @@
 // partial pivoting in double precision whatever the dtype (f16 and bf16 are
 // widened like every other reference kernel does, f32 and f64 too), and the
 // product of the pivots, with the sign of the row exchanges, is rounded to
-// the operand's dtype. An empty matrix (M = 0) has determinant 1. The kernel
-// has no place in Dispatcher::global()'s family list yet, so it registers
-// itself when the runtime library is loaded (see registerDeterminantKernels).
+// the operand's dtype. An empty matrix (M = 0) has determinant 1.
 //
 //===----------------------------------------------------------------------===//
 
@@ -119,13 +117,5 @@ Status detKernel(KernelContext &ctx) {
 void registerDeterminantKernels(Dispatcher &d) {
   d.add("det", Device::CPU, kFloatTypes, detKernel);
 }
-
-namespace {
-/// Registers the kernel in the global dispatcher when the library loads.
-[[maybe_unused]] const bool kDeterminantRegistered = [] {
-  registerDeterminantKernels(Dispatcher::global());
-  return true;
-}();
-} // namespace
 
 } // namespace kiln

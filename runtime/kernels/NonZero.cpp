@@ -6,9 +6,7 @@
 // in row-major order. A rank-0 operand gives shape [0, nnz] (nnz is 1 when
 // the scalar is non-zero), as ONNX's shape inference says and the traced type
 // declares; ONNX Runtime and NumPy 1.x answer [1, nnz] there, which no ONNX
-// node test checks. The kernel has no place in Dispatcher::global()'s family
-// list yet, so it registers itself when the runtime library is loaded (see
-// registerNonZeroKernels).
+// node test checks.
 //
 //===----------------------------------------------------------------------===//
 
@@ -69,13 +67,5 @@ Status nonZeroKernel(KernelContext &ctx) {
 void registerNonZeroKernels(Dispatcher &d) {
   d.add("non_zero", Device::CPU, kAllTypes, nonZeroKernel);
 }
-
-namespace {
-/// Registers the kernel in the global dispatcher when the library loads.
-[[maybe_unused]] const bool kNonZeroRegistered = [] {
-  registerNonZeroKernels(Dispatcher::global());
-  return true;
-}();
-} // namespace
 
 } // namespace kiln

@@ -22,6 +22,8 @@ Dispatcher &Dispatcher::global() {
     registerDataMovementKernels(*d);
     registerRecurrentKernels(*d);
     registerResizeKernels(*d);
+    registerNonZeroKernels(*d);
+    registerDeterminantKernels(*d);
     return d;
   }();
   return *instance;

@@ -199,7 +199,9 @@ Expected<PackageManifest> parseManifest(const Json &root) {
     m.target = target->get<std::string>();
   }
   auto sig = root.find("signature");
-  if (sig != root.end()) {
+  // A program's signature may have dynamic output sizes (-1); the loader
+  // takes it from program.json.
+  if (sig != root.end() && m.kind != "program") {
     if (!sig->is_object())
       return Status::error("'signature' must be an object");
     m.hasSignature = true;

@@ -84,6 +84,8 @@ void registerNormalizationKernels(Dispatcher &d);
 void registerDataMovementKernels(Dispatcher &d);
 void registerRecurrentKernels(Dispatcher &d);
 void registerResizeKernels(Dispatcher &d);
+void registerNonZeroKernels(Dispatcher &d);
+void registerDeterminantKernels(Dispatcher &d);
 
 } // namespace kiln
 
