@@ -521,14 +521,13 @@ Status GraphTracer::traceIf(NodeContext &nc, const std::string &name,
     mlir::RankedTensorType merged =
         mergeBranchTypes(nc.typeOf(outs[0][i]), nc.typeOf(outs[1][i]));
     if (!merged)
-      return nodeErrorAt(where,
-                         strCat("the branches disagree on output #", i,
-                                ": "
-                                "then_branch gives ",
-                                formatType(nc.typeOf(outs[0][i])),
-                                ", else_branch gives ",
-                                formatType(nc.typeOf(outs[1][i])),
-                                " (the element type and rank must agree)"));
+      return nodeErrorAt(
+          where,
+          strCat("the branches disagree on output #", i, ": then_branch gives ",
+                 formatType(nc.typeOf(outs[0][i])), ", else_branch gives ",
+                 formatType(nc.typeOf(outs[1][i])),
+                 "; Kiln supports If only when the branches agree on each "
+                 "output's element type and rank"));
     types.push_back(merged);
   }
   mlir::OperationState state(nc.loc(), IfOp::getOperationName());
@@ -690,11 +689,12 @@ Status GraphTracer::traceLoop(NodeContext &nc, const std::string &name,
       mlir::RankedTensorType got = nc.typeOf(outs[1 + j]);
       mlir::RankedTensorType merged = mergeBranchTypes(carriedTypes[j], got);
       if (!merged)
-        return nodeErrorAt(where,
-                           strCat("the body turns loop-carried value #", j,
-                                  " from ", formatType(carriedTypes[j]),
-                                  " into ", formatType(got),
-                                  " (the element type and rank must stay)"));
+        return nodeErrorAt(
+            where,
+            strCat("the body turns loop-carried value #", j, " from ",
+                   formatType(carriedTypes[j]), " into ", formatType(got),
+                   "; Kiln supports Loop only when the body keeps the "
+                   "element type and rank of each carried value"));
       if (merged != carriedTypes[j]) {
         carriedTypes[j] = merged;
         widened = true;
