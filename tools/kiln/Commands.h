@@ -46,6 +46,8 @@ struct RunCommandOptions {
   std::string weightsDir;
   /// "cpu", "cuda", or empty: the package's own target.
   std::string device;
+  /// Print what a program package did (graph calls, eager ops, copies).
+  bool profile = false;
 };
 int runRunCommand(const RunCommandOptions &options);
 

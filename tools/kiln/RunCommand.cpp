@@ -96,9 +96,25 @@ static int runPackage(const RunCommandOptions &options) {
       readInputArguments(model->inputs(), options.inputs);
   if (!inputs)
     return reportError(inputs.status().message());
-  Expected<NamedTensors> outputs = model->run(*inputs);
+  ProgramStats stats;
+  RunOptions run;
+  run.stats = &stats;
+  Expected<NamedTensors> outputs = model->run(*inputs, run);
   if (!outputs)
     return reportError(options.model + ": " + outputs.status().message());
+  if (options.profile) {
+    if (stats.graphCalls + stats.eagerOps + stats.branches == 0)
+      std::cout << "profile: one compiled graph (no graph breaks)\n";
+    else
+      std::cout << "profile: " << stats.graphCalls << " graph calls ("
+                << stats.graphSeconds * 1e3 << " ms), "
+                << stats.eagerRegions << " graph breaks taken, "
+                << stats.eagerOps << " ops on the reference runtime ("
+                << stats.eagerSeconds * 1e3 << " ms), " << stats.branches
+                << " branches, " << stats.loopIterations
+                << " loop iterations, " << stats.copiedBytes
+                << " bytes copied between host and device\n";
+  }
   return writeOutputs(options, *outputs);
 }
 

@@ -69,6 +69,10 @@ int main(int argc, char **argv) {
       ->add_option("--output-format", run.outputFormat,
                    "npy or pb (ONNX TensorProto)")
       ->check(CLI::IsMember({"npy", "pb"}));
+  runCmd->add_flag("--profile", run.profile,
+                   "Print what a package did: compiled-graph calls, graph "
+                   "breaks taken and their ops on the reference runtime, "
+                   "branches, loop iterations, host<->device copies");
   runCmd->add_option("--weights-dir", run.weightsDir,
                      "For a package compiled with --weights external: the "
                      "folder holding the weight files (default: the "
