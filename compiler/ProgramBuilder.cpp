@@ -201,7 +201,7 @@ Status Builder::buildOp(Operation &op, std::vector<ProgramNode> &nodes) {
   node.attrs = toAttributes(op.getAttrDictionary());
   KILN_RETURN_IF_ERROR(operandIds(op, source, node.operands));
   if (auto loop = dyn_cast<LoopOp>(op)) {
-    std::vector<int64_t> scanDTypes;
+    std::vector<int64_t> scanDTypes, scanShapes;
     for (unsigned k = 0; k < loop.getNumScanOutputs(); ++k) {
       auto type = dyn_cast<RankedTensorType>(
           loop.getResult(loop.getNumCarried() + k).getType());
@@ -212,8 +212,14 @@ Status Builder::buildOp(Operation &op, std::vector<ProgramNode> &nodes) {
                                     source.nodeName,
                                     "' has an unsupported element type"));
       scanDTypes.push_back(static_cast<int64_t>(*dtype));
+      // The shape of one iteration's value: its rank, then its dims (-1
+      // dynamic).
+      scanShapes.push_back(type.getRank() - 1);
+      for (int64_t d : type.getShape().drop_front())
+        scanShapes.push_back(ShapedType::isDynamic(d) ? -1 : d);
     }
     node.attrs.set("scan_dtypes", scanDTypes);
+    node.attrs.set("scan_shapes", scanShapes);
   }
   // Regions (if, loop, eager) before the results: their values are
   // numbered first, like the ops in them.

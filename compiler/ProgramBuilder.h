@@ -39,8 +39,11 @@ mlir::func::FuncOp findProgramFunction(mlir::ModuleOp module);
 /// region block arguments get fresh ids, kiln.yield operands are the
 /// region's results); `func.call @callee` becomes a "call" node whose int
 /// attribute "graph" indexes Program::graphs (callees in order of first
-/// call); kiln.loop nodes get the int list attribute "scan_dtypes" (the
-/// DType of each scan output). Constants anywhere become Program::constants.
+/// call); kiln.loop nodes get the int list attributes "scan_dtypes" (the
+/// DType of each scan output) and "scan_shapes" (for each scan output, the
+/// rank of one iteration's value then its dims, -1 where dynamic: what a
+/// loop that runs zero times needs to give [0, dims...]). Constants anywhere
+/// become Program::constants.
 Expected<Program> buildProgram(mlir::func::FuncOp graph);
 
 /// The ONNX node name and op type recorded in a location, if any.

@@ -207,6 +207,7 @@ TEST_CASE("kiln.if, kiln.loop and kiln.eager become structural nodes",
   CHECK(loop.operands.size() == 3);
   CHECK(loop.attrs.getInts("scan_dtypes") ==
         std::vector<int64_t>{static_cast<int64_t>(DType::F32)});
+  CHECK(loop.attrs.getInts("scan_shapes") == std::vector<int64_t>{1, 2});
   REQUIRE(loop.regions.size() == 1);
   const ProgramRegion &body = loop.regions[0];
   REQUIRE(body.arguments.size() == 3);

@@ -177,15 +177,16 @@ def if_kept(variant):
 
 
 def loop_body(grow):
-    # body(i, cond, acc): acc' = acc + x (or Concat(acc, x) with grow),
-    # scan = acc' * float(i), cond' = cond.
+    # body(i, cond, acc): acc' = acc + x, scan = acc' * float(i) (with
+    # grow: acc' = Concat(acc, x), scan = x * float(i)), cond' = cond.
     nodes = [
         helper.make_node("Identity", ["cond_in"], ["cond_out"], name="keep"),
         helper.make_node("Concat" if grow else "Add", ["acc", "x"],
                          ["acc_out"], name="step", **({"axis": 0} if grow
                                                       else {})),
         helper.make_node("Cast", ["i"], ["fi"], to=F, name="fi"),
-        helper.make_node("Mul", ["acc_out", "fi"], ["scan"], name="scale"),
+        helper.make_node("Mul", ["x" if grow else "acc_out", "fi"], ["scan"],
+                         name="scale"),
     ]
     return helper.make_graph(
         nodes, "body",
@@ -211,7 +212,7 @@ def loop_kept():
         helper.make_node("Loop", ["n", "", "x"], ["acc", "scans"],
                          name="loop", body=loop_body(True)),
     ], [vi("n", I64, []), vi("x", F, [2])],
-        [vi("acc", F, [None]), vi("scans", F, [None, None])])
+        [vi("acc", F, [None]), vi("scans", F, [None, 2])])
 
 
 def loop_run_time_cond():
