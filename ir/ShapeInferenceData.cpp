@@ -190,9 +190,10 @@ LogicalResult kiln::infer::squeeze(const InferContext &ctx, Results &results) {
   SmallVector<int64_t> shape;
   if (*count == 0) {
     if (!x->hasStaticShape())
-      return ctx.emitError("squeeze without axes needs a static shape to know "
-                           "the result rank, got ",
-                           *x);
+      return ctx.emitError("squeeze without axes of a tensor whose size is "
+                           "only known at run time is not supported (the "
+                           "result's rank would depend on the data): ",
+                           *x, "; give the axes explicitly");
     for (int64_t d : x->getShape())
       if (d != 1)
         shape.push_back(d);

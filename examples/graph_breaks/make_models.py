@@ -6,6 +6,8 @@
   nonzero_model.onnx  NonZero in the middle: x f32[16] -> y f32[16]
   det_model.onnx      an operator no Kiln code generator supports (Det):
                       x f32[2, 3, 3] -> y f32[2]
+  masked_model.onnx   nonzero_model without its break: the same y, with the
+                      sum over a mask (Where) instead of NonZero + Gather
 
 and, for each, inputs that take every path (cond_pos.npy / cond_neg.npy take
 the then / else branch). docs/graph-breaks.md walks through them; the lit
@@ -89,6 +91,29 @@ def nonzero_model():
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
 
 
+def masked_model():
+    """y = x * sum(where(2x > 0.5, x, 0)) + 1: nonzero_model's result."""
+    nodes = [
+        helper.make_node("Mul", ["x", "two"], ["x2"], name="double"),
+        helper.make_node("Greater", ["x2", "threshold"], ["mask"], name="mask"),
+        helper.make_node("Where", ["mask", "x", "zero"], ["picked"],
+                         name="pick"),
+        helper.make_node("ReduceSum", ["picked", "axis0"], ["total"],
+                         name="total", keepdims=1),
+        helper.make_node("Mul", ["x", "total"], ["xt"], name="times_total"),
+        helper.make_node("Add", ["xt", "one"], ["y"], name="plus_one"),
+    ]
+    graph = helper.make_graph(
+        nodes, "masked_model",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [16])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [16])],
+        [const("two", np.float32(2)), const("threshold", np.float32(0.5)),
+         const("zero", np.float32(0)),
+         const("axis0", np.array([0], np.int64)),
+         const("one", np.float32(1))])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
 def det_model():
     """y = det(x + 3 I) * 0.5 + tanh(sum(x, axes [1, 2]))."""
     nodes = [
@@ -116,6 +141,7 @@ def main():
     save(cond_model(), os.path.join(out, "cond_model.onnx"))
     save(nonzero_model(), os.path.join(out, "nonzero_model.onnx"))
     save(det_model(), os.path.join(out, "det_model.onnx"))
+    save(masked_model(), os.path.join(out, "masked_model.onnx"))
     rng = np.random.default_rng(7)
     x = rng.standard_normal((4, 8)).astype(np.float32)
     np.save(os.path.join(out, "cond_pos.npy"), np.abs(x))   # sum > 0: then

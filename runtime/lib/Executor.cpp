@@ -455,7 +455,17 @@ Status ProgramRunner::runLoop(const ProgramNode &node,
 
   std::vector<Tensor> results = std::move(carried);
   std::vector<int64_t> scanDTypes = node.attrs.getInts("scan_dtypes");
+  // "scan_shapes": per scan output, the rank of one iteration's value, then
+  // its sizes (-1 when dynamic, taken as 0 in an empty result).
+  std::vector<int64_t> scanShapes = node.attrs.getInts("scan_shapes");
+  size_t shapeAt = 0;
   for (size_t k = 0; k < numScan; ++k) {
+    Shape emptyShape{0};
+    if (shapeAt < scanShapes.size()) {
+      int64_t rank = scanShapes[shapeAt++];
+      for (int64_t d = 0; d < rank && shapeAt < scanShapes.size(); ++d)
+        emptyShape.push_back(std::max<int64_t>(scanShapes[shapeAt++], 0));
+    }
     if (!scans[k].empty()) {
       Expected<Tensor> stacked = stackSlices(scans[k]);
       if (!stacked)
@@ -470,7 +480,7 @@ Status ProgramRunner::runLoop(const ProgramNode &node,
           " has no valid dtype in the attribute 'scan_dtypes' (malformed "
           "program)"));
     results.push_back(
-        Tensor::empty(static_cast<DType>(scanDTypes[k]), Shape{0}));
+        Tensor::empty(static_cast<DType>(scanDTypes[k]), emptyShape));
   }
   return storeResults(node, context, results, "the loop");
 }

@@ -129,6 +129,6 @@ func.func @isolated(%a: tensor<4xf32>) -> tensor<4xf32> {
 // -----
 
 func.func @yield_outside(%a: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{'kiln.yield' op expects parent op 'kiln.fusion'}}
+  // expected-error @+1 {{'kiln.yield' op expects parent op to be one of 'kiln.fusion, kiln.eager, kiln.if, kiln.loop'}}
   kiln.yield %a : tensor<4xf32>
 }

@@ -53,8 +53,10 @@ struct ProgramRegion {
 ///  - "loop": operands {max_trip_count, cond, initial...}; regions {body}
 ///    (ONNX Loop: body arguments {iteration, cond, carried...}, results
 ///    {cond, carried..., scan values...}); results {final carried...,
-///    stacked scan outputs...}; attribute "scan_dtypes" (ints: the DType of
-///    each scan output, for loops that run zero times).
+///    stacked scan outputs...}; attributes "scan_dtypes" (ints: the DType of
+///    each scan output) and "scan_shapes" (ints: per scan output, the rank of
+///    one iteration's value, then its sizes, -1 when dynamic), for loops
+///    that run zero times.
 ///  - "eager": regions {region}; attributes "reason", "detail", "hint";
 ///    operands bound to the region's arguments.
 ///  - "call": attribute "graph" (int, an index into Program::graphs);
