@@ -175,7 +175,15 @@ Status Builder::buildOp(Operation &op, std::vector<ProgramNode> &nodes) {
       program_.graphs.push_back(callee);
     node.op = "call";
     node.attrs.set("graph", index);
-    KILN_RETURN_IF_ERROR(operandIds(op, source, node.operands));
+    std::vector<int> operands;
+    KILN_RETURN_IF_ERROR(operandIds(op, source, operands));
+    // The graph's package binds its weights itself (at load time): they are
+    // not passed by the call.
+    auto graph =
+        SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(&op, call.getCalleeAttr());
+    for (auto [i, id] : llvm::enumerate(operands))
+      if (!graph || !graph.getArgAttr(i, "kiln.weight"))
+        node.operands.push_back(id);
     for (Value r : op.getResults())
       node.results.push_back(define(r));
     nodes.push_back(std::move(node));
@@ -250,6 +258,13 @@ Expected<Program> buildProgram(func::FuncOp graph) {
         makeSignature(arg.getType(), name, dims, builder.define(arg));
     if (!sig)
       return sig.status();
+    // A weight that only compiled graphs read is bound by their packages.
+    bool onlyGraphsRead =
+        !arg.use_empty() && llvm::all_of(arg.getUsers(), [](Operation *user) {
+          return isa<func::CallOp>(user);
+        });
+    if (graph.getArgAttr(i, "kiln.weight") && onlyGraphsRead)
+      continue;
     if (graph.getArgAttr(i, "kiln.weight"))
       program.weights.push_back(sig.take());
     else
