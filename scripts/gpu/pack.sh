@@ -11,6 +11,9 @@
 #   gpu-pack/lib.tar.gz      lib/: libkiln_runtime.so, OpenBLAS and its runtime
 #   gpu-pack/packages/NAME/  kiln compile --target cuda of each bench graph
 #   gpu-pack/conformance.tar.gz   node-test packages + data (compile-cuda)
+#   gpu-pack/graph-breaks/   the examples/graph_breaks models compiled for
+#                            cuda (program packages), their inputs and the
+#                            reference runtime's outputs (cases.txt)
 #   gpu-pack/run.sh, gpu_bench.py, models.py
 #
 # Then, on the GPU machine: gpu-pack/run.sh (see there).
@@ -56,6 +59,24 @@ for model in softmax ln_gelu mlp; do
   compile_package "$BF16/$model.onnx" "$model-bf16"
 done
 rm -rf "$BF16"
+
+# Graph breaks (docs/graph-breaks.md): program packages for cuda, each case
+# "model input" with the reference runtime's output as the expectation.
+GB="$OUT/graph-breaks"
+mkdir -p "$GB"
+"$ROOT/.venv/bin/python3" "$ROOT/examples/graph_breaks/make_models.py" "$GB/models"
+: > "$GB/cases.txt"
+for spec in cond_model:cond_pos cond_model:cond_neg nonzero_model:nonzero_x \
+            det_model:det_x masked_model:nonzero_x; do
+  model="${spec%%:*}"; input="${spec##*:}"
+  [[ -d "$GB/$model" ]] || "$BUILD/bin/kiln" compile "$GB/models/$model.onnx" \
+    --target cuda -o "$GB/$model" | tail -1
+  "$BUILD/bin/kiln" run "$GB/models/$model.onnx" \
+    --input x="$GB/models/$input.npy" -o "$GB/expected/$model-$input" >/dev/null
+  echo "$model $input" >> "$GB/cases.txt"
+done
+find "$GB" \( -name wrapper.cpp -o -name model.h -o -name kernels.cu \
+  -o -name kernels.ptx -o -name '*.onnx' \) -delete
 
 if [[ $CONFORMANCE == 1 ]]; then
   NODE_DIR="$("$ROOT/.venv/bin/python3" -c 'import onnx, os; print(os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data", "node"))')"

@@ -3,7 +3,9 @@
 #
 # Runs from the gpu-pack/ folder that scripts/gpu/pack.sh made, on a machine
 # with an NVIDIA GPU, PyTorch and numpy (the H200 machine):
-#   1. the GPU tests (kiln-runtime-gpu-tests: the ctest `gpu` label);
+#   1. the GPU tests (kiln-runtime-gpu-tests: the ctest `gpu` label), and
+#      the graph-break examples compiled for cuda (program packages: eager
+#      ops on the CPU between CUDA graphs) against the reference outputs;
 #   2. the node-test conformance in compiled-cuda mode: every packaged case
 #      run with kiln-runner and compared with its expected outputs; prints
 #      the passes and their share of the compiled-cpu passes;
@@ -11,7 +13,8 @@
 #      torch.compile on the same GPU in the same run.
 # Results also go to $OUT (or ./results) as files.
 #
-# Usage: gpu-pack/run.sh [tests] [conformance] [bench]   (default: all three)
+# Usage: gpu-pack/run.sh [tests] [breaks] [conformance] [bench]
+#   (default: all four)
 #===----------------------------------------------------------------------===#
 set -uo pipefail
 PACK="$(cd "$(dirname "$0")" && pwd)"
@@ -26,7 +29,7 @@ if [[ -n "$CUDNN_LIB" && -d "$CUDNN_LIB" ]]; then
   export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:$CUDNN_LIB"
   echo "cuDNN from $CUDNN_LIB"
 fi
-STEPS="${*:-tests conformance bench}"
+STEPS="${*:-tests breaks conformance bench}"
 STATUS=0
 
 if [[ " $STEPS " == *" tests "* ]]; then
@@ -39,6 +42,20 @@ if [[ " $STEPS " == *" tests "* ]]; then
   fi
 fi
 
+if [[ " $STEPS " == *" breaks "* && -f "$PACK/graph-breaks/cases.txt" ]]; then
+  echo "== graph breaks on CUDA (examples/graph_breaks, docs/graph-breaks.md)"
+  GB="$PACK/graph-breaks"
+  while read -r model input; do
+    if "$PACK/bin/kiln-runner" "$GB/$model" --input x="$GB/models/$input.npy" \
+        --expect y="$GB/expected/$model-$input/y.npy" --profile \
+        --iterations 20 > "$RESULTS/breaks-$model-$input.txt" 2>&1; then
+      echo "PASS $model ($input): $(tr '\n' ' ' < "$RESULTS/breaks-$model-$input.txt")"
+    else
+      echo "FAIL $model ($input): $(tr '\n' ' ' < "$RESULTS/breaks-$model-$input.txt")"
+      STATUS=1
+    fi
+  done < "$GB/cases.txt"
+fi
 if [[ " $STEPS " == *" conformance "* && -f "$PACK/conformance.tar.gz" ]]; then
   echo "== node-test conformance, compiled-cuda"
   WORK="$(mktemp -d)"

@@ -45,9 +45,11 @@ int fail(const std::string &msg) {
 const char *kUsage =
     "usage: kiln-runner DIR [--weights-dir DIR] [--input NAME=FILE.npy]...\n"
     "                   [--expect NAME=FILE.npy]... [--output-dir DIR]\n"
-    "                   [--warmup N] [--iterations N]\n"
+    "                   [--warmup N] [--iterations N] [--profile]\n"
     "Runs the package DIR once (outputs to --output-dir as NAME.npy), then\n"
-    "times --iterations runs and prints a JSON line with the median.\n";
+    "times --iterations runs and prints a JSON line with the median.\n"
+    "--profile prints what the first run did (graph calls, graph breaks,\n"
+    "eager ops, host<->device copies) as a JSON line.\n";
 
 } // namespace
 
@@ -56,6 +58,7 @@ int main(int argc, char **argv) {
   LoadOptions load;
   std::vector<std::pair<std::string, std::string>> inputFiles, expectFiles;
   int warmup = 5, iterations = 0;
+  bool profile = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto value = [&]() -> const char * {
@@ -64,6 +67,10 @@ int main(int argc, char **argv) {
     if (a == "-h" || a == "--help") {
       std::cout << kUsage;
       return 0;
+    }
+    if (a == "--profile") {
+      profile = true;
+      continue;
     }
     if (a == "--weights-dir" || a == "--output-dir" || a == "--input" ||
         a == "--expect" || a == "--warmup" || a == "--iterations") {
@@ -111,9 +118,23 @@ int main(int argc, char **argv) {
         tensor = tensor.to(sig.dtype);
     inputs.emplace_back(name, std::move(tensor));
   }
-  Expected<NamedTensors> outputs = model->run(inputs);
+  ProgramStats stats;
+  RunOptions first;
+  first.stats = &stats;
+  Expected<NamedTensors> outputs = model->run(inputs, first);
   if (!outputs)
     return fail(dir + ": " + outputs.status().message());
+  if (profile)
+    std::printf("{\"package\": \"%s\", \"graph_calls\": %lld, "
+                "\"graph_breaks_taken\": %lld, \"eager_ops\": %lld, "
+                "\"branches\": %lld, \"loop_iterations\": %lld, "
+                "\"copied_bytes\": %lld, \"graph_ms\": %.4f, "
+                "\"eager_ms\": %.4f}\n",
+                dir.c_str(), (long long)stats.graphCalls,
+                (long long)stats.eagerRegions, (long long)stats.eagerOps,
+                (long long)stats.branches, (long long)stats.loopIterations,
+                (long long)stats.copiedBytes, stats.graphSeconds * 1e3,
+                stats.eagerSeconds * 1e3);
   if (!outputDir.empty())
     for (const auto &[name, t] : *outputs) {
       std::string file = name;
