@@ -609,6 +609,20 @@ template <class T> KILN_FN T kiln_f2i(double x) {
 }
 )PRELUDE";;
 const char *const kCudaTail = R"PRELUDE(
+// float max and min with the helpers' NaN semantics (a NaN operand gives a
+// NaN) in one instruction each (sm_80 and later), instead of two compares and
+// two selects: they sit in the inner loop of every max/min reduction.
+template <> __device__ __forceinline__ float kiln_max<float>(float a, float b) {
+  float r;
+  asm("max.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+  return r;
+}
+template <> __device__ __forceinline__ float kiln_min<float>(float a, float b) {
+  float r;
+  asm("min.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+  return r;
+}
+
 // Vector access: N consecutive elements, aligned to their size, read or
 // written as one (up to 16-byte) memory transaction.
 template <class T, int N> struct alignas(sizeof(T) * N) kiln_vec {
