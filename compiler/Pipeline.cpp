@@ -70,34 +70,48 @@ LogicalResult checkStaticShapes(ModuleOp module) {
   return success(ok);
 }
 
+bool hasStaticInputs(ModuleOp module) {
+  bool ok = true;
+  module.walk([&](func::FuncOp graph) {
+    for (BlockArgument arg : graph.getArguments())
+      if (auto type = dyn_cast<RankedTensorType>(arg.getType()))
+        ok &= type.hasStaticShape();
+  });
+  return ok;
+}
+
 LogicalResult runGraphPasses(ModuleOp module, PipelineStage stage,
                              double *seconds) {
   auto start = std::chrono::steady_clock::now();
-  PassManager pm(module.getContext());
+  PassManager pm(module.getContext(), func::FuncOp::getOperationName());
   pm.enableVerifier(true);
-  OpPassManager &graph = pm.nest<func::FuncOp>();
 
   // 1. Fold ops whose operands are all constants (through the runtime's
   //    kernels, exactly like the tracer).
-  graph.addPass(createFoldConstantsPass());
+  pm.addPass(createFoldConstantsPass());
   // 2. Algebraic and view simplifications (x*1, reshape of reshape, ...).
-  graph.addPass(createSimplifyPass());
+  pm.addPass(createSimplifyPass());
   // 3. Common subexpressions (also erases dead ops).
-  graph.addPass(createCSEPass());
+  pm.addPass(createCSEPass());
   // 4. Composites (softmax, norms, gelu) into the primitives fusion groups.
-  graph.addPass(createDecomposePass());
+  pm.addPass(createDecomposePass());
   // 5. Simplify what decomposition exposed.
-  graph.addPass(createSimplifyPass());
+  pm.addPass(createSimplifyPass());
   // 6. Cancel transposes through elementwise chains.
-  graph.addPass(createLayoutCleanupPass());
+  pm.addPass(createLayoutCleanupPass());
   // 7. Common subexpressions again.
-  graph.addPass(createCSEPass());
+  pm.addPass(createCSEPass());
   if (stage == PipelineStage::Fused) {
     // 8. Group elementwise ops, reductions and views into kiln.fusion
     //    regions, one generated kernel each (the verifier runs after it).
-    graph.addPass(createFuseOpsPass());
+    pm.addPass(createFuseOpsPass());
   }
-  LogicalResult result = pm.run(module);
+  // The passes run on the compiled graphs only: a program's @main (glue,
+  // eager regions, control flow) is not compiled.
+  LogicalResult result = success();
+  for (auto func : llvm::make_early_inc_range(module.getOps<func::FuncOp>()))
+    if (func->hasAttr("kiln.graph") && failed(pm.run(func)))
+      result = failure();
   if (seconds)
     *seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
@@ -209,12 +223,13 @@ LogicalResult compileGraph(ModuleOp module, const CompileOptions &options,
                             &optimizeSeconds)) ||
       failed(dumpIr(module, options, "02-optimized." + graph + ".mlir")))
     return failure();
-  PassManager pm(module.getContext());
+  PassManager pm(module.getContext(), func::FuncOp::getOperationName());
   pm.enableVerifier(true);
-  pm.nest<func::FuncOp>().addPass(createFuseOpsPass());
+  pm.addPass(createFuseOpsPass());
   auto start = std::chrono::steady_clock::now();
-  if (failed(pm.run(module)))
-    return failure();
+  for (auto func : module.getOps<func::FuncOp>())
+    if (func->hasAttr("kiln.graph") && failed(pm.run(func)))
+      return failure();
   fuseSeconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();

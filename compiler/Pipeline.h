@@ -57,6 +57,10 @@ struct CompileOptions {
 /// unknown name is an error naming it and the known ones.
 Status parseLogArtifacts(const std::string &value, std::set<std::string> &logs);
 
+/// True when every graph input has a static shape (checkStaticShapes would
+/// pass), without diagnostics.
+bool hasStaticInputs(mlir::ModuleOp module);
+
 /// How far runGraphPasses goes.
 enum class PipelineStage {
   Optimized, ///< after the graph passes, before fusion.
@@ -67,8 +71,9 @@ enum class PipelineStage {
 /// an error naming the input, the dimension's name and `--dim NAME=SIZE`.
 mlir::LogicalResult checkStaticShapes(mlir::ModuleOp module);
 
-/// Runs Kiln's graph passes on `module` up to `stage`; `seconds` (optional)
-/// receives the time spent.
+/// Runs Kiln's graph passes up to `stage` on each function of `module`
+/// tagged `kiln.graph` (a program's @main is glue and is left alone);
+/// `seconds` (optional) receives the time spent.
 mlir::LogicalResult runGraphPasses(mlir::ModuleOp module, PipelineStage stage,
                                    double *seconds = nullptr);
 

@@ -137,6 +137,15 @@ std::optional<GraphBreakReason> classifyGraphBreak(Operation *op,
   for (OpOperand &operand : op->getOpOperands()) {
     if (isStatic(operand.get().getType()))
       continue;
+    auto arg = dyn_cast<BlockArgument>(operand.get());
+    if (arg && isa<func::FuncOp>(arg.getOwner()->getParentOp()))
+      return GraphBreakReason{
+          EagerOp::kDynamicShape.str(),
+          "operand #" + std::to_string(operand.getOperandNumber()) + " is " +
+              graphBreakTypeString(operand.get().getType()) + ", " +
+              describeOrigin(operand.get()) + " of dynamic size",
+          "compiled graphs need static shapes: give the input's dynamic "
+          "sizes with --dim NAME=SIZE"};
     return GraphBreakReason{
         EagerOp::kDynamicShape.str(),
         "operand #" + std::to_string(operand.getOperandNumber()) + " is " +

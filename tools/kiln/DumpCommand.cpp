@@ -14,6 +14,7 @@
 #include "compiler/GraphBreakReport.h"
 #include "compiler/Pipeline.h"
 #include "compiler/onnx/OnnxTracer.h"
+#include "passes/FusionPasses.h"
 
 #include "mlir/IR/Diagnostics.h"
 
@@ -71,10 +72,26 @@ int runDumpCommand(const DumpOptions &options) {
       return mlir::success();
     });
     bool fused = options.stage == "fused";
+    // Graph breaks first: the passes run on the compiled graphs. A model
+    // with dynamic input sizes (no --dim) is shown as one graph with
+    // dynamic shapes, as the passes see it.
+    if (hasStaticInputs(**module) &&
+        mlir::failed(planGraphBreaks(**module, options.target)))
+      return errors ? 1 : reportError("planning the graph breaks failed");
     if (mlir::failed(runGraphPasses(
             **module, fused ? PipelineStage::Fused : PipelineStage::Optimized)))
       return errors ? 1 : reportError("the graph passes failed");
-    if (fused) {
+    if (isProgramModule(**module)) {
+      GraphBreakReport report = collectGraphBreaks(**module, options.target);
+      summary = "// graphs: " + std::to_string(report.graphs.size()) +
+                ", graph breaks: " + std::to_string(report.breaks.size()) +
+                " (target " + options.target + ")\n";
+      if (fused)
+        for (auto graph : (*module)->getOps<mlir::func::FuncOp>())
+          if (graph->hasAttr("kiln.graph"))
+            summary += "// " + graph.getName().str() + ": " +
+                       formatFusionSummary(summarizeFusion(graph)) + "\n";
+    } else if (fused) {
       mlir::FailureOr<StepCounts> counts = countSteps(**module);
       if (mlir::failed(counts))
         return 1;

@@ -38,7 +38,8 @@ int main(int argc, char **argv) {
       ->check(CLI::IsMember({"traced", "optimized", "fused", "program"}));
   dumpCmd
       ->add_option("--target", dump.target,
-                   "Target whose graph breaks --stage program plans")
+                   "Target whose graph breaks the program, optimized and "
+                   "fused stages plan (default cpu)")
       ->check(CLI::IsMember({"cpu", "cuda"}));
   dumpCmd->add_option("--dim", dump.dims,
                       "Size of a named dynamic dimension, NAME=SIZE "
