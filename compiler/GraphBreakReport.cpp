@@ -34,24 +34,9 @@ std::string nodeLabel(const GraphBreakOp &op) {
   return s;
 }
 
-class Collector {
-public:
-  Collector(ModuleOp module, StringRef target, GraphBreakReport &report)
-      : module(module), target(target), report(report) {}
-
-  void visitBlock(Block &block, const std::string &where);
-
-private:
-  void addGraph(func::FuncOp graph, const std::string &name,
-                const std::string &where);
-
-  ModuleOp module;
-  StringRef target;
-  GraphBreakReport &report;
-};
-
-void Collector::addGraph(func::FuncOp graph, const std::string &name,
-                         const std::string &where) {
+/// A graph's op counts (constants and the return excluded).
+GraphSummary summarizeGraph(func::FuncOp graph, const std::string &name,
+                            const std::string &where) {
   GraphSummary summary;
   summary.name = name;
   summary.where = where;
@@ -61,14 +46,28 @@ void Collector::addGraph(func::FuncOp graph, const std::string &name,
     ++summary.numOps;
     ++summary.opCounts[op->getName().stripDialect().str()];
   });
-  report.graphs.push_back(std::move(summary));
+  return summary;
 }
+
+class Collector {
+public:
+  Collector(ModuleOp module, StringRef target, GraphBreakReport &report)
+      : module(module), target(target), report(report) {}
+
+  void visitBlock(Block &block, const std::string &where);
+
+private:
+  ModuleOp module;
+  StringRef target;
+  GraphBreakReport &report;
+};
 
 void Collector::visitBlock(Block &block, const std::string &where) {
   for (Operation &op : block) {
     if (auto call = dyn_cast<func::CallOp>(&op)) {
       if (auto graph = module.lookupSymbol<func::FuncOp>(call.getCallee()))
-        addGraph(graph, call.getCallee().str(), where);
+        report.graphs.push_back(
+            summarizeGraph(graph, call.getCallee().str(), where));
       continue;
     }
     if (auto eager = dyn_cast<EagerOp>(&op)) {
@@ -139,16 +138,7 @@ GraphBreakReport collectGraphBreaks(ModuleOp module, StringRef target) {
   if (program) {
     collector.visitBlock(program.getBody().front(), "main");
   } else if (single) {
-    GraphSummary summary;
-    summary.name = "main";
-    summary.where = "main";
-    single.walk([&](Operation *op) {
-      if (op == single.getOperation() || isa<func::ReturnOp, ConstantOp>(op))
-        return;
-      ++summary.numOps;
-      ++summary.opCounts[op->getName().stripDialect().str()];
-    });
-    report.graphs.push_back(std::move(summary));
+    report.graphs.push_back(summarizeGraph(single, "main", "main"));
   }
   return report;
 }

@@ -70,6 +70,16 @@ LogicalResult checkStaticShapes(ModuleOp module) {
   return success(ok);
 }
 
+namespace {
+/// Runs `pm` (anchored on func.func) on each function tagged `kiln.graph`.
+LogicalResult runOnGraphs(PassManager &pm, ModuleOp module) {
+  for (auto func : llvm::make_early_inc_range(module.getOps<func::FuncOp>()))
+    if (func->hasAttr("kiln.graph") && failed(pm.run(func)))
+      return failure();
+  return success();
+}
+} // namespace
+
 bool hasStaticInputs(ModuleOp module) {
   bool ok = true;
   module.walk([&](func::FuncOp graph) {
@@ -108,10 +118,7 @@ LogicalResult runGraphPasses(ModuleOp module, PipelineStage stage,
   }
   // The passes run on the compiled graphs only: a program's @main (glue,
   // eager regions, control flow) is not compiled.
-  LogicalResult result = success();
-  for (auto func : llvm::make_early_inc_range(module.getOps<func::FuncOp>()))
-    if (func->hasAttr("kiln.graph") && failed(pm.run(func)))
-      result = failure();
+  LogicalResult result = runOnGraphs(pm, module);
   if (seconds)
     *seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
@@ -121,8 +128,9 @@ LogicalResult runGraphPasses(ModuleOp module, PipelineStage stage,
 
 Status parseLogArtifacts(const std::string &value,
                          std::set<std::string> &logs) {
-  static const std::set<std::string> known = {"graph_breaks", "fusion",
-                                              "output_code"};
+  static const char *const knownNames[] = {"graph_breaks", "fusion",
+                                           "output_code"};
+  std::set<std::string> known(std::begin(knownNames), std::end(knownNames));
   std::stringstream list(value);
   std::string name;
   while (std::getline(list, name, ',')) {
@@ -130,9 +138,13 @@ Status parseLogArtifacts(const std::string &value,
     name.erase(name.find_last_not_of(" \t") + 1);
     if (name.empty())
       continue;
-    if (!known.count(name))
+    if (!known.count(name)) {
+      std::string list;
+      for (const char *k : knownNames)
+        list += std::string(list.empty() ? "" : ", ") + k;
       return Status::error("KILN_LOGS: unknown artifact '" + name +
-                           "'; known: graph_breaks, fusion, output_code");
+                           "'; known: " + list);
+    }
     logs.insert(name);
   }
   return Status::ok();
@@ -215,7 +227,7 @@ bool isProgramModule(ModuleOp module) {
 
 LogicalResult compileGraph(ModuleOp module, const CompileOptions &options,
                            const std::string &graph,
-                           const std::string &outputDir) {
+                           const std::string &outputDir, StepCounts *counts) {
   // Kiln's graph passes (fold, simplify, CSE, decompose, layout), then
   // fusion into kiln.fusion regions.
   double optimizeSeconds = 0, fuseSeconds = 0;
@@ -227,9 +239,8 @@ LogicalResult compileGraph(ModuleOp module, const CompileOptions &options,
   pm.enableVerifier(true);
   pm.addPass(createFuseOpsPass());
   auto start = std::chrono::steady_clock::now();
-  for (auto func : module.getOps<func::FuncOp>())
-    if (func->hasAttr("kiln.graph") && failed(pm.run(func)))
-      return failure();
+  if (failed(runOnGraphs(pm, module)))
+    return failure();
   fuseSeconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
@@ -253,7 +264,7 @@ LogicalResult compileGraph(ModuleOp module, const CompileOptions &options,
   package.dimSizes = options.dimSizes;
   package.traceSeconds = options.traceSeconds;
   package.passSeconds = optimizeSeconds + fuseSeconds;
-  if (failed(writePackage(module, package)))
+  if (failed(writePackage(module, package, counts)))
     return failure();
   if (options.logs.count("output_code"))
     logOutputCode(outputDir, graph, options.target);

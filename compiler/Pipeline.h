@@ -13,6 +13,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/LogicalResult.h"
 
+#include "codegen/Packager.h"
 #include "kiln/runtime/Status.h"
 
 #include <cstdint>
@@ -88,11 +89,13 @@ bool isProgramModule(mlir::ModuleOp module);
 
 /// Compiles one graph (a module whose one function is tagged `kiln.graph`):
 /// the graph passes up to fusion, then the package in `outputDir`. `graph`
-/// names it in IR dumps and logs ("main" for a model without breaks).
+/// names it in IR dumps and logs ("main" for a model without breaks);
+/// `counts` (optional) receives the package's step counts.
 mlir::LogicalResult compileGraph(mlir::ModuleOp module,
                                  const CompileOptions &options,
                                  const std::string &graph,
-                                 const std::string &outputDir);
+                                 const std::string &outputDir,
+                                 StepCounts *counts = nullptr);
 
 /// The whole pipeline: static-shape check, graph-break planning (an error
 /// under --fullgraph when anything breaks), then for each graph the passes

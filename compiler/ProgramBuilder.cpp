@@ -12,6 +12,7 @@
 
 #include "compiler/ProgramBuilder.h"
 #include "ir/KilnOps.h"
+#include "passes/GraphBreaks.h"
 #include "passes/TensorConversion.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -44,21 +45,8 @@ func::FuncOp findProgramFunction(ModuleOp module) {
 }
 
 SourceInfo getSourceInfo(Location loc) {
-  SourceInfo info;
-  if (auto fused = dyn_cast<FusedLoc>(loc)) {
-    if (auto op = dyn_cast_or_null<StringAttr>(fused.getMetadata()))
-      info.opType = op.getValue().str();
-    for (Location inner : fused.getLocations()) {
-      SourceInfo innerInfo = getSourceInfo(inner);
-      if (!innerInfo.nodeName.empty()) {
-        info.nodeName = innerInfo.nodeName;
-        break;
-      }
-    }
-  } else if (auto name = dyn_cast<NameLoc>(loc)) {
-    info.nodeName = name.getName().str();
-  }
-  return info;
+  GraphBreakSource source = getGraphBreakSource(loc);
+  return SourceInfo{source.node, source.opType};
 }
 
 /// The signature of a value of type `type` named `name`.

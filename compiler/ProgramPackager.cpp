@@ -114,18 +114,16 @@ LogicalResult writeProgramPackage(ModuleOp module,
     std::string graphDir = tmp + "/graphs/" + name;
     OwningOpRef<ModuleOp> graphModule = extractGraph(module, graph);
     auto start = std::chrono::steady_clock::now();
-    if (failed(compileGraph(*graphModule, options, name, graphDir)))
+    StepCounts steps;
+    if (failed(compileGraph(*graphModule, options, name, graphDir, &steps)))
       return fail();
     graphSeconds +=
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
             .count();
-    std::ifstream in(graphDir + "/manifest.json");
-    json sub = json::parse(in, nullptr, false);
-    if (!sub.is_discarded() && sub.contains("counts")) {
-      for (const char *key : {"fused", "library", "fallback"})
-        counts[key] = counts[key].get<int>() + sub["counts"].value(key, 0);
-      arenaBytes += sub["memory_plan"].value("arena_bytes", int64_t(0));
-    }
+    counts["fused"] = counts["fused"].get<int>() + steps.fused;
+    counts["library"] = counts["library"].get<int>() + steps.library;
+    counts["fallback"] = counts["fallback"].get<int>() + steps.fallback;
+    arenaBytes += steps.arenaBytes;
     auto summary = llvm::find_if(report.graphs, [&](const GraphSummary &g) {
       return g.name == name;
     });
@@ -155,7 +153,7 @@ LogicalResult writeProgramPackage(ModuleOp module,
   }
 
   // The manifest.
-  json inputs = json::array(), outputs = json::array(), weights = json::array();
+  json inputs = json::array(), outputs = json::array();
   for (const ValueSignature &sig : glue->inputs)
     inputs.push_back(signatureJson(sig));
   for (const ValueSignature &sig : glue->outputs)

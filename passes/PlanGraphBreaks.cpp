@@ -427,11 +427,24 @@ LogicalResult Planner::outlineGraph(Block &block, ArrayRef<Operation *> ops) {
   graph->setAttr("kiln.graph", builder.getUnitAttr());
   Block *body = graph.addEntryBlock();
   IRMapping mapping;
+  // Weights keep their names (the loader binds them by name); the other
+  // inputs get unique names around them.
   std::set<std::string> usedNames;
+  auto weightOf = [](Value v) -> std::optional<unsigned> {
+    auto arg = dyn_cast<BlockArgument>(v);
+    auto func = arg ? dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp())
+                    : func::FuncOp();
+    if (func && func.getArgAttr(arg.getArgNumber(), "kiln.weight"))
+      return arg.getArgNumber();
+    return std::nullopt;
+  };
+  for (Value v : inputs)
+    if (weightOf(v))
+      usedNames.insert(nameOf(v));
   for (auto [i, v] : llvm::enumerate(inputs)) {
     mapping.map(v, body->getArgument(i));
-    graph.setArgAttr(i, "kiln.name",
-                     builder.getStringAttr(uniqueName(nameOf(v), usedNames)));
+    std::string name = weightOf(v) ? nameOf(v) : uniqueName(nameOf(v), usedNames);
+    graph.setArgAttr(i, "kiln.name", builder.getStringAttr(name));
     if (auto arg = dyn_cast<BlockArgument>(v))
       if (auto func = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp()))
         for (StringRef attr : {"kiln.weight", "kiln.external_data",
@@ -535,8 +548,10 @@ LogicalResult Planner::planBlock(Block &block) {
     case Kind::ControlFlow: {
       Operation *op = group.ops.front();
       GraphBreakSource source = getGraphBreakSource(op->getLoc());
-      if (failed(checkNoWeightUse(group.ops, "control flow node '" +
-                                                 source.node + "'")))
+      if (failed(checkNoWeightUse(
+              group.ops, source.node.empty()
+                             ? std::string("control flow")
+                             : "control flow node '" + source.node + "'")))
         return failure();
       for (Region &region : op->getRegions())
         for (Block &inner : region)
@@ -565,6 +580,11 @@ LogicalResult Planner::planBlock(Block &block) {
     }
     }
   }
+  // A weight returned as it is (a model output, a branch's or loop body's
+  // result) would have to be bound by the glue.
+  if (failed(checkNoWeightUse(block.getTerminator(),
+                              "a model output or a region's result")))
+    return failure();
   // Constants nobody reads any more (they were cloned into graphs).
   for (Operation &op : llvm::make_early_inc_range(llvm::reverse(block)))
     if (isa<ConstantOp>(op) && op.use_empty())
@@ -607,8 +627,10 @@ struct PlanGraphBreaksPass
     ModuleOp module = getOperation();
     func::FuncOp main;
     for (auto func : module.getOps<func::FuncOp>())
-      if (func->hasAttr("kiln.graph"))
+      if (func->hasAttr("kiln.graph")) {
         main = func;
+        break;
+      }
     if (!main || main.isExternal() || !needsProgram(main, target))
       return;
     Planner planner(module, target);

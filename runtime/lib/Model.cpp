@@ -527,7 +527,7 @@ Expected<Model> Model::load(const std::string &dir,
     impl->program = program.take();
     impl->inputs = impl->program->program().inputs;
     impl->outputs = impl->program->program().outputs;
-    impl->weights = impl->program->program().weights;
+    impl->weights = impl->program->weights();
     return Model(std::move(impl));
   }
   if (!fs::exists(impl->libPath, ec))

@@ -452,7 +452,10 @@ Expected<Tensor> BinReader::tensor(const Json &j, bool allowNull) {
 /// Reads the program's value ids and everything built from them.
 class ProgramReader {
 public:
-  ProgramReader(BinReader &bin) : bin_(bin) {}
+  /// `jsonBytes`: the size of program.json, which bounds the number of
+  /// values a well-formed program can have.
+  ProgramReader(BinReader &bin, size_t jsonBytes)
+      : bin_(bin), jsonBytes_(jsonBytes) {}
 
   Expected<Program> read(const Json &root);
 
@@ -467,6 +470,7 @@ private:
   Status readNode(const Json &j, int depth, ProgramNode &node);
 
   BinReader &bin_;
+  size_t jsonBytes_;
   int numValues_ = 0;
 };
 
@@ -735,8 +739,14 @@ Expected<Program> ProgramReader::read(const Json &root) {
   Expected<int64_t> num = getInt64(**numJ, "'num_values'");
   if (!num)
     return num.status();
-  if (*num < 0 || *num > std::numeric_limits<int>::max())
-    return Status::error(strCat("'num_values' ", *num, " is out of range"));
+  // Every value id is written at least once (a few characters), so a count
+  // far above the file's size is corrupt; it would size every run's value
+  // table.
+  if (*num < 0 || *num > std::numeric_limits<int>::max() ||
+      static_cast<uint64_t>(*num) > jsonBytes_ + 1024)
+    return Status::error(strCat("'num_values' ", *num,
+                                " is out of range for a program of ",
+                                jsonBytes_, " bytes"));
   Program program;
   program.numValues = numValues_ = static_cast<int>(*num);
   KILN_RETURN_IF_ERROR(readSignatures(root, "inputs", program.inputs));
@@ -876,7 +886,7 @@ Expected<Program> readProgramFiles(const std::string &dir) {
     return Status::error(strCat(jsonPath, ": not valid JSON: ", e.what()));
   }
   BinReader bin(joinPath(dir, "program.bin"));
-  ProgramReader reader(bin);
+  ProgramReader reader(bin, buffer.str().size());
   try {
     Expected<Program> program = reader.read(root);
     if (!program)

@@ -11,14 +11,26 @@
 
 #include "ProgramPackage.h"
 
+#include "PackageManifest.h"
 #include "kiln/runtime/ProgramIO.h"
 
 #include <chrono>
 #include <filesystem>
+#include <set>
 
 namespace fs = std::filesystem;
 
 namespace kiln {
+
+namespace {
+bool containsName(const std::vector<ValueSignature> &list,
+                        const std::string &name) {
+  for (const ValueSignature &sig : list)
+    if (sig.name == name)
+      return true;
+  return false;
+}
+} // namespace
 
 Expected<std::unique_ptr<ProgramPackage>>
 ProgramPackage::load(const std::string &dir, const std::string &target,
@@ -29,15 +41,41 @@ ProgramPackage::load(const std::string &dir, const std::string &target,
     return program.status();
   package->program_ = program.take();
   package->device_ = target == "cuda" ? Device::CUDA : Device::CPU;
+  std::set<std::string> seen, declared;
   for (const std::string &name : package->program_.graphs) {
+    // Graph names are folder names under graphs/, nothing else.
+    if (name.empty() || name.find('/') != std::string::npos ||
+        name.find("..") != std::string::npos || !seen.insert(name).second)
+      return Status::error(strCat(dir, "/program.json: graph name '", name,
+                                  "' is empty, a path or listed twice (a "
+                                  "corrupt package: recompile it)"));
     std::string graphDir = (fs::path(dir) / "graphs" / name).string();
-    // Each graph binds the caller's weights it declares, and only those.
-    Expected<Model> graph = Model::load(graphDir, options);
+    // Each graph gets the caller's weights it declares, and only those.
+    LoadOptions graphOptions = options;
+    graphOptions.weights.clear();
+    Expected<PackageManifest> manifest =
+        readManifest((fs::path(graphDir) / "manifest.json").string());
+    if (manifest)
+      for (const ManifestWeight &w : manifest->weights)
+        for (const auto &entry : options.weights)
+          if (entry.first == w.name) {
+            graphOptions.weights.push_back(entry);
+            declared.insert(w.name);
+          }
+    Expected<Model> graph = Model::load(graphDir, graphOptions);
     if (!graph)
       return graph.status().withContext(
           strCat(dir, ": compiled graph '", name, "'"));
+    for (const ValueSignature &w : graph->weights())
+      if (containsName(package->weights_, w.name) == false)
+        package->weights_.push_back(w);
     package->graphs_.push_back(graph.take());
   }
+  for (const auto &entry : options.weights)
+    if (!declared.count(entry.first))
+      return Status::error(strCat(dir, ": unknown weight '", entry.first,
+                                  "': no compiled graph of the program "
+                                  "declares it"));
   return package;
 }
 

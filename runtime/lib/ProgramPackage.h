@@ -22,13 +22,16 @@ namespace kiln {
 class ProgramPackage {
 public:
   /// Loads program.json/.bin from `dir` and every graph it calls from
-  /// `dir`/graphs/<name> (with `options`, so weights bound by the caller
-  /// reach the graphs that declare them). `target` is the manifest's.
+  /// `dir`/graphs/<name> (each graph gets the weights of
+  /// `options.weights` it declares; a weight no graph declares is an
+  /// error). `target` is the manifest's.
   static Expected<std::unique_ptr<ProgramPackage>>
   load(const std::string &dir, const std::string &target,
        const LoadOptions &options);
 
   const Program &program() const { return program_; }
+  /// The weights the graphs bind at load time (by name, each once).
+  const std::vector<ValueSignature> &weights() const { return weights_; }
   /// Device::CUDA when the graphs were compiled for cuda.
   Device device() const { return device_; }
   /// The scratch bytes of the graphs' arenas, summed.
@@ -44,6 +47,7 @@ public:
 private:
   Program program_;
   std::vector<Model> graphs_;
+  std::vector<ValueSignature> weights_;
   Device device_ = Device::CPU;
 };
 

@@ -47,6 +47,12 @@ int runDumpCommand(const DumpOptions &options) {
 
   // Later stages: graph-break planning, or the graph passes (and fusion).
   std::string summary;
+  auto breakSummary = [&] {
+    GraphBreakReport report = collectGraphBreaks(**module, options.target);
+    return "// graphs: " + std::to_string(report.graphs.size()) +
+           ", graph breaks: " + std::to_string(report.breaks.size()) +
+           " (target " + options.target + ")\n";
+  };
   if (options.stage == "program") {
     int errors = 0;
     mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &d) {
@@ -58,10 +64,7 @@ int runDumpCommand(const DumpOptions &options) {
     });
     if (mlir::failed(planGraphBreaks(**module, options.target)))
       return errors ? 1 : reportError("planning the graph breaks failed");
-    GraphBreakReport report = collectGraphBreaks(**module, options.target);
-    summary = "// graphs: " + std::to_string(report.graphs.size()) +
-              ", graph breaks: " + std::to_string(report.breaks.size()) +
-              " (target " + options.target + ")\n";
+    summary = breakSummary();
   } else if (options.stage != "traced") {
     int errors = 0;
     mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &d) {
@@ -82,10 +85,7 @@ int runDumpCommand(const DumpOptions &options) {
             **module, fused ? PipelineStage::Fused : PipelineStage::Optimized)))
       return errors ? 1 : reportError("the graph passes failed");
     if (isProgramModule(**module)) {
-      GraphBreakReport report = collectGraphBreaks(**module, options.target);
-      summary = "// graphs: " + std::to_string(report.graphs.size()) +
-                ", graph breaks: " + std::to_string(report.breaks.size()) +
-                " (target " + options.target + ")\n";
+      summary = breakSummary();
       if (fused)
         for (auto graph : (*module)->getOps<mlir::func::FuncOp>())
           if (graph->hasAttr("kiln.graph"))
