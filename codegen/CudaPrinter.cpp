@@ -36,7 +36,11 @@
 
 #include "codegen/CudaPrinterImpl.h"
 
+#include "kiln/runtime/DType.h"
+
 #include <cmath>
+#include <cstdio>
+#include <cstring>
 
 namespace kiln {
 namespace cudaprinter {
@@ -443,6 +447,31 @@ mlir::FailureOr<CudaKernel> emitCudaKernel(FusionOp op) {
   return printCudaKernel(*kernel);
 }
 
+/// kiln_erf_bf16 for the kernels that use it: erf of every bf16 value,
+/// rounded to bf16 as the reference runtime computes it (std::erf in float,
+/// then round to nearest even), so a kernel reads one table entry (128 KiB,
+/// cached) instead of evaluating erff, and matches the reference bit for bit.
+static std::string emitErfBf16Table() {
+  std::string s =
+      "\n// erf from bf16 to bf16 by table: entry b is the reference "
+      "runtime's\n// bf16(erf(x)) for the bf16 x whose bits are b (computed "
+      "by kiln).\n__device__ const uint16_t kiln_erf_bf16_table[65536] = {";
+  char buf[16];
+  for (uint32_t b = 0; b < 65536; ++b) {
+    uint32_t bits = b << 16;
+    float x;
+    std::memcpy(&x, &bits, sizeof(x));
+    BFloat16 y(std::erf(x));
+    std::snprintf(buf, sizeof(buf), "%s0x%04x", b % 16 ? "," : ",\n",
+                  (unsigned)y.bits);
+    s += b == 0 ? buf + 2 : buf;
+  }
+  s += "};\n__device__ __forceinline__ float kiln_erf_bf16(float x) {\n"
+       "  return kiln_bits_float((uint32_t)kiln_erf_bf16_table"
+       "[kiln_float_bits(x) >> 16] << 16);\n}\n";
+  return s;
+}
+
 std::string emitCudaKernelsFile(llvm::ArrayRef<CudaKernel> kernels,
                                 llvm::StringRef modelName) {
   std::string s;
@@ -453,6 +482,10 @@ std::string emitCudaKernelsFile(llvm::ArrayRef<CudaKernel> kernels,
        "launch shape it needs.\n// Generated code: do not edit.\n//\n";
   s += "//===" + std::string(70, '-') + "===//\n\n";
   s += kernelPrelude(PreludeTarget::Cuda);
+  if (llvm::any_of(kernels, [](const CudaKernel &k) {
+        return k.definition.find("kiln_erf_bf16(") != std::string::npos;
+      }))
+    s += emitErfBf16Table();
   for (const CudaKernel &k : kernels)
     s += "\n" + k.definition;
   return s;

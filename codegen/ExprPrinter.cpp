@@ -231,7 +231,13 @@ std::string printScalarOp(llvm::StringRef op, ScalarType resultType,
              op == "asin" || op == "acos" || op == "atan" || op == "sinh" ||
              op == "cosh" || op == "asinh" || op == "acosh" || op == "atanh" ||
              op == "erf" || op == "tanh") {
-    e = fn(op, t) + "(" + a + ")";
+    // erf from bf16 to bf16: every input is one of 65536 values, and the
+    // CUDA file tabulates the results (CudaPrinter.cpp); the CPU prelude's
+    // kiln_erf_bf16 calls kiln_erff.
+    if (op == "erf" && t == ScalarType::BF16 && resultType == ScalarType::BF16)
+      e = "kiln_erf_bf16(" + a + ")";
+    else
+      e = fn(op, t) + "(" + a + ")";
   } else if (op == "not") {
     e = "(!" + a + ")";
   } else if (op == "bitwise_not") {
@@ -363,6 +369,8 @@ static inline float kiln_erff(float x) {
   y = x < 0.0f ? -y : y;
   return x != x ? x : y;
 }
+// erf of a bf16 value (the CUDA file reads a table of all 65536 results).
+static inline float kiln_erf_bf16(float x) { return kiln_erff(x); }
 
 )PRELUDE";
 const char *const kCppBits = R"PRELUDE(// f16 and bf16 storage types: round to nearest even from float, NaN stays a

@@ -293,6 +293,19 @@ TEST_CASE("emulated CUDA kernels match the reference: pointwise",
     kiln.yield %d, %p : tensor<6x9xi32>, tensor<6x9xi64>)",
        -20.0f,
        20.0f},
+      // erf from bf16 to bf16 reads the table of kernels.cu (the GELU of
+      // bf16 graphs); the scaled input covers both tails.
+      {"k5_bf16_erf",
+       "pointwise",
+       {"tensor<16x64xbf16>"},
+       {"tensor<16x64xbf16>"},
+       R"(
+    %two = kiln.constant dense<2.0> : tensor<bf16>
+    %s = kiln.mul %x0, %two : (tensor<16x64xbf16>, tensor<bf16>) -> tensor<16x64xbf16>
+    %e = kiln.erf %s : (tensor<16x64xbf16>) -> tensor<16x64xbf16>
+    kiln.yield %e : tensor<16x64xbf16>)",
+       -2.5f,
+       2.5f},
   });
 }
 
