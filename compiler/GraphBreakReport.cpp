@@ -10,6 +10,7 @@
 
 #include "compiler/GraphBreakReport.h"
 
+#include "compiler/ProgramBuilder.h"
 #include "ir/KilnOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -127,18 +128,12 @@ GraphBreakReport collectGraphBreaks(ModuleOp module, StringRef target) {
   report.target = target.str();
   if (auto source = module->getAttrOfType<StringAttr>("kiln.source"))
     report.model = source.getValue().str();
-  func::FuncOp program, single;
-  for (auto func : module.getOps<func::FuncOp>()) {
-    if (func->hasAttr("kiln.program"))
-      program = func;
-    else if (func->hasAttr("kiln.graph") && !single)
-      single = func;
-  }
-  Collector collector(module, target, report);
-  if (program) {
-    collector.visitBlock(program.getBody().front(), "main");
-  } else if (single) {
-    report.graphs.push_back(summarizeGraph(single, "main", "main"));
+  func::FuncOp main = findProgramFunction(module);
+  if (main && main->hasAttr("kiln.program")) {
+    Collector collector(module, target, report);
+    collector.visitBlock(main.getBody().front(), "main");
+  } else if (main) {
+    report.graphs.push_back(summarizeGraph(main, "main", "main"));
   }
   return report;
 }

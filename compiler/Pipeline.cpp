@@ -11,6 +11,7 @@
 #include "compiler/Pipeline.h"
 #include "codegen/Packager.h"
 #include "compiler/GraphBreakReport.h"
+#include "compiler/ProgramBuilder.h"
 #include "compiler/ProgramPackager.h"
 #include "ir/KilnOps.h"
 #include "passes/FusionPasses.h"
@@ -219,10 +220,8 @@ LogicalResult planGraphBreaks(ModuleOp module, const std::string &target) {
 }
 
 bool isProgramModule(ModuleOp module) {
-  for (auto func : module.getOps<func::FuncOp>())
-    if (func->hasAttr("kiln.program"))
-      return true;
-  return false;
+  func::FuncOp main = findProgramFunction(module);
+  return main && main->hasAttr("kiln.program");
 }
 
 LogicalResult compileGraph(ModuleOp module, const CompileOptions &options,

@@ -96,15 +96,13 @@ LogicalResult writeProgramPackage(ModuleOp module,
   };
 
   // The compiled graphs, each an ordinary package.
-  func::FuncOp program;
+  func::FuncOp program = findProgramFunction(module);
+  assert(program && program->hasAttr("kiln.program") &&
+         "writeProgramPackage on a module without a program");
   SmallVector<func::FuncOp> graphs;
-  for (auto func : module.getOps<func::FuncOp>()) {
-    if (func->hasAttr("kiln.program"))
-      program = func;
-    else if (func->hasAttr("kiln.graph"))
+  for (auto func : module.getOps<func::FuncOp>())
+    if (func->hasAttr("kiln.graph"))
       graphs.push_back(func);
-  }
-  assert(program && "writeProgramPackage on a module without a program");
   json graphsJson = json::array();
   json counts = {{"fused", 0}, {"library", 0}, {"fallback", 0}};
   int64_t arenaBytes = 0;
