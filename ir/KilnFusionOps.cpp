@@ -78,27 +78,32 @@ LogicalResult FusionOp::verify() {
   return success();
 }
 
-LogicalResult FusionOp::verifyRegions() {
-  Block &block = getBody();
-  if (block.getNumArguments() != getInputs().size())
-    return emitOpError("has ")
-           << getInputs().size() << " operands but its block has "
+LogicalResult verifyMirroredRegion(Operation *op, ValueRange inputs,
+                                   Block &block) {
+  if (block.getNumArguments() != inputs.size())
+    return op->emitOpError("has ")
+           << inputs.size() << " operands but its block has "
            << block.getNumArguments() << " arguments";
-  for (auto [index, input, arg] :
-       llvm::enumerate(getInputs(), block.getArguments()))
+  for (auto [index, input, arg] : llvm::enumerate(inputs, block.getArguments()))
     if (input.getType() != arg.getType())
-      return emitOpError("operand #")
+      return op->emitOpError("operand #")
              << index << " has type " << input.getType()
              << " but block argument #" << index << " has type "
              << arg.getType();
-
   auto yield = dyn_cast<YieldOp>(block.getTerminator());
   if (!yield)
-    return emitOpError("region must end with kiln.yield");
-  if (yield.getValues().getTypes() != getResultTypes())
-    return emitOpError("yields (")
+    return op->emitOpError("region must end with kiln.yield");
+  if (yield.getValues().getTypes() != op->getResultTypes())
+    return op->emitOpError("yields (")
            << yield.getValues().getTypes() << ") but its results are ("
-           << getResultTypes() << ")";
+           << op->getResultTypes() << ")";
+  return success();
+}
+
+LogicalResult FusionOp::verifyRegions() {
+  Block &block = getBody();
+  if (failed(verifyMirroredRegion(*this, getInputs(), block)))
+    return failure();
 
   bool hasReduction = false;
   for (Operation &op : block.without_terminator()) {

@@ -31,6 +31,15 @@ class EagerOnly
     : public mlir::OpTrait::TraitBase<ConcreteType, EagerOnly> {};
 } // namespace kiln::OpTrait
 
+namespace kiln {
+/// Verifies a region op isolated from above (kiln.fusion, kiln.eager): the
+/// block's arguments mirror `inputs` (count and types), and it ends with a
+/// kiln.yield of exactly the op's result types.
+mlir::LogicalResult verifyMirroredRegion(mlir::Operation *op,
+                                         mlir::ValueRange inputs,
+                                         mlir::Block &block);
+} // namespace kiln
+
 #define GET_OP_CLASSES
 #include "ir/KilnOps.h.inc"
 

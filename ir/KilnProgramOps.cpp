@@ -137,26 +137,7 @@ LogicalResult EagerOp::verify() {
 }
 
 LogicalResult EagerOp::verifyRegions() {
-  Block &block = getBody();
-  if (block.getNumArguments() != getInputs().size())
-    return emitOpError("has ")
-           << getInputs().size() << " operands but its block has "
-           << block.getNumArguments() << " arguments";
-  for (auto [index, input, arg] :
-       llvm::enumerate(getInputs(), block.getArguments()))
-    if (input.getType() != arg.getType())
-      return emitOpError("operand #")
-             << index << " has type " << input.getType()
-             << " but block argument #" << index << " has type "
-             << arg.getType();
-  FailureOr<YieldOp> yield = getYieldOf(*this, getRegion(), "the region");
-  if (failed(yield))
-    return failure();
-  if (yield->getValues().getTypes() != getResultTypes())
-    return emitOpError("yields (")
-           << yield->getValues().getTypes() << ") but its results are ("
-           << getResultTypes() << ")";
-  return success();
+  return verifyMirroredRegion(*this, getInputs(), getBody());
 }
 
 } // namespace kiln

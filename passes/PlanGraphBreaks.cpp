@@ -559,22 +559,17 @@ LogicalResult Planner::planBlock(Block &block) {
             return failure();
       break;
     }
-    case Kind::Compiled: {
+    case Kind::Compiled:
+    case Kind::Eager: {
       // Constants taken along are cloned where they are read.
       SmallVector<Operation *> ops;
       for (Operation *op : group.ops)
         if (!isa<ConstantOp>(op))
           ops.push_back(op);
-      if (!ops.empty() && failed(outlineGraph(block, ops)))
-        return failure();
-      break;
-    }
-    case Kind::Eager: {
-      SmallVector<Operation *> ops;
-      for (Operation *op : group.ops)
-        if (!isa<ConstantOp>(op))
-          ops.push_back(op);
-      if (failed(wrapEager(block, ops)))
+      if (ops.empty())
+        break;
+      if (failed(group.kind == Kind::Compiled ? outlineGraph(block, ops)
+                                              : wrapEager(block, ops)))
         return failure();
       break;
     }
