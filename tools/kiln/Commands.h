@@ -17,9 +17,7 @@
 #include <string>
 #include <vector>
 
-namespace mlir {
-class Diagnostic;
-} // namespace mlir
+#include "mlir/IR/Diagnostics.h"
 
 namespace kiln {
 
@@ -103,6 +101,18 @@ Status parseDimFlags(const std::vector<std::string> &flags,
 
 /// A diagnostic as one message, prefixed with its ONNX node when known.
 std::string formatDiagnostic(const mlir::Diagnostic &diag);
+
+/// While alive, prints the MLIR diagnostics of `context` as "kiln: error:
+/// node '...': message" (and "kiln: warning: ...") lines, and counts the
+/// errors, so a command can tell whether a failure was already explained.
+class DiagnosticReporter : public mlir::ScopedDiagnosticHandler {
+public:
+  explicit DiagnosticReporter(mlir::MLIRContext *context);
+  int errors() const { return errors_; }
+
+private:
+  int errors_ = 0;
+};
 
 /// Checks `--device` against a loaded package (an empty flag accepts the
 /// package's own target); errors say what to do.

@@ -78,6 +78,17 @@ Status parseInputValueFlags(const std::vector<std::string> &flags,
   return Status::ok();
 }
 
+DiagnosticReporter::DiagnosticReporter(mlir::MLIRContext *context)
+    : mlir::ScopedDiagnosticHandler(context, [this](mlir::Diagnostic &d) {
+        if (d.getSeverity() == mlir::DiagnosticSeverity::Error) {
+          ++errors_;
+          reportError(formatDiagnostic(d));
+        } else if (d.getSeverity() == mlir::DiagnosticSeverity::Warning) {
+          std::cerr << "kiln: warning: " << formatDiagnostic(d) << "\n";
+        }
+        return mlir::success();
+      }) {}
+
 int runCompileCommand(const CompileCommandOptions &flags) {
   CompileOptions options;
   options.modelPath = flags.model;
@@ -97,17 +108,7 @@ int runCompileCommand(const CompileCommandOptions &flags) {
 
   mlir::MLIRContext context;
   context.printOpOnDiagnostic(false);
-  // Diagnostics become "kiln: error: node '...': message" lines.
-  int errors = 0;
-  mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &d) {
-    if (d.getSeverity() == mlir::DiagnosticSeverity::Error) {
-      ++errors;
-      reportError(formatDiagnostic(d));
-    } else if (d.getSeverity() == mlir::DiagnosticSeverity::Warning) {
-      std::cerr << "kiln: warning: " << formatDiagnostic(d) << "\n";
-    }
-    return mlir::success();
-  });
+  DiagnosticReporter diagnostics(&context);
 
   auto start = std::chrono::steady_clock::now();
   TraceOptions trace;
@@ -127,7 +128,7 @@ int runCompileCommand(const CompileCommandOptions &flags) {
           .count();
 
   if (mlir::failed(runCompilePipeline(**module, options))) {
-    if (errors == 0)
+    if (diagnostics.errors() == 0)
       reportError("compiling '" + options.modelPath + "' failed");
     return 1;
   }

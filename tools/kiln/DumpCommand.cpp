@@ -53,37 +53,26 @@ int runDumpCommand(const DumpOptions &options) {
            ", graph breaks: " + std::to_string(report.breaks.size()) +
            " (target " + options.target + ")\n";
   };
+  DiagnosticReporter diagnostics(&context);
   if (options.stage == "program") {
-    int errors = 0;
-    mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &d) {
-      if (d.getSeverity() == mlir::DiagnosticSeverity::Error) {
-        ++errors;
-        reportError(formatDiagnostic(d));
-      }
-      return mlir::success();
-    });
     if (mlir::failed(planGraphBreaks(**module, options.target)))
-      return errors ? 1 : reportError("planning the graph breaks failed");
+      return diagnostics.errors()
+                 ? 1
+                 : reportError("planning the graph breaks failed");
     summary = breakSummary();
   } else if (options.stage != "traced") {
-    int errors = 0;
-    mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &d) {
-      if (d.getSeverity() == mlir::DiagnosticSeverity::Error) {
-        ++errors;
-        reportError(formatDiagnostic(d));
-      }
-      return mlir::success();
-    });
     bool fused = options.stage == "fused";
     // Graph breaks first: the passes run on the compiled graphs. A model
     // with dynamic input sizes (no --dim) is shown as one graph with
     // dynamic shapes, as the passes see it.
     if (hasStaticInputs(**module) &&
         mlir::failed(planGraphBreaks(**module, options.target)))
-      return errors ? 1 : reportError("planning the graph breaks failed");
+      return diagnostics.errors()
+                 ? 1
+                 : reportError("planning the graph breaks failed");
     if (mlir::failed(runGraphPasses(
             **module, fused ? PipelineStage::Fused : PipelineStage::Optimized)))
-      return errors ? 1 : reportError("the graph passes failed");
+      return diagnostics.errors() ? 1 : reportError("the graph passes failed");
     if (isProgramModule(**module)) {
       summary = breakSummary();
       if (fused)

@@ -25,14 +25,7 @@ namespace kiln {
 int runExplainCommand(const ExplainOptions &options) {
   mlir::MLIRContext context;
   context.printOpOnDiagnostic(false);
-  int errors = 0;
-  mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &d) {
-    if (d.getSeverity() == mlir::DiagnosticSeverity::Error) {
-      ++errors;
-      reportError(formatDiagnostic(d));
-    }
-    return mlir::success();
-  });
+  DiagnosticReporter diagnostics(&context);
   TraceOptions trace;
   if (Status dims = parseDimFlags(options.dims, trace.dimSizes); !dims)
     return reportError(dims.message());
@@ -44,7 +37,9 @@ int runExplainCommand(const ExplainOptions &options) {
   if (!module)
     return reportError(module.status().message());
   if (mlir::failed(planGraphBreaks(**module, options.target)))
-    return errors ? 1 : reportError("planning the graph breaks failed");
+    return diagnostics.errors()
+               ? 1
+               : reportError("planning the graph breaks failed");
   GraphBreakReport report = collectGraphBreaks(**module, options.target);
   report.model = options.model;
   printGraphBreakReport(report, llvm::outs());
