@@ -255,6 +255,11 @@ mlir::FailureOr<Kernel> lowerToKernelIR(mlir::Block &body, llvm::StringRef name,
 /// (KernelIRSimplify.cpp). lowerToKernelIR applies it.
 void hoistInvariantDivisors(Kernel &kernel);
 
+/// Rewrites `x / c`, `x` f16 or bf16 and `c` an immediate, into `x * (1 /
+/// c)` when an exhaustive check over the 65536 values of `x` shows the same
+/// rounded result (KernelIRSimplify.cpp). lowerToKernelIR applies it.
+void multiplyByExactReciprocals(Kernel &kernel);
+
 /// Marks the row caches that may live in an output row (see
 /// RowCache::outputBuffer; KernelIRSimplify.cpp). lowerToKernelIR applies it.
 void placeRowCachesInOutputs(Kernel &kernel);

@@ -13,6 +13,13 @@
 // integer, comparisons, casts to integers (DynamicQuantizeLinear's
 // round(x / scale) flipped a tie when it was multiplied).
 //
+// multiplyByExactReciprocals turns `x / c`, for an f16 or bf16 `x` and an
+// immediate `c`, into `x * (1 / c)` when that gives the same f16/bf16 result
+// for every one of the 65536 possible `x` (checked here, exhaustively, at
+// compile time). GELU's `x / sqrt(2)` in bf16 is such a division: dividing
+// costs an IEEE division subroutine per element on the GPU, which kept a
+// bf16 LayerNorm+GELU compute-bound.
+//
 // placeRowCachesInOutputs lets a row cache live in the row of the output that
 // the epilogue writes (softmax writes exp(x - max) where its result goes and
 // scales it in place), as ONNX Runtime's softmax does: the output's cache
@@ -22,7 +29,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/KernelIR.h"
+#include "kiln/runtime/DType.h"
 
+#include <cmath>
+#include <cstring>
 #include <set>
 
 namespace kiln {
@@ -188,7 +198,100 @@ template <class Fn> void forEachLoop(Body &body, Fn fn) {
     }
 }
 
+/// The f16 (`half`) or bf16 value nearest `f`, as its bits.
+uint16_t roundToHalfBits(float f, bool half) {
+  return half ? Half(f).bits : BFloat16(f).bits;
+}
+
+/// The float value of f16 or bf16 `bits`.
+float halfBitsToFloat(uint16_t bits, bool half) {
+  if (half) {
+    Half h;
+    h.bits = bits;
+    return h;
+  }
+  BFloat16 b;
+  b.bits = bits;
+  return b;
+}
+
+/// True when, for every f16 (`half`) or bf16 `x`, `x / c` and `x * r`
+/// computed in float round to the same f16/bf16 value, as the printers
+/// compute them.
+bool reciprocalIsExact(float c, float r, bool half) {
+  for (uint32_t bits = 0; bits <= 0xffff; ++bits) {
+    float x = halfBitsToFloat((uint16_t)bits, half);
+    if (std::isnan(x))
+      continue; // NaN either way
+    if (roundToHalfBits(x / c, half) != roundToHalfBits(x * r, half))
+      return false;
+  }
+  return true;
+}
+
+/// Applies multiplyByExactReciprocals to `body`; `values` maps immediate
+/// temps to their values.
+void rewriteExactDivisions(Kernel &k, Body &body,
+                           const std::map<int, double> &values,
+                           std::map<std::pair<int, int>, int> &reciprocals,
+                           Body &prologue) {
+  for (Stmt &s : body) {
+    rewriteExactDivisions(k, s.body, values, reciprocals, prologue);
+    if (s.kind != Stmt::Kind::Compute || s.op != "div" || s.args.size() != 2)
+      continue;
+    ScalarType t = k.temps[s.result];
+    auto divisor = values.find(s.args[1]);
+    if ((t != ScalarType::F16 && t != ScalarType::BF16) ||
+        k.temps[s.args[0]] != t || k.temps[s.args[1]] != t ||
+        divisor == values.end())
+      continue;
+    float c = (float)divisor->second;
+    if (!std::isfinite(c) || c == 0.0f)
+      continue;
+    auto key = std::make_pair(s.args[1], (int)t);
+    auto it = reciprocals.find(key);
+    if (it == reciprocals.end()) {
+      float r = (float)(1.0 / (double)c);
+      int temp = -1;
+      if (reciprocalIsExact(c, r, t == ScalarType::F16)) {
+        // The reciprocal is an f32 immediate: it is not an f16/bf16 value.
+        Stmt one;
+        one.kind = Stmt::Kind::Const;
+        one.result = temp = (int)k.temps.size();
+        one.floatValue = r;
+        k.temps.push_back(ScalarType::F32);
+        prologue.push_back(std::move(one));
+      }
+      it = reciprocals.emplace(key, temp).first;
+    }
+    if (it->second < 0)
+      continue;
+    s.op = "mul";
+    s.args[1] = it->second;
+  }
+}
+
+/// Adds the immediates of `body` (recursively) to `values`.
+void collectImmediates(const Body &body, std::map<int, double> &values) {
+  for (const Stmt &s : body) {
+    if (s.kind == Stmt::Kind::Const)
+      values[s.result] = s.floatValue;
+    collectImmediates(s.body, values);
+  }
+}
+
 } // namespace
+
+void multiplyByExactReciprocals(Kernel &kernel) {
+  std::map<int, double> values;
+  collectImmediates(kernel.body, values);
+  std::map<std::pair<int, int>, int> reciprocals;
+  Body prologue;
+  rewriteExactDivisions(kernel, kernel.body, values, reciprocals, prologue);
+  kernel.body.insert(kernel.body.begin(),
+                     std::make_move_iterator(prologue.begin()),
+                     std::make_move_iterator(prologue.end()));
+}
 
 void placeRowCachesInOutputs(Kernel &k) {
   std::set<int> claimed;

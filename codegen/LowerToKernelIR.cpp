@@ -747,6 +747,7 @@ FailureOr<Kernel> Lowering::run() {
     kernel.kind = "reduction";
   kernel.body = std::move(scopes[0].body);
   hoistInvariantDivisors(kernel);
+  multiplyByExactReciprocals(kernel);
   placeRowCachesInOutputs(kernel);
   collectSourceNodes();
   return std::move(kernel);

@@ -197,3 +197,32 @@ func.func @f(%a: tensor<8x16xf32>) -> tensor<8x16xf32> {
   CHECK(contains(epilogue, "= div(t"));
   CHECK(!contains(epilogue, "= mul(t"));
 }
+
+TEST_CASE("a bf16 division by an immediate becomes an exact multiply",
+          "[codegen][ir]") {
+  // GELU's x / sqrt(2) in bf16: x * (1 / 1.4140625) rounds to the same bf16
+  // for all 65536 x, so it multiplies. A subnormal divisor, whose reciprocal
+  // overflows float, keeps its division.
+  FusionModule m = parseModule(R"(
+func.func @f(%a: tensor<8x16xbf16>) -> (tensor<8x16xbf16>, tensor<8x16xbf16>) {
+  %r:2 = kiln.fusion "k0_div" ins(%a : tensor<8x16xbf16>) kind("pointwise") {
+  ^bb0(%x: tensor<8x16xbf16>):
+    %c = kiln.constant dense<1.4140625> : tensor<bf16>
+    %s = kiln.constant dense<9.18354962E-41> : tensor<bf16>
+    %y = kiln.div %x, %c : (tensor<8x16xbf16>, tensor<bf16>) -> tensor<8x16xbf16>
+    %z = kiln.div %x, %s : (tensor<8x16xbf16>, tensor<bf16>) -> tensor<8x16xbf16>
+    kiln.yield %y, %z : tensor<8x16xbf16>, tensor<8x16xbf16>
+  } -> (tensor<8x16xbf16>, tensor<8x16xbf16>)
+  return %r#0, %r#1 : tensor<8x16xbf16>, tensor<8x16xbf16>
+}
+)");
+  REQUIRE(m.module);
+  mlir::FailureOr<Kernel> kernel =
+      lowerFusionToKernelIR(m.fusions()[0].getOperation());
+  REQUIRE(mlir::succeeded(kernel));
+  std::string ir = kernel->str();
+  INFO(ir);
+  CHECK(contains(ir, "= const 7.071823e-01 : f32"));
+  CHECK(contains(ir, "= mul(t"));
+  CHECK(contains(ir, "= div(t"));
+}
