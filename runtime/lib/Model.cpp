@@ -668,7 +668,7 @@ Expected<NamedTensors> Model::run(const NamedTensors &inputs,
       ordered.push_back(t);
     }
     return m.cuda->run(m.handle, m.inputs, ordered, m.outputs,
-                       options.outputDevice);
+                       options.outputDevice, options.deviceMilliseconds);
   }
 
   std::vector<Tensor> ready;

@@ -13,9 +13,14 @@
 // exit status 3 and a message on a mismatch); with --iterations it then
 // times that many runs after --warmup runs, inputs and outputs staying on the
 // package's device, and prints one JSON line:
-//   {"package": DIR, "device": "...", "median_ms": ..., "min_ms": ...}
-// Each timed run returns after its stream is synchronized (Model::run), so a
-// run's time is the device time of the whole graph plus launch overhead.
+//   {"package": DIR, "device": "...", "median_ms": ..., "min_ms": ...,
+//    "device_median_ms": ...}
+// median_ms is wall-clock around Model::run, which returns after its stream
+// is synchronized: the device time of the whole graph plus the host's work
+// and the wait. For a cuda package without graph breaks, device_median_ms
+// is the median of the device time between two CUDA events around the run's
+// work on its stream (RunOptions::deviceMilliseconds; how PyTorch's
+// torch.cuda.Event timings measure).
 //
 //===----------------------------------------------------------------------===//
 
@@ -180,23 +185,35 @@ int main(int argc, char **argv) {
   }
   RunOptions options;
   options.outputDevice = device;
-  std::vector<double> ms;
+  double deviceMs = -1;
+  if (device == Device::CUDA)
+    options.deviceMilliseconds = &deviceMs;
+  std::vector<double> ms, deviceTimes;
   for (int i = 0; i < warmup + iterations; ++i) {
     auto start = std::chrono::steady_clock::now();
     Expected<NamedTensors> out = model->run(inputs, options);
     auto end = std::chrono::steady_clock::now();
     if (!out)
       return fail(dir + ": " + out.status().message());
-    if (i >= warmup)
-      ms.push_back(
-          std::chrono::duration<double, std::milli>(end - start).count());
+    if (i < warmup)
+      continue;
+    ms.push_back(
+        std::chrono::duration<double, std::milli>(end - start).count());
+    if (deviceMs >= 0)
+      deviceTimes.push_back(deviceMs);
   }
   std::sort(ms.begin(), ms.end());
+  std::sort(deviceTimes.begin(), deviceTimes.end());
+  char deviceMedian[64] = "";
+  if (deviceTimes.size() == ms.size())
+    std::snprintf(deviceMedian, sizeof(deviceMedian),
+                  ", \"device_median_ms\": %.4f",
+                  deviceTimes[deviceTimes.size() / 2]);
   std::string where = device == Device::CUDA ? cuda::deviceDescription()
                                              : std::string("cpu");
   std::printf("{\"package\": \"%s\", \"device\": \"%s\", \"iterations\": %d, "
-              "\"median_ms\": %.4f, \"min_ms\": %.4f, \"max_ms\": %.4f}\n",
+              "\"median_ms\": %.4f, \"min_ms\": %.4f, \"max_ms\": %.4f%s}\n",
               dir.c_str(), where.c_str(), iterations, ms[ms.size() / 2],
-              ms.front(), ms.back());
+              ms.front(), ms.back(), deviceMedian);
   return 0;
 }

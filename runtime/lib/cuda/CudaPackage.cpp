@@ -188,14 +188,18 @@ void CudaPackage::releaseArena(void *arena) const {
 Expected<NamedTensors> CudaPackage::run(
     kiln_model *handle, const std::vector<ValueSignature> &inputSigs,
     const std::vector<const Tensor *> &inputs,
-    const std::vector<ValueSignature> &outputSigs, Device outputDevice) const {
+    const std::vector<ValueSignature> &outputSigs, Device outputDevice,
+    double *deviceMs) const {
   // Declared before the stream lease: destroyed after it has synchronised.
   std::vector<Tensor> keep, hostKeep, deviceOutputs;
+  cuda::StreamTimer timer;
   Expected<void *> streamOr = cuda::acquireStream();
   if (!streamOr)
     return streamOr.status();
   StreamLease lease{*streamOr};
   void *stream = lease.stream;
+  if (deviceMs)
+    KILN_RETURN_IF_ERROR(timer.start(stream));
 
   // Inputs on the device; CPU ones (kept alive in `hostKeep` until the
   // stream is synchronised) are copied on the stream.
@@ -269,8 +273,17 @@ Expected<NamedTensors> CudaPackage::run(
       outputs.emplace_back(outputSigs[i].name, std::move(host));
     }
   }
+  if (deviceMs && status)
+    status = timer.stop();
   // Always wait: the arena and the inputs must be idle before reuse.
   Status synced = cuda::synchronize(stream);
+  if (deviceMs && status && synced) {
+    Expected<double> ms = timer.elapsedMilliseconds();
+    if (!ms)
+      status = ms.status();
+    else
+      *deviceMs = *ms;
+  }
   if (synced)
     releaseArena(arena);
   if (!status)
@@ -297,7 +310,7 @@ Expected<NamedTensors> CudaPackage::run(kiln_model *,
                                         const std::vector<ValueSignature> &,
                                         const std::vector<const Tensor *> &,
                                         const std::vector<ValueSignature> &,
-                                        Device) const {
+                                        Device, double *) const {
   return cuda::available();
 }
 

@@ -50,11 +50,14 @@ public:
   /// Runs the model on a pooled stream and arena. `inputs` are in signature
   /// order and already checked (dtype and shape; CPU or CUDA). Outputs are
   /// returned on `outputDevice`. Waits for the stream before returning.
+  /// `deviceMs`, when given, receives the device time of the run's copies
+  /// and kernels (RunOptions::deviceMilliseconds).
   Expected<NamedTensors> run(kiln_model *handle,
                              const std::vector<ValueSignature> &inputSigs,
                              const std::vector<const Tensor *> &inputs,
                              const std::vector<ValueSignature> &outputSigs,
-                             Device outputDevice) const;
+                             Device outputDevice,
+                             double *deviceMs = nullptr) const;
 
 private:
   CudaPackage() = default;

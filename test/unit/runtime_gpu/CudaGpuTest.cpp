@@ -20,6 +20,7 @@
 #include <catch2/catch.hpp>
 
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -499,6 +500,20 @@ TEST_CASE("A cuda package loads (PTX fallback) and runs through Model",
   REQUIRE(out.isOk());
   CHECK((*out)[0].second.device() == Device::CUDA);
   check((*out)[0].second);
+
+  // The device time between the run's events: positive, and no longer than
+  // the wall-clock time of the run (which also waits for the stream).
+  double deviceMs = -1;
+  onDevice.deviceMilliseconds = &deviceMs;
+  auto start = std::chrono::steady_clock::now();
+  out = model.run({{"x", dx}}, onDevice);
+  double wallMs = std::chrono::duration<double, std::milli>(
+                      std::chrono::steady_clock::now() - start)
+                      .count();
+  REQUIRE(out.isOk());
+  check((*out)[0].second);
+  CHECK(deviceMs > 0);
+  CHECK(deviceMs <= wallMs);
 
   // Wrong shapes are still refused.
   Expected<NamedTensors> bad =

@@ -76,6 +76,26 @@ Status synchronize(void *stream);
 Expected<void *> acquireStream();
 void releaseStream(void *stream);
 
+/// The device time of work enqueued on one stream: start() records an event
+/// before it, stop() one after it, and elapsedMilliseconds() waits for the
+/// second and returns the time between them (CudaTimer.cpp). Not copyable;
+/// one thread at a time.
+class StreamTimer {
+public:
+  StreamTimer() = default;
+  StreamTimer(const StreamTimer &) = delete;
+  StreamTimer &operator=(const StreamTimer &) = delete;
+  ~StreamTimer();
+
+  Status start(void *stream);
+  Status stop();
+  Expected<double> elapsedMilliseconds() const;
+
+private:
+  void *start_ = nullptr, *stop_ = nullptr; ///< CUevents, made by start()
+  void *stream_ = nullptr;
+};
+
 } // namespace cuda
 } // namespace kiln
 

@@ -61,6 +61,12 @@ struct RunOptions {
   /// loop iterations, bytes copied to and from the GPU). Left alone for a
   /// package without breaks.
   ProgramStats *stats = nullptr;
+  /// A cuda package (without graph breaks): when given, receives the device
+  /// time of the run in milliseconds, measured by two CUDA events on the
+  /// run's stream around its copies and kernels (what torch.cuda.Event
+  /// timing measures). The wall-clock time of run() adds the host's work
+  /// and the wait for the stream. Left alone for other packages.
+  double *deviceMilliseconds = nullptr;
 };
 
 /// A compiled model, loaded from its package folder. Move-only; releasing
