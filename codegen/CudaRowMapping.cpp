@@ -135,9 +135,14 @@ RowPlan CudaPrinter::planRows(const Stmt &loop) const {
   p.width = rowVectorWidth(loop);
   if (p.rowSize >= kBlockRowMin) {
     p.mode = RowPlan::Block;
-    // About 8 elements per thread (16 for runs of 8: two 16-byte accesses
-    // of f16/bf16), 128 to 1024 threads.
-    int64_t each = std::max<int64_t>(8, 2 * p.width);
+    // Four runs per thread (four 16-byte accesses per buffer and thread in
+    // flight: 16 f32 or 32 bf16 elements), 8 elements without runs; 128 to
+    // 1024 threads. Measured on the H200 (one kernel per row length, rows
+    // of 4096 and 8192, copy-bandwidth share): bf16 LayerNorm+GELU 77% /
+    // 88% / 94% and bf16 softmax 64% / 92% / 96% with one, two and four runs
+    // of 8 per thread; f32 softmax best with four runs of 4, f32
+    // LayerNorm+GELU within 1% for two and four.
+    int64_t each = p.width > 1 ? 4 * p.width : 8;
     int64_t b = 128;
     while (b < 1024 && b * each < p.rowSize)
       b *= 2;

@@ -228,22 +228,23 @@ TEST_CASE("softmax: one block per long row, one warp per short row",
   const CudaKernel &k = ks[0];
   INFO(k.definition);
   WARN("NVRTC compiled a [8, 4096] softmax in " << seconds << " s");
-  CHECK(k.block[0] == 512);
+  CHECK(k.block[0] == 256);
   CHECK(k.grid[0] == 8);
-  CHECK(contains(k.declaration, "__launch_bounds__(512)"));
-  CHECK(contains(k.definition, "one block of 512 threads per row of 4096"));
+  CHECK(contains(k.declaration, "__launch_bounds__(256)"));
+  CHECK(contains(k.definition, "one block of 256 threads per row of 4096"));
   CHECK(contains(k.definition, "kiln_row = (int)blockIdx.x"));
   CHECK(contains(k.definition, "kiln_shfl_xor("));
   CHECK(contains(k.definition, "__syncthreads();"));
   CHECK(contains(k.definition, "__shared__ float kiln_red"));
-  // The exp of the row is cached in registers (8 per thread), not recomputed.
-  CHECK(contains(k.definition, "float c0[8];"));
+  // The exp of the row is cached in registers (16 per thread), not
+  // recomputed.
+  CHECK(contains(k.definition, "float c0[16];"));
   CHECK(contains(k.definition, "#pragma unroll"));
   // The row is read from global memory once: the max loop keeps its loads
-  // for the sum loop (2 runs of 4 floats per thread; the strided fallback
+  // for the sum loop (4 runs of 4 floats per thread; the strided fallback
   // for misaligned buffers reads each element once too).
-  CHECK(contains(k.definition, "2 runs of 4 contiguous"));
-  CHECK(contains(k.definition, "float kiln_l0[8];"));
+  CHECK(contains(k.definition, "4 runs of 4 contiguous"));
+  CHECK(contains(k.definition, "float kiln_l0[16];"));
   CHECK(contains(k.definition, "= kiln_l0[kiln_k * 4 + kiln_u];"));
   CHECK(contains(k.definition, "= kiln_l0[kiln_k];"));
   auto count = [&](const std::string &part) {
@@ -625,9 +626,9 @@ TEST_CASE("row reductions read and write contiguous 16-byte runs per thread",
        softmax("k5_pairs", "tensor<8x1030xbf16>", "tensor<8x1xbf16>")},
       nullptr, &binary);
   INFO(ks[0].definition);
-  // bf16 rows of 8192: 512 threads, 2 runs of 8 each (16 elements).
-  CHECK(ks[0].block[0] == 512);
-  CHECK(contains(ks[0].definition, "2 runs of 8 contiguous"));
+  // bf16 rows of 8192: 256 threads, 4 runs of 8 each (32 elements).
+  CHECK(ks[0].block[0] == 256);
+  CHECK(contains(ks[0].definition, "4 runs of 8 contiguous"));
   CHECK(contains(ks[0].definition,
                  "if ((unsigned long long)in0 % 16 == 0 && "
                  "(unsigned long long)out0 % 16 == 0) {"));
@@ -636,7 +637,7 @@ TEST_CASE("row reductions read and write contiguous 16-byte runs per thread",
                  "*reinterpret_cast<const kiln_vec<kiln_bf16, 8> *>(in0 + "
                  "(i0*8192 + j0));"));
   CHECK(contains(ks[0].definition, "const int j0 = kiln_r * 8;"));
-  CHECK(contains(ks[0].definition, "float c0[16];"));
+  CHECK(contains(ks[0].definition, "float c0[32];"));
   CHECK(contains(ks[0].definition, "kiln_s0.v[kiln_u] = kiln_bf16("));
   CHECK(contains(ks[0].definition,
                  "*reinterpret_cast<kiln_vec<kiln_bf16, 8> *>(out0 + "
@@ -644,10 +645,10 @@ TEST_CASE("row reductions read and write contiguous 16-byte runs per thread",
   // One set of shared partials for both paths.
   CHECK(ks[0].sharedBytes == 0);
   CHECK(contains(ks[0].definition, "static shared 256 bytes"));
-  // bf16 rows of 4096: 256 threads, 16 elements each.
+  // bf16 rows of 4096: 128 threads, 32 elements each.
   INFO(ks[1].definition);
-  CHECK(ks[1].block[0] == 256);
-  CHECK(contains(ks[1].definition, "(16 per thread: 2 runs of 8"));
+  CHECK(ks[1].block[0] == 128);
+  CHECK(contains(ks[1].definition, "(32 per thread: 4 runs of 8"));
   // A warp per row of 300 floats: 75 runs of 4, the last lanes guarded.
   INFO(ks[2].definition);
   CHECK(contains(ks[2].definition, "one warp per row of 300"));
