@@ -3,8 +3,10 @@
 // This file implements the memory planner: it collects the signature of a
 // graph (inputs, outputs, weights in ABI order), places every value
 // (input, weight, output buffer or arena), computes arena lifetimes in
-// program order and assigns 64-byte aligned offsets with reuse by a greedy
-// best-fit over lifetime intervals, largest buffers first.
+// program order (a fusion right after the matmul or convolution it reads
+// lives from that call on: the CUDA wrapper may fold it into the call) and
+// assigns 64-byte aligned offsets with reuse by a greedy best-fit over
+// lifetime intervals, largest buffers first.
 //
 //===----------------------------------------------------------------------===//
 
@@ -257,6 +259,23 @@ FailureOr<MemoryPlan> planMemory(func::FuncOp graph) {
       continue;
     bool isFusion = op->getName().getStringRef() == "kiln.fusion";
     int first = opIndex[op];
+    // A fusion right after the kiln.matmul or kiln.conv that it reads may be
+    // folded into that library call (cuBLASLt's and cuDNN's epilogues write
+    // the fusion's result during the call): its results live from the call
+    // on, so that they share no bytes with the call's operands or with
+    // values the fusion reads.
+    if (isFusion)
+      for (Value operand : op->getOperands()) {
+        Operation *def = operand.getDefiningOp();
+        StringRef defName = def ? def->getName().getStringRef() : "";
+        if (defName != "kiln.matmul" && defName != "kiln.conv")
+          continue;
+        Operation *next = def->getNextNode();
+        while (next && next->getName().getStringRef() == "kiln.constant")
+          next = next->getNextNode();
+        if (next == op)
+          first = std::min(first, opIndex[def]);
+      }
     for (OpResult r : op->getResults()) {
       if (plan.locations.count(r))
         continue;
@@ -280,7 +299,7 @@ FailureOr<MemoryPlan> planMemory(func::FuncOp graph) {
       }
       ArenaBuffer buf;
       buf.value = r;
-      buf.name = "%" + stepName(op) + "@" + std::to_string(first) + "#" +
+      buf.name = "%" + stepName(op) + "@" + std::to_string(opIndex[op]) + "#" +
                  std::to_string(r.getResultNumber());
       buf.bytes = bytes;
       buf.first = first;

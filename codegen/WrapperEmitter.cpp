@@ -439,10 +439,18 @@ FailureOr<std::string> emitWrapper(func::FuncOp graph, const MemoryPlan &plan,
     }
 
     if (kind == StepKind::Kernel && cuda &&
-        isBiasAddFoldedIntoCudaMatmul(op, buffers)) {
+        isEpilogueFoldedIntoCudaMatmul(op, buffers)) {
       steps << "  // Step " << index
-            << ": kernel (bias add) folded into the cuBLASLt matmul before "
-               "it (bias epilogue), ONNX nodes "
+            << ": kernel folded into the cuBLASLt matmul before it (its "
+               "epilogue), ONNX nodes "
+            << nodeList(nodes) << "\n";
+      ++numKernels; // its function stays in kiln_model_kernel_name's list
+      continue;
+    }
+    if (kind == StepKind::Kernel && cuda && isFoldedIntoCudaConv(op, buffers)) {
+      steps << "  // Step " << index
+            << ": kernel (ReLU epilogue) folded into the cuDNN convolution "
+               "before it, ONNX nodes "
             << nodeList(nodes) << "\n";
       ++numKernels; // its function stays in kiln_model_kernel_name's list
       continue;

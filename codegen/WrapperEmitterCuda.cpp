@@ -216,66 +216,96 @@ static std::optional<CudaMatmul> cudaMatmulOf(Operation *op,
   return mm;
 }
 
-/// The bias of a kiln.fusion that only adds a vector of the last dim's size to
-/// the result of a cuBLASLt matmul read by nothing else (Linear's bias):
-/// cuBLASLt adds it in its epilogue. Null otherwise.
-static Value biasOfBiasAdd(Operation *fusion, const BufferNames &buffers) {
+namespace {
+/// A kiln.fusion that cuBLASLt's epilogue computes for the matmul before it.
+struct MatmulEpilogue {
+  Value bias;         ///< a vector of the last dim's size, or null
+  int activation = 0; ///< kiln_cuda_matmul's code: 0 none, 1 ReLU
+};
+} // namespace
+
+/// The epilogue of a kiln.fusion that computes, from the result of a
+/// cuBLASLt matmul read by nothing else, `relu(mm + bias)`, `relu(mm)` or
+/// `mm + bias` (Linear's bias): cuBLASLt applies it. Nullopt otherwise.
+/// (cuBLASLt's GELU epilogue is the tanh approximation; kiln.gelu is
+/// decomposed before fusion, so no fusion shows it whole.)
+static std::optional<MatmulEpilogue>
+matmulEpilogueOf(Operation *fusion, const BufferNames &buffers) {
   if (!fusion || fusion->getName().getStringRef() != "kiln.fusion" ||
-      fusion->getNumResults() != 1 || fusion->getNumOperands() != 2)
-    return Value();
+      fusion->getNumResults() != 1 || fusion->getNumOperands() > 2)
+    return std::nullopt;
   Block &body = fusion->getRegion(0).front();
-  Operation *add = nullptr;
+  // The matmul's result: the first operand that a cuBLASLt matmul defines.
+  Value mm;
+  BlockArgument mmArg;
+  for (BlockArgument arg : body.getArguments()) {
+    Value v = fusion->getOperand(arg.getArgNumber());
+    std::optional<CudaMatmul> gemm = cudaMatmulOf(v.getDefiningOp(), buffers);
+    // One GEMM only: the epilogue of batched calls is not used.
+    if (!mm && gemm && gemm->batch == 1 && v.hasOneUse() &&
+        v.getType() == fusion->getResult(0).getType()) {
+      mm = v;
+      mmArg = arg;
+    }
+  }
+  if (!mm)
+    return std::nullopt;
+  MatmulEpilogue e;
+  Value cur = mmArg;
   for (Operation &op : body.without_terminator()) {
-    if (add || op.getName().getStringRef() != "kiln.add")
-      return Value();
-    add = &op;
+    StringRef name = op.getName().getStringRef();
+    if (e.activation || op.getNumResults() != 1 ||
+        op.getResult(0).getType() != mm.getType())
+      return std::nullopt;
+    if (name == "kiln.add" && !e.bias && op.getNumOperands() == 2 &&
+        (op.getOperand(0) == cur) != (op.getOperand(1) == cur)) {
+      auto biasArg =
+          dyn_cast<BlockArgument>(op.getOperand(op.getOperand(0) == cur));
+      if (!biasArg || biasArg.getOwner() != &body)
+        return std::nullopt;
+      e.bias = fusion->getOperand(biasArg.getArgNumber());
+    } else if (name == "kiln.relu" && op.getOperand(0) == cur) {
+      e.activation = 1;
+    } else {
+      return std::nullopt;
+    }
+    cur = op.getResult(0);
   }
   Operation *yield = body.getTerminator();
-  if (!add || yield->getNumOperands() != 1 ||
-      yield->getOperand(0) != add->getResult(0) ||
-      add->getResult(0).getType() != fusion->getResult(0).getType())
-    return Value();
-  for (int side = 0; side < 2; ++side) {
-    auto mmArg = dyn_cast<BlockArgument>(add->getOperand(side));
-    auto biasArg = dyn_cast<BlockArgument>(add->getOperand(1 - side));
-    if (!mmArg || !biasArg || mmArg.getOwner() != &body ||
-        biasArg.getOwner() != &body)
-      continue;
-    Value mm = fusion->getOperand(mmArg.getArgNumber());
-    Value bias = fusion->getOperand(biasArg.getArgNumber());
-    Operation *def = mm.getDefiningOp();
-    std::optional<CudaMatmul> gemm = cudaMatmulOf(def, buffers);
-    // One GEMM only: the bias epilogue of batched calls is not used.
-    if (!def || !mm.hasOneUse() || !gemm || gemm->batch != 1 ||
-        mm.getType() != fusion->getResult(0).getType())
-      continue;
-    // The matmul will write the fusion's buffer, which the planner made
-    // live from the fusion on: the fusion must be the very next step (no
-    // value in between may share its bytes), the buffer must not overlap
-    // the matmul's operands (they die at the matmul), and both steps must
-    // run in the same function (weight preparation or the run).
-    Value out = fusion->getResult(0);
-    Operation *next = def->getNextNode();
-    while (next && next->getName().getStringRef() == "kiln.constant")
-      next = next->getNextNode();
-    if (next != fusion || buffers.overlaps(out, gemm->a) ||
-        buffers.overlaps(out, gemm->b) || buffers.overlaps(out, bias) ||
-        buffers.isPrepared(mm) != buffers.isPrepared(out))
-      continue;
+  if ((!e.bias && !e.activation) || yield->getNumOperands() != 1 ||
+      yield->getOperand(0) != cur ||
+      fusion->getNumOperands() != (e.bias ? 2u : 1u))
+    return std::nullopt;
+  // The matmul will write the fusion's buffer, which the planner made live
+  // from the fusion on: the fusion must be the very next step (no value in
+  // between may share its bytes), the buffer must not overlap the matmul's
+  // operands (they die at the matmul), and both steps must run in the same
+  // function (weight preparation or the run).
+  Operation *def = mm.getDefiningOp();
+  std::optional<CudaMatmul> gemm = cudaMatmulOf(def, buffers);
+  Value out = fusion->getResult(0);
+  Operation *next = def->getNextNode();
+  while (next && next->getName().getStringRef() == "kiln.constant")
+    next = next->getNextNode();
+  if (next != fusion || buffers.overlaps(out, gemm->a) ||
+      buffers.overlaps(out, gemm->b) ||
+      (e.bias && buffers.overlaps(out, e.bias)) ||
+      buffers.isPrepared(mm) != buffers.isPrepared(out))
+    return std::nullopt;
+  if (e.bias) {
     auto mt = cast<RankedTensorType>(mm.getType());
-    auto bt = cast<RankedTensorType>(bias.getType());
+    auto bt = cast<RankedTensorType>(e.bias.getType());
     if (bt.getElementType() != mt.getElementType() || bt.getRank() < 1 ||
         bt.getShape().back() != mt.getShape().back() ||
         bt.getNumElements() != mt.getShape().back())
-      continue;
-    return bias;
+      return std::nullopt;
   }
-  return Value();
+  return e;
 }
 
-bool isBiasAddFoldedIntoCudaMatmul(Operation *fusion,
-                                   const BufferNames &buffers) {
-  return static_cast<bool>(biasOfBiasAdd(fusion, buffers));
+bool isEpilogueFoldedIntoCudaMatmul(Operation *fusion,
+                                    const BufferNames &buffers) {
+  return matmulEpilogueOf(fusion, buffers).has_value();
 }
 
 bool isFoldedIntoCudaMatmuls(Operation *op, const BufferNames &buffers) {
@@ -296,13 +326,16 @@ bool emitCudaMatmulStep(llvm::raw_ostream &os, Operation *op, size_t index,
   std::optional<CudaMatmul> mm = cudaMatmulOf(op, buffers);
   if (!mm)
     return false;
-  // A following bias add: cuBLASLt's bias epilogue writes its result.
-  Value bias;
+  // A following bias add and/or activation: cuBLASLt's epilogue writes the
+  // fusion's result.
+  std::optional<MatmulEpilogue> epilogue;
   if (mm->d.hasOneUse()) {
     Operation *user = *mm->d.getUsers().begin();
-    if ((bias = biasOfBiasAdd(user, buffers)))
+    if ((epilogue = matmulEpilogueOf(user, buffers)))
       mm->d = user->getResult(0);
   }
+  Value bias = epilogue ? epilogue->bias : Value();
+  int activation = epilogue ? epilogue->activation : 0;
 
   std::vector<std::string> nodes = sourceNodeNames(op);
   std::string node = nodes.empty() ? "matmul" : nodes.front();
@@ -320,8 +353,9 @@ bool emitCudaMatmulStep(llvm::raw_ostream &os, Operation *op, size_t index,
      << "                       " << buffers.pointer(mm->d) << ", "
      << mm->m * mm->n << ", // " << buffers.describe(mm->d) << "\n"
      << "                       " << (bias ? buffers.pointer(bias) : "nullptr")
-     << ", 0, nullptr, 0, stream, err, errlen))"
+     << ", " << activation << ", nullptr, 0, stream, err, errlen))"
      << (bias ? " // bias: " + buffers.describe(bias) + " (epilogue)" : "")
+     << (activation == 1 ? " // ReLU (epilogue)" : "")
      << "\n"
      << "    return fail(err, errlen, std::string(\"node '\") + "
      << quote(node) << " + \"' (cuBLASLt matmul): \" + (err ? err : \"\"));\n";
@@ -400,11 +434,114 @@ static std::optional<CudaConv> cudaConvOf(Operation *op,
   return c;
 }
 
+namespace {
+/// A kiln.fusion that cuDNN's fused convolution computes for the kiln.conv
+/// before it: relu(conv + bias + z) (kiln_cuda_conv_relu).
+struct ConvReluEpilogue {
+  Operation *fusion = nullptr;
+  Value bias; ///< a per-channel vector ([C, 1, ...]), or null
+  Value z;    ///< a residual of the result's type, or null
+};
+} // namespace
+
+/// The epilogue of the kiln.conv `conv` that cuDNN can apply: its only user
+/// is the very next step, a kiln.fusion whose body adds to the convolution
+/// at most one per-channel bias and at most one residual of its own type,
+/// then applies kiln.relu, and yields that; its result does not overlap
+/// the convolution's operands, the bias or the residual. Nullopt otherwise.
+static std::optional<ConvReluEpilogue>
+convReluEpilogueOf(Operation *conv, const BufferNames &buffers) {
+  if (!conv || conv->getNumResults() != 1 || !conv->getResult(0).hasOneUse())
+    return std::nullopt;
+  Value c = conv->getResult(0);
+  Operation *fusion = *c.getUsers().begin();
+  if (fusion->getName().getStringRef() != "kiln.fusion" ||
+      fusion->getNumResults() != 1 ||
+      fusion->getResult(0).getType() != c.getType())
+    return std::nullopt;
+  Operation *next = conv->getNextNode();
+  while (next && next->getName().getStringRef() == "kiln.constant")
+    next = next->getNextNode();
+  if (next != fusion)
+    return std::nullopt;
+  auto yt = cast<RankedTensorType>(c.getType());
+  int64_t channels = yt.getShape()[1];
+  Block &body = fusion->getRegion(0).front();
+  auto operandOf = [&](Value v) -> Value {
+    auto arg = dyn_cast<BlockArgument>(v);
+    return arg && arg.getOwner() == &body ? fusion->getOperand(arg.getArgNumber())
+                                          : Value();
+  };
+  // The value flowing from the convolution through the body.
+  Value v;
+  for (BlockArgument arg : body.getArguments())
+    if (fusion->getOperand(arg.getArgNumber()) == c)
+      v = arg;
+  ConvReluEpilogue e;
+  e.fusion = fusion;
+  bool relu = false;
+  for (Operation &op : body.without_terminator()) {
+    StringRef name = op.getName().getStringRef();
+    if (relu || !v || op.getNumResults() != 1)
+      return std::nullopt;
+    if (name == "kiln.relu" && op.getOperand(0) == v) {
+      relu = true;
+    } else if (name == "kiln.add" && op.getNumOperands() == 2 &&
+               (op.getOperand(0) == v) != (op.getOperand(1) == v)) {
+      Value other = operandOf(op.getOperand(op.getOperand(0) == v ? 1 : 0));
+      if (!other || other == c ||
+          op.getResult(0).getType() != yt)
+        return std::nullopt;
+      auto ot = cast<RankedTensorType>(other.getType());
+      bool perChannel = ot.getElementType() == yt.getElementType() &&
+                        ot.getNumElements() == channels &&
+                        (ot.getRank() == yt.getRank() - 1 ||
+                         (ot.getRank() == yt.getRank() && ot.getShape()[0] == 1)) &&
+                        ot.getShape()[ot.getRank() - (yt.getRank() - 1)] ==
+                            channels;
+      if (ot == yt && !e.z)
+        e.z = other;
+      else if (perChannel && !e.bias)
+        e.bias = other;
+      else
+        return std::nullopt;
+    } else {
+      return std::nullopt;
+    }
+    v = op.getResult(0);
+  }
+  Operation *yield = body.getTerminator();
+  Value out = fusion->getResult(0);
+  if (!relu || yield->getNumOperands() != 1 || yield->getOperand(0) != v ||
+      buffers.overlaps(out, conv->getOperand(0)) ||
+      buffers.overlaps(out, conv->getOperand(1)) ||
+      (e.bias && buffers.overlaps(out, e.bias)) ||
+      (e.z && buffers.overlaps(out, e.z)) ||
+      buffers.isPrepared(c) != buffers.isPrepared(out))
+    return std::nullopt;
+  return e;
+}
+
+bool isFoldedIntoCudaConv(Operation *fusion, const BufferNames &buffers) {
+  if (!fusion || fusion->getName().getStringRef() != "kiln.fusion")
+    return false;
+  for (Value operand : fusion->getOperands()) {
+    Operation *def = operand.getDefiningOp();
+    if (!def || !cudaConvOf(def, buffers))
+      continue;
+    std::optional<ConvReluEpilogue> e = convReluEpilogueOf(def, buffers);
+    if (e && e->fusion == fusion)
+      return true;
+  }
+  return false;
+}
+
 bool emitCudaConvStep(llvm::raw_ostream &os, Operation *op, size_t index,
                       const BufferNames &buffers) {
   std::optional<CudaConv> c = cudaConvOf(op, buffers);
   if (!c)
     return false;
+  std::optional<ConvReluEpilogue> epilogue = convReluEpilogueOf(op, buffers);
   std::vector<std::string> nodes = sourceNodeNames(op);
   std::string node = nodes.empty() ? "conv" : nodes.front();
   auto list = [](ArrayRef<int64_t> v) {
@@ -414,9 +551,17 @@ bool emitCudaConvStep(llvm::raw_ostream &os, Operation *op, size_t index,
     return s;
   };
   Value x = op->getOperand(0), w = op->getOperand(1), y = op->getResult(0);
+  if (epilogue)
+    y = epilogue->fusion->getResult(0);
   os << "  // Step " << index << ": kiln.conv (cuDNN), ONNX node '"
      << commentSafe(node) << "': [" << list(c->x) << "] * [" << list(c->w)
-     << "] -> [" << list(c->y) << "], group " << c->group << "\n";
+     << "] -> [" << list(c->y) << "], group " << c->group
+     << (epilogue ? std::string(", then") + (epilogue->bias ? " + bias" : "") +
+                        (epilogue->z ? " + residual" : "") +
+                        " and ReLU in the same cuDNN call (ONNX nodes " +
+                        nodeList(sourceNodeNames(epilogue->fusion)) + ")"
+                  : std::string())
+     << "\n";
   os << "  {\n";
   auto array = [&](const char *name, ArrayRef<int64_t> v) {
     os << "    static const int64_t " << name << "[] = {" << list(v)
@@ -428,14 +573,22 @@ bool emitCudaConvStep(llvm::raw_ostream &os, Operation *op, size_t index,
   array("strides", c->strides);
   array("pads", c->pads);
   array("dilations", c->dilations);
-  os << "    if (kiln_cuda_conv(" << static_cast<int>(c->dtype) << ", "
-     << c->x.size() - 2 << ",\n"
+  auto optional = [&](Value v, const char *what) {
+    return v ? buffers.pointer(v) + ", /* " + what + ": " +
+                   buffers.describe(v) + " */ "
+             : std::string("nullptr, ");
+  };
+  os << "    if (kiln_cuda_conv" << (epilogue ? "_relu" : "") << "("
+     << static_cast<int>(c->dtype) << ", " << c->x.size() - 2 << ",\n"
      << "                       xShape, " << buffers.pointer(x) << ", // "
      << buffers.describe(x) << "\n"
      << "                       wShape, " << buffers.pointer(w) << ", // "
      << buffers.describe(w) << "\n"
-     << "                       nullptr, " << c->group
-     << ", strides, pads, dilations,\n"
+     << "                       "
+     << (epilogue ? optional(epilogue->bias, "bias") +
+                        optional(epilogue->z, "residual")
+                  : std::string("nullptr, "))
+     << c->group << ", strides, pads, dilations,\n"
      << "                       yShape, " << buffers.pointer(y) << ", // "
      << buffers.describe(y) << "\n"
      << "                       stream, err, errlen))\n"

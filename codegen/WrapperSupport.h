@@ -163,8 +163,9 @@ bool emitCudaMatmulStep(llvm::raw_ostream &os, mlir::Operation *op,
                         size_t index, const BufferNames &buffers);
 
 /// Emits a cuDNN call (kiln_cuda_conv) for a kiln.conv of f32/f16/bf16 with
-/// 1 to 3 spatial dims, static shapes and symmetric pads; returns false
-/// (emitting nothing) otherwise.
+/// 1 to 3 spatial dims, static shapes and symmetric pads, with the ReLU
+/// fusion after it when isFoldedIntoCudaConv (kiln_cuda_conv_relu); returns
+/// false (emitting nothing) otherwise.
 bool emitCudaConvStep(llvm::raw_ostream &os, mlir::Operation *op,
                       size_t index, const BufferNames &buffers);
 
@@ -173,11 +174,17 @@ bool emitCudaConvStep(llvm::raw_ostream &os, mlir::Operation *op,
 /// then emits no step for it).
 bool isFoldedIntoCudaMatmuls(mlir::Operation *op, const BufferNames &buffers);
 
-/// True for a kiln.fusion that only adds a bias vector to a cuBLASLt
-/// matmul's result: the matmul's step applies it (bias epilogue) and writes
-/// the fusion's result; the fusion has no step.
-bool isBiasAddFoldedIntoCudaMatmul(mlir::Operation *fusion,
-                                   const BufferNames &buffers);
+/// True for a kiln.fusion that adds a bias vector to a cuBLASLt matmul's
+/// result and/or applies ReLU to it: the matmul's
+/// step applies it (cuBLASLt's epilogue) and writes the fusion's result; the
+/// fusion has no step.
+bool isEpilogueFoldedIntoCudaMatmul(mlir::Operation *fusion,
+                                    const BufferNames &buffers);
+
+/// True for a kiln.fusion that cuDNN computes in the call of the kiln.conv
+/// just before it (relu(conv + bias + residual): kiln_cuda_conv_relu),
+/// which writes the fusion's result; the fusion has no step.
+bool isFoldedIntoCudaConv(mlir::Operation *fusion, const BufferNames &buffers);
 
 /// Emits a reference kernel run on the host: operands copied from the
 /// device, results copied back (attributes prebuilt as m->attrs[attrIndex]).

@@ -30,6 +30,38 @@ static int report(const Status &s, char *err, size_t errlen) {
   return 1;
 }
 
+namespace {
+
+/// kiln_cuda_conv and kiln_cuda_conv_relu: one cuda::conv call.
+int kiln_cuda_conv_act(int dtype, int spatialDims, const int64_t *xShape,
+                       const void *x, const int64_t *wShape, const void *w,
+                       const void *bias, const void *z, bool relu,
+                       int64_t group, const int64_t *strides,
+                       const int64_t *pads, const int64_t *dilations,
+                       const int64_t *yShape, void *y, void *stream, char *err,
+                       size_t errlen) {
+  cuda::ConvArgs a;
+  a.dtype = dtype;
+  a.spatialDims = spatialDims;
+  a.xShape = xShape;
+  a.x = x;
+  a.wShape = wShape;
+  a.w = w;
+  a.bias = bias;
+  a.z = z;
+  a.relu = relu;
+  a.group = group;
+  a.strides = strides;
+  a.pads = pads;
+  a.dilations = dilations;
+  a.yShape = yShape;
+  a.y = y;
+  a.stream = stream;
+  return report(cuda::conv(a), err, errlen);
+}
+
+} // namespace
+
 extern "C" {
 
 int kiln_cuda_launch(void *function, unsigned gridX, unsigned gridY,
@@ -145,22 +177,20 @@ int kiln_cuda_conv(int dtype, int spatialDims, const int64_t *xShape,
                    const int64_t *pads, const int64_t *dilations,
                    const int64_t *yShape, void *y, void *stream, char *err,
                    size_t errlen) {
-  cuda::ConvArgs a;
-  a.dtype = dtype;
-  a.spatialDims = spatialDims;
-  a.xShape = xShape;
-  a.x = x;
-  a.wShape = wShape;
-  a.w = w;
-  a.bias = bias;
-  a.group = group;
-  a.strides = strides;
-  a.pads = pads;
-  a.dilations = dilations;
-  a.yShape = yShape;
-  a.y = y;
-  a.stream = stream;
-  return report(cuda::conv(a), err, errlen);
+  return kiln_cuda_conv_act(dtype, spatialDims, xShape, x, wShape, w, bias,
+                            nullptr, false, group, strides, pads, dilations,
+                            yShape, y, stream, err, errlen);
+}
+
+int kiln_cuda_conv_relu(int dtype, int spatialDims, const int64_t *xShape,
+                        const void *x, const int64_t *wShape, const void *w,
+                        const void *bias, const void *z, int64_t group,
+                        const int64_t *strides, const int64_t *pads,
+                        const int64_t *dilations, const int64_t *yShape,
+                        void *y, void *stream, char *err, size_t errlen) {
+  return kiln_cuda_conv_act(dtype, spatialDims, xShape, x, wShape, w, bias, z,
+                            true, group, strides, pads, dilations, yShape, y,
+                            stream, err, errlen);
 }
 
 } // extern "C"

@@ -17,7 +17,13 @@
 // workspace: a plan (descriptors, the heuristic's algorithm and its
 // workspace size) is built once per (dtype, shapes, geometry, bias) and
 // cached; the workspace grows as plans need (the stream is synchronized
-// before an outgrown workspace is freed). The bias is added by cudnnAddTensor after the convolution.
+// before an outgrown workspace is freed). The bias is added by cudnnAddTensor
+// after the convolution. With a ReLU (ConvArgs::relu), the convolution,
+// bias, residual (ConvArgs::z) and ReLU run as one
+// cudnnConvolutionBiasActivationForward (a zero bias stands in for a missing
+// one; NaN propagates, as ONNX's Relu does); where cuDNN refuses that for a
+// configuration, they run as separate cuDNN calls (convolution, cudnnAddTensor
+// for the bias and the residual, cudnnActivationForward).
 //
 //===----------------------------------------------------------------------===//
 
@@ -115,6 +121,7 @@ using cudnnHandle = void *;  // cudnnHandle_t (struct cudnnContext *)
 using cudnnTensorDesc = void *;  // cudnnTensorDescriptor_t
 using cudnnFilterDesc = void *;  // cudnnFilterDescriptor_t
 using cudnnConvDesc = void *;    // cudnnConvolutionDescriptor_t
+using cudnnActDesc = void *;     // cudnnActivationDescriptor_t
 
 constexpr cudnnStatus kStatusSuccess = 0; // CUDNN_STATUS_SUCCESS
 constexpr int kDataFloat = 0;             // CUDNN_DATA_FLOAT
@@ -126,6 +133,8 @@ constexpr int kDefaultMath = 0;           // CUDNN_DEFAULT_MATH
 constexpr int kTensorOpMath = 1;          // CUDNN_TENSOR_OP_MATH
 constexpr int kFmaMath = 3;               // CUDNN_FMA_MATH
 constexpr int kFwdAlgoCount = 8;          // CUDNN_CONVOLUTION_FWD_ALGO_COUNT
+constexpr int kActivationRelu = 1;        // CUDNN_ACTIVATION_RELU
+constexpr int kPropagateNan = 1;          // CUDNN_PROPAGATE_NAN
 
 /// cudnnConvolutionFwdAlgoPerf_t.
 struct FwdAlgoPerf {
@@ -170,6 +179,17 @@ struct Dnn {
   cudnnStatus (*addTensor)(cudnnHandle, const void *, cudnnTensorDesc,
                            const void *, const void *, cudnnTensorDesc,
                            void *);
+  cudnnStatus (*createActivation)(cudnnActDesc *);
+  cudnnStatus (*setActivation)(cudnnActDesc, int, int, double);
+  cudnnStatus (*destroyActivation)(cudnnActDesc);
+  cudnnStatus (*activationForward)(cudnnHandle, cudnnActDesc, const void *,
+                                   cudnnTensorDesc, const void *,
+                                   const void *, cudnnTensorDesc, void *);
+  cudnnStatus (*convBiasActivationForward)(
+      cudnnHandle, const void *, cudnnTensorDesc, const void *,
+      cudnnFilterDesc, const void *, cudnnConvDesc, int, void *, size_t,
+      const void *, cudnnTensorDesc, const void *, cudnnTensorDesc,
+      const void *, cudnnActDesc, cudnnTensorDesc, void *);
   std::string library;
   size_t version = 0;
 };
@@ -195,6 +215,8 @@ static_assert(kDefaultMath == CUDNN_DEFAULT_MATH &&
               kTensorOpMath == CUDNN_TENSOR_OP_MATH &&
               kFmaMath == CUDNN_FMA_MATH);
 static_assert(kFwdAlgoCount == CUDNN_CONVOLUTION_FWD_ALGO_COUNT);
+static_assert(kActivationRelu == CUDNN_ACTIVATION_RELU &&
+              kPropagateNan == CUDNN_PROPAGATE_NAN);
 static_assert(sizeof(FwdAlgoPerf) == sizeof(cudnnConvolutionFwdAlgoPerf_t));
 static_assert(offsetof(FwdAlgoPerf, memory) ==
               offsetof(cudnnConvolutionFwdAlgoPerf_t, memory));
@@ -254,6 +276,12 @@ LoadedDnn *loadDnn() {
   bind(dnn.getFwdWorkspace, "cudnnGetConvolutionForwardWorkspaceSize");
   bind(dnn.convForward, "cudnnConvolutionForward");
   bind(dnn.addTensor, "cudnnAddTensor");
+  bind(dnn.createActivation, "cudnnCreateActivationDescriptor");
+  bind(dnn.setActivation, "cudnnSetActivationDescriptor");
+  bind(dnn.destroyActivation, "cudnnDestroyActivationDescriptor");
+  bind(dnn.activationForward, "cudnnActivationForward");
+  bind(dnn.convBiasActivationForward,
+       "cudnnConvolutionBiasActivationForward");
   if (!missing.empty()) {
     l->status = Status::error(strCat(dnn.library, ": lacks '", missing,
                                      "': Kiln needs cuDNN 9"));
@@ -298,11 +326,18 @@ struct Candidate {
 /// A convolution configuration's descriptors and algorithms: the heuristic's
 /// usable candidates, best first; `current` is the one in use (an algorithm
 /// that cuDNN refuses at run time as not supported gives way to the next).
+///
+/// A plan with a ReLU also holds the activation descriptor, a device buffer
+/// of zeros that stands in for a missing bias of the fused call, and whether
+/// cuDNN refused the fused call (then the separate calls run).
 struct Plan {
   const Dnn *dnn = nullptr;
   cudnnTensorDesc xDesc = nullptr, yDesc = nullptr, biasDesc = nullptr;
   cudnnFilterDesc wDesc = nullptr;
   cudnnConvDesc convDesc = nullptr;
+  cudnnActDesc actDesc = nullptr;
+  void *zeroBias = nullptr;
+  bool fusedRefused = false;
   std::vector<Candidate> candidates;
   size_t current = 0;
   ~Plan() {
@@ -313,6 +348,9 @@ struct Plan {
       dnn->destroyFilter(wDesc);
     if (convDesc)
       dnn->destroyConv(convDesc);
+    if (actDesc)
+      dnn->destroyActivation(actDesc);
+    deallocate(zeroBias);
   }
 };
 
@@ -383,8 +421,15 @@ Expected<std::unique_ptr<Plan>> buildPlan(const Dnn &dnn, cudnnHandle handle,
   }
   KILN_RETURN_IF_ERROR(makeTensor(dnn, plan->xDesc, type, xd));
   KILN_RETURN_IF_ERROR(makeTensor(dnn, plan->yDesc, type, yd));
-  if (x.bias)
+  if (x.bias || x.relu)
     KILN_RETURN_IF_ERROR(makeTensor(dnn, plan->biasDesc, type, bd));
+  if (x.relu) {
+    KILN_RETURN_IF_ERROR(dnnCheck(dnn, dnn.createActivation(&plan->actDesc),
+                                  "creating an activation descriptor"));
+    KILN_RETURN_IF_ERROR(dnnCheck(
+        dnn, dnn.setActivation(plan->actDesc, kActivationRelu, kPropagateNan, 0),
+        "setting the activation descriptor"));
+  }
   KILN_RETURN_IF_ERROR(dnnCheck(dnn, dnn.createFilter(&plan->wDesc),
                                 "creating a filter descriptor"));
   KILN_RETURN_IF_ERROR(
@@ -446,7 +491,8 @@ Expected<std::unique_ptr<Plan>> buildPlan(const Dnn &dnn, cudnnHandle handle,
 /// The cache key of a convolution: everything the plan depends on.
 std::vector<int64_t> planKey(const ConvArgs &x) {
   int nsp = x.spatialDims;
-  std::vector<int64_t> key = {x.dtype, nsp, x.group, x.bias != nullptr};
+  std::vector<int64_t> key = {x.dtype, nsp, x.group, x.bias != nullptr,
+                              x.relu};
   for (const int64_t *s : {x.xShape, x.wShape, x.yShape})
     key.insert(key.end(), s, s + nsp + 2);
   key.insert(key.end(), x.strides, x.strides + nsp);
@@ -505,6 +551,20 @@ Status conv(const ConvArgs &x) {
     state->plans.emplace(std::move(key), built.take());
   }
   float one = 1.0f, zero = 0.0f;
+  bool fused = x.relu && !plan->fusedRefused;
+  if (fused && !x.bias && !plan->zeroBias) {
+    size_t bytes = size_t(x.yShape[1]) * (x.dtype == 0 ? 4 : 2);
+    Expected<void *> p = allocate(bytes);
+    if (!p)
+      return p.status().withContext("cuDNN: the zero bias of a fused ReLU");
+    Expected<const Driver *> d = driver();
+    KILN_RETURN_IF_ERROR(check(
+        **d,
+        (*d)->memsetD8Async(reinterpret_cast<CUdeviceptr>(*p), 0, bytes,
+                            static_cast<CUstream>(x.stream)),
+        "clearing the zero bias of a fused ReLU"));
+    plan->zeroBias = *p;
+  }
   for (;;) {
     const Candidate &cand = plan->candidates[plan->current];
     if (cand.workspaceBytes > state->workspaceBytes) {
@@ -521,30 +581,65 @@ Status conv(const ConvArgs &x) {
       state->workspace = *p;
       state->workspaceBytes = cand.workspaceBytes;
     }
-    cudnnStatus st = dnn.convForward(
-        state->handle, &one, plan->xDesc, x.x, plan->wDesc, x.w,
-        plan->convDesc, cand.algo,
-        cand.workspaceBytes ? state->workspace : nullptr, cand.workspaceBytes,
-        &zero, plan->yDesc, x.y);
+    void *ws = cand.workspaceBytes ? state->workspace : nullptr;
+    cudnnStatus st;
+    if (fused) {
+      // y = relu(conv(x, w) + alpha2 * z + bias); without a residual, y
+      // stands in for z with alpha2 = 0.
+      float alpha2 = x.z ? 1.0f : 0.0f;
+      st = dnn.convBiasActivationForward(
+          state->handle, &one, plan->xDesc, x.x, plan->wDesc, x.w,
+          plan->convDesc, cand.algo, ws, cand.workspaceBytes, &alpha2,
+          plan->yDesc, x.z ? x.z : x.y, plan->biasDesc,
+          x.bias ? x.bias : plan->zeroBias, plan->actDesc, plan->yDesc, x.y);
+    } else {
+      st = dnn.convForward(state->handle, &one, plan->xDesc, x.x, plan->wDesc,
+                           x.w, plan->convDesc, cand.algo, ws,
+                           cand.workspaceBytes, &zero, plan->yDesc, x.y);
+    }
     if (st == kStatusSuccess)
       break;
     // CUDNN_STATUS_NOT_SUPPORTED and its refinements (3000-3999): try the
-    // next candidate.
-    if (st >= 3000 && st < 4000 &&
-        plan->current + 1 < plan->candidates.size()) {
-      ++plan->current;
-      continue;
+    // next candidate; when no algorithm takes the fused call, the separate
+    // calls.
+    if (st >= 3000 && st < 4000) {
+      if (plan->current + 1 < plan->candidates.size()) {
+        ++plan->current;
+        continue;
+      }
+      if (fused) {
+        plan->fusedRefused = true;
+        plan->current = 0;
+        fused = false;
+        continue;
+      }
     }
     return dnnCheck(dnn, st,
-                    strCat("cudnnConvolutionForward (algorithm ", cand.algo,
-                           ")"));
+                    strCat(fused ? "cudnnConvolutionBiasActivationForward"
+                                 : "cudnnConvolutionForward",
+                           " (algorithm ", cand.algo, ")"));
   }
-  if (!x.bias)
+  if (fused)
+    return Status::ok();
+  if (x.bias)
+    KILN_RETURN_IF_ERROR(
+        dnnCheck(dnn,
+                 dnn.addTensor(state->handle, &one, plan->biasDesc, x.bias,
+                               &one, plan->yDesc, x.y),
+                 "cudnnAddTensor (the bias)"));
+  if (x.z)
+    KILN_RETURN_IF_ERROR(
+        dnnCheck(dnn,
+                 dnn.addTensor(state->handle, &one, plan->yDesc, x.z, &one,
+                               plan->yDesc, x.y),
+                 "cudnnAddTensor (the residual)"));
+  if (!x.relu)
     return Status::ok();
   return dnnCheck(dnn,
-                  dnn.addTensor(state->handle, &one, plan->biasDesc, x.bias,
-                                &one, plan->yDesc, x.y),
-                  "cudnnAddTensor (the bias)");
+                  dnn.activationForward(state->handle, plan->actDesc, &one,
+                                        plan->yDesc, x.y, &zero, plan->yDesc,
+                                        x.y),
+                  "cudnnActivationForward (the ReLU)");
 }
 
 #else // !KILN_HAVE_CUDA

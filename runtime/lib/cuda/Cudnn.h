@@ -28,6 +28,10 @@ struct ConvArgs {
   const int64_t *wShape = nullptr;
   const void *w = nullptr;
   const void *bias = nullptr;
+  /// A residual of y's shape, added before the activation (null: none).
+  const void *z = nullptr;
+  /// y = relu(conv + bias + z), in one cuDNN call where cuDNN takes it.
+  bool relu = false;
   int64_t group = 1;
   const int64_t *strides = nullptr;
   const int64_t *pads = nullptr;
@@ -42,7 +46,8 @@ struct ConvArgs {
 /// output shape the geometry implies.
 Status checkConvArgs(const ConvArgs &args);
 
-/// Enqueues y = conv(x, w) (+ bias) on args.stream through cuDNN.
+/// Enqueues y = conv(x, w) (+ bias) (+ z), then ReLU when args.relu, on
+/// args.stream through cuDNN.
 Status conv(const ConvArgs &args);
 
 /// Loads cuDNN (once; no CUDA driver needed) and says why it cannot be

@@ -6,8 +6,8 @@
 // depthwise, dilations, 1x1) compared with the CPU reference kernel (the
 // dispatcher's "conv" plus the bias added on the host), bf16 and f16 against
 // the reference computed in f32 from the same rounded inputs, a run on a
-// pooled stream with the cached plan reused, and the refusal of asymmetric
-// pads.
+// pooled stream with the cached plan reused, the refusal of asymmetric
+// pads, and kiln_cuda_conv_relu (bias, residual and ReLU in the same call).
 //
 //===----------------------------------------------------------------------===//
 
@@ -32,6 +32,8 @@ struct ConvCase {
   int64_t group = 1;
   Shape strides, pads, dilations; // pads: [begin..., end...]
   bool bias = false;
+  /// kiln_cuda_conv_relu: relu(conv + bias + residual).
+  bool relu = false, residual = false;
 };
 
 void requireCudaForConv() {
@@ -82,25 +84,45 @@ void checkConv(const ConvCase &c, DType dtype, double tolerance,
   INFO("x " << shapeToString(c.x) << " w " << shapeToString(c.w) << " group "
             << c.group << " strides " << shapeToString(c.strides) << " pads "
             << shapeToString(c.pads) << " dilations "
-            << shapeToString(c.dilations) << " bias " << c.bias << " dtype "
+            << shapeToString(c.dilations) << " bias " << c.bias << " relu "
+            << c.relu << " residual " << c.residual << " dtype "
             << dtypeName(dtype));
   std::mt19937 rng(7);
   Tensor x = randomTensor(c.x, rng, dtype), w = randomTensor(c.w, rng, dtype);
   Tensor bias = randomTensor({c.w[0]}, rng, dtype);
   Shape yShape;
   std::vector<double> expected = reference(c, x, w, bias, yShape);
+  Tensor z = randomTensor(yShape, rng, dtype);
+  if (c.residual) {
+    std::vector<double> zs = z.to(DType::F32).toDoubleVector();
+    for (size_t i = 0; i < expected.size(); ++i)
+      expected[i] += zs[i];
+  }
+  if (c.relu)
+    for (double &e : expected)
+      e = e < 0 ? 0 : e;
+  Tensor dz = *z.to(Device::CUDA);
 
   Tensor dx = *x.to(Device::CUDA), dw = *w.to(Device::CUDA),
          dbias = *bias.to(Device::CUDA);
   Tensor dy = *Tensor::empty(dtype, yShape, Device::CUDA);
   char err[1024] = {0};
-  int rc = kiln_cuda_conv(static_cast<int>(dtype),
-                          static_cast<int>(c.x.size()) - 2, c.x.data(),
-                          dx.rawData(), c.w.data(), dw.rawData(),
-                          c.bias ? dbias.rawData() : nullptr, c.group,
-                          c.strides.data(), c.pads.data(), c.dilations.data(),
-                          yShape.data(), dy.rawData(), stream, err,
-                          sizeof(err));
+  int spatialDims = static_cast<int>(c.x.size()) - 2;
+  const void *b = c.bias ? dbias.rawData() : nullptr;
+  int rc =
+      c.relu
+          ? kiln_cuda_conv_relu(static_cast<int>(dtype), spatialDims,
+                                c.x.data(), dx.rawData(), c.w.data(),
+                                dw.rawData(), b,
+                                c.residual ? dz.rawData() : nullptr, c.group,
+                                c.strides.data(), c.pads.data(),
+                                c.dilations.data(), yShape.data(),
+                                dy.rawData(), stream, err, sizeof(err))
+          : kiln_cuda_conv(static_cast<int>(dtype), spatialDims, c.x.data(),
+                           dx.rawData(), c.w.data(), dw.rawData(), b, c.group,
+                           c.strides.data(), c.pads.data(), c.dilations.data(),
+                           yShape.data(), dy.rawData(), stream, err,
+                           sizeof(err));
   INFO(err);
   REQUIRE(rc == 0);
   REQUIRE(kiln_cuda_stream_synchronize(stream, err, sizeof(err)) == 0);
@@ -201,4 +223,22 @@ TEST_CASE("kiln_cuda_conv refuses asymmetric pads", "[gpu][conv]") {
                        ys.data(), y.rawData(), nullptr, err,
                        sizeof(err)) != 0);
   CHECK(std::string(err).find("symmetric pads only") != std::string::npos);
+}
+
+TEST_CASE("kiln_cuda_conv_relu: bias, residual and ReLU in the cuDNN call",
+          "[gpu][conv]") {
+  requireCudaForConv();
+  // ResNet's bottleneck end: 1x1, bias, residual, ReLU.
+  ConvCase c{{2, 16, 14, 14}, {32, 16, 1, 1}, 1, {1, 1}, {0, 0, 0, 0}, {1, 1},
+             true};
+  c.relu = c.residual = true;
+  checkConv(c, DType::F32, 1e-3);
+  // 3x3 with ReLU only (a zero bias stands in), strided.
+  ConvCase d{{2, 8, 15, 15}, {16, 8, 3, 3}, 1, {2, 2}, {1, 1, 1, 1}, {1, 1},
+             false};
+  d.relu = true;
+  checkConv(d, DType::F32, 1e-3);
+  // bf16 and f16 (the fused call or, where cuDNN refuses it, separate calls).
+  checkConv(c, DType::BF16, 3e-2);
+  checkConv(d, DType::F16, 1e-2);
 }

@@ -116,6 +116,19 @@ kiln_cuda_conv(int dtype, int spatialDims, const int64_t *xShape,
                const int64_t *yShape, void *y, void *stream, char *err,
                size_t errlen);
 
+/** y = relu(conv(x, w) + bias + z), as kiln_cuda_conv with a residual `z`
+ *  (y's shape and dtype; null: none) and a ReLU that keeps NaN. cuDNN runs
+ *  it as one cudnnConvolutionBiasActivationForward (a zero bias stands in
+ *  for a null one) where it takes the configuration, otherwise as
+ *  separate cuDNN calls. `z` must not overlap `y`. */
+KILN_RUNTIME_EXPORT int
+kiln_cuda_conv_relu(int dtype, int spatialDims, const int64_t *xShape,
+                    const void *x, const int64_t *wShape, const void *w,
+                    const void *bias, const void *z, int64_t group,
+                    const int64_t *strides, const int64_t *pads,
+                    const int64_t *dilations, const int64_t *yShape, void *y,
+                    void *stream, char *err, size_t errlen);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif
