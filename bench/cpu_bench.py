@@ -6,7 +6,8 @@ models of ../shared/bench/models.py) this script binds seeded random weights,
 compiles the model with `kiln compile`, checks that the package's outputs
 match ONNX Runtime's, then times both on the same inputs (warm-up runs, then
 the median of timed runs; Kiln through `kiln bench`, ONNX Runtime in this
-process with as many intra-op threads as the machine has cores) and prints
+process with as many intra-op threads as the machine has cores; --rounds
+alternating rounds of both, the median of each side's round medians) and prints
 the ratio Kiln/ORT (below 1: Kiln is faster) and Kiln's compile time split
 into its own passes and the host compiler.
 
@@ -50,6 +51,8 @@ def main():
     ap.add_argument("--kiln", required=True)
     ap.add_argument("--iterations", type=int, default=20)
     ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--rounds", type=int, default=3,
+                    help="alternating Kiln/ORT timing rounds (median of the rounds' medians)")
     ap.add_argument("models", nargs="*", default=MODELS)
     args = ap.parse_args()
     threads = os.cpu_count()
@@ -89,19 +92,28 @@ def main():
                     sys.exit(f"{name}: output {o.name} differs from ONNX Runtime "
                              f"(max abs err {np.abs(got - w).max():.3g})")
 
-            bench = subprocess.run(
-                [args.kiln, "bench", pkg, "--warmup", str(args.warmup),
-                 "--iterations", str(args.iterations)] + inputs,
-                check=True, capture_output=True, text=True).stdout
-            kiln_ms = float(re.search(r"median ([0-9.eE+-]+) ms", bench).group(1))
-            ort_ms = time_ort(sess, feeds, args.warmup, args.iterations)
+            # Timing: rounds alternate Kiln and ORT, so that a drift of the
+            # machine's speed during the run weighs on both alike; each
+            # side's figure is the median of its rounds' medians.
+            kiln_rounds, ort_rounds = [], []
+            for _ in range(args.rounds):
+                bench = subprocess.run(
+                    [args.kiln, "bench", pkg, "--warmup", str(args.warmup),
+                     "--iterations", str(args.iterations)] + inputs,
+                    check=True, capture_output=True, text=True).stdout
+                kiln_rounds.append(
+                    float(re.search(r"median ([0-9.eE+-]+) ms", bench).group(1)))
+                ort_rounds.append(time_ort(sess, feeds, args.warmup, args.iterations))
+            kiln_ms = float(np.median(kiln_rounds))
+            ort_ms = float(np.median(ort_rounds))
             rows.append((name, kiln_ms, ort_ms, times, counts))
             print(f"{name}: kiln {kiln_ms:.3f} ms, onnxruntime {ort_ms:.3f} ms, "
                   f"ratio {kiln_ms / ort_ms:.2f}", flush=True)
 
     print()
-    print(f"CPU: {threads} cores; onnxruntime {ort.__version__}; "
-          f"{args.iterations} timed runs after {args.warmup} warm-up runs, medians")
+    print(f"CPU: {threads} cores; onnxruntime {ort.__version__}; {args.rounds} "
+          f"alternating rounds of {args.iterations} timed runs after {args.warmup} "
+          f"warm-up runs each; median of the rounds' medians")
     print("| model | Kiln ms | ORT ms | Kiln/ORT | kernels (fused/library/fallback) "
           "| compile: Kiln passes+codegen s | host compiler s |")
     print("|---|---:|---:|---:|---|---:|---:|")

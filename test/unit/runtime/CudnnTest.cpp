@@ -147,4 +147,5 @@ TEST_CASE("kiln_cuda_conv fails cleanly without CUDA or cuDNN",
 TEST_CASE("kiln_cuda_conv is exported from libkiln_runtime.so",
           "[cuda][conv]") {
   CHECK(dlsym(RTLD_DEFAULT, "kiln_cuda_conv") != nullptr);
+  CHECK(dlsym(RTLD_DEFAULT, "kiln_cuda_conv_relu") != nullptr);
 }
