@@ -5,6 +5,7 @@
 //   { "abi_version": 1,                               (optional)
 //     "source": "path/to/model.onnx",                 (optional)
 //     "target": "cpu" | "cuda",                       (optional, cpu)
+//     "counts": {"fused": 3, "library": 1, "fallback": 0},  (optional)
 //     "signature": {                                  (optional)
 //       "inputs":  [{"name": "x", "dtype": "f32", "shape": [4, 16]}],
 //       "outputs": [...] },
@@ -197,6 +198,16 @@ Expected<PackageManifest> parseManifest(const Json &root) {
     if (!target->is_string())
       return Status::error("'target' must be a string (\"cpu\" or \"cuda\")");
     m.target = target->get<std::string>();
+  }
+  // "counts": {"fused": F, "library": L, "fallback": B} (kiln compile's
+  // step counts; optional).
+  auto counts = root.find("counts");
+  if (counts != root.end() && counts->is_object()) {
+    auto library = counts->find("library"), fallback = counts->find("fallback");
+    if (library != counts->end() && library->is_number_integer() &&
+        fallback != counts->end() && fallback->is_number_integer())
+      m.libraryOrFallbackSteps =
+          library->get<int64_t>() + fallback->get<int64_t>();
   }
   auto sig = root.find("signature");
   // A program's signature may have dynamic output sizes (-1); the loader

@@ -59,6 +59,10 @@ struct PackageManifest {
   /// The code target ("target": "cpu" or "cuda"), or empty (a CPU package
   /// unless model.so's kiln_model_target says otherwise).
   std::string target;
+  /// The package's library and fallback steps ("counts"), when given: the
+  /// steps that call the runtime (OpenBLAS GEMMs, reference kernels) rather
+  /// than generated kernels.
+  std::optional<int64_t> libraryOrFallbackSteps;
   bool hasSignature = false;
   std::vector<ManifestValue> inputs;
   std::vector<ManifestValue> outputs;
