@@ -167,6 +167,13 @@ int64_t assignArenaOffsets(std::vector<ArenaBuffer> &buffers) {
   return peak;
 }
 
+Operation *nextStep(Operation *op) {
+  Operation *next = op->getNextNode();
+  while (next && next->getName().getStringRef() == "kiln.constant")
+    next = next->getNextNode();
+  return next;
+}
+
 FailureOr<MemoryPlan> planMemory(func::FuncOp graph) {
   MemoryPlan plan;
   Block &body = graph.getBody().front();
@@ -270,10 +277,7 @@ FailureOr<MemoryPlan> planMemory(func::FuncOp graph) {
         StringRef defName = def ? def->getName().getStringRef() : "";
         if (defName != "kiln.matmul" && defName != "kiln.conv")
           continue;
-        Operation *next = def->getNextNode();
-        while (next && next->getName().getStringRef() == "kiln.constant")
-          next = next->getNextNode();
-        if (next == op)
+        if (nextStep(def) == op)
           first = std::min(first, opIndex[def]);
       }
     for (OpResult r : op->getResults()) {

@@ -118,6 +118,10 @@ std::vector<std::string> sourceNodeNames(mlir::Operation *op);
 /// ranked tensor with static shape and a supported element type.
 int64_t staticTensorBytes(mlir::Type type);
 
+/// The step after `op` in the graph body: the next op that is not a
+/// kiln.constant (constants are weights, not steps), or null.
+mlir::Operation *nextStep(mlir::Operation *op);
+
 /// Plans the memory of `graph`. Fails (with a diagnostic naming the value and
 /// what to do) when a type is not static or its element type unsupported.
 mlir::FailureOr<MemoryPlan> planMemory(mlir::func::FuncOp graph);

@@ -276,18 +276,14 @@ matmulEpilogueOf(Operation *fusion, const BufferNames &buffers) {
       yield->getOperand(0) != cur ||
       fusion->getNumOperands() != (e.bias ? 2u : 1u))
     return std::nullopt;
-  // The matmul will write the fusion's buffer, which the planner made live
-  // from the fusion on: the fusion must be the very next step (no value in
-  // between may share its bytes), the buffer must not overlap the matmul's
-  // operands (they die at the matmul), and both steps must run in the same
-  // function (weight preparation or the run).
+  // The matmul will write the fusion's buffer: the fusion must be the very
+  // next step (then the planner made its buffer live from the matmul on),
+  // the buffer must not overlap the matmul's operands, and both steps must
+  // run in the same function (weight preparation or the run).
   Operation *def = mm.getDefiningOp();
   std::optional<CudaMatmul> gemm = cudaMatmulOf(def, buffers);
   Value out = fusion->getResult(0);
-  Operation *next = def->getNextNode();
-  while (next && next->getName().getStringRef() == "kiln.constant")
-    next = next->getNextNode();
-  if (next != fusion || buffers.overlaps(out, gemm->a) ||
+  if (nextStep(def) != fusion || buffers.overlaps(out, gemm->a) ||
       buffers.overlaps(out, gemm->b) ||
       (e.bias && buffers.overlaps(out, e.bias)) ||
       buffers.isPrepared(mm) != buffers.isPrepared(out))
@@ -459,10 +455,7 @@ convReluEpilogueOf(Operation *conv, const BufferNames &buffers) {
       fusion->getNumResults() != 1 ||
       fusion->getResult(0).getType() != c.getType())
     return std::nullopt;
-  Operation *next = conv->getNextNode();
-  while (next && next->getName().getStringRef() == "kiln.constant")
-    next = next->getNextNode();
-  if (next != fusion)
+  if (nextStep(conv) != fusion)
     return std::nullopt;
   auto yt = cast<RankedTensorType>(c.getType());
   int64_t channels = yt.getShape()[1];
