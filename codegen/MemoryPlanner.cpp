@@ -167,6 +167,12 @@ int64_t assignArenaOffsets(std::vector<ArenaBuffer> &buffers) {
   return peak;
 }
 
+void reserveLibraryWorkspace(MemoryPlan &plan, int64_t bytes) {
+  plan.libraryWorkspaceOffset = (plan.arenaBytes + 255) / 256 * 256;
+  plan.libraryWorkspaceBytes = bytes;
+  plan.arenaBytes = alignBuffer(plan.libraryWorkspaceOffset + bytes);
+}
+
 Operation *nextStep(Operation *op) {
   Operation *next = op->getNextNode();
   while (next && next->getName().getStringRef() == "kiln.constant")

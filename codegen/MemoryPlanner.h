@@ -95,8 +95,12 @@ struct MemoryPlan {
   llvm::DenseMap<mlir::Value, BufferLocation> locations;
   /// Arena buffers, in the order of their defining ops.
   std::vector<ArenaBuffer> buffers;
-  /// Peak arena size in bytes (a multiple of kBufferAlignment).
+  /// Peak arena size in bytes (a multiple of kBufferAlignment), the library
+  /// workspace included.
   int64_t arenaBytes = 0;
+  /// The arena bytes lent to library calls as their workspace (cuBLASLt's),
+  /// at libraryWorkspaceOffset; 0 when none is reserved.
+  int64_t libraryWorkspaceOffset = 0, libraryWorkspaceBytes = 0;
   /// Size of weights.bin (the constants, each 64-byte aligned).
   int64_t weightFileBytes = 0;
   /// The top-level ops in program order (constants and the return
@@ -125,6 +129,11 @@ mlir::Operation *nextStep(mlir::Operation *op);
 /// Plans the memory of `graph`. Fails (with a diagnostic naming the value and
 /// what to do) when a type is not static or its element type unsupported.
 mlir::FailureOr<MemoryPlan> planMemory(mlir::func::FuncOp graph);
+
+/// Adds `bytes` of library workspace at the end of `plan`'s arena (256-byte
+/// aligned: cuBLASLt's requirement), for calls that run one at a time on the
+/// run's stream.
+void reserveLibraryWorkspace(MemoryPlan &plan, int64_t bytes);
 
 /// Assigns offsets to buffers whose `bytes`, `first` and `last` are set
 /// (greedy best-fit by size over lifetime intervals); returns the peak.

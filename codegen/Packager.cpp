@@ -81,6 +81,10 @@ using json = nlohmann::ordered_json;
 
 namespace kiln {
 
+/// cuBLASLt's workspace in the arena of a cuda graph with matmuls: 32 MiB,
+/// what NVIDIA recommends for Hopper (and the runtime's own default).
+constexpr int64_t kCudaMatmulWorkspaceBytes = int64_t(32) << 20;
+
 /// The x86-64 instruction-set level of the machine running the compiler:
 /// x86-64-v4 (AVX-512 F/BW/CD/DQ/VL), x86-64-v3 (AVX2, FMA, BMI2) or
 /// x86-64-v2.
@@ -373,10 +377,17 @@ LogicalResult writePackage(ModuleOp module, const PackageOptions &options,
     }
   }
 
-  // 2. Memory plan, wrapper and model.h.
+  // 2. Memory plan, wrapper and model.h. cuda: cuBLASLt's workspace is part
+  // of the arena (each concurrent run has its own), not the runtime's.
   FailureOr<MemoryPlan> plan = planMemory(graph);
   if (failed(plan))
     return failure();
+  if (cuda && graph.walk([](Operation *op) {
+                     return op->getName().getStringRef() == "kiln.matmul"
+                                ? WalkResult::interrupt()
+                                : WalkResult::advance();
+                   }).wasInterrupted())
+    reserveLibraryWorkspace(*plan, kCudaMatmulWorkspaceBytes);
   counts.arenaBytes = plan->arenaBytes;
   FailureOr<std::string> wrapper =
       emitWrapper(graph, *plan, wrapperTarget, modelName);
@@ -587,7 +598,12 @@ LogicalResult writePackage(ModuleOp module, const PackageOptions &options,
        {{"fused", counts.fused},
         {"library", counts.library},
         {"fallback", counts.fallback}}},
-      {"memory_plan", {{"arena_bytes", plan->arenaBytes}, {"buffers", bufs}}},
+      {"memory_plan",
+       {{"arena_bytes", plan->arenaBytes},
+        {"library_workspace",
+         {{"offset", plan->libraryWorkspaceOffset},
+          {"bytes", plan->libraryWorkspaceBytes}}},
+        {"buffers", bufs}}},
       {"options",
        {{"target", options.target},
         {"weights", options.weights},

@@ -349,7 +349,8 @@ bool emitCudaMatmulStep(llvm::raw_ostream &os, Operation *op, size_t index,
      << "                       " << buffers.pointer(mm->d) << ", "
      << mm->m * mm->n << ", // " << buffers.describe(mm->d) << "\n"
      << "                       " << (bias ? buffers.pointer(bias) : "nullptr")
-     << ", " << activation << ", nullptr, 0, stream, err, errlen))"
+     << ", " << activation << ", " << buffers.libraryWorkspace(mm->d)
+     << ", stream, err, errlen))"
      << (bias ? " // bias: " + buffers.describe(bias) + " (epilogue)" : "")
      << (activation == 1 ? " // ReLU (epilogue)" : "")
      << "\n"

@@ -115,6 +115,17 @@ public:
     return prepared_ && prepared_->count(v);
   }
 
+  /// The workspace arguments of a library call that writes `result`: the
+  /// plan's library workspace in the arena, or "nullptr, 0" (the runtime's
+  /// own) when none is planned or the call runs in weight preparation, which
+  /// has no arena.
+  std::string libraryWorkspace(mlir::Value result) const {
+    if (!plan_.libraryWorkspaceBytes || isPrepared(result))
+      return "nullptr, 0";
+    return "at(arena, " + std::to_string(plan_.libraryWorkspaceOffset) +
+           "), " + std::to_string(plan_.libraryWorkspaceBytes);
+  }
+
   /// True when `v` has a buffer (results nobody reads have none).
   bool hasBuffer(mlir::Value v) const {
     return plan_.at(v).kind != BufferKind::None;
