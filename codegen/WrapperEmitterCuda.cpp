@@ -219,6 +219,7 @@ static std::optional<CudaMatmul> cudaMatmulOf(Operation *op,
 namespace {
 /// A kiln.fusion that cuBLASLt's epilogue computes for the matmul before it.
 struct MatmulEpilogue {
+  Value mm;           ///< the matmul result the epilogue reads
   Value bias;         ///< a vector of the last dim's size, or null
   int activation = 0; ///< kiln_cuda_matmul's code: 0 none, 1 ReLU
 };
@@ -251,6 +252,7 @@ matmulEpilogueOf(Operation *fusion, const BufferNames &buffers) {
   if (!mm)
     return std::nullopt;
   MatmulEpilogue e;
+  e.mm = mm;
   Value cur = mmArg;
   for (Operation &op : body.without_terminator()) {
     StringRef name = op.getName().getStringRef();
@@ -327,7 +329,12 @@ bool emitCudaMatmulStep(llvm::raw_ostream &os, Operation *op, size_t index,
   std::optional<MatmulEpilogue> epilogue;
   if (mm->d.hasOneUse()) {
     Operation *user = *mm->d.getUsers().begin();
-    if ((epilogue = matmulEpilogueOf(user, buffers)))
+    // Only the matmul the epilogue reads folds it: in add(mmA, mmB) of two
+    // [1, N] products, mmB would pass for mmA's bias.
+    epilogue = matmulEpilogueOf(user, buffers);
+    if (epilogue && epilogue->mm != op->getResult(0))
+      epilogue.reset();
+    if (epilogue)
       mm->d = user->getResult(0);
   }
   Value bias = epilogue ? epilogue->bias : Value();

@@ -7,7 +7,8 @@ conv_bias_add_relu.onnx: Conv (with bias) + Add (a residual input) + Relu,
 which cuDNN computes in one call; conv_relu_shared.onnx: a Conv whose result
 is also an output, so its Relu cannot be folded into the convolution;
 linear_relu.onnx: MatMul + Add (bias) + Relu, which cuBLASLt's epilogue
-computes.
+computes; two_matmuls.onnx: Relu(x @ W + h @ U) of one row, where each
+product could pass for the other's bias: only the call just before the fusion folds it.
 """
 import os
 import sys
@@ -61,12 +62,30 @@ def linear_model(path):
     onnx.save(model, path)
 
 
+def two_matmuls(path):
+    rng = np.random.default_rng(2)
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16])
+    h = helper.make_tensor_value_info("h", TensorProto.FLOAT, [1, 8])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 32])
+    inits = [numpy_helper.from_array(rng.standard_normal((16, 32)).astype(np.float32), "w"),
+             numpy_helper.from_array(rng.standard_normal((8, 32)).astype(np.float32), "u")]
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["a"], name="mm_x"),
+             helper.make_node("MatMul", ["h", "u"], ["b"], name="mm_h"),
+             helper.make_node("Add", ["b", "a"], ["s"], name="sum"),
+             helper.make_node("Relu", ["s"], ["y"], name="relu")]
+    graph = helper.make_graph(nodes, "two_matmuls", [x, h], [y], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    onnx.checker.check_model(model)
+    onnx.save(model, path)
+
+
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
     conv_model(os.path.join(out, "conv_bias_add_relu.onnx"), True, True, False)
     conv_model(os.path.join(out, "conv_relu_shared.onnx"), False, False, True)
     linear_model(os.path.join(out, "linear_relu.onnx"))
+    two_matmuls(os.path.join(out, "two_matmuls.onnx"))
 
 
 if __name__ == "__main__":
