@@ -32,8 +32,8 @@ static int report(const Status &s, char *err, size_t errlen) {
 
 namespace {
 
-/// kiln_cuda_conv and kiln_cuda_conv_relu: one cuda::conv call.
-int kiln_cuda_conv_act(int dtype, int spatialDims, const int64_t *xShape,
+/// The cuda::conv call behind kiln_cuda_conv and kiln_cuda_conv_relu.
+int runConv(int dtype, int spatialDims, const int64_t *xShape,
                        const void *x, const int64_t *wShape, const void *w,
                        const void *bias, const void *z, bool relu,
                        int64_t group, const int64_t *strides,
@@ -177,7 +177,7 @@ int kiln_cuda_conv(int dtype, int spatialDims, const int64_t *xShape,
                    const int64_t *pads, const int64_t *dilations,
                    const int64_t *yShape, void *y, void *stream, char *err,
                    size_t errlen) {
-  return kiln_cuda_conv_act(dtype, spatialDims, xShape, x, wShape, w, bias,
+  return runConv(dtype, spatialDims, xShape, x, wShape, w, bias,
                             nullptr, false, group, strides, pads, dilations,
                             yShape, y, stream, err, errlen);
 }
@@ -188,7 +188,7 @@ int kiln_cuda_conv_relu(int dtype, int spatialDims, const int64_t *xShape,
                         const int64_t *strides, const int64_t *pads,
                         const int64_t *dilations, const int64_t *yShape,
                         void *y, void *stream, char *err, size_t errlen) {
-  return kiln_cuda_conv_act(dtype, spatialDims, xShape, x, wShape, w, bias, z,
+  return runConv(dtype, spatialDims, xShape, x, wShape, w, bias, z,
                             true, group, strides, pads, dilations, yShape, y,
                             stream, err, errlen);
 }
