@@ -46,24 +46,18 @@ std::string printScalarOp(llvm::StringRef op, ScalarType resultType,
 /// Rounds a float expression to the half type `t` (identity for other types).
 std::string roundTo(ScalarType t, const std::string &expr);
 
-/// The compilers a kernel prelude is written for.
-enum class PreludeTarget {
-  Cpp, ///< the host C++ compiler (kernels.cpp, the wrapper)
-  Cuda ///< NVRTC (kernels.cu): no standard headers, device functions
-};
+/// The scalar helpers printScalarOp calls (kiln_f16/kiln_bf16 arithmetic,
+/// kiln_max, kiln_idiv, kiln_sigmoid, ...), shared by every target's kernel
+/// prelude; `fnQualifier` replaces KILN_FN ("static inline",
+/// "__device__ __forceinline__") and `hostDeviceQualifier` KILN_HD. The
+/// target's prelude defines kiln_expf, kiln_erff, kiln_float_bits and the
+/// f16/bf16 conversions before it.
+std::string scalarHelperPrelude(llvm::StringRef fnQualifier,
+                                llvm::StringRef hostDeviceQualifier);
 
-/// The prelude every kernels file starts with: kiln_f16/kiln_bf16 (round to
-/// nearest even, matching the runtime's DType.cpp) and the scalar helpers
-/// printScalarOp calls. For C++: <cmath>, <cstdint>, <cstring> and the
-/// vectorizable kiln_expf/kiln_erff polynomials, all `static inline`. For
-/// CUDA: the integer typedefs and math constants NVRTC lacks, kiln_expf and
-/// kiln_erff as the device's expf and erff, every helper `__device__
-/// __forceinline__`, plus kiln_vec (aligned vector access) and kiln_shfl_xor
-/// (warp shuffles of accumulators).
-std::string kernelPrelude(PreludeTarget target);
-
-/// kernelPrelude(PreludeTarget::Cpp), kept for the C++ printer's callers.
-const char *kernelPrelude();
+/// `text` with KILN_FN and KILN_HD replaced by the target's qualifiers.
+std::string markQualifiers(llvm::StringRef text, llvm::StringRef fnQualifier,
+                           llvm::StringRef hostDeviceQualifier);
 
 } // namespace codegen
 } // namespace kiln

@@ -37,9 +37,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/Packager.h"
-#include "codegen/CppKernel.h"
-#include "codegen/CudaKernel.h"
-#include "codegen/NvrtcCompiler.h"
+#include "targets/cpu/CppKernel.h"
+#include "targets/cuda/CudaKernel.h"
+#include "targets/cuda/NvrtcCompiler.h"
 #include "codegen/MemoryPlanner.h"
 #include "codegen/ModelHeaderEmitter.h"
 #include "codegen/WrapperEmitter.h"

@@ -11,7 +11,7 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 
 debs=(cmake ninja-build g++ llvm-19-dev libmlir-19-dev mlir-19-tools llvm-19-tools
       libonnx-dev libprotobuf-dev protobuf-compiler nlohmann-json3-dev
-      libcli11-dev catch2 libopenblas-dev python3 python3-venv)
+      libcli11-dev catch2 libopenblas-dev python3 python3-venv ccache)
 missing=()
 for p in "${debs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -12,7 +12,7 @@
 #ifndef KILN_TEST_UNIT_CODEGEN_CODEGENTESTUTILS_H
 #define KILN_TEST_UNIT_CODEGEN_CODEGENTESTUTILS_H
 
-#include "codegen/CppKernel.h"
+#include "targets/cpu/CppKernel.h"
 #include "codegen/ExprPrinter.h"
 #include "ir/KilnDialect.h"
 #include "ir/KilnOps.h"

@@ -151,7 +151,7 @@ void checkCases(const std::vector<CudaCase> &cases, unsigned maxGrid = 3) {
   // The device's f16/bf16 conversions are PTX instructions: the emulation
   // uses the host prelude's integer code (the same rounding).
   std::string cu = emitCudaKernelsFile(kernels, "test");
-  std::string cpp = codegen::kernelPrelude(codegen::PreludeTarget::Cpp);
+  std::string cpp = cppKernelPrelude();
   size_t a = cu.find("__device__ __forceinline__ uint16_t kiln_float_to_f16_bits");
   size_t b = cu.find("struct kiln_f16 {");
   size_t c = cpp.find("static inline uint16_t kiln_float_to_f16_bits");

@@ -9,8 +9,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "CodegenTestUtils.h"
-#include "codegen/CudaKernel.h"
-#include "codegen/NvrtcCompiler.h"
+#include "targets/cuda/CudaKernel.h"
+#include "targets/cuda/NvrtcCompiler.h"
 
 #include <catch2/catch.hpp>
 

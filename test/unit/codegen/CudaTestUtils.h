@@ -10,8 +10,8 @@
 #define KILN_TEST_UNIT_CODEGEN_CUDATESTUTILS_H
 
 #include "CodegenTestUtils.h"
-#include "codegen/CudaKernel.h"
-#include "codegen/NvrtcCompiler.h"
+#include "targets/cuda/CudaKernel.h"
+#include "targets/cuda/NvrtcCompiler.h"
 
 #include <string>
 #include <vector>

@@ -70,8 +70,12 @@ mlir::FailureOr<CudaKernel> emitCudaKernel(FusionOp op);
 std::optional<CudaKernel> emitCudaMaxPoolKernel(mlir::Operation *op,
                                                 llvm::StringRef name);
 
+/// The prelude of kernels.cu (CudaPrelude.cpp): NVRTC has no standard
+/// headers; every helper is `__device__ __forceinline__`.
+std::string cudaKernelPrelude();
+
 /// The text of kernels.cu: a banner naming `modelName`, the device prelude
-/// (kernelPrelude(PreludeTarget::Cuda)), then every definition in order.
+/// (cudaKernelPrelude()), then every definition in order.
 std::string emitCudaKernelsFile(llvm::ArrayRef<CudaKernel> kernels,
                                 llvm::StringRef modelName);
 

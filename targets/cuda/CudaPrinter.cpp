@@ -34,7 +34,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "codegen/CudaPrinterImpl.h"
+#include "targets/cuda/CudaPrinterImpl.h"
 
 #include "kiln/runtime/DType.h"
 
@@ -481,7 +481,7 @@ std::string emitCudaKernelsFile(llvm::ArrayRef<CudaKernel> kernels,
        "compiled by NVRTC;\n// each names the ONNX nodes it computes and the "
        "launch shape it needs.\n// Generated code: do not edit.\n//\n";
   s += "//===" + std::string(70, '-') + "===//\n\n";
-  s += kernelPrelude(PreludeTarget::Cuda);
+  s += cudaKernelPrelude();
   if (llvm::any_of(kernels, [](const CudaKernel &k) {
         return k.definition.find("kiln_erf_bf16(") != std::string::npos;
       }))

@@ -11,7 +11,7 @@
 #ifndef KILN_CODEGEN_CUDAPRINTERIMPL_H
 #define KILN_CODEGEN_CUDAPRINTERIMPL_H
 
-#include "codegen/CudaKernel.h"
+#include "targets/cuda/CudaKernel.h"
 #include "codegen/ExprPrinter.h"
 
 #include <algorithm>

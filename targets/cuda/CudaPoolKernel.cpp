@@ -13,7 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "codegen/CudaKernel.h"
+#include "targets/cuda/CudaKernel.h"
 #include "codegen/ExprPrinter.h"
 #include "codegen/MemoryPlanner.h"
 

@@ -16,7 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "codegen/CudaPrinterImpl.h"
+#include "targets/cuda/CudaPrinterImpl.h"
 
 #include <cmath>
 #include <cstdlib>

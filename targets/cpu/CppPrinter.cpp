@@ -12,7 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "codegen/CppKernel.h"
+#include "targets/cpu/CppKernel.h"
 #include "codegen/ExprPrinter.h"
 
 #include "llvm/Support/raw_ostream.h"
@@ -514,7 +514,6 @@ mlir::FailureOr<CppKernel> emitCppKernel(FusionOp op) {
   return printCppKernel(*kernel);
 }
 
-std::string cppKernelPrelude() { return kernelPrelude(); }
 
 std::string emitKernelsFile(llvm::ArrayRef<CppKernel> kernels,
                             llvm::StringRef modelName) {
@@ -525,7 +524,7 @@ std::string emitKernelsFile(llvm::ArrayRef<CppKernel> kernels,
        "each names the\n// ONNX nodes it computes. Generated code: do not "
        "edit.\n//\n";
   s += "//===" + std::string(70, '-') + "===//\n\n";
-  s += kernelPrelude();
+  s += cppKernelPrelude();
   s += "\nnamespace kiln_kernels {\n";
   for (const CppKernel &k : kernels)
     s += "\n" + k.definition;

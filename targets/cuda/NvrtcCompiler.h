@@ -11,7 +11,7 @@
 #ifndef KILN_CODEGEN_NVRTCCOMPILER_H
 #define KILN_CODEGEN_NVRTCCOMPILER_H
 
-#include "codegen/CudaKernel.h"
+#include "targets/cuda/CudaKernel.h"
 
 #include "mlir/IR/Location.h"
 #include "mlir/Support/LogicalResult.h"
