@@ -15,6 +15,7 @@ include "ir/KilnElementwiseOps.td"
 include "ir/KilnNNOps.td"
 include "ir/KilnDataOps.td"
 include "ir/KilnFusionOps.td"
+include "ir/KilnLibraryOps.td"
 include "ir/KilnProgramOps.td"
 
 #endif // KILN_OPS_TD

@@ -1,0 +1,71 @@
+//===- KilnLibraryOps.td - Library calls (library_call) ------*- tablegen -*-===//
+//
+// This file declares `kiln.library_call`: one call of a vendor library
+// (cuBLASLt, cuDNN, the runtime's BLAS-backed kernels) that a target's
+// lowering pass (targets/<name>/Lower*LibraryCalls.cpp) chose, with
+// everything the call computes besides the library's main operation (the
+// transposes it reads through, its epilogue: bias, residual, activation)
+// folded into it. The wrapper emitter prints what the op says and decides
+// nothing.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_LIBRARY_OPS_TD
+#define KILN_LIBRARY_OPS_TD
+
+include "ir/KilnDialect.td"
+
+def Kiln_LibraryCallOp : Op<Kiln_Dialect, "library_call", [Pure]> {
+  let summary = "a call of a vendor library chosen by a target's lowering";
+  let description = [{
+    One step of a compiled graph that a library computes. `callee` names the
+    library routine as `<library>.<routine>`: `cublaslt.matmul`,
+    `cudnn.conv`, `cudnn.conv_bias_act` (CUDA), `runtime.matmul`,
+    `runtime.conv`, `runtime.conv_transpose` (CPU: the runtime's
+    OpenBLAS-backed kernels). `roles` names each operand, in order
+    (`a`, `b`, `bias`, `residual`, `x`, `w`): the callee reads its operands
+    by role, so no operand is optional. `transpose_a` / `transpose_b`: the
+    matmul reads that operand as the transpose of its last two dims (the
+    kiln.transpose that produced it folded away). `epilogue` is what the call
+    applies to its result before it stores it: `none`, `bias`, `relu`,
+    `bias_relu`, `bias_residual_relu`, `residual_relu`. `workspace` is the
+    scratch memory the call needs, in bytes (the memory planner reserves it
+    in the arena). `params` are the attributes of the library's main
+    operation (a convolution's strides, pads, dilations, group).
+
+    Its location fuses the locations of every op folded into it, so the
+    generated code names all their ONNX nodes.
+
+    Example:
+
+    ```mlir
+    %y = kiln.library_call "cublaslt.matmul"(%x, %w, %b) {
+        roles = ["a", "b", "bias"], transpose_b = true,
+        epilogue = "bias_relu", workspace = 33554432 : i64,
+        params = {}}
+        : (tensor<8x64xf32>, tensor<32x64xf32>, tensor<32xf32>) -> tensor<8x32xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<Kiln_Tensor>:$inputs, StrAttr:$callee,
+                   StrArrayAttr:$roles,
+                   DefaultValuedAttr<BoolAttr, "false">:$transpose_a,
+                   DefaultValuedAttr<BoolAttr, "false">:$transpose_b,
+                   DefaultValuedAttr<StrAttr, "\"none\"">:$epilogue,
+                   DefaultValuedAttr<I64Attr, "0">:$workspace,
+                   DefaultValuedAttr<DictionaryAttr, "{}">:$params);
+  let results = (outs Variadic<Kiln_Tensor>:$results);
+  let assemblyFormat = [{
+    $callee `(` $inputs `)` attr-dict `:` functional-type($inputs, $results)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The operand that plays `role`, or null.
+    ::mlir::Value getOperandByRole(::llvm::StringRef role);
+    /// The library of the callee ("cublaslt" of "cublaslt.matmul").
+    ::llvm::StringRef getLibrary() { return getCallee().split('.').first; }
+    /// The routine of the callee ("matmul" of "cublaslt.matmul").
+    ::llvm::StringRef getRoutine() { return getCallee().split('.').second; }
+  }];
+}
+
+#endif // KILN_LIBRARY_OPS_TD
