@@ -3,14 +3,16 @@
 // This file implements the memory planner: it collects the signature of a
 // graph (inputs, outputs, weights in ABI order), places every value
 // (input, weight, output buffer or arena), computes arena lifetimes in
-// program order (a fusion right after the matmul or convolution it reads
-// lives from that call on: the CUDA wrapper may fold it into the call) and
-// assigns 64-byte aligned offsets with reuse by a greedy best-fit over
-// lifetime intervals, largest buffers first.
+// program order and assigns 64-byte aligned offsets with reuse by a greedy
+// best-fit over lifetime intervals, largest buffers first. Results of
+// load-time steps (kiln.load_time) go to the model's prepared memory; the
+// largest workspace a kiln.library_call asks for goes at the arena's end.
 //
 //===----------------------------------------------------------------------===//
 
 #include "codegen/MemoryPlanner.h"
+#include "ir/KilnOps.h"
+#include "passes/LoweringPasses.h"
 #include "passes/TensorConversion.h"
 
 #include "mlir/IR/BuiltinTypes.h"
@@ -115,7 +117,7 @@ static std::string constantName(Operation *op, int index,
 /// "k3_layer_norm" for a fusion, "matmul" for another kiln op.
 static std::string stepName(Operation *op) {
   if (auto name = op->getAttrOfType<StringAttr>("name");
-      name && op->getName().getStringRef() == "kiln.fusion")
+      name && isa<FusionOp>(op))
     return name.getValue().str();
   StringRef n = op->getName().getStringRef();
   n.consume_front("kiln.");
@@ -167,17 +169,13 @@ int64_t assignArenaOffsets(std::vector<ArenaBuffer> &buffers) {
   return peak;
 }
 
-void reserveLibraryWorkspace(MemoryPlan &plan, int64_t bytes) {
+/// Adds `bytes` of library workspace at the end of `plan`'s arena (256-byte
+/// aligned: cuBLASLt's requirement), for calls that run one at a time on the
+/// run's stream.
+static void reserveLibraryWorkspace(MemoryPlan &plan, int64_t bytes) {
   plan.libraryWorkspaceOffset = (plan.arenaBytes + 255) / 256 * 256;
   plan.libraryWorkspaceBytes = bytes;
   plan.arenaBytes = alignBuffer(plan.libraryWorkspaceOffset + bytes);
-}
-
-Operation *nextStep(Operation *op) {
-  Operation *next = op->getNextNode();
-  while (next && next->getName().getStringRef() == "kiln.constant")
-    next = next->getNextNode();
-  return next;
 }
 
 FailureOr<MemoryPlan> planMemory(func::FuncOp graph) {
@@ -231,7 +229,7 @@ FailureOr<MemoryPlan> planMemory(func::FuncOp graph) {
       ret = r;
       continue;
     }
-    if (op.getName().getStringRef() == "kiln.constant") {
+    if (isa<ConstantOp>(op)) {
       std::string name =
           constantName(&op, static_cast<int>(plan.weights.size()), usedNames);
       FailureOr<SignatureEntry> entry =
@@ -268,24 +266,11 @@ FailureOr<MemoryPlan> planMemory(func::FuncOp graph) {
   // unused result of a fallback op, which the wrapper never stores).
   for (Operation *op : plan.ops) {
     if (isa<func::ReturnOp>(op) ||
-        op->getName().getStringRef() == "kiln.constant")
+        isa<ConstantOp>(op))
       continue;
-    bool isFusion = op->getName().getStringRef() == "kiln.fusion";
+    bool isFusion = isa<FusionOp>(op);
+    bool loadTime = op->hasAttr(kLoadTimeAttr);
     int first = opIndex[op];
-    // A fusion right after the kiln.matmul or kiln.conv that it reads may be
-    // folded into that library call (cuBLASLt's and cuDNN's epilogues write
-    // the fusion's result during the call): its results live from the call
-    // on, so that they share no bytes with the call's operands or with
-    // values the fusion reads.
-    if (isFusion)
-      for (Value operand : op->getOperands()) {
-        Operation *def = operand.getDefiningOp();
-        StringRef defName = def ? def->getName().getStringRef() : "";
-        if (defName != "kiln.matmul" && defName != "kiln.conv")
-          continue;
-        if (nextStep(def) == op)
-          first = std::min(first, opIndex[def]);
-      }
     for (OpResult r : op->getResults()) {
       if (plan.locations.count(r))
         continue;
@@ -305,6 +290,14 @@ FailureOr<MemoryPlan> planMemory(func::FuncOp graph) {
       }
       if (r.use_empty() && !isFusion) {
         plan.locations[r] = BufferLocation{BufferKind::None, -1, 0, bytes};
+        continue;
+      }
+      if (loadTime) {
+        // Prepared memory: written once, lives as long as the model.
+        int64_t offset = (plan.preparedBytes + 255) / 256 * 256;
+        plan.locations[r] =
+            BufferLocation{BufferKind::Prepared, -1, offset, bytes};
+        plan.preparedBytes = offset + bytes;
         continue;
       }
       ArenaBuffer buf;
@@ -329,6 +322,15 @@ FailureOr<MemoryPlan> planMemory(func::FuncOp graph) {
   for (const ArenaBuffer &buf : plan.buffers)
     plan.locations[buf.value] =
         BufferLocation{BufferKind::Arena, -1, buf.offset, buf.bytes};
+
+  // The library calls' workspace (calls run one at a time; load-time calls
+  // use the library's own).
+  int64_t workspace = 0;
+  for (auto call : body.getOps<LibraryCallOp>())
+    if (!call->hasAttr(kLoadTimeAttr))
+      workspace = std::max<int64_t>(workspace, call.getWorkspace());
+  if (workspace > 0)
+    reserveLibraryWorkspace(plan, workspace);
   return plan;
 }
 

@@ -10,10 +10,14 @@
 //     kiln_model_create (every constant is a "weight" in ABI terms);
 //   * graph outputs computed by a top-level op in the caller's output buffer
 //     (the first output naming the value; a repeated one is copied);
+//   * results of steps tagged kiln.load_time (run once, when the model is
+//     created) in memory the model owns, 256-byte aligned;
 //   * every other computed value in one arena per graph, at a 64-byte
 //     aligned offset, reusing space between values whose lifetimes (index
 //     of the defining op to index of the last user, in program order) do not
-//     overlap (greedy best-fit, largest buffers first).
+//     overlap (greedy best-fit, largest buffers first);
+//   * at the arena's end, the largest workspace a library call asks for
+//     (kiln.library_call's `workspace`; calls run one at a time).
 //
 //===----------------------------------------------------------------------===//
 
@@ -61,8 +65,9 @@ enum class BufferKind {
   Input,  ///< the caller's input buffer `index`.
   Weight, ///< weight `index` (bound by kiln_model_create).
   Arena,  ///< the arena at `offset`.
-  Output, ///< the caller's output buffer `index`.
-  None,   ///< never stored: an unused result of a fallback op.
+  Output,   ///< the caller's output buffer `index`.
+  Prepared, ///< the model's prepared memory at `offset` (load-time steps).
+  None,     ///< never stored: an unused result of a reference step.
 };
 
 /// The location of one value.
@@ -101,6 +106,8 @@ struct MemoryPlan {
   /// The arena bytes lent to library calls as their workspace (cuBLASLt's),
   /// at libraryWorkspaceOffset; 0 when none is reserved.
   int64_t libraryWorkspaceOffset = 0, libraryWorkspaceBytes = 0;
+  /// Bytes of the memory that load-time steps write (the model owns it).
+  int64_t preparedBytes = 0;
   /// Size of weights.bin (the constants, each 64-byte aligned).
   int64_t weightFileBytes = 0;
   /// The top-level ops in program order (constants and the return
@@ -122,18 +129,9 @@ std::vector<std::string> sourceNodeNames(mlir::Operation *op);
 /// ranked tensor with static shape and a supported element type.
 int64_t staticTensorBytes(mlir::Type type);
 
-/// The step after `op` in the graph body: the next op that is not a
-/// kiln.constant (constants are weights, not steps), or null.
-mlir::Operation *nextStep(mlir::Operation *op);
-
 /// Plans the memory of `graph`. Fails (with a diagnostic naming the value and
 /// what to do) when a type is not static or its element type unsupported.
 mlir::FailureOr<MemoryPlan> planMemory(mlir::func::FuncOp graph);
-
-/// Adds `bytes` of library workspace at the end of `plan`'s arena (256-byte
-/// aligned: cuBLASLt's requirement), for calls that run one at a time on the
-/// run's stream.
-void reserveLibraryWorkspace(MemoryPlan &plan, int64_t bytes);
 
 /// Assigns offsets to buffers whose `bytes`, `first` and `last` are set
 /// (greedy best-fit by size over lifetime intervals); returns the peak.

@@ -1,16 +1,12 @@
 //===- Packager.cpp - Writes a compiled model package ---------------------===//
 //
-// This file implements the packager. The package layout:
+// This file implements the package writer: the temp folder next to the
+// destination, model.h, wrapper.cpp, weights.bin and manifest.json around
+// the target's build, then the rename into place. The package layout:
 //
-//   DIR/model.so       wrapper.cpp + kernels.cpp, one host compiler run:
-//                      <cxx> -std=c++17 -O3 -march=x86-64-v3
-//                      -fno-tree-slp-vectorize -fno-trapping-math
-//                      -fno-math-errno -fopenmp -fPIC
-//                      -shared -fvisibility=hidden -Wl,-soname,model.so
-//                      -I<runtime include>
-//                      kernels.cpp wrapper.cpp -o model.so
-//                      (not linked against libkiln_runtime.so: the runtime
-//                      symbols resolve from the loading process)
+//   DIR/model.so       the target's build (GraphCodegen::build): one host
+//                      compiler run (codegen/HostCompiler.cpp) over
+//                      wrapper.cpp and the target's host sources
 //   DIR/model.h        the typed C++ API
 //   DIR/kernels.cpp    the generated kernels (to read); --target cuda:
 //   DIR/kernels.cu     the generated CUDA kernels (to read), compiled in
@@ -37,32 +33,21 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/Packager.h"
-#include "targets/cpu/CppKernel.h"
-#include "targets/cuda/CudaKernel.h"
-#include "targets/cuda/NvrtcCompiler.h"
-#include "codegen/MemoryPlanner.h"
-#include "codegen/ModelHeaderEmitter.h"
-#include "codegen/WrapperEmitter.h"
 #include "ir/KilnOps.h"
+#include "passes/FusionRules.h"
+#include "passes/LoweringPasses.h"
 #include "passes/TensorConversion.h"
 
 #include "kiln/runtime/ModelABI.h"
 
-#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
 
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
 
-#include <nlohmann/json.hpp>
-
-#include <chrono>
 #include <cstdlib>
 #include <fstream>
-#include <regex>
-#include <sstream>
 
 #include <unistd.h>
 
@@ -80,10 +65,6 @@ using namespace mlir;
 using json = nlohmann::ordered_json;
 
 namespace kiln {
-
-/// cuBLASLt's workspace in the arena of a cuda graph with matmuls: 32 MiB,
-/// what NVIDIA recommends for Hopper (and the runtime's own default).
-constexpr int64_t kCudaMatmulWorkspaceBytes = int64_t(32) << 20;
 
 /// The x86-64 instruction-set level of the machine running the compiler:
 /// x86-64-v4 (AVX-512 F/BW/CD/DQ/VL), x86-64-v3 (AVX2, FMA, BMI2) or
@@ -103,11 +84,6 @@ static std::string hostCpuIsa() {
 }
 
 namespace {
-
-double secondsSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-      .count();
-}
 
 /// The graph function of a module (marked `kiln.graph`, else @main).
 func::FuncOp findGraph(ModuleOp module) {
@@ -140,50 +116,28 @@ LogicalResult writeFile(Location loc, const std::string &path, StringRef text) {
   return success();
 }
 
-/// The host compiler to run.
-std::string hostCompiler(const PackageOptions &options) {
-  if (!options.cxx.empty())
-    return options.cxx;
-  if (const char *env = std::getenv("KILN_CXX"); env && *env)
-    return env;
-  return KILN_DEFAULT_CXX;
-}
-
-/// The first lines of a compiler log, with the temp folder's path removed
-/// and, after them, the generated source line of the first error.
-std::string summarizeCompilerLog(const std::string &log,
-                                 const std::string &tmpDir,
-                                 const std::string &kernels,
-                                 const std::string &wrapper) {
-  std::string cleaned;
-  std::string prefix = tmpDir + "/";
-  for (size_t pos = 0;;) {
-    size_t hit = log.find(prefix, pos);
-    cleaned += log.substr(pos, hit == std::string::npos ? hit : hit - pos);
-    if (hit == std::string::npos)
-      break;
-    pos = hit + prefix.size();
+/// The host compiler to run, and its path; a diagnostic when not found.
+LogicalResult findHostCompiler(Location loc, const PackageOptions &options,
+                               PackageBuild &build) {
+  build.cxx = options.cxx;
+  if (build.cxx.empty())
+    if (const char *env = std::getenv("KILN_CXX"); env && *env)
+      build.cxx = env;
+  if (build.cxx.empty())
+    build.cxx = KILN_DEFAULT_CXX;
+  build.cxxPath = build.cxx;
+  if (build.cxx.find('/') == std::string::npos) {
+    llvm::ErrorOr<std::string> found = llvm::sys::findProgramByName(build.cxx);
+    if (!found)
+      return emitError(loc) << "host C++ compiler '" << build.cxx
+                            << "' not found in PATH; pass --cxx PATH or set "
+                               "KILN_CXX";
+    build.cxxPath = *found;
+  } else if (!llvm::sys::fs::can_execute(build.cxx)) {
+    return emitError(loc) << "host C++ compiler '" << build.cxx
+                          << "' is not an executable file; pass --cxx PATH";
   }
-  std::istringstream lines(cleaned);
-  std::string line, head;
-  for (int n = 0; n < 30 && std::getline(lines, line); ++n)
-    head += "  " + line + "\n";
-  std::smatch m;
-  static const std::regex errorLine(
-      R"(((kernels|wrapper)\.cpp):([0-9]+):[0-9:]* *(fatal )?error:)");
-  if (std::regex_search(cleaned, m, errorLine)) {
-    const std::string &text = m[2] == "kernels" ? kernels : wrapper;
-    int target = std::stoi(m[3]);
-    std::istringstream src(text);
-    std::string s;
-    for (int n = 1; std::getline(src, s); ++n)
-      if (n == target) {
-        head += "generated source " + m[1].str() + ":" + m[3].str() + ": " + s +
-                "\n";
-        break;
-      }
-  }
-  return head;
+  return success();
 }
 
 } // namespace
@@ -245,19 +199,16 @@ FailureOr<StepCounts> countSteps(ModuleOp module) {
     return module.emitError("the module has no graph function");
   StepCounts counts;
   for (Operation &op : graph.getBody().front()) {
-    switch (classifyStep(&op)) {
-    case StepKind::Kernel:
+    // Before lowering (kiln dump --stage fused) the library family counts
+    // as library calls, as the targets lower it.
+    if (isa<ConstantOp, func::ReturnOp>(op))
+      continue;
+    if (isa<FusionOp>(op) || op.hasAttr(kKernelAttr))
       ++counts.fused;
-      break;
-    case StepKind::Library:
+    else if (isa<LibraryCallOp>(op) || isLibraryOp(&op))
       ++counts.library;
-      break;
-    case StepKind::Fallback:
+    else
       ++counts.fallback;
-      break;
-    default:
-      break;
-    }
   }
   // The arena needs static shapes; without them it is unknown (-1).
   ScopedDiagnosticHandler quiet(module.getContext(),
@@ -267,173 +218,71 @@ FailureOr<StepCounts> countSteps(ModuleOp module) {
   return counts;
 }
 
-LogicalResult writePackage(ModuleOp module, const PackageOptions &options,
-                           StepCounts *countsOut) {
-  auto start = std::chrono::steady_clock::now();
-  Location loc = module.getLoc();
-  func::FuncOp graph = findGraph(module);
-  if (!graph)
-    return module.emitError("the module has no graph function");
-  bool cuda = options.target == "cuda";
-  if (options.target != "cpu" && !cuda)
-    return emitError(loc) << "unknown --target '" << options.target
-                          << "' (supported: cpu, cuda)";
-  if (cuda && !haveNvrtc())
-    return emitError(loc) << "--target cuda needs NVRTC, and this kiln was "
-                             "built without it (configure with the CUDA "
-                             "toolkit installed)";
-  // The instruction-set level the package is compiled for; the manifest
+PackageWriter::PackageWriter(Location loc, const Target &target,
+                             const PackageOptions &options)
+    : loc_(loc), target_(target), options_(options),
+      start_(std::chrono::steady_clock::now()) {}
+
+PackageWriter::~PackageWriter() {
+  if (!installed_)
+    removeTree(dir_);
+}
+
+LogicalResult PackageWriter::begin() {
+  if (failed(target_.checkAvailable(loc_)))
+    return failure();
+  // The instruction-set level of the package's host code; the manifest
   // records it and kiln::Model refuses a package the CPU cannot run.
-  // A cuda package's host code (the wrapper) is not hot: it is built for
-  // x86-64-v2 unless --cpu-isa says otherwise, so it loads on any GPU host.
-  std::string isa = options.cpuIsa;
-  if ((isa.empty() || isa == "host") && cuda)
-    isa = "x86-64-v2";
-  else if (isa.empty() || isa == "host")
-    isa = hostCpuIsa();
+  std::string isa = options_.cpuIsa;
+  if (isa.empty() || isa == "host")
+    isa = target_.defaultCpuIsa(hostCpuIsa());
   else if (isa != "x86-64-v2" && isa != "x86-64-v3" && isa != "x86-64-v4")
-    return emitError(loc) << "unknown --cpu-isa '" << isa
-                          << "' (supported: host, x86-64-v2, x86-64-v3, "
-                             "x86-64-v4)";
-  if (failed(checkOutputDir(loc, options.outputDir)))
+    return emitError(loc_) << "unknown --cpu-isa '" << isa
+                           << "' (supported: host, x86-64-v2, x86-64-v3, "
+                              "x86-64-v4)";
+  build_.isa = isa;
+  if (failed(checkOutputDir(loc_, options_.outputDir)))
     return failure();
-  std::string includeDir = KILN_RUNTIME_INCLUDE_DIR;
+  build_.includeDir = KILN_RUNTIME_INCLUDE_DIR;
   if (const char *env = std::getenv("KILN_RUNTIME_INCLUDE"); env && *env)
-    includeDir = env;
-  if (includeDir.empty() ||
-      !llvm::sys::fs::exists(includeDir + "/kiln/runtime/ModelABI.h"))
-    return emitError(loc) << "the runtime headers (kiln/runtime/ModelABI.h) "
-                             "are not found in '"
-                          << includeDir
-                          << "'; set KILN_RUNTIME_INCLUDE to the runtime's "
-                             "include folder";
-
-  // 1. Kernels: one per fusion region.
-  std::string modelName = modelNameOf(module);
-  std::vector<CppKernel> kernels;
-  std::vector<CudaKernel> cudaKernels;
-  WrapperTarget wrapperTarget;
-  wrapperTarget.name = options.target;
-  int numPools = 0; // printed max-pool kernels (cuda): p0_max_pool, ...
-  json kernelsJson = json::array(), refOpsJson = json::array();
-  StepCounts counts;
-  for (Operation &op : graph.getBody().front()) {
-    StepKind kind = classifyStep(&op);
-    if (kind == StepKind::Kernel && cuda) {
-      FailureOr<CudaKernel> kernel = emitCudaKernel(cast<FusionOp>(op));
-      if (failed(kernel))
-        return failure();
-      CudaLaunch launch;
-      launch.name = kernel->name;
-      std::copy(kernel->grid, kernel->grid + 3, launch.grid);
-      std::copy(kernel->block, kernel->block + 3, launch.block);
-      launch.sharedBytes = kernel->sharedBytes;
-      wrapperTarget.launches[&op] = launch;
-      kernelsJson.push_back(
-          json{{"name", kernel->name},
-               {"kind", op.getAttrOfType<StringAttr>("kind").getValue()},
-               {"nodes", sourceNodeNames(&op)},
-               {"grid", launch.grid},
-               {"block", launch.block},
-               {"shared_bytes", launch.sharedBytes}});
-      cudaKernels.push_back(std::move(*kernel));
-      ++counts.fused;
-    } else if (kind == StepKind::Kernel) {
-      FailureOr<CppKernel> kernel = emitCppKernel(cast<FusionOp>(op));
-      if (failed(kernel))
-        return failure();
-      wrapperTarget.kernelDeclarations[&op] = kernel->declaration;
-      kernelsJson.push_back(
-          json{{"name", kernel->name},
-               {"kind", op.getAttrOfType<StringAttr>("kind").getValue()},
-               {"nodes", sourceNodeNames(&op)}});
-      kernels.push_back(std::move(*kernel));
-      ++counts.fused;
-    } else if (std::optional<CudaKernel> pool =
-                   cuda ? emitCudaMaxPoolKernel(
-                              &op, "p" + std::to_string(numPools) + "_max_pool")
-                        : std::nullopt) {
-      ++numPools;
-      // A max pool on the GPU: a printed kernel, launched like a fusion's.
-      CudaLaunch launch;
-      launch.name = pool->name;
-      std::copy(pool->grid, pool->grid + 3, launch.grid);
-      std::copy(pool->block, pool->block + 3, launch.block);
-      wrapperTarget.launches[&op] = launch;
-      kernelsJson.push_back(json{{"name", pool->name},
-                                 {"kind", "pool"},
-                                 {"nodes", sourceNodeNames(&op)},
-                                 {"grid", launch.grid},
-                                 {"block", launch.block},
-                                 {"shared_bytes", 0}});
-      cudaKernels.push_back(std::move(*pool));
-      ++counts.fused;
-    } else if (kind == StepKind::Library || kind == StepKind::Fallback) {
-      (kind == StepKind::Library ? counts.library : counts.fallback)++;
-      refOpsJson.push_back(
-          json{{"op", op.getName().getStringRef().str()},
-               {"kind", kind == StepKind::Library ? "library" : "fallback"},
-               {"nodes", sourceNodeNames(&op)}});
-    }
-  }
-
-  // 2. Memory plan, wrapper and model.h. cuda: cuBLASLt's workspace is part
-  // of the arena (each concurrent run has its own), not the runtime's.
-  FailureOr<MemoryPlan> plan = planMemory(graph);
-  if (failed(plan))
+    build_.includeDir = env;
+  if (build_.includeDir.empty() ||
+      !llvm::sys::fs::exists(build_.includeDir + "/kiln/runtime/ModelABI.h"))
+    return emitError(loc_) << "the runtime headers (kiln/runtime/ModelABI.h) "
+                              "are not found in '"
+                           << build_.includeDir
+                           << "'; set KILN_RUNTIME_INCLUDE to the runtime's "
+                              "include folder";
+  if (failed(findHostCompiler(loc_, options_, build_)))
     return failure();
-  if (cuda && graph.walk([](Operation *op) {
-                     return op->getName().getStringRef() == "kiln.matmul"
-                                ? WalkResult::interrupt()
-                                : WalkResult::advance();
-                   }).wasInterrupted())
-    reserveLibraryWorkspace(*plan, kCudaMatmulWorkspaceBytes);
-  counts.arenaBytes = plan->arenaBytes;
-  FailureOr<std::string> wrapper =
-      emitWrapper(graph, *plan, wrapperTarget, modelName);
-  if (failed(wrapper))
-    return failure();
-  std::string header = emitModelHeader(*plan, modelName);
-  std::string kernelsText = cuda ? emitCudaKernelsFile(cudaKernels, modelName)
-                                 : emitKernelsFile(kernels, modelName);
-  std::string kernelsFile = cuda ? "kernels.cu" : "kernels.cpp";
+  // The files go to a temp folder next to the destination.
+  finalDir_ = options_.outputDir;
+  while (finalDir_.size() > 1 && finalDir_.back() == '/')
+    finalDir_.pop_back();
+  dir_ = finalDir_ + ".tmp-" + std::to_string(::getpid());
+  removeTree(dir_);
+  if (std::error_code ec = llvm::sys::fs::create_directories(dir_))
+    return emitError(loc_) << "cannot create '" << dir_
+                           << "': " << ec.message();
+  build_.dir = dir_;
+  return success();
+}
 
-  // 2b. cuda: every kernel in one NVRTC program (sm_90 cubin and PTX).
-  std::optional<CudaBinary> binary;
-  if (cuda) {
-    FailureOr<CudaBinary> compiled =
-        compileCudaSource(kernelsText, kernelsFile, cudaKernels, loc);
-    if (failed(compiled))
-      return failure();
-    binary = std::move(*compiled);
-  }
+LogicalResult PackageWriter::writeSources(const std::string &wrapper,
+                                          const std::string &header) {
+  build_.wrapper = wrapper;
+  return success(succeeded(writeFile(loc_, dir_ + "/wrapper.cpp", wrapper)) &&
+                 succeeded(writeFile(loc_, dir_ + "/model.h", header)));
+}
 
-  // 3. The files, in a temp folder next to the destination.
-  std::string dir = options.outputDir;
-  while (dir.size() > 1 && dir.back() == '/')
-    dir.pop_back();
-  std::string tmp = dir + ".tmp-" + std::to_string(::getpid());
-  removeTree(tmp);
-  if (std::error_code ec = llvm::sys::fs::create_directories(tmp))
-    return emitError(loc) << "cannot create '" << tmp << "': " << ec.message();
-  auto fail = [&]() {
-    removeTree(tmp);
-    return failure();
-  };
-  if (failed(writeFile(loc, tmp + "/" + kernelsFile, kernelsText)) ||
-      (binary &&
-       (failed(writeFile(loc, tmp + "/kernels.cubin", binary->cubin)) ||
-        failed(writeFile(loc, tmp + "/kernels.ptx", binary->ptx)))) ||
-      failed(writeFile(loc, tmp + "/wrapper.cpp", *wrapper)) ||
-      failed(writeFile(loc, tmp + "/model.h", header)))
-    return fail();
-
+LogicalResult PackageWriter::writeWeights(func::FuncOp graph,
+                                          const MemoryPlan &plan) {
+  const MemoryPlan *planPtr = &plan;
   // weights.bin: the constants, 64-byte aligned, in weight order.
-  json weightsJson = json::array();
   {
-    std::ofstream bin(tmp + "/weights.bin", std::ios::binary);
+    std::ofstream bin(dir_ + "/weights.bin", std::ios::binary);
     int64_t offset = 0;
-    for (auto [i, w] : llvm::enumerate(plan->weights)) {
+    for (auto [i, w] : llvm::enumerate(planPtr->weights)) {
       json entry = signatureJson(w);
       entry["index"] = i;
       if (!w.constantOp) {
@@ -451,7 +300,7 @@ LogicalResult writePackage(ModuleOp module, const PackageOptions &options,
             e["bytes"] = n.getInt();
           entry["external"] = e;
         }
-        weightsJson.push_back(entry);
+        weights_.push_back(entry);
         continue;
       }
       auto value = w.constantOp->getAttrOfType<ElementsAttr>("value");
@@ -459,7 +308,7 @@ LogicalResult writePackage(ModuleOp module, const PackageOptions &options,
       if (!t) {
         w.constantOp->emitError("constant '")
             << w.name << "' has a value the packager cannot store";
-        return fail();
+        return failure();
       }
       Tensor c = t->contiguous();
       assert(w.fileOffset >= offset && (int64_t)c.nbytes() == w.bytes &&
@@ -472,126 +321,71 @@ LogicalResult writePackage(ModuleOp module, const PackageOptions &options,
       entry["file"] = "weights.bin";
       entry["offset"] = offset;
       offset += static_cast<int64_t>(c.nbytes());
-      weightsJson.push_back(entry);
+      weights_.push_back(entry);
     }
     bin.close();
     if (!bin) {
-      emitError(loc) << "cannot write '" << tmp << "/weights.bin'";
-      return fail();
+      return emitError(loc_) << "cannot write '" << dir_ << "/weights.bin'";
     }
   }
-  double codegenSeconds = secondsSince(start);
+  codegenSeconds_ =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start_)
+          .count();
+  return success();
+}
 
-  // 4. One host compiler invocation.
-  auto compileStart = std::chrono::steady_clock::now();
-  std::string cxx = hostCompiler(options);
-  std::string cxxPath = cxx;
-  if (cxx.find('/') == std::string::npos) {
-    llvm::ErrorOr<std::string> found = llvm::sys::findProgramByName(cxx);
-    if (!found) {
-      emitError(loc) << "host C++ compiler '" << cxx
-                     << "' not found in PATH; pass --cxx PATH or set "
-                        "KILN_CXX";
-      return fail();
+LogicalResult PackageWriter::finish(func::FuncOp graph, const MemoryPlan &plan,
+                                    const GraphCodegen &codegen,
+                                    StringRef modelName,
+                                    const StepCounts &counts) {
+  json kernelsJson = json::array(), refOpsJson = json::array();
+  for (const KernelRecord &k : codegen.kernels()) {
+    json entry = {{"name", k.name}, {"kind", k.kind}, {"nodes", k.nodes}};
+    if (k.grid && k.block) {
+      entry["grid"] = *k.grid;
+      entry["block"] = *k.block;
+      entry["shared_bytes"] = k.sharedBytes;
     }
-    cxxPath = *found;
-  } else if (!llvm::sys::fs::can_execute(cxx)) {
-    emitError(loc) << "host C++ compiler '" << cxx
-                   << "' is not an executable file; pass --cxx PATH";
-    return fail();
+    kernelsJson.push_back(entry);
   }
-  // -march=<isa level> (host: the compiling machine's level; a package for
-  // other machines names a lower one with --cpu-isa; the loader checks the
-  // CPU). AVX-512 (x86-64-v4) made softmax 1.4x faster than AVX2.
-  // -fno-trapping-math, -fno-math-errno: the kernels never read floating-
-  // point exception flags or errno; without these GCC keeps the selects of
-  // kiln_expf and sqrtf's error branch, and the loops stay scalar (softmax
-  // measured 2x slower). IEEE results are unchanged.
-  // -fno-tree-slp-vectorize: GCC 12's straight-line (SLP) vectorizer, tuned
-  // for some CPUs (Rocket Lake: -march=native or -mtune=native), miscompiles
-  // the wrapper's attribute tables (a std::vector<int64_t>{1, 1, 0, 0} held
-  // {1, 1, 1, 1}); loop vectorization, which the kernels rely on, stays on.
-  std::vector<std::string> flags = {"-std=c++17",
-                                    "-O3",
-                                    "-march=" + isa,
-                                    "-fno-tree-slp-vectorize",
-                                    "-fno-trapping-math",
-                                    "-fno-math-errno",
-                                    "-fPIC",
-                                    "-shared",
-                                    "-fvisibility=hidden",
-                                    "-Wl,-soname,model.so",
-                                    "-I" + includeDir};
-  if (!cuda) // kernels.cpp's parallel loops; a cuda model.so has none
-    flags.push_back("-fopenmp");
-  std::vector<std::string> argStrings = {cxx};
-  argStrings.insert(argStrings.end(), flags.begin(), flags.end());
-  if (!cuda)
-    argStrings.push_back(tmp + "/kernels.cpp");
-  argStrings.push_back(tmp + "/wrapper.cpp");
-  argStrings.push_back("-o");
-  argStrings.push_back(tmp + "/model.so");
-  std::vector<StringRef> args(argStrings.begin(), argStrings.end());
-  std::string logPath = tmp + "/compiler.log";
-  std::optional<StringRef> redirects[] = {std::nullopt, StringRef(logPath),
-                                          StringRef(logPath)};
-  std::string execError;
-  int rc = llvm::sys::ExecuteAndWait(cxxPath, args, std::nullopt, redirects,
-                                     /*SecondsToWait=*/0, /*MemoryLimit=*/0,
-                                     &execError);
-  double compileSeconds = secondsSince(compileStart);
-  std::string log;
-  {
-    std::ifstream in(logPath);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    log = ss.str();
+  for (Operation &op : graph.getBody().front()) {
+    if (auto call = dyn_cast<LibraryCallOp>(op))
+      refOpsJson.push_back(json{{"op", call.getCallee().str()},
+                                {"kind", "library"},
+                                {"nodes", sourceNodeNames(&op)}});
+    else if (op.hasAttr(kReferenceAttr))
+      refOpsJson.push_back(json{{"op", op.getName().getStringRef().str()},
+                                {"kind", "fallback"},
+                                {"nodes", sourceNodeNames(&op)}});
   }
-  if (rc != 0) {
-    emitError(loc) << "the host C++ compiler failed (" << cxx
-                   << (execError.empty() ? "" : ": " + execError)
-                   << ", exit status " << rc << ") building model.so:\n"
-                   << summarizeCompilerLog(log, tmp, kernelsText, *wrapper)
-                   << "no package was written; this is a Kiln bug unless "
-                      "the compiler given by --cxx is unusable";
-    return fail();
-  }
-  llvm::sys::fs::remove(logPath);
-
-  // 5. The manifest.
+  const MemoryPlan *planPtr = &plan;
+  const PackageOptions &options = options_;
   json bufs = json::array();
-  for (const ArenaBuffer &b : plan->buffers)
+  for (const ArenaBuffer &b : planPtr->buffers)
     bufs.push_back(json{{"name", b.name},
                         {"offset", b.offset},
                         {"bytes", b.bytes},
                         {"first", b.first},
                         {"last", b.last}});
   json inputs = json::array(), outputs = json::array();
-  for (const SignatureEntry &e : plan->inputs)
+  for (const SignatureEntry &e : planPtr->inputs)
     inputs.push_back(signatureJson(e));
-  for (const SignatureEntry &e : plan->outputs)
+  for (const SignatureEntry &e : planPtr->outputs)
     outputs.push_back(signatureJson(e));
   json dims = json::object();
   for (const auto &[name, size] : options.dimSizes)
     dims[name] = size;
-  std::string commandLine;
-  for (const std::string &a : argStrings) {
-    std::string shown = a;
-    if (StringRef(a).starts_with(tmp + "/"))
-      shown = a.substr(tmp.size() + 1);
-    commandLine += (commandLine.empty() ? "" : " ") + shown;
-  }
   json manifest = {
       {"format", "kiln-package"},
       {"format_version", 1},
       {"abi_version", KILN_MODEL_ABI_VERSION},
       {"model", modelName},
       {"source", options.modelPath},
-      {"target", options.target},
+      {"target", target_.name()},
       {"library", "model.so"},
       {"signature", {{"inputs", inputs}, {"outputs", outputs}}},
       {"weights_file", "weights.bin"},
-      {"weights", weightsJson},
+      {"weights", weights_},
       {"kernels", kernelsJson},
       {"reference_ops", refOpsJson},
       {"counts",
@@ -599,40 +393,38 @@ LogicalResult writePackage(ModuleOp module, const PackageOptions &options,
         {"library", counts.library},
         {"fallback", counts.fallback}}},
       {"memory_plan",
-       {{"arena_bytes", plan->arenaBytes},
+       {{"arena_bytes", planPtr->arenaBytes},
         {"library_workspace",
-         {{"offset", plan->libraryWorkspaceOffset},
-          {"bytes", plan->libraryWorkspaceBytes}}},
+         {{"offset", planPtr->libraryWorkspaceOffset},
+          {"bytes", planPtr->libraryWorkspaceBytes}}},
         {"buffers", bufs}}},
       {"options",
-       {{"target", options.target},
+       {{"target", target_.name()},
         {"weights", options.weights},
-        {"cpu_isa", isa},
+        {"cpu_isa", build_.isa},
         {"dims", dims},
-        {"cxx", cxx}}},
+        {"cxx", build_.cxx}}},
       {"versions", {{"kiln", KILN_VERSION}, {"abi", KILN_MODEL_ABI_VERSION}}},
-      {"host_compiler", {{"command", commandLine}, {"warnings", log}}},
-      {"isa", isa},
+      {"host_compiler",
+       {{"command", build_.command}, {"warnings", build_.warnings}}},
+      {"isa", build_.isa},
       {"compile_times_s",
        {{"trace", options.traceSeconds},
         {"kiln_passes", options.passSeconds},
-        {"codegen", codegenSeconds},
-        {"host_compiler", compileSeconds},
-        {"nvrtc", binary ? binary->seconds : 0.0}}},
+        {"codegen", codegenSeconds_},
+        {"host_compiler", build_.hostSeconds},
+        {"nvrtc", build_.deviceSeconds}}},
   };
-  if (binary)
-    manifest["cuda"] = {{"arch", "sm_90"},
-                        {"cubin", "kernels.cubin"},
-                        {"ptx", "kernels.ptx"},
-                        {"source", kernelsFile}};
-  if (failed(writeFile(loc, tmp + "/manifest.json", manifest.dump(2) + "\n")))
-    return fail();
+  for (const auto &[key, value] : build_.manifestEntries)
+    manifest[key] = json::parse(value);
+  return writeFile(loc_, dir_ + "/manifest.json", manifest.dump(2) + "\n");
 
-  // 6. Into place.
-  if (failed(installPackage(loc, tmp, dir)))
-    return fail();
-  if (countsOut)
-    *countsOut = counts;
+}
+
+LogicalResult PackageWriter::install() {
+  if (failed(installPackage(loc_, dir_, finalDir_)))
+    return failure();
+  installed_ = true;
   return success();
 }
 

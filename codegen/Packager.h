@@ -1,20 +1,27 @@
 //===- Packager.h - Writes a compiled model package -------------*- C++ -*-===//
 //
-// This file declares the packager of the CPU compile path: from a fused graph
-// it generates kernels.cpp (one kernel per kiln.fusion), plans the memory,
-// generates wrapper.cpp and model.h, writes weights.bin and manifest.json,
-// and builds model.so with ONE host compiler invocation. Everything is
-// written into DIR.tmp-<pid>, which replaces DIR only after success; a
-// failure leaves no package behind and an existing DIR untouched.
+// This file declares the package writer that every target shares: it
+// checks the options and the output folder, writes wrapper.cpp, model.h,
+// weights.bin and manifest.json around the target's build
+// (GraphCodegen::build: kernel sources, device binaries, model.so), all into
+// DIR.tmp-<pid>, which replaces DIR only after success; a failure leaves no
+// package behind and an existing DIR untouched. compiler/Pipeline.cpp calls
+// its steps in order.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef KILN_CODEGEN_PACKAGER_H
 #define KILN_CODEGEN_PACKAGER_H
 
+#include "codegen/MemoryPlanner.h"
+#include "codegen/Target.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/LogicalResult.h"
 
+#include <nlohmann/json.hpp>
+
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -31,7 +38,6 @@ struct PackageOptions {
   /// "embed": constants in weights.bin; "external": weight arguments stay
   /// unbound and are bound by the loader (see docs in Packager.cpp).
   std::string weights = "embed";
-  std::string target = "cpu";
   /// The x86-64 level kernels are compiled for: "host" or empty (the
   /// compiling machine's), "x86-64-v2", "x86-64-v3" or "x86-64-v4".
   std::string cpuIsa;
@@ -44,23 +50,63 @@ struct PackageOptions {
   double passSeconds = 0;
 };
 
-/// Counts of the top-level steps of a fused graph.
+/// Counts of the top-level steps of a fused or lowered graph.
 struct StepCounts {
-  int fused = 0;          ///< kiln.fusion regions (generated kernels).
-  int library = 0;        ///< reference kernels backed by a library (BLAS).
-  int fallback = 0;       ///< other reference kernels.
+  int fused = 0;          ///< generated kernels.
+  int library = 0;        ///< library calls (before lowering: the library
+                          ///< family's ops).
+  int fallback = 0;       ///< reference kernels.
   int64_t arenaBytes = 0; ///< -1 when shapes are not static.
 };
 
 /// Counts the steps of the graph of `module` and plans its arena (for
-/// `kiln dump --stage fused`). Fails only when there is no graph.
+/// `kiln dump --stage fused|lowered` and the compile summary). Fails only
+/// when there is no graph.
 mlir::FailureOr<StepCounts> countSteps(mlir::ModuleOp module);
 
-/// Writes the package of the (fused) graph of `module`. Diagnostics name the
-/// node, file or flag on failure.
-mlir::LogicalResult writePackage(mlir::ModuleOp module,
-                                 const PackageOptions &options,
-                                 StepCounts *counts = nullptr);
+/// Writes one graph's package, step by step (compiler/Pipeline.cpp):
+/// begin, writeSources, writeWeights, the target's build into buildInfo(),
+/// finish (the manifest), install. Destroying it before install removes the
+/// temp folder. Diagnostics name the node, file or flag on failure.
+class PackageWriter {
+public:
+  PackageWriter(mlir::Location loc, const Target &target,
+                const PackageOptions &options);
+  ~PackageWriter();
+  PackageWriter(const PackageWriter &) = delete;
+  PackageWriter &operator=(const PackageWriter &) = delete;
+
+  /// Checks the target, --cpu-isa, the output folder, the runtime headers
+  /// and the host compiler; creates the temp folder.
+  mlir::LogicalResult begin();
+  /// wrapper.cpp and model.h.
+  mlir::LogicalResult writeSources(const std::string &wrapper,
+                                   const std::string &header);
+  /// weights.bin: the constants of `plan`, 64-byte aligned, in weight order.
+  mlir::LogicalResult writeWeights(mlir::func::FuncOp graph,
+                                   const MemoryPlan &plan);
+  /// What the target's build reads (the temp folder, the host compiler,
+  /// the x86-64 level, the runtime headers, the wrapper) and reports.
+  PackageBuild &buildInfo() { return build_; }
+  /// manifest.json.
+  mlir::LogicalResult finish(mlir::func::FuncOp graph, const MemoryPlan &plan,
+                             const GraphCodegen &codegen,
+                             llvm::StringRef modelName,
+                             const StepCounts &counts);
+  /// Renames the temp folder into place.
+  mlir::LogicalResult install();
+
+private:
+  mlir::Location loc_;
+  const Target &target_;
+  PackageOptions options_;
+  std::chrono::steady_clock::time_point start_;
+  std::string dir_, finalDir_;
+  PackageBuild build_;
+  nlohmann::ordered_json weights_ = nlohmann::ordered_json::array();
+  double codegenSeconds_ = 0;
+  bool installed_ = false;
+};
 
 /// Checks that `dir` may be written or replaced: absent, empty, or a
 /// previous package (has manifest.json). A diagnostic at `loc` otherwise.

@@ -1,13 +1,11 @@
-//===- WrapperEmitter.h - The generated host wrapper and model.h -*- C++
-//-*-===//
+//===- WrapperEmitter.h - The generated host wrapper ------------*- C++ -*-===//
 //
-// This file declares the emitters of the two host-side sources of a package:
-// wrapper.cpp, which implements every function of the C ABI
-// (runtime/include/kiln/runtime/ModelABI.h) for one graph and runs its ops in
-// program order without an interpreter (a call of the generated kernel per
-// fusion region, a call of the runtime's reference kernel through
-// kiln::Dispatcher per library/fallback op), and model.h, the typed C++ API
-// of the model (constexpr shapes, Inputs/Outputs structs, run()).
+// This file declares the emitter of wrapper.cpp, which implements every
+// function of the C ABI (runtime/include/kiln/runtime/ModelABI.h) for one
+// lowered graph and runs its steps in program order without an interpreter.
+// The skeleton (signature tables, create/run/destroy, the step loop) is
+// shared; each step is printed by the target (codegen/Target.h) from what
+// the IR says it is (passes/LoweringPasses.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,16 +25,17 @@
 
 namespace kiln {
 
-/// How the wrapper runs one top-level op.
+/// How the wrapper runs one top-level op of a lowered graph.
 enum class StepKind {
-  Constant, ///< nothing to do: the value is a weight.
-  Kernel,   ///< a generated kernel (a kiln.fusion region).
-  Library,  ///< a reference kernel backed by a library (matmul, conv: BLAS).
-  Fallback, ///< a reference kernel of the runtime.
-  Return,   ///< copies of outputs that are not written in place.
+  Constant,  ///< nothing to do: the value is a weight.
+  Kernel,    ///< a generated kernel (kiln.fusion, or an op tagged
+             ///< kiln.kernel).
+  Library,   ///< a kiln.library_call.
+  Reference, ///< the runtime's reference kernel (tagged kiln.reference).
+  Return,    ///< copies of outputs that are not written in place.
 };
 
-/// The kind of a top-level op of a fused graph.
+/// The kind of a top-level op of a lowered graph.
 StepKind classifyStep(mlir::Operation *op);
 
 /// The C type of a dtype in generated kernels ("float", "kiln_f16", ...).
@@ -49,37 +48,16 @@ std::string toIdentifier(llvm::StringRef name);
 /// ("tiny_mlp" for "tiny_mlp.onnx"), else "model".
 std::string modelNameOf(mlir::ModuleOp module);
 
-/// How a CUDA wrapper launches one generated kernel (CudaKernel's name and
-/// launch shape).
-struct CudaLaunch {
-  std::string name;
-  unsigned grid[3] = {1, 1, 1};
-  unsigned block[3] = {1, 1, 1};
-  unsigned sharedBytes = 0;
-};
+class GraphCodegen;
 
-/// What a wrapper is generated for.
-struct WrapperTarget {
-  /// "cpu": steps call kernels.cpp's functions on the caller's thread;
-  /// "cuda": steps launch kernels.cubin's kernels, cuBLASLt and copies on
-  /// the run's stream (docs/cuda-backend.md).
-  std::string name = "cpu";
-  /// cpu: the C++ declaration of each kiln.fusion op's kernel
-  /// (CppKernel::declaration).
-  llvm::DenseMap<mlir::Operation *, std::string> kernelDeclarations;
-  /// cuda: the launch of each kiln.fusion op's kernel.
-  llvm::DenseMap<mlir::Operation *, CudaLaunch> launches;
-};
-
-/// Emits wrapper.cpp for `graph` and `target`. Fails with a diagnostic when
-/// an attribute of a fallback op cannot be rebuilt.
+/// Emits wrapper.cpp for the lowered `graph`, its steps printed by
+/// `codegen`. Fails with a diagnostic when an attribute of a reference step
+/// cannot be rebuilt or a step is of a kind the target does not print.
 mlir::FailureOr<std::string> emitWrapper(mlir::func::FuncOp graph,
                                          const MemoryPlan &plan,
-                                         const WrapperTarget &target,
+                                         GraphCodegen &codegen,
                                          llvm::StringRef modelName);
 
-/// Emits model.h: the C ABI (ModelABI.h) plus typed inline helpers in a
-/// namespace named after the model.
 // Formatting shared by the wrapper and model.h emitters.
 
 /// The C type of a dtype in public headers (f16/bf16 as uint16_t bits).

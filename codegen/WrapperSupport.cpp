@@ -1,15 +1,17 @@
 //===- WrapperSupport.cpp - Helpers of the wrapper emitters ---------------===//
 //
-// This file implements the small helpers that the CPU and CUDA wrapper
-// emitters share (WrapperSupport.h): the kind of step an op is, C type names
-// of dtypes, identifiers and quoted strings for generated C++, number and
-// shape formatting, ONNX node lists and op types for comments, and a value's
-// planned dtype and shape. Moved out of WrapperEmitter.cpp unchanged.
+// This file implements the small helpers that the wrapper emitter and the
+// targets' step emitters share (WrapperSupport.h): the kind of step an op
+// is, C type names of dtypes, identifiers and quoted strings for generated
+// C++, number and shape formatting, ONNX node lists and op types for
+// comments, a value's planned dtype and shape, and the attributes of
+// reference steps as C++ initializers.
 //
 //===----------------------------------------------------------------------===//
 
 #include "codegen/WrapperSupport.h"
-#include "passes/FusionRules.h"
+#include "ir/KilnOps.h"
+#include "passes/LoweringPasses.h"
 #include "passes/TensorConversion.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
@@ -31,16 +33,17 @@ namespace kiln {
 //===----------------------------------------------------------------------===//
 
 StepKind classifyStep(Operation *op) {
-  StringRef name = op->getName().getStringRef();
   if (isa<func::ReturnOp>(op))
     return StepKind::Return;
-  if (name == "kiln.constant")
+  if (isa<ConstantOp>(op))
     return StepKind::Constant;
-  if (name == "kiln.fusion")
+  if (isa<FusionOp>(op) || op->hasAttr(kKernelAttr))
     return StepKind::Kernel;
-  if (isLibraryOp(op))
+  if (isa<LibraryCallOp>(op))
     return StepKind::Library;
-  return StepKind::Fallback;
+  assert(op->hasAttr(kReferenceAttr) &&
+         "a step the target's lowering did not decide");
+  return StepKind::Reference;
 }
 
 const char *kernelCType(DType dtype) {
@@ -166,6 +169,111 @@ ValueType valueType(Value v) {
   auto t = cast<RankedTensorType>(v.getType());
   return {*fromMlirElementType(t.getElementType()),
           SmallVector<int64_t>(t.getShape())};
+}
+
+} // namespace wrapper
+
+//===----------------------------------------------------------------------===//
+// Attributes of reference steps
+//===----------------------------------------------------------------------===//
+
+namespace wrapper {
+
+static std::string formatInt(int64_t v) {
+  if (v == INT64_MIN)
+    return "(-9223372036854775807LL - 1)";
+  return std::to_string(v) + (v > INT32_MAX || v < INT32_MIN ? "LL" : "");
+}
+
+static std::string formatDouble(double v) {
+  if (std::isnan(v))
+    return "std::numeric_limits<double>::quiet_NaN()";
+  if (std::isinf(v))
+    return v > 0 ? "std::numeric_limits<double>::infinity()"
+                 : "-std::numeric_limits<double>::infinity()";
+  char buf[40];
+  std::snprintf(buf, sizeof(buf), "%.17g", v);
+  std::string s = buf;
+  if (s.find_first_of(".eE") == std::string::npos)
+    s += ".0";
+  return s;
+}
+
+
+/// Emits `a.set(...)` lines for `attrs` into `os`; tensor data goes to
+/// `globals` as byte arrays named after `prefix`.
+static void emitAttributes(const Attributes &attrs, StringRef prefix,
+                           llvm::raw_ostream &os, llvm::raw_ostream &globals) {
+  int tensorIndex = 0;
+  for (const auto &[name, value] : attrs.all()) {
+    os << "  a.set(" << quote(name) << ", ";
+    if (auto *i = std::get_if<int64_t>(&value)) {
+      os << "int64_t(" << formatInt(*i) << ")";
+    } else if (auto *d = std::get_if<double>(&value)) {
+      os << "double(" << formatDouble(*d) << ")";
+    } else if (auto *s = std::get_if<std::string>(&value)) {
+      os << "std::string(" << quote(*s) << ", " << s->size() << ")";
+    } else if (auto *is = std::get_if<std::vector<int64_t>>(&value)) {
+      os << "std::vector<int64_t>{";
+      for (auto [k, v] : llvm::enumerate(*is))
+        os << (k ? ", " : "") << formatInt(v);
+      os << "}";
+    } else if (auto *ds = std::get_if<std::vector<double>>(&value)) {
+      os << "std::vector<double>{";
+      for (auto [k, v] : llvm::enumerate(*ds))
+        os << (k ? ", " : "") << formatDouble(v);
+      os << "}";
+    } else if (auto *dt = std::get_if<DType>(&value)) {
+      os << dtypeEnum(*dt);
+    } else if (auto *t = std::get_if<Tensor>(&value)) {
+      Tensor c = t->contiguous();
+      std::string array =
+          (prefix + "_tensor" + std::to_string(tensorIndex++)).str();
+      const auto *bytes = static_cast<const unsigned char *>(c.rawData());
+      globals << "alignas(64) const unsigned char " << array << "["
+              << std::max<size_t>(c.nbytes(), 1) << "] = {";
+      for (size_t k = 0; k < c.nbytes(); ++k)
+        globals << (k % 16 ? " " : "\n    ") << unsigned(bytes[k]) << ",";
+      if (c.nbytes() == 0)
+        globals << "0";
+      globals << "};\n";
+      os << "tensorAttr(" << dtypeEnum(c.dtype()) << ", "
+         << formatShape(c.shape()) << ", " << array << ", " << c.nbytes()
+         << ")";
+    }
+    os << ");\n";
+  }
+}
+
+
+Attributes referenceAttributes(Operation *op) {
+  if (auto call = dyn_cast<LibraryCallOp>(op))
+    return toAttributes(call.getParams());
+  SmallVector<NamedAttribute> kept;
+  for (NamedAttribute a : op->getAttrs())
+    if (!isLoweringAttr(a.getName().getValue()))
+      kept.push_back(a);
+  return toAttributes(DictionaryAttr::get(op->getContext(), kept));
+}
+
+void emitAttributeBuilder(Operation *op, StringRef builder, size_t index,
+                          llvm::raw_ostream &attrs,
+                          llvm::raw_ostream &globals) {
+  StringRef opName = op->getName().getStringRef();
+  attrs << "/// Attributes of " << opName << " (step " << index
+        << ", ONNX node '" << commentSafe(firstNode(op)) << "').\n";
+  attrs << "kiln::Attributes " << builder << "() {\n  kiln::Attributes a;\n";
+  emitAttributes(referenceAttributes(op), builder, attrs, globals);
+  attrs << "  return a;\n}\n\n";
+}
+
+std::string firstNode(Operation *op) {
+  std::vector<std::string> nodes = sourceNodeNames(op);
+  if (!nodes.empty())
+    return nodes.front();
+  StringRef name = op->getName().getStringRef();
+  name.consume_front("kiln.");
+  return name.str();
 }
 
 } // namespace wrapper

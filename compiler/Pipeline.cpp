@@ -1,22 +1,28 @@
 //===- Pipeline.cpp - The compile pipeline, in one place ------------------===//
 //
-// This file implements the compile pipeline of Kiln as one readable
-// function: graph-break planning, then per graph the ordered list of graph
-// passes, with a comment per step, then code generation and packaging.
+// This file implements the compile pipeline of Kiln as readable functions
+// with a comment per step: graph-break planning (runCompilePipeline), the
+// graph passes (runGraphPasses), and per graph the back half (compileGraph):
+// fusion, the target's lowering, kernels, memory plan, wrapper, package
+// writer, the target's build.
 // Passes run on each graph function; the verifier runs after every pass.
 // It also writes the IR dumps of `--dump-ir` and the KILN_LOGS artifacts.
 //
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Pipeline.h"
+#include "codegen/ModelHeaderEmitter.h"
 #include "codegen/Packager.h"
+#include "codegen/WrapperEmitter.h"
 #include "compiler/GraphBreakReport.h"
 #include "compiler/ProgramBuilder.h"
 #include "compiler/ProgramPackager.h"
 #include "ir/KilnOps.h"
 #include "passes/FusionPasses.h"
 #include "passes/GraphBreaks.h"
+#include "passes/LoweringPasses.h"
 #include "passes/Passes.h"
+#include "targets/TargetRegistry.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -72,6 +78,14 @@ LogicalResult checkStaticShapes(ModuleOp module) {
 }
 
 namespace {
+/// The compiled graph of a module (tagged `kiln.graph`), else @main.
+func::FuncOp graphFunction(ModuleOp module) {
+  for (auto func : module.getOps<func::FuncOp>())
+    if (func->hasAttr("kiln.graph"))
+      return func;
+  return module.lookupSymbol<func::FuncOp>("main");
+}
+
 /// Runs `pm` (anchored on func.func) on each function tagged `kiln.graph`.
 LogicalResult runOnGraphs(PassManager &pm, ModuleOp module) {
   for (auto func : llvm::make_early_inc_range(module.getOps<func::FuncOp>()))
@@ -200,14 +214,28 @@ void logFusion(func::FuncOp graph, const std::string &name) {
 
 /// KILN_LOGS=output_code: the generated kernel source of a package.
 void logOutputCode(const std::string &packageDir, const std::string &name,
-                   const std::string &target) {
-  std::string file = target == "cuda" ? "kernels.cu" : "kernels.cpp";
+                   const GraphCodegen &codegen) {
+  std::string file = codegen.kernelSourceFile().str();
   std::ifstream in(packageDir + "/" + file);
   std::stringstream text;
   text << in.rdbuf();
   llvm::errs() << "[kiln output_code] " << name << ": " << packageDir << "/"
                << file << "\n"
                << text.str() << "\n";
+}
+
+/// The package writer's options for one graph of `options`.
+PackageOptions packageOptionsOf(const CompileOptions &options,
+                                const std::string &outputDir) {
+  PackageOptions package;
+  package.outputDir = outputDir;
+  package.cxx = options.cxx;
+  package.cpuIsa = options.cpuIsa;
+  package.weights = options.weights;
+  package.modelPath = options.modelPath;
+  package.dimSizes = options.dimSizes;
+  package.traceSeconds = options.traceSeconds;
+  return package;
 }
 
 } // namespace
@@ -224,49 +252,100 @@ bool isProgramModule(ModuleOp module) {
   return main && main->hasAttr("kiln.program");
 }
 
-LogicalResult compileGraph(ModuleOp module, const CompileOptions &options,
-                           const std::string &graph,
-                           const std::string &outputDir, StepCounts *counts) {
-  // Kiln's graph passes (fold, simplify, CSE, decompose, layout), then
-  // fusion into kiln.fusion regions.
-  double optimizeSeconds = 0, fuseSeconds = 0;
-  if (failed(runGraphPasses(module, PipelineStage::Optimized,
-                            &optimizeSeconds)) ||
-      failed(dumpIr(module, options, "02-optimized." + graph + ".mlir")))
-    return failure();
+LogicalResult lowerGraphs(ModuleOp module, const Target &target) {
   PassManager pm(module.getContext(), func::FuncOp::getOperationName());
   pm.enableVerifier(true);
-  pm.addPass(createFuseOpsPass());
+  target.addLoweringPasses(pm);
+  pm.addPass(createMarkLoadTimeStepsPass());
+  return runOnGraphs(pm, module);
+}
+
+/// Seconds since `start`.
+static double secondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+LogicalResult compileGraph(ModuleOp module, const CompileOptions &options,
+                           const std::string &graphName,
+                           const std::string &outputDir, StepCounts *counts) {
+  const Target *target = lookupTarget(options.target);
+  if (!target)
+    return emitError(module.getLoc())
+           << "unknown --target '" << options.target
+           << "' (supported: " << targetNameList() << ")";
   auto start = std::chrono::steady_clock::now();
-  if (failed(runOnGraphs(pm, module)))
+
+  // 1. Kiln's graph passes (fold, simplify, CSE, decompose, layout).
+  if (failed(runGraphPasses(module, PipelineStage::Optimized)) ||
+      failed(dumpIr(module, options, "02-optimized." + graphName + ".mlir")))
     return failure();
-  fuseSeconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-          .count();
-  if (failed(dumpIr(module, options, "03-fused." + graph + ".mlir")))
+
+  // 2. Fusion into kiln.fusion regions, one generated kernel each.
+  PassManager fuse(module.getContext(), func::FuncOp::getOperationName());
+  fuse.enableVerifier(true);
+  fuse.addPass(createFuseOpsPass());
+  if (failed(runOnGraphs(fuse, module)) ||
+      failed(dumpIr(module, options, "03-fused." + graphName + ".mlir")))
     return failure();
   if (options.logs.count("fusion"))
-    for (auto func : module.getOps<func::FuncOp>())
-      if (func->hasAttr("kiln.graph"))
-        logFusion(func, graph);
+    logFusion(graphFunction(module), graphName);
 
-  // Code generation and packaging: kernels.cpp, memory plan, wrapper.cpp,
-  // model.h, weights.bin, manifest.json, and one host compiler run for
-  // model.so, written into a temp folder renamed at the end.
-  PackageOptions package;
-  package.outputDir = outputDir;
-  package.cxx = options.cxx;
-  package.cpuIsa = options.cpuIsa;
-  package.weights = options.weights;
-  package.target = options.target;
-  package.modelPath = options.modelPath;
-  package.dimSizes = options.dimSizes;
-  package.traceSeconds = options.traceSeconds;
-  package.passSeconds = optimizeSeconds + fuseSeconds;
-  if (failed(writePackage(module, package, counts)))
+  // 3. The target's lowering: library calls with their folds, kernels of
+  //    single ops, reference steps; then the steps that read only weights
+  //    are tagged to run once, at load. After this the IR says exactly what
+  //    runs (`kiln dump --stage lowered`).
+  if (failed(lowerGraphs(module, *target)) ||
+      failed(dumpIr(module, options, "04-lowered." + graphName + ".mlir")))
     return failure();
+  func::FuncOp graph = graphFunction(module);
+  PackageOptions packageOptions = packageOptionsOf(options, outputDir);
+  packageOptions.passSeconds = secondsSince(start);
+
+  // 4. Kernels: one per kiln.fusion and per op tagged kiln.kernel, printed
+  //    by the target (C++ or CUDA).
+  std::string modelName = modelNameOf(module);
+  std::unique_ptr<GraphCodegen> codegen =
+      target->createGraphCodegen(modelName);
+  if (failed(codegen->emitKernels(graph)))
+    return failure();
+
+  // 5. The memory plan: inputs, weights, outputs, one arena reused by
+  //    lifetime, the load-time steps' memory, the libraries' workspace.
+  FailureOr<MemoryPlan> plan = planMemory(graph);
+  if (failed(plan))
+    return failure();
+
+  // 6. The wrapper (the C ABI, the steps in order) and model.h.
+  FailureOr<std::string> wrapper =
+      emitWrapper(graph, *plan, *codegen, modelName);
+  if (failed(wrapper))
+    return failure();
+  std::string header = emitModelHeader(*plan, modelName);
+
+  // 7. The package writer: a temp folder with wrapper.cpp, model.h and
+  //    weights.bin.
+  PackageWriter package(module.getLoc(), *target, packageOptions);
+  if (failed(package.begin()) ||
+      failed(package.writeSources(*wrapper, header)) ||
+      failed(package.writeWeights(graph, *plan)))
+    return failure();
+
+  // 8. The target's build: kernel sources, device code (NVRTC), model.so
+  //    (the host compiler).
+  if (failed(codegen->build(module.getLoc(), package.buildInfo())))
+    return failure();
+
+  // 9. The manifest, then the folder into place.
+  FailureOr<StepCounts> steps = countSteps(module);
+  if (failed(steps) ||
+      failed(package.finish(graph, *plan, *codegen, modelName, *steps)) ||
+      failed(package.install()))
+    return failure();
+  if (counts)
+    *counts = *steps;
   if (options.logs.count("output_code"))
-    logOutputCode(outputDir, graph, options.target);
+    logOutputCode(outputDir, graphName, *codegen);
   return success();
 }
 

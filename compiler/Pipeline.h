@@ -14,6 +14,7 @@
 #include "mlir/Support/LogicalResult.h"
 
 #include "codegen/Packager.h"
+#include "codegen/Target.h"
 #include "kiln/runtime/Status.h"
 
 #include <cstdint>
@@ -25,7 +26,8 @@ namespace kiln {
 
 /// Options of `kiln compile`.
 struct CompileOptions {
-  /// Code generation target; "cpu" only for now.
+  /// Code generation target: a name of the target registry
+  /// (targets/TargetRegistry.h).
   std::string target = "cpu";
   /// "embed" (weights in weights.bin) or "external" (initializers stored as
   /// ONNX external data stay there; see codegen/Packager.cpp).
@@ -47,7 +49,7 @@ struct CompileOptions {
   bool fullgraph = false;
   /// `--dump-ir DIR`: the IR after each stage, one file per stage and graph
   /// (`00-traced.mlir`, `01-planned.mlir`, `02-optimized.<graph>.mlir`,
-  /// `03-fused.<graph>.mlir`); empty: none.
+  /// `03-fused.<graph>.mlir`, `04-lowered.<graph>.mlir`); empty: none.
   std::string dumpIrDir;
   /// Artifacts printed to stderr during compile (KILN_LOGS): any of
   /// "graph_breaks", "fusion", "output_code".
@@ -77,6 +79,10 @@ mlir::LogicalResult checkStaticShapes(mlir::ModuleOp module);
 /// `seconds` (optional) receives the time spent.
 mlir::LogicalResult runGraphPasses(mlir::ModuleOp module, PipelineStage stage,
                                    double *seconds = nullptr);
+
+/// Runs `target`'s lowering passes, then kiln-mark-load-time, on each
+/// fused graph of `module` (after runGraphPasses up to Fused).
+mlir::LogicalResult lowerGraphs(mlir::ModuleOp module, const Target &target);
 
 /// Splits `module`'s @main at its graph breaks for `target`
 /// (kiln-plan-graph-breaks): afterwards @main is either still one graph

@@ -9,6 +9,7 @@
 
 #include "passes/FusionPasses.h"
 #include "passes/GraphBreaks.h"
+#include "passes/LoweringPasses.h"
 
 namespace kiln {
 
@@ -18,6 +19,7 @@ void registerKilnPasses() {
   mlir::registerPass(createDecomposePass);
   mlir::registerPass(createLayoutCleanupPass);
   mlir::registerPass(createFuseOpsPass);
+  mlir::registerPass(createMarkLoadTimeStepsPass);
   registerGraphBreakPasses();
 }
 

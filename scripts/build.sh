@@ -9,11 +9,11 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build="${KILN_BUILD_DIR:-$root/build}"
-# ccache (when installed) keeps compiled objects between builds and clones:
-# CI's clean clone then rebuilds only what changed.
+# ccache (when installed) keeps compiled objects between builds of this
+# folder. No CCACHE_BASEDIR: it would make __FILE__ relative, and tests find
+# their data through it.
 launcher=()
 if command -v ccache >/dev/null; then
-  export CCACHE_BASEDIR="$root"
   launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
 fi
 if [ ! -f "$build/build.ninja" ]; then

@@ -23,6 +23,7 @@
 
 #ifdef KILN_HAVE_PASSES
 #include "passes/Passes.h"
+#include "targets/TargetRegistry.h"
 #endif
 
 namespace {
@@ -78,6 +79,7 @@ int main(int argc, char **argv) {
   mlir::PassRegistration<TestKilnInferPass>();
 #ifdef KILN_HAVE_PASSES
   kiln::registerKilnPasses();
+  kiln::registerTargetPasses();
 #endif
 
   return mlir::asMainReturnCode(mlir::MlirOptMain(

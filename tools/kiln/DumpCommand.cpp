@@ -11,6 +11,7 @@
 #include "Commands.h"
 
 #include "codegen/Packager.h"
+#include "targets/TargetRegistry.h"
 #include "compiler/GraphBreakReport.h"
 #include "compiler/Pipeline.h"
 #include "compiler/onnx/OnnxTracer.h"
@@ -61,7 +62,7 @@ int runDumpCommand(const DumpOptions &options) {
                  : reportError("planning the graph breaks failed");
     summary = breakSummary();
   } else if (options.stage != "traced") {
-    bool fused = options.stage == "fused";
+    bool fused = options.stage == "fused" || options.stage == "lowered";
     // Graph breaks first: the passes run on the compiled graphs. A model
     // with dynamic input sizes (no --dim) is shown as one graph with
     // dynamic shapes, as the passes see it.
@@ -73,6 +74,9 @@ int runDumpCommand(const DumpOptions &options) {
     if (mlir::failed(runGraphPasses(
             **module, fused ? PipelineStage::Fused : PipelineStage::Optimized)))
       return diagnostics.errors() ? 1 : reportError("the graph passes failed");
+    if (options.stage == "lowered" &&
+        mlir::failed(lowerGraphs(**module, *lookupTarget(options.target))))
+      return diagnostics.errors() ? 1 : reportError("the lowering failed");
     if (isProgramModule(**module)) {
       summary = breakSummary();
       if (fused)

@@ -8,12 +8,21 @@
 //===----------------------------------------------------------------------===//
 
 #include "Commands.h"
+#include "targets/TargetRegistry.h"
 
 #include <CLI/CLI.hpp>
 
 #include <iostream>
 
 using namespace kiln;
+
+/// The help of --target: every registered target with its description.
+static std::string targetHelp() {
+  std::string help = "Code target:";
+  for (const std::string &name : targetNames())
+    help += " " + name + " (" + lookupTarget(name)->description().str() + ")";
+  return help;
+}
 
 int main(int argc, char **argv) {
   CLI::App app{"Kiln: an ahead-of-time compiler for deep-learning models.\n"
@@ -32,15 +41,19 @@ int main(int argc, char **argv) {
                    "Pipeline stage to print: traced (the IR as traced from "
                    "the model, with trace-time constants folded), optimized "
                    "(after the graph passes), fused (after fusion, with a "
-                   "kernel count and the arena size), program (after "
-                   "graph-break planning: compiled graphs, kiln.eager "
-                   "breaks inline, control flow)")
-      ->check(CLI::IsMember({"traced", "optimized", "fused", "program"}));
+                   "kernel count and the arena size), lowered (after the "
+                   "target's lowering: library calls with their folds, "
+                   "reference and load-time steps; exactly what runs), "
+                   "program (after graph-break planning: compiled graphs, "
+                   "kiln.eager breaks inline, control flow)")
+      ->check(CLI::IsMember(
+          {"traced", "optimized", "fused", "lowered", "program"}));
   dumpCmd
       ->add_option("--target", dump.target,
-                   "Target whose graph breaks the program, optimized and "
-                   "fused stages plan (default cpu)")
-      ->check(CLI::IsMember({"cpu", "cuda"}));
+                   "Target whose graph breaks the program, optimized, fused "
+                   "and lowered stages plan, and whose lowering the lowered "
+                   "stage shows (" + kiln::targetNameList() + "; default cpu)")
+      ->check(CLI::IsMember(kiln::targetNames()));
   dumpCmd->add_option("--dim", dump.dims,
                       "Size of a named dynamic dimension, NAME=SIZE "
                       "(repeatable)");
@@ -131,10 +144,8 @@ int main(int argc, char **argv) {
                    "successful compile)")
       ->required();
   compileCmd
-      ->add_option("--target", compile.target,
-                   "Code target: cpu (C++ kernels, OpenMP) or cuda (CUDA "
-                   "kernels compiled by NVRTC for sm_90, cuBLASLt)")
-      ->check(CLI::IsMember({"cpu", "cuda"}));
+      ->add_option("--target", compile.target, targetHelp())
+      ->check(CLI::IsMember(kiln::targetNames()));
   compileCmd
       ->add_option("--weights", compile.weights,
                    "embed: every weight goes into weights.bin; external: "
@@ -173,8 +184,8 @@ int main(int argc, char **argv) {
   explainCmd->add_option("MODEL", explain.model, "ONNX model file (.onnx)")
       ->required();
   explainCmd
-      ->add_option("--target", explain.target, "Code target: cpu or cuda")
-      ->check(CLI::IsMember({"cpu", "cuda"}));
+      ->add_option("--target", explain.target, targetHelp())
+      ->check(CLI::IsMember(kiln::targetNames()));
   explainCmd->add_option("--dim", explain.dims,
                          "Size of a named dynamic dimension, NAME=SIZE "
                          "(repeatable)");

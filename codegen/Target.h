@@ -1,0 +1,174 @@
+//===- Target.h - A code generation backend ---------------------*- C++ -*-===//
+//
+// This file declares the one interface between the shared back half of the
+// pipeline (codegen/: memory plan, wrapper skeleton, package writer) and a
+// backend (targets/<name>/): only what differs between backends. A target
+// says which passes lower a fused graph for it (library calls with their
+// folds, kernels of single ops, reference steps: all visible in the IR,
+// passes/LoweringPasses.h), prints the kernels of a lowered graph, the steps
+// of its wrapper and the target-specific parts of the C ABI, and builds the
+// package's binaries. The registry (targets/TargetRegistry.h) lists the
+// targets by name; the CLI takes its --target names from it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_CODEGEN_TARGET_H
+#define KILN_CODEGEN_TARGET_H
+
+#include "codegen/MemoryPlanner.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/LogicalResult.h"
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <array>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kiln {
+
+class LibraryCallOp;
+namespace wrapper {
+class BufferNames;
+}
+
+/// A generated kernel as the manifest lists it.
+struct KernelRecord {
+  std::string name;
+  /// "pointwise", "reduction" (fusions) or "pool".
+  std::string kind;
+  /// The ONNX nodes it computes.
+  std::vector<std::string> nodes;
+  /// The launch shape, for targets that launch kernels (cuda).
+  std::optional<std::array<unsigned, 3>> grid, block;
+  unsigned sharedBytes = 0;
+};
+
+/// The parts of the C ABI functions of wrapper.cpp that differ between
+/// targets (codegen/WrapperEmitter.cpp prints the rest).
+struct WrapperAbi {
+  /// The names of the entry points that create and run a model.
+  std::string createFunction = "kiln_model_create";
+  std::string runFunction = "kiln_model_run";
+  /// Extra parameter lines of the create function, after `weights`.
+  std::string createParameters;
+  /// Extra parameter (", void *stream") of run, runGraph and prepareWeights,
+  /// and the argument that passes it on (", stream").
+  std::string stepParameter, stepArgument;
+  /// Extra members of struct kiln_model.
+  std::string modelMembers;
+  /// The statement of ~kiln_model that frees `prepared`.
+  std::string freePrepared = "std::free(prepared);";
+  /// Checks at the start of the create function, binding statements inside
+  /// its try block (after the weights).
+  std::string createChecks, createBindings;
+  /// Statements that allocate m->prepared (kPreparedBytes) and run
+  /// prepareWeights, returning 1 on failure.
+  std::string prepareWeights;
+  /// Entry points after the common ones.
+  std::string extraExports;
+};
+
+/// What a target's build step needs and reports.
+struct PackageBuild {
+  /// Inputs: the folder being written, the generated wrapper, the host
+  /// compiler, its x86-64 level and the runtime's headers.
+  std::string dir, wrapper, cxx, cxxPath, isa, includeDir;
+  /// Outputs: the host compiler's command line (paths relative to the
+  /// package) and warnings, seconds in the host compiler and in the device
+  /// compiler (NVRTC).
+  std::string command, warnings;
+  double hostSeconds = 0, deviceSeconds = 0;
+  /// Extra manifest entries ("cuda": arch, cubin, ptx), as JSON text.
+  std::vector<std::pair<std::string, std::string>> manifestEntries;
+};
+
+/// The code of one graph for one target: its kernels, its wrapper steps
+/// and its build. Created per graph by Target::createGraphCodegen.
+class GraphCodegen {
+public:
+  virtual ~GraphCodegen();
+
+  /// The target's name (kiln_model_target of the package).
+  virtual llvm::StringRef targetName() const = 0;
+
+  /// Prints one kernel per kiln.fusion and per op tagged kiln.kernel of the
+  /// lowered `graph`, in program order. Diagnostics on failure.
+  virtual mlir::LogicalResult emitKernels(mlir::func::FuncOp graph) = 0;
+  /// The package file that holds the kernel sources ("kernels.cpp").
+  virtual llvm::StringRef kernelSourceFile() const = 0;
+  /// The kernels, for the manifest (after emitKernels).
+  const std::vector<KernelRecord> &kernels() const { return kernels_; }
+
+  /// wrapper.cpp: includes after the common ones, declarations before the
+  /// helpers, helpers after the common ones, tables inside the signature's
+  /// namespace, and the entry points' differences.
+  virtual void emitIncludes(llvm::raw_ostream &os) = 0;
+  virtual void emitDeclarations(llvm::raw_ostream &os) = 0;
+  virtual void emitHelpers(llvm::raw_ostream &os) = 0;
+  virtual void emitTables(llvm::raw_ostream &os) = 0;
+  virtual WrapperAbi wrapperAbi() = 0;
+
+  /// The step of a kiln.fusion or of an op tagged kiln.kernel.
+  virtual void emitKernelStep(llvm::raw_ostream &os, mlir::Operation *op,
+                              size_t index,
+                              const wrapper::BufferNames &buffers) = 0;
+  /// The step of a kiln.library_call; fails (a compiler bug: the target's
+  /// lowering made it) for a callee the target does not know. A call of the
+  /// runtime's library ("runtime.*") reads its params as the prebuilt
+  /// attributes m->attrs[attrIndex]; other calls get -1.
+  virtual mlir::LogicalResult
+  emitLibraryCall(llvm::raw_ostream &os, LibraryCallOp call, size_t index,
+                  int attrIndex, const wrapper::BufferNames &buffers) = 0;
+  /// The step of an op tagged kiln.reference: the runtime's reference
+  /// kernel with the prebuilt attributes m->attrs[attrIndex].
+  virtual void emitReferenceStep(llvm::raw_ostream &os, mlir::Operation *op,
+                                 size_t index, int attrIndex,
+                                 const wrapper::BufferNames &buffers) = 0;
+  /// The copy of an output that is not written in place.
+  virtual void emitOutputCopy(llvm::raw_ostream &os, size_t outputIndex,
+                              const std::string &source, int64_t bytes,
+                              const std::string &comment) = 0;
+
+  /// Writes the kernel files into build.dir and builds model.so (and any
+  /// device binary). Diagnostics at `loc` on failure.
+  virtual mlir::LogicalResult build(mlir::Location loc,
+                                    PackageBuild &build) = 0;
+
+protected:
+  std::vector<KernelRecord> kernels_;
+};
+
+/// A code generation backend.
+class Target {
+public:
+  virtual ~Target();
+  /// The --target name ("cpu", "cuda").
+  virtual llvm::StringRef name() const = 0;
+  /// One line for --help.
+  virtual llvm::StringRef description() const = 0;
+  /// Fails with a diagnostic at `loc` when this kiln cannot build for the
+  /// target (a toolkit missing at configure time).
+  virtual mlir::LogicalResult checkAvailable(mlir::Location loc) const {
+    return mlir::success();
+  }
+  /// The x86-64 level of the package's host code when --cpu-isa is not
+  /// given or is "host"; `hostIsa` is the compiling machine's.
+  virtual std::string defaultCpuIsa(llvm::StringRef hostIsa) const {
+    return hostIsa.str();
+  }
+  /// Adds the target's lowering passes, run on each fused graph.
+  virtual void addLoweringPasses(mlir::OpPassManager &pm) const = 0;
+  /// The code of one lowered graph.
+  virtual std::unique_ptr<GraphCodegen>
+  createGraphCodegen(llvm::StringRef modelName) const = 0;
+};
+
+} // namespace kiln
+
+#endif // KILN_CODEGEN_TARGET_H

@@ -1,0 +1,65 @@
+//===- LoweringPasses.h - What the back half of the pipeline marks -*- C++ -*-===//
+//
+// This file declares the IR contract between the target lowering passes
+// (targets/<name>/Lower*.cpp), the load-time pass (MarkLoadTimeSteps.cpp) and
+// the code emitters. After lowering, every top-level op of a graph says how it
+// runs, and the emitters decide nothing:
+//
+//   kiln.constant            a weight (weights.bin or bound at load)
+//   kiln.fusion              a generated kernel
+//   kiln.library_call        a vendor-library call, its folds in the op
+//   op {kiln.kernel = "N"}   a generated kernel named N for a single op
+//   op {kiln.reference = P}  the runtime's reference kernel, run on P
+//                            ("cpu": in place; "host": a round trip
+//                            through host memory from a device target)
+//   ... {kiln.load_time}     runs once, when the model is created
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_PASSES_LOWERINGPASSES_H
+#define KILN_PASSES_LOWERINGPASSES_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Pass/Pass.h"
+
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <memory>
+
+namespace kiln {
+
+/// Unit attribute: the step reads only weights and runs once, in
+/// kiln_model_create, into memory the model owns.
+constexpr llvm::StringLiteral kLoadTimeAttr = "kiln.load_time";
+/// String attribute: the generated kernel of a single (non-fusion) op.
+constexpr llvm::StringLiteral kKernelAttr = "kiln.kernel";
+/// String attribute: the step is a call of the runtime's reference kernel,
+/// run on the named place ("cpu", "host").
+constexpr llvm::StringLiteral kReferenceAttr = "kiln.reference";
+
+/// True for names of the attributes above (the wrapper does not pass them
+/// to reference kernels).
+inline bool isLoweringAttr(llvm::StringRef name) {
+  return name == kLoadTimeAttr || name == kKernelAttr ||
+         name == kReferenceAttr;
+}
+
+/// The top-level ops of `graph` whose operands are all weights (weight
+/// arguments, top-level constants) or results of such ops, and whose results
+/// are not graph outputs (outputs are the caller's, written on every run):
+/// the steps that can run once, at load.
+llvm::DenseSet<mlir::Operation *> collectLoadTimeOps(mlir::func::FuncOp graph);
+
+/// True when `v` is a weight or computed from weights only, in `graph`
+/// (`loadTime` from collectLoadTimeOps): it lives as long as the model.
+bool isPersistentValue(mlir::Value v,
+                       const llvm::DenseSet<mlir::Operation *> &loadTime);
+
+/// kiln-mark-load-time: tags the ops of collectLoadTimeOps with
+/// kiln.load_time.
+std::unique_ptr<mlir::Pass> createMarkLoadTimeStepsPass();
+
+} // namespace kiln
+
+#endif // KILN_PASSES_LOWERINGPASSES_H

@@ -1,0 +1,220 @@
+//===- CpuTarget.cpp - The CPU backend ------------------------------------===//
+//
+// This file implements the CPU target: its lowering (kiln-lower-cpu), one
+// C++ kernel per kiln.fusion in kernels.cpp (CppPrinter.cpp), the wrapper
+// steps (a call of the kernel's kiln_kernels:: function with typed pointers
+// into the inputs, weights, arena or outputs; a call of the runtime's kernel
+// through kiln::Dispatcher on kiln::Tensor views of the planned buffers for
+// library calls and reference steps, its result copied into its planned
+// slot), and the build: kernels.cpp and wrapper.cpp in one host-compiler run
+// with OpenMP.
+//
+//===----------------------------------------------------------------------===//
+
+#include "targets/cpu/CpuTarget.h"
+#include "codegen/HostCompiler.h"
+#include "codegen/WrapperSupport.h"
+#include "ir/KilnOps.h"
+#include "targets/cpu/CppKernel.h"
+
+#include "mlir/IR/Diagnostics.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+#include <fstream>
+
+using namespace mlir;
+
+namespace kiln {
+namespace {
+
+using namespace wrapper;
+
+/// True for tensors of f16 or bf16.
+bool isHalfTensor(Type t) {
+  Type e = cast<RankedTensorType>(t).getElementType();
+  return e.isF16() || e.isBF16();
+}
+
+class CpuGraphCodegen : public GraphCodegen {
+public:
+  explicit CpuGraphCodegen(StringRef modelName) : modelName_(modelName) {}
+
+  StringRef kernelSourceFile() const override { return "kernels.cpp"; }
+  StringRef targetName() const override { return "cpu"; }
+
+  LogicalResult emitKernels(func::FuncOp graph) override {
+    for (auto fusion : graph.getBody().front().getOps<FusionOp>()) {
+      FailureOr<CppKernel> kernel = emitCppKernel(fusion);
+      if (failed(kernel))
+        return failure();
+      needHalf_ |= llvm::any_of(fusion->getOperandTypes(), isHalfTensor) ||
+                   llvm::any_of(fusion->getResultTypes(), isHalfTensor);
+      kernels_.push_back(KernelRecord{kernel->name, fusion.getKind().str(),
+                                      sourceNodeNames(fusion)});
+      cppKernels_.push_back(std::move(*kernel));
+    }
+    return success();
+  }
+
+  void emitIncludes(llvm::raw_ostream &) override {}
+
+  void emitDeclarations(llvm::raw_ostream &os) override {
+    if (needHalf_)
+      os << "// The 16-bit float types of kernels.cpp (used here through "
+            "pointers only).\nstruct kiln_f16;\nstruct kiln_bf16;\n\n";
+    os << "namespace kiln_kernels {\n";
+    for (const CppKernel &kernel : cppKernels_) {
+      std::string decl = kernel.declaration;
+      while (!decl.empty() && (decl.back() == '\n' || decl.back() == ' '))
+        decl.pop_back();
+      os << decl << (StringRef(decl).ends_with(";") ? "" : ";") << "\n";
+    }
+    os << "} // namespace kiln_kernels\n";
+  }
+
+  void emitHelpers(llvm::raw_ostream &) override {}
+  void emitTables(llvm::raw_ostream &) override {}
+
+  WrapperAbi wrapperAbi() override {
+    WrapperAbi abi;
+    abi.prepareWeights =
+        "    if (kPreparedBytes > 0) {\n"
+        "      m->prepared = std::aligned_alloc(256, (kPreparedBytes + 255) "
+        "/ 256 * 256);\n"
+        "      if (!m->prepared)\n"
+        "        return fail(err, errlen, \"kiln_model_create: out of memory "
+        "for the prepared weights\");\n"
+        "      if (prepareWeights(m.get(), err, errlen))\n"
+        "        return 1;\n    }\n";
+    return abi;
+  }
+
+  void emitKernelStep(llvm::raw_ostream &os, Operation *op, size_t index,
+                      const BufferNames &buffers) override {
+    auto fusion = cast<FusionOp>(op);
+    std::string name = fusion.getName().str();
+    os << "  // Step " << index << ": kernel " << name << " ("
+       << fusion.getKind() << "), ONNX nodes "
+       << nodeList(sourceNodeNames(op)) << "\n";
+    os << "  kiln_kernels::" << name << "(";
+    bool firstArg = true;
+    auto arg = [&](Value v, bool isConst) {
+      ValueType t = valueType(v);
+      os << (firstArg ? "\n" : ",\n") << "      static_cast<"
+         << (isConst ? "const " : "") << kernelCType(t.dtype) << " *>("
+         << buffers.pointer(v) << ") /* " << buffers.describe(v) << " */";
+      firstArg = false;
+    };
+    for (Value v : op->getOperands())
+      arg(v, /*isConst=*/true);
+    for (Value v : op->getResults())
+      arg(v, /*isConst=*/false);
+    os << ");\n";
+  }
+
+  LogicalResult emitLibraryCall(llvm::raw_ostream &os, LibraryCallOp call,
+                                size_t index, int attrIndex,
+                                const BufferNames &buffers) override {
+    if (call.getLibrary() != "runtime")
+      return call.emitOpError("has a callee the cpu target does not call");
+    emitDispatcherCall(os, call, call.getRoutine(), "library", index,
+                       attrIndex, buffers);
+    return success();
+  }
+
+  void emitReferenceStep(llvm::raw_ostream &os, Operation *op, size_t index,
+                         int attrIndex, const BufferNames &buffers) override {
+    StringRef opName = op->getName().getStringRef();
+    opName.consume_front("kiln.");
+    emitDispatcherCall(os, op, opName, "fallback", index, attrIndex,
+                       buffers);
+  }
+
+  void emitOutputCopy(llvm::raw_ostream &os, size_t outputIndex,
+                      const std::string &source, int64_t bytes,
+                      const std::string &comment) override {
+    os << "  std::memcpy(outputs[" << outputIndex << "], " << source << ", "
+       << bytes << "); // " << comment << "\n";
+  }
+
+  LogicalResult build(Location loc, PackageBuild &build) override {
+    std::string text = emitKernelsFile(cppKernels_, modelName_);
+    std::ofstream out(build.dir + "/kernels.cpp", std::ios::binary);
+    out << text;
+    out.close();
+    if (!out)
+      return emitError(loc) << "cannot write '" << build.dir
+                            << "/kernels.cpp'";
+    // -fopenmp: kernels.cpp's parallel loops.
+    return runHostCompiler(loc, build, {{"kernels.cpp", text}},
+                           {"-fopenmp"});
+  }
+
+private:
+  /// A call of the runtime kernel `kernel` through kiln::Dispatcher on views
+  /// of the planned buffers; its results copied into their slots.
+  void emitDispatcherCall(llvm::raw_ostream &os, Operation *op,
+                          StringRef kernel, StringRef kindName, size_t index,
+                          int attrIndex, const BufferNames &buffers) {
+    std::string node = firstNode(op);
+    std::string opType = sourceOpType(op->getLoc());
+    auto call = dyn_cast<LibraryCallOp>(op);
+    os << "  // Step " << index << ": "
+       << (call ? call.getCallee() : op->getName().getStringRef()) << " ("
+       << kindName << "), ONNX node '" << commentSafe(node) << "'"
+       << (opType.empty() ? "" : " (" + opType + ")") << "\n";
+    os << "  {\n    std::vector<kiln::Tensor> in = {";
+    for (Value v : op->getOperands()) {
+      ValueType t = valueType(v);
+      os << "\n        view(" << buffers.pointer(v) << ", "
+         << dtypeEnum(t.dtype) << ", " << formatShape(t.shape) << "), // "
+         << buffers.describe(v);
+    }
+    os << "\n    };\n";
+    os << "    std::vector<kiln::Tensor> out(" << op->getNumResults()
+       << ");\n";
+    os << "    if (call(" << quote(kernel) << ", in, m->attrs[" << attrIndex
+       << "], out, " << quote(node) << ", err, errlen))\n"
+       << "      return 1;\n";
+    for (OpResult r : op->getResults()) {
+      if (!buffers.hasBuffer(r))
+        continue;
+      ValueType t = valueType(r);
+      os << "    if (store(out, " << r.getResultNumber() << ", "
+         << buffers.pointer(r) << ", " << dtypeEnum(t.dtype) << ", "
+         << formatShape(t.shape) << ", " << quote(node)
+         << ", err, errlen)) // " << buffers.describe(r) << "\n"
+         << "      return 1;\n";
+    }
+    os << "  }\n";
+  }
+
+  std::string modelName_;
+  std::vector<CppKernel> cppKernels_;
+  bool needHalf_ = false;
+};
+
+class CpuTarget : public Target {
+public:
+  StringRef name() const override { return "cpu"; }
+  StringRef description() const override {
+    return "C++ kernels (OpenMP) built by the host compiler, the runtime's "
+           "OpenBLAS-backed matmul and convolutions";
+  }
+  void addLoweringPasses(OpPassManager &pm) const override {
+    pm.addPass(createLowerCpuPass());
+  }
+  std::unique_ptr<GraphCodegen>
+  createGraphCodegen(StringRef modelName) const override {
+    return std::make_unique<CpuGraphCodegen>(modelName);
+  }
+};
+
+} // namespace
+
+std::unique_ptr<Target> createCpuTarget() {
+  return std::make_unique<CpuTarget>();
+}
+
+} // namespace kiln

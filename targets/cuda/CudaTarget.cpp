@@ -1,0 +1,241 @@
+//===- CudaTarget.cpp - The CUDA backend ----------------------------------===//
+//
+// This file implements the CUDA target (docs/cuda-backend.md): its lowering
+// (kiln-lower-cuda), one CUDA kernel per kiln.fusion and per op tagged
+// kiln.kernel in kernels.cu (CudaPrinter.cpp, CudaPoolKernel.cpp), compiled
+// in process by NVRTC into kernels.cubin (sm_90) and kernels.ptx; the
+// wrapper's CUDA entry points (kiln_model_create_cuda binds the kernels'
+// functions; kiln_model_run_cuda runs on a stream; the host entry points
+// refuse) and steps (CudaWrapperSteps.cpp); and the build: wrapper.cpp alone
+// through the host compiler, for x86-64-v2 unless --cpu-isa says otherwise
+// (a cuda package's host code is not hot, so it loads on any GPU host).
+//
+//===----------------------------------------------------------------------===//
+
+#include "targets/cuda/CudaTarget.h"
+#include "codegen/HostCompiler.h"
+#include "ir/KilnOps.h"
+#include "passes/LoweringPasses.h"
+#include "targets/cuda/CudaKernel.h"
+#include "targets/cuda/NvrtcCompiler.h"
+
+#include "mlir/IR/Diagnostics.h"
+
+#include "llvm/ADT/DenseMap.h"
+
+#include <fstream>
+
+using namespace mlir;
+
+namespace kiln {
+namespace {
+
+using namespace wrapper;
+
+/// Writes `text` to `path`; a diagnostic at `loc` on failure.
+LogicalResult writeText(Location loc, const std::string &path,
+                        const std::string &text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  out.close();
+  if (!out)
+    return emitError(loc) << "cannot write '" << path << "'";
+  return success();
+}
+
+class CudaGraphCodegen : public GraphCodegen {
+public:
+  explicit CudaGraphCodegen(StringRef modelName) : modelName_(modelName) {}
+
+  StringRef kernelSourceFile() const override { return "kernels.cu"; }
+  StringRef targetName() const override { return "cuda"; }
+
+  LogicalResult emitKernels(func::FuncOp graph) override {
+    for (Operation &op : graph.getBody().front()) {
+      std::optional<CudaKernel> kernel;
+      std::string kind;
+      if (auto fusion = dyn_cast<FusionOp>(op)) {
+        FailureOr<CudaKernel> printed = emitCudaKernel(fusion);
+        if (failed(printed))
+          return failure();
+        kernel = std::move(*printed);
+        kind = fusion.getKind().str();
+      } else if (auto name = op.getAttrOfType<StringAttr>(kKernelAttr)) {
+        kernel = emitCudaMaxPoolKernel(&op, name.getValue());
+        if (!kernel)
+          return op.emitOpError("is tagged with kernel '")
+                 << name.getValue() << "' but the CUDA printer has none";
+        kind = "pool";
+      } else {
+        continue;
+      }
+      KernelRecord record{kernel->name, kind, sourceNodeNames(&op)};
+      record.grid = {kernel->grid[0], kernel->grid[1], kernel->grid[2]};
+      record.block = {kernel->block[0], kernel->block[1], kernel->block[2]};
+      record.sharedBytes = kernel->sharedBytes;
+      kernelIndex_[&op] = static_cast<int>(kernels_.size());
+      kernels_.push_back(std::move(record));
+      cudaKernels_.push_back(std::move(*kernel));
+    }
+    return success();
+  }
+
+  void emitIncludes(llvm::raw_ostream &os) override {
+    os << "#include \"kiln/runtime/Cuda.h\"\n"
+          "#include \"kiln/runtime/CudaServices.h\"\n";
+  }
+  void emitDeclarations(llvm::raw_ostream &) override {}
+  void emitHelpers(llvm::raw_ostream &os) override {
+    os << cudawrapper::helpers();
+  }
+  void emitTables(llvm::raw_ostream &os) override {
+    os << "/// The kernels of kernels.cubin, in the order of "
+          "kiln_model_create_cuda's\n/// functions.\n"
+       << "constexpr int kNumKernels = " << kernels_.size() << ";\n"
+       << "const char *const kKernelNames[] = {";
+    for (const KernelRecord &k : kernels_)
+      os << quote(k.name) << ", ";
+    os << (kernels_.empty() ? "nullptr" : "") << "};\n\n";
+  }
+
+  WrapperAbi wrapperAbi() override;
+
+  void emitKernelStep(llvm::raw_ostream &os, Operation *op, size_t index,
+                      const BufferNames &buffers) override {
+    int k = kernelIndex_.lookup(op);
+    cudawrapper::emitKernelLaunch(os, op, index, kernels_[k], k, buffers);
+  }
+
+  LogicalResult emitLibraryCall(llvm::raw_ostream &os, LibraryCallOp call,
+                                size_t index, int,
+                                const BufferNames &buffers) override {
+    if (call.getCallee() == "cublaslt.matmul")
+      cudawrapper::emitMatmulCall(os, call, index, buffers);
+    else if (call.getCallee() == "cudnn.conv")
+      cudawrapper::emitConvCall(os, call, index, buffers);
+    else
+      return call.emitOpError("has a callee the cuda target does not call");
+    return success();
+  }
+
+  void emitReferenceStep(llvm::raw_ostream &os, Operation *op, size_t index,
+                         int attrIndex, const BufferNames &buffers) override {
+    cudawrapper::emitHostStep(os, op, index, attrIndex, buffers);
+  }
+
+  void emitOutputCopy(llvm::raw_ostream &os, size_t outputIndex,
+                      const std::string &source, int64_t bytes,
+                      const std::string &comment) override {
+    cudawrapper::emitOutputCopy(os, outputIndex, source, bytes, comment);
+  }
+
+  LogicalResult build(Location loc, PackageBuild &build) override {
+    // Every kernel in one NVRTC program (sm_90 cubin and PTX).
+    std::string text = emitCudaKernelsFile(cudaKernels_, modelName_);
+    FailureOr<CudaBinary> binary =
+        compileCudaSource(text, "kernels.cu", cudaKernels_, loc);
+    if (failed(binary) ||
+        failed(writeText(loc, build.dir + "/kernels.cu", text)) ||
+        failed(writeText(loc, build.dir + "/kernels.cubin", binary->cubin)) ||
+        failed(writeText(loc, build.dir + "/kernels.ptx", binary->ptx)))
+      return failure();
+    build.deviceSeconds = binary->seconds;
+    build.manifestEntries.push_back(
+        {"cuda", R"({"arch": "sm_90", "cubin": "kernels.cubin", )"
+                 R"("ptx": "kernels.ptx", "source": "kernels.cu"})"});
+    // model.so is wrapper.cpp alone (it has no parallel loops).
+    return runHostCompiler(loc, build, {}, {});
+  }
+
+private:
+  std::string modelName_;
+  std::vector<CudaKernel> cudaKernels_;
+  llvm::DenseMap<Operation *, int> kernelIndex_;
+};
+
+WrapperAbi CudaGraphCodegen::wrapperAbi() {
+  WrapperAbi abi;
+  abi.createFunction = "kiln_model_create_cuda";
+  abi.runFunction = "kiln_model_run_cuda";
+  abi.createParameters = "    void *const *functions,\n";
+  abi.stepParameter = ", void *stream";
+  abi.stepArgument = ", stream";
+  abi.modelMembers = "  std::vector<void *> functions;\n";
+  abi.freePrepared = "kiln::cuda::deallocate(prepared);";
+  abi.createChecks = "  if (kNumKernels > 0 && !functions)\n"
+                     "    return fail(err, errlen, \"kiln_model_create_cuda: "
+                     "functions is null\");\n";
+  abi.createBindings =
+      "    for (int i = 0; i < kNumKernels; ++i) {\n"
+      "      if (!functions[i])\n"
+      "        return fail(err, errlen, std::string(\"kernel '\") + "
+      "kKernelNames[i] +\n"
+      "                                         \"' is not bound (null "
+      "function)\");\n"
+      "      m->functions.push_back(functions[i]);\n    }\n";
+  abi.prepareWeights =
+      "    if (kPreparedBytes > 0) {\n"
+      "      kiln::Expected<void *> memory = "
+      "kiln::cuda::allocate(kPreparedBytes);\n"
+      "      if (!memory)\n"
+      "        return fail(err, errlen, \"kiln_model_create_cuda: prepared "
+      "weights: \" + memory.status().message());\n"
+      "      m->prepared = *memory;\n"
+      "      // Wait for the steps even when one failed: the memory they\n"
+      "      // use is freed on return.\n"
+      "      int failed = prepareWeights(m.get(), nullptr, err, errlen);\n"
+      "      char syncErr[256];\n"
+      "      if (kiln_cuda_stream_synchronize(nullptr, syncErr, "
+      "sizeof(syncErr)) && !failed)\n"
+      "        return fail(err, errlen, syncErr);\n"
+      "      if (failed)\n        return 1;\n    }\n";
+  // The kernels to bind, and the host entry points, which a cuda package
+  // refuses (its pointers must be device pointers).
+  abi.extraExports =
+      "\nKILN_EXPORT int kiln_model_num_kernels(void) { return "
+      "kNumKernels; }\n"
+      "KILN_EXPORT const char *kiln_model_kernel_name(int i) {\n"
+      "  return i >= 0 && i < kNumKernels ? kKernelNames[i] : nullptr;\n}\n"
+      "KILN_EXPORT int kiln_model_create(const void *const *, kiln_model "
+      "**out,\n    char *err, size_t errlen) {\n"
+      "  if (out)\n    *out = nullptr;\n"
+      "  return fail(err, errlen, \"this package was compiled for cuda: "
+      "load it with kiln::Model, which binds its kernels\");\n}\n"
+      "KILN_EXPORT int kiln_model_run(kiln_model *, const void *const *, "
+      "void *const *,\n    void *, char *err, size_t errlen) {\n"
+      "  return fail(err, errlen, \"this package was compiled for cuda: "
+      "run it with kiln_model_run_cuda\");\n}\n";
+  return abi;
+}
+
+class CudaTarget : public Target {
+public:
+  StringRef name() const override { return "cuda"; }
+  StringRef description() const override {
+    return "CUDA kernels compiled by NVRTC for sm_90, cuBLASLt and cuDNN "
+           "library calls with their epilogues";
+  }
+  LogicalResult checkAvailable(Location loc) const override {
+    if (haveNvrtc())
+      return success();
+    return emitError(loc) << "--target cuda needs NVRTC, and this kiln was "
+                             "built without it (configure with the CUDA "
+                             "toolkit installed)";
+  }
+  std::string defaultCpuIsa(StringRef) const override { return "x86-64-v2"; }
+  void addLoweringPasses(OpPassManager &pm) const override {
+    pm.addPass(createLowerCudaPass());
+  }
+  std::unique_ptr<GraphCodegen>
+  createGraphCodegen(StringRef modelName) const override {
+    return std::make_unique<CudaGraphCodegen>(modelName);
+  }
+};
+
+} // namespace
+
+std::unique_ptr<Target> createCudaTarget() {
+  return std::make_unique<CudaTarget>();
+}
+
+} // namespace kiln

@@ -1,0 +1,62 @@
+//===- CudaTarget.h - The CUDA backend --------------------------*- C++ -*-===//
+//
+// This file declares the CUDA target (codegen/Target.h, docs/cuda-backend.md):
+// CUDA kernels compiled in process by NVRTC for sm_90, cuBLASLt and cuDNN
+// library calls with their epilogues, the runtime's reference kernels on the
+// host for the rest; its lowering pass, kiln-lower-cuda; and the pieces of
+// its wrapper (CudaWrapperSteps.cpp).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_TARGETS_CUDA_CUDATARGET_H
+#define KILN_TARGETS_CUDA_CUDATARGET_H
+
+#include "codegen/Target.h"
+#include "codegen/WrapperSupport.h"
+
+#include "mlir/Pass/Pass.h"
+
+#include <memory>
+
+namespace kiln {
+
+/// The CUDA target.
+std::unique_ptr<Target> createCudaTarget();
+
+/// kiln-lower-cuda (LowerCudaLibraryCalls.cpp).
+std::unique_ptr<mlir::Pass> createLowerCudaPass();
+
+namespace cudawrapper {
+
+/// The helpers of a CUDA wrapper (launch, callOnHost), after the common ones.
+const char *helpers();
+
+/// The launch of generated kernel `name` (kernel `kernelIndex` of
+/// kiln_model_kernel_name's list) for `op`'s operands and results.
+void emitKernelLaunch(llvm::raw_ostream &os, mlir::Operation *op,
+                      size_t index, const KernelRecord &kernel,
+                      int kernelIndex, const wrapper::BufferNames &buffers);
+
+/// The kiln_cuda_matmul call of a "cublaslt.matmul" library call.
+void emitMatmulCall(llvm::raw_ostream &os, LibraryCallOp call, size_t index,
+                    const wrapper::BufferNames &buffers);
+
+/// The kiln_cuda_conv / kiln_cuda_conv_relu call of a "cudnn.conv" library
+/// call.
+void emitConvCall(llvm::raw_ostream &os, LibraryCallOp call, size_t index,
+                  const wrapper::BufferNames &buffers);
+
+/// A reference kernel run on the host: operands copied from the device,
+/// results copied back (attributes prebuilt as m->attrs[attrIndex]).
+void emitHostStep(llvm::raw_ostream &os, mlir::Operation *op, size_t index,
+                  int attrIndex, const wrapper::BufferNames &buffers);
+
+/// The device-to-device copy of an output not written in place.
+void emitOutputCopy(llvm::raw_ostream &os, size_t outputIndex,
+                    const std::string &source, int64_t bytes,
+                    const std::string &comment);
+
+} // namespace cudawrapper
+} // namespace kiln
+
+#endif // KILN_TARGETS_CUDA_CUDATARGET_H

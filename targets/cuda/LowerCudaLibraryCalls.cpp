@@ -1,0 +1,469 @@
+//===- LowerCudaLibraryCalls.cpp - cuBLASLt/cuDNN calls with their folds --===//
+//
+// This file implements kiln-lower-cuda, the CUDA target's lowering pass. It
+// runs on a fused graph and decides how every top-level step runs on the GPU,
+// in the IR (passes/LoweringPasses.h), so the wrapper emitter decides nothing:
+//
+//  - A kiln.matmul that cuBLASLt takes (f32/f16/bf16, matrices with batches
+//    that are equal or broadcast from one matrix) becomes
+//    kiln.library_call "cublaslt.matmul" with its GEMM geometry in `params`.
+//    An operand that is a transpose of the last two dims of a weight (or of
+//    a value computed from weights only) is read in place: `transpose_a/b`
+//    (Linear layers export as MatMul(x, Transpose(W))). A batch of row-major
+//    A matrices times one B is one taller GEMM. When the matmul's only user
+//    is a kiln.fusion computing `mm + bias`, `relu(mm)` or `relu(mm + bias)`
+//    of a single GEMM, cuBLASLt's epilogue computes it: the call replaces the
+//    fusion. (cuBLASLt's GELU epilogue is the tanh approximation; kiln.gelu
+//    is decomposed before fusion, so no fusion shows it whole.)
+//  - A kiln.conv that cuDNN takes (f32/f16/bf16, 1 to 3 spatial dims, static
+//    positive shapes, symmetric pads) becomes "cudnn.conv"; when its only
+//    user is a fusion computing relu(conv [+ per-channel bias] [+ residual]),
+//    cuDNN's fused convolution computes it (epilogue `relu`, `bias_relu`,
+//    `residual_relu` or `bias_residual_relu`).
+//  - A kiln.max_pool the CUDA printer takes (CudaPoolKernel.cpp) is tagged
+//    with the name of its generated kernel (kiln.kernel).
+//  - Every other op outside a fusion runs the runtime's reference kernel on
+//    the host (kiln.reference = "host"): operands copied from the device,
+//    results copied back.
+//
+// It leaves kiln.constant, kiln.fusion and func.return alone.
+//
+//===----------------------------------------------------------------------===//
+
+#include "targets/cuda/CudaTarget.h"
+#include "targets/cuda/CudaKernel.h"
+#include "ir/KilnOps.h"
+#include "passes/LoweringPasses.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+using namespace mlir;
+
+namespace kiln {
+namespace {
+
+/// cuBLASLt's workspace: 32 MiB, what NVIDIA recommends for Hopper.
+constexpr int64_t kCublasLtWorkspaceBytes = int64_t(32) << 20;
+
+bool isCudaFloat(Type t) { return t.isF32() || t.isF16() || t.isBF16(); }
+
+RankedTensorType tensorType(Value v) {
+  return cast<RankedTensorType>(v.getType());
+}
+
+/// A kiln.transpose that swaps the last two dims and keeps the others.
+bool isMatrixTranspose(Operation *op) {
+  auto t = dyn_cast_or_null<TransposeOp>(op);
+  if (!t)
+    return false;
+  ArrayRef<int64_t> perm = t.getPerm();
+  int64_t r = perm.size();
+  if (r < 2)
+    return false;
+  for (int64_t i = 0; i < r - 2; ++i)
+    if (perm[i] != i)
+      return false;
+  return perm[r - 2] == r - 1 && perm[r - 1] == r - 2;
+}
+
+/// The batch stride (in elements) of a matmul operand of `shape` whose
+/// matrices have `matrixElems` elements, for a result with batch dims
+/// `batch`: 0 when the operand is one matrix (broadcast), the matrix size
+/// when its batch dims equal the result's; nullopt otherwise.
+std::optional<int64_t> batchStride(ArrayRef<int64_t> shape,
+                                   ArrayRef<int64_t> batch,
+                                   int64_t matrixElems) {
+  ArrayRef<int64_t> own = shape.drop_back(2);
+  if (llvm::all_of(own, [](int64_t d) { return d == 1; }))
+    return 0;
+  if (own.size() == batch.size() && llvm::equal(own, batch))
+    return matrixElems;
+  return std::nullopt;
+}
+
+/// A matmul's cuBLASLt call: operands (read through a matrix transpose when
+/// it is folded), dims and batch strides.
+struct Gemm {
+  Value a, b;
+  bool transA = false, transB = false;
+  int64_t batch = 1, m = 0, n = 0, k = 0, strideA = 0, strideB = 0;
+};
+
+/// The cuBLASLt form of `op`, when it has one.
+std::optional<Gemm> gemmOf(MatMulOp op,
+                           const llvm::DenseSet<Operation *> &loadTime) {
+  Value a = op.getOperand(0), b = op.getOperand(1), d = op.getResult();
+  RankedTensorType ta = tensorType(a), tb = tensorType(b), td = tensorType(d);
+  Type e = td.getElementType();
+  if (ta.getElementType() != e || tb.getElementType() != e ||
+      !isCudaFloat(e) || !ta.hasStaticShape() || !tb.hasStaticShape() ||
+      !td.hasStaticShape() || ta.getRank() < 2 || tb.getRank() < 2 ||
+      td.getRank() < 2 || d.use_empty())
+    return std::nullopt;
+  int64_t m = ta.getShape()[ta.getRank() - 2], k = ta.getShape().back();
+  int64_t n = tb.getShape().back();
+  if (tb.getShape()[tb.getRank() - 2] != k || td.getShape().back() != n ||
+      td.getShape()[td.getRank() - 2] != m || m == 0 || n == 0 || k == 0)
+    return std::nullopt;
+  ArrayRef<int64_t> batch = td.getShape().drop_back(2);
+  int64_t batchCount = 1;
+  for (int64_t x : batch)
+    batchCount *= x;
+  std::optional<int64_t> strideA = batchStride(ta.getShape(), batch, m * k);
+  std::optional<int64_t> strideB = batchStride(tb.getShape(), batch, k * n);
+  if (!strideA || !strideB || batchCount == 0)
+    return std::nullopt;
+  Gemm g;
+  g.a = a, g.b = b;
+  // A transpose of a weight is read in place, transposed by cuBLASLt. Only
+  // weights (and values computed from weights only), as before this was a
+  // pass: folding transposes of activations is left for measurement.
+  auto foldable = [&](Value v) {
+    Operation *t = v.getDefiningOp();
+    return isMatrixTranspose(t) &&
+           isPersistentValue(t->getOperand(0), loadTime);
+  };
+  if (foldable(a))
+    g.a = a.getDefiningOp()->getOperand(0), g.transA = true;
+  if (foldable(b))
+    g.b = b.getDefiningOp()->getOperand(0), g.transB = true;
+  g.batch = batchCount, g.m = m, g.n = n, g.k = k;
+  g.strideA = *strideA, g.strideB = *strideB;
+  // A batch of row-major A matrices times one B is one taller GEMM:
+  // [batch * m, k] x [k, n] (the Linear layers of a transformer).
+  if (g.batch > 1 && g.strideB == 0 && g.strideA == m * k && !g.transA) {
+    g.m *= g.batch;
+    g.batch = 1;
+    g.strideA = 0;
+  }
+  return g;
+}
+
+/// The part of a fusion that a library call's epilogue computes.
+struct Epilogue {
+  Value source;   ///< the library call's own result, read by the fusion
+  Value bias;     ///< added: a vector (matmul) or per-channel (conv); or null
+  Value residual; ///< added: a tensor of the result's type (conv); or null
+  bool relu = false;
+};
+
+/// The name of an epilogue for kiln.library_call.
+std::string epilogueName(const Epilogue &e) {
+  std::string s = e.bias ? "bias" : "";
+  if (e.residual)
+    s += s.empty() ? "residual" : "_residual";
+  if (e.relu)
+    s += s.empty() ? "relu" : "_relu";
+  return s.empty() ? "none" : s;
+}
+
+/// Matches a fusion whose body applies adds of other operands and then at
+/// most one kiln.relu to the operand `source`, and yields that; `classify`
+/// sorts each added operand into the epilogue (false: no match).
+std::optional<Epilogue>
+matchEpilogue(FusionOp fusion, Value source,
+              llvm::function_ref<bool(Value, Epilogue &)> classify) {
+  if (fusion.getNumResults() != 1 ||
+      fusion.getResult(0).getType() != source.getType())
+    return std::nullopt;
+  Block &body = fusion.getBody();
+  auto operandOf = [&](Value v) -> Value {
+    auto arg = dyn_cast<BlockArgument>(v);
+    return arg && arg.getOwner() == &body
+               ? fusion.getOperand(arg.getArgNumber())
+               : Value();
+  };
+  Value cur;
+  for (BlockArgument arg : body.getArguments())
+    if (fusion.getOperand(arg.getArgNumber()) == source)
+      cur = arg;
+  Epilogue e;
+  e.source = source;
+  for (Operation &op : body.without_terminator()) {
+    if (e.relu || !cur || op.getNumResults() != 1 ||
+        op.getResult(0).getType() != source.getType())
+      return std::nullopt;
+    if (isa<ReluOp>(op) && op.getOperand(0) == cur) {
+      e.relu = true;
+    } else if (isa<AddOp>(op) &&
+               (op.getOperand(0) == cur) != (op.getOperand(1) == cur)) {
+      Value other = operandOf(op.getOperand(op.getOperand(0) == cur));
+      if (!other || other == source || !classify(other, e))
+        return std::nullopt;
+    } else {
+      return std::nullopt;
+    }
+    cur = op.getResult(0);
+  }
+  if (body.getTerminator()->getOperand(0) != cur || (!e.bias && !e.relu && !e.residual))
+    return std::nullopt;
+  // Every operand of the fusion is the source or folded into the call.
+  for (Value operand : fusion.getOperands())
+    if (operand != source && operand != e.bias && operand != e.residual)
+      return std::nullopt;
+  return e;
+}
+
+/// The epilogue cuBLASLt computes for a single GEMM's result `mm` in its
+/// only user: a bias vector of the last dim's size and/or ReLU.
+std::optional<Epilogue> matmulEpilogue(Value mm) {
+  if (!mm.hasOneUse())
+    return std::nullopt;
+  auto fusion = dyn_cast<FusionOp>(*mm.getUsers().begin());
+  if (!fusion || fusion.getNumOperands() > 2)
+    return std::nullopt;
+  RankedTensorType mt = tensorType(mm);
+  return matchEpilogue(fusion, mm, [&](Value other, Epilogue &e) {
+    RankedTensorType bt = tensorType(other);
+    if (e.bias || bt.getElementType() != mt.getElementType() ||
+        bt.getRank() < 1 || bt.getShape().back() != mt.getShape().back() ||
+        bt.getNumElements() != mt.getShape().back())
+      return false;
+    e.bias = other;
+    return true;
+  });
+}
+
+/// The epilogue cuDNN's fused convolution computes for `conv` in its only
+/// user: ReLU after at most one per-channel bias and one residual.
+std::optional<Epilogue> convEpilogue(Value conv) {
+  if (!conv.hasOneUse())
+    return std::nullopt;
+  auto fusion = dyn_cast<FusionOp>(*conv.getUsers().begin());
+  if (!fusion)
+    return std::nullopt;
+  RankedTensorType yt = tensorType(conv);
+  int64_t channels = yt.getShape()[1];
+  std::optional<Epilogue> e =
+      matchEpilogue(fusion, conv, [&](Value other, Epilogue &e) {
+        RankedTensorType ot = tensorType(other);
+        bool perChannel =
+            ot.getElementType() == yt.getElementType() &&
+            ot.getNumElements() == channels &&
+            (ot.getRank() == yt.getRank() - 1 ||
+             (ot.getRank() == yt.getRank() && ot.getShape()[0] == 1)) &&
+            ot.getShape()[ot.getRank() - (yt.getRank() - 1)] == channels;
+        if (ot == yt && !e.residual)
+          e.residual = other;
+        else if (perChannel && !e.bias)
+          e.bias = other;
+        else
+          return false;
+        return true;
+      });
+  if (!e || !e->relu)
+    return std::nullopt;
+  return e;
+}
+
+/// An integer-list attribute of `n` entries, `dflt` when empty (as the
+/// reference kernel reads it); nullopt when of another length.
+std::optional<SmallVector<int64_t>> spatial(ArrayRef<int64_t> attr, size_t n,
+                                            int64_t dflt) {
+  if (attr.empty())
+    return SmallVector<int64_t>(n, dflt);
+  if (attr.size() != n)
+    return std::nullopt;
+  return SmallVector<int64_t>(attr);
+}
+
+/// The cuDNN parameters of `conv` (strides, pads, dilations, group), when
+/// cuDNN takes it.
+std::optional<NamedAttrList> cudnnConvParams(ConvOp conv) {
+  RankedTensorType tx = tensorType(conv.getOperand(0)),
+                   tw = tensorType(conv.getOperand(1)),
+                   ty = tensorType(conv.getResult());
+  Type e = ty.getElementType();
+  if (tx.getElementType() != e || tw.getElementType() != e ||
+      !isCudaFloat(e) || conv.getResult().use_empty())
+    return std::nullopt;
+  int64_t rank = ty.getRank();
+  if (rank < 3 || rank > 5 || tx.getRank() != rank || tw.getRank() != rank)
+    return std::nullopt;
+  for (RankedTensorType t : {tx, tw, ty})
+    if (!t.hasStaticShape() ||
+        llvm::any_of(t.getShape(), [](int64_t d) { return d <= 0; }))
+      return std::nullopt;
+  size_t nsp = rank - 2;
+  ArrayRef<int64_t> x = tx.getShape(), w = tw.getShape(), y = ty.getShape();
+  int64_t group = conv.getGroup();
+  auto strides = spatial(conv.getStrides(), nsp, 1);
+  auto dilations = spatial(conv.getDilations(), nsp, 1);
+  auto pads = spatial(conv.getPads(), 2 * nsp, 0);
+  if (!strides || !dilations || !pads || group < 1 ||
+      x[1] != w[1] * group || w[0] % group != 0 || y[0] != x[0] ||
+      y[1] != w[0])
+    return std::nullopt;
+  for (size_t d = 0; d < nsp; ++d) {
+    // cuDNN takes symmetric pads only.
+    if ((*pads)[d] != (*pads)[nsp + d] || (*pads)[d] < 0 ||
+        (*strides)[d] < 1 || (*dilations)[d] < 1)
+      return std::nullopt;
+    int64_t window = (*dilations)[d] * (w[2 + d] - 1) + 1;
+    int64_t span = x[2 + d] + 2 * (*pads)[d] - window;
+    if (span < 0 || span / (*strides)[d] + 1 != y[2 + d])
+      return std::nullopt;
+  }
+  Builder b(conv.getContext());
+  NamedAttrList params;
+  params.append("dilations", b.getDenseI64ArrayAttr(*dilations));
+  params.append("group", b.getI64IntegerAttr(group));
+  params.append("pads", b.getDenseI64ArrayAttr(*pads));
+  params.append("strides", b.getDenseI64ArrayAttr(*strides));
+  return params;
+}
+
+/// A location naming `op` and every op inside `fusion` (the ONNX nodes of
+/// everything a library call computes).
+Location foldedLoc(Operation *op, FusionOp fusion) {
+  SmallVector<Location> locs = {op->getLoc()};
+  if (fusion)
+    fusion.getBody().walk([&](Operation *inner) {
+      if (!isa<ConstantOp, YieldOp>(inner))
+        locs.push_back(inner->getLoc());
+    });
+  return FusedLoc::get(op->getContext(), locs);
+}
+
+/// Creates the library call for `op` (and the fusion its epilogue replaces,
+/// if any) right before `insertPoint`, and replaces `replaced` with it.
+void createLibraryCall(Operation *op, FusionOp fusion, StringRef callee,
+                       ArrayRef<std::pair<StringRef, Value>> operands,
+                       const Epilogue *epilogue, bool transA, bool transB,
+                       int64_t workspace, NamedAttrList params) {
+  Operation *replaced = fusion ? fusion.getOperation() : op;
+  OpBuilder b(replaced);
+  SmallVector<Value> values;
+  SmallVector<StringRef> roles;
+  for (auto [role, value] : operands) {
+    roles.push_back(role);
+    values.push_back(value);
+  }
+  if (epilogue && epilogue->bias) {
+    roles.push_back("bias");
+    values.push_back(epilogue->bias);
+  }
+  if (epilogue && epilogue->residual) {
+    roles.push_back("residual");
+    values.push_back(epilogue->residual);
+  }
+  auto call = b.create<LibraryCallOp>(
+      foldedLoc(op, fusion), replaced->getResultTypes(), values,
+      b.getStringAttr(callee), b.getStrArrayAttr(roles),
+      b.getBoolAttr(transA), b.getBoolAttr(transB),
+      b.getStringAttr(epilogue ? epilogueName(*epilogue) : "none"),
+      b.getI64IntegerAttr(workspace), params.getDictionary(b.getContext()));
+  replaced->replaceAllUsesWith(call);
+  replaced->erase();
+  if (fusion)
+    op->erase();
+}
+
+/// Lowers `mm` to cuBLASLt when it qualifies.
+void lowerMatmul(MatMulOp mm, const llvm::DenseSet<Operation *> &loadTime) {
+  std::optional<Gemm> g = gemmOf(mm, loadTime);
+  if (!g)
+    return;
+  // Only a single GEMM takes an epilogue; of two matmuls added together the
+  // one computed last folds the add (the other is its bias).
+  std::optional<Epilogue> epilogue;
+  if (g->batch == 1)
+    epilogue = matmulEpilogue(mm.getResult());
+  if (epilogue && epilogue->bias)
+    if (auto other = epilogue->bias.getDefiningOp<MatMulOp>())
+      if (other->getBlock() == mm->getBlock() &&
+          mm->isBeforeInBlock(other) && other.getResult().hasOneUse())
+        epilogue.reset();
+  FusionOp fusion =
+      epilogue ? cast<FusionOp>(*mm.getResult().getUsers().begin()) : nullptr;
+  Builder b(mm.getContext());
+  NamedAttrList params;
+  params.append("batch", b.getI64IntegerAttr(g->batch));
+  params.append("k", b.getI64IntegerAttr(g->k));
+  params.append("m", b.getI64IntegerAttr(g->m));
+  params.append("n", b.getI64IntegerAttr(g->n));
+  params.append("stride_a", b.getI64IntegerAttr(g->strideA));
+  params.append("stride_b", b.getI64IntegerAttr(g->strideB));
+  Operation *ta = g->transA ? mm.getOperand(0).getDefiningOp() : nullptr;
+  Operation *tb = g->transB ? mm.getOperand(1).getDefiningOp() : nullptr;
+  createLibraryCall(mm, fusion, "cublaslt.matmul", {{"a", g->a}, {"b", g->b}},
+                    epilogue ? &*epilogue : nullptr, g->transA, g->transB,
+                    kCublasLtWorkspaceBytes, params);
+  // A transpose that every reader now reads through is gone.
+  if (ta && ta->use_empty())
+    ta->erase();
+  if (tb && tb != ta && tb->use_empty())
+    tb->erase();
+}
+
+/// Lowers `conv` to cuDNN when it qualifies.
+void lowerConv(ConvOp conv) {
+  std::optional<NamedAttrList> params = cudnnConvParams(conv);
+  if (!params)
+    return;
+  std::optional<Epilogue> epilogue = convEpilogue(conv.getResult());
+  FusionOp fusion = epilogue
+                        ? cast<FusionOp>(*conv.getResult().getUsers().begin())
+                        : nullptr;
+  createLibraryCall(conv, fusion, "cudnn.conv",
+                    {{"x", conv.getOperand(0)}, {"w", conv.getOperand(1)}},
+                    epilogue ? &*epilogue : nullptr, false, false, 0,
+                    *params);
+}
+
+struct LowerCudaPass
+    : public PassWrapper<LowerCudaPass, OperationPass<func::FuncOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(LowerCudaPass)
+
+  StringRef getArgument() const final { return "kiln-lower-cuda"; }
+  StringRef getDescription() const final {
+    return "CUDA target lowering: cuBLASLt and cuDNN library calls with "
+           "their transposes and epilogues folded in, kernels of single "
+           "ops, host reference steps";
+  }
+  void runOnOperation() override {
+    func::FuncOp graph = getOperation();
+    if (graph.isExternal())
+      return;
+    Block &body = graph.getBody().front();
+    // Library calls, in program order (an epilogue's fusion comes later).
+    // Lowering one erases the fusion its epilogue replaces and the
+    // transposes it reads through, so the calls are collected first.
+    llvm::DenseSet<Operation *> loadTime = collectLoadTimeOps(graph);
+    SmallVector<Operation *> calls;
+    for (Operation &op : body)
+      if (isa<MatMulOp, ConvOp>(op))
+        calls.push_back(&op);
+    for (Operation *op : calls) {
+      if (auto mm = dyn_cast<MatMulOp>(op))
+        lowerMatmul(mm, loadTime);
+      else
+        lowerConv(cast<ConvOp>(op));
+    }
+    // What is left: kernels of single ops, or reference kernels on the host.
+    Builder b(&getContext());
+    int numPools = 0;
+    for (Operation &op : body) {
+      if (isa<ConstantOp, FusionOp, LibraryCallOp, func::ReturnOp>(op))
+        continue;
+      std::string name = "p" + std::to_string(numPools) + "_max_pool";
+      if (isa<MaxPoolOp>(op) && emitCudaMaxPoolKernel(&op, name)) {
+        op.setAttr(kKernelAttr, b.getStringAttr(name));
+        ++numPools;
+        continue;
+      }
+      op.setAttr(kReferenceAttr, b.getStringAttr("host"));
+    }
+  }
+};
+
+} // namespace
+
+std::unique_ptr<Pass> createLowerCudaPass() {
+  return std::make_unique<LowerCudaPass>();
+}
+
+} // namespace kiln

@@ -1,0 +1,116 @@
+// kiln-lower-cuda: cuBLASLt and cuDNN library calls with their folds, the
+// kernels of single ops and the host reference steps, all in the IR.
+
+// RUN: kiln-opt %s -kiln-fuse -kiln-lower-cuda -split-input-file | FileCheck %s
+
+// A Linear layer (MatMul(x, Transpose(W)) + b, ReLU): cuBLASLt reads the
+// weight transposed and applies the bias and ReLU in its epilogue; the
+// transpose and the fusion are gone.
+// CHECK-LABEL: func.func @linear_bias_relu(
+// CHECK-NOT: kiln.transpose
+// CHECK: %[[Y:.*]] = kiln.library_call "cublaslt.matmul"(%arg0, %arg1, %arg2) {epilogue = "bias_relu", params = {batch = 1 : i64, k = 16 : i64, m = 8 : i64, n = 4 : i64, stride_a = 0 : i64, stride_b = 0 : i64}, roles = ["a", "b", "bias"], transpose_b = true, workspace = 33554432 : i64}
+// CHECK-NOT: kiln.fusion
+// CHECK: return %[[Y]]
+func.func @linear_bias_relu(%x: tensor<8x16xf32>, %w: tensor<4x16xf32> {kiln.weight}, %b: tensor<4xf32> {kiln.weight}) -> tensor<8x4xf32> {
+  %p = kiln.constant dense<[1, 0]> : tensor<2xi64>
+  %wt = kiln.transpose %w {perm = array<i64: 1, 0>} : (tensor<4x16xf32>) -> tensor<16x4xf32>
+  %0 = kiln.matmul %x, %wt : (tensor<8x16xf32>, tensor<16x4xf32>) -> tensor<8x4xf32>
+  %1 = kiln.add %0, %b : (tensor<8x4xf32>, tensor<4xf32>) -> tensor<8x4xf32>
+  %2 = kiln.relu %1 : (tensor<8x4xf32>) -> tensor<8x4xf32>
+  return %2 : tensor<8x4xf32>
+}
+
+// -----
+
+// A transpose of a computed value is not folded (only weights are): it is
+// a kernel of its own and the matmul reads its result.
+// CHECK-LABEL: func.func @activation_transpose(
+// CHECK: %[[T:.*]] = kiln.fusion "k0_transpose" ins(%arg1
+// CHECK: kiln.library_call "cublaslt.matmul"(%arg0, %[[T]]) {params = {{.*}}, roles = ["a", "b"], workspace = 33554432 : i64}
+func.func @activation_transpose(%x: tensor<8x16xf32>, %y: tensor<4x16xf32>) -> tensor<8x4xf32> {
+  %yt = kiln.transpose %y {perm = array<i64: 1, 0>} : (tensor<4x16xf32>) -> tensor<16x4xf32>
+  %0 = kiln.matmul %x, %yt : (tensor<8x16xf32>, tensor<16x4xf32>) -> tensor<8x4xf32>
+  return %0 : tensor<8x4xf32>
+}
+
+// -----
+
+// A matmul whose result is read twice keeps its own buffer: no epilogue.
+// CHECK-LABEL: func.func @shared_result(
+// CHECK: %[[MM:.*]] = kiln.library_call "cublaslt.matmul"(%arg0, %arg1) {params
+// CHECK-NOT: epilogue
+// CHECK: kiln.fusion "k0_add" ins(%[[MM]]
+func.func @shared_result(%x: tensor<8x16xf32>, %w: tensor<16x4xf32>, %b: tensor<4xf32>) -> (tensor<8x4xf32>, tensor<8x4xf32>) {
+  %0 = kiln.matmul %x, %w : (tensor<8x16xf32>, tensor<16x4xf32>) -> tensor<8x4xf32>
+  %1 = kiln.add %0, %b : (tensor<8x4xf32>, tensor<4xf32>) -> tensor<8x4xf32>
+  return %0, %1 : tensor<8x4xf32>, tensor<8x4xf32>
+}
+
+// -----
+
+// Two one-row products added: either could pass for the other's bias; the
+// one computed last folds the add and ReLU, the first writes its own result.
+// CHECK-LABEL: func.func @two_matmuls(
+// CHECK: %[[A:.*]] = kiln.library_call "cublaslt.matmul"(%arg0, %arg1) {params
+// CHECK: %[[B:.*]] = kiln.library_call "cublaslt.matmul"(%arg2, %arg3, %[[A]]) {epilogue = "bias_relu"
+// CHECK: return %[[B]]
+func.func @two_matmuls(%x: tensor<1x8xf32>, %wx: tensor<8x4xf32>, %h: tensor<1x8xf32>, %wh: tensor<8x4xf32>) -> tensor<1x4xf32> {
+  %0 = kiln.matmul %x, %wx : (tensor<1x8xf32>, tensor<8x4xf32>) -> tensor<1x4xf32>
+  %1 = kiln.matmul %h, %wh : (tensor<1x8xf32>, tensor<8x4xf32>) -> tensor<1x4xf32>
+  %2 = kiln.add %0, %1 : (tensor<1x4xf32>, tensor<1x4xf32>) -> tensor<1x4xf32>
+  %3 = kiln.relu %2 : (tensor<1x4xf32>) -> tensor<1x4xf32>
+  return %3 : tensor<1x4xf32>
+}
+
+// -----
+
+// A batch of row-major matrices times one matrix is one taller GEMM.
+// CHECK-LABEL: func.func @batched_linear(
+// CHECK: kiln.library_call "cublaslt.matmul"(%arg0, %arg1) {params = {batch = 1 : i64, k = 16 : i64, m = 24 : i64, n = 4 : i64, stride_a = 0 : i64, stride_b = 0 : i64}
+func.func @batched_linear(%x: tensor<3x8x16xf32>, %w: tensor<16x4xf32>) -> tensor<3x8x4xf32> {
+  %0 = kiln.matmul %x, %w : (tensor<3x8x16xf32>, tensor<16x4xf32>) -> tensor<3x8x4xf32>
+  return %0 : tensor<3x8x4xf32>
+}
+
+// -----
+
+// A convolution's bias, residual add and ReLU run in its cuDNN call.
+// CHECK-LABEL: func.func @conv_bias_add_relu(
+// CHECK: %[[Y:.*]] = kiln.library_call "cudnn.conv"(%arg0, %arg1, %arg2, %arg3) {epilogue = "bias_residual_relu", params = {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>}, roles = ["x", "w", "bias", "residual"]}
+// CHECK-NOT: kiln.fusion
+// CHECK: return %[[Y]]
+func.func @conv_bias_add_relu(%x: tensor<2x8x10x10xf32>, %w: tensor<8x8x3x3xf32>, %b: tensor<8x1x1xf32>, %r: tensor<2x8x10x10xf32>) -> tensor<2x8x10x10xf32> {
+  %0 = kiln.conv %x, %w {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<2x8x10x10xf32>, tensor<8x8x3x3xf32>) -> tensor<2x8x10x10xf32>
+  %1 = kiln.add %0, %b : (tensor<2x8x10x10xf32>, tensor<8x1x1xf32>) -> tensor<2x8x10x10xf32>
+  %2 = kiln.add %1, %r : (tensor<2x8x10x10xf32>, tensor<2x8x10x10xf32>) -> tensor<2x8x10x10xf32>
+  %3 = kiln.relu %2 : (tensor<2x8x10x10xf32>) -> tensor<2x8x10x10xf32>
+  return %3 : tensor<2x8x10x10xf32>
+}
+
+// -----
+
+// A convolution whose result is also returned keeps its ReLU kernel.
+// CHECK-LABEL: func.func @conv_relu_shared(
+// CHECK: %[[C:.*]] = kiln.library_call "cudnn.conv"(%arg0, %arg1) {params
+// CHECK: kiln.fusion "k0_relu" ins(%[[C]]
+func.func @conv_relu_shared(%x: tensor<2x8x10x10xf32>, %w: tensor<8x8x3x3xf32>) -> (tensor<2x8x10x10xf32>, tensor<2x8x10x10xf32>) {
+  %0 = kiln.conv %x, %w {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<2x8x10x10xf32>, tensor<8x8x3x3xf32>) -> tensor<2x8x10x10xf32>
+  %1 = kiln.relu %0 : (tensor<2x8x10x10xf32>) -> tensor<2x8x10x10xf32>
+  return %0, %1 : tensor<2x8x10x10xf32>, tensor<2x8x10x10xf32>
+}
+
+// -----
+
+// Asymmetric pads: cuDNN does not take them; the convolution runs on the
+// host. A max pool is a generated kernel of its own; an integer matmul runs
+// on the host.
+// CHECK-LABEL: func.func @host_and_kernels(
+// CHECK: kiln.conv %arg0, %arg1 {{{.*}}kiln.reference = "host"
+// CHECK: kiln.max_pool {{.*}}kiln.kernel = "p0_max_pool"
+// CHECK: kiln.matmul %arg2, %arg3 {kiln.reference = "host"}
+func.func @host_and_kernels(%x: tensor<1x2x6x6xf32>, %w: tensor<2x2x3x3xf32>, %a: tensor<2x3xi32>, %b: tensor<3x2xi32>) -> (tensor<1x2x2x2xf32>, tensor<2x2xi32>) {
+  %0 = kiln.conv %x, %w {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x2x6x6xf32>, tensor<2x2x3x3xf32>) -> tensor<1x2x5x5xf32>
+  %1 = kiln.max_pool %0 {ceil_mode = 0 : i64, dilations = array<i64: 1, 1>, kernel_shape = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>} : (tensor<1x2x5x5xf32>) -> tensor<1x2x2x2xf32>
+  %2 = kiln.matmul %a, %b : (tensor<2x3xi32>, tensor<3x2xi32>) -> tensor<2x2xi32>
+  return %1, %2 : tensor<1x2x2x2xf32>, tensor<2x2xi32>
+}
