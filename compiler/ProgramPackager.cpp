@@ -5,8 +5,9 @@
 // model without breaks (compileGraph: passes, kernels, package) into
 // graphs/<name>/; @main, the program, becomes a runtime Program (eager
 // regions, if/loop, calls of the graphs by index) written as program.json +
-// program.bin; manifest.json says "kind": "program" and records the
-// signature, the graphs, the graph breaks and the counts summed over the
+// program.bin; manifest.json (written through the runtime's manifest
+// schema, kiln/runtime/PackageManifest.h) says "kind": "program" and records
+// the signature, the graphs, the graph breaks and the counts summed over the
 // graphs. Everything is written into a temp folder that replaces the output
 // folder at the end, so a failure leaves no half-written package.
 //
@@ -16,53 +17,45 @@
 #include "codegen/Packager.h"
 #include "compiler/ProgramBuilder.h"
 
+#include "kiln/runtime/PackageManifest.h"
 #include "kiln/runtime/ProgramIO.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/Support/FileSystem.h"
 
-#include <nlohmann/json.hpp>
-
 #include <chrono>
-#include <fstream>
 #include <unistd.h>
 
 using namespace mlir;
-using json = nlohmann::json;
 
 namespace kiln {
 
 namespace {
 
-json signatureJson(const ValueSignature &sig) {
-  return json{{"name", sig.name},
-              {"dtype", dtypeName(sig.dtype)},
-              {"shape", sig.shape}};
+ManifestValue manifestValue(const ValueSignature &sig) {
+  ManifestValue v;
+  v.name = sig.name;
+  v.dtype = sig.dtype;
+  v.shape = sig.shape;
+  return v;
 }
 
-json sourceJson(const GraphBreakOp &op) {
-  return json{{"node", op.source.node},
-              {"op_type", op.source.opType},
-              {"kiln_op", op.kilnOp}};
+ManifestBreakOp manifestBreakOp(const GraphBreakOp &op) {
+  return ManifestBreakOp{op.source.node, op.source.opType, op.kilnOp};
 }
 
-json breaksJson(const GraphBreakReport &report) {
-  json list = json::array();
-  for (const GraphBreakEntry &entry : report.breaks) {
-    json ops = json::array();
-    for (const GraphBreakOp &op : entry.ops)
-      ops.push_back(sourceJson(op));
-    json e = sourceJson(entry.op);
-    e["kind"] = entry.kind;
-    e["reason"] = entry.reason.reason;
-    e["detail"] = entry.reason.detail;
-    e["hint"] = entry.reason.hint;
-    e["where"] = entry.where;
-    e["ops"] = ops;
-    list.push_back(std::move(e));
-  }
-  return list;
+ManifestGraphBreak manifestGraphBreak(const GraphBreakEntry &entry) {
+  ManifestGraphBreak b;
+  b.op = manifestBreakOp(entry.op);
+  b.kind = entry.kind;
+  b.reason = entry.reason.reason;
+  b.detail = entry.reason.detail;
+  b.hint = entry.reason.hint;
+  b.where = entry.where;
+  for (const GraphBreakOp &op : entry.ops)
+    b.ops.push_back(manifestBreakOp(op));
+  return b;
 }
 
 /// A module holding a copy of `graph` and the source module's attributes.
@@ -103,10 +96,11 @@ LogicalResult writeProgramPackage(ModuleOp module,
   for (auto func : module.getOps<func::FuncOp>())
     if (func->hasAttr("kiln.graph"))
       graphs.push_back(func);
-  json graphsJson = json::array();
-  json counts = {{"fused", 0}, {"library", 0}, {"fallback", 0}};
-  int64_t arenaBytes = 0;
-  double graphSeconds = 0;
+  PackageManifest manifest;
+  manifest.kind = PackageKind::Program;
+  manifest.source = options.modelPath;
+  manifest.target = options.target;
+  ManifestCounts &counts = manifest.counts.emplace();
   for (func::FuncOp graph : graphs) {
     std::string name = graph.getName().str();
     std::string graphDir = tmp + "/graphs/" + name;
@@ -115,21 +109,23 @@ LogicalResult writeProgramPackage(ModuleOp module,
     StepCounts steps;
     if (failed(compileGraph(*graphModule, options, name, graphDir, &steps)))
       return fail();
-    graphSeconds +=
+    manifest.compileTimes.graphs +=
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
             .count();
-    counts["fused"] = counts["fused"].get<int>() + steps.fused;
-    counts["library"] = counts["library"].get<int>() + steps.library;
-    counts["fallback"] = counts["fallback"].get<int>() + steps.fallback;
-    arenaBytes += steps.arenaBytes;
+    counts.fused += steps.fused;
+    counts.library += steps.library;
+    counts.fallback += steps.fallback;
+    manifest.memoryPlan.arenaBytes += steps.arenaBytes;
     auto summary = llvm::find_if(report.graphs, [&](const GraphSummary &g) {
       return g.name == name;
     });
-    graphsJson.push_back(
-        json{{"name", name},
-             {"package", "graphs/" + name},
-             {"where", summary != report.graphs.end() ? summary->where : ""},
-             {"ops", summary != report.graphs.end() ? summary->numOps : 0}});
+    ManifestGraph &entry = manifest.graphs.emplace_back();
+    entry.name = name;
+    entry.package = "graphs/" + name;
+    if (summary != report.graphs.end()) {
+      entry.where = summary->where;
+      entry.ops = summary->numOps;
+    }
   }
 
   // The glue: a runtime Program whose "call" nodes name the graphs.
@@ -150,34 +146,21 @@ LogicalResult writeProgramPackage(ModuleOp module,
     return fail();
   }
 
-  // The manifest.
-  json inputs = json::array(), outputs = json::array();
+  // The manifest (kiln/runtime/PackageManifest.h, the program form).
+  manifest.programJson = "program.json";
+  manifest.programData = "program.bin";
   for (const ValueSignature &sig : glue->inputs)
-    inputs.push_back(signatureJson(sig));
+    manifest.inputs.push_back(manifestValue(sig));
   for (const ValueSignature &sig : glue->outputs)
-    outputs.push_back(signatureJson(sig));
-  counts["graphs"] = graphs.size();
-  counts["graph_breaks"] = report.breaks.size();
-  json manifest = {
-      {"format", "kiln-package"},
-      {"format_version", 1},
-      {"kind", "program"},
-      {"source", options.modelPath},
-      {"target", options.target},
-      {"program", {{"json", "program.json"}, {"data", "program.bin"}}},
-      {"signature", {{"inputs", inputs}, {"outputs", outputs}}},
-      {"graphs", graphsJson},
-      {"graph_breaks", breaksJson(report)},
-      {"counts", counts},
-      {"memory_plan", {{"arena_bytes", arenaBytes}}},
-      {"compile_times_s",
-       {{"trace", options.traceSeconds}, {"graphs", graphSeconds}}},
-  };
-  std::ofstream out(tmp + "/manifest.json");
-  out << manifest.dump(2) << "\n";
-  out.close();
-  if (!out) {
-    emitError(loc) << "cannot write '" << tmp << "/manifest.json'";
+    manifest.outputs.push_back(manifestValue(sig));
+  for (const GraphBreakEntry &entry : report.breaks)
+    manifest.graphBreaks.push_back(manifestGraphBreak(entry));
+  counts.graphs = static_cast<int64_t>(graphs.size());
+  counts.graphBreaks = static_cast<int64_t>(report.breaks.size());
+  manifest.compileTimes.trace = options.traceSeconds;
+  if (Status written = writeManifest(manifest, tmp + "/manifest.json");
+      !written) {
+    emitError(loc) << written.message();
     return fail();
   }
   if (failed(installPackage(loc, tmp, dir)))

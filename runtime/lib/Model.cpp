@@ -22,9 +22,9 @@
 #include "cuda/CudaPackage.h"
 #include "kiln/runtime/Cuda.h"
 #include "kiln/runtime/ModelABI.h"
+#include "kiln/runtime/PackageManifest.h"
 
 #include "MappedFile.h"
-#include "PackageManifest.h"
 #include "ProgramPackage.h"
 #include "SharedLibrary.h"
 
@@ -519,7 +519,7 @@ Expected<Model> Model::load(const std::string &dir,
   Expected<PackageManifest> manifest = readManifest(manifestPath);
   if (!manifest)
     return manifest.status();
-  if (manifest->kind == "program") {
+  if (manifest->kind == PackageKind::Program) {
     Expected<std::unique_ptr<ProgramPackage>> program =
         ProgramPackage::load(dir, manifest->target, options);
     if (!program)
@@ -548,7 +548,7 @@ Expected<Model> Model::load(const std::string &dir,
   // itself does not link it): the first package loaded decides.
   if (!std::getenv("OMP_WAIT_POLICY") && !std::getenv("GOMP_SPINCOUNT"))
     setenv("GOMP_SPINCOUNT",
-           manifest->libraryOrFallbackSteps == 0 ? "20000" : "1000",
+           manifest->libraryOrFallbackSteps() == 0 ? "20000" : "1000",
            /*overwrite=*/0);
 
   // A library whose absolute path is given is loaded from exactly there.

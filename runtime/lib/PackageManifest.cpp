@@ -1,272 +1,219 @@
-//===- PackageManifest.cpp - The manifest.json of a Kiln package ----------===//
+//===- PackageManifest.cpp - Writing a package's manifest.json ------------===//
 //
-// This file implements readManifest with nlohmann/json. The accepted form:
-//
-//   { "abi_version": 1,                               (optional)
-//     "source": "path/to/model.onnx",                 (optional)
-//     "target": "cpu" | "cuda",                       (optional, cpu)
-//     "counts": {"fused": 3, "library": 1, "fallback": 0},  (optional)
-//     "signature": {                                  (optional)
-//       "inputs":  [{"name": "x", "dtype": "f32", "shape": [4, 16]}],
-//       "outputs": [...] },
-//     "weights": [
-//       {"name": "w", "dtype": "f32", "shape": [16],  in weights.bin
-//        "file": "weights.bin", "offset": 0, "bytes": 64},
-//       {"name": "v", "dtype": "f32", "shape": [8],   ONNX external data
-//        "external": {"file": "m.onnx.data", "offset": 0, "bytes": 32}},
-//       {"name": "u", "dtype": "f32", "shape": [8]}   bound by the caller
-//     ] }
-//
-// "bytes" and "length" are synonyms, as are "file" and "location" (ONNX's
-// words); a weight whose "file" is not weights.bin counts as external data.
-// A top-level "kind": "program" marks a package with graph breaks
-// (runtime/lib/ProgramPackage.cpp). Other keys (a weight's kind, bind, index,
-// kernels, memory_plan, ...) are ignored. Byte counts must equal the
-// elements times the dtype's size. Dtypes are kiln names ("f32") or
-// kiln::DType codes.
+// This file implements formatManifest and writeManifest, the writer of the
+// schema in kiln/runtime/PackageManifest.h (the reader is in
+// PackageManifestReader.cpp). The writer uses nlohmann::ordered_json so the
+// keys come out in the order the header documents: a graph package's
+// manifest looks exactly as it did when codegen/Packager.cpp wrote it by
+// hand. Which keys are written follows the manifest's kind; optional
+// fields are written only when set.
 //
 //===----------------------------------------------------------------------===//
 
-#include "PackageManifest.h"
+#include "kiln/runtime/PackageManifest.h"
 
 #include <nlohmann/json.hpp>
 
+#include <cstdio>
 #include <fstream>
-#include <sstream>
 
 namespace kiln {
 
 namespace {
 
-using Json = nlohmann::json;
+using Json = nlohmann::ordered_json;
 
-/// Reads a dtype given as a name or a code.
-Expected<DType> parseDTypeField(const Json &j) {
-  if (j.is_string()) {
-    std::optional<DType> t = parseDType(j.get<std::string>());
-    if (t)
-      return *t;
-    return Status::error(strCat("unknown dtype '", j.get<std::string>(), "'"));
-  }
-  if (j.is_number_integer()) {
-    int64_t code = j.get<int64_t>();
-    if (code >= 0 && code < kNumDTypes)
-      return static_cast<DType>(code);
-    return Status::error(strCat("unknown dtype code ", code));
-  }
-  return Status::error("'dtype' must be a name such as \"f32\"");
+Json valueJson(const ManifestValue &v) {
+  Json j = {
+      {"name", v.name}, {"dtype", dtypeName(v.dtype)}, {"shape", v.shape}};
+  if (v.bytes)
+    j["bytes"] = *v.bytes;
+  return j;
 }
 
-Expected<Shape> parseShapeField(const Json &j) {
-  if (!j.is_array())
-    return Status::error("'shape' must be an array of sizes");
-  Shape shape;
-  for (const Json &d : j) {
-    if (!d.is_number_integer() || d.get<int64_t>() < 0)
-      return Status::error(
-          strCat("'shape' ", j.dump(),
-                 " has a dimension that is not a static size; packages are "
-                 "compiled for static shapes"));
-    shape.push_back(d.get<int64_t>());
+Json weightJson(const ManifestWeight &w) {
+  Json j = {{"name", w.name},
+            {"dtype", dtypeName(w.dtype)},
+            {"shape", w.shape},
+            {"bytes", w.bytes}};
+  if (w.index)
+    j["index"] = *w.index;
+  if (!w.kind.empty())
+    j["kind"] = w.kind;
+  if (w.external) {
+    j["external"] = {
+        {"file", w.file}, {"offset", w.offset}, {"bytes", w.bytes}};
+  } else if (!w.file.empty()) {
+    j["file"] = w.file;
+    j["offset"] = w.offset;
   }
-  return shape;
+  return j;
 }
 
-/// Reads a non-negative integer field `key` of `j`; `fallback` when absent.
-Expected<uint64_t> parseCount(const Json &j, const char *key,
-                              std::optional<uint64_t> fallback) {
-  auto it = j.find(key);
-  if (it == j.end()) {
-    if (fallback)
-      return *fallback;
-    return Status::error(strCat("missing '", key, "'"));
+Json kernelJson(const ManifestKernel &k) {
+  Json j = {{"name", k.name}, {"kind", k.kind}, {"nodes", k.nodes}};
+  if (k.launch) {
+    j["grid"] = k.launch->grid;
+    j["block"] = k.launch->block;
+    j["shared_bytes"] = k.launch->sharedBytes;
   }
-  if (!it->is_number_integer() || it->get<int64_t>() < 0)
-    return Status::error(strCat("'", key, "' must be a non-negative integer"));
-  return it->get<uint64_t>();
+  return j;
 }
 
-Status parseNameTypeShape(const Json &j, std::string &name, DType &dtype,
-                          Shape &shape) {
-  if (!j.is_object())
-    return Status::error("expected an object with name, dtype and shape");
-  auto nameIt = j.find("name");
-  if (nameIt == j.end() || !nameIt->is_string())
-    return Status::error("missing 'name'");
-  name = nameIt->get<std::string>();
-  auto dtypeIt = j.find("dtype");
-  if (dtypeIt == j.end())
-    return Status::error("missing 'dtype'");
-  Expected<DType> t = parseDTypeField(*dtypeIt);
-  if (!t)
-    return t.status();
-  dtype = *t;
-  auto shapeIt = j.find("shape");
-  if (shapeIt == j.end())
-    return Status::error("missing 'shape'");
-  Expected<Shape> s = parseShapeField(*shapeIt);
-  if (!s)
-    return s.status();
-  shape = s.take();
-  return Status::ok();
+Json breakOpJson(const ManifestBreakOp &op) {
+  return Json{
+      {"node", op.node}, {"op_type", op.opType}, {"kiln_op", op.kilnOp}};
 }
 
-Status parseValues(const Json &list, const char *key,
-                   std::vector<ManifestValue> &out) {
-  if (!list.is_array())
-    return Status::error(strCat("'signature.", key, "' must be an array"));
-  for (size_t i = 0; i < list.size(); ++i) {
-    ManifestValue v;
-    Status s = parseNameTypeShape(list[i], v.name, v.dtype, v.shape);
-    if (!s) {
-      std::string label = strCat("signature.", key, "[", i, "]");
-      if (!v.name.empty())
-        label += strCat(" ('", v.name, "')");
-      return s.withContext(label);
-    }
-    out.push_back(std::move(v));
-  }
-  return Status::ok();
+Json graphBreakJson(const ManifestGraphBreak &b) {
+  Json j = breakOpJson(b.op);
+  j["kind"] = b.kind;
+  j["reason"] = b.reason;
+  j["detail"] = b.detail;
+  j["hint"] = b.hint;
+  j["where"] = b.where;
+  Json ops = Json::array();
+  for (const ManifestBreakOp &op : b.ops)
+    ops.push_back(breakOpJson(op));
+  j["ops"] = std::move(ops);
+  return j;
 }
 
-Status parseWeight(const Json &j, ManifestWeight &w) {
-  KILN_RETURN_IF_ERROR(parseNameTypeShape(j, w.name, w.dtype, w.shape));
-  uint64_t expected =
-      static_cast<uint64_t>(numElements(w.shape)) * dtypeSize(w.dtype);
-  const Json *location = &j;
-  auto ext = j.find("external");
-  if (ext != j.end()) {
-    if (!ext->is_object())
-      return Status::error("'external' must be an object with location, "
-                           "offset and length");
-    location = &*ext;
-    w.external = true;
-  }
-  auto fileIt = location->find("file");
-  if (fileIt == location->end())
-    fileIt = location->find("location");
-  if (fileIt == location->end()) {
-    if (w.external)
-      return Status::error("'external' has no 'location'");
-    return Status::ok(); // No data in the package: bound by the caller.
-  }
-  if (!fileIt->is_string() || fileIt->get<std::string>().empty())
-    return Status::error("'file' must be a file name");
-  w.file = fileIt->get<std::string>();
-  if (w.file != "weights.bin")
-    w.external = true;
-  Expected<uint64_t> offset = parseCount(*location, "offset", uint64_t(0));
-  if (!offset)
-    return offset.status();
-  w.offset = *offset;
-  const char *bytesKey = location->contains("bytes") ? "bytes" : "length";
-  Expected<uint64_t> bytes = parseCount(*location, bytesKey, expected);
-  if (!bytes)
-    return bytes.status();
-  w.bytes = *bytes;
-  if (w.bytes != expected)
-    return Status::error(strCat("holds ", w.bytes, " bytes but ",
-                                dtypeName(w.dtype), shapeToString(w.shape),
-                                " needs ", expected));
-  return Status::ok();
+Json countsJson(const ManifestCounts &c) {
+  Json j = {
+      {"fused", c.fused}, {"library", c.library}, {"fallback", c.fallback}};
+  if (c.graphs)
+    j["graphs"] = *c.graphs;
+  if (c.graphBreaks)
+    j["graph_breaks"] = *c.graphBreaks;
+  return j;
 }
 
-Expected<PackageManifest> parseManifest(const Json &root) {
-  if (!root.is_object())
-    return Status::error("the top level is not a JSON object");
-  PackageManifest m;
-  auto abi = root.find("abi_version");
-  if (abi != root.end()) {
-    if (!abi->is_number_integer())
-      return Status::error("'abi_version' must be an integer");
-    m.abiVersion = abi->get<int64_t>();
-  }
-  auto kind = root.find("kind");
-  if (kind != root.end()) {
-    if (!kind->is_string() || (kind->get<std::string>() != "program"))
-      return Status::error("'kind' must be \"program\" when present");
-    m.kind = kind->get<std::string>();
-  }
-  auto source = root.find("source");
-  if (source != root.end() && source->is_string())
-    m.source = source->get<std::string>();
-  auto isa = root.find("isa");
-  if (isa != root.end() && isa->is_string())
-    m.isa = isa->get<std::string>();
-  auto target = root.find("target");
-  if (target != root.end()) {
-    if (!target->is_string())
-      return Status::error("'target' must be a string (\"cpu\" or \"cuda\")");
-    m.target = target->get<std::string>();
-  }
-  // "counts": {"fused": F, "library": L, "fallback": B} (kiln compile's
-  // step counts; optional).
-  auto counts = root.find("counts");
-  if (counts != root.end() && counts->is_object()) {
-    auto library = counts->find("library"), fallback = counts->find("fallback");
-    if (library != counts->end() && library->is_number_integer() &&
-        fallback != counts->end() && fallback->is_number_integer())
-      m.libraryOrFallbackSteps =
-          library->get<int64_t>() + fallback->get<int64_t>();
-  }
-  auto sig = root.find("signature");
-  // A program's signature may have dynamic output sizes (-1); the loader
-  // takes it from program.json.
-  if (sig != root.end() && m.kind != "program") {
-    if (!sig->is_object())
-      return Status::error("'signature' must be an object");
-    m.hasSignature = true;
-    auto in = sig->find("inputs");
-    if (in != sig->end())
-      KILN_RETURN_IF_ERROR(parseValues(*in, "inputs", m.inputs));
-    auto out = sig->find("outputs");
-    if (out != sig->end())
-      KILN_RETURN_IF_ERROR(parseValues(*out, "outputs", m.outputs));
-  }
-  auto weights = root.find("weights");
-  if (weights != root.end()) {
-    if (!weights->is_array())
-      return Status::error("'weights' must be an array");
-    for (size_t i = 0; i < weights->size(); ++i) {
-      ManifestWeight w;
-      const Json &entry = (*weights)[i];
-      Status s = parseWeight(entry, w);
-      if (!s) {
-        std::string label = strCat("weights[", i, "]");
-        if (!w.name.empty())
-          label += strCat(" ('", w.name, "')");
-        return s.withContext(label);
-      }
-      m.weights.push_back(std::move(w));
-    }
-  }
-  return m;
+template <typename T, typename Fn>
+Json listJson(const std::vector<T> &items, Fn &&toJson) {
+  Json list = Json::array();
+  for (const T &item : items)
+    list.push_back(toJson(item));
+  return list;
+}
+
+Json signatureJson(const PackageManifest &m) {
+  return Json{{"inputs", listJson(m.inputs, valueJson)},
+              {"outputs", listJson(m.outputs, valueJson)}};
+}
+
+Json graphManifestJson(const PackageManifest &m) {
+  Json j = {{"format", m.format}, {"format_version", m.formatVersion}};
+  if (m.abiVersion)
+    j["abi_version"] = *m.abiVersion;
+  j["model"] = m.model;
+  j["source"] = m.source;
+  j["target"] = m.target;
+  j["library"] = m.library;
+  if (m.hasSignature)
+    j["signature"] = signatureJson(m);
+  j["weights_file"] = m.weightsFile;
+  j["weights"] = listJson(m.weights, weightJson);
+  j["kernels"] = listJson(m.kernels, kernelJson);
+  j["reference_ops"] = listJson(m.referenceOps, [](const auto &s) {
+    return Json{{"op", s.op}, {"kind", s.kind}, {"nodes", s.nodes}};
+  });
+  if (m.counts)
+    j["counts"] = countsJson(*m.counts);
+  const ManifestMemoryPlan &plan = m.memoryPlan;
+  j["memory_plan"] = {
+      {"arena_bytes", plan.arenaBytes},
+      {"library_workspace",
+       {{"offset", plan.libraryWorkspaceOffset},
+        {"bytes", plan.libraryWorkspaceBytes}}},
+      {"buffers", listJson(plan.buffers, [](const ManifestBuffer &b) {
+         return Json{{"name", b.name},
+                     {"offset", b.offset},
+                     {"bytes", b.bytes},
+                     {"first", b.first},
+                     {"last", b.last}};
+       })}};
+  Json dims = Json::object();
+  for (const auto &[name, size] : m.options.dims)
+    dims[name] = size;
+  j["options"] = {{"target", m.options.target},
+                  {"weights", m.options.weights},
+                  {"cpu_isa", m.options.cpuIsa},
+                  {"dims", dims},
+                  {"cxx", m.options.cxx}};
+  j["versions"] = {{"kiln", m.kilnVersion}, {"abi", m.versionsAbi}};
+  j["host_compiler"] = {{"command", m.hostCompilerCommand},
+                        {"warnings", m.hostCompilerWarnings}};
+  j["isa"] = m.isa;
+  const ManifestCompileTimes &t = m.compileTimes;
+  j["compile_times_s"] = {{"trace", t.trace},
+                          {"kiln_passes", t.kilnPasses},
+                          {"codegen", t.codegen},
+                          {"host_compiler", t.hostCompiler},
+                          {"nvrtc", t.nvrtc}};
+  if (m.cuda)
+    j["cuda"] = {{"arch", m.cuda->arch},
+                 {"cubin", m.cuda->cubin},
+                 {"ptx", m.cuda->ptx},
+                 {"source", m.cuda->source}};
+  return j;
+}
+
+Json programManifestJson(const PackageManifest &m) {
+  Json j = {{"format", m.format},
+            {"format_version", m.formatVersion},
+            {"kind", "program"},
+            {"source", m.source},
+            {"target", m.target},
+            {"program", {{"json", m.programJson}, {"data", m.programData}}}};
+  if (m.hasSignature)
+    j["signature"] = signatureJson(m);
+  j["graphs"] = listJson(m.graphs, [](const ManifestGraph &g) {
+    return Json{{"name", g.name},
+                {"package", g.package},
+                {"where", g.where},
+                {"ops", g.ops}};
+  });
+  j["graph_breaks"] = listJson(m.graphBreaks, graphBreakJson);
+  if (m.counts)
+    j["counts"] = countsJson(*m.counts);
+  j["memory_plan"] = {{"arena_bytes", m.memoryPlan.arenaBytes}};
+  j["compile_times_s"] = {{"trace", m.compileTimes.trace},
+                          {"graphs", m.compileTimes.graphs}};
+  return j;
 }
 
 } // namespace
 
-Expected<PackageManifest> readManifest(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return Status::error(strCat(path,
-                                ": cannot open the package manifest (is the "
-                                "folder a package written by kiln compile?)"));
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  Json root;
-  try {
-    root = Json::parse(buffer.str());
-  } catch (const Json::exception &e) {
-    return Status::error(strCat(path, ": not valid JSON: ", e.what()));
+std::string formatManifest(const PackageManifest &manifest) {
+  Json j = manifest.kind == PackageKind::Program ? programManifestJson(manifest)
+                                                 : graphManifestJson(manifest);
+  // Invalid UTF-8 (a host compiler's warnings, a path) is replaced, not
+  // thrown.
+  return j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
+}
+
+Status writeManifest(const PackageManifest &manifest, const std::string &path) {
+  std::string text = formatManifest(manifest);
+  std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out)
+      return Status::error(
+          strCat(path, ": cannot open '", tmp, "' for writing"));
+    out << text;
+    out.close();
+    if (!out) {
+      std::remove(tmp.c_str());
+      return Status::error(strCat(path, ": writing '", tmp, "' failed"));
+    }
   }
-  try {
-    Expected<PackageManifest> m = parseManifest(root);
-    if (!m)
-      return m.status().withContext(path);
-    return m;
-  } catch (const Json::exception &e) {
-    return Status::error(strCat(path, ": malformed manifest: ", e.what()));
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    return Status::error(
+        strCat(path, ": cannot rename '", tmp, "' to the final name"));
   }
+  return Status::ok();
 }
 
 } // namespace kiln

@@ -11,7 +11,7 @@
 
 #include "ProgramPackage.h"
 
-#include "PackageManifest.h"
+#include "kiln/runtime/PackageManifest.h"
 #include "kiln/runtime/ProgramIO.h"
 
 #include <chrono>

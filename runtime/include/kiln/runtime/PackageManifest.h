@@ -1,0 +1,367 @@
+//===- PackageManifest.h - The manifest.json of a Kiln package -*- C++ -*-===//
+//
+// This file declares the schema of a package's manifest.json: one set of
+// structs shared by its writers (codegen/Packager.cpp for a graph package,
+// compiler/ProgramPackager.cpp for a program package) and its reader
+// (kiln::Model's loader), with formatManifest / writeManifest turning a
+// PackageManifest into the file and readManifest / parseManifest turning
+// the file back into one. The runtime owns it, so the file's format is
+// defined without MLIR or LLVM. A manifest has one of two forms:
+//
+// A graph package (no "kind"; model.so, weights.bin, kernels), keys in
+// this order:
+//
+//   { "format": "kiln-package", "format_version": 1, "abi_version": 1,
+//     "model": "tiny_mlp", "source": "tiny_mlp.onnx", "target": "cpu",
+//     "library": "model.so",
+//     "signature": {"inputs": [VALUE...], "outputs": [VALUE...]},
+//     "weights_file": "weights.bin",
+//     "weights": [WEIGHT...],
+//     "kernels": [{"name": "k0_layer_norm", "kind": "reduction",
+//                  "nodes": ["/ln/LayerNormalization"],
+//                  "grid": [4, 1, 1], "block": [256, 1, 1],   (cuda only)
+//                  "shared_bytes": 0}],                       (cuda only)
+//     "reference_ops": [{"op": "kiln.matmul", "kind": "library",
+//                        "nodes": ["/fc/MatMul"]}],     (kind: or "fallback")
+//     "counts": {"fused": 3, "library": 1, "fallback": 0},
+//     "memory_plan": {"arena_bytes": 4096,
+//                     "library_workspace": {"offset": 0, "bytes": 0},
+//                     "buffers": [{"name": "%k0#0", "offset": 0,
+//                                  "bytes": 256, "first": 0, "last": 2}]},
+//     "options": {"target": "cpu", "weights": "embed",
+//                 "cpu_isa": "x86-64-v3", "dims": {"batch": 4},
+//                 "cxx": "c++"},
+//     "versions": {"kiln": "0.1.0", "abi": 1},
+//     "host_compiler": {"command": "c++ -O2 ...", "warnings": ""},
+//     "isa": "x86-64-v3",
+//     "compile_times_s": {"trace": 0.01, "kiln_passes": 0.02,
+//                         "codegen": 0.01, "host_compiler": 1.5,
+//                         "nvrtc": 0.0},
+//     "cuda": {"arch": "sm_90", "cubin": "kernels.cubin",        (cuda only)
+//              "ptx": "kernels.ptx", "source": "kernels.cu"} }
+//
+//   VALUE  = {"name": "x", "dtype": "f32", "shape": [4, 16], "bytes": 256}
+//   WEIGHT = {"name": "w", "dtype": "f32", "shape": [16], "bytes": 64,
+//             "index": 0, "kind": "constant",
+//             "file": "weights.bin", "offset": 0}           in weights.bin
+//          | {..., "kind": "argument",
+//             "external": {"file": "m.onnx.data", "offset": 0,
+//                          "bytes": 64}}                   ONNX external data
+//          | {..., "kind": "argument"}                     bound by the caller
+//
+// A program package ("kind": "program"; a model with graph breaks,
+// docs/graph-breaks.md: program.json + program.bin and one graph package
+// per compiled graph under graphs/):
+//
+//   { "format": "kiln-package", "format_version": 1, "kind": "program",
+//     "source": "model.onnx", "target": "cpu",
+//     "program": {"json": "program.json", "data": "program.bin"},
+//     "signature": {"inputs": [VALUE...], "outputs": [VALUE...]},
+//                        (VALUE without "bytes"; a size may be -1: known
+//                         only at run time)
+//     "graphs": [{"name": "graph_0", "package": "graphs/graph_0",
+//                 "where": "main", "ops": 12}],
+//     "graph_breaks": [{"node": "nz", "op_type": "NonZero",
+//                       "kiln_op": "kiln.non_zero", "kind": "eager",
+//                       "reason": "data-dependent-shape", "detail": "...",
+//                       "hint": "...", "where": "main",
+//                       "ops": [{"node": "nz", "op_type": "NonZero",
+//                                "kiln_op": "kiln.non_zero"}]}],
+//     "counts": {"fused": 3, "library": 1, "fallback": 0, "graphs": 2,
+//                "graph_breaks": 1},
+//     "memory_plan": {"arena_bytes": 8192},          (summed over the graphs)
+//     "compile_times_s": {"trace": 0.01, "graphs": 3.2} }
+//
+// Reading: keys may come in any order and unknown keys are ignored. Every
+// key is optional (absent keys read as the structs' defaults) except a
+// signature value's or weight's name, dtype and shape, and an "external"
+// object's file; a key that is present must have its type. Dtypes are kiln
+// names ("f32") or kiln::DType codes. A weight's "bytes" may be spelled
+// "length" and "file" "location" (ONNX's words); a weight whose file is
+// not weights.bin is external data, as if under "external". A weight with
+// data must hold exactly elements × dtype size bytes. Shapes are static
+// except a program signature's (-1). "format", when present, must be
+// "kiln-package" and "format_version" at most kManifestFormatVersion.
+// Errors name the file and the entry: "manifest.json: weights[3]
+// ('conv1.weight'): holds 12 bytes but f32[4] needs 16".
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_RUNTIME_PACKAGEMANIFEST_H
+#define KILN_RUNTIME_PACKAGEMANIFEST_H
+
+#include "kiln/runtime/DType.h"
+#include "kiln/runtime/Status.h"
+#include "kiln/runtime/Tensor.h"
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace kiln {
+
+/// The "format" of every manifest.
+inline constexpr const char *kManifestFormat = "kiln-package";
+/// The "format_version" writeManifest writes and the newest readManifest
+/// accepts.
+inline constexpr int64_t kManifestFormatVersion = 1;
+
+/// Which of the two forms a manifest has ("kind").
+enum class PackageKind {
+  /// One compiled graph: model.so, weights.bin, kernels (no "kind" key).
+  Graph,
+  /// A model with graph breaks: program.json/.bin and graphs/<name>/
+  /// ("kind": "program").
+  Program,
+};
+
+/// An input or output of the signature (VALUE).
+struct ManifestValue {
+  std::string name;
+  DType dtype = DType::F32;
+  /// Static sizes; in a program package's signature a size may be -1.
+  Shape shape;
+  /// The value's size in bytes ("bytes"; graph packages write it).
+  std::optional<uint64_t> bytes;
+};
+
+/// A weight and the location of its bytes (WEIGHT).
+struct ManifestWeight {
+  std::string name;
+  DType dtype = DType::F32;
+  Shape shape;
+  /// The bytes of its data: elements × dtype size ("bytes", the same in
+  /// "external").
+  uint64_t bytes = 0;
+  /// Its position in model.so's weight list ("index"), when written.
+  std::optional<int64_t> index;
+  /// "constant" (a value of the model, stored in weights.bin), "argument"
+  /// (an input of the graph without data in the model: external data or
+  /// bound by the caller), or empty when not written.
+  std::string kind;
+  /// File holding the bytes ("weights.bin", an ONNX external-data file, or
+  /// an absolute path); empty when the package carries no data for it (the
+  /// caller must bind it through LoadOptions::weights).
+  std::string file;
+  /// True for data outside the package proper (ONNX external data, written
+  /// as "external": {...}): looked up in LoadOptions::weightsDir, the
+  /// package folder, then the folder of the source model.
+  bool external = false;
+  /// Where the bytes start in `file`.
+  uint64_t offset = 0;
+};
+
+/// A CUDA kernel's launch configuration.
+struct ManifestLaunch {
+  std::array<int64_t, 3> grid = {1, 1, 1};
+  std::array<int64_t, 3> block = {1, 1, 1};
+  int64_t sharedBytes = 0;
+};
+
+/// A generated kernel ("kernels").
+struct ManifestKernel {
+  /// Its function name in kernels.cpp / kernels.cu.
+  std::string name;
+  /// The fusion kind ("pointwise", "reduction", ...) or "pool".
+  std::string kind;
+  /// The source model's nodes it computes.
+  std::vector<std::string> nodes;
+  /// cuda packages only ("grid", "block", "shared_bytes").
+  std::optional<ManifestLaunch> launch;
+};
+
+/// A step that calls the runtime rather than a generated kernel
+/// ("reference_ops").
+struct ManifestRuntimeStep {
+  /// The kiln op ("kiln.matmul").
+  std::string op;
+  /// "library" (OpenBLAS, cuBLASLt, cuDNN) or "fallback" (a reference
+  /// kernel).
+  std::string kind;
+  std::vector<std::string> nodes;
+};
+
+/// The step counts ("counts").
+struct ManifestCounts {
+  int64_t fused = 0;
+  int64_t library = 0;
+  int64_t fallback = 0;
+  /// Program packages: the compiled graphs and the graph breaks.
+  std::optional<int64_t> graphs;
+  std::optional<int64_t> graphBreaks;
+};
+
+/// A buffer of the arena ("memory_plan.buffers").
+struct ManifestBuffer {
+  std::string name;
+  int64_t offset = 0;
+  int64_t bytes = 0;
+  /// The first and last top-level step that use it.
+  int64_t first = 0;
+  int64_t last = 0;
+};
+
+/// The memory plan ("memory_plan"); a program package writes only
+/// arenaBytes (the sum over its graphs).
+struct ManifestMemoryPlan {
+  int64_t arenaBytes = 0;
+  /// The library workspace's place in the arena (cuBLASLt on cuda).
+  int64_t libraryWorkspaceOffset = 0;
+  int64_t libraryWorkspaceBytes = 0;
+  std::vector<ManifestBuffer> buffers;
+};
+
+/// The compile options ("options").
+struct ManifestOptions {
+  std::string target;
+  /// "embed" or "external".
+  std::string weights;
+  std::string cpuIsa;
+  /// --dim NAME=SIZE, in the order written.
+  std::vector<std::pair<std::string, int64_t>> dims;
+  std::string cxx;
+};
+
+/// Compile times in seconds ("compile_times_s"). A graph package writes
+/// trace, kiln_passes, codegen, host_compiler and nvrtc; a program package
+/// trace and graphs.
+struct ManifestCompileTimes {
+  double trace = 0;
+  double kilnPasses = 0;
+  double codegen = 0;
+  double hostCompiler = 0;
+  double nvrtc = 0;
+  double graphs = 0;
+};
+
+/// The files of a cuda package ("cuda").
+struct ManifestCuda {
+  std::string arch;   ///< "sm_90".
+  std::string cubin;  ///< "kernels.cubin".
+  std::string ptx;    ///< "kernels.ptx".
+  std::string source; ///< "kernels.cu".
+};
+
+/// A compiled graph of a program package ("graphs").
+struct ManifestGraph {
+  std::string name;    ///< "graph_0".
+  std::string package; ///< its folder: "graphs/graph_0".
+  std::string where;   ///< "main", or e.g. "body of 'Loop_0'".
+  int64_t ops = 0;     ///< kiln ops, constants excluded.
+};
+
+/// A model node taking part in a graph break.
+struct ManifestBreakOp {
+  std::string node;   ///< ONNX node name, or empty.
+  std::string opType; ///< "op_type": the ONNX op ("NonZero").
+  std::string kilnOp; ///< "kiln_op": "kiln.non_zero".
+};
+
+/// A graph break of a program package ("graph_breaks").
+struct ManifestGraphBreak {
+  /// The node that breaks ("node", "op_type", "kiln_op").
+  ManifestBreakOp op;
+  /// "eager", "if" or "loop".
+  std::string kind;
+  /// "unsupported-op", "data-dependent-shape", "dynamic-shape",
+  /// "control-flow".
+  std::string reason;
+  std::string detail;
+  std::string hint;
+  std::string where;
+  /// Every op of an eager region, in order.
+  std::vector<ManifestBreakOp> ops;
+};
+
+/// A whole manifest.json. Fields marked (graph) are written only for
+/// PackageKind::Graph, (program) only for PackageKind::Program; the others
+/// for both.
+struct PackageManifest {
+  /// "format" (optional when read; always written).
+  std::string format = kManifestFormat;
+  /// "format_version" (optional when read; always written).
+  int64_t formatVersion = kManifestFormatVersion;
+  PackageKind kind = PackageKind::Graph;
+  /// (graph) model.so's ABI version ("abi_version"), written when set.
+  std::optional<int64_t> abiVersion;
+  /// (graph) The model's name ("model").
+  std::string model;
+  /// The model the package was compiled from ("source"), or empty.
+  std::string source;
+  /// The code target ("target": "cpu" or "cuda"), or empty (a CPU package
+  /// unless model.so's kiln_model_target says otherwise).
+  std::string target;
+  /// (graph) The shared library ("library": "model.so").
+  std::string library;
+  /// (program) "program": {"json": ..., "data": ...}.
+  std::string programJson;
+  std::string programData;
+  /// Whether "signature" is present (the loader checks model.so against
+  /// it only then); written when true.
+  bool hasSignature = true;
+  std::vector<ManifestValue> inputs;
+  std::vector<ManifestValue> outputs;
+  /// (graph) "weights_file": "weights.bin".
+  std::string weightsFile;
+  /// (graph)
+  std::vector<ManifestWeight> weights;
+  /// (graph)
+  std::vector<ManifestKernel> kernels;
+  /// (graph) "reference_ops".
+  std::vector<ManifestRuntimeStep> referenceOps;
+  /// (program)
+  std::vector<ManifestGraph> graphs;
+  /// (program) "graph_breaks".
+  std::vector<ManifestGraphBreak> graphBreaks;
+  /// Written when set.
+  std::optional<ManifestCounts> counts;
+  ManifestMemoryPlan memoryPlan;
+  /// (graph)
+  ManifestOptions options;
+  /// (graph) "versions": {"kiln": ..., "abi": ...}.
+  std::string kilnVersion;
+  int64_t versionsAbi = 0;
+  /// (graph) "host_compiler": {"command": ..., "warnings": ...}.
+  std::string hostCompilerCommand;
+  std::string hostCompilerWarnings;
+  /// (graph) The instruction-set level model.so was compiled for ("isa",
+  /// e.g. "x86-64-v3"), or empty.
+  std::string isa;
+  /// "compile_times_s".
+  ManifestCompileTimes compileTimes;
+  /// (graph) cuda packages only.
+  std::optional<ManifestCuda> cuda;
+
+  /// The steps that call the runtime (library + fallback counts), when
+  /// "counts" is given.
+  std::optional<int64_t> libraryOrFallbackSteps() const {
+    if (!counts)
+      return std::nullopt;
+    return counts->library + counts->fallback;
+  }
+};
+
+/// The text of `manifest` as manifest.json: keys in the order shown above
+/// (the form chosen by manifest.kind), two-space indent, a final newline.
+std::string formatManifest(const PackageManifest &manifest);
+
+/// Writes formatManifest(manifest) to `path` (under a temporary name, then
+/// renamed). Errors name the file.
+Status writeManifest(const PackageManifest &manifest, const std::string &path);
+
+/// Reads and checks the manifest text `text`; errors start with `path` (the
+/// file it came from, used only in messages) and name the entry
+/// ("weights[3] ('conv1.weight'): ...").
+Expected<PackageManifest> parseManifest(const std::string &text,
+                                        const std::string &path);
+
+/// Reads and checks `path` (a manifest.json). Errors name the file and the
+/// entry ("weights[3] ('conv1.weight'): ...").
+Expected<PackageManifest> readManifest(const std::string &path);
+
+} // namespace kiln
+
+#endif // KILN_RUNTIME_PACKAGEMANIFEST_H

@@ -1,0 +1,591 @@
+//===- PackageManifestReader.cpp - Reading a package's manifest.json ------===//
+//
+// This file implements parseManifest and readManifest, the reader of the
+// schema in kiln/runtime/PackageManifest.h (the writer is in
+// PackageManifest.cpp), with nlohmann/json. It reads every key the writer
+// writes and what older packages and hand-written manifests hold: keys in
+// any order, any key missing (the structs' defaults), "length" for
+// "bytes" and "location" for "file", dtypes as names or codes, unknown
+// keys ignored. A key that is present must have its type; every error
+// names the file and the entry ("manifest.json: weights[3]
+// ('conv1.weight'): holds 12 bytes but f32[4] needs 16").
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/runtime/PackageManifest.h"
+
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <sstream>
+
+namespace kiln {
+
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+//===----------------------------------------------------------------------===//
+// Scalar fields
+//===----------------------------------------------------------------------===//
+
+bool isCount(const Json &j) {
+  return j.is_number_unsigned() ||
+         (j.is_number_integer() && j.get<int64_t>() >= 0);
+}
+
+/// The members of one JSON object, read by key. An absent key leaves the
+/// destination alone; a present key of the wrong type is an error naming
+/// the key.
+class Fields {
+public:
+  explicit Fields(const Json &object) : object_(object) {}
+
+  const Json *find(const char *key) const {
+    auto it = object_.find(key);
+    return it == object_.end() ? nullptr : &*it;
+  }
+
+  Status string(const char *key, std::string &out) const {
+    const Json *j = find(key);
+    if (!j)
+      return Status::ok();
+    if (!j->is_string())
+      return Status::error(strCat("'", key, "' must be a string"));
+    out = j->get<std::string>();
+    return Status::ok();
+  }
+
+  Status integer(const char *key, int64_t &out) const {
+    const Json *j = find(key);
+    if (!j)
+      return Status::ok();
+    if (!j->is_number_integer())
+      return Status::error(strCat("'", key, "' must be an integer"));
+    out = j->get<int64_t>();
+    return Status::ok();
+  }
+
+  Status integer(const char *key, std::optional<int64_t> &out) const {
+    if (!find(key))
+      return Status::ok();
+    int64_t value = 0;
+    KILN_RETURN_IF_ERROR(integer(key, value));
+    out = value;
+    return Status::ok();
+  }
+
+  /// A non-negative integer.
+  template <typename T> Status count(const char *key, T &out) const {
+    const Json *j = find(key);
+    if (!j)
+      return Status::ok();
+    if (!isCount(*j))
+      return Status::error(
+          strCat("'", key, "' must be a non-negative integer"));
+    out = static_cast<T>(j->get<uint64_t>());
+    return Status::ok();
+  }
+
+  Status count(const char *key, std::optional<int64_t> &out) const {
+    if (!find(key))
+      return Status::ok();
+    int64_t value = 0;
+    KILN_RETURN_IF_ERROR(count(key, value));
+    out = value;
+    return Status::ok();
+  }
+
+  Status number(const char *key, double &out) const {
+    const Json *j = find(key);
+    if (!j)
+      return Status::ok();
+    if (!j->is_number())
+      return Status::error(strCat("'", key, "' must be a number"));
+    out = j->get<double>();
+    return Status::ok();
+  }
+
+  Status strings(const char *key, std::vector<std::string> &out) const {
+    const Json *j = find(key);
+    if (!j)
+      return Status::ok();
+    bool ok = j->is_array();
+    for (size_t i = 0; ok && i < j->size(); ++i)
+      ok = (*j)[i].is_string();
+    if (!ok)
+      return Status::error(strCat("'", key, "' must be an array of strings"));
+    out = j->get<std::vector<std::string>>();
+    return Status::ok();
+  }
+
+  /// An object-valued key: nullptr when absent, an error when not an
+  /// object.
+  Expected<const Json *> object(const char *key) const {
+    const Json *j = find(key);
+    if (j && !j->is_object())
+      return Status::error(strCat("'", key, "' must be an object"));
+    return j;
+  }
+
+private:
+  const Json &object_;
+};
+
+/// Reads the array `key` of `fields`, each element with `parse(element,
+/// item)` into `out`; an element's error names it as "KEY[i] ('name')"
+/// (`prefix` + key, the name when `nameOf` gives one); an element that is
+/// not an object is "expected `expected`".
+template <typename T, typename Parse, typename NameOf>
+Status parseList(const Fields &fields, const char *key,
+                 const std::string &prefix, std::vector<T> &out, Parse parse,
+                 NameOf nameOf, const char *expected = "an object") {
+  const Json *list = fields.find(key);
+  if (!list)
+    return Status::ok();
+  if (!list->is_array())
+    return Status::error(strCat("'", prefix, key, "' must be an array"));
+  out.clear();
+  for (size_t i = 0; i < list->size(); ++i) {
+    T item;
+    const Json &element = (*list)[i];
+    Status s = element.is_object()
+                   ? parse(element, item)
+                   : Status::error(strCat("expected ", expected));
+    if (!s) {
+      std::string label = strCat(prefix, key, "[", i, "]");
+      if (!nameOf(item).empty())
+        label += strCat(" ('", nameOf(item), "')");
+      return s.withContext(label);
+    }
+    out.push_back(std::move(item));
+  }
+  return Status::ok();
+}
+
+//===----------------------------------------------------------------------===//
+// Values and weights
+//===----------------------------------------------------------------------===//
+
+/// Reads a dtype given as a name or a code.
+Expected<DType> parseDTypeField(const Json &j) {
+  if (j.is_string()) {
+    std::optional<DType> t = parseDType(j.get<std::string>());
+    if (t)
+      return *t;
+    return Status::error(strCat("unknown dtype '", j.get<std::string>(), "'"));
+  }
+  if (j.is_number_integer()) {
+    int64_t code = j.get<int64_t>();
+    if (code >= 0 && code < kNumDTypes)
+      return static_cast<DType>(code);
+    return Status::error(strCat("unknown dtype code ", code));
+  }
+  return Status::error("'dtype' must be a name such as \"f32\"");
+}
+
+/// Reads a shape; `dynamic` admits -1 (a size known only at run time).
+Expected<Shape> parseShapeField(const Json &j, bool dynamic) {
+  if (!j.is_array())
+    return Status::error("'shape' must be an array of sizes");
+  Shape shape;
+  for (const Json &d : j) {
+    int64_t least = dynamic ? -1 : 0;
+    if (!d.is_number_integer() || d.get<int64_t>() < least)
+      return Status::error(
+          dynamic ? strCat("'shape' ", j.dump(),
+                           " has a dimension that is neither a size nor -1")
+                  : strCat("'shape' ", j.dump(),
+                           " has a dimension that is not a static size; "
+                           "packages are compiled for static shapes"));
+    shape.push_back(d.get<int64_t>());
+  }
+  return shape;
+}
+
+/// What a signature value or weight must be.
+constexpr const char *kNameTypeShape = "an object with name, dtype and shape";
+
+Status parseNameTypeShape(const Json &j, std::string &name, DType &dtype,
+                          Shape &shape, bool dynamic) {
+  auto nameIt = j.find("name");
+  if (nameIt == j.end() || !nameIt->is_string())
+    return Status::error("missing 'name'");
+  name = nameIt->get<std::string>();
+  auto dtypeIt = j.find("dtype");
+  if (dtypeIt == j.end())
+    return Status::error("missing 'dtype'");
+  Expected<DType> t = parseDTypeField(*dtypeIt);
+  if (!t)
+    return t.status();
+  dtype = *t;
+  auto shapeIt = j.find("shape");
+  if (shapeIt == j.end())
+    return Status::error("missing 'shape'");
+  Expected<Shape> s = parseShapeField(*shapeIt, dynamic);
+  if (!s)
+    return s.status();
+  shape = s.take();
+  return Status::ok();
+}
+
+Status parseValue(const Json &j, ManifestValue &v, bool dynamic) {
+  KILN_RETURN_IF_ERROR(
+      parseNameTypeShape(j, v.name, v.dtype, v.shape, dynamic));
+  if (j.contains("bytes")) {
+    uint64_t bytes = 0;
+    KILN_RETURN_IF_ERROR(Fields(j).count("bytes", bytes));
+    v.bytes = bytes;
+  }
+  return Status::ok();
+}
+
+Status parseWeight(const Json &j, ManifestWeight &w) {
+  KILN_RETURN_IF_ERROR(parseNameTypeShape(j, w.name, w.dtype, w.shape, false));
+  Fields fields(j);
+  KILN_RETURN_IF_ERROR(fields.count("index", w.index));
+  KILN_RETURN_IF_ERROR(fields.string("kind", w.kind));
+  uint64_t expected =
+      static_cast<uint64_t>(numElements(w.shape)) * dtypeSize(w.dtype);
+  const Json *location = &j;
+  auto ext = j.find("external");
+  if (ext != j.end()) {
+    if (!ext->is_object())
+      return Status::error("'external' must be an object with location, "
+                           "offset and length");
+    location = &*ext;
+    w.external = true;
+  }
+  Fields at(*location);
+  const char *bytesKey = location->contains("bytes") ? "bytes" : "length";
+  w.bytes = expected;
+  KILN_RETURN_IF_ERROR(at.count(bytesKey, w.bytes));
+  auto fileIt = location->find("file");
+  if (fileIt == location->end())
+    fileIt = location->find("location");
+  if (fileIt == location->end()) {
+    if (w.external)
+      return Status::error("'external' has no 'location'");
+    return Status::ok(); // No data in the package: bound by the caller.
+  }
+  if (!fileIt->is_string() || fileIt->get<std::string>().empty())
+    return Status::error("'file' must be a file name");
+  w.file = fileIt->get<std::string>();
+  if (w.file != "weights.bin")
+    w.external = true;
+  KILN_RETURN_IF_ERROR(at.count("offset", w.offset));
+  if (w.bytes != expected)
+    return Status::error(strCat("holds ", w.bytes, " bytes but ",
+                                dtypeName(w.dtype), shapeToString(w.shape),
+                                " needs ", expected));
+  return Status::ok();
+}
+
+//===----------------------------------------------------------------------===//
+// The graph package's records
+//===----------------------------------------------------------------------===//
+
+Status parseDims(const Json &j, std::array<int64_t, 3> &out, const char *key) {
+  bool ok = j.is_array() && j.size() == 3;
+  for (size_t i = 0; ok && i < 3; ++i)
+    ok = isCount(j[i]);
+  if (!ok)
+    return Status::error(
+        strCat("'", key, "' must be an array of 3 non-negative integers"));
+  for (size_t i = 0; i < 3; ++i)
+    out[i] = j[i].get<int64_t>();
+  return Status::ok();
+}
+
+Status parseKernel(const Json &j, ManifestKernel &k) {
+  Fields fields(j);
+  KILN_RETURN_IF_ERROR(fields.string("name", k.name));
+  KILN_RETURN_IF_ERROR(fields.string("kind", k.kind));
+  KILN_RETURN_IF_ERROR(fields.strings("nodes", k.nodes));
+  const Json *grid = fields.find("grid"), *block = fields.find("block");
+  if (!grid && !block && !fields.find("shared_bytes"))
+    return Status::ok();
+  ManifestLaunch launch;
+  if (grid)
+    KILN_RETURN_IF_ERROR(parseDims(*grid, launch.grid, "grid"));
+  if (block)
+    KILN_RETURN_IF_ERROR(parseDims(*block, launch.block, "block"));
+  KILN_RETURN_IF_ERROR(fields.count("shared_bytes", launch.sharedBytes));
+  k.launch = launch;
+  return Status::ok();
+}
+
+Status parseRuntimeStep(const Json &j, ManifestRuntimeStep &s) {
+  Fields fields(j);
+  KILN_RETURN_IF_ERROR(fields.string("op", s.op));
+  KILN_RETURN_IF_ERROR(fields.string("kind", s.kind));
+  return fields.strings("nodes", s.nodes);
+}
+
+Status parseCounts(const Json &j, ManifestCounts &c) {
+  Fields fields(j);
+  KILN_RETURN_IF_ERROR(fields.count("fused", c.fused));
+  KILN_RETURN_IF_ERROR(fields.count("library", c.library));
+  KILN_RETURN_IF_ERROR(fields.count("fallback", c.fallback));
+  KILN_RETURN_IF_ERROR(fields.count("graphs", c.graphs));
+  return fields.count("graph_breaks", c.graphBreaks);
+}
+
+Status parseBuffer(const Json &j, ManifestBuffer &b) {
+  Fields fields(j);
+  KILN_RETURN_IF_ERROR(fields.string("name", b.name));
+  KILN_RETURN_IF_ERROR(fields.count("offset", b.offset));
+  KILN_RETURN_IF_ERROR(fields.count("bytes", b.bytes));
+  KILN_RETURN_IF_ERROR(fields.integer("first", b.first));
+  return fields.integer("last", b.last);
+}
+
+Status parseMemoryPlan(const Json &j, ManifestMemoryPlan &plan) {
+  Fields fields(j);
+  KILN_RETURN_IF_ERROR(fields.count("arena_bytes", plan.arenaBytes));
+  Expected<const Json *> workspace = fields.object("library_workspace");
+  if (!workspace)
+    return workspace.status();
+  if (*workspace) {
+    Fields ws(**workspace);
+    Status s = ws.count("offset", plan.libraryWorkspaceOffset);
+    if (s)
+      s = ws.count("bytes", plan.libraryWorkspaceBytes);
+    KILN_RETURN_IF_ERROR(s.withContext("library_workspace"));
+  }
+  return parseList(fields, "buffers", "", plan.buffers, parseBuffer,
+                   [](const ManifestBuffer &b) { return b.name; });
+}
+
+Status parseOptions(const Json &j, ManifestOptions &o) {
+  Fields fields(j);
+  KILN_RETURN_IF_ERROR(fields.string("target", o.target));
+  KILN_RETURN_IF_ERROR(fields.string("weights", o.weights));
+  KILN_RETURN_IF_ERROR(fields.string("cpu_isa", o.cpuIsa));
+  KILN_RETURN_IF_ERROR(fields.string("cxx", o.cxx));
+  Expected<const Json *> dims = fields.object("dims");
+  if (!dims)
+    return dims.status();
+  if (*dims)
+    for (const auto &[name, size] : (*dims)->items()) {
+      if (!size.is_number_integer() || size.get<int64_t>() < 0)
+        return Status::error(
+            strCat("'dims': '", name, "' must be a non-negative integer"));
+      o.dims.emplace_back(name, size.get<int64_t>());
+    }
+  return Status::ok();
+}
+
+Status parseCompileTimes(const Json &j, ManifestCompileTimes &t) {
+  Fields fields(j);
+  KILN_RETURN_IF_ERROR(fields.number("trace", t.trace));
+  KILN_RETURN_IF_ERROR(fields.number("kiln_passes", t.kilnPasses));
+  KILN_RETURN_IF_ERROR(fields.number("codegen", t.codegen));
+  KILN_RETURN_IF_ERROR(fields.number("host_compiler", t.hostCompiler));
+  KILN_RETURN_IF_ERROR(fields.number("nvrtc", t.nvrtc));
+  return fields.number("graphs", t.graphs);
+}
+
+Status parseCuda(const Json &j, ManifestCuda &c) {
+  Fields fields(j);
+  KILN_RETURN_IF_ERROR(fields.string("arch", c.arch));
+  KILN_RETURN_IF_ERROR(fields.string("cubin", c.cubin));
+  KILN_RETURN_IF_ERROR(fields.string("ptx", c.ptx));
+  return fields.string("source", c.source);
+}
+
+//===----------------------------------------------------------------------===//
+// The program package's records
+//===----------------------------------------------------------------------===//
+
+Status parseGraph(const Json &j, ManifestGraph &g) {
+  Fields fields(j);
+  KILN_RETURN_IF_ERROR(fields.string("name", g.name));
+  KILN_RETURN_IF_ERROR(fields.string("package", g.package));
+  KILN_RETURN_IF_ERROR(fields.string("where", g.where));
+  return fields.count("ops", g.ops);
+}
+
+Status parseBreakOp(const Json &j, ManifestBreakOp &op) {
+  Fields fields(j);
+  KILN_RETURN_IF_ERROR(fields.string("node", op.node));
+  KILN_RETURN_IF_ERROR(fields.string("op_type", op.opType));
+  return fields.string("kiln_op", op.kilnOp);
+}
+
+Status parseGraphBreak(const Json &j, ManifestGraphBreak &b) {
+  KILN_RETURN_IF_ERROR(parseBreakOp(j, b.op));
+  Fields fields(j);
+  KILN_RETURN_IF_ERROR(fields.string("kind", b.kind));
+  KILN_RETURN_IF_ERROR(fields.string("reason", b.reason));
+  KILN_RETURN_IF_ERROR(fields.string("detail", b.detail));
+  KILN_RETURN_IF_ERROR(fields.string("hint", b.hint));
+  KILN_RETURN_IF_ERROR(fields.string("where", b.where));
+  return parseList(fields, "ops", "", b.ops, parseBreakOp,
+                   [](const ManifestBreakOp &op) { return op.node; });
+}
+
+//===----------------------------------------------------------------------===//
+// The top level
+//===----------------------------------------------------------------------===//
+
+/// Reads the object-valued `key` of `fields` with `parse`; errors start
+/// with the key.
+template <typename T, typename Parse>
+Status parseObject(const Fields &fields, const char *key, T &out, Parse parse) {
+  Expected<const Json *> j = fields.object(key);
+  if (!j)
+    return j.status();
+  if (*j)
+    return parse(**j, out).withContext(key);
+  return Status::ok();
+}
+
+Status parseHeader(const Fields &fields, PackageManifest &m) {
+  if (const Json *format = fields.find("format")) {
+    if (!format->is_string() || format->get<std::string>() != kManifestFormat)
+      return Status::error(strCat("'format' is ", format->dump(), ", not \"",
+                                  kManifestFormat,
+                                  "\" (not a Kiln package manifest)"));
+    m.format = format->get<std::string>();
+  }
+  KILN_RETURN_IF_ERROR(fields.integer("format_version", m.formatVersion));
+  if (m.formatVersion < 1 || m.formatVersion > kManifestFormatVersion)
+    return Status::error(strCat(
+        "'format_version' is ", m.formatVersion, "; this runtime reads 1 to ",
+        kManifestFormatVersion, " (recompile the package with this Kiln)"));
+  if (const Json *kind = fields.find("kind")) {
+    if (!kind->is_string() || (kind->get<std::string>() != "program"))
+      return Status::error("'kind' must be \"program\" when present");
+    m.kind = PackageKind::Program;
+  }
+  KILN_RETURN_IF_ERROR(fields.integer("abi_version", m.abiVersion));
+  if (const Json *target = fields.find("target");
+      target && !target->is_string())
+    return Status::error("'target' must be a string (\"cpu\" or \"cuda\")");
+  for (auto [key, field] : {std::pair{"model", &m.model},
+                            {"source", &m.source},
+                            {"target", &m.target},
+                            {"library", &m.library},
+                            {"weights_file", &m.weightsFile},
+                            {"isa", &m.isa}})
+    KILN_RETURN_IF_ERROR(fields.string(key, *field));
+  return Status::ok();
+}
+
+Status parseSignature(const Fields &fields, PackageManifest &m) {
+  Expected<const Json *> sig = fields.object("signature");
+  if (!sig)
+    return sig.status();
+  m.hasSignature = *sig != nullptr;
+  if (!*sig)
+    return Status::ok();
+  // A program's signature may have sizes known only at run time (-1).
+  bool dynamic = m.kind == PackageKind::Program;
+  auto parse = [dynamic](const Json &j, ManifestValue &v) {
+    return parseValue(j, v, dynamic);
+  };
+  auto nameOf = [](const ManifestValue &v) { return v.name; };
+  Fields sigFields(**sig);
+  KILN_RETURN_IF_ERROR(parseList(sigFields, "inputs", "signature.", m.inputs,
+                                 parse, nameOf, kNameTypeShape));
+  return parseList(sigFields, "outputs", "signature.", m.outputs, parse, nameOf,
+                   kNameTypeShape);
+}
+
+Expected<PackageManifest> parseRoot(const Json &root) {
+  if (!root.is_object())
+    return Status::error("the top level is not a JSON object");
+  PackageManifest m;
+  Fields fields(root);
+  KILN_RETURN_IF_ERROR(parseHeader(fields, m));
+  KILN_RETURN_IF_ERROR(parseSignature(fields, m));
+
+  if (Expected<const Json *> program = fields.object("program"); !program)
+    return program.status();
+  else if (*program) {
+    Fields files(**program);
+    Status s = files.string("json", m.programJson);
+    if (s)
+      s = files.string("data", m.programData);
+    KILN_RETURN_IF_ERROR(s.withContext("program"));
+  }
+  KILN_RETURN_IF_ERROR(parseList(
+      fields, "weights", "", m.weights, parseWeight,
+      [](const auto &w) { return w.name; }, kNameTypeShape));
+  KILN_RETURN_IF_ERROR(parseList(fields, "kernels", "", m.kernels, parseKernel,
+                                 [](const auto &k) { return k.name; }));
+  KILN_RETURN_IF_ERROR(parseList(fields, "reference_ops", "", m.referenceOps,
+                                 parseRuntimeStep,
+                                 [](const auto &s) { return s.op; }));
+  KILN_RETURN_IF_ERROR(parseList(fields, "graphs", "", m.graphs, parseGraph,
+                                 [](const auto &g) { return g.name; }));
+  KILN_RETURN_IF_ERROR(parseList(fields, "graph_breaks", "", m.graphBreaks,
+                                 parseGraphBreak,
+                                 [](const auto &b) { return b.op.node; }));
+  if (fields.find("counts")) {
+    m.counts.emplace();
+    KILN_RETURN_IF_ERROR(parseObject(fields, "counts", *m.counts, parseCounts));
+  }
+  KILN_RETURN_IF_ERROR(
+      parseObject(fields, "memory_plan", m.memoryPlan, parseMemoryPlan));
+  KILN_RETURN_IF_ERROR(parseObject(fields, "options", m.options, parseOptions));
+  if (Expected<const Json *> versions = fields.object("versions"); !versions)
+    return versions.status();
+  else if (*versions) {
+    Fields v(**versions);
+    Status s = v.string("kiln", m.kilnVersion);
+    if (s)
+      s = v.integer("abi", m.versionsAbi);
+    KILN_RETURN_IF_ERROR(s.withContext("versions"));
+  }
+  if (Expected<const Json *> host = fields.object("host_compiler"); !host)
+    return host.status();
+  else if (*host) {
+    Fields h(**host);
+    Status s = h.string("command", m.hostCompilerCommand);
+    if (s)
+      s = h.string("warnings", m.hostCompilerWarnings);
+    KILN_RETURN_IF_ERROR(s.withContext("host_compiler"));
+  }
+  KILN_RETURN_IF_ERROR(parseObject(fields, "compile_times_s", m.compileTimes,
+                                   parseCompileTimes));
+  if (fields.find("cuda")) {
+    m.cuda.emplace();
+    KILN_RETURN_IF_ERROR(parseObject(fields, "cuda", *m.cuda, parseCuda));
+  }
+  return m;
+}
+
+} // namespace
+
+Expected<PackageManifest> parseManifest(const std::string &text,
+                                        const std::string &path) {
+  Json root;
+  try {
+    root = Json::parse(text);
+  } catch (const Json::exception &e) {
+    return Status::error(strCat(path, ": not valid JSON: ", e.what()));
+  }
+  try {
+    Expected<PackageManifest> m = parseRoot(root);
+    if (!m)
+      return m.status().withContext(path);
+    return m;
+  } catch (const Json::exception &e) {
+    return Status::error(strCat(path, ": malformed manifest: ", e.what()));
+  }
+}
+
+Expected<PackageManifest> readManifest(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return Status::error(strCat(path,
+                                ": cannot open the package manifest (is the "
+                                "folder a package written by kiln compile?)"));
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return parseManifest(buffer.str(), path);
+}
+
+} // namespace kiln

@@ -1,0 +1,617 @@
+//===- PackageManifestTest.cpp - Tests of the manifest.json schema --------===//
+//
+// This file implements the unit tests of kiln/runtime/PackageManifest.h:
+// round trips of both forms (graph package, cpu and cuda; program package)
+// through formatManifest and parseManifest, manifests written by the
+// compiler before the schema existed (PackageManifestSamples.h: a cpu graph
+// package and a program package as `kiln compile` wrote them) read back and,
+// for the graph form, written back byte for byte, what older and hand-written
+// manifests may omit or spell differently, and every error message of the
+// reader.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/runtime/PackageManifest.h"
+
+#include "PackageManifestSamples.h"
+
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <tuple>
+#include <unistd.h>
+
+using namespace kiln;
+namespace fs = std::filesystem;
+
+// Equality of the schema's structs, field by field, for the round trips
+// (in namespace kiln so Catch's comparisons find them).
+namespace kiln {
+static bool operator==(const ManifestValue &a, const ManifestValue &b) {
+  return std::tie(a.name, a.dtype, a.shape, a.bytes) ==
+         std::tie(b.name, b.dtype, b.shape, b.bytes);
+}
+static bool operator==(const ManifestWeight &a, const ManifestWeight &b) {
+  return std::tie(a.name, a.dtype, a.shape, a.bytes, a.index, a.kind, a.file,
+                  a.external, a.offset) ==
+         std::tie(b.name, b.dtype, b.shape, b.bytes, b.index, b.kind, b.file,
+                  b.external, b.offset);
+}
+static bool operator==(const ManifestLaunch &a, const ManifestLaunch &b) {
+  return std::tie(a.grid, a.block, a.sharedBytes) ==
+         std::tie(b.grid, b.block, b.sharedBytes);
+}
+static bool operator==(const ManifestKernel &a, const ManifestKernel &b) {
+  return std::tie(a.name, a.kind, a.nodes, a.launch) ==
+         std::tie(b.name, b.kind, b.nodes, b.launch);
+}
+static bool operator==(const ManifestRuntimeStep &a,
+                       const ManifestRuntimeStep &b) {
+  return std::tie(a.op, a.kind, a.nodes) == std::tie(b.op, b.kind, b.nodes);
+}
+static bool operator==(const ManifestCounts &a, const ManifestCounts &b) {
+  return std::tie(a.fused, a.library, a.fallback, a.graphs, a.graphBreaks) ==
+         std::tie(b.fused, b.library, b.fallback, b.graphs, b.graphBreaks);
+}
+static bool operator==(const ManifestBuffer &a, const ManifestBuffer &b) {
+  return std::tie(a.name, a.offset, a.bytes, a.first, a.last) ==
+         std::tie(b.name, b.offset, b.bytes, b.first, b.last);
+}
+static bool operator==(const ManifestMemoryPlan &a,
+                       const ManifestMemoryPlan &b) {
+  return std::tie(a.arenaBytes, a.libraryWorkspaceOffset,
+                  a.libraryWorkspaceBytes,
+                  a.buffers) == std::tie(b.arenaBytes, b.libraryWorkspaceOffset,
+                                         b.libraryWorkspaceBytes, b.buffers);
+}
+static bool operator==(const ManifestOptions &a, const ManifestOptions &b) {
+  return std::tie(a.target, a.weights, a.cpuIsa, a.dims, a.cxx) ==
+         std::tie(b.target, b.weights, b.cpuIsa, b.dims, b.cxx);
+}
+static bool operator==(const ManifestCompileTimes &a,
+                       const ManifestCompileTimes &b) {
+  return std::tie(a.trace, a.kilnPasses, a.codegen, a.hostCompiler, a.nvrtc,
+                  a.graphs) == std::tie(b.trace, b.kilnPasses, b.codegen,
+                                        b.hostCompiler, b.nvrtc, b.graphs);
+}
+static bool operator==(const ManifestCuda &a, const ManifestCuda &b) {
+  return std::tie(a.arch, a.cubin, a.ptx, a.source) ==
+         std::tie(b.arch, b.cubin, b.ptx, b.source);
+}
+static bool operator==(const ManifestGraph &a, const ManifestGraph &b) {
+  return std::tie(a.name, a.package, a.where, a.ops) ==
+         std::tie(b.name, b.package, b.where, b.ops);
+}
+static bool operator==(const ManifestBreakOp &a, const ManifestBreakOp &b) {
+  return std::tie(a.node, a.opType, a.kilnOp) ==
+         std::tie(b.node, b.opType, b.kilnOp);
+}
+static bool operator==(const ManifestGraphBreak &a,
+                       const ManifestGraphBreak &b) {
+  return std::tie(a.op, a.kind, a.reason, a.detail, a.hint, a.where, a.ops) ==
+         std::tie(b.op, b.kind, b.reason, b.detail, b.hint, b.where, b.ops);
+}
+static bool operator==(const PackageManifest &a, const PackageManifest &b) {
+  return std::tie(a.format, a.formatVersion, a.kind, a.abiVersion, a.model,
+                  a.source, a.target, a.library, a.programJson, a.programData,
+                  a.hasSignature, a.inputs, a.outputs, a.weightsFile, a.weights,
+                  a.kernels, a.referenceOps, a.graphs, a.graphBreaks, a.counts,
+                  a.memoryPlan, a.options, a.kilnVersion, a.versionsAbi,
+                  a.hostCompilerCommand, a.hostCompilerWarnings, a.isa,
+                  a.compileTimes, a.cuda) ==
+         std::tie(b.format, b.formatVersion, b.kind, b.abiVersion, b.model,
+                  b.source, b.target, b.library, b.programJson, b.programData,
+                  b.hasSignature, b.inputs, b.outputs, b.weightsFile, b.weights,
+                  b.kernels, b.referenceOps, b.graphs, b.graphBreaks, b.counts,
+                  b.memoryPlan, b.options, b.kilnVersion, b.versionsAbi,
+                  b.hostCompilerCommand, b.hostCompilerWarnings, b.isa,
+                  b.compileTimes, b.cuda);
+}
+} // namespace kiln
+
+namespace {
+
+std::string readText(const fs::path &path) {
+  std::ifstream in(path, std::ios::binary);
+  REQUIRE(in);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+/// A cpu graph package's manifest with every field set.
+PackageManifest cpuGraphManifest() {
+  PackageManifest m;
+  m.abiVersion = 1;
+  m.model = "tiny_mlp";
+  m.source = "examples/tiny_mlp.onnx";
+  m.target = "cpu";
+  m.library = "model.so";
+  m.inputs = {{"x", DType::F32, {4, 16}, 256}};
+  m.outputs = {{"y", DType::F32, {4, 8}, 128}, {"idx", DType::I64, {4}, 32}};
+  m.weightsFile = "weights.bin";
+  ManifestWeight w;
+  w.name = "fc1.weight";
+  w.dtype = DType::F32;
+  w.shape = {16, 8};
+  w.bytes = 512;
+  w.index = 0;
+  w.kind = "constant";
+  w.file = "weights.bin";
+  w.offset = 0;
+  ManifestWeight b = w;
+  b.name = "fc1.bias";
+  b.shape = {8};
+  b.bytes = 32;
+  b.index = 1;
+  b.offset = 512;
+  ManifestWeight h = b;
+  h.name = "half";
+  h.dtype = DType::F16;
+  h.bytes = 16;
+  h.index = 2;
+  h.offset = 576;
+  m.weights = {w, b, h};
+  m.kernels = {{"k0_layer_norm", "reduction", {"/ln/LayerNormalization"}, {}},
+               {"k1_add_relu", "pointwise", {"/add", "/relu"}, {}}};
+  m.referenceOps = {{"kiln.matmul", "library", {"/fc1/MatMul"}},
+                    {"kiln.top_k", "fallback", {"/TopK"}}};
+  m.counts = ManifestCounts{2, 1, 1, std::nullopt, std::nullopt};
+  m.memoryPlan.arenaBytes = 4096;
+  m.memoryPlan.buffers = {{"%k0_layer_norm#0", 0, 256, 0, 1},
+                          {"%matmul@1#0", 256, 128, 1, 2}};
+  m.options.target = "cpu";
+  m.options.weights = "embed";
+  m.options.cpuIsa = "x86-64-v3";
+  m.options.dims = {{"seq", 7}, {"batch", 4}}; // order kept, not sorted
+  m.options.cxx = "c++";
+  m.kilnVersion = "0.1.0";
+  m.versionsAbi = 1;
+  m.hostCompilerCommand = "c++ -O3 -march=x86-64-v3 wrapper.cpp kernels.cpp";
+  m.hostCompilerWarnings = "kernels.cpp:3: warning: \xe2\x80\x98x\xe2\x80\x99 "
+                           "unused\n";
+  m.isa = "x86-64-v3";
+  m.compileTimes.trace = 0.0123;
+  m.compileTimes.kilnPasses = 0.1;
+  m.compileTimes.codegen = 1.0 / 3.0;
+  m.compileTimes.hostCompiler = 2.5;
+  return m;
+}
+
+/// A cuda graph package's manifest: launches, the cuda files, a library
+/// workspace, external data and a weight bound by the caller.
+PackageManifest cudaGraphManifest() {
+  PackageManifest m = cpuGraphManifest();
+  m.target = m.options.target = "cuda";
+  m.isa = m.options.cpuIsa = "x86-64-v2";
+  m.options.weights = "external";
+  m.kernels[0].launch = ManifestLaunch{{4, 1, 1}, {256, 1, 1}, 2048};
+  m.kernels[1].launch = ManifestLaunch{{64, 2, 1}, {128, 1, 1}, 0};
+  m.kernels.push_back({"p0_max_pool",
+                       "pool",
+                       {"/pool"},
+                       ManifestLaunch{{8, 1, 1}, {256, 1, 1}, 0}});
+  m.weights[0].kind = "argument";
+  m.weights[0].external = true;
+  m.weights[0].file = "tiny_mlp.onnx.data";
+  m.weights[0].offset = 4096;
+  m.weights[1].kind = "argument";
+  m.weights[1].file.clear(); // bound by the caller
+  m.weights[1].offset = 0;
+  m.memoryPlan.libraryWorkspaceOffset = 4096;
+  m.memoryPlan.libraryWorkspaceBytes = 32 << 20;
+  m.memoryPlan.arenaBytes = 4096 + (32 << 20);
+  m.compileTimes.nvrtc = 0.75;
+  m.cuda = ManifestCuda{"sm_90", "kernels.cubin", "kernels.ptx", "kernels.cu"};
+  return m;
+}
+
+/// A program package's manifest.
+PackageManifest programManifest() {
+  PackageManifest m;
+  m.kind = PackageKind::Program;
+  m.source = "nonzero_model.onnx";
+  m.target = "cpu";
+  m.programJson = "program.json";
+  m.programData = "program.bin";
+  m.inputs = {{"x", DType::F32, {4}, std::nullopt}};
+  m.outputs = {{"total", DType::F32, {}, std::nullopt},
+               {"picked", DType::F32, {-1}, std::nullopt}};
+  m.graphs = {{"graph_0", "graphs/graph_0", "main", 2},
+              {"graph_1", "graphs/graph_1", "main", 2}};
+  ManifestGraphBreak b;
+  b.op = {"nonzero", "NonZero", "kiln.non_zero"};
+  b.kind = "eager";
+  b.reason = "data-dependent-shape";
+  b.detail = "output #0 is i64[1, ?]: its size depends on the data";
+  b.hint = "use Where";
+  b.where = "main";
+  b.ops = {b.op, {"indices", "Squeeze", "kiln.squeeze"}};
+  m.graphBreaks = {b};
+  m.counts = ManifestCounts{3, 0, 1, 2, 1};
+  m.memoryPlan.arenaBytes = 8192;
+  m.compileTimes.trace = 0.05;
+  m.compileTimes.graphs = 3.25;
+  return m;
+}
+
+PackageManifest parseOk(const std::string &text) {
+  Expected<PackageManifest> m = parseManifest(text, "pkg/manifest.json");
+  INFO(text);
+  if (!m)
+    FAIL(m.status().message());
+  return m.take();
+}
+
+/// The error of parsing `text`; it must contain each of `parts`.
+void requireError(const std::string &text,
+                  const std::vector<std::string> &parts) {
+  Expected<PackageManifest> m = parseManifest(text, "pkg/manifest.json");
+  INFO(text);
+  REQUIRE_FALSE(m);
+  std::string message = m.status().message();
+  INFO(message);
+  CHECK(message.rfind("pkg/manifest.json: ", 0) == 0);
+  for (const std::string &part : parts)
+    CHECK(message.find(part) != std::string::npos);
+}
+
+/// A minimal manifest with `weight` as its only weight entry.
+std::string withWeight(const std::string &weight) {
+  return R"({"weights": [{"name": "a", "dtype": "f32", "shape": [1],
+                          "file": "weights.bin", "offset": 0, "bytes": 4},
+                         )" +
+         weight + "]}";
+}
+
+} // namespace
+
+TEST_CASE("Manifest round trips: write then read gives the same struct",
+          "[manifest]") {
+  for (const PackageManifest &m :
+       {cpuGraphManifest(), cudaGraphManifest(), programManifest()}) {
+    std::string text = formatManifest(m);
+    INFO(text);
+    PackageManifest back = parseOk(text);
+    CHECK(back == m);
+    CHECK(formatManifest(back) == text);
+  }
+}
+
+TEST_CASE("A manifest without optional fields round trips", "[manifest]") {
+  PackageManifest m;
+  m.hasSignature = false;
+  std::string text = formatManifest(m);
+  CHECK(text.find("\"signature\"") == std::string::npos);
+  CHECK(text.find("\"abi_version\"") == std::string::npos);
+  CHECK(text.find("\"counts\"") == std::string::npos);
+  CHECK(text.find("\"cuda\"") == std::string::npos);
+  CHECK(parseOk(text) == m);
+}
+
+TEST_CASE("The writer keeps the manifest's key order and look", "[manifest]") {
+  std::string graph = formatManifest(cudaGraphManifest());
+  // Two-space indent, a final newline; the top-level keys in order.
+  CHECK(graph.rfind("{\n  \"format\": \"kiln-package\",\n"
+                    "  \"format_version\": 1,\n  \"abi_version\": 1,\n"
+                    "  \"model\": \"tiny_mlp\",\n",
+                    0) == 0);
+  CHECK(graph.back() == '\n');
+  std::vector<std::string> keys = {
+      "\"library\"",         "\"signature\"",     "\"weights_file\"",
+      "\"weights\"",         "\"kernels\"",       "\"reference_ops\"",
+      "\"counts\"",          "\"memory_plan\"",   "\"options\"",
+      "\"versions\"",        "\"host_compiler\"", "\"isa\"",
+      "\"compile_times_s\"", "\"cuda\""};
+  size_t at = 0;
+  for (const std::string &key : keys) {
+    size_t next = graph.find("\n  " + key + ":", at);
+    INFO(key);
+    REQUIRE(next != std::string::npos);
+    at = next;
+  }
+  // kiln/runtime tests sed the target line (test/lit/cli/device.test).
+  CHECK(graph.find("\n  \"target\": \"cuda\",\n") != std::string::npos);
+  // A program package: "kind" after the format, then its own keys.
+  std::string program = formatManifest(programManifest());
+  CHECK(program.rfind("{\n  \"format\": \"kiln-package\",\n"
+                      "  \"format_version\": 1,\n  \"kind\": \"program\",\n",
+                      0) == 0);
+  CHECK(program.find("\"weights\"") == std::string::npos);
+  CHECK(program.find("\"kernels\"") == std::string::npos);
+  CHECK(program.find("\"bytes\"") == std::string::npos);
+}
+
+TEST_CASE("A graph package's manifest written by kiln compile reads back and "
+          "is written back byte for byte",
+          "[manifest]") {
+  // `kiln compile examples/tiny_mlp.onnx --dim batch=4` with the
+  // hand-written writer of codegen/Packager.cpp.
+  std::string text = test::kTinyMlpCpuManifest;
+  PackageManifest m = parseOk(text);
+  CHECK(m.kind == PackageKind::Graph);
+  CHECK(m.format == "kiln-package");
+  CHECK(m.abiVersion == 1);
+  CHECK(m.target == "cpu");
+  CHECK(m.library == "model.so");
+  REQUIRE(m.inputs.size() == 1);
+  CHECK(m.inputs[0].name == "x");
+  CHECK(m.inputs[0].shape == Shape{4, 16});
+  CHECK(m.inputs[0].bytes == 256u);
+  REQUIRE_FALSE(m.weights.empty());
+  CHECK(m.weights[0].file == "weights.bin");
+  CHECK(m.weights[0].kind == "constant");
+  CHECK(m.weights[0].index == 0);
+  CHECK_FALSE(m.weights[0].external);
+  CHECK_FALSE(m.kernels.empty());
+  CHECK_FALSE(m.kernels[0].launch);
+  REQUIRE(m.counts);
+  CHECK(m.counts->fused == static_cast<int64_t>(m.kernels.size()));
+  CHECK(m.memoryPlan.arenaBytes > 0);
+  CHECK_FALSE(m.memoryPlan.buffers.empty());
+  CHECK(m.options.dims ==
+        std::vector<std::pair<std::string, int64_t>>{{"batch", 4}});
+  CHECK_FALSE(m.isa.empty());
+  CHECK(m.isa == m.options.cpuIsa);
+  CHECK_FALSE(m.cuda);
+  CHECK(formatManifest(m) == text);
+}
+
+TEST_CASE("A program package's manifest written by kiln compile reads back",
+          "[manifest]") {
+  // `kiln compile nonzero_model.onnx` (examples/graph_breaks) with the
+  // hand-written writer of compiler/ProgramPackager.cpp, whose keys came
+  // out sorted.
+  std::string text = test::kNonzeroProgramManifest;
+  PackageManifest m = parseOk(text);
+  CHECK(m.kind == PackageKind::Program);
+  CHECK(m.programJson == "program.json");
+  CHECK(m.programData == "program.bin");
+  CHECK(m.hasSignature);
+  REQUIRE(m.graphs.size() == 2);
+  CHECK(m.graphs[0].package == "graphs/graph_0");
+  REQUIRE(m.graphBreaks.size() == 1);
+  CHECK(m.graphBreaks[0].op.opType == "NonZero");
+  CHECK(m.graphBreaks[0].reason == "data-dependent-shape");
+  CHECK(m.graphBreaks[0].ops.size() >= 1);
+  REQUIRE(m.counts);
+  CHECK(m.counts->graphs == 2);
+  CHECK(m.counts->graphBreaks == 1);
+  CHECK(m.weights.empty());
+  // Written again in the schema's order, it reads back the same.
+  CHECK(parseOk(formatManifest(m)) == m);
+}
+
+TEST_CASE("Manifests of older and hand-written packages still read",
+          "[manifest]") {
+  SECTION("only what the loader needs, no format or kinds") {
+    PackageManifest m = parseOk(R"({
+      "abi_version": 1,
+      "signature": {"inputs": [{"name": "x", "dtype": "f32", "shape": [2, 3]}],
+                    "outputs": [{"name": "y", "dtype": 0, "shape": [2, 3]}]},
+      "weights": [{"name": "w", "dtype": "f32", "shape": [3],
+                   "file": "weights.bin", "offset": 0, "bytes": 12}]})");
+    CHECK(m.format == kManifestFormat);
+    CHECK(m.kind == PackageKind::Graph);
+    CHECK(m.hasSignature);
+    CHECK(m.outputs[0].dtype == DType::F32);
+    CHECK_FALSE(m.inputs[0].bytes);
+    CHECK(m.weights[0].kind.empty());
+    CHECK_FALSE(m.weights[0].index);
+    CHECK_FALSE(m.counts);
+    CHECK_FALSE(m.libraryOrFallbackSteps());
+  }
+  SECTION("no signature") {
+    PackageManifest m = parseOk("{}");
+    CHECK_FALSE(m.hasSignature);
+    CHECK(m.weights.empty());
+  }
+  SECTION("ONNX's words: location and length; a file other than "
+          "weights.bin is external data") {
+    PackageManifest m = parseOk(withWeight(R"(
+      {"name": "e", "dtype": "f32", "shape": [2],
+       "external": {"location": "m.onnx.data", "offset": 8, "length": 8}},
+      {"name": "f", "dtype": "f32", "shape": [2], "location": "/abs/f.bin",
+       "length": 8},
+      {"name": "g", "dtype": "f32", "shape": [2], "bytes": 8})"));
+    REQUIRE(m.weights.size() == 4);
+    CHECK(m.weights[1].external);
+    CHECK(m.weights[1].file == "m.onnx.data");
+    CHECK(m.weights[1].offset == 8);
+    CHECK(m.weights[1].bytes == 8);
+    CHECK(m.weights[2].external);
+    CHECK(m.weights[2].file == "/abs/f.bin");
+    CHECK(m.weights[2].offset == 0);
+    CHECK_FALSE(m.weights[3].external);
+    CHECK(m.weights[3].file.empty());
+    // Without "bytes", the size follows from the dtype and shape.
+    PackageManifest n = parseOk(withWeight(R"({"name": "h", "dtype": "f64",
+                                              "shape": [3],
+                                              "file": "weights.bin"})"));
+    CHECK(n.weights[1].bytes == 24);
+  }
+  SECTION("counts of the library and fallback steps") {
+    PackageManifest m =
+        parseOk(R"({"counts": {"fused": 3, "library": 1, "fallback": 2}})");
+    CHECK(m.libraryOrFallbackSteps() == 3);
+    CHECK_FALSE(m.counts->graphs);
+  }
+  SECTION("a cuda target and unknown keys") {
+    PackageManifest m =
+        parseOk(R"({"target": "tpu", "future_key": [1, 2], "isa": "x"})");
+    CHECK(m.target == "tpu"); // The loader, not the reader, refuses it.
+    CHECK(m.isa == "x");
+  }
+}
+
+TEST_CASE("readManifest and writeManifest use files", "[manifest]") {
+  fs::path dir = fs::temp_directory_path() /
+                 ("kiln-manifest-test-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  std::string path = (dir / "manifest.json").string();
+  PackageManifest m = cudaGraphManifest();
+  REQUIRE(writeManifest(m, path));
+  CHECK_FALSE(fs::exists(path + ".tmp"));
+  Expected<PackageManifest> back = readManifest(path);
+  REQUIRE(back);
+  CHECK(*back == m);
+  CHECK(readText(path) == formatManifest(m));
+
+  Expected<PackageManifest> missing = readManifest((dir / "no.json").string());
+  REQUIRE_FALSE(missing);
+  CHECK(missing.status().message().find("no.json: cannot open the package "
+                                        "manifest") != std::string::npos);
+  Status unwritable =
+      writeManifest(m, (dir / "no/such/manifest.json").string());
+  REQUIRE_FALSE(unwritable);
+  CHECK(unwritable.message().find("no/such/manifest.json: cannot open") !=
+        std::string::npos);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("Manifest errors name the file and the entry", "[manifest]") {
+  SECTION("the file as a whole") {
+    requireError("{", {"not valid JSON"});
+    requireError("[1, 2]", {"the top level is not a JSON object"});
+    requireError(R"({"format": "onnx"})",
+                 {"'format' is \"onnx\", not \"kiln-package\""});
+    requireError(R"({"format_version": 2})",
+                 {"'format_version' is 2; this runtime reads 1 to 1"});
+    requireError(R"({"format_version": "1"})",
+                 {"'format_version' must be an integer"});
+    requireError(R"({"kind": "graph"})",
+                 {"'kind' must be \"program\" when present"});
+    requireError(R"({"abi_version": "1"})",
+                 {"'abi_version' must be an integer"});
+    requireError(R"({"target": 1})", {"'target' must be a string"});
+    requireError(R"({"source": 1})", {"'source' must be a string"});
+    requireError(R"({"signature": []})", {"'signature' must be an object"});
+    requireError(R"({"weights": {}})", {"'weights' must be an array"});
+    requireError(R"({"kernels": 3})", {"'kernels' must be an array"});
+  }
+  SECTION("signature entries") {
+    requireError(R"({"signature": {"inputs": {}}})",
+                 {"'signature.inputs' must be an array"});
+    requireError(R"({"signature": {"inputs": [3]}})",
+                 {"signature.inputs[0]: expected an object with name, dtype "
+                  "and shape"});
+    requireError(R"({"signature": {"outputs": [{"dtype": "f32"}]}})",
+                 {"signature.outputs[0]: missing 'name'"});
+    requireError(R"({"signature": {"inputs": [{"name": "x", "shape": []}]}})",
+                 {"signature.inputs[0] ('x'): missing 'dtype'"});
+    requireError(
+        R"({"signature": {"inputs": [{"name": "x", "dtype": "f32"}]}})",
+        {"signature.inputs[0] ('x'): missing 'shape'"});
+    requireError(
+        R"({"signature": {"inputs": [
+              {"name": "x", "dtype": "q7", "shape": []}]}})",
+        {"signature.inputs[0] ('x'): unknown dtype 'q7'"});
+    requireError(
+        R"({"signature": {"inputs": [
+              {"name": "x", "dtype": 99, "shape": []}]}})",
+        {"unknown dtype code 99"});
+    requireError(
+        R"({"signature": {"inputs": [
+              {"name": "x", "dtype": [], "shape": []}]}})",
+        {"'dtype' must be a name such as \"f32\""});
+    requireError(
+        R"({"signature": {"inputs": [
+              {"name": "x", "dtype": "f32", "shape": 4}]}})",
+        {"'shape' must be an array of sizes"});
+    requireError(
+        R"({"signature": {"inputs": [
+              {"name": "x", "dtype": "f32", "shape": [-1, 4]}]}})",
+        {"signature.inputs[0] ('x'): 'shape' [-1,4] has a dimension that is "
+         "not a static size; packages are compiled for static shapes"});
+    requireError(R"({"kind": "program", "signature": {"outputs": [
+                      {"name": "y", "dtype": "f32", "shape": [-2]}]}})",
+                 {"signature.outputs[0] ('y'): 'shape' [-2] has a dimension "
+                  "that is neither a size nor -1"});
+    requireError(R"({"signature": {"inputs": [
+                      {"name": "x", "dtype": "f32", "shape": [1],
+                       "bytes": -4}]}})",
+                 {"signature.inputs[0] ('x'): 'bytes' must be a non-negative "
+                  "integer"});
+  }
+  SECTION("weights") {
+    requireError(withWeight(R"({"name": "conv1.weight", "dtype": "f32",
+                                "shape": [4], "file": "weights.bin",
+                                "offset": 0, "bytes": 12})"),
+                 {"weights[1] ('conv1.weight'): holds 12 bytes but f32[4] "
+                  "needs 16"});
+    requireError(withWeight(R"({"name": "w", "dtype": "f32", "shape": [1],
+                                "external": "m.onnx.data"})"),
+                 {"weights[1] ('w'): 'external' must be an object with "
+                  "location, offset and length"});
+    requireError(withWeight(R"({"name": "w", "dtype": "f32", "shape": [1],
+                                "external": {"offset": 0}})"),
+                 {"weights[1] ('w'): 'external' has no 'location'"});
+    requireError(withWeight(R"({"name": "w", "dtype": "f32", "shape": [1],
+                                "file": ""})"),
+                 {"weights[1] ('w'): 'file' must be a file name"});
+    requireError(withWeight(R"({"name": "w", "dtype": "f32", "shape": [1],
+                                "file": "weights.bin", "offset": -1})"),
+                 {"weights[1] ('w'): 'offset' must be a non-negative integer"});
+    requireError(withWeight(R"({"name": "w", "dtype": "f32", "shape": [1],
+                                "file": "weights.bin", "length": "4"})"),
+                 {"weights[1] ('w'): 'length' must be a non-negative integer"});
+    requireError(withWeight(R"({"name": "w", "dtype": "f32", "shape": [1],
+                                "index": "0"})"),
+                 {"weights[1] ('w'): 'index' must be a non-negative integer"});
+    requireError(withWeight(R"({"name": "w", "dtype": "f32", "shape": [1],
+                                "kind": 1})"),
+                 {"weights[1] ('w'): 'kind' must be a string"});
+    requireError(
+        withWeight(R"({"name": "w", "dtype": "f32", "shape": [null]})"),
+        {"weights[1] ('w'): 'shape' [null]", "static"});
+  }
+  SECTION("kernels and runtime steps") {
+    requireError(R"({"kernels": [{"name": "k0", "nodes": "/add"}]})",
+                 {"kernels[0] ('k0'): 'nodes' must be an array of strings"});
+    requireError(R"({"kernels": [{"name": "k0", "grid": [1, 1]}]})",
+                 {"kernels[0] ('k0'): 'grid' must be an array of 3 "
+                  "non-negative integers"});
+    requireError(R"({"kernels": [{"name": "k0", "block": [1, -1, 1]}]})",
+                 {"kernels[0] ('k0'): 'block' must be an array of 3"});
+    requireError(R"({"kernels": [{"name": "k0", "shared_bytes": 1.5}]})",
+                 {"kernels[0] ('k0'): 'shared_bytes' must be a non-negative "
+                  "integer"});
+    requireError(R"({"kernels": ["k0"]})", {"kernels[0]: expected an object"});
+    requireError(R"({"reference_ops": [{"op": "kiln.matmul", "kind": 2}]})",
+                 {"reference_ops[0] ('kiln.matmul'): 'kind' must be a string"});
+  }
+  SECTION("counts, memory plan, options and the rest") {
+    requireError(R"({"counts": [1]})", {"'counts' must be an object"});
+    requireError(R"({"counts": {"fused": -1}})",
+                 {"counts: 'fused' must be a non-negative integer"});
+    requireError(R"({"memory_plan": {"arena_bytes": "4k"}})",
+                 {"memory_plan: 'arena_bytes' must be a non-negative integer"});
+    requireError(R"({"memory_plan": {"library_workspace": {"bytes": -1}}})",
+                 {"memory_plan: library_workspace: 'bytes' must be a "
+                  "non-negative integer"});
+    requireError(
+        R"({"memory_plan": {"buffers": [{"name": "%t0", "first": "a"}]}})",
+        {"memory_plan: buffers[0] ('%t0'): 'first' must be an integer"});
+    requireError(R"({"options": {"dims": {"batch": "4"}}})",
+                 {"options: 'dims': 'batch' must be a non-negative integer"});
+    requireError(R"({"options": {"dims": [4]}})",
+                 {"options: 'dims' must be an object"});
+    requireError(R"({"versions": {"abi": "1"}})",
+                 {"versions: 'abi' must be an integer"});
+    requireError(R"({"host_compiler": {"warnings": 0}})",
+                 {"host_compiler: 'warnings' must be a string"});
+    requireError(R"({"compile_times_s": {"trace": "fast"}})",
+                 {"compile_times_s: 'trace' must be a number"});
+    requireError(R"({"cuda": {"arch": 90}})",
+                 {"cuda: 'arch' must be a string"});
+    requireError(R"({"program": {"json": 1}})",
+                 {"program: 'json' must be a string"});
+    requireError(R"({"graphs": [{"name": "graph_0", "ops": -2}]})",
+                 {"graphs[0] ('graph_0'): 'ops' must be a non-negative "
+                  "integer"});
+    requireError(R"({"graph_breaks": [{"node": "nz", "ops": [{"node": 1}]}]})",
+                 {"graph_breaks[0] ('nz'): ops[0]: 'node' must be a string"});
+  }
+}
