@@ -7,13 +7,14 @@
 // x / 0 = 0, both ONNX mod modes, NaN-propagating max/min, round half to
 // even (nearbyint), ONNX cast rules, the erf and tanh forms of gelu, and
 // f16/bf16 computed in float and rounded to nearest even once per op.
+// Ops are matched by op type (isOp<kiln::AddOp>, KernelIR.h): every op of
+// the elementwise family has one branch in printExpr.
 //
 //===----------------------------------------------------------------------===//
 
 #include "codegen/ExprPrinter.h"
 
-#include "llvm/ADT/StringSet.h"
-#include "llvm/ADT/StringSwitch.h"
+#include "ir/KilnOps.h"
 
 #include <cmath>
 #include <cstdio>
@@ -22,25 +23,6 @@ namespace kiln {
 namespace codegen {
 
 namespace {
-
-const llvm::StringSet<> &scalarOps() {
-  static const llvm::StringSet<> ops = {
-      // Elementwise, binary.
-      "add", "sub", "mul", "div", "pow", "max", "min", "mod", "bitwise_and",
-      "bitwise_or", "bitwise_xor", "bit_shift", "and", "or", "xor", "prelu",
-      // Comparisons.
-      "equal", "less", "less_equal", "greater", "greater_equal",
-      // Elementwise, unary.
-      "neg", "abs", "sign", "exp", "log", "sqrt", "reciprocal", "floor", "ceil",
-      "round", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh",
-      "asinh", "acosh", "atanh", "erf", "not", "bitwise_not", "relu", "sigmoid",
-      "tanh", "softplus", "softsign", "mish", "hard_swish", "leaky_relu", "elu",
-      "celu", "selu", "hard_sigmoid", "thresholded_relu", "shrink", "gelu",
-      "swish", "is_nan", "is_inf", "cast",
-      // Selection.
-      "where"};
-  return ops;
-}
 
 /// The unsigned type of the same width (for wrapping arithmetic).
 std::string unsignedCType(ScalarType t) {
@@ -72,7 +54,9 @@ std::string lit(ScalarType t, double v) {
 
 } // namespace
 
-bool isScalarOp(llvm::StringRef op) { return scalarOps().contains(op); }
+bool isScalarOp(mlir::OperationName op) {
+  return op.hasTrait<OpTrait::Elementwise>();
+}
 
 std::string computeCType(ScalarType t) {
   switch (t) {
@@ -142,12 +126,14 @@ std::string roundTo(ScalarType t, const std::string &expr) {
   return expr;
 }
 
-std::string printScalarOp(llvm::StringRef op, ScalarType resultType,
-                          llvm::ArrayRef<ScalarType> argTypes,
-                          llvm::ArrayRef<std::string> args,
-                          const ScalarAttrs &attrs) {
+/// The C expression of the scalar op `op` before rounding to `resultType`
+/// (printScalarOp), or "" when the printer has no entry for `op`.
+static std::string printExpr(mlir::OperationName op, ScalarType resultType,
+                             llvm::ArrayRef<ScalarType> argTypes,
+                             llvm::ArrayRef<std::string> args,
+                             const ScalarAttrs &attrs) {
   ScalarType t = argTypes.empty() ? resultType : argTypes[0];
-  if (op == "where")
+  if (isOp<WhereOp>(op))
     t = argTypes[1];
   const std::string ct = computeCType(t), ut = unsignedCType(t);
   const bool isFloat = isFloatType(t), isInt = isIntType(t);
@@ -164,52 +150,51 @@ std::string printScalarOp(llvm::StringRef op, ScalarType resultType,
 
   std::string e;
   // Elementwise, binary.
-  if (op == "add" || op == "sub" || op == "mul") {
-    const char *sym = op == "add" ? "+" : op == "sub" ? "-" : "*";
+  if (isOp<AddOp, SubOp, MulOp>(op)) {
+    const char *sym = isOp<AddOp>(op) ? "+" : isOp<SubOp>(op) ? "-" : "*";
     e = isInt ? wrap(sym) : "(" + a + " " + sym + " " + b + ")";
-  } else if (op == "div") {
+  } else if (isOp<DivOp>(op)) {
     e = isInt ? "kiln_idiv(" + a + ", " + b + ")" : "(" + a + " / " + b + ")";
-  } else if (op == "pow") {
+  } else if (isOp<PowOp>(op)) {
     e = isInt ? "kiln_ipow(" + a + ", " + b + ")"
               : fn("pow", t) + "(" + a + ", " + b + ")";
-  } else if (op == "max" || op == "min") {
-    e = "kiln_" + op.str() + "(" + a + ", " + b + ")";
-  } else if (op == "mod") {
+  } else if (isOp<MaxOp, MinOp>(op)) {
+    e = "kiln_" + op.stripDialect().str() + "(" + a + ", " + b + ")";
+  } else if (isOp<ModOp>(op)) {
     std::string python = attrs.getNumber("fmod", 0) != 0 ? "0" : "1";
     e = (isFloat ? "kiln_fmod(" : "kiln_imod(") + a + ", " + b + ", " + python +
         ")";
-  } else if (op == "bitwise_and" || op == "bitwise_or" || op == "bitwise_xor") {
-    const char *sym = op == "bitwise_and"  ? "&"
-                      : op == "bitwise_or" ? "|"
-                                           : "^";
+  } else if (isOp<BitwiseAndOp, BitwiseOrOp, BitwiseXorOp>(op)) {
+    const char *sym = isOp<BitwiseAndOp>(op)  ? "&"
+                      : isOp<BitwiseOrOp>(op) ? "|"
+                                              : "^";
     e = "(" + ct + ")(" + a + " " + sym + " " + b + ")";
-  } else if (op == "bit_shift") {
+  } else if (isOp<BitShiftOp>(op)) {
     std::string dir = attrs.getString("direction", "left");
     bool left = dir == "left" || dir == "LEFT" || dir == "Left";
     e = (left ? "kiln_shl(" : "kiln_shr(") + a + ", " + b + ")";
-  } else if (op == "and") {
+  } else if (isOp<AndOp>(op)) {
     e = "(" + a + " && " + b + ")";
-  } else if (op == "or") {
+  } else if (isOp<OrOp>(op)) {
     e = "(" + a + " || " + b + ")";
-  } else if (op == "xor") {
+  } else if (isOp<XorOp>(op)) {
     e = "(" + a + " != " + b + ")";
-  } else if (op == "prelu") {
+  } else if (isOp<PReluOp>(op)) {
     e = "(" + a + " < " + zero + " ? " + b + " * " + a + " : " + a + ")";
     // Comparisons.
-  } else if (op == "equal" || op == "less" || op == "less_equal" ||
-             op == "greater" || op == "greater_equal") {
-    const char *sym = llvm::StringSwitch<const char *>(op)
-                          .Case("equal", "==")
-                          .Case("less", "<")
-                          .Case("less_equal", "<=")
-                          .Case("greater", ">")
-                          .Default(">=");
+  } else if (isOp<EqualOp, LessOp, LessEqualOp, GreaterOp, GreaterEqualOp>(
+                 op)) {
+    const char *sym = isOp<EqualOp>(op)       ? "=="
+                      : isOp<LessOp>(op)      ? "<"
+                      : isOp<LessEqualOp>(op) ? "<="
+                      : isOp<GreaterOp>(op)   ? ">"
+                                              : ">=";
     e = "(" + a + " " + sym + " " + b + ")";
     // Elementwise, unary.
-  } else if (op == "neg") {
+  } else if (isOp<NegOp>(op)) {
     e = isInt ? "(" + ct + ")((" + ut + ")0 - (" + ut + ")" + a + ")"
               : "(-" + a + ")";
-  } else if (op == "abs") {
+  } else if (isOp<AbsOp>(op)) {
     if (isFloat)
       e = fn("fabs", t) + "(" + a + ")";
     else if (t == ScalarType::U8)
@@ -217,69 +202,68 @@ std::string printScalarOp(llvm::StringRef op, ScalarType resultType,
     else
       e = "(" + a + " < " + zero + " ? (" + ct + ")((" + ut + ")0 - (" + ut +
           ")" + a + ") : " + a + ")";
-  } else if (op == "sign") {
+  } else if (isOp<SignOp>(op)) {
     e = "(" + a + " > " + zero + " ? " + one + " : (" + a + " < " + zero +
         " ? " + lit(t, -1) + " : " + a + "))";
-  } else if (op == "relu") {
+  } else if (isOp<ReluOp>(op)) {
     e = "(" + a + " < " + zero + " ? " + zero + " : " + a + ")";
-  } else if (op == "reciprocal") {
+  } else if (isOp<ReciprocalOp>(op)) {
     e = "(" + one + " / " + a + ")";
-  } else if (op == "round") {
+  } else if (isOp<RoundOp>(op)) {
     e = fn("nearbyint", t) + "(" + a + ")"; // Half to even.
-  } else if (op == "exp" || op == "log" || op == "sqrt" || op == "floor" ||
-             op == "ceil" || op == "sin" || op == "cos" || op == "tan" ||
-             op == "asin" || op == "acos" || op == "atan" || op == "sinh" ||
-             op == "cosh" || op == "asinh" || op == "acosh" || op == "atanh" ||
-             op == "erf" || op == "tanh") {
+  } else if (isOp<ExpOp, LogOp, SqrtOp, FloorOp, CeilOp, SinOp, CosOp, TanOp,
+                  AsinOp, AcosOp, AtanOp, SinhOp, CoshOp, AsinhOp, AcoshOp,
+                  AtanhOp, ErfOp, TanhOp>(op)) {
     // erf from bf16 to bf16: every input is one of 65536 values, and the
     // CUDA file tabulates the results (CudaPrinter.cpp); the CPU prelude's
     // kiln_erf_bf16 calls kiln_erff.
-    if (op == "erf" && t == ScalarType::BF16 && resultType == ScalarType::BF16)
+    if (isOp<ErfOp>(op) && t == ScalarType::BF16 &&
+        resultType == ScalarType::BF16)
       e = "kiln_erf_bf16(" + a + ")";
     else
-      e = fn(op, t) + "(" + a + ")";
-  } else if (op == "not") {
+      e = fn(op.stripDialect(), t) + "(" + a + ")";
+  } else if (isOp<NotOp>(op)) {
     e = "(!" + a + ")";
-  } else if (op == "bitwise_not") {
+  } else if (isOp<BitwiseNotOp>(op)) {
     e = "(" + ct + ")(~" + a + ")";
-  } else if (op == "sigmoid") {
+  } else if (isOp<SigmoidOp>(op)) {
     e = "kiln_sigmoid(" + a + ")";
-  } else if (op == "softplus") {
+  } else if (isOp<SoftplusOp>(op)) {
     e = "kiln_softplus(" + a + ")";
-  } else if (op == "softsign") {
+  } else if (isOp<SoftsignOp>(op)) {
     e = "(" + a + " / (" + one + " + " + fn("fabs", t) + "(" + a + ")))";
-  } else if (op == "mish") {
+  } else if (isOp<MishOp>(op)) {
     e = "(" + a + " * " + fn("tanh", t) + "(kiln_softplus(" + a + ")))";
-  } else if (op == "hard_swish") {
+  } else if (isOp<HardSwishOp>(op)) {
     e = "(" + a + " * kiln_clamp01(" + a + " / " + lit(t, 6) + " + " +
         lit(t, 0.5) + "))";
-  } else if (op == "leaky_relu") {
+  } else if (isOp<LeakyReluOp>(op)) {
     e = "(" + a + " < " + zero + " ? " + num("alpha", 0.01) + " * " + a +
         " : " + a + ")";
-  } else if (op == "elu") {
+  } else if (isOp<EluOp>(op)) {
     e = "(" + a + " < " + zero + " ? " + num("alpha", 1.0) + " * (" +
         fn("exp", t) + "(" + a + ") - " + one + ") : " + a + ")";
-  } else if (op == "celu") {
+  } else if (isOp<CeluOp>(op)) {
     std::string alpha = num("alpha", 1.0);
     e = "((" + a + " > " + zero + " ? " + a + " : " + zero +
         ") + kiln_neg_part(" + alpha + " * (" + fn("exp", t) + "(" + a + " / " +
         alpha + ") - " + one + ")))";
-  } else if (op == "selu") {
+  } else if (isOp<SeluOp>(op)) {
     std::string alpha = num("alpha", 1.67326319217681884765625);
     std::string gamma = num("gamma", 1.05070102214813232421875);
     e = "(" + a + " <= " + zero + " ? " + gamma + " * (" + alpha + " * " +
         fn("exp", t) + "(" + a + ") - " + alpha + ") : " + gamma + " * " + a +
         ")";
-  } else if (op == "hard_sigmoid") {
+  } else if (isOp<HardSigmoidOp>(op)) {
     e = "kiln_clamp01(" + num("alpha", 0.2) + " * " + a + " + " +
         num("beta", 0.5) + ")";
-  } else if (op == "thresholded_relu") {
+  } else if (isOp<ThresholdedReluOp>(op)) {
     e = "(" + a + " > " + num("alpha", 1.0) + " ? " + a + " : " + zero + ")";
-  } else if (op == "shrink") {
+  } else if (isOp<ShrinkOp>(op)) {
     e = "kiln_shrink(" + a + ", " +
         printLiteral(ScalarType::F64, attrs.getNumber("bias", 0.0), 0) + ", " +
         printLiteral(ScalarType::F64, attrs.getNumber("lambd", 0.5), 0) + ")";
-  } else if (op == "gelu") {
+  } else if (isOp<GeluOp>(op)) {
     if (attrs.getString("approximate", "none") == "tanh")
       e = "(" + lit(t, 0.5) + " * " + a + " * (" + one + " + " + fn("tanh", t) +
           "(" + lit(t, 0.7978845608028654) + " * (" + a + " + " +
@@ -287,17 +271,17 @@ std::string printScalarOp(llvm::StringRef op, ScalarType resultType,
     else
       e = "(" + lit(t, 0.5) + " * " + a + " * (" + one + " + " + fn("erf", t) +
           "(" + a + " * " + lit(t, 0.7071067811865476) + ")))";
-  } else if (op == "swish") {
+  } else if (isOp<SwishOp>(op)) {
     e = "(" + a + " * kiln_sigmoid(" + num("alpha", 1.0) + " * " + a + "))";
-  } else if (op == "is_nan") {
+  } else if (isOp<IsNaNOp>(op)) {
     e = "(" + a + " != " + a + ")";
-  } else if (op == "is_inf") {
+  } else if (isOp<IsInfOp>(op)) {
     bool pos = attrs.getNumber("detect_positive", 1) != 0;
     bool neg = attrs.getNumber("detect_negative", 1) != 0;
     std::string p = "(" + a + " == " + lit(t, INFINITY) + ")";
     std::string n = "(" + a + " == " + lit(t, -INFINITY) + ")";
     e = pos && neg ? "(" + p + " || " + n + ")" : pos ? p : neg ? n : "false";
-  } else if (op == "cast") {
+  } else if (isOp<CastOp>(op)) {
     ScalarType to = resultType;
     if (to == t)
       e = a;
@@ -308,12 +292,24 @@ std::string printScalarOp(llvm::StringRef op, ScalarType resultType,
     else
       e = "(" + computeCType(to) + ")" + a;
     // Selection.
-  } else if (op == "where") {
+  } else if (isOp<WhereOp>(op)) {
     e = "(" + a + " ? " + b + " : " + args[2] + ")";
-  } else {
-    assert(false && "printScalarOp: not a scalar op");
   }
+  return e;
+}
+
+std::string printScalarOp(mlir::OperationName op, ScalarType resultType,
+                          llvm::ArrayRef<ScalarType> argTypes,
+                          llvm::ArrayRef<std::string> args,
+                          const ScalarAttrs &attrs) {
+  std::string e = printExpr(op, resultType, argTypes, args, attrs);
+  assert(!e.empty() && "printScalarOp: no printer entry for this op");
   return roundTo(resultType, e);
+}
+
+bool hasScalarPrinterEntry(mlir::OperationName op) {
+  const ScalarType f = ScalarType::F32;
+  return !printExpr(op, f, {f, f, f}, {"a", "b", "c"}, ScalarAttrs()).empty();
 }
 
 /// The pieces of the kernel prelude. The f16/bf16 conversions are integer

@@ -20,10 +20,14 @@
 namespace kiln {
 namespace codegen {
 
-/// True when the kiln op `op` (name without prefix) is a scalar op the
-/// printer supports (elementwise binary, comparisons, unary, activations,
-/// cast, where).
-bool isScalarOp(llvm::StringRef op);
+/// True when the kiln op `op` is a scalar op of the kernel IR: an op of the
+/// elementwise family (trait Kiln_Elementwise: binary, comparisons, unary,
+/// activations, cast, where). Each has an entry in printScalarOp
+/// (test/unit/compiler/OpCompletenessTest.cpp checks).
+bool isScalarOp(mlir::OperationName op);
+
+/// True when printScalarOp has an entry for `op`.
+bool hasScalarPrinterEntry(mlir::OperationName op);
 
 /// The C type temps of `t` are computed in: float for f32/f16/bf16, double,
 /// int64_t, int32_t, int8_t, uint8_t, bool.
@@ -35,10 +39,11 @@ std::string storageCType(ScalarType t);
 /// A literal of type `t` (computed type), e.g. `0.5f`, `INFINITY`, `(int8_t)3`.
 std::string printLiteral(ScalarType t, double floatValue, int64_t intValue);
 
-/// The C expression of a scalar op whose arguments are the C expressions
-/// `args` of types `argTypes`; the result has computeCType(resultType) and,
-/// for the half types, is already rounded to that type.
-std::string printScalarOp(llvm::StringRef op, ScalarType resultType,
+/// The C expression of the scalar op `op` (an elementwise kiln op, e.g.
+/// kiln::AddOp) whose arguments are the C expressions `args` of types
+/// `argTypes`; the result has computeCType(resultType) and, for the half
+/// types, is already rounded to that type.
+std::string printScalarOp(mlir::OperationName op, ScalarType resultType,
                           llvm::ArrayRef<ScalarType> argTypes,
                           llvm::ArrayRef<std::string> args,
                           const ScalarAttrs &attrs);

@@ -405,7 +405,7 @@ void printBody(const Kernel &k, const Body &body, int indent,
       os << " : " << scalarTypeName(k.temps[s.result]) << "\n";
       break;
     case Stmt::Kind::Compute: {
-      os << pad << "t" << s.result << " = " << s.op << "(";
+      os << pad << "t" << s.result << " = " << s.op->stripDialect() << "(";
       for (size_t i = 0; i < s.args.size(); ++i)
         os << (i ? ", " : "") << "t" << s.args[i];
       os << ")";

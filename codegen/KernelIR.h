@@ -7,8 +7,9 @@
 // variables, and a body of statements:
 //
 //   * `tN = load inK[index]`    - a read at an index expression;
-//   * `tN = op(tA, tB)`         - one scalar op, named like the kiln op it
-//                                 came from ("add", "gelu", "cast", ...);
+//   * `tN = op(tA, tB)`         - one scalar op: the kiln op it came from,
+//                                 by op type (kiln::AddOp, kiln::GeluOp,
+//                                 kiln::CastOp, ...), printed as "add";
 //   * `tN = const V`            - an immediate (printed inline by printers);
 //   * `store outK[index] = tN`  - a write;
 //   * loops over loop variables: `parallel` (the kept/outer dims), `reduce`
@@ -26,7 +27,9 @@
 
 #include "mlir/IR/Block.h"
 #include "mlir/IR/Location.h"
+#include "mlir/IR/OperationSupport.h"
 #include "mlir/Support/LogicalResult.h"
+#include "mlir/Support/TypeID.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 
@@ -132,6 +135,22 @@ private:
 // Statements and kernels
 //===----------------------------------------------------------------------===//
 
+/// True when `op` is the registered op `OpTy` or one of `OpTys` (kiln::AddOp,
+/// ...): scalar ops are compared by op type, so a misspelt op is a compile
+/// error.
+template <typename OpTy, typename... OpTys> bool isOp(mlir::OperationName op) {
+  mlir::TypeID id = op.getTypeID();
+  return id == mlir::TypeID::get<OpTy>() ||
+         ((id == mlir::TypeID::get<OpTys>()) || ...);
+}
+
+/// The op `OpTy` (e.g. kiln::MulOp) as a scalar op; its dialect must be
+/// loaded in `ctx`.
+template <typename OpTy>
+mlir::OperationName scalarOpOf(mlir::MLIRContext *ctx) {
+  return mlir::OperationName(OpTy::getOperationName(), ctx);
+}
+
 /// Attributes of a scalar op, copied from the kiln op (see
 /// docs/op-semantics.md): numbers (alpha, fmod, ...) and strings
 /// (approximate, direction).
@@ -177,8 +196,9 @@ struct Stmt {
   /// Const: the immediate (integers and bools in `intValue`).
   double floatValue = 0;
   int64_t intValue = 0;
-  /// Compute: the kiln op name without prefix, the argument temps, attrs.
-  std::string op;
+  /// Compute: the kiln op (an elementwise op, by op type: compare with
+  /// isOp<kiln::AddOp>), the argument temps, attrs.
+  std::optional<mlir::OperationName> op;
   std::vector<int> args;
   ScalarAttrs attrs;
   /// Loop: kind, variables (outermost first), body and, for Reduce loops,

@@ -29,6 +29,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/KernelIR.h"
+#include "ir/KilnOps.h"
 #include "kiln/runtime/DType.h"
 
 #include <cmath>
@@ -58,13 +59,10 @@ void collectDefinitions(const Body &body, std::set<int> &defined,
 /// Ops whose result can change by more than a rounding when an operand
 /// changes by one ulp.
 bool isRoundingSensitive(const Stmt &s, const Kernel &k) {
-  static const char *ops[] = {"round", "floor", "ceil", "equal", "less",
-                              "less_equal", "greater", "greater_equal",
-                              "mod", "sign", "is_nan", "is_inf"};
-  for (const char *op : ops)
-    if (s.op == op)
-      return true;
-  return s.op == "cast" && !isFloatType(k.temps[s.result]);
+  if (isOp<RoundOp, FloorOp, CeilOp, EqualOp, LessOp, LessEqualOp, GreaterOp,
+           GreaterEqualOp, ModOp, SignOp, IsNaNOp, IsInfOp>(*s.op))
+    return true;
+  return isOp<CastOp>(*s.op) && !isFloatType(k.temps[s.result]);
 }
 
 /// A Compute statement reading a temp: whether it is rounding-sensitive,
@@ -136,7 +134,8 @@ void DivisorHoisting::run(Body &body) {
     std::map<int, int> reciprocals;
     Body hoisted;
     for (Stmt &s : body[i].body) {
-      if (s.kind != Stmt::Kind::Compute || s.op != "div" || s.args.size() != 2)
+      if (s.kind != Stmt::Kind::Compute || !isOp<DivOp>(*s.op) ||
+          s.args.size() != 2)
         continue;
       ScalarType t = k.temps[s.result];
       int divisor = s.args[1];
@@ -152,14 +151,14 @@ void DivisorHoisting::run(Body &body) {
         one.floatValue = 1.0;
         Stmt recip;
         recip.kind = Stmt::Kind::Compute;
-        recip.op = "div";
+        recip.op = s.op;
         recip.args = {one.result, divisor};
         recip.result = newTemp(t);
         it->second = recip.result;
         hoisted.push_back(std::move(one));
         hoisted.push_back(std::move(recip));
       }
-      s.op = "mul";
+      s.op = scalarOpOf<MulOp>(s.op->getContext());
       s.args[1] = it->second;
     }
     if (!hoisted.empty()) {
@@ -237,7 +236,8 @@ void rewriteExactDivisions(Kernel &k, Body &body,
                            Body &prologue) {
   for (Stmt &s : body) {
     rewriteExactDivisions(k, s.body, values, reciprocals, prologue);
-    if (s.kind != Stmt::Kind::Compute || s.op != "div" || s.args.size() != 2)
+    if (s.kind != Stmt::Kind::Compute || !isOp<DivOp>(*s.op) ||
+        s.args.size() != 2)
       continue;
     ScalarType t = k.temps[s.result];
     auto divisor = values.find(s.args[1]);
@@ -266,7 +266,7 @@ void rewriteExactDivisions(Kernel &k, Body &body,
     }
     if (it->second < 0)
       continue;
-    s.op = "mul";
+    s.op = scalarOpOf<MulOp>(s.op->getContext());
     s.args[1] = it->second;
   }
 }

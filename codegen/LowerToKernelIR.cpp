@@ -3,10 +3,12 @@
 // This file implements the lowering of one `kiln.fusion` region to a kernel
 // (KernelIR.h). Values are lowered on demand at an index: block arguments
 // become loads at the row-major offset of the index; views (reshape,
-// flatten, squeeze, unsqueeze, transpose, expand, slice) and broadcasting
-// rewrite the index and never copy; splat constants become immediates;
-// elementwise ops become scalar ops. Lowered values are memoized per loop
-// scope and hoisted to the outermost loop whose variables they use.
+// flatten, squeeze, unsqueeze, transpose, expand, slice: the ops of the
+// trait Kiln_View) and broadcasting rewrite the index and never copy; splat
+// constants become immediates; elementwise ops (trait Kiln_Elementwise)
+// become scalar ops named by their op type. Reductions are the ops of the
+// trait Kiln_Reduction. Lowered values are memoized per loop scope and
+// hoisted to the outermost loop whose variables they use.
 //
 // A region without reductions becomes one loop nest per result shape. A
 // region with reductions (all over the same axes of same-shaped operands)
@@ -19,6 +21,8 @@
 
 #include "codegen/ExprPrinter.h"
 #include "codegen/KernelIR.h"
+
+#include "ir/KilnOps.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -39,16 +43,7 @@ using mlir::FailureOr;
 using mlir::Operation;
 using mlir::Value;
 
-llvm::StringRef opName(Operation *op) {
-  llvm::StringRef name = op->getName().getStringRef();
-  name.consume_front("kiln.");
-  return name;
-}
-
-bool isReduceOp(llvm::StringRef name) {
-  return name == "reduce_sum" || name == "reduce_mean" ||
-         name == "reduce_max" || name == "reduce_min" || name == "reduce_prod";
-}
+bool isReduceOp(Operation *op) { return op->hasTrait<OpTrait::Reduction>(); }
 
 std::string shapeStr(llvm::ArrayRef<int64_t> shape) {
   std::string s = "[";
@@ -60,7 +55,7 @@ std::string shapeStr(llvm::ArrayRef<int64_t> shape) {
 /// The integer values of a `kiln.constant` parameter operand.
 std::optional<std::vector<int64_t>> constantInts(Value v) {
   Operation *def = v.getDefiningOp();
-  if (!def || def->getName().getStringRef() != "kiln.constant")
+  if (!def || !mlir::isa<ConstantOp>(def))
     return std::nullopt;
   auto attr = def->getAttrOfType<mlir::DenseIntElementsAttr>("value");
   if (!attr)
@@ -283,17 +278,15 @@ std::optional<int> Lowering::fromRowCache(const std::string &key) {
 
 FailureOr<std::vector<IndexExpr>>
 Lowering::viewSourceIndex(Operation *op, llvm::ArrayRef<IndexExpr> idx) {
-  llvm::StringRef name = opName(op);
   FailureOr<std::vector<int64_t>> in = staticShape(op->getOperand(0), op);
   FailureOr<std::vector<int64_t>> out = staticShape(op->getResult(0), op);
   if (failed(in) || failed(out))
     return failure();
-  if (name == "reshape" || name == "flatten" || name == "squeeze" ||
-      name == "unsqueeze")
+  if (mlir::isa<ReshapeOp, FlattenOp, SqueezeOp, UnsqueezeOp>(op))
     return builder.delinearize(builder.linearize(idx, *out), *in);
-  if (name == "expand")
+  if (mlir::isa<ExpandOp>(op))
     return broadcastIndex(idx, *out, *in);
-  if (name == "transpose") {
+  if (mlir::isa<TransposeOp>(op)) {
     auto perm = op->getAttrOfType<mlir::DenseI64ArrayAttr>("perm");
     if (!perm || perm.size() != static_cast<int64_t>(in->size()))
       return op->emitError("transpose without a valid 'perm' attribute");
@@ -302,6 +295,10 @@ Lowering::viewSourceIndex(Operation *op, llvm::ArrayRef<IndexExpr> idx) {
       src[perm[i]] = idx[i];
     return src;
   }
+  if (!mlir::isa<SliceOp>(op))
+    return op->emitError("fusion '")
+           << kernel.name << "': view op '" << op->getName()
+           << "' has no index rule in the kernel lowering";
   // slice(x, starts, ends, axes, steps): only starts, axes and steps matter
   // for the index; the result type carries the extents.
   std::optional<std::vector<int64_t>> starts = constantInts(op->getOperand(1)),
@@ -331,7 +328,6 @@ Lowering::viewSourceIndex(Operation *op, llvm::ArrayRef<IndexExpr> idx) {
 
 FailureOr<int> Lowering::lowerOp(Operation *op, Value v,
                                  llvm::ArrayRef<IndexExpr> idx) {
-  llvm::StringRef name = opName(op);
   std::string key = keyOf(v, idx);
   if (op->getName().getDialectNamespace() != "kiln")
     return op->emitError("fusion '")
@@ -339,7 +335,7 @@ FailureOr<int> Lowering::lowerOp(Operation *op, Value v,
            << "' cannot be lowered to a kernel (only kiln ops are allowed in "
               "fusion regions)";
 
-  if (name == "constant") {
+  if (mlir::isa<ConstantOp>(op)) {
     auto attr = op->getAttrOfType<mlir::DenseElementsAttr>("value");
     if (!attr || !(attr.isSplat() || attr.getNumElements() == 1))
       return op->emitError("fusion '")
@@ -366,7 +362,7 @@ FailureOr<int> Lowering::lowerOp(Operation *op, Value v,
     return emit(std::move(s), *type, 0, key);
   }
 
-  if (isReduceOp(name)) {
+  if (isReduceOp(op)) {
     auto it = reductionResult.find(op);
     FailureOr<std::vector<int64_t>> shape = staticShape(v, op);
     if (failed(shape))
@@ -380,9 +376,7 @@ FailureOr<int> Lowering::lowerOp(Operation *op, Value v,
     return it->second;
   }
 
-  if (name == "reshape" || name == "flatten" || name == "squeeze" ||
-      name == "unsqueeze" || name == "expand" || name == "transpose" ||
-      name == "slice") {
+  if (op->hasTrait<OpTrait::View>()) {
     FailureOr<std::vector<IndexExpr>> src = viewSourceIndex(op, idx);
     if (failed(src))
       return failure();
@@ -392,9 +386,9 @@ FailureOr<int> Lowering::lowerOp(Operation *op, Value v,
     return t;
   }
 
-  if (!isScalarOp(name))
+  if (!isScalarOp(op->getName()))
     return op->emitError("fusion '")
-           << kernel.name << "': op 'kiln." << name
+           << kernel.name << "': op '" << op->getName()
            << "' cannot be lowered to a kernel; the fuse pass must leave it "
               "outside fusion regions";
 
@@ -404,7 +398,7 @@ FailureOr<int> Lowering::lowerOp(Operation *op, Value v,
     return failure();
   Stmt s;
   s.kind = Stmt::Kind::Compute;
-  s.op = name.str();
+  s.op = op->getName();
   for (Value operand : op->getOperands()) {
     FailureOr<std::vector<int64_t>> inShape = staticShape(operand, op);
     if (failed(inShape) || inShape->size() > outShape->size())
@@ -457,7 +451,7 @@ int Lowering::dependencyLevel(Value v) {
   Operation *def = v.getDefiningOp();
   if (!def)
     return 0;
-  if (isReduceOp(opName(def)))
+  if (isReduceOp(def))
     return levelOf(def);
   int level = 0;
   for (Value operand : def->getOperands())
@@ -586,13 +580,12 @@ Lowering::lowerReduction(llvm::ArrayRef<Operation *> reduces) {
       FailureOr<ScalarType> type = scalarType(op->getResult(0), op);
       if (failed(input) || failed(type))
         return failure();
-      llvm::StringRef name = opName(op);
       Reduction r;
-      r.kind = name == "reduce_sum"    ? ReduceKind::Sum
-               : name == "reduce_mean" ? ReduceKind::Mean
-               : name == "reduce_prod" ? ReduceKind::Prod
-               : name == "reduce_max"  ? ReduceKind::Max
-                                       : ReduceKind::Min;
+      r.kind = mlir::isa<ReduceSumOp>(op)    ? ReduceKind::Sum
+               : mlir::isa<ReduceMeanOp>(op) ? ReduceKind::Mean
+               : mlir::isa<ReduceProdOp>(op) ? ReduceKind::Prod
+               : mlir::isa<ReduceMaxOp>(op)  ? ReduceKind::Max
+                                             : ReduceKind::Min;
       if (*type == ScalarType::Bool &&
           (r.kind == ReduceKind::Sum || r.kind == ReduceKind::Mean ||
            r.kind == ReduceKind::Prod))
@@ -712,7 +705,7 @@ void Lowering::collectSourceNodes() {
 
 FailureOr<Kernel> Lowering::run() {
   Operation *yield = block.empty() ? nullptr : &block.back();
-  if (!yield || yield->getName().getStringRef() != "kiln.yield") {
+  if (!yield || !mlir::isa<YieldOp>(yield)) {
     mlir::emitError(loc) << "fusion '" << kernel.name
                          << "': the region must end with kiln.yield";
     return failure();
@@ -737,7 +730,7 @@ FailureOr<Kernel> Lowering::run() {
 
   std::vector<Operation *> reduces;
   for (Operation &op : block)
-    if (isReduceOp(opName(&op)))
+    if (isReduceOp(&op))
       reduces.push_back(&op);
 
   scopes.emplace_back(); // the kernel's top level

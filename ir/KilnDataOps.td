@@ -73,7 +73,7 @@ def Kiln_RangeOp : Kiln_Op<"range", "range"> {
 // Shapes
 //===----------------------------------------------------------------------===//
 
-def Kiln_ReshapeOp : Kiln_Op<"reshape", "reshape"> {
+def Kiln_ReshapeOp : Kiln_Op<"reshape", "reshape", [Kiln_View]> {
   let summary = "gives a tensor a new shape";
   let description = [{
     ONNX Reshape-14: `shape` is i64[R]; 0 copies the input dim (unless
@@ -91,7 +91,7 @@ def Kiln_ReshapeOp : Kiln_Op<"reshape", "reshape"> {
   let results = (outs Kiln_Tensor:$output);
 }
 
-def Kiln_FlattenOp : Kiln_Op<"flatten", "flatten"> {
+def Kiln_FlattenOp : Kiln_Op<"flatten", "flatten", [Kiln_View]> {
   let summary = "flattens a tensor into a matrix";
   let description = [{
     The result is `[prod(dims < axis), prod(dims >= axis)]`, `axis` in
@@ -107,7 +107,7 @@ def Kiln_FlattenOp : Kiln_Op<"flatten", "flatten"> {
   let results = (outs Kiln_Tensor:$output);
 }
 
-def Kiln_SqueezeOp : Kiln_Op<"squeeze", "squeeze"> {
+def Kiln_SqueezeOp : Kiln_Op<"squeeze", "squeeze", [Kiln_View]> {
   let summary = "removes size-1 dims";
   let description = [{
     Removes the dims listed in `axes` (i64[K], negative allowed), which must
@@ -125,7 +125,7 @@ def Kiln_SqueezeOp : Kiln_Op<"squeeze", "squeeze"> {
   let results = (outs Kiln_Tensor:$output);
 }
 
-def Kiln_UnsqueezeOp : Kiln_Op<"unsqueeze", "unsqueeze"> {
+def Kiln_UnsqueezeOp : Kiln_Op<"unsqueeze", "unsqueeze", [Kiln_View]> {
   let summary = "inserts size-1 dims";
   let description = [{
     Inserts size-1 dims at `axes` (i64[K]), which refer to the output
@@ -142,7 +142,7 @@ def Kiln_UnsqueezeOp : Kiln_Op<"unsqueeze", "unsqueeze"> {
   let results = (outs Kiln_Tensor:$output);
 }
 
-def Kiln_TransposeOp : Kiln_Op<"transpose", "transpose"> {
+def Kiln_TransposeOp : Kiln_Op<"transpose", "transpose", [Kiln_View]> {
   let summary = "permutes the dims";
   let description = [{
     Result dim `i` is input dim `perm[i]`; `perm` is a permutation of
@@ -190,7 +190,7 @@ def Kiln_SplitOp : Kiln_Op<"split", "split"> {
   let results = (outs Variadic<Kiln_Tensor>:$outputs);
 }
 
-def Kiln_SliceOp : Kiln_Op<"slice", "slice"> {
+def Kiln_SliceOp : Kiln_Op<"slice", "slice", [Kiln_View]> {
   let summary = "strided slice";
   let description = [{
     ONNX Slice-13: `starts`, `ends`, `axes` and `steps` are i64[K]; starts
@@ -208,7 +208,7 @@ def Kiln_SliceOp : Kiln_Op<"slice", "slice"> {
   let results = (outs Kiln_Tensor:$output);
 }
 
-def Kiln_ExpandOp : Kiln_Op<"expand", "expand"> {
+def Kiln_ExpandOp : Kiln_Op<"expand", "expand", [Kiln_View]> {
   let summary = "broadcasts a tensor to a shape";
   let description = [{
     ONNX Expand: `x` and `shape` (i64[R]) broadcast bidirectionally.

@@ -1,9 +1,11 @@
 //===- KilnDialect.td - The kiln dialect, its types and op classes -------===//
 //
 // This file defines the `kiln` dialect, the tensor type constraints its ops
-// use, and the TableGen classes that share structure between ops (binary and
-// unary elementwise ops, comparisons, reductions). Every op is declared once,
-// in KilnOps.td and the files it includes, following docs/op-semantics.md.
+// use, the op-family traits (elementwise, reduction, view, library) that
+// passes and code generators query instead of keeping lists of ops, and the
+// TableGen classes that share structure between ops (binary and unary
+// elementwise ops, comparisons, reductions). Every op is declared once, in
+// KilnOps.td and the files it includes, following docs/op-semantics.md.
 //
 //===----------------------------------------------------------------------===//
 
@@ -43,6 +45,31 @@ def Kiln_Dialect : Dialect {
     `kiln.weight`. Locations name the model node:
     `loc(fused<"Add">["add_0"("model.onnx":1:0)])`.
 
+    Op families are traits on the ops (C++ classes in `ir/KilnOps.h`); the
+    passes and the code generators ask `op->hasTrait<...>()` and keep no
+    lists of ops:
+
+    * `Kiln_Elementwise`: one scalar function per element position after
+      NumPy broadcasting (binary ops, comparisons, unary ops and
+      activations, `cast`, `where`). These ops fuse into `kiln.fusion`
+      regions, where each becomes one scalar op of the kernel IR printed by
+      the shared expression printer (`codegen/ExprPrinter.cpp`), and
+      `kiln-layout-cleanup` moves transposes through them.
+    * `Kiln_Reduction`: `reduce_*` over the axes given by a parameter
+      operand; they fuse with their elementwise prologue and epilogue into
+      one reduction kernel.
+    * `Kiln_View`: reshape, flatten, squeeze, unsqueeze, transpose, expand
+      and slice: inside a fusion region they become index arithmetic and
+      never copy.
+    * `Kiln_Library`: ops computed by a library call (matmul, conv,
+      conv_transpose: cuBLASLt / cuDNN on the GPU, the runtime's
+      OpenBLAS-backed kernels on the CPU), never inside a fusion region.
+
+    Operands of reductions and views other than the first are parameter
+    operands (axes, shapes, starts): inside a fusion region they are
+    `kiln.constant`s. `Kiln_EagerOnly` (KilnProgramOps.td) marks ops that
+    only the reference runtime implements.
+
     This reference is generated from the ODS table (`ir/*.td`) by
     `scripts/gen-ir-doc.sh`; the lit test `ir/ir-doc.test` fails when it is
     stale.
@@ -66,6 +93,37 @@ def Kiln_I64Tensor : RankedTensorOf<[I64]>;
 def Kiln_I32Tensor : RankedTensorOf<[I32]>;
 def Kiln_IndexTensor : RankedTensorOf<[I32, I64]>;
 def Kiln_F32Tensor : RankedTensorOf<[F32]>;
+
+//===----------------------------------------------------------------------===//
+// Op families (C++: kiln::OpTrait::*, ir/KilnOps.h)
+//===----------------------------------------------------------------------===//
+
+/// Elementwise: one scalar function per element position after NumPy
+/// broadcasting. Fusable; each op needs a reference kernel, a scalar printer
+/// entry (codegen/ExprPrinter.cpp, printScalarOp) and a row in
+/// docs/op-semantics.md (test/unit/compiler/OpCompletenessTest.cpp checks).
+def Kiln_Elementwise : NativeOpTrait<"Elementwise"> {
+  let cppNamespace = "::kiln::OpTrait";
+}
+
+/// Reduction: reduces operand 0 over the axes of parameter operand 1
+/// (`keepdims`, `noop_with_empty_axes`). Fusable with its elementwise
+/// prologue and epilogue.
+def Kiln_Reduction : NativeOpTrait<"Reduction"> {
+  let cppNamespace = "::kiln::OpTrait";
+}
+
+/// View: the result is operand 0 read at other indices (operands after the
+/// first are parameters); inside a fusion region it is index arithmetic.
+def Kiln_View : NativeOpTrait<"View"> {
+  let cppNamespace = "::kiln::OpTrait";
+}
+
+/// Library: computed by a library call (GEMM, convolution), outside fusion
+/// regions; its elementwise epilogue may fold into the call.
+def Kiln_Library : NativeOpTrait<"Library"> {
+  let cppNamespace = "::kiln::OpTrait";
+}
 
 //===----------------------------------------------------------------------===//
 // Base op classes
@@ -109,13 +167,13 @@ class Kiln_Op<string mnemonic, string inferFn, list<Trait> traits = [],
   }]), ""));
 }
 
-/// A binary op with NumPy broadcasting; both operands share the dtype, the
-/// result has that dtype.
+/// A binary elementwise op with NumPy broadcasting; both operands share the
+/// dtype, the result has that dtype.
 class Kiln_BinaryElementwiseOp<string mnemonic, Type operandType, string ex,
                                string semantics, dag extraArgs = (ins),
                                string exampleAttrs = "",
                                string verifyFn = ""> :
-    Kiln_Op<mnemonic, "broadcastBinary", [], verifyFn> {
+    Kiln_Op<mnemonic, "broadcastBinary", [Kiln_Elementwise], verifyFn> {
   let summary = "elementwise " # mnemonic # " with broadcasting";
   let description = [{
     }] # semantics # [{
@@ -140,9 +198,9 @@ class Kiln_BinaryElementwiseOp<string mnemonic, Type operandType, string ex,
   let results = (outs operandType:$output);
 }
 
-/// A comparison with NumPy broadcasting; the result is bool.
+/// An elementwise comparison with NumPy broadcasting; the result is bool.
 class Kiln_ComparisonOp<string mnemonic, string semantics> :
-    Kiln_Op<mnemonic, "broadcastCompare"> {
+    Kiln_Op<mnemonic, "broadcastCompare", [Kiln_Elementwise]> {
   let summary = "elementwise " # mnemonic # " comparison with broadcasting";
   let description = [{
     }] # semantics # [{ Both operands have the same element type
@@ -163,7 +221,7 @@ class Kiln_UnaryElementwiseOp<string mnemonic, Type operandType, string ex,
                               string semantics, dag extraArgs = (ins),
                               string exampleAttrs = "",
                               string verifyFn = ""> :
-    Kiln_Op<mnemonic, "sameAsFirst", [], verifyFn> {
+    Kiln_Op<mnemonic, "sameAsFirst", [Kiln_Elementwise], verifyFn> {
   let summary = "elementwise " # mnemonic;
   let description = [{
     }] # semantics # [{
@@ -186,7 +244,7 @@ class Kiln_UnaryElementwiseOp<string mnemonic, Type operandType, string ex,
 
 /// A reduction over the axes given by a parameter operand.
 class Kiln_ReductionOp<string mnemonic, Type operandType, string semantics> :
-    Kiln_Op<mnemonic, "reduction"> {
+    Kiln_Op<mnemonic, "reduction", [Kiln_Reduction]> {
   let summary = mnemonic # " over the given axes";
   let description = [{
     }] # semantics # [{

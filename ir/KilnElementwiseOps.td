@@ -51,7 +51,7 @@ def Kiln_OrOp : Kiln_BinaryElementwiseOp<"or", Kiln_BoolTensor, "i1",
 def Kiln_XorOp : Kiln_BinaryElementwiseOp<"xor", Kiln_BoolTensor, "i1",
     "Computes the logical exclusive or of bools.">;
 
-def Kiln_PReluOp : Kiln_Op<"prelu", "broadcastBinary"> {
+def Kiln_PReluOp : Kiln_Op<"prelu", "broadcastBinary", [Kiln_Elementwise]> {
   let summary = "parametric ReLU with broadcasting";
   let description = [{
     Computes `x < 0 ? slope * x : x`; `slope` broadcasts against `x`.
@@ -178,7 +178,7 @@ def Kiln_SwishOp : Kiln_UnaryElementwiseOp<"swish", Kiln_FloatTensor, "f32",
     "Computes `x * sigmoid(alpha * x)`.",
     (ins F32Attr:$alpha), " {alpha = 1.000000e+00 : f32}">;
 
-def Kiln_IsNaNOp : Kiln_Op<"is_nan", "toBool"> {
+def Kiln_IsNaNOp : Kiln_Op<"is_nan", "toBool", [Kiln_Elementwise]> {
   let summary = "elementwise test for NaN";
   let description = [{
     Returns true where `x` is NaN.
@@ -193,7 +193,7 @@ def Kiln_IsNaNOp : Kiln_Op<"is_nan", "toBool"> {
   let results = (outs Kiln_BoolTensor:$output);
 }
 
-def Kiln_IsInfOp : Kiln_Op<"is_inf", "toBool"> {
+def Kiln_IsInfOp : Kiln_Op<"is_inf", "toBool", [Kiln_Elementwise]> {
   let summary = "elementwise test for infinity";
   let description = [{
     Returns true where `x` is +inf (if `detect_positive = 1`) or -inf (if
@@ -210,7 +210,7 @@ def Kiln_IsInfOp : Kiln_Op<"is_inf", "toBool"> {
   let results = (outs Kiln_BoolTensor:$output);
 }
 
-def Kiln_CastOp : Kiln_Op<"cast", "castTo"> {
+def Kiln_CastOp : Kiln_Op<"cast", "castTo", [Kiln_Elementwise]> {
   let summary = "converts elements to another dtype";
   let description = [{
     Converts every element to the dtype `to`. Float to integer truncates
@@ -231,7 +231,7 @@ def Kiln_CastOp : Kiln_Op<"cast", "castTo"> {
 // Selection
 //===----------------------------------------------------------------------===//
 
-def Kiln_WhereOp : Kiln_Op<"where", "where"> {
+def Kiln_WhereOp : Kiln_Op<"where", "where", [Kiln_Elementwise]> {
   let summary = "elementwise selection with broadcasting";
   let description = [{
     Computes `cond ? x : y`. The three operands broadcast together; `x` and

@@ -1,12 +1,13 @@
 //===- KilnFusionOps.cpp - Fusion regions (kiln.fusion, kiln.yield) -------===//
 //
 // This file implements kiln.fusion: the classification of the kiln ops that
-// may sit inside a region (elementwise ops, reductions, views, inlinable
-// constants) and the verifier, which checks the structure the code
-// generator relies on: block arguments mirror the operands, the yield
-// matches the results, only allowed ops are inside, parameter operands come
-// from constants inside the region, and `kind` agrees with the contents.
-// The ODS-generated definitions live in KilnOps.cpp with the other ops.
+// may sit inside a region (the op families elementwise, reduction and view,
+// which are ODS traits, and inlinable constants) and the verifier, which checks
+// the structure the code generator relies on: block arguments mirror the
+// operands, the yield matches the results, only allowed ops are inside,
+// parameter operands come from constants inside the region, and `kind` agrees
+// with the contents. The ODS-generated definitions live in KilnOps.cpp with the
+// other ops.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,31 +22,15 @@ YieldOp FusionOp::getYield() {
 }
 
 bool FusionOp::isElementwiseOp(Operation *op) {
-  return isa<
-      // Elementwise, binary.
-      AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp, ModOp, BitwiseAndOp,
-      BitwiseOrOp, BitwiseXorOp, BitShiftOp, AndOp, OrOp, XorOp, PReluOp,
-      // Comparisons.
-      EqualOp, LessOp, LessEqualOp, GreaterOp, GreaterEqualOp,
-      // Elementwise, unary.
-      NegOp, AbsOp, SignOp, ExpOp, LogOp, SqrtOp, ReciprocalOp, FloorOp, CeilOp,
-      RoundOp, SinOp, CosOp, TanOp, AsinOp, AcosOp, AtanOp, SinhOp, CoshOp,
-      AsinhOp, AcoshOp, AtanhOp, ErfOp, NotOp, BitwiseNotOp, ReluOp, SigmoidOp,
-      TanhOp, SoftplusOp, SoftsignOp, MishOp, HardSwishOp, LeakyReluOp, EluOp,
-      CeluOp, SeluOp, HardSigmoidOp, ThresholdedReluOp, ShrinkOp, GeluOp,
-      SwishOp, IsNaNOp, IsInfOp, CastOp,
-      // Selection.
-      WhereOp>(op);
+  return op->hasTrait<kiln::OpTrait::Elementwise>();
 }
 
 bool FusionOp::isReductionOp(Operation *op) {
-  return isa<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp, ReduceProdOp>(
-      op);
+  return op->hasTrait<kiln::OpTrait::Reduction>();
 }
 
 bool FusionOp::isViewOp(Operation *op) {
-  return isa<ReshapeOp, TransposeOp, ExpandOp, SqueezeOp, UnsqueezeOp,
-             FlattenOp, SliceOp>(op);
+  return op->hasTrait<kiln::OpTrait::View>();
 }
 
 bool FusionOp::isParameterOperand(Operation *op, unsigned index) {

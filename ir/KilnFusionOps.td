@@ -77,12 +77,13 @@ def Kiln_FusionOp : Op<Kiln_Dialect, "fusion", [
     static constexpr ::llvm::StringLiteral kReduction = "reduction";
     bool isReduction() { return getKind() == kReduction; }
 
-    /// Ops of the docs/op-semantics.md sections "Elementwise, binary",
-    /// "Comparisons", "Elementwise, unary" and "Selection".
+    /// Ops with the trait Kiln_Elementwise (binary, comparisons, unary,
+    /// cast, where).
     static bool isElementwiseOp(::mlir::Operation *op);
-    /// reduce_sum, reduce_mean, reduce_max, reduce_min, reduce_prod.
+    /// Ops with the trait Kiln_Reduction (reduce_sum, reduce_mean, ...).
     static bool isReductionOp(::mlir::Operation *op);
-    /// reshape, transpose, expand, squeeze, unsqueeze, flatten, slice.
+    /// Ops with the trait Kiln_View (reshape, transpose, expand, squeeze,
+    /// unsqueeze, flatten, slice).
     static bool isViewOp(::mlir::Operation *op);
     /// True when operand `index` of `op` is a parameter (axes, shape,
     /// starts, ...) rather than data: every operand but the first of a

@@ -16,7 +16,7 @@ include "ir/KilnProgramOps.td" // Kiln_EagerOnly
 // Linear algebra and convolution
 //===----------------------------------------------------------------------===//
 
-def Kiln_MatMulOp : Kiln_Op<"matmul", "matmul"> {
+def Kiln_MatMulOp : Kiln_Op<"matmul", "matmul", [Kiln_Library]> {
   let summary = "NumPy matrix product";
   let description = [{
     NumPy `matmul`: 1-D operands are promoted to matrices and the added dim is
@@ -50,7 +50,7 @@ def Kiln_DetOp : Kiln_Op<"det", "det", [Kiln_EagerOnly]> {
   let results = (outs Kiln_FloatTensor:$output);
 }
 
-def Kiln_ConvOp : Kiln_Op<"conv", "conv", [], "conv"> {
+def Kiln_ConvOp : Kiln_Op<"conv", "conv", [Kiln_Library], "conv"> {
   let summary = "N-D cross-correlation (NCHW), without bias";
   let description = [{
     Convolves `x` (`N x C x D1 ... Dn`, n = 1, 2 or 3) with `w`
@@ -70,7 +70,8 @@ def Kiln_ConvOp : Kiln_Op<"conv", "conv", [], "conv"> {
   let results = (outs Kiln_FloatTensor:$output);
 }
 
-def Kiln_ConvTransposeOp : Kiln_Op<"conv_transpose", "convTranspose", [],
+def Kiln_ConvTransposeOp : Kiln_Op<"conv_transpose", "convTranspose",
+                                   [Kiln_Library],
                                    "convTranspose"> {
   let summary = "N-D transposed convolution (NCHW), without bias";
   let description = [{

@@ -2,8 +2,9 @@
 //-*-===//
 //
 // This file declares the kiln ops (kiln::AddOp, kiln::ConvOp, ...), generated
-// from the ODS table KilnOps.td. Result-type inference and verification are
-// declared in ShapeInference.h.
+// from the ODS table KilnOps.td, and the C++ classes of the kiln op traits
+// (EagerOnly and the op families Elementwise, Reduction, View, Library).
+// Result-type inference and verification are declared in ShapeInference.h.
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,6 +30,28 @@ namespace kiln::OpTrait {
 template <typename ConcreteType>
 class EagerOnly
     : public mlir::OpTrait::TraitBase<ConcreteType, EagerOnly> {};
+
+/// The elementwise family (ODS trait `Kiln_Elementwise`, KilnDialect.td):
+/// one scalar function per element position after broadcasting. Such ops
+/// fuse, and each is one scalar op of the kernel IR (codegen/KernelIR.h).
+template <typename ConcreteType>
+class Elementwise : public mlir::OpTrait::TraitBase<ConcreteType, Elementwise> {
+};
+
+/// The reduction family (ODS trait `Kiln_Reduction`): `reduce_*` over the
+/// axes of parameter operand 1.
+template <typename ConcreteType>
+class Reduction : public mlir::OpTrait::TraitBase<ConcreteType, Reduction> {};
+
+/// The view family (ODS trait `Kiln_View`): operand 0 read at other
+/// indices, index arithmetic inside a fusion region.
+template <typename ConcreteType>
+class View : public mlir::OpTrait::TraitBase<ConcreteType, View> {};
+
+/// The library family (ODS trait `Kiln_Library`): computed by a library
+/// call (matmul, conv, conv_transpose), never inside a fusion region.
+template <typename ConcreteType>
+class Library : public mlir::OpTrait::TraitBase<ConcreteType, Library> {};
 } // namespace kiln::OpTrait
 
 namespace kiln {

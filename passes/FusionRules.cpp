@@ -130,7 +130,7 @@ bool canEnterRegion(Operation *op) {
 }
 
 bool isLibraryOp(Operation *op) {
-  return isa<MatMulOp, ConvOp, ConvTransposeOp>(op);
+  return op->hasTrait<kiln::OpTrait::Library>();
 }
 
 bool canFormRegion(ArrayRef<Operation *> ops, ArrayRef<Value> results,

@@ -57,8 +57,8 @@ std::optional<ReductionDomain> getReductionDomain(mlir::Operation *op);
 /// be inlined (FusionOp::isInlinableConstant).
 bool canEnterRegion(mlir::Operation *op);
 
-/// True when `op` is a GEMM or convolution: never inside a region, called
-/// through the library (BLAS) by the wrapper.
+/// True when `op` is a GEMM or convolution (trait Kiln_Library): never
+/// inside a region, called through the library (BLAS) by the wrapper.
 bool isLibraryOp(mlir::Operation *op);
 
 /// Checks that `ops` (non-constant ops that each canEnterRegion), returning

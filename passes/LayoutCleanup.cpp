@@ -6,12 +6,13 @@
 //     runtime's kernel, ConstantEvaluator.h);
 //   * transpose(transpose(x)) becomes one transpose, or x when the
 //     permutations cancel;
-//   * a transpose of an elementwise op (binary, comparison, unary, cast,
-//     where) used only by that transpose moves onto the op's operands when
-//     that costs no new transpose: every operand is rank-0 (it stays), or has
-//     the full rank and is a transpose (they merge), a constant (it folds) or
-//     again such an elementwise op. So transpose(p) -> elementwise chain ->
-//     transpose(inverse p) becomes the chain on the original value.
+//   * a transpose of an elementwise op (trait Kiln_Elementwise: binary,
+//     comparison, unary, cast, where) used only by that transpose moves onto
+//     the op's operands when that costs no new transpose: every operand is
+//     rank-0 (it stays), or has the full rank and is a transpose (they merge),
+//     a constant (it folds) or again such an elementwise op. So transpose(p) ->
+//     elementwise chain -> transpose(inverse p) becomes the chain on the
+//     original value.
 // What it leaves alone: transposes feeding or fed by library-call ops
 // (matmul, conv, ...: the library call handles them), elementwise ops with
 // other users, operands of lower non-zero rank (broadcasting aligns them to
@@ -30,33 +31,17 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
-#include "llvm/ADT/StringSet.h"
 
 using namespace mlir;
 using namespace kiln::passes;
 
 namespace {
 
-/// Ops that apply one function per element position (after broadcasting).
+/// Ops that apply one function per element position (after broadcasting):
+/// the elementwise family.
 bool isElementwise(Operation *op) {
-  // clang-format off
-  static const llvm::StringSet<> names = {
-      // Binary (broadcasting) and comparisons.
-      "add", "sub", "mul", "div", "pow", "max", "min", "mod", "bitwise_and",
-      "bitwise_or", "bitwise_xor", "bit_shift", "and", "or", "xor", "prelu",
-      "equal", "less", "less_equal", "greater", "greater_equal",
-      // Unary, activations, cast; where.
-      "neg", "abs", "sign", "exp", "log", "sqrt", "reciprocal", "floor",
-      "ceil", "round", "sin", "cos", "tan", "asin", "acos", "atan", "sinh",
-      "cosh", "asinh", "acosh", "atanh", "erf", "not", "bitwise_not", "relu",
-      "sigmoid", "tanh", "softplus", "softsign", "mish", "hard_swish",
-      "leaky_relu", "elu", "celu", "selu", "hard_sigmoid", "thresholded_relu",
-      "shrink", "gelu", "swish", "is_nan", "is_inf", "cast", "where"};
-  // clang-format on
-  if (!op || op->getNumResults() != 1)
-    return false;
-  StringRef name = op->getName().getStringRef();
-  return name.consume_front("kiln.") && names.contains(name);
+  return op && op->getNumResults() == 1 &&
+         op->hasTrait<kiln::OpTrait::Elementwise>();
 }
 
 int64_t rankOf(Value v) {

@@ -7,8 +7,9 @@
 //     operand's; transpose with the identity permutation; slice with
 //     positive constant steps that keeps the whole tensor; pad with constant
 //     all-zero pads; concat of one operand; cast to the operand's dtype;
-//     reductions whose result type equals the operand's (every reduced dim
-//     has size 1, or empty axes with noop_with_empty_axes);
+//     reductions (trait Kiln_Reduction) whose result type equals the
+//     operand's (every reduced dim has size 1, or empty axes with
+//     noop_with_empty_axes);
 //   * chains of views merge: transpose(transpose(x)) becomes one transpose
 //     (or x), and a reshape, flatten, squeeze or unsqueeze of another one
 //     becomes a single reshape of the original operand to the static result
@@ -245,13 +246,21 @@ struct SimplifyPass
     MLIRContext *ctx = &getContext();
     RewritePatternSet patterns(ctx);
     for (StringRef name :
-         {"kiln.reshape", "kiln.flatten", "kiln.squeeze", "kiln.unsqueeze",
-          "kiln.expand", "kiln.tile", "kiln.cast", "kiln.reduce_sum",
-          "kiln.reduce_mean", "kiln.reduce_max", "kiln.reduce_min",
-          "kiln.reduce_prod"})
+         {kiln::ReshapeOp::getOperationName(),
+          kiln::FlattenOp::getOperationName(),
+          kiln::SqueezeOp::getOperationName(),
+          kiln::UnsqueezeOp::getOperationName(),
+          kiln::ExpandOp::getOperationName(), kiln::TileOp::getOperationName(),
+          kiln::CastOp::getOperationName()})
       patterns.add<SameTypeIsIdentity>(name, ctx, /*benefit=*/2);
-    for (StringRef name :
-         {"kiln.reshape", "kiln.flatten", "kiln.squeeze", "kiln.unsqueeze"})
+    for (RegisteredOperationName name : ctx->getRegisteredOperations())
+      if (name.hasTrait<kiln::OpTrait::Reduction>())
+        patterns.add<SameTypeIsIdentity>(name.getStringRef(), ctx,
+                                         /*benefit=*/2);
+    for (StringRef name : {kiln::ReshapeOp::getOperationName(),
+                           kiln::FlattenOp::getOperationName(),
+                           kiln::SqueezeOp::getOperationName(),
+                           kiln::UnsqueezeOp::getOperationName()})
       patterns.add<MergeReshapes>(name, ctx);
     patterns.add<SimplifyTranspose, WholeSlice, ZeroPad, SingleConcat>(ctx);
     patterns.add<BinaryIdentity>("kiln.add", ctx, 0.0, true);

@@ -126,7 +126,7 @@ void CppPrinter::printBody(const Body &body) {
       ScalarType t = k.temps[s.result];
       exprs[s.result] = "t" + std::to_string(s.result);
       line("const " + computeCType(t) + " " + exprs[s.result] + " = " +
-           printScalarOp(s.op, t, argTypes, args, s.attrs) + ";");
+           printScalarOp(*s.op, t, argTypes, args, s.attrs) + ";");
       break;
     }
     case Stmt::Kind::CacheStore:

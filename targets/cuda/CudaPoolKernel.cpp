@@ -13,9 +13,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "targets/cuda/CudaKernel.h"
 #include "codegen/ExprPrinter.h"
 #include "codegen/MemoryPlanner.h"
+#include "ir/KilnOps.h"
+#include "targets/cuda/CudaKernel.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -40,8 +41,7 @@ std::string join(ArrayRef<int64_t> v, const char *sep) {
 
 std::optional<CudaKernel> emitCudaMaxPoolKernel(Operation *op,
                                                 llvm::StringRef name) {
-  if (op->getName().getStringRef() != "kiln.max_pool" ||
-      op->getNumResults() != 1)
+  if (!isa<MaxPoolOp>(op) || op->getNumResults() != 1)
     return std::nullopt;
   auto xt = dyn_cast<RankedTensorType>(op->getOperand(0).getType());
   auto yt = dyn_cast<RankedTensorType>(op->getResult(0).getType());

@@ -109,7 +109,7 @@ void CudaPrinter::printStmt(const Stmt &s, bool leaderStores) {
     ScalarType t = k.temps[s.result];
     exprs[s.result] = "t" + std::to_string(s.result);
     line("const " + computeCType(t) + " " + exprs[s.result] + " = " +
-         printScalarOp(s.op, t, argTypes, args, s.attrs) + ";");
+         printScalarOp(*s.op, t, argTypes, args, s.attrs) + ";");
     break;
   }
   case Stmt::Kind::CacheStore:
@@ -251,7 +251,7 @@ void CudaPrinter::printVectorBody(const Stmt &loop, int64_t w) {
         for (int a : s.args)
           args.push_back(lane(a, u));
         line("const " + computeCType(t) + " " + lane(s.result, u) + " = " +
-             printScalarOp(s.op, t, argTypes, args, s.attrs) + ";");
+             printScalarOp(*s.op, t, argTypes, args, s.attrs) + ";");
       }
       break;
     }
