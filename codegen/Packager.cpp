@@ -62,7 +62,6 @@
 #endif
 
 using namespace mlir;
-using json = nlohmann::ordered_json;
 
 namespace kiln {
 
@@ -93,13 +92,6 @@ func::FuncOp findGraph(ModuleOp module) {
       found = f;
   });
   return found ? found : module.lookupSymbol<func::FuncOp>("main");
-}
-
-json signatureJson(const SignatureEntry &e) {
-  return json{{"name", e.name},
-              {"dtype", dtypeName(e.dtype)},
-              {"shape", e.shape},
-              {"bytes", e.bytes}};
 }
 
 /// Writes `text` to `path`; a diagnostic at `loc` on failure.
@@ -275,59 +267,66 @@ LogicalResult PackageWriter::writeSources(const std::string &wrapper,
                  succeeded(writeFile(loc_, dir_ + "/model.h", header)));
 }
 
+/// The manifest entry of an input or output.
+static ManifestValue manifestValue(const SignatureEntry &e) {
+  ManifestValue v;
+  v.name = e.name;
+  v.dtype = e.dtype;
+  v.shape = e.shape;
+  v.bytes = static_cast<uint64_t>(e.bytes);
+  return v;
+}
+
 LogicalResult PackageWriter::writeWeights(func::FuncOp graph,
                                           const MemoryPlan &plan) {
-  const MemoryPlan *planPtr = &plan;
   // weights.bin: the constants, 64-byte aligned, in weight order.
-  {
-    std::ofstream bin(dir_ + "/weights.bin", std::ios::binary);
-    int64_t offset = 0;
-    for (auto [i, w] : llvm::enumerate(planPtr->weights)) {
-      json entry = signatureJson(w);
-      entry["index"] = i;
-      if (!w.constantOp) {
-        auto arg = cast<BlockArgument>(w.value);
-        entry["kind"] = "argument";
-        if (auto ext = graph.getArgAttrOfType<DictionaryAttr>(
-                arg.getArgNumber(), "kiln.external_data")) {
-          json e;
-          if (auto l = ext.getAs<StringAttr>("location"))
-            e["file"] = l.getValue().str();
-          if (auto o = ext.getAs<IntegerAttr>("offset"))
-            e["offset"] = o.getInt();
-          e["bytes"] = w.bytes;
-          if (auto n = ext.getAs<IntegerAttr>("length"))
-            e["bytes"] = n.getInt();
-          entry["external"] = e;
-        }
-        weights_.push_back(entry);
-        continue;
+  std::ofstream bin(dir_ + "/weights.bin", std::ios::binary);
+  int64_t offset = 0;
+  for (auto [i, w] : llvm::enumerate(plan.weights)) {
+    ManifestWeight entry;
+    entry.name = w.name;
+    entry.dtype = w.dtype;
+    entry.shape = w.shape;
+    entry.bytes = static_cast<uint64_t>(w.bytes);
+    entry.index = static_cast<int64_t>(i);
+    if (!w.constantOp) {
+      // A weight argument: ONNX external data, or bound by the caller.
+      auto arg = cast<BlockArgument>(w.value);
+      entry.kind = "argument";
+      if (auto ext = graph.getArgAttrOfType<DictionaryAttr>(
+              arg.getArgNumber(), "kiln.external_data")) {
+        entry.external = true;
+        if (auto l = ext.getAs<StringAttr>("location"))
+          entry.file = l.getValue().str();
+        if (auto o = ext.getAs<IntegerAttr>("offset"))
+          entry.offset = static_cast<uint64_t>(o.getInt());
+        if (auto n = ext.getAs<IntegerAttr>("length"))
+          entry.bytes = static_cast<uint64_t>(n.getInt());
       }
-      auto value = w.constantOp->getAttrOfType<ElementsAttr>("value");
-      std::optional<Tensor> t = value ? toTensor(value) : std::nullopt;
-      if (!t) {
-        w.constantOp->emitError("constant '")
-            << w.name << "' has a value the packager cannot store";
-        return failure();
-      }
-      Tensor c = t->contiguous();
-      assert(w.fileOffset >= offset && (int64_t)c.nbytes() == w.bytes &&
-             "weights.bin layout differs from the plan");
-      std::string pad(static_cast<size_t>(w.fileOffset - offset), '\0');
-      bin.write(pad.data(), pad.size());
-      offset = w.fileOffset;
-      bin.write(static_cast<const char *>(c.rawData()), c.nbytes());
-      entry["kind"] = "constant";
-      entry["file"] = "weights.bin";
-      entry["offset"] = offset;
-      offset += static_cast<int64_t>(c.nbytes());
-      weights_.push_back(entry);
+      manifest_.weights.push_back(entry);
+      continue;
     }
-    bin.close();
-    if (!bin) {
-      return emitError(loc_) << "cannot write '" << dir_ << "/weights.bin'";
-    }
+    auto value = w.constantOp->getAttrOfType<ElementsAttr>("value");
+    std::optional<Tensor> t = value ? toTensor(value) : std::nullopt;
+    if (!t)
+      return w.constantOp->emitError("constant '")
+             << w.name << "' has a value the packager cannot store";
+    Tensor c = t->contiguous();
+    assert(w.fileOffset >= offset && (int64_t)c.nbytes() == w.bytes &&
+           "weights.bin layout differs from the plan");
+    std::string pad(static_cast<size_t>(w.fileOffset - offset), '\0');
+    bin.write(pad.data(), pad.size());
+    offset = w.fileOffset;
+    bin.write(static_cast<const char *>(c.rawData()), c.nbytes());
+    entry.kind = "constant";
+    entry.file = "weights.bin";
+    entry.offset = static_cast<uint64_t>(offset);
+    offset += static_cast<int64_t>(c.nbytes());
+    manifest_.weights.push_back(entry);
   }
+  bin.close();
+  if (!bin)
+    return emitError(loc_) << "cannot write '" << dir_ << "/weights.bin'";
   codegenSeconds_ =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start_)
           .count();
@@ -338,87 +337,61 @@ LogicalResult PackageWriter::finish(func::FuncOp graph, const MemoryPlan &plan,
                                     const GraphCodegen &codegen,
                                     StringRef modelName,
                                     const StepCounts &counts) {
-  json kernelsJson = json::array(), refOpsJson = json::array();
+  PackageManifest &m = manifest_;
+  m.abiVersion = KILN_MODEL_ABI_VERSION;
+  m.model = modelName.str();
+  m.source = options_.modelPath;
+  m.target = target_.name().str();
+  m.library = "model.so";
+  for (const SignatureEntry &e : plan.inputs)
+    m.inputs.push_back(manifestValue(e));
+  for (const SignatureEntry &e : plan.outputs)
+    m.outputs.push_back(manifestValue(e));
+  m.weightsFile = "weights.bin";
   for (const KernelRecord &k : codegen.kernels()) {
-    json entry = {{"name", k.name}, {"kind", k.kind}, {"nodes", k.nodes}};
+    ManifestKernel kernel{k.name, k.kind, k.nodes, std::nullopt};
     if (k.grid && k.block) {
-      entry["grid"] = *k.grid;
-      entry["block"] = *k.block;
-      entry["shared_bytes"] = k.sharedBytes;
+      ManifestLaunch launch;
+      for (int d = 0; d < 3; ++d)
+        launch.grid[d] = (*k.grid)[d], launch.block[d] = (*k.block)[d];
+      launch.sharedBytes = k.sharedBytes;
+      kernel.launch = launch;
     }
-    kernelsJson.push_back(entry);
+    m.kernels.push_back(std::move(kernel));
   }
+  // The steps that call the runtime or a library instead of a generated
+  // kernel.
   for (Operation &op : graph.getBody().front()) {
     if (auto call = dyn_cast<LibraryCallOp>(op))
-      refOpsJson.push_back(json{{"op", call.getCallee().str()},
-                                {"kind", "library"},
-                                {"nodes", sourceNodeNames(&op)}});
+      m.referenceOps.push_back(
+          {call.getCallee().str(), "library", sourceNodeNames(&op)});
     else if (op.hasAttr(kReferenceAttr))
-      refOpsJson.push_back(json{{"op", op.getName().getStringRef().str()},
-                                {"kind", "fallback"},
-                                {"nodes", sourceNodeNames(&op)}});
+      m.referenceOps.push_back({op.getName().getStringRef().str(), "fallback",
+                                sourceNodeNames(&op)});
   }
-  const MemoryPlan *planPtr = &plan;
-  const PackageOptions &options = options_;
-  json bufs = json::array();
-  for (const ArenaBuffer &b : planPtr->buffers)
-    bufs.push_back(json{{"name", b.name},
-                        {"offset", b.offset},
-                        {"bytes", b.bytes},
-                        {"first", b.first},
-                        {"last", b.last}});
-  json inputs = json::array(), outputs = json::array();
-  for (const SignatureEntry &e : planPtr->inputs)
-    inputs.push_back(signatureJson(e));
-  for (const SignatureEntry &e : planPtr->outputs)
-    outputs.push_back(signatureJson(e));
-  json dims = json::object();
-  for (const auto &[name, size] : options.dimSizes)
-    dims[name] = size;
-  json manifest = {
-      {"format", "kiln-package"},
-      {"format_version", 1},
-      {"abi_version", KILN_MODEL_ABI_VERSION},
-      {"model", modelName},
-      {"source", options.modelPath},
-      {"target", target_.name()},
-      {"library", "model.so"},
-      {"signature", {{"inputs", inputs}, {"outputs", outputs}}},
-      {"weights_file", "weights.bin"},
-      {"weights", weights_},
-      {"kernels", kernelsJson},
-      {"reference_ops", refOpsJson},
-      {"counts",
-       {{"fused", counts.fused},
-        {"library", counts.library},
-        {"fallback", counts.fallback}}},
-      {"memory_plan",
-       {{"arena_bytes", planPtr->arenaBytes},
-        {"library_workspace",
-         {{"offset", planPtr->libraryWorkspaceOffset},
-          {"bytes", planPtr->libraryWorkspaceBytes}}},
-        {"buffers", bufs}}},
-      {"options",
-       {{"target", target_.name()},
-        {"weights", options.weights},
-        {"cpu_isa", build_.isa},
-        {"dims", dims},
-        {"cxx", build_.cxx}}},
-      {"versions", {{"kiln", KILN_VERSION}, {"abi", KILN_MODEL_ABI_VERSION}}},
-      {"host_compiler",
-       {{"command", build_.command}, {"warnings", build_.warnings}}},
-      {"isa", build_.isa},
-      {"compile_times_s",
-       {{"trace", options.traceSeconds},
-        {"kiln_passes", options.passSeconds},
-        {"codegen", codegenSeconds_},
-        {"host_compiler", build_.hostSeconds},
-        {"nvrtc", build_.deviceSeconds}}},
-  };
-  for (const auto &[key, value] : build_.manifestEntries)
-    manifest[key] = json::parse(value);
-  return writeFile(loc_, dir_ + "/manifest.json", manifest.dump(2) + "\n");
-
+  m.counts = ManifestCounts{counts.fused, counts.library, counts.fallback,
+                            std::nullopt, std::nullopt};
+  m.memoryPlan.arenaBytes = plan.arenaBytes;
+  m.memoryPlan.libraryWorkspaceOffset = plan.libraryWorkspaceOffset;
+  m.memoryPlan.libraryWorkspaceBytes = plan.libraryWorkspaceBytes;
+  for (const ArenaBuffer &b : plan.buffers)
+    m.memoryPlan.buffers.push_back({b.name, b.offset, b.bytes, b.first, b.last});
+  m.options = {target_.name().str(), options_.weights, build_.isa, {},
+               build_.cxx};
+  for (const auto &[name, size] : options_.dimSizes)
+    m.options.dims.push_back({name, size});
+  m.kilnVersion = KILN_VERSION;
+  m.versionsAbi = KILN_MODEL_ABI_VERSION;
+  m.hostCompilerCommand = build_.command;
+  m.hostCompilerWarnings = build_.warnings;
+  m.isa = build_.isa;
+  m.compileTimes.trace = options_.traceSeconds;
+  m.compileTimes.kilnPasses = options_.passSeconds;
+  m.compileTimes.codegen = codegenSeconds_;
+  m.compileTimes.hostCompiler = build_.hostSeconds;
+  m.compileTimes.nvrtc = build_.deviceSeconds;
+  m.cuda = build_.deviceBinary;
+  return writeFile(loc_, dir_ + "/manifest.json", formatManifest(m));
 }
 
 LogicalResult PackageWriter::install() {

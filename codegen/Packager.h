@@ -19,7 +19,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/LogicalResult.h"
 
-#include <nlohmann/json.hpp>
+#include "kiln/runtime/PackageManifest.h"
 
 #include <chrono>
 #include <cstdint>
@@ -103,7 +103,8 @@ private:
   std::chrono::steady_clock::time_point start_;
   std::string dir_, finalDir_;
   PackageBuild build_;
-  nlohmann::ordered_json weights_ = nlohmann::ordered_json::array();
+  /// The manifest, filled by writeWeights and finish.
+  PackageManifest manifest_;
   double codegenSeconds_ = 0;
   bool installed_ = false;
 };

@@ -16,6 +16,7 @@
 #define KILN_CODEGEN_TARGET_H
 
 #include "codegen/MemoryPlanner.h"
+#include "kiln/runtime/PackageManifest.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/PassManager.h"
@@ -84,8 +85,9 @@ struct PackageBuild {
   /// compiler (NVRTC).
   std::string command, warnings;
   double hostSeconds = 0, deviceSeconds = 0;
-  /// Extra manifest entries ("cuda": arch, cubin, ptx), as JSON text.
-  std::vector<std::pair<std::string, std::string>> manifestEntries;
+  /// The device binary's files and architecture, for targets that build
+  /// one (the manifest's "cuda" entry).
+  std::optional<ManifestCuda> deviceBinary;
 };
 
 /// The code of one graph for one target: its kernels, its wrapper steps
@@ -162,6 +164,11 @@ public:
   virtual std::string defaultCpuIsa(llvm::StringRef hostIsa) const {
     return hostIsa.str();
   }
+  /// Whether the target's code generators compile `op` (static shapes
+  /// given): graph-break planning asks, and an op it does not compile runs
+  /// eagerly between compiled graphs. Default: every op but the EagerOnly
+  /// ones.
+  virtual bool compilesOp(mlir::Operation *op) const;
   /// Adds the target's lowering passes, run on each fused graph.
   virtual void addLoweringPasses(mlir::OpPassManager &pm) const = 0;
   /// The code of one lowered graph.

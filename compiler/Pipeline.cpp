@@ -243,7 +243,13 @@ PackageOptions packageOptionsOf(const CompileOptions &options,
 LogicalResult planGraphBreaks(ModuleOp module, const std::string &target) {
   PassManager pm(module.getContext());
   pm.enableVerifier(true);
-  pm.addPass(createPlanGraphBreaksPass(target));
+  const Target *t = lookupTarget(target);
+  if (!t)
+    return emitError(module.getLoc()) << "unknown --target '" << target
+                                      << "' (supported: " << targetNameList()
+                                      << ")";
+  pm.addPass(createPlanGraphBreaksPass(GraphBreakTarget{
+      target, [t](Operation *op) { return t->compilesOp(op); }}));
   return pm.run(module);
 }
 

@@ -16,6 +16,7 @@
 #include "mlir/Pass/Pass.h"
 
 #include <memory>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -43,18 +44,31 @@ struct GraphBreakSource {
 /// The node recorded in a location (fused<"OpType">["name"("file":line)]).
 GraphBreakSource getGraphBreakSource(mlir::Location loc);
 
-/// Whether `op` breaks the graph on `target` ("cpu" or "cuda"), and why;
-/// std::nullopt when a code generator of the target compiles it. Constants,
-/// control flow, calls and terminators never break.
-std::optional<GraphBreakReason> classifyGraphBreak(mlir::Operation *op,
-                                                   llvm::StringRef target);
+/// What graph-break planning asks of a code generation target
+/// (codegen/Target.h's Target::compilesOp fills it in the pipeline).
+struct GraphBreakTarget {
+  /// The target's name, for messages.
+  std::string name = "cpu";
+  /// Whether a code generator of the target compiles `op` (static shapes
+  /// given); unset: every op but the `EagerOnly` ones.
+  std::function<bool(mlir::Operation *)> compilesOp;
+
+  /// compilesOp, or its default.
+  bool compiles(mlir::Operation *op) const;
+};
+
+/// Whether `op` breaks the graph on `target`, and why; std::nullopt when a
+/// code generator of the target compiles it. Constants, control flow, calls
+/// and terminators never break.
+std::optional<GraphBreakReason>
+classifyGraphBreak(mlir::Operation *op, const GraphBreakTarget &target);
 
 /// A tensor type as users read it: "f32[2, ?]".
 std::string graphBreakTypeString(mlir::Type type);
 
 /// Creates `kiln-plan-graph-breaks` (on the module) for `target`.
 std::unique_ptr<mlir::Pass>
-createPlanGraphBreaksPass(llvm::StringRef target = "cpu");
+createPlanGraphBreaksPass(GraphBreakTarget target = {});
 
 /// Registers `kiln-plan-graph-breaks` with MLIR's pass registry.
 void registerGraphBreakPasses();

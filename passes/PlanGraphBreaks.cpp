@@ -124,8 +124,12 @@ std::string kilnName(Operation *op) {
 
 } // namespace
 
-std::optional<GraphBreakReason> classifyGraphBreak(Operation *op,
-                                                   StringRef target) {
+bool GraphBreakTarget::compiles(Operation *op) const {
+  return compilesOp ? compilesOp(op) : !op->hasTrait<OpTrait::EagerOnly>();
+}
+
+std::optional<GraphBreakReason>
+classifyGraphBreak(Operation *op, const GraphBreakTarget &target) {
   if (isa<ConstantOp, IfOp, LoopOp, EagerOp, YieldOp, func::CallOp,
           func::ReturnOp>(op))
     return std::nullopt;
@@ -188,10 +192,10 @@ std::optional<GraphBreakReason> classifyGraphBreak(Operation *op,
         "where a fixed size suffices, use a mask with Where, or TopK with "
         "a constant k"};
   }
-  if (op->hasTrait<OpTrait::EagerOnly>())
+  if (!target.compiles(op))
     return GraphBreakReason{
         EagerOp::kUnsupportedOp.str(),
-        "no code generator of the " + target.str() + " target compiles " +
+        "no code generator of the " + target.name + " target compiles " +
             what + " yet",
         "it runs on the reference runtime between compiled graphs; "
         "expressing it with other ops (docs/op-semantics.md lists what "
@@ -216,7 +220,8 @@ struct Group {
 
 class Planner {
 public:
-  Planner(ModuleOp module, StringRef target) : module(module), target(target) {}
+  Planner(ModuleOp module, const GraphBreakTarget &target)
+      : module(module), target(target) {}
 
   LogicalResult planBlock(Block &block);
   int numGraphs() const { return graphIndex; }
@@ -240,7 +245,7 @@ private:
   static std::string uniqueName(std::string name, std::set<std::string> &used);
 
   ModuleOp module;
-  std::string target;
+  const GraphBreakTarget &target;
   int graphIndex = 0;
   /// Names of values produced by graphs and eager regions (their outputs).
   llvm::DenseMap<Value, std::string> names;
@@ -588,7 +593,7 @@ LogicalResult Planner::planBlock(Block &block) {
 }
 
 /// True when `main` needs a program: control flow, or an op that breaks.
-bool needsProgram(func::FuncOp main, StringRef target) {
+bool needsProgram(func::FuncOp main, const GraphBreakTarget &target) {
   bool needed = false;
   main.walk([&](Operation *op) {
     if (isa<IfOp, LoopOp>(op) || classifyGraphBreak(op, target))
@@ -604,9 +609,10 @@ struct PlanGraphBreaksPass
 
   PlanGraphBreaksPass() = default;
   PlanGraphBreaksPass(const PlanGraphBreaksPass &other)
-      : PassWrapper(other) {}
-  explicit PlanGraphBreaksPass(StringRef targetName) {
-    target = targetName.str();
+      : PassWrapper(other), breakTarget(other.breakTarget) {}
+  explicit PlanGraphBreaksPass(GraphBreakTarget target)
+      : breakTarget(std::move(target)) {
+    targetName = breakTarget.name;
   }
 
   StringRef getArgument() const final { return "kiln-plan-graph-breaks"; }
@@ -626,25 +632,30 @@ struct PlanGraphBreaksPass
         main = func;
         break;
       }
-    if (!main || main.isExternal() || !needsProgram(main, target))
+    // From kiln-opt, the option names the target and the default question
+    // stands in for the target's own.
+    if (breakTarget.name != targetName)
+      breakTarget = GraphBreakTarget{targetName, nullptr};
+    if (!main || main.isExternal() || !needsProgram(main, breakTarget))
       return;
-    Planner planner(module, target);
+    Planner planner(module, breakTarget);
     if (failed(planner.planBlock(main.getBody().front())))
       return signalPassFailure();
     main->removeAttr("kiln.graph");
     main->setAttr("kiln.program", UnitAttr::get(&getContext()));
   }
 
-  Option<std::string> target{*this, "target",
-                             llvm::cl::desc("Code generation target: cpu "
-                                            "or cuda"),
-                             llvm::cl::init("cpu")};
+  Option<std::string> targetName{*this, "target",
+                                 llvm::cl::desc("Code generation target: cpu "
+                                                "or cuda"),
+                                 llvm::cl::init("cpu")};
+  GraphBreakTarget breakTarget;
 };
 
 } // namespace
 
-std::unique_ptr<Pass> createPlanGraphBreaksPass(StringRef target) {
-  return std::make_unique<PlanGraphBreaksPass>(target);
+std::unique_ptr<Pass> createPlanGraphBreaksPass(GraphBreakTarget target) {
+  return std::make_unique<PlanGraphBreaksPass>(std::move(target));
 }
 
 void registerGraphBreakPasses() {

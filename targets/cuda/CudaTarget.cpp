@@ -140,9 +140,8 @@ public:
         failed(writeText(loc, build.dir + "/kernels.ptx", binary->ptx)))
       return failure();
     build.deviceSeconds = binary->seconds;
-    build.manifestEntries.push_back(
-        {"cuda", R"({"arch": "sm_90", "cubin": "kernels.cubin", )"
-                 R"("ptx": "kernels.ptx", "source": "kernels.cu"})"});
+    build.deviceBinary =
+        ManifestCuda{"sm_90", "kernels.cubin", "kernels.ptx", "kernels.cu"};
     // model.so is wrapper.cpp alone (it has no parallel loops).
     return runHostCompiler(loc, build, {}, {});
   }

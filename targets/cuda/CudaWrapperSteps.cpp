@@ -135,11 +135,10 @@ static ArrayRef<int64_t> paramList(LibraryCallOp call, StringRef name) {
   return call.getParams().getAs<DenseI64ArrayAttr>(name).asArrayRef();
 }
 
-/// "'conv', 'add', 'relu'": the ONNX nodes of the ops folded into `call`
-/// after its first.
+/// "'conv', 'add', 'relu'": the ONNX nodes of everything `call` computes
+/// (its location fuses those of the ops folded into it).
 static std::string foldedNodes(LibraryCallOp call) {
-  std::vector<std::string> nodes = sourceNodeNames(call);
-  return nodeList(std::vector<std::string>(nodes.begin(), nodes.end()));
+  return nodeList(sourceNodeNames(call));
 }
 
 void emitMatmulCall(llvm::raw_ostream &os, LibraryCallOp call, size_t index,

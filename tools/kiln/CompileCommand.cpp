@@ -15,11 +15,10 @@
 #include "codegen/MemoryPlanner.h"
 #include "compiler/Pipeline.h"
 #include "compiler/onnx/OnnxTracer.h"
+#include "kiln/runtime/PackageManifest.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
-
-#include <nlohmann/json.hpp>
 
 #include <chrono>
 #include <cstdlib>
@@ -134,20 +133,19 @@ int runCompileCommand(const CompileCommandOptions &flags) {
   }
 
   // A one-line report from the manifest just written.
-  std::ifstream in(options.outputDir + "/manifest.json");
-  nlohmann::json manifest = nlohmann::json::parse(in, nullptr, false);
-  if (!manifest.is_discarded() && manifest.contains("counts")) {
-    const auto &c = manifest["counts"];
+  Expected<PackageManifest> manifest =
+      readManifest(options.outputDir + "/manifest.json");
+  if (manifest && manifest->counts) {
+    const ManifestCounts &c = *manifest->counts;
     std::cout << "kiln: compiled '" << options.modelPath << "' into '"
               << options.outputDir << "': ";
-    if (manifest.value("kind", "") == "program")
-      std::cout << c.value("graphs", 0) << " graphs, "
-                << c.value("graph_breaks", 0)
+    if (manifest->kind == PackageKind::Program)
+      std::cout << c.graphs.value_or(0) << " graphs, "
+                << c.graphBreaks.value_or(0)
                 << " graph breaks (`kiln explain` says why), ";
-    std::cout << c.value("fused", 0) << " fused kernels, "
-              << c.value("library", 0) << " library calls, "
-              << c.value("fallback", 0) << " fallback ops; arena "
-              << manifest["memory_plan"].value("arena_bytes", 0) << " bytes\n";
+    std::cout << c.fused << " fused kernels, " << c.library
+              << " library calls, " << c.fallback << " fallback ops; arena "
+              << manifest->memoryPlan.arenaBytes << " bytes\n";
   }
   return 0;
 }
