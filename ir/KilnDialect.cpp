@@ -9,6 +9,7 @@
 
 #include "ir/KilnDialect.h"
 #include "ir/KilnOps.h"
+#include "ir/GradientInterface.h"
 
 #include "mlir/Transforms/InliningUtils.h"
 
@@ -33,6 +34,8 @@ void kiln::KilnDialect::initialize() {
 #include "ir/KilnOps.cpp.inc"
       >();
   addInterfaces<KilnInlinerInterface>();
+  // The gradient rules (ir/GradientRules.cpp) of the differentiable ops.
+  registerGradientRules(getContext());
 }
 
 Operation *kiln::KilnDialect::materializeConstant(OpBuilder &builder,

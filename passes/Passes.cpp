@@ -10,6 +10,7 @@
 #include "passes/FusionPasses.h"
 #include "passes/GraphBreaks.h"
 #include "passes/LoweringPasses.h"
+#include "passes/TrainingPasses.h"
 
 namespace kiln {
 
@@ -21,6 +22,7 @@ void registerKilnPasses() {
   mlir::registerPass(createFuseOpsPass);
   mlir::registerPass(createMarkLoadTimeStepsPass);
   registerGraphBreakPasses();
+  registerTrainingPasses();
 }
 
 } // namespace kiln

@@ -79,6 +79,36 @@ LogicalResult NodeContext::setOutput(size_t i, Value v) {
   return mlir::success();
 }
 
+LogicalResult NodeContext::setOutputSequence(size_t i,
+                                             llvm::ArrayRef<Value> tensors) {
+  for (Value v : tensors)
+    if (!v) {
+      if (!failed_)
+        setError("internal error: a sequence element of output " +
+                 std::to_string(i) + " is missing");
+      return mlir::failure();
+    }
+  if (wantsOutput(i))
+    state_.sequences[node_.output(static_cast<int>(i))] =
+        llvm::SmallVector<Value>(tensors);
+  return mlir::success();
+}
+
+std::optional<llvm::SmallVector<Value>>
+NodeContext::inputSequence(size_t i) {
+  if (!hasInput(i)) {
+    setError("input " + std::to_string(i) + " (a sequence) is missing");
+    return std::nullopt;
+  }
+  auto it = state_.sequences.find(node_.input(static_cast<int>(i)));
+  if (it == state_.sequences.end()) {
+    setError("input '" + node_.input(static_cast<int>(i)) +
+             "' is a tensor, but a sequence is expected");
+    return std::nullopt;
+  }
+  return it->second;
+}
+
 const onnx::AttributeProto *NodeContext::attr(const std::string &name) const {
   for (const onnx::AttributeProto &a : node_.attribute())
     if (a.name() == name)

@@ -75,6 +75,9 @@ Expected<ProtoTensor> readProtoTensor(const onnx::TensorProto &proto,
 struct TraceState {
   /// ONNX value name -> traced value.
   llvm::StringMap<Value> values;
+  /// ONNX sequence name -> its tensors (sequences live only at trace time:
+  /// every sequence op must be resolved with constant positions).
+  llvm::StringMap<llvm::SmallVector<Value>> sequences;
   /// MLIR error diagnostics collected since the last take.
   std::vector<std::string> diagnostics;
   /// Folder of the model file (external data paths are relative to it).
@@ -109,6 +112,9 @@ public:
   Value input(size_t i) const;
   /// All present inputs, in order.
   llvm::SmallVector<Value> inputs() const;
+  /// The tensors of sequence input i; nullopt (and an error) when input i
+  /// is not a sequence.
+  std::optional<llvm::SmallVector<Value>> inputSequence(size_t i);
 
   // Outputs.
   size_t numOutputs() const { return node_.output_size(); }
@@ -116,6 +122,8 @@ public:
   bool wantsOutput(size_t i) const;
   /// Binds output i; fails when `v` is null (an error is then recorded).
   LogicalResult setOutput(size_t i, Value v);
+  /// Binds output i to a sequence of tensors.
+  LogicalResult setOutputSequence(size_t i, llvm::ArrayRef<Value> tensors);
 
   // Attributes of the node.
   const onnx::AttributeProto *attr(const std::string &name) const;
@@ -236,6 +244,7 @@ void addRecurrentMappings(MappingRegistry &r);
 void addAttentionMappings(MappingRegistry &r);
 void addLossMappings(MappingRegistry &r);
 void addQuantizeMappings(MappingRegistry &r);
+void addSequenceMappings(MappingRegistry &r);
 
 /// The registry with every mapping (built once).
 const MappingRegistry &mappingRegistry();

@@ -71,6 +71,7 @@ const MappingRegistry &mappingRegistry() {
     addAttentionMappings(r);
     addLossMappings(r);
     addQuantizeMappings(r);
+    addSequenceMappings(r);
     return r;
   }();
   return registry;
@@ -230,7 +231,8 @@ Status GraphTracer::traceNode(const onnx::NodeProto &node, int index) {
   }
   for (int i = 0; i < node.input_size(); ++i) {
     const std::string &in = node.input(i);
-    if (!in.empty() && !state_.values.count(in))
+    if (!in.empty() && !state_.values.count(in) &&
+        !state_.sequences.count(in))
       return nodeError(strCat("input '", in,
                               "' is not produced by an earlier node, a graph "
                               "input or an initializer (the graph must be "
@@ -255,7 +257,8 @@ Status GraphTracer::traceNode(const onnx::NodeProto &node, int index) {
                                  : std::string("translation failed"));
   for (int i = 0; i < node.output_size(); ++i) {
     const std::string &out = node.output(i);
-    if (!out.empty() && !state_.values.count(out))
+    if (!out.empty() && !state_.values.count(out) &&
+        !state_.sequences.count(out))
       return nodeError(strCat("Kiln does not compute output #", i, " ('", out,
                               "') of ", opType));
   }
@@ -318,6 +321,7 @@ GraphTracer::trace(const onnx::ModelProto &model) {
     std::string name;
     mlir::RankedTensorType type;
     mlir::DictionaryAttr externalData;
+    bool trainable = false;
   };
   std::vector<Param> params;
   std::vector<std::pair<std::string, Tensor>> constants;
@@ -327,6 +331,21 @@ GraphTracer::trace(const onnx::ModelProto &model) {
     if (!t)
       return error(t.status().message());
     bool external = init.data_location() == onnx::TensorProto::EXTERNAL;
+    bool trainable = options_.trainable && isFloatingPoint(t->dtype) &&
+                     !(options_.frozen && options_.frozen(init.name()));
+    if (trainable) {
+      if (t->externalMissing)
+        return error(strCat("trainable initializer '", init.name(),
+                            "' has no data (its external data file is "
+                            "missing); training needs initial values"));
+      params.push_back(
+          {init.name(), mlir::RankedTensorType::get(
+                            t->shape, toMlirElementType(&ctx_, t->dtype)),
+           {}, /*trainable=*/true});
+      if (options_.initialValues)
+        (*options_.initialValues)[init.name()] = t->tensor;
+      continue;
+    }
     bool asParam = t->externalMissing ||
                    (options_.externalDataAsParameters && external) ||
                    (options_.weightsAsParameters &&
@@ -413,7 +432,9 @@ GraphTracer::trace(const onnx::ModelProto &model) {
   mlir::Block *body = func.addEntryBlock();
   for (size_t i = 0; i < argTypes.size(); ++i) {
     func.setArgAttr(i, "kiln.name", builder_.getStringAttr(argNames[i]));
-    if (i >= numRuntimeInputs) {
+    if (i >= numRuntimeInputs && params[i - numRuntimeInputs].trainable) {
+      func.setArgAttr(i, "kiln.trainable", builder_.getUnitAttr());
+    } else if (i >= numRuntimeInputs) {
       func.setArgAttr(i, "kiln.weight", builder_.getUnitAttr());
       if (auto ext = params[i - numRuntimeInputs].externalData)
         func.setArgAttr(i, "kiln.external_data", ext);

@@ -20,6 +20,7 @@
 #include "mlir/IR/OwningOpRef.h"
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 
@@ -50,6 +51,14 @@ struct TraceOptions {
   /// Loop, conditions that fold) are unrolled up to this many iterations;
   /// longer Loops become kiln.loop, longer Scans are an error.
   int64_t loopUnrollLimit = 64;
+  /// Training (`kiln compile --train`): every floating-point initializer
+  /// for which `frozen` (when set) is false becomes a graph argument tagged
+  /// `kiln.trainable` (not `kiln.weight`: the training graphs take the
+  /// parameters as inputs), its data stored in `*initialValues` (when
+  /// given) under its name. Frozen initializers stay constants.
+  bool trainable = false;
+  std::function<bool(const std::string &)> frozen;
+  std::map<std::string, Tensor> *initialValues = nullptr;
 };
 
 /// Reads and traces an ONNX model file. Errors (unreadable, truncated or

@@ -6,7 +6,9 @@
 // manifest -> weights (caller tensors, weights.bin or external files, mapped
 // read-only with MappedFile and used in place) -> kiln_model_create. Running
 // checks the inputs like the reference executor does, allocates the outputs,
-// takes a scratch arena from a mutex-guarded pool and calls kiln_model_run.
+// takes a scratch arena from a mutex-guarded pool and calls kiln_model_run;
+// outputs named in RunOptions::outputsInto are written into the caller's
+// tensors instead. A training package is refused (kiln::Trainer loads it).
 // A cuda package (manifest "target": "cuda", or kiln_model_target() ==
 // "cuda") needs CUDA to be available; its device side (kernels, device
 // weights, arenas, streams) is a CudaPackage (lib/cuda/CudaPackage.cpp).
@@ -229,6 +231,46 @@ Status checkTensor(const ValueSignature &sig, const Tensor &t,
                                 typeString(sig.dtype, sig.shape), " but got ",
                                 t.typeString()));
   return Status::ok();
+}
+
+/// The caller's tensor for each output, in signature order (nullptr where
+/// run() allocates it), from RunOptions::outputsInto, checked: known names
+/// given once, the declared dtype and shape, contiguous, on `device` (the
+/// package's).
+Expected<std::vector<const Tensor *>>
+outputTargets(const std::vector<ValueSignature> &outputs,
+              const NamedTensors *into, Device device) {
+  std::vector<const Tensor *> targets(outputs.size(), nullptr);
+  if (!into)
+    return targets;
+  const char *context = "RunOptions::outputsInto";
+  KILN_RETURN_IF_ERROR(
+      checkNames(outputs, *into, "output", "model", false).withContext(context));
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const ValueSignature &sig = outputs[i];
+    const Tensor *t = findNamed(*into, sig.name);
+    if (!t)
+      continue;
+    std::string prefix = strCat(context, ": output '", sig.name, "'");
+    if (!t->defined())
+      return Status::error(strCat(prefix, ": no tensor given (expected ",
+                                  typeString(sig.dtype, sig.shape), ")"));
+    if (t->dtype() != sig.dtype || t->shape() != sig.shape)
+      return Status::error(strCat(prefix, ": expected ",
+                                  typeString(sig.dtype, sig.shape),
+                                  " but got ", t->typeString()));
+    if (t->device() != device)
+      return Status::error(strCat(prefix, ": the tensor is on ",
+                                  deviceName(t->device()), " but a ",
+                                  deviceName(device), " package writes ",
+                                  deviceName(device), " tensors"));
+    if (!t->isContiguous())
+      return Status::error(
+          strCat(prefix, ": the tensor is not contiguous; pass a contiguous "
+                         "one"));
+    targets[i] = t;
+  }
+  return targets;
 }
 
 /// The path of an external weight file: the first that exists of
@@ -519,6 +561,10 @@ Expected<Model> Model::load(const std::string &dir,
   Expected<PackageManifest> manifest = readManifest(manifestPath);
   if (!manifest)
     return manifest.status();
+  if (manifest->kind == PackageKind::Training)
+    return Status::error(strCat("'", dir,
+                                "' is a training package: load it with "
+                                "kiln::Trainer (docs/training.md)"));
   if (manifest->kind == PackageKind::Program) {
     Expected<std::unique_ptr<ProgramPackage>> program =
         ProgramPackage::load(dir, manifest->target, options);
@@ -663,9 +709,18 @@ Expected<NamedTensors> Model::run(const NamedTensors &inputs,
                                   const RunOptions &options) const {
   assert(impl_ && "run() on a moved-from Model");
   Impl &m = *impl_;
-  if (m.program)
+  if (m.program) {
+    if (options.outputsInto)
+      return Status::error(strCat(
+          m.dir, ": RunOptions::outputsInto is not supported for program "
+                 "packages (graph breaks); use the returned outputs"));
     return m.program->run(inputs, options);
+  }
   KILN_RETURN_IF_ERROR(checkNames(m.inputs, inputs, "input", "model", true));
+  Expected<std::vector<const Tensor *>> targets =
+      outputTargets(m.outputs, options.outputsInto, device());
+  if (!targets)
+    return targets.status();
   if (m.cuda) {
     std::vector<const Tensor *> ordered;
     for (const ValueSignature &sig : m.inputs) {
@@ -673,7 +728,7 @@ Expected<NamedTensors> Model::run(const NamedTensors &inputs,
       KILN_RETURN_IF_ERROR(checkTensor(sig, *t, "input", /*cudaPackage=*/true));
       ordered.push_back(t);
     }
-    return m.cuda->run(m.handle, m.inputs, ordered, m.outputs,
+    return m.cuda->run(m.handle, m.inputs, ordered, m.outputs, *targets,
                        options.outputDevice, options.deviceMilliseconds);
   }
 
@@ -690,16 +745,28 @@ Expected<NamedTensors> Model::run(const NamedTensors &inputs,
     inputPointers.push_back(ready.back().rawData());
   }
 
+  // Outputs: the caller's tensors where given (through an aligned
+  // temporary, copied back after the run, when unaligned), else new ones.
   NamedTensors outputs;
   std::vector<void *> outputPointers;
-  for (const ValueSignature &sig : m.outputs) {
+  std::vector<std::pair<const Tensor *, Tensor>> staged;
+  for (size_t i = 0; i < m.outputs.size(); ++i) {
+    const ValueSignature &sig = m.outputs[i];
+    const Tensor *target = (*targets)[i];
+    if (target && isAligned(target->rawData())) {
+      outputPointers.push_back(target->rawData());
+      continue;
+    }
     Tensor t = allocateUninitialised(sig.dtype, sig.shape);
     if (!t.defined())
       return Status::error(strCat("output '", sig.name, "' ",
                                   typeString(sig.dtype, sig.shape),
                                   ": out of memory"));
     outputPointers.push_back(t.rawData());
-    outputs.emplace_back(sig.name, std::move(t));
+    if (target)
+      staged.emplace_back(target, std::move(t));
+    else
+      outputs.emplace_back(sig.name, std::move(t));
   }
 
   Impl::Arena arena = m.acquireArena();
@@ -714,6 +781,9 @@ Expected<NamedTensors> Model::run(const NamedTensors &inputs,
   if (rc != 0)
     return Status::error(
         strCat(m.libPath, ": run failed: ", err[0] ? err : "no message"));
+  for (const auto &[target, temporary] : staged)
+    if (size_t bytes = temporary.nbytes())
+      std::memcpy(target->rawData(), temporary.rawData(), bytes);
   if (options.outputDevice != Device::CPU)
     for (auto &entry : outputs) {
       Expected<Tensor> moved = entry.second.to(options.outputDevice);

@@ -183,11 +183,64 @@ Json programManifestJson(const PackageManifest &m) {
   return j;
 }
 
+Json trainingJson(const ManifestTraining &t) {
+  const ManifestOptimizer &o = t.optimizer;
+  return Json{
+      {"loss", t.loss},
+      {"parameters", listJson(t.parameters, valueJson)},
+      {"weights_file", t.weightsFile},
+      {"state", listJson(t.state, valueJson)},
+      {"gradients",
+       listJson(t.gradients,
+                [](const ManifestGradient &g) {
+                  return Json{{"parameter", g.parameter}, {"value", g.value}};
+                })},
+      {"updates",
+       listJson(t.updates,
+                [](const ManifestUpdate &u) {
+                  return Json{{"value", u.value}, {"target", u.target}};
+                })},
+      {"saved", listJson(t.saved, valueJson)},
+      {"saved_bytes", t.savedBytes},
+      {"recomputed_ops", t.recomputedOps},
+      {"optimizer",
+       {{"kind", o.kind},
+        {"lr", o.lr},
+        {"momentum", o.momentum},
+        {"beta1", o.beta1},
+        {"beta2", o.beta2},
+        {"eps", o.eps},
+        {"weight_decay", o.weightDecay}}},
+      {"graphs",
+       {{"forward", t.graphs.forward},
+        {"backward", t.graphs.backward},
+        {"optimizer", t.graphs.optimizer}}}};
+}
+
+Json trainingManifestJson(const PackageManifest &m) {
+  Json j = {{"format", m.format},
+            {"format_version", m.formatVersion},
+            {"kind", "training"},
+            {"source", m.source},
+            {"target", m.target}};
+  if (m.hasSignature)
+    j["signature"] = signatureJson(m);
+  j["training"] = trainingJson(m.training ? *m.training : ManifestTraining());
+  if (m.counts)
+    j["counts"] = countsJson(*m.counts);
+  j["memory_plan"] = {{"arena_bytes", m.memoryPlan.arenaBytes}};
+  j["compile_times_s"] = {{"trace", m.compileTimes.trace},
+                          {"graphs", m.compileTimes.graphs}};
+  return j;
+}
+
 } // namespace
 
 std::string formatManifest(const PackageManifest &manifest) {
   Json j = manifest.kind == PackageKind::Program ? programManifestJson(manifest)
-                                                 : graphManifestJson(manifest);
+           : manifest.kind == PackageKind::Training
+               ? trainingManifestJson(manifest)
+               : graphManifestJson(manifest);
   // Invalid UTF-8 (a host compiler's warnings, a path) is replaced, not
   // thrown.
   return j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";

@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include <fstream>
+#include <set>
 #include <sstream>
 
 namespace kiln {
@@ -425,10 +426,6 @@ Status parseGraphBreak(const Json &j, ManifestGraphBreak &b) {
                    [](const ManifestBreakOp &op) { return op.node; });
 }
 
-//===----------------------------------------------------------------------===//
-// The top level
-//===----------------------------------------------------------------------===//
-
 /// Reads the object-valued `key` of `fields` with `parse`; errors start
 /// with the key.
 template <typename T, typename Parse>
@@ -440,6 +437,151 @@ Status parseObject(const Fields &fields, const char *key, T &out, Parse parse) {
     return parse(**j, out).withContext(key);
   return Status::ok();
 }
+
+//===----------------------------------------------------------------------===//
+// The training package's section
+//===----------------------------------------------------------------------===//
+
+Status parseGradient(const Json &j, ManifestGradient &g) {
+  Fields fields(j);
+  KILN_RETURN_IF_ERROR(fields.string("parameter", g.parameter));
+  KILN_RETURN_IF_ERROR(fields.string("value", g.value));
+  if (g.parameter.empty() || g.value.empty())
+    return Status::error("needs a 'parameter' and a 'value'");
+  return Status::ok();
+}
+
+Status parseUpdate(const Json &j, ManifestUpdate &u) {
+  Fields fields(j);
+  KILN_RETURN_IF_ERROR(fields.string("value", u.value));
+  KILN_RETURN_IF_ERROR(fields.string("target", u.target));
+  if (u.value.empty() || u.target.empty())
+    return Status::error("needs a 'value' and a 'target'");
+  return Status::ok();
+}
+
+Status parseOptimizer(const Json &j, ManifestOptimizer &o) {
+  Fields fields(j);
+  KILN_RETURN_IF_ERROR(fields.string("kind", o.kind));
+  if (o.kind != "sgd" && o.kind != "momentum" && o.kind != "adamw")
+    return Status::error(strCat("'kind' is '", o.kind,
+                                "'; expected \"sgd\", \"momentum\" or "
+                                "\"adamw\""));
+  for (auto [key, field] : {std::pair{"lr", &o.lr},
+                            {"momentum", &o.momentum},
+                            {"beta1", &o.beta1},
+                            {"beta2", &o.beta2},
+                            {"eps", &o.eps},
+                            {"weight_decay", &o.weightDecay}})
+    KILN_RETURN_IF_ERROR(fields.number(key, *field));
+  return Status::ok();
+}
+
+/// A path inside the package: relative, not empty, without "..".
+Status checkRelativePath(const char *key, const std::string &path) {
+  bool ok = !path.empty() && path[0] != '/';
+  for (size_t begin = 0; ok && begin <= path.size();) {
+    size_t end = path.find('/', begin);
+    if (end == std::string::npos)
+      end = path.size();
+    ok = path.compare(begin, end - begin, "..") != 0;
+    begin = end + 1;
+  }
+  if (!ok)
+    return Status::error(strCat("'", key, "' is '", path,
+                                "'; it must be a relative path inside the "
+                                "package, without '..'"));
+  return Status::ok();
+}
+
+Status parseTrainingGraphs(const Json &j, ManifestTrainingGraphs &g) {
+  Fields fields(j);
+  for (auto [key, field] : {std::pair{"forward", &g.forward},
+                            {"backward", &g.backward},
+                            {"optimizer", &g.optimizer}}) {
+    KILN_RETURN_IF_ERROR(fields.string(key, *field));
+    KILN_RETURN_IF_ERROR(checkRelativePath(key, *field));
+  }
+  return Status::ok();
+}
+
+/// Checks the names of a training section: unique parameters, state and
+/// saved values; gradients and updates naming known tensors, once each.
+Status checkTrainingNames(const ManifestTraining &t) {
+  std::set<std::string> parameters, state, saved;
+  for (const ManifestValue &v : t.parameters)
+    if (!parameters.insert(v.name).second)
+      return Status::error(strCat("parameter '", v.name, "' is listed twice"));
+  for (const ManifestValue &v : t.state) {
+    if (parameters.count(v.name))
+      return Status::error(
+          strCat("state '", v.name, "' has the name of a parameter"));
+    if (!state.insert(v.name).second)
+      return Status::error(strCat("state '", v.name, "' is listed twice"));
+  }
+  for (const ManifestValue &v : t.saved)
+    if (!saved.insert(v.name).second)
+      return Status::error(
+          strCat("saved value '", v.name, "' is listed twice"));
+  std::set<std::string> withGradient, gradientValues;
+  for (const ManifestGradient &g : t.gradients) {
+    if (!parameters.count(g.parameter))
+      return Status::error(
+          strCat("gradients: '", g.parameter, "' is not a parameter"));
+    if (!withGradient.insert(g.parameter).second)
+      return Status::error(
+          strCat("gradients: parameter '", g.parameter, "' has two gradients"));
+    if (!gradientValues.insert(g.value).second)
+      return Status::error(
+          strCat("gradients: value '", g.value, "' is listed twice"));
+  }
+  std::set<std::string> updated, updateValues;
+  for (const ManifestUpdate &u : t.updates) {
+    if (!parameters.count(u.target) && !state.count(u.target))
+      return Status::error(strCat("updates: target '", u.target,
+                                  "' is neither a parameter nor a state "
+                                  "tensor"));
+    if (!updated.insert(u.target).second)
+      return Status::error(
+          strCat("updates: '", u.target, "' is updated twice"));
+    if (!updateValues.insert(u.value).second)
+      return Status::error(
+          strCat("updates: value '", u.value, "' is listed twice"));
+  }
+  return Status::ok();
+}
+
+Status parseTraining(const Json &j, ManifestTraining &t) {
+  Fields fields(j);
+  KILN_RETURN_IF_ERROR(fields.string("loss", t.loss));
+  KILN_RETURN_IF_ERROR(fields.string("weights_file", t.weightsFile));
+  KILN_RETURN_IF_ERROR(checkRelativePath("weights_file", t.weightsFile));
+  auto parse = [](const Json &e, ManifestValue &v) {
+    return parseValue(e, v, false);
+  };
+  auto nameOf = [](const ManifestValue &v) { return v.name; };
+  for (auto [key, list] : {std::pair{"parameters", &t.parameters},
+                           {"state", &t.state},
+                           {"saved", &t.saved}})
+    KILN_RETURN_IF_ERROR(
+        parseList(fields, key, "", *list, parse, nameOf, kNameTypeShape));
+  KILN_RETURN_IF_ERROR(parseList(fields, "gradients", "", t.gradients,
+                                 parseGradient,
+                                 [](const auto &g) { return g.parameter; }));
+  KILN_RETURN_IF_ERROR(parseList(fields, "updates", "", t.updates, parseUpdate,
+                                 [](const auto &u) { return u.target; }));
+  KILN_RETURN_IF_ERROR(fields.count("saved_bytes", t.savedBytes));
+  KILN_RETURN_IF_ERROR(fields.count("recomputed_ops", t.recomputedOps));
+  KILN_RETURN_IF_ERROR(
+      parseObject(fields, "optimizer", t.optimizer, parseOptimizer));
+  KILN_RETURN_IF_ERROR(
+      parseObject(fields, "graphs", t.graphs, parseTrainingGraphs));
+  return checkTrainingNames(t);
+}
+
+//===----------------------------------------------------------------------===//
+// The top level
+//===----------------------------------------------------------------------===//
 
 Status parseHeader(const Fields &fields, PackageManifest &m) {
   if (const Json *format = fields.find("format")) {
@@ -455,9 +597,11 @@ Status parseHeader(const Fields &fields, PackageManifest &m) {
         "'format_version' is ", m.formatVersion, "; this runtime reads 1 to ",
         kManifestFormatVersion, " (recompile the package with this Kiln)"));
   if (const Json *kind = fields.find("kind")) {
-    if (!kind->is_string() || (kind->get<std::string>() != "program"))
-      return Status::error("'kind' must be \"program\" when present");
-    m.kind = PackageKind::Program;
+    std::string k = kind->is_string() ? kind->get<std::string>() : "";
+    if (k != "program" && k != "training")
+      return Status::error(
+          "'kind' must be \"program\" or \"training\" when present");
+    m.kind = k == "program" ? PackageKind::Program : PackageKind::Training;
   }
   KILN_RETURN_IF_ERROR(fields.integer("abi_version", m.abiVersion));
   if (const Json *target = fields.find("target");
@@ -554,6 +698,14 @@ Expected<PackageManifest> parseRoot(const Json &root) {
     m.cuda.emplace();
     KILN_RETURN_IF_ERROR(parseObject(fields, "cuda", *m.cuda, parseCuda));
   }
+  if (fields.find("training")) {
+    m.training.emplace();
+    KILN_RETURN_IF_ERROR(
+        parseObject(fields, "training", *m.training, parseTraining));
+  }
+  if (m.kind == PackageKind::Training && !m.training)
+    return Status::error("a training package (\"kind\": \"training\") "
+                         "needs a 'training' section");
   return m;
 }
 

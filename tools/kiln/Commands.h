@@ -14,12 +14,30 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "compiler/TrainingPipeline.h"
+#include "compiler/onnx/OnnxTracer.h"
 
 #include "mlir/IR/Diagnostics.h"
 
 namespace kiln {
+
+/// The training flags of `kiln compile --train`, `kiln dump --train` and
+/// `kiln explain --train` (docs/training.md).
+struct TrainFlags {
+  bool train = false;
+  std::string optimizer = "sgd";
+  double lr = 0.01;
+  double momentum = 0.9;
+  double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
+  double weightDecay = 0.0;
+  /// Glob patterns (fnmatch) of initializers that are not trained.
+  std::vector<std::string> freeze;
+  bool noRecompute = false;
+};
 
 /// `kiln dump MODEL [--stage traced|optimized|fused] [--dim NAME=SIZE]...
 /// [-o FILE]`.
@@ -30,6 +48,8 @@ struct DumpOptions {
   bool weightsAsParameters = false;
   std::vector<std::string> dims;
   std::string target = "cpu"; ///< for --stage program.
+  /// --train: the stages are joint, forward, backward, optimizer.
+  TrainFlags training;
 };
 int runDumpCommand(const DumpOptions &options);
 
@@ -80,6 +100,7 @@ struct CompileCommandOptions {
   std::string cpuIsa = "host";
   bool fullgraph = false;
   std::string dumpIrDir;
+  TrainFlags training;
 };
 int runCompileCommand(const CompileCommandOptions &options);
 
@@ -88,8 +109,29 @@ struct ExplainOptions {
   std::string target = "cpu";
   std::vector<std::string> dims;
   std::vector<std::string> inputValues;
+  /// --train: what blocks training the model instead of graph breaks.
+  TrainFlags training;
 };
 int runExplainCommand(const ExplainOptions &options);
+
+/// `kiln train PACKAGE --input NAME=FILE... [--steps N] [--lr LR]
+/// [--load-weights FILE] [--save-weights FILE] [--losses FILE]`.
+struct TrainCommandOptions {
+  std::string package;
+  std::vector<std::string> inputs;
+  int steps = 1;
+  std::optional<double> lr;
+  std::string loadWeights, saveWeights, losses;
+};
+int runTrainCommand(const TrainCommandOptions &options);
+
+/// Sets `trace` up for training with `flags` (float initializers become
+/// trainable parameters unless frozen; their data goes to
+/// `*initialValues`).
+void setUpTrainingTrace(const TrainFlags &flags, TraceOptions &trace,
+                        std::map<std::string, Tensor> *initialValues);
+/// The pipeline's training options from the flags; errors name the flag.
+Status trainOptionsOf(const TrainFlags &flags, TrainOptions &options);
 
 /// Parses `--input-value NAME=FILE` flags into values of `trace`.
 Status parseInputValueFlags(const std::vector<std::string> &flags,

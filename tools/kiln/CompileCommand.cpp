@@ -88,6 +88,34 @@ DiagnosticReporter::DiagnosticReporter(mlir::MLIRContext *context)
         return mlir::success();
       }) {}
 
+/// The one-line report of a training package just written.
+static int reportTrainingPackage(const CompileOptions &options) {
+  Expected<PackageManifest> manifest =
+      readManifest(options.outputDir + "/manifest.json");
+  if (!manifest || !manifest->training)
+    return reportError("the training package '" + options.outputDir +
+                       "' was written but its manifest does not read back: " +
+                       (manifest ? "no training section"
+                                 : manifest.status().message()));
+  const ManifestTraining &t = *manifest->training;
+  int64_t paramBytes = 0;
+  for (const ManifestValue &p : t.parameters)
+    paramBytes += static_cast<int64_t>(p.bytes.value_or(0));
+  std::cout << "kiln: compiled '" << options.modelPath
+            << "' for training into '" << options.outputDir
+            << "': " << t.parameters.size() << " parameters (" << paramBytes
+            << " bytes), optimizer " << t.optimizer.kind << "; saved "
+            << "activations " << t.saved.size() << " values, "
+            << t.savedBytes << " bytes; " << t.recomputedOps
+            << " ops recomputed in backward";
+  if (manifest->counts)
+    std::cout << "; " << manifest->counts->fused << " fused kernels, "
+              << manifest->counts->library << " library calls, "
+              << manifest->counts->fallback << " fallback ops";
+  std::cout << "\n";
+  return 0;
+}
+
 int runCompileCommand(const CompileCommandOptions &flags) {
   CompileOptions options;
   options.modelPath = flags.model;
@@ -119,6 +147,18 @@ int runCompileCommand(const CompileCommandOptions &flags) {
                                            trace.inputValues);
       !values)
     return reportError(values.message());
+  const TrainFlags &training = flags.training;
+  TrainOptions train;
+  std::map<std::string, Tensor> initialValues;
+  if (training.train) {
+    if (Status ok = trainOptionsOf(training, train); !ok)
+      return reportError(ok.message());
+    if (options.weights != "embed")
+      return reportError("--train: --weights external is not supported; "
+                         "the initial parameters go to "
+                         "weights.safetensors");
+    setUpTrainingTrace(training, trace, &initialValues);
+  }
   auto module = traceOnnxFile(context, options.modelPath, trace);
   if (!module)
     return reportError(module.status().message());
@@ -126,6 +166,16 @@ int runCompileCommand(const CompileCommandOptions &flags) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
 
+  if (training.train) {
+    if (mlir::failed(
+            runTrainingPipeline(**module, options, train, initialValues))) {
+      if (diagnostics.errors() == 0)
+        reportError("compiling '" + options.modelPath +
+                    "' for training failed");
+      return 1;
+    }
+    return reportTrainingPackage(options);
+  }
   if (mlir::failed(runCompilePipeline(**module, options))) {
     if (diagnostics.errors() == 0)
       reportError("compiling '" + options.modelPath + "' failed");

@@ -34,7 +34,81 @@ int reportError(const std::string &message) {
   return 1;
 }
 
+/// Prints `op` with its locations inline (each op names its ONNX node) and
+/// `summary` to `path` (written, then renamed) or stdout.
+static int printIr(mlir::Operation *op, const std::string &summary,
+                   const std::string &path) {
+  mlir::OpPrintingFlags flags;
+  flags.enableDebugInfo(/*enable=*/true, /*prettyForm=*/false);
+  flags.useLocalScope();
+  if (path.empty()) {
+    op->print(llvm::outs(), flags);
+    llvm::outs() << "\n" << summary;
+    return 0;
+  }
+  std::string tmp = path + ".tmp";
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream out(tmp, ec);
+    if (ec)
+      return reportError("cannot write '" + tmp + "': " + ec.message());
+    op->print(out, flags);
+    out << "\n" << summary;
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0)
+    return reportError("cannot rename '" + tmp + "' to '" + path + "'");
+  return 0;
+}
+
+/// `kiln dump --train`: the traced graph with its trainable parameters, the
+/// joint graph, or one of the derived forward, backward and optimizer
+/// graphs.
+static int dumpTraining(const DumpOptions &options) {
+  static const char *const stages[] = {"traced", "joint", "forward",
+                                       "backward", "optimizer"};
+  if (!llvm::is_contained(stages, options.stage))
+    return reportError("--train: --stage '" + options.stage +
+                       "' is not a training stage; use traced, joint, "
+                       "forward, backward or optimizer");
+  TrainOptions train;
+  if (Status ok = trainOptionsOf(options.training, train); !ok)
+    return reportError(ok.message());
+  mlir::MLIRContext context;
+  context.printOpOnDiagnostic(false);
+  TraceOptions trace;
+  if (Status dims = parseDimFlags(options.dims, trace.dimSizes); !dims)
+    return reportError(dims.message());
+  setUpTrainingTrace(options.training, trace, nullptr);
+  auto module = traceOnnxFile(context, options.model, trace);
+  if (!module)
+    return reportError(module.status().message());
+  if (options.stage == "traced")
+    return printIr(module->get(), "", options.output);
+  DiagnosticReporter diagnostics(&context);
+  TrainingStage stage = options.stage == "joint" ? TrainingStage::Joint
+                                                 : TrainingStage::Complete;
+  if (mlir::failed(
+          deriveTrainingGraphs(**module, options.target, train, stage)))
+    return diagnostics.errors() ? 1
+                                : reportError("deriving the training graphs "
+                                              "failed");
+  if (options.stage == "joint")
+    return printIr(module->get(), "", options.output);
+  auto graph = (*module)->lookupSymbol<mlir::func::FuncOp>(options.stage);
+  std::string summary;
+  if (auto bytes = graph->getAttrOfType<mlir::IntegerAttr>(kSavedBytesAttr))
+    summary = "// saved activations: " + std::to_string(bytes.getInt()) +
+              " bytes; forward ops recomputed in backward: " +
+              std::to_string(graph->getAttrOfType<mlir::IntegerAttr>(
+                                      kRecomputedOpsAttr)
+                                 .getInt()) +
+              "\n";
+  return printIr(graph, summary, options.output);
+}
+
 int runDumpCommand(const DumpOptions &options) {
+  if (options.training.train)
+    return dumpTraining(options);
   mlir::MLIRContext context;
   context.printOpOnDiagnostic(false);
   TraceOptions traceOptions;
@@ -42,6 +116,10 @@ int runDumpCommand(const DumpOptions &options) {
   Status dims = parseDimFlags(options.dims, traceOptions.dimSizes);
   if (!dims)
     return reportError(dims.message());
+  if (options.stage == "joint" || options.stage == "forward" ||
+      options.stage == "backward" || options.stage == "optimizer")
+    return reportError("--stage " + options.stage +
+                       " is a training stage: add --train");
   auto module = traceOnnxFile(context, options.model, traceOptions);
   if (!module)
     return reportError(module.status().message());
@@ -99,28 +177,7 @@ int runDumpCommand(const DumpOptions &options) {
     }
   }
 
-  mlir::OpPrintingFlags flags;
-  flags.enableDebugInfo(/*enable=*/true, /*prettyForm=*/false);
-  // Print locations inline, so each op names its ONNX node on its own line.
-  flags.useLocalScope();
-  if (options.output.empty()) {
-    (*module)->print(llvm::outs(), flags);
-    llvm::outs() << "\n" << summary;
-    return 0;
-  }
-  std::string tmp = options.output + ".tmp";
-  {
-    std::error_code ec;
-    llvm::raw_fd_ostream out(tmp, ec);
-    if (ec)
-      return reportError("cannot write '" + tmp + "': " + ec.message());
-    (*module)->print(out, flags);
-    out << "\n" << summary;
-  }
-  if (std::rename(tmp.c_str(), options.output.c_str()) != 0)
-    return reportError("cannot rename '" + tmp + "' to '" + options.output +
-                       "'");
-  return 0;
+  return printIr(module->get(), summary, options.output);
 }
 
 } // namespace kiln

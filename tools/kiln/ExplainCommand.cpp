@@ -18,11 +18,66 @@
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/Support/raw_ostream.h"
 
 namespace kiln {
 
+/// `kiln explain --train`: whether the model trains, and if not, every op
+/// that blocks it (no gradient rule, a graph break), naming its node.
+static int explainTraining(const ExplainOptions &options) {
+  TrainOptions train;
+  if (Status ok = trainOptionsOf(options.training, train); !ok)
+    return reportError(ok.message());
+  mlir::MLIRContext context;
+  context.printOpOnDiagnostic(false);
+  DiagnosticReporter diagnostics(&context);
+  TraceOptions trace;
+  if (Status dims = parseDimFlags(options.dims, trace.dimSizes); !dims)
+    return reportError(dims.message());
+  std::map<std::string, Tensor> params;
+  setUpTrainingTrace(options.training, trace, &params);
+  auto module = traceOnnxFile(context, options.model, trace);
+  if (!module)
+    return reportError(module.status().message());
+  int64_t elements = 0;
+  for (const auto &[name, t] : params)
+    elements += t.numel();
+  llvm::outs() << "Training '" << options.model << "' (target "
+               << options.target << "): " << params.size()
+               << " trainable parameters, " << elements << " elements\n";
+  if (mlir::failed(deriveTrainingGraphs(**module, options.target, train,
+                                        TrainingStage::Complete))) {
+    llvm::outs() << "It cannot be trained yet: " << diagnostics.errors()
+                 << " problem(s), each printed above with its node.\n";
+    return 1;
+  }
+  auto forward = (*module)->lookupSymbol<mlir::func::FuncOp>("forward");
+  auto backward = (*module)->lookupSymbol<mlir::func::FuncOp>("backward");
+  auto countOps = [](mlir::func::FuncOp f) {
+    return std::distance(f.getOps().begin(), f.getOps().end()) - 1;
+  };
+  llvm::outs() << "It trains: every op on the way from the parameters to "
+                  "the loss has a gradient rule and the graphs compile "
+                  "whole.\n"
+               << "  forward graph: " << countOps(forward) << " ops, saves "
+               << (forward.getNumResults() - 1) << " activations ("
+               << forward->getAttrOfType<mlir::IntegerAttr>(kSavedBytesAttr)
+                      .getInt()
+               << " bytes)\n"
+               << "  backward graph: " << countOps(backward) << " ops, "
+               << backward->getAttrOfType<mlir::IntegerAttr>(
+                          kRecomputedOpsAttr)
+                      .getInt()
+               << " of them forward ops recomputed\n"
+               << "(`kiln dump --train --stage joint|forward|backward` shows "
+                  "the graphs)\n";
+  return 0;
+}
+
 int runExplainCommand(const ExplainOptions &options) {
+  if (options.training.train)
+    return explainTraining(options);
   mlir::MLIRContext context;
   context.printOpOnDiagnostic(false);
   DiagnosticReporter diagnostics(&context);

@@ -24,6 +24,34 @@ static std::string targetHelp() {
   return help;
 }
 
+/// The flags of training: --train and the optimizer's.
+void addTrainFlags(CLI::App *cmd, kiln::TrainFlags &t, bool optimizer) {
+  cmd->add_flag("--train", t.train,
+                "Training: the model's first output is a scalar loss and "
+                "its float initializers are the parameters to train "
+                "(docs/training.md)");
+  cmd->add_option("--freeze", t.freeze,
+                  "With --train: initializers matching this glob pattern "
+                  "(e.g. 'encoder.*') are not trained; repeatable");
+  if (!optimizer)
+    return;
+  cmd->add_option("--optimizer", t.optimizer,
+                  "With --train: sgd, momentum or adamw (default sgd)")
+      ->check(CLI::IsMember({"sgd", "momentum", "adamw"}));
+  cmd->add_option("--lr", t.lr,
+                  "With --train: the learning rate the package starts with "
+                  "(default 0.01; kiln train --lr overrides it)");
+  cmd->add_option("--momentum", t.momentum, "momentum's factor (0.9)");
+  cmd->add_option("--beta1", t.beta1, "adamw's beta1 (0.9)");
+  cmd->add_option("--beta2", t.beta2, "adamw's beta2 (0.999)");
+  cmd->add_option("--eps", t.eps, "adamw's epsilon (1e-8)");
+  cmd->add_option("--weight-decay", t.weightDecay,
+                  "Decoupled (adamw) or L2 (sgd, momentum) weight decay (0)");
+  cmd->add_flag("--no-recompute", t.noRecompute,
+                "With --train: save every activation the backward graph "
+                "reads instead of recomputing cheap ones");
+}
+
 int main(int argc, char **argv) {
   CLI::App app{"Kiln: an ahead-of-time compiler for deep-learning models.\n"
                "Reads ONNX models, traces them into the kiln MLIR dialect and "
@@ -45,9 +73,12 @@ int main(int argc, char **argv) {
                    "target's lowering: library calls with their folds, "
                    "reference and load-time steps; exactly what runs), "
                    "program (after graph-break planning: compiled graphs, "
-                   "kiln.eager breaks inline, control flow)")
-      ->check(CLI::IsMember(
-          {"traced", "optimized", "fused", "lowered", "program"}));
+                   "kiln.eager breaks inline, control flow); with --train: "
+                   "traced, joint (forward + backward), forward, backward, "
+                   "optimizer")
+      ->check(CLI::IsMember({"traced", "optimized", "fused", "lowered",
+                             "program", "joint", "forward", "backward",
+                             "optimizer"}));
   dumpCmd
       ->add_option("--target", dump.target,
                    "Target whose graph breaks the program, optimized, fused "
@@ -62,6 +93,7 @@ int main(int argc, char **argv) {
   dumpCmd->add_flag("--weights-as-parameters", dump.weightsAsParameters,
                     "Turn initializers with more than 1024 elements into "
                     "function parameters instead of embedded constants");
+  addTrainFlags(dumpCmd, dump.training, /*optimizer=*/true);
 
   RunCommandOptions run;
   CLI::App *runCmd = app.add_subcommand(
@@ -176,6 +208,7 @@ int main(int argc, char **argv) {
   compileCmd->add_option("--dump-ir", compile.dumpIrDir,
                          "Write the IR after each stage into this folder, one "
                          "file per stage and graph");
+  addTrainFlags(compileCmd, compile.training, /*optimizer=*/true);
 
   ExplainOptions explain;
   CLI::App *explainCmd = app.add_subcommand(
@@ -192,6 +225,29 @@ int main(int argc, char **argv) {
   explainCmd->add_option("--input-value", explain.inputValues,
                          "Bind an input to a value, NAME=FILE (as for "
                          "compile)");
+  addTrainFlags(explainCmd, explain.training, /*optimizer=*/false);
+
+  kiln::TrainCommandOptions train;
+  CLI::App *trainCmd = app.add_subcommand(
+      "train", "Run train steps of a training package (kiln compile "
+               "--train) and print the loss of each");
+  trainCmd->add_option("PACKAGE", train.package, "Training package folder")
+      ->required();
+  trainCmd->add_option("-i,--input", train.inputs,
+                       "An input as NAME=FILE (.npy or .pb); the same batch "
+                       "every step; repeat for each input");
+  trainCmd->add_option("--steps", train.steps, "Train steps to run (1)")
+      ->check(CLI::PositiveNumber);
+  trainCmd->add_option("--lr", train.lr,
+                       "Learning rate (default: the package's)");
+  trainCmd->add_option("--load-weights", train.loadWeights,
+                       "Start from these weights (and optimizer state): a "
+                       "safetensors file from --save-weights");
+  trainCmd->add_option("--save-weights", train.saveWeights,
+                       "After the steps, write the parameters, optimizer "
+                       "state and step count to this safetensors file");
+  trainCmd->add_option("--losses", train.losses,
+                       "Write the losses as a JSON list to this file");
 
   try {
     app.parse(argc, argv);
@@ -217,5 +273,7 @@ int main(int argc, char **argv) {
     return runRunCommand(run);
   if (*benchCmd)
     return runBenchCommand(bench);
+  if (*trainCmd)
+    return runTrainCommand(train);
   return 1;
 }

@@ -6,7 +6,8 @@
 // each kernel name of model.so to a CUfunction, uploading the weights once,
 // and running: CPU inputs are copied to the device on the run's stream,
 // outputs are allocated on the device (and copied back to the CPU unless
-// the caller keeps them on the device), the arena comes from a pool, and
+// the caller keeps them on the device) or written into the caller's device
+// tensors (RunOptions::outputsInto), the arena comes from a pool, and
 // the stream is synchronised before the run returns, so every buffer the
 // run used may be reused when it returns.
 //
@@ -188,7 +189,8 @@ void CudaPackage::releaseArena(void *arena) const {
 Expected<NamedTensors> CudaPackage::run(
     kiln_model *handle, const std::vector<ValueSignature> &inputSigs,
     const std::vector<const Tensor *> &inputs,
-    const std::vector<ValueSignature> &outputSigs, Device outputDevice,
+    const std::vector<ValueSignature> &outputSigs,
+    const std::vector<const Tensor *> &outputTargets, Device outputDevice,
     double *deviceMs) const {
   // Declared before the stream lease: destroyed after it has synchronised.
   std::vector<Tensor> keep, hostKeep, deviceOutputs;
@@ -236,8 +238,19 @@ Expected<NamedTensors> CudaPackage::run(
     keep.push_back(dev.take());
   }
 
+  // Outputs: the caller's device tensors where given (aligned ones written
+  // in place), else new device tensors.
   std::vector<void *> outputPointers;
-  for (const ValueSignature &sig : outputSigs) {
+  for (size_t i = 0; i < outputSigs.size(); ++i) {
+    const ValueSignature &sig = outputSigs[i];
+    const Tensor *target = outputTargets[i];
+    if (target &&
+        reinterpret_cast<uintptr_t>(target->rawData()) % kDeviceAlignment ==
+            0) {
+      outputPointers.push_back(target->rawData());
+      deviceOutputs.emplace_back();
+      continue;
+    }
     Expected<Tensor> t = Tensor::empty(sig.dtype, sig.shape, Device::CUDA);
     if (!t)
       return t.status().withContext(strCat("output '", sig.name, "'"));
@@ -262,6 +275,16 @@ Expected<NamedTensors> CudaPackage::run(
         strCat(libPath_, ": run failed: ", err[0] ? err : "no message"));
   } else {
     for (size_t i = 0; i < outputSigs.size() && status; ++i) {
+      if (const Tensor *target = outputTargets[i]) {
+        // Written in place, or staged in an aligned temporary.
+        if (deviceOutputs[i].defined() && target->nbytes())
+          status = cuda::copy(target->rawData(), deviceOutputs[i].rawData(),
+                              target->nbytes(), cuda::CopyKind::DeviceToDevice,
+                              stream, false)
+                       .withContext(strCat("output '", outputSigs[i].name,
+                                           "'"));
+        continue;
+      }
       if (outputDevice == Device::CUDA) {
         outputs.emplace_back(outputSigs[i].name, deviceOutputs[i]);
         continue;
@@ -310,6 +333,7 @@ Expected<NamedTensors> CudaPackage::run(kiln_model *,
                                         const std::vector<ValueSignature> &,
                                         const std::vector<const Tensor *> &,
                                         const std::vector<ValueSignature> &,
+                                        const std::vector<const Tensor *> &,
                                         Device, double *) const {
   return cuda::available();
 }

@@ -48,7 +48,10 @@ public:
   ~CudaPackage();
 
   /// Runs the model on a pooled stream and arena. `inputs` are in signature
-  /// order and already checked (dtype and shape; CPU or CUDA). Outputs are
+  /// order and already checked (dtype and shape; CPU or CUDA).
+  /// `outputTargets` has one entry per output: a checked, contiguous CUDA
+  /// tensor to write it into (RunOptions::outputsInto; an unaligned one
+  /// through a device temporary), or nullptr. The other outputs are
   /// returned on `outputDevice`. Waits for the stream before returning.
   /// `deviceMs`, when given, receives the device time of the run's copies
   /// and kernels (RunOptions::deviceMilliseconds).
@@ -56,6 +59,7 @@ public:
                              const std::vector<ValueSignature> &inputSigs,
                              const std::vector<const Tensor *> &inputs,
                              const std::vector<ValueSignature> &outputSigs,
+                             const std::vector<const Tensor *> &outputTargets,
                              Device outputDevice,
                              double *deviceMs = nullptr) const;
 

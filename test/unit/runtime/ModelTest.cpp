@@ -8,7 +8,9 @@
 // covers loading and running, input validation messages, broken packages
 // (missing or corrupt model.so, missing or truncated weights.bin, another
 // ABI version, manifest/ABI disagreements) reported as errors, the ways of
-// binding weights, and concurrent runs.
+// binding weights, concurrent runs, outputs written into the caller's
+// tensors (RunOptions::outputsInto, in place over an input too), and the
+// refusal of a training package.
 //
 //===----------------------------------------------------------------------===//
 
@@ -413,6 +415,91 @@ TEST_CASE("Broken packages are errors, not crashes", "[model]") {
     requireLoadError(
         dir.path, {"manifest.json", "weight 'v'", "model.so does not declare"});
   }
+}
+
+TEST_CASE("Model::run writes outputs into the caller's tensors",
+          "[model][outputs-into]") {
+  TempDir dir("into");
+  writePackage(dir.path);
+  Expected<Model> loaded = Model::load(dir.path.string());
+  REQUIRE(loaded.isOk());
+  const Model &model = *loaded;
+  auto runInto = [&](const NamedTensors &in, NamedTensors &into) {
+    RunOptions options;
+    options.outputsInto = &into;
+    return model.run(in, options);
+  };
+
+  SECTION("an aligned tensor is written in place and not returned") {
+    Tensor y = Tensor::empty(DType::F32, {2, 3});
+    void *before = y.rawData();
+    NamedTensors into = {{"y", y}};
+    Expected<NamedTensors> r = runInto({{"x", inputX()}}, into);
+    INFO((r ? std::string() : r.status().message()));
+    REQUIRE(r.isOk());
+    CHECK(r->empty());
+    CHECK(y.rawData() == before);
+    CHECK(y.toDoubleVector() == expectedY());
+  }
+  SECTION("the output may be the input's storage (in place)") {
+    Tensor x = inputX();
+    NamedTensors into = {{"y", x}};
+    Expected<NamedTensors> r = runInto({{"x", x}}, into);
+    REQUIRE(r.isOk());
+    CHECK(x.toDoubleVector() == expectedY());
+  }
+  SECTION("an unaligned tensor is written through a temporary") {
+    // A view 4 bytes into a larger buffer: contiguous but not 64-aligned.
+    Tensor big = Tensor::empty(DType::F32, {7});
+    Tensor y(big.storage(), DType::F32, {2, 3}, contiguousStrides({2, 3}), 1);
+    NamedTensors into = {{"y", y}};
+    Expected<NamedTensors> r = runInto({{"x", inputX()}}, into);
+    REQUIRE(r.isOk());
+    CHECK(y.toDoubleVector() == expectedY());
+    CHECK(big.getDouble(0) == 0.0);
+  }
+  SECTION("errors name the output") {
+    auto error = [&](NamedTensors into) {
+      Expected<NamedTensors> r = runInto({{"x", inputX()}}, into);
+      REQUIRE_FALSE(r.isOk());
+      return r.status().message();
+    };
+    CHECK(error({{"z", Tensor::empty(DType::F32, {2, 3})}}) ==
+          "RunOptions::outputsInto: unknown output 'z' (the model's outputs "
+          "are 'y')");
+    CHECK(error({{"y", Tensor::empty(DType::F32, {3, 2})}}) ==
+          "RunOptions::outputsInto: output 'y': expected f32[2, 3] but got "
+          "f32[3, 2]");
+    CHECK(error({{"y", Tensor::empty(DType::F64, {2, 3})}}) ==
+          "RunOptions::outputsInto: output 'y': expected f32[2, 3] but got "
+          "f64[2, 3]");
+    CHECK(error({{"y", Tensor::empty(DType::F32, {3, 2}).permute({1, 0})}}) ==
+          "RunOptions::outputsInto: output 'y': the tensor is not "
+          "contiguous; pass a contiguous one");
+    CHECK(error({{"y", Tensor()}}) ==
+          "RunOptions::outputsInto: output 'y': no tensor given (expected "
+          "f32[2, 3])");
+    Tensor y = Tensor::empty(DType::F32, {2, 3});
+    CHECK(error({{"y", y}, {"y", y}}) ==
+          "RunOptions::outputsInto: output 'y' is given more than once");
+  }
+  SECTION("outputs not named are returned as usual") {
+    NamedTensors into;
+    Expected<NamedTensors> r = runInto({{"x", inputX()}}, into);
+    REQUIRE(r.isOk());
+    REQUIRE(r->size() == 1);
+    CHECK((*r)[0].second.toDoubleVector() == expectedY());
+  }
+}
+
+TEST_CASE("Model::load refuses a training package", "[model]") {
+  TempDir dir("training");
+  writeFile(dir.path / "manifest.json",
+            R"({"format": "kiln-package", "kind": "training",
+                "training": {}})");
+  requireLoadError(dir.path, {"'" + dir.path.string() +
+                              "' is a training package: load it with "
+                              "kiln::Trainer (docs/training.md)"});
 }
 
 TEST_CASE("Model::run is safe from several threads", "[model]") {

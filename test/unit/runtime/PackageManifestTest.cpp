@@ -93,6 +93,30 @@ static bool operator==(const ManifestGraphBreak &a,
   return std::tie(a.op, a.kind, a.reason, a.detail, a.hint, a.where, a.ops) ==
          std::tie(b.op, b.kind, b.reason, b.detail, b.hint, b.where, b.ops);
 }
+static bool operator==(const ManifestGradient &a, const ManifestGradient &b) {
+  return std::tie(a.parameter, a.value) == std::tie(b.parameter, b.value);
+}
+static bool operator==(const ManifestUpdate &a, const ManifestUpdate &b) {
+  return std::tie(a.value, a.target) == std::tie(b.value, b.target);
+}
+static bool operator==(const ManifestOptimizer &a, const ManifestOptimizer &b) {
+  return std::tie(a.kind, a.lr, a.momentum, a.beta1, a.beta2, a.eps,
+                  a.weightDecay) == std::tie(b.kind, b.lr, b.momentum, b.beta1,
+                                             b.beta2, b.eps, b.weightDecay);
+}
+static bool operator==(const ManifestTrainingGraphs &a,
+                       const ManifestTrainingGraphs &b) {
+  return std::tie(a.forward, a.backward, a.optimizer) ==
+         std::tie(b.forward, b.backward, b.optimizer);
+}
+static bool operator==(const ManifestTraining &a, const ManifestTraining &b) {
+  return std::tie(a.loss, a.parameters, a.weightsFile, a.state, a.gradients,
+                  a.updates, a.saved, a.savedBytes, a.recomputedOps,
+                  a.optimizer, a.graphs) ==
+         std::tie(b.loss, b.parameters, b.weightsFile, b.state, b.gradients,
+                  b.updates, b.saved, b.savedBytes, b.recomputedOps,
+                  b.optimizer, b.graphs);
+}
 static bool operator==(const PackageManifest &a, const PackageManifest &b) {
   return std::tie(a.format, a.formatVersion, a.kind, a.abiVersion, a.model,
                   a.source, a.target, a.library, a.programJson, a.programData,
@@ -100,14 +124,14 @@ static bool operator==(const PackageManifest &a, const PackageManifest &b) {
                   a.kernels, a.referenceOps, a.graphs, a.graphBreaks, a.counts,
                   a.memoryPlan, a.options, a.kilnVersion, a.versionsAbi,
                   a.hostCompilerCommand, a.hostCompilerWarnings, a.isa,
-                  a.compileTimes, a.cuda) ==
+                  a.compileTimes, a.cuda, a.training) ==
          std::tie(b.format, b.formatVersion, b.kind, b.abiVersion, b.model,
                   b.source, b.target, b.library, b.programJson, b.programData,
                   b.hasSignature, b.inputs, b.outputs, b.weightsFile, b.weights,
                   b.kernels, b.referenceOps, b.graphs, b.graphBreaks, b.counts,
                   b.memoryPlan, b.options, b.kilnVersion, b.versionsAbi,
                   b.hostCompilerCommand, b.hostCompilerWarnings, b.isa,
-                  b.compileTimes, b.cuda);
+                  b.compileTimes, b.cuda, b.training);
 }
 } // namespace kiln
 
@@ -237,6 +261,41 @@ PackageManifest programManifest() {
   return m;
 }
 
+/// A training package's manifest.
+PackageManifest trainingManifest() {
+  PackageManifest m;
+  m.kind = PackageKind::Training;
+  m.source = "mlp.onnx";
+  m.target = "cuda";
+  m.inputs = {{"x", DType::F32, {4, 16}, 256}, {"label", DType::I64, {4}, 32}};
+  m.outputs = {{"loss", DType::F32, {}, 4}};
+  ManifestTraining t;
+  t.loss = "loss";
+  t.parameters = {{"fc1.weight", DType::F32, {16, 8}, 512},
+                  {"fc1.bias", DType::F32, {8}, 32}};
+  t.state = {{"fc1.weight.m", DType::F32, {16, 8}, 512},
+             {"fc1.weight.v", DType::F32, {16, 8}, 512},
+             {"fc1.bias.m", DType::F32, {8}, 32},
+             {"fc1.bias.v", DType::F32, {8}, 32}};
+  t.gradients = {{"fc1.weight", "fc1.weight.grad"},
+                 {"fc1.bias", "fc1.bias.grad"}};
+  t.updates = {{"fc1.weight.next", "fc1.weight"},
+               {"fc1.weight.m.next", "fc1.weight.m"},
+               {"fc1.bias.next", "fc1.bias"},
+               {"fc1.bias.v.next", "fc1.bias.v"}};
+  t.saved = {{"h", DType::F32, {4, 8}, 128}};
+  t.savedBytes = 128;
+  t.recomputedOps = 3;
+  t.optimizer = {"adamw", 0.05, 0.0, 0.9, 0.98, 1e-6, 0.01};
+  t.graphs = {"graphs/fwd", "graphs/bwd", "graphs/opt"};
+  m.training = t;
+  m.counts = ManifestCounts{5, 3, 0, std::nullopt, std::nullopt};
+  m.memoryPlan.arenaBytes = 12288;
+  m.compileTimes.trace = 0.5;
+  m.compileTimes.graphs = 4.0;
+  return m;
+}
+
 PackageManifest parseOk(const std::string &text) {
   Expected<PackageManifest> m = parseManifest(text, "pkg/manifest.json");
   INFO(text);
@@ -270,8 +329,8 @@ std::string withWeight(const std::string &weight) {
 
 TEST_CASE("Manifest round trips: write then read gives the same struct",
           "[manifest]") {
-  for (const PackageManifest &m :
-       {cpuGraphManifest(), cudaGraphManifest(), programManifest()}) {
+  for (const PackageManifest &m : {cpuGraphManifest(), cudaGraphManifest(),
+                                   programManifest(), trainingManifest()}) {
     std::string text = formatManifest(m);
     INFO(text);
     PackageManifest back = parseOk(text);
@@ -482,7 +541,8 @@ TEST_CASE("Manifest errors name the file and the entry", "[manifest]") {
     requireError(R"({"format_version": "1"})",
                  {"'format_version' must be an integer"});
     requireError(R"({"kind": "graph"})",
-                 {"'kind' must be \"program\" when present"});
+                 {"'kind' must be \"program\" or \"training\" when "
+                  "present"});
     requireError(R"({"abi_version": "1"})",
                  {"'abi_version' must be an integer"});
     requireError(R"({"target": 1})", {"'target' must be a string"});
@@ -614,4 +674,104 @@ TEST_CASE("Manifest errors name the file and the entry", "[manifest]") {
     requireError(R"({"graph_breaks": [{"node": "nz", "ops": [{"node": 1}]}]})",
                  {"graph_breaks[0] ('nz'): ops[0]: 'node' must be a string"});
   }
+}
+
+TEST_CASE("A training package's manifest", "[manifest][training]") {
+  std::string text = formatManifest(trainingManifest());
+  CHECK(text.rfind("{\n  \"format\": \"kiln-package\",\n"
+                   "  \"format_version\": 1,\n  \"kind\": \"training\",\n"
+                   "  \"source\": \"mlp.onnx\",\n  \"target\": \"cuda\",\n"
+                   "  \"signature\": {",
+                   0) == 0);
+  for (const char *key :
+       {"\"training\": {\n    \"loss\": \"loss\"",
+        "\"weights_file\": \"weights.safetensors\"", "\"saved_bytes\": 128",
+        "\"recomputed_ops\": 3", "\"kind\": \"adamw\"",
+        "\"weight_decay\": 0.01", "\"forward\": \"graphs/fwd\"", "\"counts\"",
+        "\"memory_plan\": {\n    \"arena_bytes\": 12288\n"})
+    CHECK(text.find(key) != std::string::npos);
+  // Keys only the other forms have are not written.
+  for (const char *key : {"\"library\": \"", "\"kernels\"", "\"program\"",
+                          "\"graph_breaks\"", "\"options\""})
+    CHECK(text.find(key) == std::string::npos);
+
+  SECTION("defaults of a minimal training section") {
+    PackageManifest m = parseOk(R"({"kind": "training", "training": {}})");
+    REQUIRE(m.training);
+    CHECK(m.kind == PackageKind::Training);
+    CHECK(m.training->loss == "loss");
+    CHECK(m.training->weightsFile == "weights.safetensors");
+    CHECK(m.training->optimizer.kind == "sgd");
+    CHECK(m.training->graphs.optimizer == "graphs/optimizer");
+  }
+}
+
+TEST_CASE("Training manifest errors name the entry", "[manifest][training]") {
+  auto training = [](const std::string &body) {
+    return std::string(R"({"kind": "training", "training": {
+      "parameters": [{"name": "w", "dtype": "f32", "shape": [2]},
+                     {"name": "b", "dtype": "f32", "shape": []}],
+      "state": [{"name": "w.m", "dtype": "f32", "shape": [2]}])") +
+           (body.empty() ? "" : ", ") + body + "}}";
+  };
+  parseOk(training(R"("gradients": [{"parameter": "w", "value": "w.grad"}],
+                      "updates": [{"value": "w.next", "target": "w"},
+                                  {"value": "w.m.next", "target": "w.m"}])"));
+  requireError(R"({"kind": "training"})",
+               {"a training package (\"kind\": \"training\") needs a "
+                "'training' section"});
+  requireError(R"({"kind": "training", "training": []})",
+               {"'training' must be an object"});
+  requireError(training(R"("loss": 3)"), {"training: 'loss' must be a string"});
+  requireError(
+      R"({"kind": "training", "training": {"parameters": [
+            {"name": "w", "dtype": "f32", "shape": [2]},
+            {"name": "w", "dtype": "f32", "shape": [2]}]}})",
+      {"training: parameter 'w' is listed twice"});
+  requireError(
+      R"({"kind": "training", "training": {"parameters": [
+            {"name": "w", "dtype": "f32", "shape": [-1]}]}})",
+      {"training: parameters[0] ('w'): 'shape' [-1] has a dimension that is "
+       "not a static size"});
+  requireError(training(R"("state": [{"name": "w", "dtype": "f32",
+                                      "shape": [2]}])"),
+               {"training: state 'w' has the name of a parameter"});
+  requireError(training(R"("saved": [{"name": "h", "dtype": "f32",
+                                      "shape": [2]},
+                                     {"name": "h", "dtype": "f32",
+                                      "shape": [2]}])"),
+               {"training: saved value 'h' is listed twice"});
+  requireError(training(R"("gradients": [{"parameter": "q", "value": "g"}])"),
+               {"training: gradients: 'q' is not a parameter"});
+  requireError(training(R"("gradients": [{"parameter": "w", "value": "g"},
+                                         {"parameter": "w", "value": "h"}])"),
+               {"training: gradients: parameter 'w' has two gradients"});
+  requireError(training(R"("gradients": [{"parameter": "w"}])"),
+               {"training: gradients[0] ('w'): needs a 'parameter' and a "
+                "'value'"});
+  requireError(training(R"("updates": [{"value": "v", "target": "zz"}])"),
+               {"training: updates: target 'zz' is neither a parameter nor a "
+                "state tensor"});
+  requireError(training(R"("updates": [{"value": "v", "target": "w"},
+                                       {"value": "u", "target": "w"}])"),
+               {"training: updates: 'w' is updated twice"});
+  requireError(training(R"("updates": [{"value": "v", "target": "w"},
+                                       {"value": "v", "target": "b"}])"),
+               {"training: updates: value 'v' is listed twice"});
+  requireError(training(R"("optimizer": {"kind": "lion"})"),
+               {"training: optimizer: 'kind' is 'lion'; expected \"sgd\", "
+                "\"momentum\" or \"adamw\""});
+  requireError(training(R"("optimizer": {"lr": "fast"})"),
+               {"training: optimizer: 'lr' must be a number"});
+  requireError(training(R"("graphs": {"forward": "../elsewhere"})"),
+               {"training: graphs: 'forward' is '../elsewhere'; it must be a "
+                "relative path inside the package, without '..'"});
+  requireError(training(R"("graphs": {"backward": "/abs/bwd"})"),
+               {"'backward' is '/abs/bwd'"});
+  requireError(training(R"("graphs": {"optimizer": "graphs/../../x"})"),
+               {"'optimizer' is 'graphs/../../x'"});
+  requireError(training(R"("weights_file": "")"),
+               {"training: 'weights_file' is ''"});
+  requireError(training(R"("saved_bytes": -1)"),
+               {"training: 'saved_bytes' must be a non-negative integer"});
 }

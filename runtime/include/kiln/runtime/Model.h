@@ -67,6 +67,20 @@ struct RunOptions {
   /// timing measures). The wall-clock time of run() adds the host's work
   /// and the wait for the stream. Left alone for other packages.
   double *deviceMilliseconds = nullptr;
+  /// When given, the outputs named in it are written into those tensors
+  /// instead of freshly allocated ones, and are not returned by run() (the
+  /// returned list holds the other outputs, in signature order, placed as
+  /// `outputDevice` says). Each tensor must be of the output's declared
+  /// dtype and shape, contiguous, and on the package's device: CPU tensors
+  /// for a cpu package, CUDA tensors for a cuda package. One that is not
+  /// 64-byte aligned is written through an aligned temporary and copied
+  /// into. An output tensor may share its storage with an input of the same
+  /// call (an in-place update: safe for elementwise graphs such as a
+  /// compiled optimizer, which read and write each index once); two outputs
+  /// must not share storage. Names that are not outputs, or repeated, are
+  /// errors. Program packages (graph breaks) reject it. On error the
+  /// tensors' contents are unspecified.
+  NamedTensors *outputsInto = nullptr;
 };
 
 /// A compiled model, loaded from its package folder. Move-only; releasing

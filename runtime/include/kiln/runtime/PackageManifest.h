@@ -6,7 +6,7 @@
 // (kiln::Model's loader), with formatManifest / writeManifest turning a
 // PackageManifest into the file and readManifest / parseManifest turning
 // the file back into one. The runtime owns it, so the file's format is
-// defined without MLIR or LLVM. A manifest has one of two forms:
+// defined without MLIR or LLVM. A manifest has one of three forms:
 //
 // A graph package (no "kind"; model.so, weights.bin, kernels), keys in
 // this order:
@@ -72,6 +72,41 @@
 //     "memory_plan": {"arena_bytes": 8192},          (summed over the graphs)
 //     "compile_times_s": {"trace": 0.01, "graphs": 3.2} }
 //
+// A training package ("kind": "training"; docs/runtime-api.md, "Training
+// packages": weights.safetensors and three graph packages, forward,
+// backward and optimizer, under graphs/; loaded by kiln::Trainer):
+//
+//   { "format": "kiln-package", "format_version": 1, "kind": "training",
+//     "source": "model.onnx", "target": "cpu",
+//     "signature": {"inputs": [VALUE...],           the model inputs
+//                   "outputs": [VALUE]},            the loss, f32 []
+//     "training": {
+//       "loss": "loss",
+//       "parameters": [VALUE...],        trainable, in weights.safetensors
+//       "weights_file": "weights.safetensors",
+//       "state": [VALUE...],             optimizer state, zero-initialised
+//       "gradients": [{"parameter": "fc1.weight",
+//                      "value": "fc1.weight.grad"}],   backward outputs
+//       "updates": [{"value": "fc1.weight.next",
+//                    "target": "fc1.weight"}],         optimizer outputs
+//       "saved": [VALUE...], "saved_bytes": 1234,
+//       "recomputed_ops": 3,
+//       "optimizer": {"kind": "adamw", "lr": 0.05, "momentum": 0.9,
+//                     "beta1": 0.9, "beta2": 0.999, "eps": 1e-8,
+//                     "weight_decay": 0.0},
+//       "graphs": {"forward": "graphs/forward",
+//                  "backward": "graphs/backward",
+//                  "optimizer": "graphs/optimizer"}},
+//     "counts": {"fused": 3, "library": 1, "fallback": 0},  (the 3 graphs)
+//     "memory_plan": {"arena_bytes": 8192},
+//     "compile_times_s": {"trace": 0.01, "graphs": 3.2} }
+//
+// A training manifest must have "training"; parameter, state and saved
+// names are unique (and no parameter is also a state tensor), every
+// gradient names a parameter (at most one gradient each), every update's
+// target is a parameter or state tensor (at most one update each), and the
+// graph folders are relative paths without "..".
+//
 // Reading: keys may come in any order and unknown keys are ignored. Every
 // key is optional (absent keys read as the structs' defaults) except a
 // signature value's or weight's name, dtype and shape, and an "external"
@@ -116,6 +151,9 @@ enum class PackageKind {
   /// A model with graph breaks: program.json/.bin and graphs/<name>/
   /// ("kind": "program").
   Program,
+  /// A training package: weights.safetensors and the forward, backward and
+  /// optimizer graph packages ("kind": "training"; kiln::Trainer).
+  Training,
 };
 
 /// An input or output of the signature (VALUE).
@@ -276,9 +314,76 @@ struct ManifestGraphBreak {
   std::vector<ManifestBreakOp> ops;
 };
 
+/// A gradient of a training package: the backward graph's output `value`
+/// is the gradient of the loss with respect to `parameter`
+/// ("training.gradients").
+struct ManifestGradient {
+  std::string parameter; ///< "fc1.weight".
+  std::string value;     ///< "fc1.weight.grad".
+};
+
+/// An update of a training package: the optimizer graph's output `value`
+/// is written in place into the parameter or state tensor `target`
+/// ("training.updates").
+struct ManifestUpdate {
+  std::string value;  ///< "fc1.weight.next".
+  std::string target; ///< "fc1.weight".
+};
+
+/// The optimizer a training package was compiled with
+/// ("training.optimizer"); its hyper-parameters other than the learning
+/// rate are constants of the optimizer graph, recorded here for tools.
+struct ManifestOptimizer {
+  /// "sgd", "momentum" or "adamw".
+  std::string kind = "sgd";
+  /// The learning rate the package starts with (the optimizer graph's
+  /// "kiln.lr" input; kiln::TrainerOptions::lr overrides it).
+  double lr = 0.01;
+  double momentum = 0.9;
+  double beta1 = 0.9;
+  double beta2 = 0.999;
+  double eps = 1e-8;
+  double weightDecay = 0.0;
+};
+
+/// The three graph packages of a training package, as folders relative to
+/// the package ("training.graphs").
+struct ManifestTrainingGraphs {
+  std::string forward = "graphs/forward";
+  std::string backward = "graphs/backward";
+  std::string optimizer = "graphs/optimizer";
+};
+
+/// The "training" section of a training package's manifest.
+struct ManifestTraining {
+  /// The forward graph's output holding the loss (f32, rank 0).
+  std::string loss = "loss";
+  /// The trainable parameters, stored in `weightsFile` under these names.
+  std::vector<ManifestValue> parameters;
+  /// "weights_file": the initial parameters (safetensors).
+  std::string weightsFile = "weights.safetensors";
+  /// The optimizer state tensors, zero-initialised ("fc1.weight.m").
+  std::vector<ManifestValue> state;
+  /// One per parameter: which backward output is its gradient.
+  std::vector<ManifestGradient> gradients;
+  /// The optimizer outputs and the tensors they overwrite.
+  std::vector<ManifestUpdate> updates;
+  /// The forward outputs (after the loss) the backward graph reads.
+  std::vector<ManifestValue> saved;
+  /// "saved_bytes": their total size.
+  int64_t savedBytes = 0;
+  /// "recomputed_ops": forward ops the backward graph recomputes instead of
+  /// reading saved values.
+  int64_t recomputedOps = 0;
+  ManifestOptimizer optimizer;
+  ManifestTrainingGraphs graphs;
+};
+
 /// A whole manifest.json. Fields marked (graph) are written only for
-/// PackageKind::Graph, (program) only for PackageKind::Program; the others
-/// for both.
+/// PackageKind::Graph, (program) only for PackageKind::Program, (training)
+/// only for PackageKind::Training; the others for all (a training manifest
+/// writes format, format_version, kind, source, target, signature, training,
+/// counts, memory_plan.arena_bytes and compile_times_s trace and graphs).
 struct PackageManifest {
   /// "format" (optional when read; always written).
   std::string format = kManifestFormat;
@@ -334,6 +439,8 @@ struct PackageManifest {
   ManifestCompileTimes compileTimes;
   /// (graph) cuda packages only.
   std::optional<ManifestCuda> cuda;
+  /// (training) "training"; required when kind is PackageKind::Training.
+  std::optional<ManifestTraining> training;
 
   /// The steps that call the runtime (library + fallback counts), when
   /// "counts" is given.

@@ -1,0 +1,259 @@
+//===- TrainingPipeline.cpp - Compiling a train step ----------------------===//
+//
+// This file implements the training pipeline of `kiln compile --train` as
+// one readable function per half, with a comment per step: deriving the
+// graphs (deriveTrainingGraphs) and compiling them into a training package
+// (runTrainingPipeline).
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/TrainingPipeline.h"
+#include "codegen/Packager.h"
+#include "passes/GraphBreaks.h"
+#include "passes/Passes.h"
+#include "passes/TensorConversion.h"
+#include "targets/TargetRegistry.h"
+
+#include "kiln/runtime/PackageManifest.h"
+#include "kiln/runtime/SafeTensors.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/Passes.h"
+
+#include "llvm/Support/FileSystem.h"
+
+#include <chrono>
+#include <unistd.h>
+
+using namespace mlir;
+
+namespace kiln {
+
+namespace {
+
+/// Every op of the graph that breaks it on `target`: an error each.
+LogicalResult checkNoGraphBreaks(ModuleOp module, const Target &target) {
+  GraphBreakTarget breaks{target.name().str(),
+                          [&](Operation *op) { return target.compilesOp(op); }};
+  bool ok = true;
+  module.walk([&](Operation *op) {
+    if (isa<func::FuncOp, ModuleOp>(op))
+      return;
+    if (std::optional<GraphBreakReason> reason = classifyGraphBreak(op, breaks)) {
+      op->emitError("training graphs compile whole, but this op breaks the "
+                    "graph (")
+          << reason->reason << "): " << reason->detail;
+      ok = false;
+    }
+  });
+  return success(ok);
+}
+
+/// The module's function named `name`.
+func::FuncOp graphNamed(ModuleOp module, StringRef name) {
+  return module.lookupSymbol<func::FuncOp>(name);
+}
+
+/// A module holding a copy of `graph` and the source module's attributes.
+OwningOpRef<ModuleOp> extractGraph(ModuleOp module, func::FuncOp graph) {
+  OwningOpRef<ModuleOp> copy = ModuleOp::create(module.getLoc());
+  for (NamedAttribute attr : module->getAttrs())
+    if (attr.getName().strref().starts_with("kiln."))
+      (*copy)->setAttr(attr.getName(), attr.getValue());
+  OpBuilder builder(module.getContext());
+  builder.setInsertionPointToEnd(copy->getBody());
+  builder.clone(*graph.getOperation());
+  return copy;
+}
+
+ManifestValue valueOf(func::FuncOp f, unsigned result) {
+  ManifestValue v;
+  auto type = cast<RankedTensorType>(f.getResultTypes()[result]);
+  if (auto name = f.getResultAttrOfType<StringAttr>(result, "kiln.name"))
+    v.name = name.getValue().str();
+  v.dtype = *fromMlirElementType(type.getElementType());
+  v.shape = Shape(type.getShape().begin(), type.getShape().end());
+  v.bytes = static_cast<uint64_t>(type.getNumElements() * dtypeSize(v.dtype));
+  return v;
+}
+
+ManifestValue argumentOf(func::FuncOp f, unsigned arg) {
+  ManifestValue v;
+  auto type = cast<RankedTensorType>(f.getArgumentTypes()[arg]);
+  if (auto name = f.getArgAttrOfType<StringAttr>(arg, "kiln.name"))
+    v.name = name.getValue().str();
+  v.dtype = *fromMlirElementType(type.getElementType());
+  v.shape = Shape(type.getShape().begin(), type.getShape().end());
+  v.bytes = static_cast<uint64_t>(type.getNumElements() * dtypeSize(v.dtype));
+  return v;
+}
+
+/// The training section of the manifest, from the three graphs.
+ManifestTraining describeTraining(func::FuncOp forward, func::FuncOp backward,
+                                  func::FuncOp optimizer,
+                                  const TrainOptions &train) {
+  ManifestTraining t;
+  t.loss = valueOf(forward, 0).name;
+  for (unsigned i = 1; i < forward.getNumResults(); ++i)
+    t.saved.push_back(valueOf(forward, i));
+  if (auto bytes = forward->getAttrOfType<IntegerAttr>(kSavedBytesAttr))
+    t.savedBytes = bytes.getInt();
+  if (auto ops = forward->getAttrOfType<IntegerAttr>(kRecomputedOpsAttr))
+    t.recomputedOps = ops.getInt();
+  std::vector<std::string> suffixes =
+      optimizerStateSuffixes(train.optimizer.kind);
+  for (unsigned i = 0; i < backward.getNumResults(); ++i) {
+    ManifestValue grad = valueOf(backward, i);
+    std::string param =
+        backward.getResultAttrOfType<StringAttr>(i, kGradientOfAttr)
+            .getValue()
+            .str();
+    ManifestValue p = grad;
+    p.name = param;
+    t.parameters.push_back(p);
+    t.gradients.push_back({param, grad.name});
+    t.updates.push_back({nextName(param), param});
+    for (const std::string &suffix : suffixes) {
+      ManifestValue s = p;
+      s.name = param + suffix;
+      t.state.push_back(s);
+      t.updates.push_back({nextName(s.name), s.name});
+    }
+  }
+  (void)optimizer;
+  const OptimizerOptions &o = train.optimizer;
+  t.optimizer = ManifestOptimizer{o.kind, train.lr, o.momentum, o.beta1,
+                                  o.beta2, o.eps,    o.weightDecay};
+  return t;
+}
+
+} // namespace
+
+LogicalResult deriveTrainingGraphs(ModuleOp module, const std::string &target,
+                                   const TrainOptions &train,
+                                   TrainingStage stage) {
+  const Target *t = lookupTarget(target);
+  if (!t)
+    return emitError(module.getLoc()) << "unknown --target '" << target
+                                      << "' (supported: " << targetNameList()
+                                      << ")";
+  // 1. Static shapes, and no graph breaks: a train step compiles whole.
+  if (failed(checkStaticShapes(module)) ||
+      failed(checkNoGraphBreaks(module, *t)))
+    return failure();
+
+  PassManager pm(module.getContext());
+  pm.enableVerifier(true);
+  // 2. Clean up the export (folds, identities, duplicates) before
+  //    differentiating, so no gradient is built for what folds away.
+  OpPassManager &cleanup = pm.nest<func::FuncOp>();
+  cleanup.addPass(createFoldConstantsPass());
+  cleanup.addPass(createSimplifyPass());
+  cleanup.addPass(createCSEPass());
+  // 3. Reverse mode: the joint graph (loss, gradients), by the ops'
+  //    gradient rules; CSE shares what forward and backward both compute.
+  pm.addPass(createAutodiffPass());
+  pm.nest<func::FuncOp>().addPass(createCSEPass());
+  if (stage != TrainingStage::Joint) {
+    // 4. The min-cut partition: @forward saves what @backward reads,
+    //    cheap elementwise chains are recomputed instead.
+    pm.addPass(createPartitionPass(PartitionOptions{train.recompute}));
+  }
+  if (stage == TrainingStage::Complete) {
+    // 5. The parameter update as a graph (@optimizer).
+    pm.addPass(createBuildOptimizerPass(train.optimizer));
+  }
+  return pm.run(module);
+}
+
+LogicalResult
+runTrainingPipeline(ModuleOp module, const CompileOptions &options,
+                    const TrainOptions &train,
+                    const std::map<std::string, Tensor> &initialValues) {
+  Location loc = module.getLoc();
+  auto start = std::chrono::steady_clock::now();
+  // 1-5. The forward, backward and optimizer graphs.
+  if (failed(deriveTrainingGraphs(module, options.target, train,
+                                  TrainingStage::Complete)))
+    return failure();
+  func::FuncOp forward = graphNamed(module, "forward"),
+               backward = graphNamed(module, "backward"),
+               optimizer = graphNamed(module, "optimizer");
+
+  // 6. A temporary folder, renamed into place at the end.
+  const std::string &dir = options.outputDir;
+  if (failed(checkOutputDir(loc, dir)))
+    return failure();
+  std::string tmp = dir + ".tmp-" + std::to_string(::getpid());
+  removeTree(tmp);
+  if (std::error_code ec = llvm::sys::fs::create_directories(tmp + "/graphs"))
+    return emitError(loc) << "cannot create '" << tmp << "': " << ec.message();
+  auto fail = [&] {
+    removeTree(tmp);
+    return failure();
+  };
+
+  // 7. Each graph through the ordinary pipeline (graph passes, fusion,
+  //    lowering, kernels, memory plan, wrapper, build): one package each.
+  PackageManifest manifest;
+  manifest.kind = PackageKind::Training;
+  manifest.source = options.modelPath;
+  manifest.target = options.target;
+  ManifestCounts &counts = manifest.counts.emplace();
+  for (func::FuncOp graph : {forward, backward, optimizer}) {
+    std::string name = graph.getName().str();
+    OwningOpRef<ModuleOp> graphModule = extractGraph(module, graph);
+    StepCounts steps;
+    if (failed(compileGraph(*graphModule, options, name,
+                            tmp + "/graphs/" + name, &steps)))
+      return fail();
+    counts.fused += steps.fused;
+    counts.library += steps.library;
+    counts.fallback += steps.fallback;
+    manifest.memoryPlan.arenaBytes += steps.arenaBytes;
+  }
+
+  // 8. The initial parameters, in safetensors (a format other tools read).
+  ManifestTraining training =
+      describeTraining(forward, backward, optimizer, train);
+  NamedTensors params;
+  for (const ManifestValue &p : training.parameters) {
+    auto it = initialValues.find(p.name);
+    if (it == initialValues.end()) {
+      emitError(loc) << "no initial value for parameter '" << p.name << "'";
+      return fail();
+    }
+    params.emplace_back(p.name, it->second);
+  }
+  if (Status written =
+          writeSafeTensors(tmp + "/" + training.weightsFile, params,
+                           {{"format", "kiln-training"},
+                            {"source", options.modelPath}});
+      !written) {
+    emitError(loc) << written.message();
+    return fail();
+  }
+
+  // 9. The manifest: the model's inputs and loss, the training section.
+  for (unsigned i = 0; i < forward.getNumArguments(); ++i)
+    if (!forward.getArgAttr(i, kTrainableAttr))
+      manifest.inputs.push_back(argumentOf(forward, i));
+  manifest.outputs.push_back(valueOf(forward, 0));
+  manifest.training = std::move(training);
+  manifest.compileTimes.trace = options.traceSeconds;
+  manifest.compileTimes.graphs =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  if (Status written = writeManifest(manifest, tmp + "/manifest.json");
+      !written) {
+    emitError(loc) << written.message();
+    return fail();
+  }
+  if (failed(installPackage(loc, tmp, dir)))
+    return fail();
+  return success();
+}
+
+} // namespace kiln

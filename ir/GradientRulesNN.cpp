@@ -1,0 +1,320 @@
+//===- GradientRulesNN.cpp - Gradients of linear algebra and norms --------===//
+//
+// This file implements the gradient rules of matmul (NumPy semantics: 1-D
+// operands, batch broadcasting), conv (the input's gradient is a
+// conv_transpose, the weight's a convolution of the input by the output
+// gradient), softmax and log_softmax, layer, RMS and batch normalization
+// (inference form: mean and variance are operands), and the reductions.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ir/GradientRules.h"
+#include "ir/KilnOps.h"
+
+using namespace mlir;
+
+namespace kiln::grad {
+
+namespace {
+
+/// `x` with its last two dims swapped.
+Value swapLast(GradientBuilder &gb, Value x) {
+  int64_t rank = GradientBuilder::typeOf(x).getRank();
+  SmallVector<int64_t> perm(rank);
+  for (int64_t i = 0; i < rank; ++i)
+    perm[i] = i;
+  std::swap(perm[rank - 1], perm[rank - 2]);
+  return gb.transpose(x, perm);
+}
+
+/// Axes [from, rank).
+SmallVector<int64_t> trailingAxes(int64_t from, int64_t rank) {
+  SmallVector<int64_t> axes;
+  for (int64_t d = from; d < rank; ++d)
+    axes.push_back(d);
+  return axes;
+}
+
+/// The number of elements over `axes` of `shape`.
+int64_t countOver(ArrayRef<int64_t> shape, ArrayRef<int64_t> axes) {
+  int64_t n = 1;
+  for (int64_t a : axes)
+    n *= shape[a];
+  return n;
+}
+
+/// The reduction axes of a reduce_* op, normalized; empty with
+/// noop_with_empty_axes means none.
+FailureOr<SmallVector<int64_t>> reductionAxes(GradientBuilder &gb) {
+  FailureOr<SmallVector<int64_t>> axes = gb.constantIndices(gb.operand(1));
+  if (failed(axes))
+    return failure();
+  int64_t rank = GradientBuilder::typeOf(gb.operand(0)).getRank();
+  auto noop = gb.forward()->getAttrOfType<IntegerAttr>("noop_with_empty_axes");
+  if (axes->empty() && !(noop && noop.getInt()))
+    return trailingAxes(0, rank);
+  SmallVector<int64_t> normalized;
+  for (int64_t a : *axes)
+    normalized.push_back(a < 0 ? a + rank : a);
+  llvm::sort(normalized);
+  return normalized;
+}
+
+/// `g` (the result gradient of a reduction over `axes`) broadcast back to
+/// the operand's shape.
+Value unreduce(GradientBuilder &gb, Value g, ArrayRef<int64_t> axes) {
+  ArrayRef<int64_t> shape = GradientBuilder::typeOf(gb.operand(0)).getShape();
+  SmallVector<int64_t> kept(shape);
+  for (int64_t a : axes)
+    kept[a] = 1;
+  return gb.expand(gb.reshape(g, kept), shape);
+}
+
+} // namespace
+
+KILN_GRADIENT_RULE(matmul) {
+  Value a = gb.operand(0), b = gb.operand(1);
+  RankedTensorType aType = GradientBuilder::typeOf(a),
+                   bType = GradientBuilder::typeOf(b);
+  // Promote 1-D operands to matrices, and the gradient with them.
+  Value a2 = a, b2 = b;
+  if (aType.getRank() == 1)
+    a2 = gb.reshape(a, {1, aType.getDimSize(0)});
+  if (bType.getRank() == 1)
+    b2 = gb.reshape(b, {bType.getDimSize(0), 1});
+  ArrayRef<int64_t> gShape = GradientBuilder::typeOf(g[0]).getShape();
+  SmallVector<int64_t> g2Shape(gShape);
+  if (aType.getRank() == 1)
+    g2Shape.insert(g2Shape.end() - (bType.getRank() == 1 ? 0 : 1), 1);
+  if (bType.getRank() == 1)
+    g2Shape.push_back(1);
+  Value g2 = gb.reshape(g[0], g2Shape);
+  RankedTensorType a2Type = GradientBuilder::typeOf(a2),
+                   b2Type = GradientBuilder::typeOf(b2);
+  if (gb.needs(0)) {
+    Value ga = gb.create("kiln.matmul", {g2, swapLast(gb, b2)});
+    out[0] = gb.reshape(gb.sumToShape(ga, a2Type), aType.getShape());
+  }
+  if (gb.needs(1)) {
+    Value gbv;
+    if (b2Type.getRank() == 2 && a2Type.getRank() > 2) {
+      // A weight times a batch of rows: one GEMM over all rows.
+      int64_t k = a2Type.getShape().back(), n = b2Type.getShape().back();
+      int64_t m = a2Type.getNumElements() / k;
+      Value rows = gb.reshape(a2, {m, k});
+      Value gRows = gb.reshape(g2, {m, n});
+      gbv = gb.create("kiln.matmul", {swapLast(gb, rows), gRows});
+    } else {
+      gbv = gb.sumToShape(gb.create("kiln.matmul", {swapLast(gb, a2), g2}),
+                          b2Type);
+    }
+    out[1] = gb.reshape(gbv, bType.getShape());
+  }
+  return gb.status();
+}
+
+KILN_GRADIENT_RULE(conv) {
+  Operation *op = gb.forward();
+  Value x = gb.operand(0), w = gb.operand(1);
+  RankedTensorType xType = GradientBuilder::typeOf(x),
+                   wType = GradientBuilder::typeOf(w),
+                   gType = GradientBuilder::typeOf(g[0]);
+  ArrayRef<int64_t> strides =
+      op->getAttrOfType<DenseI64ArrayAttr>("strides").asArrayRef();
+  ArrayRef<int64_t> dilations =
+      op->getAttrOfType<DenseI64ArrayAttr>("dilations").asArrayRef();
+  ArrayRef<int64_t> pads =
+      op->getAttrOfType<DenseI64ArrayAttr>("pads").asArrayRef();
+  int64_t group = op->getAttrOfType<IntegerAttr>("group").getInt();
+  size_t spatial = strides.size();
+  OpBuilder b(op->getContext());
+  if (gb.needs(0)) {
+    // conv_transpose of g by w gives x's shape with this output padding.
+    SmallVector<int64_t> outputPadding;
+    for (size_t i = 0; i < spatial; ++i) {
+      int64_t in = gType.getDimSize(2 + i), k = wType.getDimSize(2 + i);
+      int64_t size = strides[i] * (in - 1) + (k - 1) * dilations[i] + 1 -
+                     pads[i] - pads[spatial + i];
+      outputPadding.push_back(xType.getDimSize(2 + i) - size);
+    }
+    out[0] = gb.create(
+        "kiln.conv_transpose", {g[0], w},
+        {b.getNamedAttr("strides", b.getDenseI64ArrayAttr(strides)),
+         b.getNamedAttr("dilations", b.getDenseI64ArrayAttr(dilations)),
+         b.getNamedAttr("pads", b.getDenseI64ArrayAttr(pads)),
+         b.getNamedAttr("output_padding",
+                        b.getDenseI64ArrayAttr(outputPadding)),
+         b.getNamedAttr("group", b.getI64IntegerAttr(group))});
+  }
+  if (gb.needs(1)) {
+    if (group != 1)
+      return gb.unsupported("the weight gradient of a grouped convolution "
+                            "is not implemented yet");
+    // gw[o, c, k] = sum_{n, p} g[n, o, p] x[n, c, p * s + k * d - pad]:
+    // a convolution of x (channels and batch swapped) by g (likewise) with
+    // stride and dilation exchanged, cut to the kernel's size.
+    SmallVector<int64_t> swap01 = {1, 0};
+    for (size_t i = 0; i < spatial; ++i)
+      swap01.push_back(2 + i);
+    Value xT = gb.transpose(x, swap01), gT = gb.transpose(g[0], swap01);
+    Value full = gb.create(
+        "kiln.conv", {xT, gT},
+        {b.getNamedAttr("strides", b.getDenseI64ArrayAttr(dilations)),
+         b.getNamedAttr("dilations", b.getDenseI64ArrayAttr(strides)),
+         b.getNamedAttr("pads", b.getDenseI64ArrayAttr(pads)),
+         b.getNamedAttr("group", b.getI64IntegerAttr(1))});
+    if (!full)
+      return gb.status();
+    RankedTensorType fullType = GradientBuilder::typeOf(full);
+    SmallVector<int64_t> starts, ends, axes, steps;
+    for (size_t i = 0; i < spatial; ++i)
+      if (fullType.getDimSize(2 + i) != wType.getDimSize(2 + i)) {
+        starts.push_back(0);
+        ends.push_back(wType.getDimSize(2 + i));
+        axes.push_back(2 + i);
+        steps.push_back(1);
+      }
+    if (!axes.empty())
+      full = gb.create("kiln.slice", {full, gb.indices(starts),
+                                      gb.indices(ends), gb.indices(axes),
+                                      gb.indices(steps)});
+    out[1] = gb.transpose(full, swap01);
+  }
+  return gb.status();
+}
+
+KILN_GRADIENT_RULE(softmax) {
+  // y (g - sum(g y))
+  Value y = gb.result();
+  int64_t axis = gb.forward()->getAttrOfType<IntegerAttr>("axis").getInt();
+  Value dot = gb.reduceSum(gb.mul(g[0], y), {axis}, /*keepdims=*/true);
+  out[0] = gb.mul(y, gb.sub(g[0], dot));
+  return gb.status();
+}
+
+KILN_GRADIENT_RULE(logSoftmax) {
+  // g - exp(y) sum(g)
+  Value y = gb.result();
+  int64_t axis = gb.forward()->getAttrOfType<IntegerAttr>("axis").getInt();
+  Value sum = gb.reduceSum(g[0], {axis}, /*keepdims=*/true);
+  out[0] = gb.sub(g[0], gb.mul(gb.unary("kiln.exp", y), sum));
+  return gb.status();
+}
+
+KILN_GRADIENT_RULE(layerNorm) {
+  if (g[1] || g[2])
+    return gb.unsupported("the mean and inv_std_dev results reach the "
+                          "loss; only the normalized result is "
+                          "differentiated");
+  Value x = gb.operand(0), scale = gb.operand(1);
+  RankedTensorType xType = GradientBuilder::typeOf(x);
+  int64_t axis = gb.forward()->getAttrOfType<IntegerAttr>("axis").getInt();
+  SmallVector<int64_t> axes = trailingAxes(axis, xType.getRank());
+  Type et = xType.getElementType();
+  Value mean = gb.castTo(gb.result(1), et),
+        invStd = gb.castTo(gb.result(2), et);
+  Value xhat = gb.mul(gb.sub(x, mean), invStd);
+  if (gb.needs(0)) {
+    // inv_std (gxhat - mean(gxhat) - xhat mean(gxhat xhat))
+    Value gxhat = gb.mul(g[0], scale);
+    Value n = gb.scalar(1.0 / countOver(xType.getShape(), axes), x);
+    Value meanG = gb.mul(gb.reduceSum(gxhat, axes, true), n);
+    Value meanGX = gb.mul(gb.reduceSum(gb.mul(gxhat, xhat), axes, true), n);
+    out[0] = gb.mul(invStd, gb.sub(gb.sub(gxhat, meanG), gb.mul(xhat, meanGX)));
+  }
+  if (gb.needs(1))
+    out[1] = gb.toOperand(gb.mul(g[0], xhat), 1);
+  if (gb.needs(2))
+    out[2] = gb.toOperand(g[0], 2);
+  return gb.status();
+}
+
+KILN_GRADIENT_RULE(rmsNorm) {
+  Value x = gb.operand(0), scale = gb.operand(1);
+  RankedTensorType xType = GradientBuilder::typeOf(x);
+  Operation *op = gb.forward();
+  int64_t axis = op->getAttrOfType<IntegerAttr>("axis").getInt();
+  double eps = op->getAttrOfType<FloatAttr>("epsilon").getValueAsDouble();
+  SmallVector<int64_t> axes = trailingAxes(axis, xType.getRank());
+  Value n = gb.scalar(1.0 / countOver(xType.getShape(), axes), x);
+  Value ms = gb.mul(gb.reduceSum(gb.mul(x, x), axes, true), n);
+  Value r = gb.unary("kiln.reciprocal",
+                     gb.unary("kiln.sqrt", gb.add(ms, gb.scalar(eps, x))));
+  Value xn = gb.mul(x, r);
+  if (gb.needs(0)) {
+    // r (gxn - xn mean(gxn xn))
+    Value gxn = gb.mul(g[0], scale);
+    Value m = gb.mul(gb.reduceSum(gb.mul(gxn, xn), axes, true), n);
+    out[0] = gb.mul(r, gb.sub(gxn, gb.mul(xn, m)));
+  }
+  if (gb.needs(1))
+    out[1] = gb.toOperand(gb.mul(g[0], xn), 1);
+  return gb.status();
+}
+
+KILN_GRADIENT_RULE(batchNorm) {
+  // y = (x - mean) inv scale + bias, inv = 1 / sqrt(var + eps), per
+  // channel (dim 1); mean and var are operands (inference form).
+  Value x = gb.operand(0), scale = gb.operand(1), mean = gb.operand(3),
+        var = gb.operand(4);
+  RankedTensorType xType = GradientBuilder::typeOf(x);
+  double eps =
+      gb.forward()->getAttrOfType<FloatAttr>("epsilon").getValueAsDouble();
+  SmallVector<int64_t> channelShape(xType.getRank(), 1);
+  channelShape[1] = xType.getDimSize(1);
+  auto perChannel = [&](Value v) { return gb.reshape(v, channelShape); };
+  SmallVector<int64_t> others = {0};
+  for (int64_t d = 2; d < xType.getRank(); ++d)
+    others.push_back(d);
+  auto sumOthers = [&](Value v) {
+    return gb.reshape(gb.reduceSum(v, others, false), {xType.getDimSize(1)});
+  };
+  Value inv = gb.unary("kiln.reciprocal",
+                       gb.unary("kiln.sqrt", gb.add(perChannel(var),
+                                                    gb.scalar(eps, var))));
+  Value centered = gb.sub(x, perChannel(mean));
+  Value gs = gb.mul(g[0], perChannel(scale));
+  if (gb.needs(0))
+    out[0] = gb.mul(gs, inv);
+  if (gb.needs(1))
+    out[1] = sumOthers(gb.mul(g[0], gb.mul(centered, inv)));
+  if (gb.needs(2))
+    out[2] = sumOthers(g[0]);
+  if (gb.needs(3))
+    out[3] = gb.neg(sumOthers(gb.mul(gs, inv)));
+  if (gb.needs(4)) // d inv / d var = -inv^3 / 2
+    out[4] = sumOthers(gb.mul(
+        gb.mul(gs, centered),
+        gb.mul(gb.scalar(-0.5, x), gb.mul(inv, gb.mul(inv, inv)))));
+  return gb.status();
+}
+
+KILN_GRADIENT_RULE(reduceSumMean) {
+  FailureOr<SmallVector<int64_t>> axes = reductionAxes(gb);
+  if (failed(axes))
+    return failure();
+  Value gx = unreduce(gb, g[0], *axes);
+  if (isa<ReduceMeanOp>(gb.forward())) {
+    ArrayRef<int64_t> shape =
+        GradientBuilder::typeOf(gb.operand(0)).getShape();
+    gx = gb.mul(gx, gb.scalar(1.0 / countOver(shape, *axes), gx));
+  }
+  out[0] = gx;
+  return gb.status();
+}
+
+KILN_GRADIENT_RULE(reduceMaxMin) {
+  // The gradient is shared by the elements equal to the extremum.
+  FailureOr<SmallVector<int64_t>> axes = reductionAxes(gb);
+  if (failed(axes))
+    return failure();
+  Value x = gb.operand(0);
+  Value y = unreduce(gb, gb.result(), *axes);
+  Type et = GradientBuilder::typeOf(x).getElementType();
+  Value hit = gb.castTo(gb.compare("kiln.equal", x, y), et);
+  Value count = unreduce(gb, gb.reduceSum(hit, *axes, false), *axes);
+  out[0] = gb.div(gb.mul(unreduce(gb, g[0], *axes), hit), count);
+  return gb.status();
+}
+
+} // namespace kiln::grad

@@ -1,0 +1,233 @@
+//===- BuildOptimizer.cpp - The parameter update as a graph ---------------===//
+//
+// This file implements `kiln-build-optimizer`: from the gradients @backward
+// returns (results tagged kiln.gradient_of), it builds @optimizer
+// (kiln.graph), the update of every parameter written with kiln ops so that
+// fusion makes one elementwise kernel of each parameter's update:
+//
+//   sgd       p' = p - lr (g + wd p)
+//   momentum  b' = mu b + g + wd p;  p' = p - lr b'        (PyTorch's SGD)
+//   adamw     p1 = p (1 - lr wd);  m' = b1 m + (1 - b1) g;
+//             v' = b2 v + (1 - b2) g^2;
+//             p' = p1 - lr (m' / (1 - b1^t)) / (sqrt(v' / (1 - b2^t)) + eps)
+//
+// Arguments, per parameter P in @backward's order: P, "P.grad", then its
+// state ("P.momentum"; "P.m", "P.v"); then the run-time scalars "kiln.lr"
+// and "kiln.step" (f32, rank 0; t is the 1-based step). Results: "P.next",
+// then each state's ".next". The runtime writes them back into P and its
+// state (every op is elementwise: reading and writing one buffer is safe).
+// Locations name the parameter ("P.update"), so kernels say what they
+// update.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/TrainingPasses.h"
+
+#include "ir/KilnOpBuilder.h"
+#include "ir/KilnOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+
+using namespace mlir;
+
+namespace kiln {
+
+std::vector<std::string> optimizerStateSuffixes(StringRef kind) {
+  if (kind == "momentum")
+    return {".momentum"};
+  if (kind == "adamw")
+    return {".m", ".v"};
+  return {};
+}
+
+namespace {
+
+/// Creates the update ops of one parameter.
+class UpdateBuilder {
+public:
+  UpdateBuilder(OpBuilder &b, Location loc) : b(b), loc(loc) {}
+  Value op(StringRef name, ValueRange operands) {
+    FailureOr<Operation *> created = createKilnOp(b, loc, name, operands, {});
+    assert(succeeded(created) && "an optimizer op failed to build");
+    return (*created)->getResult(0);
+  }
+  Value add(Value x, Value y) { return op("kiln.add", {x, y}); }
+  Value sub(Value x, Value y) { return op("kiln.sub", {x, y}); }
+  Value mul(Value x, Value y) { return op("kiln.mul", {x, y}); }
+  Value div(Value x, Value y) { return op("kiln.div", {x, y}); }
+  Value scalar(double v, Type elementType) {
+    auto type = RankedTensorType::get({}, elementType);
+    return b.create<ConstantOp>(
+        loc, type, DenseElementsAttr::get(type, FloatAttr::get(elementType, v)));
+  }
+
+private:
+  OpBuilder &b;
+  Location loc;
+};
+
+struct Parameter {
+  std::string name;
+  RankedTensorType type;
+};
+
+class OptimizerBuilder {
+public:
+  OptimizerBuilder(ModuleOp module, OptimizerOptions options)
+      : module(module), options(std::move(options)) {}
+  LogicalResult run();
+
+private:
+  SmallVector<Value> update(UpdateBuilder &u, Value p, Value g,
+                            ArrayRef<Value> state, Value lr, Value step);
+
+  ModuleOp module;
+  OptimizerOptions options;
+};
+
+SmallVector<Value> OptimizerBuilder::update(UpdateBuilder &u, Value p, Value g,
+                                            ArrayRef<Value> state, Value lr,
+                                            Value step) {
+  Type et = cast<RankedTensorType>(p.getType()).getElementType();
+  auto s = [&](double v) { return u.scalar(v, et); };
+  double wd = options.weightDecay;
+  if (options.kind == "momentum") {
+    Value d = wd != 0 ? u.add(g, u.mul(s(wd), p)) : g;
+    Value b = u.add(u.mul(s(options.momentum), state[0]), d);
+    return {u.sub(p, u.mul(lr, b)), b};
+  }
+  if (options.kind == "adamw") {
+    double b1 = options.beta1, b2 = options.beta2;
+    Value p1 = wd != 0 ? u.sub(p, u.mul(u.mul(lr, s(wd)), p)) : p;
+    Value m = u.add(u.mul(s(b1), state[0]), u.mul(s(1 - b1), g));
+    Value v = u.add(u.mul(s(b2), state[1]), u.mul(s(1 - b2), u.mul(g, g)));
+    Value c1 = u.sub(s(1), u.op("kiln.pow", {s(b1), step}));
+    Value c2 = u.sub(s(1), u.op("kiln.pow", {s(b2), step}));
+    Value denom = u.add(u.op("kiln.sqrt", {u.div(v, c2)}), s(options.eps));
+    Value next = u.sub(p1, u.div(u.mul(lr, u.div(m, c1)), denom));
+    return {next, m, v};
+  }
+  Value d = wd != 0 ? u.add(g, u.mul(s(wd), p)) : g;
+  return {u.sub(p, u.mul(lr, d))};
+}
+
+LogicalResult OptimizerBuilder::run() {
+  auto backward = module.lookupSymbol<func::FuncOp>("backward");
+  if (!backward)
+    return module.emitError("no @backward graph to build the optimizer "
+                            "from; run kiln-partition first");
+  if (options.kind != "sgd" && options.kind != "momentum" &&
+      options.kind != "adamw")
+    return module.emitError("unknown optimizer '")
+           << options.kind << "' (known: sgd, momentum, adamw)";
+  MLIRContext *ctx = module.getContext();
+  SmallVector<Parameter> params;
+  for (unsigned i = 0; i < backward.getNumResults(); ++i) {
+    auto of = backward.getResultAttrOfType<StringAttr>(i, kGradientOfAttr);
+    if (!of)
+      return backward.emitError("result #")
+             << i << " of @backward is not a gradient (kiln.gradient_of)";
+    params.push_back({of.getValue().str(),
+                      cast<RankedTensorType>(backward.getResultTypes()[i])});
+  }
+  std::vector<std::string> suffixes = optimizerStateSuffixes(options.kind);
+  auto scalarType = RankedTensorType::get({}, Float32Type::get(ctx));
+
+  // The signature: per parameter P, P.grad, its state; then lr and step.
+  SmallVector<Type> argTypes, resultTypes;
+  SmallVector<std::string> argNames, resultNames;
+  for (const Parameter &p : params) {
+    argTypes.append(2 + suffixes.size(), p.type);
+    argNames.push_back(p.name);
+    argNames.push_back(gradientName(p.name));
+    resultTypes.append(1 + suffixes.size(), p.type);
+    resultNames.push_back(nextName(p.name));
+    for (const std::string &suffix : suffixes) {
+      argNames.push_back(p.name + suffix);
+      resultNames.push_back(nextName(p.name + suffix));
+    }
+  }
+  argTypes.append({scalarType, scalarType});
+  argNames.push_back(kLearningRateName);
+  argNames.push_back(kStepName);
+
+  OpBuilder b(ctx);
+  b.setInsertionPointToEnd(module.getBody());
+  Location fileLoc = FileLineColLoc::get(ctx, "optimizer", 0, 0);
+  auto f = b.create<func::FuncOp>(NameLoc::get(b.getStringAttr("optimizer"),
+                                               fileLoc),
+                                  "optimizer",
+                                  b.getFunctionType(argTypes, resultTypes));
+  f->setAttr("kiln.graph", b.getUnitAttr());
+  f->setAttr("kiln.optimizer", b.getStringAttr(options.kind));
+  Block *entry = f.addEntryBlock();
+  for (auto [i, name] : llvm::enumerate(argNames))
+    f.setArgAttr(i, "kiln.name", b.getStringAttr(name));
+  for (auto [i, name] : llvm::enumerate(resultNames))
+    f.setResultAttr(i, "kiln.name", b.getStringAttr(name));
+  b.setInsertionPointToEnd(entry);
+  Value lr = entry->getArgument(argTypes.size() - 2);
+  Value step = entry->getArgument(argTypes.size() - 1);
+  SmallVector<Value> results;
+  size_t perParam = 2 + suffixes.size();
+  for (auto [i, p] : llvm::enumerate(params)) {
+    Location loc = FusedLoc::get(
+        ctx, {NameLoc::get(b.getStringAttr(p.name + ".update"), fileLoc)},
+        b.getStringAttr("Optimizer"));
+    UpdateBuilder u(b, loc);
+    auto args = entry->getArguments().slice(i * perParam, perParam);
+    SmallVector<Value> state(args.begin() + 2, args.end());
+    llvm::append_range(results, update(u, args[0], args[1], state, lr, step));
+  }
+  b.create<func::ReturnOp>(fileLoc, results);
+  return success();
+}
+
+struct BuildOptimizerPass
+    : public PassWrapper<BuildOptimizerPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(BuildOptimizerPass)
+  BuildOptimizerPass() = default;
+  BuildOptimizerPass(const BuildOptimizerPass &other) : PassWrapper(other) {}
+  explicit BuildOptimizerPass(const OptimizerOptions &o) {
+    kind = o.kind;
+    momentum = o.momentum;
+    beta1 = o.beta1;
+    beta2 = o.beta2;
+    eps = o.eps;
+    weightDecay = o.weightDecay;
+  }
+  StringRef getArgument() const final { return "kiln-build-optimizer"; }
+  StringRef getDescription() const final {
+    return "Build @optimizer, the parameter update (sgd, momentum, adamw), "
+           "from @backward's gradients";
+  }
+  void runOnOperation() final {
+    OptimizerOptions o{kind, momentum, beta1, beta2, eps, weightDecay};
+    if (failed(OptimizerBuilder(getOperation(), o).run()))
+      signalPassFailure();
+  }
+  Option<std::string> kind{*this, "kind",
+                           llvm::cl::desc("sgd, momentum or adamw"),
+                           llvm::cl::init("sgd")};
+  Option<double> momentum{*this, "momentum", llvm::cl::init(0.9)};
+  Option<double> beta1{*this, "beta1", llvm::cl::init(0.9)};
+  Option<double> beta2{*this, "beta2", llvm::cl::init(0.999)};
+  Option<double> eps{*this, "eps", llvm::cl::init(1e-8)};
+  Option<double> weightDecay{*this, "weight-decay", llvm::cl::init(0.0)};
+};
+
+} // namespace
+
+std::unique_ptr<Pass> createBuildOptimizerPass(OptimizerOptions options) {
+  return std::make_unique<BuildOptimizerPass>(options);
+}
+
+void registerTrainingPasses() {
+  registerPass([] { return createAutodiffPass(); });
+  registerPass([] { return createPartitionPass(); });
+  registerPass([] { return createBuildOptimizerPass(); });
+}
+
+} // namespace kiln

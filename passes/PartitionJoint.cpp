@@ -1,0 +1,394 @@
+//===- PartitionJoint.cpp - Split the joint graph by a min-cut ------------===//
+//
+// This file implements `kiln-partition`: the joint graph (kiln.joint, from
+// kiln-autodiff) becomes @forward and @backward, both kiln.graph, as
+// AOTAutograd's min-cut rematerialization partitioner does:
+//
+//   * backward ops are those that depend on the seed (kiln.grad_seed);
+//   * every value is a node split in two (in -> out) whose capacity is its
+//     size in bytes — what saving it costs; arguments and constants cost
+//     nothing (the backward graph reads arguments itself and re-creates
+//     constants);
+//   * the source feeds the arguments, the constants, the loss and every
+//     forward op that must not be recomputed (anything but elementwise
+//     ops and views: matmuls, convolutions, reductions, norms); backward
+//     values drain into the sink;
+//   * the minimum cut separates what the forward graph computes from what
+//     the backward graph computes: forward values that backward ops read
+//     are saved (outputs of @forward after the loss, named "saved.<i>"),
+//     and cheap forward ops on the sink's side are recomputed in @backward
+//     instead of being saved.
+//
+// @forward takes the joint graph's arguments that it reads and returns the
+// loss, then the saved values; @backward takes the saved values, then the
+// joint graph's arguments it reads, and returns the gradients. Both keep
+// the joint graph's names, locations and result attributes;
+// kiln.saved_bytes and kiln.recomputed_ops on them say what was chosen.
+// With recompute=false every forward value backward reads is saved.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/TrainingPasses.h"
+
+#include "ir/KilnOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/IRMapping.h"
+
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SetVector.h"
+
+#include <deque>
+#include <limits>
+
+using namespace mlir;
+
+namespace kiln {
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Max flow (Dinic) on a small graph
+//===----------------------------------------------------------------------===//
+
+class FlowGraph {
+public:
+  static constexpr int64_t kInfinite = std::numeric_limits<int64_t>::max() / 4;
+
+  int addNode() {
+    adjacency.emplace_back();
+    return static_cast<int>(adjacency.size()) - 1;
+  }
+  void addEdge(int from, int to, int64_t capacity) {
+    adjacency[from].push_back(static_cast<int>(edges.size()));
+    edges.push_back({to, capacity});
+    adjacency[to].push_back(static_cast<int>(edges.size()));
+    edges.push_back({from, 0});
+  }
+  /// Runs max flow from `s` to `t`; returns the nodes on the source's side
+  /// of a minimum cut.
+  std::vector<bool> minCut(int s, int t) {
+    while (buildLevels(s, t)) {
+      next.assign(adjacency.size(), 0);
+      while (push(s, t, kInfinite) > 0) {
+      }
+    }
+    buildLevels(s, t);
+    std::vector<bool> side(adjacency.size());
+    for (size_t i = 0; i < adjacency.size(); ++i)
+      side[i] = level[i] >= 0;
+    return side;
+  }
+
+private:
+  struct Edge {
+    int to;
+    int64_t capacity;
+  };
+  bool buildLevels(int s, int t) {
+    level.assign(adjacency.size(), -1);
+    std::deque<int> queue = {s};
+    level[s] = 0;
+    while (!queue.empty()) {
+      int u = queue.front();
+      queue.pop_front();
+      for (int e : adjacency[u])
+        if (edges[e].capacity > 0 && level[edges[e].to] < 0) {
+          level[edges[e].to] = level[u] + 1;
+          queue.push_back(edges[e].to);
+        }
+    }
+    return level[t] >= 0;
+  }
+  int64_t push(int u, int t, int64_t limit) {
+    if (u == t)
+      return limit;
+    for (size_t &i = next[u]; i < adjacency[u].size(); ++i) {
+      Edge &edge = edges[adjacency[u][i]];
+      if (edge.capacity <= 0 || level[edge.to] != level[u] + 1)
+        continue;
+      int64_t pushed = push(edge.to, t, std::min(limit, edge.capacity));
+      if (pushed > 0) {
+        edge.capacity -= pushed;
+        edges[adjacency[u][i] ^ 1].capacity += pushed;
+        return pushed;
+      }
+    }
+    return 0;
+  }
+  std::vector<std::vector<int>> adjacency;
+  std::vector<Edge> edges;
+  std::vector<int> level;
+  std::vector<size_t> next;
+};
+
+//===----------------------------------------------------------------------===//
+// The partition
+//===----------------------------------------------------------------------===//
+
+int64_t bytesOf(Value v) {
+  auto type = cast<RankedTensorType>(v.getType());
+  unsigned bits = type.getElementType().getIntOrFloatBitWidth();
+  return type.getNumElements() * std::max<int64_t>(1, bits / 8);
+}
+
+/// Whether the backward graph may compute `op` again instead of reading
+/// its saved result: cheap ops only (elementwise, views).
+bool isRecomputable(Operation *op) {
+  return op->hasTrait<OpTrait::Elementwise>() ||
+         op->hasTrait<OpTrait::View>();
+}
+
+class Partitioner {
+public:
+  Partitioner(func::FuncOp joint, PartitionOptions options)
+      : joint(joint), options(options) {}
+  LogicalResult run();
+
+private:
+  void findBackwardOps();
+  void chooseForwardOps();
+  func::FuncOp buildForward(OpBuilder &b);
+  func::FuncOp buildBackward(OpBuilder &b);
+
+  func::FuncOp joint;
+  PartitionOptions options;
+  /// Ops that depend on the seed.
+  llvm::DenseSet<Operation *> backwardOps;
+  /// Ops the forward graph computes.
+  llvm::DenseSet<Operation *> forwardOps;
+  /// Forward values the backward graph reads, in program order.
+  llvm::SetVector<Value> saved;
+  int64_t savedBytes = 0, recomputed = 0;
+};
+
+void Partitioner::findBackwardOps() {
+  Block &body = joint.getBody().front();
+  for (Operation &op : body.without_terminator()) {
+    bool seed = op.hasAttr(kGradSeedAttr);
+    bool fromBackward = llvm::any_of(op.getOperands(), [&](Value v) {
+      Operation *def = v.getDefiningOp();
+      return def && backwardOps.contains(def);
+    });
+    if (seed || fromBackward)
+      backwardOps.insert(&op);
+  }
+}
+
+void Partitioner::chooseForwardOps() {
+  Block &body = joint.getBody().front();
+  Value loss = body.getTerminator()->getOperand(0);
+  FlowGraph graph;
+  int source = graph.addNode(), sink = graph.addNode();
+  llvm::DenseMap<Value, std::pair<int, int>> nodes; // value -> (in, out)
+  auto addValue = [&](Value v, int64_t capacity) {
+    int in = graph.addNode(), out = graph.addNode();
+    graph.addEdge(in, out, capacity);
+    nodes[v] = {in, out};
+    return in;
+  };
+  for (BlockArgument arg : body.getArguments())
+    graph.addEdge(source, addValue(arg, 0), FlowGraph::kInfinite);
+  for (Operation &op : body.without_terminator()) {
+    bool backward = backwardOps.contains(&op);
+    bool constant = isa<ConstantOp>(op);
+    for (Value r : op.getResults()) {
+      int in = addValue(r, constant ? 0 : bytesOf(r));
+      for (Value operand : op.getOperands())
+        graph.addEdge(nodes[operand].second, in, FlowGraph::kInfinite);
+      if (backward)
+        graph.addEdge(in, sink, FlowGraph::kInfinite);
+      else if (constant || r == loss || !options.recompute ||
+               !isRecomputable(&op))
+        graph.addEdge(source, in, FlowGraph::kInfinite);
+    }
+  }
+  // The gradients are computed by the backward graph.
+  for (Value v : body.getTerminator()->getOperands().drop_front())
+    graph.addEdge(nodes[v].second, sink, FlowGraph::kInfinite);
+  std::vector<bool> sourceSide = graph.minCut(source, sink);
+  for (Operation &op : body.without_terminator())
+    if (!backwardOps.contains(&op) && op.getNumResults() > 0 &&
+        sourceSide[nodes[op.getResult(0)].first])
+      forwardOps.insert(&op);
+}
+
+func::FuncOp Partitioner::buildForward(OpBuilder &b) {
+  Block &body = joint.getBody().front();
+  Operation *terminator = body.getTerminator();
+  // The forward values the backward side (its ops and the gradients)
+  // reads, constants aside (the backward graph makes its own).
+  auto readByBackward = [&](Value v) {
+    Operation *def = v.getDefiningOp();
+    if (!def || isa<ConstantOp>(def) || !forwardOps.contains(def))
+      return;
+    if (saved.insert(v))
+      savedBytes += bytesOf(v);
+  };
+  for (Operation &op : body.without_terminator())
+    if (!forwardOps.contains(&op))
+      for (Value v : op.getOperands())
+        readByBackward(v);
+  for (Value v : terminator->getOperands().drop_front())
+    readByBackward(v);
+
+  // Which ops the forward graph needs: those the loss and the saved values
+  // depend on.
+  llvm::DenseSet<Operation *> live;
+  SmallVector<Value> work(saved.begin(), saved.end());
+  work.push_back(terminator->getOperand(0));
+  while (!work.empty()) {
+    Operation *def = work.pop_back_val().getDefiningOp();
+    if (!def || !live.insert(def).second)
+      continue;
+    for (Value v : def->getOperands())
+      work.push_back(v);
+  }
+
+  SmallVector<Value> results = {terminator->getOperand(0)};
+  results.append(saved.begin(), saved.end());
+  SmallVector<Type> resultTypes;
+  for (Value v : results)
+    resultTypes.push_back(v.getType());
+  auto f = b.create<func::FuncOp>(
+      joint.getLoc(), "forward",
+      b.getFunctionType(joint.getArgumentTypes(), resultTypes));
+  Block *entry = f.addEntryBlock();
+  IRMapping map;
+  for (auto [from, to] : llvm::zip(body.getArguments(), entry->getArguments())) {
+    map.map(from, to);
+    to.setLoc(from.getLoc());
+  }
+  OpBuilder inner = OpBuilder::atBlockEnd(entry);
+  for (Operation &op : body.without_terminator())
+    if (live.contains(&op))
+      inner.clone(op, map);
+  SmallVector<Value> mapped;
+  for (Value v : results)
+    mapped.push_back(map.lookup(v));
+  inner.create<func::ReturnOp>(terminator->getLoc(), mapped);
+  for (unsigned i = 0; i < joint.getNumArguments(); ++i)
+    f.setArgAttrs(i, joint.getArgAttrDict(i));
+  f.setResultAttrs(0, joint.getResultAttrDict(0));
+  for (unsigned i = 0; i < saved.size(); ++i)
+    f.setResultAttr(i + 1, "kiln.name",
+                    b.getStringAttr("saved." + std::to_string(i)));
+  return f;
+}
+
+func::FuncOp Partitioner::buildBackward(OpBuilder &b) {
+  Block &body = joint.getBody().front();
+  Operation *terminator = body.getTerminator();
+  // Arguments: the saved values, then the joint graph's arguments read by
+  // backward ops.
+  SmallVector<Value> inputs(saved.begin(), saved.end());
+  llvm::SetVector<BlockArgument> args;
+  auto noteArgument = [&](Value v) {
+    if (auto arg = dyn_cast<BlockArgument>(v))
+      args.insert(arg);
+  };
+  for (Operation &op : body.without_terminator())
+    if (!forwardOps.contains(&op))
+      for (Value v : op.getOperands())
+        noteArgument(v);
+  for (Value v : terminator->getOperands().drop_front())
+    noteArgument(v);
+  inputs.append(args.begin(), args.end());
+
+  SmallVector<Type> argTypes, resultTypes;
+  for (Value v : inputs)
+    argTypes.push_back(v.getType());
+  for (Value v : terminator->getOperands().drop_front())
+    resultTypes.push_back(v.getType());
+  auto f = b.create<func::FuncOp>(joint.getLoc(), "backward",
+                                  b.getFunctionType(argTypes, resultTypes));
+  Block *entry = f.addEntryBlock();
+  IRMapping map;
+  for (auto [from, to] : llvm::zip(inputs, entry->getArguments())) {
+    map.map(from, to);
+    to.setLoc(from.getLoc());
+  }
+  OpBuilder inner = OpBuilder::atBlockEnd(entry);
+  for (Operation &op : body.without_terminator()) {
+    bool backward = !forwardOps.contains(&op);
+    bool constantUsedByBackward =
+        isa<ConstantOp>(op) && llvm::any_of(op.getUsers(), [&](Operation *u) {
+          return !forwardOps.contains(u);
+        });
+    if (!backward && !constantUsedByBackward)
+      continue;
+    Operation *copy = inner.clone(op, map);
+    copy->removeAttr(kGradSeedAttr);
+    if (!backwardOps.contains(&op) && !isa<ConstantOp>(op))
+      ++recomputed;
+  }
+  SmallVector<Value> mapped;
+  for (Value v : terminator->getOperands().drop_front())
+    mapped.push_back(map.lookup(v));
+  inner.create<func::ReturnOp>(terminator->getLoc(), mapped);
+  for (unsigned i = 0; i < saved.size(); ++i)
+    f.setArgAttr(i, "kiln.name", b.getStringAttr("saved." + std::to_string(i)));
+  for (auto [i, arg] : llvm::enumerate(args))
+    f.setArgAttrs(saved.size() + i, joint.getArgAttrDict(arg.getArgNumber()));
+  for (unsigned i = 1; i < joint.getNumResults(); ++i)
+    f.setResultAttrs(i - 1, joint.getResultAttrDict(i));
+  return f;
+}
+
+LogicalResult Partitioner::run() {
+  findBackwardOps();
+  chooseForwardOps();
+  OpBuilder b(joint);
+  func::FuncOp forward = buildForward(b);
+  func::FuncOp backward = buildBackward(b);
+  for (func::FuncOp f : {forward, backward}) {
+    f->setAttr("kiln.graph", b.getUnitAttr());
+    f->setAttr(kSavedBytesAttr, b.getI64IntegerAttr(savedBytes));
+    f->setAttr(kRecomputedOpsAttr, b.getI64IntegerAttr(recomputed));
+  }
+  joint.erase();
+  return success();
+}
+
+struct PartitionPass
+    : public PassWrapper<PartitionPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(PartitionPass)
+  PartitionPass() = default;
+  PartitionPass(const PartitionPass &other) : PassWrapper(other) {}
+  explicit PartitionPass(PartitionOptions options) {
+    recompute = options.recompute;
+  }
+  StringRef getArgument() const final { return "kiln-partition"; }
+  StringRef getDescription() const final {
+    return "Split the joint graph into @forward and @backward, saving or "
+           "recomputing activations by a min-cut";
+  }
+  void runOnOperation() final {
+    func::FuncOp joint;
+    for (auto f : getOperation().getOps<func::FuncOp>())
+      if (f->hasAttr(kJointAttr))
+        joint = f;
+    if (!joint) {
+      getOperation().emitError("no joint graph (kiln.joint) to partition; "
+                               "run kiln-autodiff first");
+      return signalPassFailure();
+    }
+    if (failed(Partitioner(joint, PartitionOptions{recompute}).run()))
+      signalPassFailure();
+  }
+  Option<bool> recompute{*this, "recompute",
+                         llvm::cl::desc("Recompute cheap forward ops in the "
+                                        "backward graph instead of saving "
+                                        "their results"),
+                         llvm::cl::init(true)};
+};
+
+} // namespace
+
+std::unique_ptr<Pass> createPartitionPass(PartitionOptions options) {
+  return std::make_unique<PartitionPass>(options);
+}
+
+} // namespace kiln

@@ -1,0 +1,618 @@
+//===- Trainer.cpp - Training with a compiled training package ------------===//
+//
+// This file implements kiln::Trainer (kiln/runtime/Trainer.h). Loading goes:
+// manifest.json (kind "training") -> the forward, backward and optimizer
+// graph packages, each a kiln::Model -> the wiring check (every graph input
+// resolves to a model input, parameter, state tensor, forward output,
+// backward output or optimizer scalar of the right dtype and shape; the
+// loss, gradients and updates are outputs of the right graphs) -> the
+// initial parameters (safetensors) uploaded to the package's device, the
+// state zero-filled. A step feeds each graph its inputs by name from those
+// sources, keeps every intermediate on the device, and runs the optimizer
+// with RunOptions::outputsInto pointing its update outputs at the parameter
+// and state tensors.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/runtime/Trainer.h"
+
+#include "SignatureCheck.h"
+#include "kiln/runtime/Model.h"
+#include "kiln/runtime/SafeTensors.h"
+
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <tuple>
+
+namespace fs = std::filesystem;
+
+namespace kiln {
+
+namespace {
+
+constexpr const char *kLrInput = "kiln.lr";
+constexpr const char *kStepInput = "kiln.step";
+constexpr const char *kStepTensor = "kiln.step";
+
+ValueSignature toSignature(const ManifestValue &v) {
+  ValueSignature sig;
+  sig.name = v.name;
+  sig.dtype = v.dtype;
+  sig.shape = v.shape;
+  sig.dimNames.assign(v.shape.size(), "");
+  return sig;
+}
+
+std::vector<ValueSignature> toSignatures(const std::vector<ManifestValue> &vs) {
+  std::vector<ValueSignature> out;
+  for (const ManifestValue &v : vs)
+    out.push_back(toSignature(v));
+  return out;
+}
+
+std::string typeOf(const ValueSignature &sig) {
+  return strCat(dtypeName(sig.dtype), shapeToString(sig.shape));
+}
+
+const ValueSignature *findSig(const std::vector<ValueSignature> &sigs,
+                              const std::string &name) {
+  for (const ValueSignature &s : sigs)
+    if (s.name == name)
+      return &s;
+  return nullptr;
+}
+
+Tensor *findMutable(NamedTensors &tensors, const std::string &name) {
+  for (auto &[n, t] : tensors)
+    if (n == name)
+      return &t;
+  return nullptr;
+}
+
+/// "'a', 'b'".
+std::string quoted(const std::vector<std::string> &names) {
+  std::string out;
+  for (const std::string &n : names)
+    out += strCat(out.empty() ? "" : ", ", "'", n, "'");
+  return out;
+}
+
+/// A rank-0 tensor of `dtype` holding `value`.
+Tensor scalarOf(DType dtype, double value) {
+  return Tensor::scalar<double>(value).to(dtype);
+}
+
+/// Where a graph input comes from.
+enum class Source { ModelInput, Parameter, State, Forward, Backward, Lr, Step };
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Trainer::Impl
+//===----------------------------------------------------------------------===//
+
+struct Trainer::Impl {
+  std::string dir;
+  PackageManifest manifest;
+  std::optional<Model> forward, backward, optimizer;
+  std::vector<ValueSignature> inputs, parameters, state;
+  /// On `device`, in manifest order.
+  NamedTensors parameterTensors, stateTensors;
+  Device device = Device::CPU;
+  int64_t step = 0;
+  double lr = 0;
+  bool inPlace = true;
+  /// Each graph's inputs' sources, in the graph's input order.
+  std::vector<Source> forwardSources, backwardSources, optimizerSources;
+
+  Status resolveInputs(const Model &graph, const std::string &label,
+                       const std::set<Source> &allowed,
+                       std::vector<Source> &sources) const;
+  Status checkWiring();
+  Status checkOutputs() const;
+  Status checkInputs(const NamedTensors &given) const;
+  Expected<Tensor> zeros(const ValueSignature &sig) const;
+  Status applyTensors(NamedTensors file, const std::string &path);
+  const Tensor *lookup(Source source, const std::string &name,
+                       const NamedTensors &given, const NamedTensors *fwd,
+                       const NamedTensors *bwd) const;
+  Expected<NamedTensors>
+  runGraph(const Model &graph, const std::vector<Source> &sources,
+           const NamedTensors &given, const NamedTensors *fwd,
+           const NamedTensors *bwd, const NamedTensors &extra,
+           NamedTensors *into) const;
+  Expected<double> lossOf(const NamedTensors &fwd) const;
+};
+
+/// Finds where each input of `graph` comes from, among the `allowed`
+/// sources, checking its dtype and shape.
+Status Trainer::Impl::resolveInputs(const Model &graph,
+                                    const std::string &label,
+                                    const std::set<Source> &allowed,
+                                    std::vector<Source> &sources) const {
+  std::map<std::string, const ValueSignature *> gradientSigs;
+  if (allowed.count(Source::Backward))
+    for (const ValueSignature &out : backward->outputs())
+      gradientSigs[out.name] = &out;
+  for (const ValueSignature &in : graph.inputs()) {
+    std::vector<std::pair<Source, const ValueSignature *>> candidates = {
+        {Source::ModelInput, findSig(inputs, in.name)},
+        {Source::Parameter, findSig(parameters, in.name)},
+        {Source::State, findSig(state, in.name)},
+        {Source::Forward, allowed.count(Source::Forward)
+                              ? findSig(forward->outputs(), in.name)
+                              : nullptr},
+        {Source::Backward,
+         gradientSigs.count(in.name) ? gradientSigs[in.name] : nullptr}};
+    const ValueSignature *found = nullptr;
+    Source source = Source::ModelInput;
+    for (auto [s, sig] : candidates)
+      if (sig && allowed.count(s)) {
+        found = sig;
+        source = s;
+        break;
+      }
+    if (!found && allowed.count(Source::Lr) &&
+        (in.name == kLrInput || in.name == kStepInput)) {
+      if (in.shape != Shape{} || !isFloatingPoint(in.dtype))
+        return Status::error(strCat(label, ": input '", in.name, "' is ",
+                                    typeOf(in),
+                                    "; expected a floating-point scalar "
+                                    "(f32[])"));
+      sources.push_back(in.name == kLrInput ? Source::Lr : Source::Step);
+      continue;
+    }
+    if (!found)
+      return Status::error(
+          strCat(label, ": input '", in.name, "' ", typeOf(in),
+                 " is none of the values it may read (the package is "
+                 "inconsistent; recompile it)"));
+    if (found->dtype != in.dtype || found->shape != in.shape)
+      return Status::error(strCat(label, ": input '", in.name, "' is ",
+                                  typeOf(in), " but the value it reads is ",
+                                  typeOf(*found),
+                                  " (the package is inconsistent; "
+                                  "recompile it)"));
+    sources.push_back(source);
+  }
+  return Status::ok();
+}
+
+/// Checks the loss, the gradients and the updates against the graphs'
+/// outputs.
+Status Trainer::Impl::checkOutputs() const {
+  const ManifestTraining &t = *manifest.training;
+  const ValueSignature *loss = findSig(forward->outputs(), t.loss);
+  if (!loss)
+    return Status::error(strCat(t.graphs.forward, ": has no output '", t.loss,
+                                "' (training.loss; the package is "
+                                "inconsistent)"));
+  if (!loss->shape.empty() || !isFloatingPoint(loss->dtype))
+    return Status::error(strCat(t.graphs.forward, ": the loss '", t.loss,
+                                "' is ", typeOf(*loss),
+                                "; expected a floating-point scalar (f32[])"));
+  for (const ManifestGradient &g : t.gradients) {
+    const ValueSignature *out = findSig(backward->outputs(), g.value);
+    const ValueSignature *param = findSig(parameters, g.parameter);
+    if (!out)
+      return Status::error(strCat(t.graphs.backward, ": has no output '",
+                                  g.value, "' (the gradient of '", g.parameter,
+                                  "')"));
+    if (out->dtype != param->dtype || out->shape != param->shape)
+      return Status::error(strCat(t.graphs.backward, ": gradient '", g.value,
+                                  "' is ", typeOf(*out), " but parameter '",
+                                  g.parameter, "' is ", typeOf(*param)));
+  }
+  for (const ManifestUpdate &u : t.updates) {
+    const ValueSignature *out = findSig(optimizer->outputs(), u.value);
+    const ValueSignature *target = findSig(parameters, u.target);
+    if (!target)
+      target = findSig(state, u.target);
+    if (!out)
+      return Status::error(strCat(t.graphs.optimizer, ": has no output '",
+                                  u.value, "' (the update of '", u.target,
+                                  "')"));
+    if (out->dtype != target->dtype || out->shape != target->shape)
+      return Status::error(strCat(t.graphs.optimizer, ": update '", u.value,
+                                  "' is ", typeOf(*out), " but '", u.target,
+                                  "' is ", typeOf(*target)));
+  }
+  return Status::ok();
+}
+
+Status Trainer::Impl::checkWiring() {
+  const ManifestTraining &t = *manifest.training;
+  for (const auto *list : {&parameters, &state})
+    for (const ValueSignature &sig : *list)
+      if (sig.name == kStepTensor || sig.name == kLrInput ||
+          findSig(inputs, sig.name))
+        return Status::error(strCat(dir, ": '", sig.name,
+                                    "' is both a parameter or state tensor "
+                                    "and a model input or reserved name"));
+  KILN_RETURN_IF_ERROR(resolveInputs(*forward, t.graphs.forward,
+                                     {Source::ModelInput, Source::Parameter},
+                                     forwardSources));
+  KILN_RETURN_IF_ERROR(
+      resolveInputs(*backward, t.graphs.backward,
+                    {Source::Forward, Source::ModelInput, Source::Parameter},
+                    backwardSources));
+  KILN_RETURN_IF_ERROR(resolveInputs(
+      *optimizer, t.graphs.optimizer,
+      {Source::Parameter, Source::State, Source::Backward, Source::Lr},
+      optimizerSources));
+  return checkOutputs();
+}
+
+Expected<Tensor> Trainer::Impl::zeros(const ValueSignature &sig) const {
+  Tensor host = Tensor::empty(sig.dtype, sig.shape); // zero-filled
+  if (device == Device::CPU)
+    return host;
+  return host.to(device);
+}
+
+/// Replaces the parameters and state with those of `file` (read from
+/// `path`); see Trainer::loadState. Nothing changes on error.
+Status Trainer::Impl::applyTensors(NamedTensors file, const std::string &path) {
+  std::optional<int64_t> fileStep;
+  std::vector<std::string> unknown, missingParams, missingState;
+  for (const auto &[name, t] : file) {
+    if (name == kStepTensor) {
+      if (t.numel() != 1 || t.rank() != 0 ||
+          (t.dtype() != DType::I64 && t.dtype() != DType::I32))
+        return Status::error(strCat(path, ": '", kStepTensor, "' is ",
+                                    t.typeString(), "; expected i64[]"));
+      fileStep = t.getInt(0);
+      continue;
+    }
+    if (!findSig(parameters, name) && !findSig(state, name))
+      unknown.push_back(name);
+  }
+  if (!unknown.empty())
+    return Status::error(strCat(path, ": holds ", quoted(unknown),
+                                ", which the training package has no "
+                                "parameter or state tensor for"));
+  NamedTensors newParams, newState;
+  auto take = [&](const std::vector<ValueSignature> &sigs, NamedTensors &out,
+                  std::vector<std::string> &missing) -> Status {
+    for (const ValueSignature &sig : sigs) {
+      const Tensor *t = findNamed(file, sig.name);
+      if (!t) {
+        missing.push_back(sig.name);
+        continue;
+      }
+      if (t->dtype() != sig.dtype || t->shape() != sig.shape)
+        return Status::error(strCat(path, ": tensor '", sig.name, "' is ",
+                                    t->typeString(),
+                                    " but the package "
+                                    "declares ",
+                                    typeOf(sig)));
+      Expected<Tensor> placed =
+          device == Device::CPU ? Expected<Tensor>(*t) : t->to(device);
+      if (!placed)
+        return placed.status().withContext(
+            strCat(path, ": tensor '", sig.name, "'"));
+      out.emplace_back(sig.name, placed.take());
+    }
+    return Status::ok();
+  };
+  KILN_RETURN_IF_ERROR(take(parameters, newParams, missingParams));
+  if (!missingParams.empty())
+    return Status::error(strCat(path, ": has no ", quoted(missingParams),
+                                " (every parameter of the training package "
+                                "must be in it)"));
+  KILN_RETURN_IF_ERROR(take(state, newState, missingState));
+  if (fileStep && !missingState.empty())
+    return Status::error(strCat(path, ": is a checkpoint (it has '",
+                                kStepTensor, "') but has no optimizer state ",
+                                quoted(missingState)));
+  // Keep manifest order; missing state (a weights file) starts at zero.
+  NamedTensors orderedState;
+  for (const ValueSignature &sig : state) {
+    if (const Tensor *t = findNamed(newState, sig.name)) {
+      orderedState.emplace_back(sig.name, *t);
+      continue;
+    }
+    Expected<Tensor> z = zeros(sig);
+    if (!z)
+      return z.status().withContext(strCat("state '", sig.name, "'"));
+    orderedState.emplace_back(sig.name, z.take());
+  }
+  parameterTensors = std::move(newParams);
+  stateTensors = std::move(orderedState);
+  step = fileStep.value_or(0);
+  return Status::ok();
+}
+
+/// Checks the caller's inputs against inputs(): names, devices, types.
+Status Trainer::Impl::checkInputs(const NamedTensors &given) const {
+  KILN_RETURN_IF_ERROR(checkNames(inputs, given, "input", "model", true));
+  for (const ValueSignature &sig : inputs) {
+    const Tensor &t = *findNamed(given, sig.name);
+    std::string prefix = strCat("input '", sig.name, "'");
+    if (!t.defined())
+      return Status::error(
+          strCat(prefix, ": no tensor given (expected ", typeOf(sig), ")"));
+    if (t.device() != Device::CPU && t.device() != device)
+      return Status::error(strCat(prefix, ": the tensor is on ",
+                                  deviceName(t.device()),
+                                  "; this trainer "
+                                  "takes cpu tensors"));
+    if (t.dtype() != sig.dtype || t.shape() != sig.shape)
+      return Status::error(strCat(prefix, ": expected ", typeOf(sig),
+                                  " but got ", t.typeString()));
+  }
+  return Status::ok();
+}
+
+const Tensor *Trainer::Impl::lookup(Source source, const std::string &name,
+                                    const NamedTensors &given,
+                                    const NamedTensors *fwd,
+                                    const NamedTensors *bwd) const {
+  switch (source) {
+  case Source::ModelInput:
+    return findNamed(given, name);
+  case Source::Parameter:
+    return findNamed(parameterTensors, name);
+  case Source::State:
+    return findNamed(stateTensors, name);
+  case Source::Forward:
+    return fwd ? findNamed(*fwd, name) : nullptr;
+  case Source::Backward:
+    return bwd ? findNamed(*bwd, name) : nullptr;
+  case Source::Lr:
+  case Source::Step:
+    return nullptr; // Passed in `extra`.
+  }
+  return nullptr;
+}
+
+/// Runs one graph with its inputs gathered by `sources`; outputs stay on
+/// the trainer's device.
+Expected<NamedTensors>
+Trainer::Impl::runGraph(const Model &graph, const std::vector<Source> &sources,
+                        const NamedTensors &given, const NamedTensors *fwd,
+                        const NamedTensors *bwd, const NamedTensors &extra,
+                        NamedTensors *into) const {
+  NamedTensors feed;
+  for (size_t i = 0; i < graph.inputs().size(); ++i) {
+    const std::string &name = graph.inputs()[i].name;
+    const Tensor *t = sources[i] == Source::Lr || sources[i] == Source::Step
+                          ? findNamed(extra, name)
+                          : lookup(sources[i], name, given, fwd, bwd);
+    if (!t)
+      return Status::error(strCat(graph.directory(), ": input '", name,
+                                  "' has no value (internal error)"));
+    feed.emplace_back(name, *t);
+  }
+  RunOptions options;
+  options.outputDevice = device;
+  options.outputsInto = into;
+  Expected<NamedTensors> out = graph.run(feed, options);
+  if (!out)
+    return out.status().withContext(graph.directory());
+  return out;
+}
+
+Expected<double> Trainer::Impl::lossOf(const NamedTensors &fwd) const {
+  const Tensor *loss = findNamed(fwd, manifest.training->loss);
+  if (!loss)
+    return Status::error(strCat(dir, ": the forward graph returned no '",
+                                manifest.training->loss, "'"));
+  Expected<Tensor> host = loss->to(Device::CPU);
+  if (!host)
+    return host.status().withContext("copying the loss to the cpu");
+  return host->getDouble(0);
+}
+
+//===----------------------------------------------------------------------===//
+// Trainer
+//===----------------------------------------------------------------------===//
+
+Trainer::Trainer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Trainer::Trainer(Trainer &&other) noexcept = default;
+Trainer &Trainer::operator=(Trainer &&other) noexcept = default;
+Trainer::~Trainer() = default;
+
+/// Loads one graph package of a training package.
+static Expected<Model> loadGraph(const std::string &dir,
+                                 const std::string &relative,
+                                 const char *which) {
+  std::string path = (fs::path(dir) / relative).string();
+  Expected<Model> m = Model::load(path);
+  if (!m)
+    return m.status().withContext(
+        strCat(dir, ": the ", which, " graph (training.graphs.", which, ")"));
+  return m;
+}
+
+Expected<Trainer> Trainer::load(const std::string &dir,
+                                const TrainerOptions &options) {
+  std::string manifestPath = (fs::path(dir) / "manifest.json").string();
+  Expected<PackageManifest> manifest = readManifest(manifestPath);
+  if (!manifest)
+    return manifest.status();
+  if (manifest->kind != PackageKind::Training || !manifest->training)
+    return Status::error(strCat("'", dir,
+                                "' is not a training package (its manifest "
+                                "has no \"kind\": \"training\"): load it "
+                                "with kiln::Model"));
+  auto impl = std::make_unique<Impl>();
+  impl->dir = dir;
+  impl->manifest = manifest.take();
+  const ManifestTraining &t = *impl->manifest.training;
+  impl->inputs = toSignatures(impl->manifest.inputs);
+  impl->parameters = toSignatures(t.parameters);
+  impl->state = toSignatures(t.state);
+  impl->lr = options.lr.value_or(t.optimizer.lr);
+  impl->inPlace = options.inPlaceUpdates;
+
+  for (auto [which, path, slot] :
+       {std::tuple{"forward", &t.graphs.forward, &impl->forward},
+        {"backward", &t.graphs.backward, &impl->backward},
+        {"optimizer", &t.graphs.optimizer, &impl->optimizer}}) {
+    Expected<Model> m = loadGraph(dir, *path, which);
+    if (!m)
+      return m.status();
+    slot->emplace(m.take());
+  }
+  impl->device = impl->forward->device();
+  if (impl->backward->device() != impl->device ||
+      impl->optimizer->device() != impl->device)
+    return Status::error(strCat(dir, ": its graphs are compiled for different "
+                                     "devices (the package is inconsistent; "
+                                     "recompile it)"));
+  if (options.device && *options.device != impl->device)
+    return Status::error(
+        strCat(dir, ": is compiled for ", deviceName(impl->device),
+               " and cannot train on ", deviceName(*options.device),
+               " (recompile it with kiln compile --target ",
+               deviceName(*options.device), ")"));
+  KILN_RETURN_IF_ERROR(impl->checkWiring());
+
+  std::string weights = options.weightsPath.empty()
+                            ? (fs::path(dir) / t.weightsFile).string()
+                            : options.weightsPath;
+  Expected<NamedTensors> file = readSafeTensors(weights);
+  if (!file)
+    return file.status();
+  KILN_RETURN_IF_ERROR(impl->applyTensors(file.take(), weights));
+  return Trainer(std::move(impl));
+}
+
+const std::vector<ValueSignature> &Trainer::inputs() const {
+  return impl_->inputs;
+}
+const std::vector<ValueSignature> &Trainer::parameters() const {
+  return impl_->parameters;
+}
+const std::vector<ValueSignature> &Trainer::state() const {
+  return impl_->state;
+}
+const PackageManifest &Trainer::manifest() const { return impl_->manifest; }
+const std::string &Trainer::directory() const { return impl_->dir; }
+Device Trainer::device() const { return impl_->device; }
+int64_t Trainer::step() const { return impl_->step; }
+double Trainer::learningRate() const { return impl_->lr; }
+void Trainer::setLearningRate(double lr) { impl_->lr = lr; }
+
+Expected<double> Trainer::forward(const NamedTensors &inputs) {
+  Impl &m = *impl_;
+  KILN_RETURN_IF_ERROR(m.checkInputs(inputs));
+  Expected<NamedTensors> fwd = m.runGraph(*m.forward, m.forwardSources, inputs,
+                                          nullptr, nullptr, {}, nullptr);
+  if (!fwd)
+    return fwd.status();
+  return m.lossOf(*fwd);
+}
+
+Expected<NamedTensors> Trainer::gradients(const NamedTensors &inputs) {
+  Impl &m = *impl_;
+  KILN_RETURN_IF_ERROR(m.checkInputs(inputs));
+  Expected<NamedTensors> fwd = m.runGraph(*m.forward, m.forwardSources, inputs,
+                                          nullptr, nullptr, {}, nullptr);
+  if (!fwd)
+    return fwd.status();
+  Expected<NamedTensors> bwd = m.runGraph(*m.backward, m.backwardSources,
+                                          inputs, &*fwd, nullptr, {}, nullptr);
+  if (!bwd)
+    return bwd.status();
+  NamedTensors out;
+  for (const ValueSignature &p : m.parameters)
+    for (const ManifestGradient &g : m.manifest.training->gradients)
+      if (g.parameter == p.name) {
+        Expected<Tensor> host = findNamed(*bwd, g.value)->to(Device::CPU);
+        if (!host)
+          return host.status().withContext(strCat("gradient '", g.value, "'"));
+        out.emplace_back(p.name, host.take());
+      }
+  return out;
+}
+
+Expected<double> Trainer::trainStep(const NamedTensors &inputs) {
+  Impl &m = *impl_;
+  KILN_RETURN_IF_ERROR(m.checkInputs(inputs));
+  Expected<NamedTensors> fwd = m.runGraph(*m.forward, m.forwardSources, inputs,
+                                          nullptr, nullptr, {}, nullptr);
+  if (!fwd)
+    return fwd.status();
+  Expected<double> loss = m.lossOf(*fwd);
+  if (!loss)
+    return loss;
+  Expected<NamedTensors> bwd = m.runGraph(*m.backward, m.backwardSources,
+                                          inputs, &*fwd, nullptr, {}, nullptr);
+  if (!bwd)
+    return bwd.status();
+  fwd = NamedTensors(); // The activations are no longer needed.
+
+  NamedTensors scalars;
+  for (const ValueSignature &in : m.optimizer->inputs()) {
+    if (in.name == kLrInput)
+      scalars.emplace_back(in.name, scalarOf(in.dtype, m.lr));
+    else if (in.name == kStepInput)
+      scalars.emplace_back(in.name,
+                           scalarOf(in.dtype, static_cast<double>(m.step + 1)));
+  }
+  // update "value" -> the "target" tensor (sharing its storage).
+  NamedTensors into;
+  for (const ManifestUpdate &u : m.manifest.training->updates) {
+    Tensor *target = findMutable(m.parameterTensors, u.target);
+    if (!target)
+      target = findMutable(m.stateTensors, u.target);
+    into.emplace_back(u.value, *target);
+  }
+  Expected<NamedTensors> updated =
+      m.runGraph(*m.optimizer, m.optimizerSources, inputs, nullptr, &*bwd,
+                 scalars, m.inPlace ? &into : nullptr);
+  if (!updated)
+    return updated.status();
+  if (!m.inPlace)
+    for (const ManifestUpdate &u : m.manifest.training->updates) {
+      Tensor *target = findMutable(m.parameterTensors, u.target);
+      if (!target)
+        target = findMutable(m.stateTensors, u.target);
+      *target = *findNamed(*updated, u.value);
+    }
+  ++m.step;
+  return loss;
+}
+
+/// CPU copies of `tensors`.
+static Expected<NamedTensors> hostCopies(const NamedTensors &tensors) {
+  NamedTensors out;
+  for (const auto &[name, t] : tensors) {
+    Expected<Tensor> host = t.to(Device::CPU);
+    if (!host)
+      return host.status().withContext(strCat("'", name, "'"));
+    out.emplace_back(name, host.take());
+  }
+  return out;
+}
+
+Expected<NamedTensors> Trainer::parameterValues() const {
+  return hostCopies(impl_->parameterTensors);
+}
+
+Expected<NamedTensors> Trainer::stateValues() const {
+  return hostCopies(impl_->stateTensors);
+}
+
+Status Trainer::save(const std::string &path) const {
+  const Impl &m = *impl_;
+  NamedTensors all = m.parameterTensors;
+  all.insert(all.end(), m.stateTensors.begin(), m.stateTensors.end());
+  all.emplace_back(kStepTensor, Tensor::scalar<int64_t>(m.step));
+  return writeSafeTensors(path, all,
+                          {{"format", "kiln-training"},
+                           {"optimizer", m.manifest.training->optimizer.kind}});
+}
+
+Status Trainer::loadState(const std::string &path) {
+  Expected<NamedTensors> file = readSafeTensors(path);
+  if (!file)
+    return file.status();
+  return impl_->applyTensors(file.take(), path);
+}
+
+} // namespace kiln
