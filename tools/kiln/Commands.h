@@ -115,13 +115,16 @@ struct ExplainOptions {
 int runExplainCommand(const ExplainOptions &options);
 
 /// `kiln train PACKAGE --input NAME=FILE... [--steps N] [--lr LR]
-/// [--load-weights FILE] [--save-weights FILE] [--losses FILE]`.
+/// [--load-weights FILE] [--save-weights FILE] [--losses FILE]
+/// [--gradients DIR]`.
 struct TrainCommandOptions {
   std::string package;
   std::vector<std::string> inputs;
   int steps = 1;
   std::optional<double> lr;
   std::string loadWeights, saveWeights, losses;
+  /// Before the steps: the gradients of the batch, one DIR/<param>.npy each.
+  std::string gradientsDir;
 };
 int runTrainCommand(const TrainCommandOptions &options);
 

@@ -4,7 +4,8 @@
 // it loads a training package (kiln compile --train) with kiln::Trainer,
 // runs N train steps on the same batch, prints "step N loss X" for each
 // (X with 9 significant digits), and optionally writes the losses as a JSON
-// list and the weights, optimizer state and step count as safetensors.
+// list, the gradients of the batch before the first step as .npy files,
+// and the weights, optimizer state and step count as safetensors.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,6 +15,7 @@
 #include "kiln/runtime/Trainer.h"
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 
@@ -55,6 +57,22 @@ int runTrainCommand(const TrainCommandOptions &options) {
       readInputArguments(trainer->inputs(), options.inputs);
   if (!inputs)
     return reportError(inputs.status().message());
+  if (!options.gradientsDir.empty()) {
+    Expected<NamedTensors> grads = trainer->gradients(*inputs);
+    if (!grads)
+      return reportError("--gradients: " + grads.status().message());
+    std::error_code ec;
+    std::filesystem::create_directories(options.gradientsDir, ec);
+    if (ec)
+      return reportError("--gradients: cannot create '" +
+                         options.gradientsDir + "': " + ec.message());
+    for (const auto &[name, grad] : *grads)
+      if (Status s = writeTensorFile(options.gradientsDir + "/" + name +
+                                         ".npy",
+                                     grad, name);
+          !s)
+        return reportError("--gradients: " + s.message());
+  }
   std::vector<double> losses;
   for (int i = 0; i < options.steps; ++i) {
     Expected<double> loss = trainer->trainStep(*inputs);

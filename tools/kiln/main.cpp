@@ -248,6 +248,9 @@ int main(int argc, char **argv) {
                        "state and step count to this safetensors file");
   trainCmd->add_option("--losses", train.losses,
                        "Write the losses as a JSON list to this file");
+  trainCmd->add_option("--gradients", train.gradientsDir,
+                       "Before the steps, write the gradients of the batch "
+                       "into this folder, one PARAMETER.npy each");
 
   try {
     app.parse(argc, argv);
