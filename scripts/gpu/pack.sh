@@ -14,7 +14,9 @@
 #   gpu-pack/graph-breaks/   the examples/graph_breaks models compiled for
 #                            cuda (program packages), their inputs and the
 #                            reference runtime's outputs (cases.txt)
-#   gpu-pack/run.sh, gpu_bench.py, models.py
+#   gpu-pack/train/NAME/     kiln compile --train --target cuda of the small
+#                            training graphs, with PyTorch's references
+#   gpu-pack/run.sh, gpu_bench.py, models.py, check_training.py
 #
 # Then, on the GPU machine: gpu-pack/run.sh (see there).
 #
@@ -77,6 +79,22 @@ for spec in cond_model:cond_pos cond_model:cond_neg nonzero_model:nonzero_x \
 done
 find "$GB" \( -name wrapper.cpp -o -name model.h -o -name kernels.cu \
   -o -name kernels.ptx -o -name '*.onnx' \) -delete
+
+# Training (docs/training.md): the small training graphs compiled for cuda
+# with --train (SGD, lr 0.05, as their PyTorch references), their input and
+# PyTorch's gradients and losses; run.sh checks and times them.
+TRAIN="$OUT/train"
+FIXTURES="$ROOT/../shared/bench/train"
+mkdir -p "$TRAIN"
+for model in mlp_small_train gpt2_tiny_train; do
+  "$BUILD/bin/kiln" compile "$FIXTURES/$model.onnx" --train --target cuda \
+    --lr 0.05 -o "$TRAIN/$model" | tail -1
+  cp -r "$FIXTURES/$model.inputs_0.npy" "$FIXTURES/$model.grad" \
+    "$FIXTURES/$model.losses.json" "$TRAIN/"
+done
+find "$TRAIN" \( -name wrapper.cpp -o -name model.h -o -name kernels.cu \
+  -o -name kernels.ptx \) -delete
+cp "$ROOT/test/models/check_training.py" "$OUT/"
 
 if [[ $CONFORMANCE == 1 ]]; then
   NODE_DIR="$("$ROOT/.venv/bin/python3" -c 'import onnx, os; print(os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data", "node"))')"

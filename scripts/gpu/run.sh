@@ -13,8 +13,10 @@
 #      torch.compile on the same GPU in the same run.
 # Results also go to $OUT (or ./results) as files.
 #
-# Usage: gpu-pack/run.sh [tests] [breaks] [conformance] [bench]
-#   (default: all four)
+#   4. training: the small training packages' 20 SGD steps and gradients
+#      against PyTorch's (check_training.py), and their step times.
+# Usage: gpu-pack/run.sh [tests] [breaks] [train] [conformance] [bench]
+#   (default: all five)
 #===----------------------------------------------------------------------===#
 set -uo pipefail
 PACK="$(cd "$(dirname "$0")" && pwd)"
@@ -29,7 +31,7 @@ if [[ -n "$CUDNN_LIB" && -d "$CUDNN_LIB" ]]; then
   export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:$CUDNN_LIB"
   echo "cuDNN from $CUDNN_LIB"
 fi
-STEPS="${*:-tests breaks conformance bench}"
+STEPS="${*:-tests breaks train conformance bench}"
 STATUS=0
 
 if [[ " $STEPS " == *" tests "* ]]; then
@@ -56,6 +58,24 @@ if [[ " $STEPS " == *" breaks "* && -f "$PACK/graph-breaks/cases.txt" ]]; then
     fi
   done < "$GB/cases.txt"
 fi
+if [[ " $STEPS " == *" train "* && -d "$PACK/train" ]]; then
+  echo "== training on CUDA (docs/training.md): 20 SGD steps vs PyTorch"
+  for model in mlp_small_train gpt2_tiny_train; do
+    T="$PACK/train"
+    if "$PACK/bin/kiln-runner" "$T/$model" --input inputs_0="$T/$model.inputs_0.npy" \
+        --steps 20 --losses "$RESULTS/$model.losses.json" \
+        --gradients "$RESULTS/$model.grad" > "$RESULTS/$model.steps.txt" 2>&1 &&
+       python3 "$PACK/check_training.py" --losses "$RESULTS/$model.losses.json" \
+        --gradients "$RESULTS/$model.grad" --reference "$T/$model"; then
+      echo "PASS $model"
+    else
+      echo "FAIL $model"; cat "$RESULTS/$model.steps.txt"; STATUS=1
+    fi
+    "$PACK/bin/kiln-runner" "$T/$model" --input inputs_0="$T/$model.inputs_0.npy" \
+      --steps 0 --warmup 10 --iterations 100 | tail -1
+  done
+fi
+
 if [[ " $STEPS " == *" conformance "* && -f "$PACK/conformance.tar.gz" ]]; then
   echo "== node-test conformance, compiled-cuda"
   WORK="$(mktemp -d)"

@@ -26,8 +26,11 @@
 
 #include "kiln/runtime/Cuda.h"
 #include "kiln/runtime/Model.h"
+#include "kiln/runtime/PackageManifest.h"
 #include "kiln/runtime/TensorCompare.h"
 #include "kiln/runtime/TensorIO.h"
+
+#include "TrainRunner.h"
 
 #include <algorithm>
 #include <chrono>
@@ -54,7 +57,10 @@ const char *kUsage =
     "Runs the package DIR once (outputs to --output-dir as NAME.npy), then\n"
     "times --iterations runs and prints a JSON line with the median.\n"
     "--profile prints what the first run did (graph calls, graph breaks,\n"
-    "eager ops, host<->device copies) as a JSON line.\n";
+    "eager ops, host<->device copies) as a JSON line.\n"
+    "A training package (kiln compile --train) takes [--steps N]\n"
+    "[--losses FILE.json] [--gradients DIR] instead of --expect: it prints\n"
+    "'step N loss X' per step; --iterations times further steps.\n";
 
 } // namespace
 
@@ -62,7 +68,8 @@ int main(int argc, char **argv) {
   std::string dir, outputDir;
   LoadOptions load;
   std::vector<std::pair<std::string, std::string>> inputFiles, expectFiles;
-  int warmup = 5, iterations = 0;
+  int warmup = 5, iterations = 0, steps = 1;
+  std::string lossesFile, gradientsDir;
   bool profile = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -78,7 +85,8 @@ int main(int argc, char **argv) {
       continue;
     }
     if (a == "--weights-dir" || a == "--output-dir" || a == "--input" ||
-        a == "--expect" || a == "--warmup" || a == "--iterations") {
+        a == "--expect" || a == "--warmup" || a == "--iterations" ||
+        a == "--steps" || a == "--losses" || a == "--gradients") {
       const char *v = value();
       if (!v)
         return fail(a + " needs a value\n" + kUsage);
@@ -90,6 +98,12 @@ int main(int argc, char **argv) {
         warmup = std::atoi(v);
       else if (a == "--iterations")
         iterations = std::atoi(v);
+      else if (a == "--steps")
+        steps = std::atoi(v);
+      else if (a == "--losses")
+        lossesFile = v;
+      else if (a == "--gradients")
+        gradientsDir = v;
       else {
         const char *eq = std::strchr(v, '=');
         if (!eq)
@@ -108,6 +122,11 @@ int main(int argc, char **argv) {
   if (dir.empty())
     return fail(std::string("no package folder given\n") + kUsage);
 
+  // A training package runs train steps (TrainRunner.cpp).
+  if (Expected<PackageManifest> manifest = readManifest(dir + "/manifest.json");
+      manifest && manifest->kind == PackageKind::Training)
+    return runTrainingPackage(TrainRun{dir, inputFiles, steps, lossesFile,
+                                       gradientsDir, warmup, iterations});
   Expected<Model> model = Model::load(dir, load);
   if (!model)
     return fail(model.status().message());
