@@ -218,15 +218,25 @@ runTrainingPipeline(ModuleOp module, const CompileOptions &options,
   // 8. The initial parameters, in safetensors (a format other tools read).
   ManifestTraining training =
       describeTraining(forward, backward, optimizer, train);
+  // Parameters whose data the model does not carry (an absent external
+  // data file) are left out: the trainer needs a weights file for them
+  // (TrainerOptions::weightsPath, kiln train --load-weights).
   NamedTensors params;
+  std::vector<std::string> missing;
   for (const ManifestValue &p : training.parameters) {
     auto it = initialValues.find(p.name);
-    if (it == initialValues.end()) {
-      emitError(loc) << "no initial value for parameter '" << p.name << "'";
-      return fail();
-    }
-    params.emplace_back(p.name, it->second);
+    if (it == initialValues.end())
+      missing.push_back(p.name);
+    else
+      params.emplace_back(p.name, it->second);
   }
+  if (!missing.empty())
+    emitWarning(loc) << missing.size() << " of "
+                     << training.parameters.size()
+                     << " parameters have no data in the model (e.g. '"
+                     << missing.front()
+                     << "'); give their values when training starts "
+                        "(kiln train --load-weights FILE.safetensors)";
   if (Status written =
           writeSafeTensors(tmp + "/" + training.weightsFile, params,
                            {{"format", "kiln-training"},

@@ -127,8 +127,10 @@ Value GradientBuilder::reshape(Value x, ArrayRef<int64_t> shape) {
     return {};
   if (typeOf(x).getShape() == shape)
     return x;
+  // allowzero = 1 only where a size is 0 (then 0 means 0, not "copy").
+  bool zero = llvm::is_contained(shape, 0);
   return create("kiln.reshape", {x, indices(shape)},
-                {b_.getNamedAttr("allowzero", b_.getI64IntegerAttr(1))});
+                {b_.getNamedAttr("allowzero", b_.getI64IntegerAttr(zero))});
 }
 
 Value GradientBuilder::transpose(Value x, ArrayRef<int64_t> perm) {

@@ -281,8 +281,20 @@ func::FuncOp Partitioner::buildForward(OpBuilder &b) {
 func::FuncOp Partitioner::buildBackward(OpBuilder &b) {
   Block &body = joint.getBody().front();
   Operation *terminator = body.getTerminator();
-  // Arguments: the saved values, then the joint graph's arguments read by
-  // backward ops.
+  // The ops the gradients need, computed on the backward side: what they
+  // read that is not saved (constants are re-created).
+  llvm::DenseSet<Operation *> live;
+  SmallVector<Value> work(terminator->getOperands().drop_front());
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    Operation *def = v.getDefiningOp();
+    if (!def || saved.contains(v) || !live.insert(def).second)
+      continue;
+    for (Value operand : def->getOperands())
+      work.push_back(operand);
+  }
+  // Arguments: the saved values, then the joint graph's arguments those
+  // ops (or the results) read.
   SmallVector<Value> inputs(saved.begin(), saved.end());
   llvm::SetVector<BlockArgument> args;
   auto noteArgument = [&](Value v) {
@@ -290,7 +302,7 @@ func::FuncOp Partitioner::buildBackward(OpBuilder &b) {
       args.insert(arg);
   };
   for (Operation &op : body.without_terminator())
-    if (!forwardOps.contains(&op))
+    if (live.contains(&op))
       for (Value v : op.getOperands())
         noteArgument(v);
   for (Value v : terminator->getOperands().drop_front())
@@ -312,12 +324,7 @@ func::FuncOp Partitioner::buildBackward(OpBuilder &b) {
   }
   OpBuilder inner = OpBuilder::atBlockEnd(entry);
   for (Operation &op : body.without_terminator()) {
-    bool backward = !forwardOps.contains(&op);
-    bool constantUsedByBackward =
-        isa<ConstantOp>(op) && llvm::any_of(op.getUsers(), [&](Operation *u) {
-          return !forwardOps.contains(u);
-        });
-    if (!backward && !constantUsedByBackward)
+    if (!live.contains(&op))
       continue;
     Operation *copy = inner.clone(op, map);
     copy->removeAttr(kGradSeedAttr);

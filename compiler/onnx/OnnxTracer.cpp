@@ -334,15 +334,13 @@ GraphTracer::trace(const onnx::ModelProto &model) {
     bool trainable = options_.trainable && isFloatingPoint(t->dtype) &&
                      !(options_.frozen && options_.frozen(init.name()));
     if (trainable) {
-      if (t->externalMissing)
-        return error(strCat("trainable initializer '", init.name(),
-                            "' has no data (its external data file is "
-                            "missing); training needs initial values"));
+      // Without its data (an absent external data file) a parameter gets
+      // its initial value when the package is loaded.
       params.push_back(
           {init.name(), mlir::RankedTensorType::get(
                             t->shape, toMlirElementType(&ctx_, t->dtype)),
            {}, /*trainable=*/true});
-      if (options_.initialValues)
+      if (options_.initialValues && !t->externalMissing)
         (*options_.initialValues)[init.name()] = t->tensor;
       continue;
     }

@@ -92,6 +92,13 @@ for model in mlp_small_train gpt2_tiny_train; do
   cp -r "$FIXTURES/$model.inputs_0.npy" "$FIXTURES/$model.grad" \
     "$FIXTURES/$model.losses.json" "$TRAIN/"
 done
+# The full-size training graphs (graph only: run.sh makes their weights
+# with train_weights.py and PyTorch's reference with models.py train-ref).
+for model in mlp_train gpt2_block_train; do
+  "$BUILD/bin/kiln" compile "$FIXTURES/$model.onnx" --train --target cuda \
+    --lr 0.05 -o "$TRAIN/$model" 2>/dev/null | tail -1
+done
+cp "$ROOT/scripts/gpu/train_weights.py" "$OUT/"
 find "$TRAIN" \( -name wrapper.cpp -o -name model.h -o -name kernels.cu \
   -o -name kernels.ptx \) -delete
 cp "$ROOT/test/models/check_training.py" "$OUT/"

@@ -14,9 +14,12 @@
 # Results also go to $OUT (or ./results) as files.
 #
 #   4. training: the small training packages' 20 SGD steps and gradients
-#      against PyTorch's (check_training.py), and their step times.
-# Usage: gpu-pack/run.sh [tests] [breaks] [train] [conformance] [bench]
-#   (default: all five)
+#      against PyTorch's (check_training.py), and their step times;
+#      train-bench: the full-size mlp_train and gpt2_block_train against
+#      PyTorch's train-ref (same weights, on cuda) and timed next to
+#      `models.py baseline` (eager, torch.compile).
+# Usage: gpu-pack/run.sh [tests] [breaks] [train] [train-bench] [conformance]
+#   [bench]   (default: all six)
 #===----------------------------------------------------------------------===#
 set -uo pipefail
 PACK="$(cd "$(dirname "$0")" && pwd)"
@@ -31,7 +34,7 @@ if [[ -n "$CUDNN_LIB" && -d "$CUDNN_LIB" ]]; then
   export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:$CUDNN_LIB"
   echo "cuDNN from $CUDNN_LIB"
 fi
-STEPS="${*:-tests breaks train conformance bench}"
+STEPS="${*:-tests breaks train train-bench conformance bench}"
 STATUS=0
 
 if [[ " $STEPS " == *" tests "* ]]; then
@@ -74,6 +77,25 @@ if [[ " $STEPS " == *" train "* && -d "$PACK/train" ]]; then
     "$PACK/bin/kiln-runner" "$T/$model" --input inputs_0="$T/$model.inputs_0.npy" \
       --steps 0 --warmup 10 --iterations 100 | tail -1
   done
+fi
+
+if [[ " $STEPS " == *" train-bench "* && -d "$PACK/train/mlp_train" ]]; then
+  echo "== training, full size, on CUDA: Kiln vs PyTorch (one run, float32, TF32 off)"
+  REF="$RESULTS/train-ref"
+  mkdir -p "$REF"
+  for model in mlp_train gpt2_block_train; do
+    python3 "$PACK/train_weights.py" "$PACK" "$model" "$REF/$model.safetensors"
+    python3 "$PACK/models.py" train-ref "$REF" "$model" --steps 20 --lr 0.05 --device cuda
+    "$PACK/bin/kiln-runner" "$PACK/train/$model" --load-weights "$REF/$model.safetensors" \
+      --input inputs_0="$REF/$model.inputs_0.npy" --steps 20 \
+      --losses "$RESULTS/$model.losses.json" --gradients "$RESULTS/$model.grad" \
+      > "$RESULTS/$model.steps.txt" 2>&1 || { cat "$RESULTS/$model.steps.txt"; STATUS=1; }
+    python3 "$PACK/check_training.py" --losses "$RESULTS/$model.losses.json" \
+      --gradients "$RESULTS/$model.grad" --reference "$REF/$model" || STATUS=1
+    "$PACK/bin/kiln-runner" "$PACK/train/$model" --load-weights "$REF/$model.safetensors" \
+      --input inputs_0="$REF/$model.inputs_0.npy" --steps 0 --warmup 5 --iterations 30 | tail -1
+  done
+  python3 "$PACK/models.py" baseline mlp_train gpt2_block_train --modes eager,compile
 fi
 
 if [[ " $STEPS " == *" conformance "* && -f "$PACK/conformance.tar.gz" ]]; then

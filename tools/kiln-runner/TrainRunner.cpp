@@ -32,7 +32,9 @@ int runTrainingPackage(const TrainRun &run) {
     std::cerr << "kiln-runner: error: " << msg << "\n";
     return 1;
   };
-  Expected<Trainer> trainer = Trainer::load(run.dir);
+  TrainerOptions options;
+  options.weightsPath = run.loadWeights;
+  Expected<Trainer> trainer = Trainer::load(run.dir, options);
   if (!trainer)
     return fail(trainer.status().message());
   NamedTensors inputs;

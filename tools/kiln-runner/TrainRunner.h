@@ -21,6 +21,9 @@ struct TrainRun {
   int steps = 1;
   std::string lossesFile, gradientsDir;
   int warmup = 5, iterations = 0;
+  /// Safetensors to start from (TrainerOptions::weightsPath); empty: the
+  /// package's weights.
+  std::string loadWeights;
 };
 
 /// Runs train steps of the training package `run.dir`; the exit status.

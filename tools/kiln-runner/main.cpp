@@ -59,7 +59,8 @@ const char *kUsage =
     "--profile prints what the first run did (graph calls, graph breaks,\n"
     "eager ops, host<->device copies) as a JSON line.\n"
     "A training package (kiln compile --train) takes [--steps N]\n"
-    "[--losses FILE.json] [--gradients DIR] instead of --expect: it prints\n"
+    "[--losses FILE.json] [--gradients DIR] [--load-weights FILE]\n"
+    "instead of --expect: it prints\n"
     "'step N loss X' per step; --iterations times further steps.\n";
 
 } // namespace
@@ -69,7 +70,7 @@ int main(int argc, char **argv) {
   LoadOptions load;
   std::vector<std::pair<std::string, std::string>> inputFiles, expectFiles;
   int warmup = 5, iterations = 0, steps = 1;
-  std::string lossesFile, gradientsDir;
+  std::string lossesFile, gradientsDir, loadWeights;
   bool profile = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -86,7 +87,8 @@ int main(int argc, char **argv) {
     }
     if (a == "--weights-dir" || a == "--output-dir" || a == "--input" ||
         a == "--expect" || a == "--warmup" || a == "--iterations" ||
-        a == "--steps" || a == "--losses" || a == "--gradients") {
+        a == "--steps" || a == "--losses" || a == "--gradients" ||
+        a == "--load-weights") {
       const char *v = value();
       if (!v)
         return fail(a + " needs a value\n" + kUsage);
@@ -104,6 +106,8 @@ int main(int argc, char **argv) {
         lossesFile = v;
       else if (a == "--gradients")
         gradientsDir = v;
+      else if (a == "--load-weights")
+        loadWeights = v;
       else {
         const char *eq = std::strchr(v, '=');
         if (!eq)
@@ -126,7 +130,8 @@ int main(int argc, char **argv) {
   if (Expected<PackageManifest> manifest = readManifest(dir + "/manifest.json");
       manifest && manifest->kind == PackageKind::Training)
     return runTrainingPackage(TrainRun{dir, inputFiles, steps, lossesFile,
-                                       gradientsDir, warmup, iterations});
+                                       gradientsDir, warmup, iterations,
+                                       loadWeights});
   Expected<Model> model = Model::load(dir, load);
   if (!model)
     return fail(model.status().message());
