@@ -25,6 +25,7 @@
 #include "targets/TargetRegistry.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
@@ -394,6 +395,18 @@ LogicalResult runCompilePipeline(ModuleOp module,
   // 3. A program: each graph is compiled into a package of its own, the glue
   //    (eager regions, control flow, calls) into program.json.
   return writeProgramPackage(module, options, report);
+}
+
+/// A module holding a copy of `graph` and the source module's attributes.
+OwningOpRef<ModuleOp> extractGraph(ModuleOp module, func::FuncOp graph) {
+  OwningOpRef<ModuleOp> copy = ModuleOp::create(module.getLoc());
+  for (NamedAttribute attr : module->getAttrs())
+    if (attr.getName().strref().starts_with("kiln."))
+      (*copy)->setAttr(attr.getName(), attr.getValue());
+  OpBuilder builder(module.getContext());
+  builder.setInsertionPointToEnd(copy->getBody());
+  builder.clone(*graph.getOperation());
+  return copy;
 }
 
 } // namespace kiln

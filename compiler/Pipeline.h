@@ -10,7 +10,9 @@
 #ifndef KILN_COMPILER_PIPELINE_H
 #define KILN_COMPILER_PIPELINE_H
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
 #include "mlir/Support/LogicalResult.h"
 
 #include "codegen/Packager.h"
@@ -111,6 +113,12 @@ mlir::LogicalResult compileGraph(mlir::ModuleOp module,
 /// node, file or flag.
 mlir::LogicalResult runCompilePipeline(mlir::ModuleOp module,
                                        const CompileOptions &options);
+
+/// A module holding a copy of `graph` and the `kiln.*` attributes of
+/// `module`: what compileGraph takes for one graph of a program or a
+/// training package.
+mlir::OwningOpRef<mlir::ModuleOp> extractGraph(mlir::ModuleOp module,
+                                               mlir::func::FuncOp graph);
 
 } // namespace kiln
 

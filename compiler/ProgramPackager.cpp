@@ -58,17 +58,6 @@ ManifestGraphBreak manifestGraphBreak(const GraphBreakEntry &entry) {
   return b;
 }
 
-/// A module holding a copy of `graph` and the source module's attributes.
-OwningOpRef<ModuleOp> extractGraph(ModuleOp module, func::FuncOp graph) {
-  OwningOpRef<ModuleOp> copy = ModuleOp::create(module.getLoc());
-  for (NamedAttribute attr : module->getAttrs())
-    if (attr.getName().strref().starts_with("kiln."))
-      (*copy)->setAttr(attr.getName(), attr.getValue());
-  OpBuilder builder(module.getContext());
-  builder.setInsertionPointToEnd(copy->getBody());
-  builder.clone(*graph.getOperation());
-  return copy;
-}
 
 } // namespace
 

@@ -56,38 +56,27 @@ func::FuncOp graphNamed(ModuleOp module, StringRef name) {
   return module.lookupSymbol<func::FuncOp>(name);
 }
 
-/// A module holding a copy of `graph` and the source module's attributes.
-OwningOpRef<ModuleOp> extractGraph(ModuleOp module, func::FuncOp graph) {
-  OwningOpRef<ModuleOp> copy = ModuleOp::create(module.getLoc());
-  for (NamedAttribute attr : module->getAttrs())
-    if (attr.getName().strref().starts_with("kiln."))
-      (*copy)->setAttr(attr.getName(), attr.getValue());
-  OpBuilder builder(module.getContext());
-  builder.setInsertionPointToEnd(copy->getBody());
-  builder.clone(*graph.getOperation());
-  return copy;
+
+/// The manifest entry of a value of type `type` named by `name`.
+ManifestValue manifestValueOf(Type type, StringAttr name) {
+  ManifestValue v;
+  auto tensor = cast<RankedTensorType>(type);
+  v.name = name ? name.getValue().str() : "";
+  v.dtype = *fromMlirElementType(tensor.getElementType());
+  v.shape = Shape(tensor.getShape().begin(), tensor.getShape().end());
+  v.bytes =
+      static_cast<uint64_t>(tensor.getNumElements() * dtypeSize(v.dtype));
+  return v;
 }
 
 ManifestValue valueOf(func::FuncOp f, unsigned result) {
-  ManifestValue v;
-  auto type = cast<RankedTensorType>(f.getResultTypes()[result]);
-  if (auto name = f.getResultAttrOfType<StringAttr>(result, "kiln.name"))
-    v.name = name.getValue().str();
-  v.dtype = *fromMlirElementType(type.getElementType());
-  v.shape = Shape(type.getShape().begin(), type.getShape().end());
-  v.bytes = static_cast<uint64_t>(type.getNumElements() * dtypeSize(v.dtype));
-  return v;
+  return manifestValueOf(f.getResultTypes()[result],
+                         f.getResultAttrOfType<StringAttr>(result, "kiln.name"));
 }
 
 ManifestValue argumentOf(func::FuncOp f, unsigned arg) {
-  ManifestValue v;
-  auto type = cast<RankedTensorType>(f.getArgumentTypes()[arg]);
-  if (auto name = f.getArgAttrOfType<StringAttr>(arg, "kiln.name"))
-    v.name = name.getValue().str();
-  v.dtype = *fromMlirElementType(type.getElementType());
-  v.shape = Shape(type.getShape().begin(), type.getShape().end());
-  v.bytes = static_cast<uint64_t>(type.getNumElements() * dtypeSize(v.dtype));
-  return v;
+  return manifestValueOf(f.getArgumentTypes()[arg],
+                         f.getArgAttrOfType<StringAttr>(arg, "kiln.name"));
 }
 
 /// The training section of the manifest, from the three graphs.

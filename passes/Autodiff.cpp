@@ -12,7 +12,9 @@
 //
 // What it checks: the loss is a float tensor of one element; the graph is
 // one block without control flow; every op a gradient flows through has a
-// rule (each op without one is reported, naming its node, before failing).
+// rule (each op without one that the gradient reaches is reported, naming
+// its node, before failing; ops behind it are not reached, so fixing one
+// can reveal the next).
 // What it leaves alone: ops no gradient flows through (they stay, for the
 // partitioner and DCE to decide); integer and bool values (no gradients).
 //
