@@ -11,13 +11,13 @@
 #   usage: build_and_run.sh KILN KILN_SOURCE_DIR RUNTIME_LIB_DIR WORK_DIR
 #                           [CXX] [FIXTURE_DIR]
 #
-# FIXTURE_DIR defaults to KILN_SOURCE_DIR/../shared/bench/train.
+# FIXTURE_DIR defaults to KILN_SOURCE_DIR/test/models/train-fixtures.
 #
 #===----------------------------------------------------------------------===#
 
 set -euo pipefail
 kiln=$1 src=$2 rtlib=$3 work=$4 cxx=${5:-c++}
-fixtures=${6:-$src/../shared/bench/train}
+fixtures=${6:-$src/test/models/train-fixtures}
 model=mlp_small_train
 
 rm -rf "$work" && mkdir -p "$work"
