@@ -21,6 +21,7 @@
 #include "llvm/ADT/STLExtras.h"
 
 #include <algorithm>
+#include <functional>
 #include <set>
 
 using namespace mlir;
@@ -262,11 +263,24 @@ FailureOr<MemoryPlan> planMemory(func::FuncOp graph) {
     plan.outputs.push_back(*entry);
   }
 
+  // The last use of a value, counting the uses of the aliases (kiln.alias
+  // views) that share its buffer.
+  std::function<int(Value, int)> lastUse = [&](Value v, int last) {
+    for (Operation *user : v.getUsers()) {
+      Operation *top = body.findAncestorOpInBlock(*user);
+      assert(top && "use outside the graph body");
+      last = std::max(last, opIndex[top]);
+      if (top->hasAttr(kAliasAttr))
+        last = lastUse(top->getResult(0), last);
+    }
+    return last;
+  };
+
   // Everything else computed at the top level: the arena (or nowhere for an
   // unused result of a fallback op, which the wrapper never stores).
   for (Operation *op : plan.ops) {
-    if (isa<func::ReturnOp>(op) ||
-        isa<ConstantOp>(op))
+    if (isa<func::ReturnOp>(op) || isa<ConstantOp>(op) ||
+        op->hasAttr(kAliasAttr))
       continue;
     bool isFusion = isa<FusionOp>(op);
     bool loadTime = op->hasAttr(kLoadTimeAttr);
@@ -282,12 +296,7 @@ FailureOr<MemoryPlan> planMemory(func::FuncOp graph) {
                << "; compiled models need static shapes of supported "
                   "element types (give the sizes of named dimensions with "
                   "--dim NAME=SIZE)";
-      int last = first;
-      for (Operation *user : r.getUsers()) {
-        Operation *top = body.findAncestorOpInBlock(*user);
-        assert(top && "use outside the graph body");
-        last = std::max(last, opIndex[top]);
-      }
+      int last = lastUse(r, first);
       if (r.use_empty() && !isFusion) {
         plan.locations[r] = BufferLocation{BufferKind::None, -1, 0, bytes};
         continue;
@@ -322,6 +331,14 @@ FailureOr<MemoryPlan> planMemory(func::FuncOp graph) {
   for (const ArenaBuffer &buf : plan.buffers)
     plan.locations[buf.value] =
         BufferLocation{BufferKind::Arena, -1, buf.offset, buf.bytes};
+  // Aliases live where their operand lives (in program order, so chains of
+  // them resolve).
+  for (Operation *op : plan.ops)
+    if (op->hasAttr(kAliasAttr)) {
+      auto base = plan.locations.find(op->getOperand(0));
+      assert(base != plan.locations.end() && "an alias of an unplaced value");
+      plan.locations[op->getResult(0)] = base->second;
+    }
 
   // The library calls' workspace (calls run one at a time; load-time calls
   // use the library's own).

@@ -193,7 +193,7 @@ FailureOr<StepCounts> countSteps(ModuleOp module) {
   for (Operation &op : graph.getBody().front()) {
     // Before lowering (kiln dump --stage fused) the library family counts
     // as library calls, as the targets lower it.
-    if (isa<ConstantOp, func::ReturnOp>(op))
+    if (isa<ConstantOp, func::ReturnOp>(op) || op.hasAttr(kAliasAttr))
       continue;
     if (isa<FusionOp>(op) || op.hasAttr(kKernelAttr))
       ++counts.fused;

@@ -187,6 +187,11 @@ LogicalResult emitSteps(const MemoryPlan &plan, GraphCodegen &codegen,
     switch (kind) {
     case StepKind::Constant:
       break;
+    case StepKind::Alias:
+      steps << "  // step " << index << ": " << op->getName().stripDialect()
+            << " of " << buffers.describe(op->getOperand(0))
+            << ": the same bytes (an alias, no copy)\n";
+      break;
     case StepKind::Return: {
       bool any = false;
       for (auto [i, v] : llvm::enumerate(op->getOperands())) {

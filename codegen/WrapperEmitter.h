@@ -32,6 +32,7 @@ enum class StepKind {
              ///< kiln.kernel).
   Library,   ///< a kiln.library_call.
   Reference, ///< the runtime's reference kernel (tagged kiln.reference).
+  Alias,     ///< nothing to do: a view of its operand's buffer (kiln.alias).
   Return,    ///< copies of outputs that are not written in place.
 };
 

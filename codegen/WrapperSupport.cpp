@@ -41,6 +41,8 @@ StepKind classifyStep(Operation *op) {
     return StepKind::Kernel;
   if (isa<LibraryCallOp>(op))
     return StepKind::Library;
+  if (op->hasAttr(kAliasAttr))
+    return StepKind::Alias;
   assert(op->hasAttr(kReferenceAttr) &&
          "a step the target's lowering did not decide");
   return StepKind::Reference;

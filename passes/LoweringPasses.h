@@ -38,12 +38,22 @@ constexpr llvm::StringLiteral kKernelAttr = "kiln.kernel";
 /// run on the named place ("cpu", "host").
 constexpr llvm::StringLiteral kReferenceAttr = "kiln.reference";
 
+/// Unit attribute: the op (a reshape, flatten, squeeze or unsqueeze) is its
+/// operand's bytes under another shape: no step runs, its result lives in
+/// the operand's buffer (the memory planner extends that buffer's life).
+constexpr llvm::StringLiteral kAliasAttr = "kiln.alias";
+
 /// True for names of the attributes above (the wrapper does not pass them
 /// to reference kernels).
 inline bool isLoweringAttr(llvm::StringRef name) {
   return name == kLoadTimeAttr || name == kKernelAttr ||
-         name == kReferenceAttr;
+         name == kReferenceAttr || name == kAliasAttr;
 }
+
+/// Whether `op` may become an alias of its operand (kAliasAttr): a view
+/// that keeps the bytes in order (reshape, flatten, squeeze, unsqueeze)
+/// whose result is not a graph output (outputs are the caller's buffers).
+bool isAliasingView(mlir::Operation *op);
 
 /// The top-level ops of `graph` whose operands are all weights (weight
 /// arguments, top-level constants) or results of such ops, and whose results

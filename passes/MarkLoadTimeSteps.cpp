@@ -40,6 +40,13 @@ bool isPersistentValue(Value v, const llvm::DenseSet<Operation *> &loadTime) {
   return isWeight(v) || loadTime.contains(v.getDefiningOp());
 }
 
+bool isAliasingView(Operation *op) {
+  return isa<ReshapeOp, FlattenOp, SqueezeOp, UnsqueezeOp>(op) &&
+         llvm::none_of(op->getUsers(), [](Operation *user) {
+           return isa<func::ReturnOp>(user);
+         });
+}
+
 llvm::DenseSet<Operation *> collectLoadTimeOps(func::FuncOp graph) {
   llvm::DenseSet<Operation *> loadTime;
   if (graph.isExternal())

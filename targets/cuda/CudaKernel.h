@@ -70,6 +70,17 @@ mlir::FailureOr<CudaKernel> emitCudaKernel(FusionOp op);
 std::optional<CudaKernel> emitCudaMaxPoolKernel(mlir::Operation *op,
                                                 llvm::StringRef name);
 
+/// The CUDA kernel of a top-level kiln.concat (static shapes), named
+/// `name` (CudaConcatKernel.cpp); nullopt when the op does not qualify.
+std::optional<CudaKernel> emitCudaConcatKernel(mlir::Operation *op,
+                                               llvm::StringRef name);
+
+/// The kernel of a top-level op the CUDA target prints directly (max_pool,
+/// concat), or nullopt: what the lowering tags kiln.kernel and the printer
+/// emits for such a tag.
+std::optional<CudaKernel> emitCudaOpKernel(mlir::Operation *op,
+                                           llvm::StringRef name);
+
 /// The prelude of kernels.cu (CudaPrelude.cpp): NVRTC has no standard
 /// headers; every helper is `__device__ __forceinline__`.
 std::string cudaKernelPrelude();

@@ -61,11 +61,11 @@ public:
         kernel = std::move(*printed);
         kind = fusion.getKind().str();
       } else if (auto name = op.getAttrOfType<StringAttr>(kKernelAttr)) {
-        kernel = emitCudaMaxPoolKernel(&op, name.getValue());
+        kernel = emitCudaOpKernel(&op, name.getValue());
         if (!kernel)
           return op.emitOpError("is tagged with kernel '")
                  << name.getValue() << "' but the CUDA printer has none";
-        kind = "pool";
+        kind = op.getName().stripDialect().str();
       } else {
         continue;
       }

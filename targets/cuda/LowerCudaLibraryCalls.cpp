@@ -20,8 +20,11 @@
 //    user is a fusion computing relu(conv [+ per-channel bias] [+ residual]),
 //    cuDNN's fused convolution computes it (epilogue `relu`, `bias_relu`,
 //    `residual_relu` or `bias_residual_relu`).
-//  - A kiln.max_pool the CUDA printer takes (CudaPoolKernel.cpp) is tagged
-//    with the name of its generated kernel (kiln.kernel).
+//  - A kiln.max_pool or kiln.concat the CUDA printer takes
+//    (CudaPoolKernel.cpp, CudaConcatKernel.cpp) is tagged with the name of
+//    its generated kernel (kiln.kernel).
+//  - A reshape, flatten, squeeze or unsqueeze outside a fusion (not a graph
+//    output) is an alias of its operand (kiln.alias): no step, no copy.
 //  - Every other op outside a fusion runs the runtime's reference kernel on
 //    the host (kiln.reference = "host"): operands copied from the device,
 //    results copied back.
@@ -445,14 +448,20 @@ struct LowerCudaPass
     }
     // What is left: kernels of single ops, or reference kernels on the host.
     Builder b(&getContext());
-    int numPools = 0;
+    int numPools = 0, numConcats = 0;
     for (Operation &op : body) {
       if (isa<ConstantOp, FusionOp, LibraryCallOp, func::ReturnOp>(op))
         continue;
-      std::string name = "p" + std::to_string(numPools) + "_max_pool";
-      if (isa<MaxPoolOp>(op) && emitCudaMaxPoolKernel(&op, name)) {
+      std::string name =
+          isa<MaxPoolOp>(op) ? "p" + std::to_string(numPools) + "_max_pool"
+                             : "c" + std::to_string(numConcats) + "_concat";
+      if (isa<MaxPoolOp, ConcatOp>(op) && emitCudaOpKernel(&op, name)) {
         op.setAttr(kKernelAttr, b.getStringAttr(name));
-        ++numPools;
+        ++(isa<MaxPoolOp>(op) ? numPools : numConcats);
+        continue;
+      }
+      if (isAliasingView(&op)) {
+        op.setAttr(kAliasAttr, b.getUnitAttr());
         continue;
       }
       op.setAttr(kReferenceAttr, b.getStringAttr("host"));
