@@ -83,6 +83,8 @@ int runTrainingPackage(const TrainRun &run) {
     entry.second = moved.take();
   }
   std::vector<double> ms;
+  if (trainer->device() == Device::CUDA)
+    cuda::resetPeakBytesInUse();
   for (int i = 0; i < run.warmup + run.iterations; ++i) {
     auto start = std::chrono::steady_clock::now();
     Expected<double> loss = trainer->trainStep(inputs);
@@ -97,10 +99,17 @@ int runTrainingPackage(const TrainRun &run) {
   std::string where = trainer->device() == Device::CUDA
                           ? cuda::deviceDescription()
                           : std::string("cpu");
+  // Peak device memory of the steps: parameters, state, arenas, saved
+  // activations, gradients (the caching allocator's peak in use, what
+  // torch.cuda.max_memory_allocated measures).
+  char peak[64] = "";
+  if (trainer->device() == Device::CUDA)
+    std::snprintf(peak, sizeof(peak), ", \"peak_mem_mb\": %.1f",
+                  cuda::allocatorStats().peakBytesInUse / 1048576.0);
   std::printf("{\"package\": \"%s\", \"device\": \"%s\", \"train_steps\": %d, "
-              "\"median_ms\": %.4f, \"min_ms\": %.4f, \"max_ms\": %.4f}\n",
+              "\"median_ms\": %.4f, \"min_ms\": %.4f, \"max_ms\": %.4f%s}\n",
               run.dir.c_str(), where.c_str(), run.iterations, ms[ms.size() / 2],
-              ms.front(), ms.back());
+              ms.front(), ms.back(), peak);
   return 0;
 }
 

@@ -13,6 +13,7 @@
 
 #include "CudaDriver.h"
 
+#include <algorithm>
 #include <map>
 #include <mutex>
 #include <unordered_map>
@@ -85,6 +86,8 @@ Expected<void *> allocate(size_t bytes) {
     a.live[p] = size;
     a.stats.bytesCached -= size;
     a.stats.bytesInUse += size;
+    a.stats.peakBytesInUse =
+        std::max(a.stats.peakBytesInUse, a.stats.bytesInUse);
     ++a.stats.cacheHits;
     return reinterpret_cast<void *>(p);
   }
@@ -101,6 +104,7 @@ Expected<void *> allocate(size_t bytes) {
                             a.stats.bytesInUse, " bytes in use by Kiln)")));
   a.live[p] = size;
   a.stats.bytesInUse += size;
+  a.stats.peakBytesInUse = std::max(a.stats.peakBytesInUse, a.stats.bytesInUse);
   ++a.stats.driverAllocations;
   return reinterpret_cast<void *>(p);
 }
@@ -135,6 +139,12 @@ AllocatorStats allocatorStats() {
   Allocator &a = allocator();
   std::lock_guard<std::mutex> lock(a.mutex);
   return a.stats;
+}
+
+void resetPeakBytesInUse() {
+  Allocator &a = allocator();
+  std::lock_guard<std::mutex> lock(a.mutex);
+  a.stats.peakBytesInUse = a.stats.bytesInUse;
 }
 
 Status copy(void *dst, const void *src, size_t bytes, CopyKind kind,
@@ -216,6 +226,7 @@ Expected<void *> allocate(size_t) { return available(); }
 void deallocate(void *) {}
 void emptyCache() {}
 AllocatorStats allocatorStats() { return {}; }
+void resetPeakBytesInUse() {}
 Status copy(void *, const void *, size_t, CopyKind, void *, bool) {
   return available();
 }

@@ -53,8 +53,14 @@ struct AllocatorStats {
   size_t bytesCached = 0;       ///< In free blocks kept for reuse.
   size_t driverAllocations = 0; ///< cuMemAlloc calls that succeeded.
   size_t cacheHits = 0;         ///< Allocations served from a free list.
+  /// The most bytesInUse has been since the process started or the last
+  /// resetPeakBytesInUse() (what torch.cuda.max_memory_allocated reports
+  /// for PyTorch's allocator).
+  size_t peakBytesInUse = 0;
 };
 AllocatorStats allocatorStats();
+/// Starts a new peak: peakBytesInUse becomes bytesInUse.
+void resetPeakBytesInUse();
 /// The size class an allocation of `bytes` bytes is rounded up to.
 size_t roundedAllocationSize(size_t bytes);
 
