@@ -13,7 +13,10 @@
 //     a constant (it folds) or again such an elementwise op. So transpose(p) ->
 //     elementwise chain -> transpose(inverse p) becomes the chain on the
 //     original value.
-// What it leaves alone: transposes feeding or fed by library-call ops
+//   * transpose(matmul(a, b)) of the last two dims becomes
+//     matmul(transpose(b), transpose(a)) when the matmul has no other user,
+//     so those transposes cancel or fold into the GEMM.
+// What it leaves alone: other transposes feeding or fed by library-call ops
 // (matmul, conv, ...: the library call handles them), elementwise ops with
 // other users, operands of lower non-zero rank (broadcasting aligns them to
 // the trailing dims, so permuting would change their meaning), ops inside
@@ -136,6 +139,50 @@ struct ComposeTransposes : public LayoutPattern {
   }
 };
 
+/// True for a transpose that swaps the last two dims and keeps the others.
+static bool swapsLastTwo(ArrayRef<int64_t> perm) {
+  int64_t r = static_cast<int64_t>(perm.size());
+  if (r < 2 || perm[r - 2] != r - 1 || perm[r - 1] != r - 2)
+    return false;
+  for (int64_t i = 0; i + 2 < r; ++i)
+    if (perm[i] != i)
+      return false;
+  return true;
+}
+
+/// transpose(matmul(a, b)) -> matmul(transpose(b), transpose(a)) (last two
+/// dims; operands of the result's rank, the matmul used only here): the
+/// transposes of the operands then cancel with theirs or fold into the GEMM
+/// (a backward graph's weight gradient transpose(x^T g) becomes g^T x).
+struct SwapTransposedMatmul : public LayoutPattern {
+  SwapTransposedMatmul(MLIRContext *ctx) : LayoutPattern(ctx, 1) {}
+  LogicalResult apply(kiln::TransposeOp op,
+                      PatternRewriter &rewriter) const override {
+    auto mm = op.getX().getDefiningOp<kiln::MatMulOp>();
+    if (!mm || isInsideFusion(mm) || !mm->hasOneUse() ||
+        !swapsLastTwo(op.getPerm()))
+      return failure();
+    int64_t rank = rankOf(mm.getResult());
+    Value a = mm->getOperand(0), b = mm->getOperand(1);
+    if (rankOf(a) != rank || rankOf(b) != rank)
+      return failure();
+    auto perm = rewriter.getNamedAttr("perm",
+                                      rewriter.getDenseI64ArrayAttr(op.getPerm()));
+    Value bt = buildKilnValue(rewriter, op.getLoc(), "kiln.transpose", {b},
+                              {perm});
+    Value at = buildKilnValue(rewriter, op.getLoc(), "kiln.transpose", {a},
+                              {perm});
+    Value product =
+        bt && at ? buildKilnValue(rewriter, mm.getLoc(), "kiln.matmul",
+                                  {bt, at})
+                 : Value();
+    if (!product || product.getType() != op.getType())
+      return failure();
+    rewriter.replaceOp(op, product);
+    return success();
+  }
+};
+
 /// transpose(elementwise(a, b, ...)) -> elementwise(transpose(a), ...).
 struct SinkIntoElementwise : public LayoutPattern {
   SinkIntoElementwise(MLIRContext *ctx) : LayoutPattern(ctx, 1) {}
@@ -198,8 +245,8 @@ struct LayoutCleanupPass
   void runOnOperation() override {
     MLIRContext *ctx = &getContext();
     RewritePatternSet patterns(ctx);
-    patterns.add<FoldConstantTranspose, ComposeTransposes, SinkIntoElementwise>(
-        ctx);
+    patterns.add<FoldConstantTranspose, ComposeTransposes, SinkIntoElementwise,
+                 SwapTransposedMatmul>(ctx);
     FrozenRewritePatternSet frozen(std::move(patterns));
     applyPatternsOutsideFusions(getOperation(), frozen);
   }

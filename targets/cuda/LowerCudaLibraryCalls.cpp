@@ -87,6 +87,29 @@ std::optional<int64_t> batchStride(ArrayRef<int64_t> shape,
   return std::nullopt;
 }
 
+/// The value a matrix transpose `v` transposes, when cuBLASLt can read it in
+/// place instead: a kiln.transpose of the last two dims, or a fusion that is
+/// only that (FuseOps makes one of a transpose of an activation); null
+/// otherwise.
+Value transposedSource(Value v) {
+  Operation *def = v.getDefiningOp();
+  if (isMatrixTranspose(def))
+    return def->getOperand(0);
+  auto fusion = dyn_cast_or_null<FusionOp>(def);
+  if (!fusion || fusion->getNumResults() != 1 || fusion->getNumOperands() != 1)
+    return {};
+  Block &body = fusion.getBody();
+  Operation *yield = body.getTerminator();
+  Operation *t = yield->getOperand(0).getDefiningOp();
+  bool onlyTranspose = llvm::all_of(body.without_terminator(), [&](Operation &op) {
+    return &op == t || isa<ConstantOp>(op);
+  });
+  if (!onlyTranspose || !isMatrixTranspose(t) ||
+      t->getOperand(0) != body.getArgument(0))
+    return {};
+  return fusion->getOperand(0);
+}
+
 /// A matmul's cuBLASLt call: operands (read through a matrix transpose when
 /// it is folded), dims and batch strides.
 struct Gemm {
@@ -121,18 +144,14 @@ std::optional<Gemm> gemmOf(MatMulOp op,
     return std::nullopt;
   Gemm g;
   g.a = a, g.b = b;
-  // A transpose of a weight is read in place, transposed by cuBLASLt. Only
-  // weights (and values computed from weights only), as before this was a
-  // pass: folding transposes of activations is left for measurement.
-  auto foldable = [&](Value v) {
-    Operation *t = v.getDefiningOp();
-    return isMatrixTranspose(t) &&
-           isPersistentValue(t->getOperand(0), loadTime);
-  };
-  if (foldable(a))
-    g.a = a.getDefiningOp()->getOperand(0), g.transA = true;
-  if (foldable(b))
-    g.b = b.getDefiningOp()->getOperand(0), g.transB = true;
+  // A matrix transpose is read in place, transposed by cuBLASLt: of a
+  // weight, or of an activation (a backward graph's x^T g; measured on the
+  // H200: mlp_train's step lost its 33 and 134 MB transpose copies).
+  (void)loadTime;
+  if (Value source = transposedSource(a))
+    g.a = source, g.transA = true;
+  if (Value source = transposedSource(b))
+    g.b = source, g.transB = true;
   g.batch = batchCount, g.m = m, g.n = n, g.k = k;
   g.strideA = *strideA, g.strideB = *strideB;
   // A batch of row-major A matrices times one B is one taller GEMM:

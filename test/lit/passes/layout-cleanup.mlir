@@ -61,14 +61,28 @@ func.func @kept(%arg0: tensor<3x4xf32>, %arg1: tensor<3xf32>) -> (tensor<3x4xf32
 
 // -----
 
-// Transposes around matmul are left for the library call.
+// transpose(matmul(a, b)) becomes matmul(transpose(b), transpose(a)), and
+// the transpose of the transposed operand cancels: (a^T b)^T = b^T a.
 // CHECK-LABEL: func.func @matmul
-// CHECK: kiln.transpose
-// CHECK: kiln.matmul
-// CHECK: kiln.transpose
+// CHECK: %[[BT:.*]] = kiln.transpose %arg1 {perm = array<i64: 1, 0>}
+// CHECK-NEXT: %[[M:.*]] = kiln.matmul %[[BT]], %arg0
+// CHECK-NEXT: return %[[M]]
 func.func @matmul(%arg0: tensor<3x4xf32>, %arg1: tensor<3x5xf32>) -> tensor<5x4xf32> {
   %t = kiln.transpose %arg0 {perm = array<i64: 1, 0>} : (tensor<3x4xf32>) -> tensor<4x3xf32>
   %m = kiln.matmul %t, %arg1 : (tensor<4x3xf32>, tensor<3x5xf32>) -> tensor<4x5xf32>
   %r = kiln.transpose %m {perm = array<i64: 1, 0>} : (tensor<4x5xf32>) -> tensor<5x4xf32>
   return %r : tensor<5x4xf32>
+}
+
+// -----
+
+// A matmul read elsewhere too keeps its transpose (swapping would compute
+// the product twice).
+// CHECK-LABEL: func.func @matmul_shared
+// CHECK: %[[M:.*]] = kiln.matmul %arg0, %arg1
+// CHECK: kiln.transpose %[[M]]
+func.func @matmul_shared(%arg0: tensor<4x3xf32>, %arg1: tensor<3x5xf32>) -> (tensor<5x4xf32>, tensor<4x5xf32>) {
+  %m = kiln.matmul %arg0, %arg1 : (tensor<4x3xf32>, tensor<3x5xf32>) -> tensor<4x5xf32>
+  %r = kiln.transpose %m {perm = array<i64: 1, 0>} : (tensor<4x5xf32>) -> tensor<5x4xf32>
+  return %r, %m : tensor<5x4xf32>, tensor<4x5xf32>
 }
