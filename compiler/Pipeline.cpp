@@ -123,6 +123,9 @@ LogicalResult runGraphPasses(ModuleOp module, PipelineStage stage,
   pm.addPass(createDecomposePass());
   // 5. Simplify what decomposition exposed.
   pm.addPass(createSimplifyPass());
+  // 5b. Reductions with few outputs (a loss's mean, a bias gradient) in two
+  //     stages, so their kernels have parallel work.
+  pm.addPass(createSplitReductionsPass());
   // 6. Cancel transposes through elementwise chains.
   pm.addPass(createLayoutCleanupPass());
   // 7. Common subexpressions again.

@@ -19,6 +19,7 @@ void registerKilnPasses() {
   mlir::registerPass(createSimplifyPass);
   mlir::registerPass(createDecomposePass);
   mlir::registerPass(createLayoutCleanupPass);
+  mlir::registerPass(createSplitReductionsPass);
   mlir::registerPass(createFuseOpsPass);
   mlir::registerPass(createMarkLoadTimeStepsPass);
   registerGraphBreakPasses();

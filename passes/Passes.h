@@ -27,6 +27,9 @@ std::unique_ptr<mlir::Pass> createDecomposePass();
 /// `kiln-layout-cleanup`: cancels transposes through elementwise chains
 /// (LayoutCleanup.cpp).
 std::unique_ptr<mlir::Pass> createLayoutCleanupPass();
+/// `kiln-split-reductions`: reductions with few outputs and many inputs per
+/// output in two stages (SplitReductions.cpp).
+std::unique_ptr<mlir::Pass> createSplitReductionsPass();
 
 /// Registers every Kiln pass with MLIR's pass registry (for kiln-opt).
 void registerKilnPasses();
