@@ -102,6 +102,9 @@ void registerGradientRules(MLIRContext *context) {
   // Linear algebra, convolution, normalization.
   attach<MatMulOp, matmul>(context);
   attach<ConvOp, conv>(context);
+  attach<ConvTransposeOp, convTranspose>(context);
+  attach<AvgPoolOp, avgPool>(context);
+  attach<MaxPoolOp, maxPool>(context);
   attach<SoftmaxOp, softmax>(context);
   attach<LogSoftmaxOp, logSoftmax>(context);
   attach<LayerNormOp, layerNorm>(context);

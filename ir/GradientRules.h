@@ -88,6 +88,7 @@ KILN_UNARY_GRADIENT(geluGrad);
 // Linear algebra, normalization, reductions (GradientRulesNN.cpp).
 KILN_GRADIENT_RULE(matmul);
 KILN_GRADIENT_RULE(conv);
+KILN_GRADIENT_RULE(convTranspose);
 KILN_GRADIENT_RULE(softmax);
 KILN_GRADIENT_RULE(logSoftmax);
 KILN_GRADIENT_RULE(layerNorm);
@@ -95,6 +96,10 @@ KILN_GRADIENT_RULE(rmsNorm);
 KILN_GRADIENT_RULE(batchNorm);
 KILN_GRADIENT_RULE(reduceSumMean);
 KILN_GRADIENT_RULE(reduceMaxMin);
+
+// Pooling (GradientRulesPool.cpp).
+KILN_GRADIENT_RULE(avgPool);
+KILN_GRADIENT_RULE(maxPool);
 
 // Shapes and data movement (GradientRulesData.cpp).
 KILN_GRADIENT_RULE(reshapeLike);

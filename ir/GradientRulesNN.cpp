@@ -1,10 +1,11 @@
 //===- GradientRulesNN.cpp - Gradients of linear algebra and norms --------===//
 //
 // This file implements the gradient rules of matmul (NumPy semantics: 1-D
-// operands, batch broadcasting), conv (the input's gradient is a
-// conv_transpose, the weight's a convolution of the input by the output
-// gradient), softmax and log_softmax, layer, RMS and batch normalization
-// (inference form: mean and variance are operands), and the reductions.
+// operands, batch broadcasting), conv and conv_transpose (each one's input
+// gradient is the other op; weight gradients are correlations of the input
+// with the output gradient, one per group), softmax and log_softmax, layer,
+// RMS and batch normalization (inference form: mean and variance are
+// operands), and the reductions.
 //
 //===----------------------------------------------------------------------===//
 
@@ -113,72 +114,143 @@ KILN_GRADIENT_RULE(matmul) {
   return gb.status();
 }
 
+namespace {
+
+/// The attributes of a convolution (conv, conv_transpose).
+struct ConvAttrs {
+  ArrayRef<int64_t> strides, dilations, pads;
+  int64_t group = 1;
+  explicit ConvAttrs(Operation *op)
+      : strides(op->getAttrOfType<DenseI64ArrayAttr>("strides").asArrayRef()),
+        dilations(
+            op->getAttrOfType<DenseI64ArrayAttr>("dilations").asArrayRef()),
+        pads(op->getAttrOfType<DenseI64ArrayAttr>("pads").asArrayRef()),
+        group(op->getAttrOfType<IntegerAttr>("group").getInt()) {}
+};
+
+/// r[o, c, k] = sum_{n, p} out[n, o, p] in[n, c, p * s + k * d - pad] for
+/// in [N, C, H...] and out [N, O, P...], k over `kernel`: a convolution of
+/// `in` (channels and batch swapped) by `out` (likewise), stride and
+/// dilation exchanged, cut to the kernel's size. The weight gradient of a
+/// convolution (in = x, out = g) and of a transposed one (in = g, out = x).
+Value correlate(GradientBuilder &gb, Value in, Value out, const ConvAttrs &c,
+                ArrayRef<int64_t> kernel) {
+  size_t spatial = kernel.size();
+  SmallVector<int64_t> swap01 = {1, 0};
+  for (size_t i = 0; i < spatial; ++i)
+    swap01.push_back(2 + i);
+  OpBuilder b(gb.forward()->getContext());
+  Value full = gb.create(
+      "kiln.conv", {gb.transpose(in, swap01), gb.transpose(out, swap01)},
+      {b.getNamedAttr("strides", b.getDenseI64ArrayAttr(c.dilations)),
+       b.getNamedAttr("dilations", b.getDenseI64ArrayAttr(c.strides)),
+       b.getNamedAttr("pads", b.getDenseI64ArrayAttr(c.pads)),
+       b.getNamedAttr("group", b.getI64IntegerAttr(1))});
+  if (!full)
+    return {};
+  RankedTensorType fullType = GradientBuilder::typeOf(full);
+  SmallVector<int64_t> starts, ends, axes, steps;
+  for (size_t i = 0; i < spatial; ++i)
+    if (fullType.getDimSize(2 + i) != kernel[i]) {
+      starts.push_back(0);
+      ends.push_back(kernel[i]);
+      axes.push_back(2 + i);
+      steps.push_back(1);
+    }
+  if (!axes.empty())
+    full = gb.create("kiln.slice", {full, gb.indices(starts), gb.indices(ends),
+                                    gb.indices(axes), gb.indices(steps)});
+  return gb.transpose(full, swap01);
+}
+
+/// Channels [from, from + n) of `v` (axis 1).
+Value channels(GradientBuilder &gb, Value v, int64_t from, int64_t n) {
+  return gb.create("kiln.slice", {v, gb.indices({from}),
+                                  gb.indices({from + n}), gb.indices({1}),
+                                  gb.indices({1})});
+}
+
+/// correlate() per group: `in`'s and `out`'s channels in `group` equal
+/// parts, the results concatenated along dim 0.
+Value correlateGroups(GradientBuilder &gb, Value in, Value out,
+                      const ConvAttrs &c, ArrayRef<int64_t> kernel) {
+  if (c.group == 1)
+    return correlate(gb, in, out, c, kernel);
+  int64_t inGroup = GradientBuilder::typeOf(in).getDimSize(1) / c.group;
+  int64_t outGroup = GradientBuilder::typeOf(out).getDimSize(1) / c.group;
+  SmallVector<Value> parts;
+  for (int64_t j = 0; j < c.group; ++j)
+    parts.push_back(correlate(gb, channels(gb, in, j * inGroup, inGroup),
+                              channels(gb, out, j * outGroup, outGroup), c,
+                              kernel));
+  OpBuilder b(gb.forward()->getContext());
+  return gb.create("kiln.concat", parts,
+                   {b.getNamedAttr("axis", b.getI64IntegerAttr(0))});
+}
+
+/// Grouped weight gradients are one correlation per group: up to this many.
+constexpr int64_t kMaxGradientGroups = 64;
+
+} // namespace
+
 KILN_GRADIENT_RULE(conv) {
-  Operation *op = gb.forward();
   Value x = gb.operand(0), w = gb.operand(1);
   RankedTensorType xType = GradientBuilder::typeOf(x),
                    wType = GradientBuilder::typeOf(w),
                    gType = GradientBuilder::typeOf(g[0]);
-  ArrayRef<int64_t> strides =
-      op->getAttrOfType<DenseI64ArrayAttr>("strides").asArrayRef();
-  ArrayRef<int64_t> dilations =
-      op->getAttrOfType<DenseI64ArrayAttr>("dilations").asArrayRef();
-  ArrayRef<int64_t> pads =
-      op->getAttrOfType<DenseI64ArrayAttr>("pads").asArrayRef();
-  int64_t group = op->getAttrOfType<IntegerAttr>("group").getInt();
-  size_t spatial = strides.size();
-  OpBuilder b(op->getContext());
+  ConvAttrs c(gb.forward());
+  size_t spatial = c.strides.size();
+  OpBuilder b(gb.forward()->getContext());
   if (gb.needs(0)) {
     // conv_transpose of g by w gives x's shape with this output padding.
     SmallVector<int64_t> outputPadding;
     for (size_t i = 0; i < spatial; ++i) {
       int64_t in = gType.getDimSize(2 + i), k = wType.getDimSize(2 + i);
-      int64_t size = strides[i] * (in - 1) + (k - 1) * dilations[i] + 1 -
-                     pads[i] - pads[spatial + i];
+      int64_t size = c.strides[i] * (in - 1) + (k - 1) * c.dilations[i] + 1 -
+                     c.pads[i] - c.pads[spatial + i];
       outputPadding.push_back(xType.getDimSize(2 + i) - size);
     }
     out[0] = gb.create(
         "kiln.conv_transpose", {g[0], w},
-        {b.getNamedAttr("strides", b.getDenseI64ArrayAttr(strides)),
-         b.getNamedAttr("dilations", b.getDenseI64ArrayAttr(dilations)),
-         b.getNamedAttr("pads", b.getDenseI64ArrayAttr(pads)),
+        {b.getNamedAttr("strides", b.getDenseI64ArrayAttr(c.strides)),
+         b.getNamedAttr("dilations", b.getDenseI64ArrayAttr(c.dilations)),
+         b.getNamedAttr("pads", b.getDenseI64ArrayAttr(c.pads)),
          b.getNamedAttr("output_padding",
                         b.getDenseI64ArrayAttr(outputPadding)),
-         b.getNamedAttr("group", b.getI64IntegerAttr(group))});
+         b.getNamedAttr("group", b.getI64IntegerAttr(c.group))});
   }
   if (gb.needs(1)) {
-    if (group != 1)
-      return gb.unsupported("the weight gradient of a grouped convolution "
-                            "is not implemented yet");
-    // gw[o, c, k] = sum_{n, p} g[n, o, p] x[n, c, p * s + k * d - pad]:
-    // a convolution of x (channels and batch swapped) by g (likewise) with
-    // stride and dilation exchanged, cut to the kernel's size.
-    SmallVector<int64_t> swap01 = {1, 0};
-    for (size_t i = 0; i < spatial; ++i)
-      swap01.push_back(2 + i);
-    Value xT = gb.transpose(x, swap01), gT = gb.transpose(g[0], swap01);
-    Value full = gb.create(
-        "kiln.conv", {xT, gT},
-        {b.getNamedAttr("strides", b.getDenseI64ArrayAttr(dilations)),
-         b.getNamedAttr("dilations", b.getDenseI64ArrayAttr(strides)),
-         b.getNamedAttr("pads", b.getDenseI64ArrayAttr(pads)),
-         b.getNamedAttr("group", b.getI64IntegerAttr(1))});
-    if (!full)
-      return gb.status();
-    RankedTensorType fullType = GradientBuilder::typeOf(full);
-    SmallVector<int64_t> starts, ends, axes, steps;
-    for (size_t i = 0; i < spatial; ++i)
-      if (fullType.getDimSize(2 + i) != wType.getDimSize(2 + i)) {
-        starts.push_back(0);
-        ends.push_back(wType.getDimSize(2 + i));
-        axes.push_back(2 + i);
-        steps.push_back(1);
-      }
-    if (!axes.empty())
-      full = gb.create("kiln.slice", {full, gb.indices(starts),
-                                      gb.indices(ends), gb.indices(axes),
-                                      gb.indices(steps)});
-    out[1] = gb.transpose(full, swap01);
+    if (c.group > kMaxGradientGroups)
+      return gb.unsupported("the weight gradient of a convolution with more "
+                            "than 64 groups is not implemented yet");
+    out[1] = correlateGroups(gb, x, g[0], c, wType.getShape().drop_front(2));
+  }
+  return gb.status();
+}
+
+KILN_GRADIENT_RULE(convTranspose) {
+  // The adjoint of a convolution: x's gradient is the convolution of g by
+  // w; w's ([C, O / group, K]) the correlation of g with x.
+  Value x = gb.operand(0), w = gb.operand(1);
+  RankedTensorType wType = GradientBuilder::typeOf(w);
+  ConvAttrs c(gb.forward());
+  OpBuilder b(gb.forward()->getContext());
+  if (gb.needs(0))
+    out[0] = gb.create(
+        "kiln.conv", {g[0], w},
+        {b.getNamedAttr("strides", b.getDenseI64ArrayAttr(c.strides)),
+         b.getNamedAttr("dilations", b.getDenseI64ArrayAttr(c.dilations)),
+         b.getNamedAttr("pads", b.getDenseI64ArrayAttr(c.pads)),
+         b.getNamedAttr("group", b.getI64IntegerAttr(c.group))});
+  if (out[0] && out[0].getType() != x.getType())
+    return gb.unsupported("the input gradient of this transposed "
+                          "convolution (output padding) is not a plain "
+                          "convolution");
+  if (gb.needs(1)) {
+    if (c.group > kMaxGradientGroups)
+      return gb.unsupported("the weight gradient of a transposed convolution "
+                            "with more than 64 groups is not implemented yet");
+    out[1] = correlateGroups(gb, g[0], x, c, wType.getShape().drop_front(2));
   }
   return gb.status();
 }

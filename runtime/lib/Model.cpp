@@ -729,7 +729,8 @@ Expected<NamedTensors> Model::run(const NamedTensors &inputs,
       ordered.push_back(t);
     }
     return m.cuda->run(m.handle, m.inputs, ordered, m.outputs, *targets,
-                       options.outputDevice, options.deviceMilliseconds);
+                       options.outputDevice, options.deviceMilliseconds,
+                       options.arena);
   }
 
   std::vector<Tensor> ready;
@@ -769,14 +770,20 @@ Expected<NamedTensors> Model::run(const NamedTensors &inputs,
       outputs.emplace_back(sig.name, std::move(t));
   }
 
-  Impl::Arena arena = m.acquireArena();
-  if (!arena)
-    return Status::error(strCat(m.libPath, ": cannot allocate the ",
-                                m.arenaBytes, "-byte arena: out of memory"));
+  // The caller's scratch memory (RunOptions::arena), else a pooled arena.
+  Impl::Arena arena(nullptr, &std::free);
+  if (!options.arena) {
+    arena = m.acquireArena();
+    if (!arena)
+      return Status::error(strCat(m.libPath, ": cannot allocate the ",
+                                  m.arenaBytes, "-byte arena: out of memory"));
+  }
   char err[1024] = {0};
   int rc = m.abi.run(m.handle, inputPointers.data(), outputPointers.data(),
-                     arena.get(), err, sizeof(err));
-  m.releaseArena(std::move(arena));
+                     options.arena ? options.arena : arena.get(), err,
+                     sizeof(err));
+  if (arena)
+    m.releaseArena(std::move(arena));
   err[sizeof(err) - 1] = 0;
   if (rc != 0)
     return Status::error(

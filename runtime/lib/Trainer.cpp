@@ -20,6 +20,7 @@
 #include "kiln/runtime/Model.h"
 #include "kiln/runtime/SafeTensors.h"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <map>
@@ -104,6 +105,10 @@ struct Trainer::Impl {
   int64_t step = 0;
   double lr = 0;
   bool inPlace = true;
+  /// The scratch memory of the three graphs, which run one after another:
+  /// one arena of the largest one's size (RunOptions::arena), on `device`,
+  /// made at the first run.
+  mutable Tensor scratch;
   /// Each graph's inputs' sources, in the graph's input order.
   std::vector<Source> forwardSources, backwardSources, optimizerSources;
 
@@ -386,9 +391,20 @@ Trainer::Impl::runGraph(const Model &graph, const std::vector<Source> &sources,
                                   "' has no value (internal error)"));
     feed.emplace_back(name, *t);
   }
+  if (!scratch.defined()) {
+    size_t bytes = std::max({forward->arenaBytes(), backward->arenaBytes(),
+                             optimizer->arenaBytes(), size_t(1)});
+    Expected<Tensor> arena =
+        Tensor::empty(DType::U8, {static_cast<int64_t>(bytes)}, device);
+    if (!arena)
+      return arena.status().withContext(
+          strCat(dir, ": the ", bytes, "-byte scratch arena"));
+    scratch = arena.take();
+  }
   RunOptions options;
   options.outputDevice = device;
   options.outputsInto = into;
+  options.arena = scratch.rawData();
   Expected<NamedTensors> out = graph.run(feed, options);
   if (!out)
     return out.status().withContext(graph.directory());

@@ -191,7 +191,7 @@ Expected<NamedTensors> CudaPackage::run(
     const std::vector<const Tensor *> &inputs,
     const std::vector<ValueSignature> &outputSigs,
     const std::vector<const Tensor *> &outputTargets, Device outputDevice,
-    double *deviceMs) const {
+    double *deviceMs, void *callerArena) const {
   // Declared before the stream lease: destroyed after it has synchronised.
   std::vector<Tensor> keep, hostKeep, deviceOutputs;
   cuda::StreamTimer timer;
@@ -258,7 +258,9 @@ Expected<NamedTensors> CudaPackage::run(
     deviceOutputs.push_back(t.take());
   }
 
-  Expected<void *> acquired = acquireArena();
+  // The caller's scratch memory (RunOptions::arena), else a pooled arena.
+  Expected<void *> acquired =
+      callerArena ? Expected<void *>(callerArena) : acquireArena();
   if (!acquired)
     return Status::error(strCat(libPath_, ": cannot allocate the ", arenaBytes_,
                                 "-byte device arena: ",
@@ -307,7 +309,7 @@ Expected<NamedTensors> CudaPackage::run(
     else
       *deviceMs = *ms;
   }
-  if (synced)
+  if (synced && !callerArena)
     releaseArena(arena);
   if (!status)
     return status;
@@ -334,7 +336,7 @@ Expected<NamedTensors> CudaPackage::run(kiln_model *,
                                         const std::vector<const Tensor *> &,
                                         const std::vector<ValueSignature> &,
                                         const std::vector<const Tensor *> &,
-                                        Device, double *) const {
+                                        Device, double *, void *) const {
   return cuda::available();
 }
 

@@ -61,7 +61,8 @@ public:
                              const std::vector<ValueSignature> &outputSigs,
                              const std::vector<const Tensor *> &outputTargets,
                              Device outputDevice,
-                             double *deviceMs = nullptr) const;
+                             double *deviceMs = nullptr,
+                             void *callerArena = nullptr) const;
 
 private:
   CudaPackage() = default;

@@ -318,6 +318,40 @@ TEST_CASE("gradient rules of linear algebra and normalization match finite "
             "2>} : (tensor<1x2x5x5xf64>, tensor<3x2x3x3xf64>) -> "
             "tensor<1x3x3x3xf64>",
             "tensor<1x3x3x3xf64>"},
+           {"conv, 2 groups, dilation 2",
+            "%x: tensor<1x4x5x5xf64>, %w: tensor<4x2x2x2xf64>",
+            "  %y = kiln.conv %x, %w {dilations = array<i64: 2, 2>, group = 2 "
+            ": i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, "
+            "1>} : (tensor<1x4x5x5xf64>, tensor<4x2x2x2xf64>) -> "
+            "tensor<1x4x3x3xf64>",
+            "tensor<1x4x3x3xf64>"},
+           {"conv_transpose, stride 2, pads, output padding",
+            "%x: tensor<1x2x3x3xf64>, %w: tensor<2x3x3x3xf64>",
+            "  %y = kiln.conv_transpose %x, %w {dilations = array<i64: 1, 1>, "
+            "group = 1 : i64, output_padding = array<i64: 1, 1>, pads = "
+            "array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : "
+            "(tensor<1x2x3x3xf64>, tensor<2x3x3x3xf64>) -> tensor<1x3x6x6xf64>",
+            "tensor<1x3x6x6xf64>"},
+           {"conv_transpose, 2 groups",
+            "%x: tensor<2x4x3x3xf64>, %w: tensor<4x1x2x2xf64>",
+            "  %y = kiln.conv_transpose %x, %w {dilations = array<i64: 1, 1>, "
+            "group = 2 : i64, output_padding = array<i64: 0, 0>, pads = "
+            "array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : "
+            "(tensor<2x4x3x3xf64>, tensor<4x1x2x2xf64>) -> tensor<2x2x4x4xf64>",
+            "tensor<2x2x4x4xf64>"},
+           {"avg_pool 3x3, stride 2, pads",
+            "%x: tensor<1x2x5x5xf64>",
+            "  %y = kiln.avg_pool %x {ceil_mode = 0 : i64, count_include_pad "
+            "= 1 : i64, dilations = array<i64: 1, 1>, kernel_shape = "
+            "array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>, strides = "
+            "array<i64: 2, 2>} : (tensor<1x2x5x5xf64>) -> tensor<1x2x3x3xf64>",
+            "tensor<1x2x3x3xf64>"},
+           {"max_pool 2x2", "%x: tensor<1x2x4x6xf64>",
+            "  %y = kiln.max_pool %x {ceil_mode = 0 : i64, dilations = "
+            "array<i64: 1, 1>, kernel_shape = array<i64: 2, 2>, pads = "
+            "array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>} : "
+            "(tensor<1x2x4x6xf64>) -> tensor<1x2x2x3xf64>",
+            "tensor<1x2x2x3xf64>"},
        })
     checkGradients(c);
 }

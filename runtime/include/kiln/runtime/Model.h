@@ -81,6 +81,14 @@ struct RunOptions {
   /// errors. Program packages (graph breaks) reject it. On error the
   /// tensors' contents are unspecified.
   NamedTensors *outputsInto = nullptr;
+  /// Scratch memory supplied by the caller instead of an arena from the
+  /// Model's pool: at least arenaBytes() bytes, 64-byte aligned (256 on the
+  /// device), host memory for a cpu package and device memory for a cuda
+  /// one, used by one run at a time. A caller running several models one
+  /// after another (kiln::Trainer's forward, backward and optimizer) shares
+  /// one buffer of the largest size instead of keeping an arena per model.
+  /// Program packages ignore it.
+  void *arena = nullptr;
 };
 
 /// A compiled model, loaded from its package folder. Move-only; releasing
