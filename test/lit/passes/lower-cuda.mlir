@@ -114,3 +114,33 @@ func.func @host_and_kernels(%x: tensor<1x2x6x6xf32>, %w: tensor<2x2x3x3xf32>, %a
   %2 = kiln.matmul %a, %b : (tensor<2x3xi32>, tensor<3x2xi32>) -> tensor<2x2xi32>
   return %1, %2 : tensor<1x2x2x2xf32>, tensor<2x2xi32>
 }
+
+// -----
+
+// A reshape outside a fusion (here of an argument, read by a GEMM) is an
+// alias of its operand's buffer: no step. A concat outside a fusion is a
+// generated device kernel, not a host step.
+// CHECK-LABEL: func.func @alias_and_concat(
+// CHECK: %[[R:.*]] = kiln.reshape %arg0, %{{.*}} {allowzero = 0 : i64, kiln.alias} : (tensor<2x3x4xf32>, tensor<2xi64>) -> tensor<6x4xf32>
+// CHECK: %[[MM:.*]] = kiln.library_call "cublaslt.matmul"(%[[R]], %arg1)
+// CHECK: kiln.concat %[[R]], %arg2, %[[MM]] {axis = 1 : i64, kiln.kernel = "c0_concat"}
+// CHECK-NOT: kiln.reference
+func.func @alias_and_concat(%x: tensor<2x3x4xf32>, %w: tensor<4x5xf32>, %y: tensor<6x2xf32>) -> tensor<6x11xf32> {
+  %s = kiln.constant dense<[6, 4]> : tensor<2xi64>
+  %0 = kiln.reshape %x, %s {allowzero = 0 : i64} : (tensor<2x3x4xf32>, tensor<2xi64>) -> tensor<6x4xf32>
+  %1 = kiln.matmul %0, %w : (tensor<6x4xf32>, tensor<4x5xf32>) -> tensor<6x5xf32>
+  %2 = kiln.concat %0, %y, %1 {axis = 1 : i64} : (tensor<6x4xf32>, tensor<6x2xf32>, tensor<6x5xf32>) -> tensor<6x11xf32>
+  return %2 : tensor<6x11xf32>
+}
+
+// -----
+
+// A reshape that is a graph output is not an alias (outputs are the
+// caller's buffers): it stays a step.
+// CHECK-LABEL: func.func @reshape_output(
+// CHECK: kiln.reshape %arg0, %{{.*}} {allowzero = 0 : i64, kiln.reference = "host"}
+func.func @reshape_output(%x: tensor<2x3xf32>) -> tensor<6xf32> {
+  %s = kiln.constant dense<6> : tensor<1xi64>
+  %0 = kiln.reshape %x, %s {allowzero = 0 : i64} : (tensor<2x3xf32>, tensor<1xi64>) -> tensor<6xf32>
+  return %0 : tensor<6xf32>
+}
