@@ -12,9 +12,8 @@
 //
 // What it checks: the loss is a float tensor of one element; the graph is
 // one block without control flow; every op a gradient flows through has a
-// rule (each op without one that the gradient reaches is reported, naming
-// its node, before failing; ops behind it are not reached, so fixing one
-// can reveal the next).
+// rule (every op on a path from a parameter to the loss without one is
+// reported, naming its node, before failing).
 // What it leaves alone: ops no gradient flows through (they stay, for the
 // partitioner and DCE to decide); integer and bool values (no gradients).
 //
@@ -75,6 +74,7 @@ public:
 private:
   LogicalResult checkGraph(Value &loss);
   void markRequiresGrad();
+  LogicalResult checkRules(Value loss);
   LogicalResult differentiate(Operation *op);
   void accumulate(Value v, Value grad, Location loc);
 
@@ -82,7 +82,6 @@ private:
   OpBuilder builder;
   llvm::DenseSet<Value> requiresGrad;
   llvm::DenseMap<Value, Value> grads;
-  bool missingRule = false;
 };
 
 LogicalResult Differentiator::checkGraph(Value &loss) {
@@ -143,6 +142,36 @@ void Differentiator::accumulate(Value v, Value grad, Location loc) {
   it->second = (*sum)->getResult(0);
 }
 
+/// Every op on a path from a trainable parameter to the loss needs a rule:
+/// each one without is reported (naming its node), all before failing.
+LogicalResult Differentiator::checkRules(Value loss) {
+  llvm::DenseSet<Operation *> reachesLoss;
+  SmallVector<Value> work = {loss};
+  while (!work.empty()) {
+    Operation *def = work.pop_back_val().getDefiningOp();
+    if (!def || !reachesLoss.insert(def).second)
+      continue;
+    for (Value v : def->getOperands())
+      if (requiresGrad.contains(v))
+        work.push_back(v);
+  }
+  bool ok = true;
+  for (Operation &op : f.getBody().front()) {
+    if (!reachesLoss.contains(&op) || isa<GradientOpInterface>(op) ||
+        llvm::none_of(op.getOperands(),
+                      [&](Value v) { return requiresGrad.contains(v); }))
+      continue;
+    std::string node = nodeOf(&op);
+    op.emitError("no gradient rule for '")
+        << op.getName() << "'" << (node.empty() ? "" : " at " + node)
+        << ": the loss depends on trainable parameters through it; freeze "
+           "the parameters before it (--freeze) or express it with ops "
+           "that have rules (docs/training.md lists them)";
+    ok = false;
+  }
+  return success(ok);
+}
+
 LogicalResult Differentiator::differentiate(Operation *op) {
   SmallVector<Value> resultGrads;
   bool anyGrad = false;
@@ -158,19 +187,8 @@ LogicalResult Differentiator::differentiate(Operation *op) {
   }
   if (!anyGrad || !anyNeeded)
     return success();
-  auto rule = dyn_cast<GradientOpInterface>(op);
-  if (!rule) {
-    missingRule = true;
-    std::string node = nodeOf(op);
-    op->emitError("no gradient rule for '")
-        << op->getName() << "'" << (node.empty() ? "" : " at " + node)
-        << ": the loss depends on trainable parameters through it; freeze "
-           "the parameters before it (--freeze) or express it with ops "
-           "that have rules (docs/training.md lists them)";
-    return success(); // Keep looking for more ops without rules.
-  }
-  if (missingRule)
-    return success();
+  // checkRules found every op without a rule before this runs.
+  auto rule = cast<GradientOpInterface>(op);
   GradientBuilder gb(builder, op, needed);
   SmallVector<Value> operandGrads(op->getNumOperands());
   if (failed(rule.buildGradients(gb, resultGrads, operandGrads)))
@@ -194,6 +212,8 @@ LogicalResult Differentiator::run() {
   if (failed(checkGraph(loss)))
     return failure();
   markRequiresGrad();
+  if (failed(checkRules(loss)))
+    return failure();
   Block &body = f.getBody().front();
   auto ret = cast<func::ReturnOp>(body.getTerminator());
   builder.setInsertionPoint(ret);
@@ -215,8 +235,6 @@ LogicalResult Differentiator::run() {
   for (Operation *op : llvm::reverse(forwardOps))
     if (failed(differentiate(op)))
       return failure();
-  if (missingRule)
-    return failure();
 
   // The joint graph returns the loss, then each parameter's gradient.
   SmallVector<Value> results = {loss};

@@ -1,6 +1,6 @@
 // kiln-autodiff's errors: an op without a gradient rule on the way from a
-// trainable parameter to the loss (every such op the reverse sweep reaches
-// is reported, then the pass fails), a rule's unsupported case, a loss that
+// trainable parameter to the loss (every such op is reported, then the pass
+// fails), a rule's unsupported case, a loss that
 // is not a scalar, a graph without trainable parameters.
 
 // RUN: kiln-opt %s -kiln-autodiff -split-input-file -verify-diagnostics
@@ -17,6 +17,21 @@ func.func @main(%x: tensor<5xf32> {kiln.name = "x"}, %w: tensor<5xf32> {kiln.nam
   %3 = kiln.reduce_sum %1, %axes {keepdims = 0 : i64, noop_with_empty_axes = 0 : i64} : (tensor<5xf32>, tensor<1xi64>) -> tensor<f32>
   %4 = kiln.add %2, %3 : (tensor<f32>, tensor<f32>) -> tensor<f32>
   return %4 : tensor<f32>
+}
+
+// -----
+
+// Two ops without rules one behind the other: both are reported (the one
+// nearer the parameter too, though no gradient reaches it).
+func.func @main(%x: tensor<5xf32> {kiln.name = "x"}, %w: tensor<5xf32> {kiln.name = "w", kiln.trainable}) -> (tensor<f32> {kiln.name = "loss"}) attributes {kiln.graph} {
+  %0 = kiln.mul %x, %w : (tensor<5xf32>, tensor<5xf32>) -> tensor<5xf32>
+  %axis = kiln.constant dense<0> : tensor<i64>
+  // expected-error @+1 {{no gradient rule for 'kiln.cumsum'}}
+  %1 = kiln.cumsum %0, %axis {exclusive = 0 : i64, reverse = 0 : i64} : (tensor<5xf32>, tensor<i64>) -> tensor<5xf32>
+  %axes = kiln.constant dense<0> : tensor<1xi64>
+  // expected-error @+1 {{no gradient rule for 'kiln.reduce_prod'}}
+  %2 = kiln.reduce_prod %1, %axes {keepdims = 0 : i64, noop_with_empty_axes = 0 : i64} : (tensor<5xf32>, tensor<1xi64>) -> tensor<f32>
+  return %2 : tensor<f32>
 }
 
 // -----
