@@ -119,8 +119,7 @@ struct Gemm {
 };
 
 /// The cuBLASLt form of `op`, when it has one.
-std::optional<Gemm> gemmOf(MatMulOp op,
-                           const llvm::DenseSet<Operation *> &loadTime) {
+std::optional<Gemm> gemmOf(MatMulOp op) {
   Value a = op.getOperand(0), b = op.getOperand(1), d = op.getResult();
   RankedTensorType ta = tensorType(a), tb = tensorType(b), td = tensorType(d);
   Type e = td.getElementType();
@@ -147,7 +146,6 @@ std::optional<Gemm> gemmOf(MatMulOp op,
   // A matrix transpose is read in place, transposed by cuBLASLt: of a
   // weight, or of an activation (a backward graph's x^T g; measured on the
   // H200: mlp_train's step lost its 33 and 134 MB transpose copies).
-  (void)loadTime;
   if (Value source = transposedSource(a))
     g.a = source, g.transA = true;
   if (Value source = transposedSource(b))
@@ -385,8 +383,8 @@ void createLibraryCall(Operation *op, FusionOp fusion, StringRef callee,
 }
 
 /// Lowers `mm` to cuBLASLt when it qualifies.
-void lowerMatmul(MatMulOp mm, const llvm::DenseSet<Operation *> &loadTime) {
-  std::optional<Gemm> g = gemmOf(mm, loadTime);
+void lowerMatmul(MatMulOp mm) {
+  std::optional<Gemm> g = gemmOf(mm);
   if (!g)
     return;
   // Only a single GEMM takes an epilogue; of two matmuls added together the
@@ -454,14 +452,13 @@ struct LowerCudaPass
     // Library calls, in program order (an epilogue's fusion comes later).
     // Lowering one erases the fusion its epilogue replaces and the
     // transposes it reads through, so the calls are collected first.
-    llvm::DenseSet<Operation *> loadTime = collectLoadTimeOps(graph);
     SmallVector<Operation *> calls;
     for (Operation &op : body)
       if (isa<MatMulOp, ConvOp>(op))
         calls.push_back(&op);
     for (Operation *op : calls) {
       if (auto mm = dyn_cast<MatMulOp>(op))
-        lowerMatmul(mm, loadTime);
+        lowerMatmul(mm);
       else
         lowerConv(cast<ConvOp>(op));
     }
