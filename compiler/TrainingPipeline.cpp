@@ -81,7 +81,6 @@ ManifestValue argumentOf(func::FuncOp f, unsigned arg) {
 
 /// The training section of the manifest, from the three graphs.
 ManifestTraining describeTraining(func::FuncOp forward, func::FuncOp backward,
-                                  func::FuncOp optimizer,
                                   const TrainOptions &train) {
   ManifestTraining t;
   t.loss = valueOf(forward, 0).name;
@@ -111,7 +110,6 @@ ManifestTraining describeTraining(func::FuncOp forward, func::FuncOp backward,
       t.updates.push_back({nextName(s.name), s.name});
     }
   }
-  (void)optimizer;
   const OptimizerOptions &o = train.optimizer;
   t.optimizer = ManifestOptimizer{o.kind, train.lr, o.momentum, o.beta1,
                                   o.beta2, o.eps,    o.weightDecay};
@@ -206,7 +204,7 @@ runTrainingPipeline(ModuleOp module, const CompileOptions &options,
 
   // 8. The initial parameters, in safetensors (a format other tools read).
   ManifestTraining training =
-      describeTraining(forward, backward, optimizer, train);
+      describeTraining(forward, backward, train);
   // Parameters whose data the model does not carry (an absent external
   // data file) are left out: the trainer needs a weights file for them
   // (TrainerOptions::weightsPath, kiln train --load-weights).

@@ -129,8 +129,14 @@ LogicalResult OptimizerBuilder::run() {
     if (!of)
       return backward.emitError("result #")
              << i << " of @backward is not a gradient (kiln.gradient_of)";
-    params.push_back({of.getValue().str(),
-                      cast<RankedTensorType>(backward.getResultTypes()[i])});
+    auto type = cast<RankedTensorType>(backward.getResultTypes()[i]);
+    if (!type.getElementType().isF32())
+      return backward.emitError("parameter '")
+             << of.getValue() << "' is " << type.getElementType()
+             << "; training updates float32 parameters only (mixed "
+                "precision is not supported yet): freeze it (--freeze) or "
+                "export the model in float32";
+    params.push_back({of.getValue().str(), type});
   }
   std::vector<std::string> suffixes = optimizerStateSuffixes(options.kind);
   auto scalarType = RankedTensorType::get({}, Float32Type::get(ctx));
