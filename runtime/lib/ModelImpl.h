@@ -1,0 +1,128 @@
+//===- ModelImpl.h - What kiln::Model's files share --------------*- C++ -*-===//
+//
+// This file declares, inside the runtime, the state of a loaded package
+// (Model::Impl: model.so and its C ABI entry points, the signature, the
+// bound weights, the device side, the arena pool) and the tensor helpers
+// that its loader (Model.cpp) and its run path (ModelRun.cpp) both use:
+// type strings, 64-byte aligned tensors, and the checks of given tensors
+// against a signature entry.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_RUNTIME_LIB_MODELIMPL_H
+#define KILN_RUNTIME_LIB_MODELIMPL_H
+
+#include "kiln/runtime/Model.h"
+
+#include "ProgramPackage.h"
+#include "SharedLibrary.h"
+#include "cuda/CudaPackage.h"
+#include "kiln/runtime/ModelABI.h"
+#include "kiln/runtime/PackageManifest.h"
+
+#include <cstdlib>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace kiln {
+
+namespace modelimpl {
+
+/// Alignment of the weights, inputs, outputs and arenas given to model.so.
+constexpr size_t kAlignment = 64;
+
+/// The C ABI's entry points, resolved from model.so.
+struct AbiFunctions {
+  int (*abiVersion)() = nullptr;
+  int (*numInputs)() = nullptr;
+  int (*numOutputs)() = nullptr;
+  int (*numWeights)() = nullptr;
+  const char *(*inputName)(int) = nullptr;
+  const char *(*outputName)(int) = nullptr;
+  const char *(*weightName)(int) = nullptr;
+  int (*inputDType)(int) = nullptr;
+  int (*outputDType)(int) = nullptr;
+  int (*weightDType)(int) = nullptr;
+  int (*inputRank)(int) = nullptr;
+  int (*outputRank)(int) = nullptr;
+  int (*weightRank)(int) = nullptr;
+  const int64_t *(*inputShape)(int) = nullptr;
+  const int64_t *(*outputShape)(int) = nullptr;
+  const int64_t *(*weightShape)(int) = nullptr;
+  size_t (*arenaBytes)() = nullptr;
+  int (*create)(const void *const *, kiln_model **, char *, size_t) = nullptr;
+  int (*run)(kiln_model *, const void *const *, void *const *, void *, char *,
+             size_t) = nullptr;
+  void (*destroy)(kiln_model *) = nullptr;
+  /// Cuda packages only.
+  CudaModelAbi cuda;
+};
+
+/// "f32[4, 16]".
+std::string typeString(DType dtype, const Shape &shape);
+
+/// A fresh, uninitialised, 64-byte aligned CPU tensor.
+Tensor allocateUninitialised(DType dtype, const Shape &shape);
+
+/// Whether `p` is kAlignment-aligned.
+bool isAligned(const void *p);
+
+/// A contiguous, 64-byte aligned tensor with the contents of `t`: `t` itself
+/// when it already is one.
+Tensor alignedContiguous(const Tensor &t);
+
+/// Checks one tensor against its static signature; `cudaPackage` also
+/// accepts CUDA tensors.
+Status checkTensor(const ValueSignature &sig, const Tensor &t,
+                   const char *kind, bool cudaPackage = false);
+
+/// The caller's tensor for each output, in signature order (nullptr where
+/// run() allocates it), from RunOptions::outputsInto, checked: known names
+/// given once, the declared dtype and shape, contiguous, on `device` (the
+/// package's).
+Expected<std::vector<const Tensor *>>
+outputTargets(const std::vector<ValueSignature> &outputs,
+              const NamedTensors *into, Device device);
+
+} // namespace modelimpl
+
+struct Model::Impl {
+  std::string dir;
+  std::string libPath;
+  // Destroyed last: everything below may point into the library.
+  SharedLibrary library;
+  modelimpl::AbiFunctions abi;
+  std::vector<ValueSignature> inputs, outputs, weights;
+  /// The bound weights, in ABI order; they own (or keep mapped) the bytes
+  /// that the handle points to.
+  std::vector<Tensor> weightTensors;
+  kiln_model *handle = nullptr;
+  size_t arenaBytes = 0;
+  /// The device side of a cuda package (null for a cpu package). Destroyed
+  /// after the handle (the destructor body runs first).
+  std::unique_ptr<CudaPackage> cuda;
+  /// A program package (graph breaks): everything else is unused.
+  std::unique_ptr<ProgramPackage> program;
+
+  /// Arenas not in use; run() takes one or allocates a new one.
+  using Arena = std::unique_ptr<void, decltype(&std::free)>;
+  std::mutex arenaMutex;
+  std::vector<Arena> freeArenas;
+
+  ~Impl() {
+    if (handle && abi.destroy)
+      abi.destroy(handle);
+  }
+
+  Status bindWeights(const PackageManifest &manifest,
+                     const std::string &manifestPath,
+                     const LoadOptions &options);
+  Arena acquireArena();
+  void releaseArena(Arena arena);
+};
+
+} // namespace kiln
+
+#endif // KILN_RUNTIME_LIB_MODELIMPL_H

@@ -1,0 +1,244 @@
+//===- ModelRun.cpp - Running a loaded Kiln package -----------------------===//
+//
+// This file implements kiln::Model::run: the inputs checked against the
+// signature (and copied when unaligned or strided), the outputs allocated
+// or taken from RunOptions::outputsInto, an arena from the pool (or the
+// caller's RunOptions::arena), and model.so's run entry point (or the CUDA
+// package's, or a program package's executor); and the tensor helpers
+// ModelImpl.h declares, which the loader uses too.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ModelImpl.h"
+
+#include "SignatureCheck.h"
+#include "kiln/runtime/Cuda.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cstdint>
+#include <cstring>
+
+namespace kiln {
+
+namespace modelimpl {
+
+/// "f32[4, 16]".
+std::string typeString(DType dtype, const Shape &shape) {
+  return std::string(dtypeName(dtype)) + shapeToString(shape);
+}
+
+/// A fresh, uninitialised, 64-byte aligned CPU tensor.
+Tensor allocateUninitialised(DType dtype, const Shape &shape) {
+  size_t bytes = static_cast<size_t>(numElements(shape)) * dtypeSize(dtype);
+  size_t rounded = std::max<size_t>(
+      (bytes + kAlignment - 1) / kAlignment * kAlignment, kAlignment);
+  void *p = std::aligned_alloc(kAlignment, rounded);
+  if (!p)
+    return Tensor();
+  std::shared_ptr<void> owner(p, std::free);
+  return Tensor(Storage::wrap(p, bytes, Device::CPU, std::move(owner)), dtype,
+                shape, contiguousStrides(shape), 0);
+}
+
+bool isAligned(const void *p) {
+  return reinterpret_cast<uintptr_t>(p) % kAlignment == 0;
+}
+
+/// A contiguous, 64-byte aligned tensor with the contents of `t`: `t` itself
+/// when it already is one.
+Tensor alignedContiguous(const Tensor &t) {
+  Tensor c = t.contiguous();
+  if (isAligned(c.rawData()))
+    return c;
+  Tensor copy = allocateUninitialised(c.dtype(), c.shape());
+  if (copy.defined() && c.nbytes())
+    std::memcpy(copy.rawData(), c.rawData(), c.nbytes());
+  return copy;
+}
+
+/// Checks one tensor against its static signature; `cudaPackage` also
+/// accepts CUDA tensors.
+Status checkTensor(const ValueSignature &sig, const Tensor &t,
+                   const char *kind, bool cudaPackage) {
+  std::string prefix = strCat(kind, " '", sig.name, "'");
+  if (!t.defined())
+    return Status::error(strCat(prefix, ": no tensor given (expected ",
+                                typeString(sig.dtype, sig.shape), ")"));
+  if (t.device() != Device::CPU && !cudaPackage)
+    return Status::error(strCat(prefix,
+                                ": compiled CPU models take cpu "
+                                "tensors but the tensor is on ",
+                                deviceName(t.device())));
+  if (t.dtype() != sig.dtype || t.shape() != sig.shape)
+    return Status::error(strCat(prefix, ": expected ",
+                                typeString(sig.dtype, sig.shape), " but got ",
+                                t.typeString()));
+  return Status::ok();
+}
+
+/// The caller's tensor for each output, in signature order (nullptr where
+/// run() allocates it), from RunOptions::outputsInto, checked: known names
+/// given once, the declared dtype and shape, contiguous, on `device` (the
+/// package's).
+Expected<std::vector<const Tensor *>>
+outputTargets(const std::vector<ValueSignature> &outputs,
+              const NamedTensors *into, Device device) {
+  std::vector<const Tensor *> targets(outputs.size(), nullptr);
+  if (!into)
+    return targets;
+  const char *context = "RunOptions::outputsInto";
+  KILN_RETURN_IF_ERROR(
+      checkNames(outputs, *into, "output", "model", false).withContext(context));
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const ValueSignature &sig = outputs[i];
+    const Tensor *t = findNamed(*into, sig.name);
+    if (!t)
+      continue;
+    std::string prefix = strCat(context, ": output '", sig.name, "'");
+    if (!t->defined())
+      return Status::error(strCat(prefix, ": no tensor given (expected ",
+                                  typeString(sig.dtype, sig.shape), ")"));
+    if (t->dtype() != sig.dtype || t->shape() != sig.shape)
+      return Status::error(strCat(prefix, ": expected ",
+                                  typeString(sig.dtype, sig.shape),
+                                  " but got ", t->typeString()));
+    if (t->device() != device)
+      return Status::error(strCat(prefix, ": the tensor is on ",
+                                  deviceName(t->device()), " but a ",
+                                  deviceName(device), " package writes ",
+                                  deviceName(device), " tensors"));
+    if (!t->isContiguous())
+      return Status::error(
+          strCat(prefix, ": the tensor is not contiguous; pass a contiguous "
+                         "one"));
+    targets[i] = t;
+  }
+  return targets;
+}
+
+} // namespace modelimpl
+
+using namespace modelimpl;
+
+Model::Impl::Arena Model::Impl::acquireArena() {
+  {
+    std::lock_guard<std::mutex> lock(arenaMutex);
+    if (!freeArenas.empty()) {
+      Arena a = std::move(freeArenas.back());
+      freeArenas.pop_back();
+      return a;
+    }
+  }
+  size_t rounded = std::max<size_t>(
+      (arenaBytes + kAlignment - 1) / kAlignment * kAlignment, kAlignment);
+  return Arena(std::aligned_alloc(kAlignment, rounded), &std::free);
+}
+
+void Model::Impl::releaseArena(Arena arena) {
+  std::lock_guard<std::mutex> lock(arenaMutex);
+  freeArenas.push_back(std::move(arena));
+}
+
+Expected<NamedTensors> Model::run(const NamedTensors &inputs) const {
+  return run(inputs, RunOptions());
+}
+
+Expected<NamedTensors> Model::run(const NamedTensors &inputs,
+                                  const RunOptions &options) const {
+  assert(impl_ && "run() on a moved-from Model");
+  Impl &m = *impl_;
+  if (m.program) {
+    if (options.outputsInto)
+      return Status::error(strCat(
+          m.dir, ": RunOptions::outputsInto is not supported for program "
+                 "packages (graph breaks); use the returned outputs"));
+    return m.program->run(inputs, options);
+  }
+  KILN_RETURN_IF_ERROR(checkNames(m.inputs, inputs, "input", "model", true));
+  Expected<std::vector<const Tensor *>> targets =
+      outputTargets(m.outputs, options.outputsInto, device());
+  if (!targets)
+    return targets.status();
+  if (m.cuda) {
+    std::vector<const Tensor *> ordered;
+    for (const ValueSignature &sig : m.inputs) {
+      const Tensor *t = findNamed(inputs, sig.name);
+      KILN_RETURN_IF_ERROR(checkTensor(sig, *t, "input", /*cudaPackage=*/true));
+      ordered.push_back(t);
+    }
+    return m.cuda->run(m.handle, m.inputs, ordered, m.outputs, *targets,
+                       options.outputDevice, options.deviceMilliseconds,
+                       options.arena);
+  }
+
+  std::vector<Tensor> ready;
+  std::vector<const void *> inputPointers;
+  ready.reserve(m.inputs.size());
+  for (const ValueSignature &sig : m.inputs) {
+    const Tensor *t = findNamed(inputs, sig.name);
+    KILN_RETURN_IF_ERROR(checkTensor(sig, *t, "input"));
+    ready.push_back(alignedContiguous(*t));
+    if (!ready.back().defined())
+      return Status::error(
+          strCat("input '", sig.name, "': out of memory copying it"));
+    inputPointers.push_back(ready.back().rawData());
+  }
+
+  // Outputs: the caller's tensors where given (through an aligned
+  // temporary, copied back after the run, when unaligned), else new ones.
+  NamedTensors outputs;
+  std::vector<void *> outputPointers;
+  std::vector<std::pair<const Tensor *, Tensor>> staged;
+  for (size_t i = 0; i < m.outputs.size(); ++i) {
+    const ValueSignature &sig = m.outputs[i];
+    const Tensor *target = (*targets)[i];
+    if (target && isAligned(target->rawData())) {
+      outputPointers.push_back(target->rawData());
+      continue;
+    }
+    Tensor t = allocateUninitialised(sig.dtype, sig.shape);
+    if (!t.defined())
+      return Status::error(strCat("output '", sig.name, "' ",
+                                  typeString(sig.dtype, sig.shape),
+                                  ": out of memory"));
+    outputPointers.push_back(t.rawData());
+    if (target)
+      staged.emplace_back(target, std::move(t));
+    else
+      outputs.emplace_back(sig.name, std::move(t));
+  }
+
+  // The caller's scratch memory (RunOptions::arena), else a pooled arena.
+  Impl::Arena arena(nullptr, &std::free);
+  if (!options.arena) {
+    arena = m.acquireArena();
+    if (!arena)
+      return Status::error(strCat(m.libPath, ": cannot allocate the ",
+                                  m.arenaBytes, "-byte arena: out of memory"));
+  }
+  char err[1024] = {0};
+  int rc = m.abi.run(m.handle, inputPointers.data(), outputPointers.data(),
+                     options.arena ? options.arena : arena.get(), err,
+                     sizeof(err));
+  if (arena)
+    m.releaseArena(std::move(arena));
+  err[sizeof(err) - 1] = 0;
+  if (rc != 0)
+    return Status::error(
+        strCat(m.libPath, ": run failed: ", err[0] ? err : "no message"));
+  for (const auto &[target, temporary] : staged)
+    if (size_t bytes = temporary.nbytes())
+      std::memcpy(target->rawData(), temporary.rawData(), bytes);
+  if (options.outputDevice != Device::CPU)
+    for (auto &entry : outputs) {
+      Expected<Tensor> moved = entry.second.to(options.outputDevice);
+      if (!moved)
+        return moved.status().withContext(strCat("output '", entry.first,
+                                                 "'"));
+      entry.second = moved.take();
+    }
+  return outputs;
+}
+
+} // namespace kiln
