@@ -129,6 +129,11 @@ struct Trainer::Impl {
            const NamedTensors *bwd, const NamedTensors &extra,
            NamedTensors *into) const;
   Expected<double> lossOf(const NamedTensors &fwd) const;
+  /// The inputs checked, then the forward graph's outputs.
+  Expected<NamedTensors> runForward(const NamedTensors &inputs) const;
+  /// The backward graph's outputs, from the forward graph's `fwd`.
+  Expected<NamedTensors> runBackward(const NamedTensors &inputs,
+                                     const NamedTensors &fwd) const;
 };
 
 /// Finds where each input of `graph` comes from, among the `allowed`
@@ -513,11 +518,23 @@ int64_t Trainer::step() const { return impl_->step; }
 double Trainer::learningRate() const { return impl_->lr; }
 void Trainer::setLearningRate(double lr) { impl_->lr = lr; }
 
+Expected<NamedTensors>
+Trainer::Impl::runForward(const NamedTensors &inputs) const {
+  KILN_RETURN_IF_ERROR(checkInputs(inputs));
+  return runGraph(*forward, forwardSources, inputs, nullptr, nullptr, {},
+                  nullptr);
+}
+
+Expected<NamedTensors>
+Trainer::Impl::runBackward(const NamedTensors &inputs,
+                           const NamedTensors &fwd) const {
+  return runGraph(*backward, backwardSources, inputs, &fwd, nullptr, {},
+                  nullptr);
+}
+
 Expected<double> Trainer::forward(const NamedTensors &inputs) {
   Impl &m = *impl_;
-  KILN_RETURN_IF_ERROR(m.checkInputs(inputs));
-  Expected<NamedTensors> fwd = m.runGraph(*m.forward, m.forwardSources, inputs,
-                                          nullptr, nullptr, {}, nullptr);
+  Expected<NamedTensors> fwd = m.runForward(inputs);
   if (!fwd)
     return fwd.status();
   return m.lossOf(*fwd);
@@ -525,13 +542,10 @@ Expected<double> Trainer::forward(const NamedTensors &inputs) {
 
 Expected<NamedTensors> Trainer::gradients(const NamedTensors &inputs) {
   Impl &m = *impl_;
-  KILN_RETURN_IF_ERROR(m.checkInputs(inputs));
-  Expected<NamedTensors> fwd = m.runGraph(*m.forward, m.forwardSources, inputs,
-                                          nullptr, nullptr, {}, nullptr);
+  Expected<NamedTensors> fwd = m.runForward(inputs);
   if (!fwd)
     return fwd.status();
-  Expected<NamedTensors> bwd = m.runGraph(*m.backward, m.backwardSources,
-                                          inputs, &*fwd, nullptr, {}, nullptr);
+  Expected<NamedTensors> bwd = m.runBackward(inputs, *fwd);
   if (!bwd)
     return bwd.status();
   NamedTensors out;
@@ -548,16 +562,13 @@ Expected<NamedTensors> Trainer::gradients(const NamedTensors &inputs) {
 
 Expected<double> Trainer::trainStep(const NamedTensors &inputs) {
   Impl &m = *impl_;
-  KILN_RETURN_IF_ERROR(m.checkInputs(inputs));
-  Expected<NamedTensors> fwd = m.runGraph(*m.forward, m.forwardSources, inputs,
-                                          nullptr, nullptr, {}, nullptr);
+  Expected<NamedTensors> fwd = m.runForward(inputs);
   if (!fwd)
     return fwd.status();
   Expected<double> loss = m.lossOf(*fwd);
   if (!loss)
     return loss;
-  Expected<NamedTensors> bwd = m.runGraph(*m.backward, m.backwardSources,
-                                          inputs, &*fwd, nullptr, {}, nullptr);
+  Expected<NamedTensors> bwd = m.runBackward(inputs, *fwd);
   if (!bwd)
     return bwd.status();
   fwd = NamedTensors(); // The activations are no longer needed.
