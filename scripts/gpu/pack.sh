@@ -101,7 +101,7 @@ done
 cp "$ROOT/scripts/gpu/train_weights.py" "$OUT/"
 find "$TRAIN" \( -name wrapper.cpp -o -name model.h -o -name kernels.cu \
   -o -name kernels.ptx \) -delete
-cp "$ROOT/test/models/check_training.py" "$OUT/"
+cp "$ROOT/test/models/check_training.py" "$ROOT/test/models/train_vs_pytorch.py" "$OUT/"
 
 if [[ $CONFORMANCE == 1 ]]; then
   NODE_DIR="$("$ROOT/.venv/bin/python3" -c 'import onnx, os; print(os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data", "node"))')"
