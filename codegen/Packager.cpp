@@ -401,4 +401,33 @@ LogicalResult PackageWriter::install() {
   return success();
 }
 
+StagedPackage::StagedPackage(Location loc, std::string dir)
+    : loc_(loc), dir_(std::move(dir)),
+      tmp_(dir_ + ".tmp-" + std::to_string(::getpid())) {}
+
+StagedPackage::~StagedPackage() {
+  if (!installed_)
+    removeTree(tmp_);
+}
+
+LogicalResult StagedPackage::begin() {
+  if (failed(checkOutputDir(loc_, dir_)))
+    return failure();
+  removeTree(tmp_);
+  if (std::error_code ec = llvm::sys::fs::create_directories(tmp_ + "/graphs"))
+    return emitError(loc_) << "cannot create '" << tmp_
+                           << "': " << ec.message();
+  return success();
+}
+
+LogicalResult StagedPackage::install(const PackageManifest &manifest) {
+  if (Status written = writeManifest(manifest, tmp_ + "/manifest.json");
+      !written)
+    return emitError(loc_) << written.message();
+  if (failed(installPackage(loc_, tmp_, dir_)))
+    return failure();
+  installed_ = true;
+  return success();
+}
+
 } // namespace kiln

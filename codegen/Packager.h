@@ -121,6 +121,29 @@ mlir::LogicalResult installPackage(mlir::Location loc, const std::string &tmp,
 /// Removes a folder and everything in it (no error when it is absent).
 void removeTree(const std::string &dir);
 
+/// The folder of a package made of graph packages (a program or a training
+/// package): begin() checks `dir` and creates a temporary folder with
+/// graphs/ beside it, the caller fills path(), install() writes the
+/// manifest and renames the folder into place. Until then nothing at `dir`
+/// changes, and the temporary folder is removed when this goes away.
+class StagedPackage {
+public:
+  StagedPackage(mlir::Location loc, std::string dir);
+  ~StagedPackage();
+  StagedPackage(const StagedPackage &) = delete;
+  StagedPackage &operator=(const StagedPackage &) = delete;
+
+  mlir::LogicalResult begin();
+  /// The temporary folder being filled.
+  const std::string &path() const { return tmp_; }
+  mlir::LogicalResult install(const PackageManifest &manifest);
+
+private:
+  mlir::Location loc_;
+  std::string dir_, tmp_;
+  bool installed_ = false;
+};
+
 } // namespace kiln
 
 #endif // KILN_CODEGEN_PACKAGER_H

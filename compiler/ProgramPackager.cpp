@@ -25,7 +25,6 @@
 #include "llvm/Support/FileSystem.h"
 
 #include <chrono>
-#include <unistd.h>
 
 using namespace mlir;
 
@@ -65,17 +64,10 @@ LogicalResult writeProgramPackage(ModuleOp module,
                                   const CompileOptions &options,
                                   const GraphBreakReport &report) {
   Location loc = module.getLoc();
-  const std::string &dir = options.outputDir;
-  if (failed(checkOutputDir(loc, dir)))
+  StagedPackage staged(loc, options.outputDir);
+  if (failed(staged.begin()))
     return failure();
-  std::string tmp = dir + ".tmp-" + std::to_string(::getpid());
-  removeTree(tmp);
-  if (std::error_code ec = llvm::sys::fs::create_directories(tmp + "/graphs"))
-    return emitError(loc) << "cannot create '" << tmp << "': " << ec.message();
-  auto fail = [&] {
-    removeTree(tmp);
-    return failure();
-  };
+  const std::string &tmp = staged.path();
 
   // The compiled graphs, each an ordinary package.
   func::FuncOp program = findProgramFunction(module);
@@ -97,7 +89,7 @@ LogicalResult writeProgramPackage(ModuleOp module,
     auto start = std::chrono::steady_clock::now();
     StepCounts steps;
     if (failed(compileGraph(*graphModule, options, name, graphDir, &steps)))
-      return fail();
+      return failure();
     manifest.compileTimes.graphs +=
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
             .count();
@@ -122,17 +114,17 @@ LogicalResult writeProgramPackage(ModuleOp module,
   if (!glue) {
     emitError(loc) << "cannot build the program of '" << options.modelPath
                    << "': " << glue.status().message();
-    return fail();
+    return failure();
   }
   for (const std::string &name : glue->graphs)
     if (!llvm::sys::fs::exists(tmp + "/graphs/" + name + "/manifest.json")) {
       emitError(loc) << "the program calls graph '" << name
                      << "', which was not compiled (a Kiln bug)";
-      return fail();
+      return failure();
     }
   if (Status written = writeProgramFiles(*glue, tmp); !written) {
     emitError(loc) << written.message();
-    return fail();
+    return failure();
   }
 
   // The manifest (kiln/runtime/PackageManifest.h, the program form).
@@ -147,14 +139,7 @@ LogicalResult writeProgramPackage(ModuleOp module,
   counts.graphs = static_cast<int64_t>(graphs.size());
   counts.graphBreaks = static_cast<int64_t>(report.breaks.size());
   manifest.compileTimes.trace = options.traceSeconds;
-  if (Status written = writeManifest(manifest, tmp + "/manifest.json");
-      !written) {
-    emitError(loc) << written.message();
-    return fail();
-  }
-  if (failed(installPackage(loc, tmp, dir)))
-    return fail();
-  return success();
+  return staged.install(manifest);
 }
 
 } // namespace kiln

@@ -25,7 +25,6 @@
 #include "llvm/Support/FileSystem.h"
 
 #include <chrono>
-#include <unistd.h>
 
 using namespace mlir;
 
@@ -170,17 +169,10 @@ runTrainingPipeline(ModuleOp module, const CompileOptions &options,
                optimizer = graphNamed(module, "optimizer");
 
   // 6. A temporary folder, renamed into place at the end.
-  const std::string &dir = options.outputDir;
-  if (failed(checkOutputDir(loc, dir)))
+  StagedPackage staged(loc, options.outputDir);
+  if (failed(staged.begin()))
     return failure();
-  std::string tmp = dir + ".tmp-" + std::to_string(::getpid());
-  removeTree(tmp);
-  if (std::error_code ec = llvm::sys::fs::create_directories(tmp + "/graphs"))
-    return emitError(loc) << "cannot create '" << tmp << "': " << ec.message();
-  auto fail = [&] {
-    removeTree(tmp);
-    return failure();
-  };
+  const std::string &tmp = staged.path();
 
   // 7. Each graph through the ordinary pipeline (graph passes, fusion,
   //    lowering, kernels, memory plan, wrapper, build): one package each.
@@ -195,7 +187,7 @@ runTrainingPipeline(ModuleOp module, const CompileOptions &options,
     StepCounts steps;
     if (failed(compileGraph(*graphModule, options, name,
                             tmp + "/graphs/" + name, &steps)))
-      return fail();
+      return failure();
     counts.fused += steps.fused;
     counts.library += steps.library;
     counts.fallback += steps.fallback;
@@ -230,7 +222,7 @@ runTrainingPipeline(ModuleOp module, const CompileOptions &options,
                             {"source", options.modelPath}});
       !written) {
     emitError(loc) << written.message();
-    return fail();
+    return failure();
   }
 
   // 9. The manifest: the model's inputs and loss, the training section.
@@ -243,14 +235,7 @@ runTrainingPipeline(ModuleOp module, const CompileOptions &options,
   manifest.compileTimes.graphs =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
-  if (Status written = writeManifest(manifest, tmp + "/manifest.json");
-      !written) {
-    emitError(loc) << written.message();
-    return fail();
-  }
-  if (failed(installPackage(loc, tmp, dir)))
-    return fail();
-  return success();
+  return staged.install(manifest);
 }
 
 } // namespace kiln
