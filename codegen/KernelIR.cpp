@@ -301,6 +301,13 @@ IndexExpr IndexBuilder::mod(const IndexExpr &e, int64_t d) const {
   return atom;
 }
 
+/// The extent a dim contributes to strides: an empty tensor (a dim of 0) is
+/// never indexed (every loop over it has no trips), so its dims of 0 count
+/// as 1, which keeps the strides of its other dims non-zero divisors. Shapes
+/// are within kMaxTensorElements (checkResultSizes), so strides cannot
+/// overflow.
+static int64_t nonEmptyExtent(int64_t dim) { return dim == 0 ? 1 : dim; }
+
 IndexExpr IndexBuilder::linearize(llvm::ArrayRef<IndexExpr> idx,
                                   llvm::ArrayRef<int64_t> shape) const {
   assert(idx.size() == shape.size() && "index rank mismatch");
@@ -309,7 +316,7 @@ IndexExpr IndexBuilder::linearize(llvm::ArrayRef<IndexExpr> idx,
   for (size_t k = shape.size(); k-- > 0;) {
     if (shape[k] != 1)
       lin = lin + idx[k] * stride;
-    stride *= shape[k];
+    stride *= nonEmptyExtent(shape[k]);
   }
   return lin;
 }
@@ -320,13 +327,13 @@ IndexBuilder::delinearize(const IndexExpr &lin,
   std::vector<IndexExpr> idx(shape.size());
   int64_t stride = 1;
   for (size_t k = shape.size(); k-- > 0;) {
-    if (shape[k] == 1) {
+    if (shape[k] <= 1) {
       idx[k] = IndexExpr::constant(0);
     } else {
       IndexExpr q = floorDiv(lin, stride);
       idx[k] = k == 0 ? q : mod(q, shape[k]);
     }
-    stride *= shape[k];
+    stride *= nonEmptyExtent(shape[k]);
   }
   return idx;
 }

@@ -140,6 +140,18 @@ void removeTree(const std::string &dir) {
     (void)llvm::sys::fs::remove_directories(dir);
 }
 
+/// Records every file the runtime reads under `dir`, with its size and
+/// checksum, in `manifest.files`: the loaders check them before they open
+/// anything (runtime/lib/PackageFiles.cpp).
+static LogicalResult recordPackageFiles(Location loc, const std::string &dir,
+                                        PackageManifest &manifest) {
+  Expected<std::vector<ManifestFile>> files = describePackageFiles(dir);
+  if (!files)
+    return emitError(loc) << files.status().message();
+  manifest.files = files.take();
+  return success();
+}
+
 /// Replaces `dir` by `tmp` (an existing package is removed only once the
 /// new one is in place).
 LogicalResult installPackage(Location loc, const std::string &tmp,
@@ -391,6 +403,8 @@ LogicalResult PackageWriter::finish(func::FuncOp graph, const MemoryPlan &plan,
   m.compileTimes.hostCompiler = build_.hostSeconds;
   m.compileTimes.nvrtc = build_.deviceSeconds;
   m.cuda = build_.deviceBinary;
+  if (failed(recordPackageFiles(loc_, dir_, m)))
+    return failure();
   return writeFile(loc_, dir_ + "/manifest.json", formatManifest(m));
 }
 
@@ -421,7 +435,10 @@ LogicalResult StagedPackage::begin() {
 }
 
 LogicalResult StagedPackage::install(const PackageManifest &manifest) {
-  if (Status written = writeManifest(manifest, tmp_ + "/manifest.json");
+  PackageManifest recorded = manifest;
+  if (failed(recordPackageFiles(loc_, tmp_, recorded)))
+    return failure();
+  if (Status written = writeManifest(recorded, tmp_ + "/manifest.json");
       !written)
     return emitError(loc_) << written.message();
   if (failed(installPackage(loc_, tmp_, dir_)))

@@ -158,7 +158,9 @@ class Kiln_Op<string mnemonic, string inferFn, list<Trait> traits = [],
         ::llvm::SmallVectorImpl<::mlir::Type> &inferredReturnTypes) {
       ::kiln::infer::InferContext ctx(context, location, getOperationName(),
                                       operands, attributes);
-      return ::kiln::infer::}], inferFn, [{(ctx, inferredReturnTypes);
+      return ::kiln::infer::checkResultSizes(ctx,
+          ::kiln::infer::}], inferFn, [{(ctx, inferredReturnTypes),
+          inferredReturnTypes);
     }
   }], !if(!ne(verifyFn, ""), !strconcat([{
     ::llvm::LogicalResult $cppClass::verify() {

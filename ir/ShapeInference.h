@@ -14,6 +14,8 @@
 #ifndef KILN_IR_SHAPEINFERENCE_H
 #define KILN_IR_SHAPEINFERENCE_H
 
+#include "kiln/runtime/SizeLimits.h"
+
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Diagnostics.h"
@@ -27,6 +29,11 @@
 
 namespace kiln {
 namespace infer {
+
+// The checked size arithmetic of SizeLimits.h, for the inference functions.
+using kiln::checkedMul;
+using kiln::saturatingAdd;
+using kiln::saturatingMul;
 
 /// What an inference function sees: the operands, the attribute dictionary,
 /// the location for diagnostics and the op's name.
@@ -118,6 +125,16 @@ std::optional<int64_t> normalizeAxis(int64_t axis, int64_t rank);
 bool areCompatibleResultTypes(mlir::TypeRange lhs, mlir::TypeRange rhs);
 
 using Results = llvm::SmallVectorImpl<mlir::Type>;
+
+/// Every inferred result of every op passes here (the ODS-generated
+/// inferReturnTypes calls it after the op's inference function): each static
+/// shape must have a rank of at most kMaxTensorRank and at most
+/// kMaxTensorElements elements (runtime/include/kiln/runtime/SizeLimits.h),
+/// so that no size computed later from it overflows. Passes `inferred`
+/// through otherwise.
+mlir::LogicalResult checkResultSizes(const InferContext &ctx,
+                                     mlir::LogicalResult inferred,
+                                     Results &results);
 
 // Elementwise (ShapeInferenceElementwise.cpp).
 mlir::LogicalResult broadcastBinary(const InferContext &ctx, Results &results);

@@ -32,7 +32,7 @@ static int64_t product(ArrayRef<int64_t> dims) {
   for (int64_t d : dims) {
     if (isDyn(d))
       return kDyn;
-    result *= d;
+    result = saturatingMul(result, d);
   }
   return result;
 }
@@ -95,6 +95,9 @@ LogicalResult kiln::infer::range(const InferContext &ctx, Results &results) {
     if ((*d)[0] == 0)
       return ctx.emitError("delta must not be zero");
     double n = std::ceil(((*l)[0] - (*s)[0]) / (*d)[0]);
+    if (std::isnan(n) || n > static_cast<double>(kiln::kMaxTensorElements))
+      return ctx.emitError("the range has ", n,
+                           " elements, more than the limit of 2^40");
     count = n > 0 ? static_cast<int64_t>(n) : 0;
   }
   results.push_back(RankedTensorType::get({count}, start->getElementType()));
@@ -334,7 +337,7 @@ LogicalResult kiln::infer::split(const InferContext &ctx, Results &results) {
     for (int64_t v : *values) {
       if (v < 0)
         return ctx.emitError("split size ", v, " is negative");
-      sum += v;
+      sum = saturatingAdd(sum, v);
     }
     int64_t dim = x->getDimSize(*axis);
     if (!isDyn(dim) && sum != dim)
@@ -393,7 +396,12 @@ LogicalResult kiln::infer::slice(const InferContext &ctx, Results &results) {
       shape[*norm] = kDyn;
       continue;
     }
-    int64_t start = (*starts)[k], end = (*ends)[k], step = (*steps)[k];
+    // Indices past the ends are clamped below; bounding them (and the step)
+    // first keeps the arithmetic from overflowing.
+    const int64_t bound = kiln::kMaxTensorElements + 1;
+    int64_t start = std::clamp<int64_t>((*starts)[k], -bound, bound);
+    int64_t end = std::clamp<int64_t>((*ends)[k], -bound, bound);
+    int64_t step = std::clamp<int64_t>((*steps)[k], -bound, bound);
     if (start < 0)
       start += d;
     if (end < 0)
@@ -453,7 +461,7 @@ LogicalResult kiln::infer::tile(const InferContext &ctx, Results &results) {
       if (r < 0)
         return ctx.emitError("repeat ", r, " is negative");
       int64_t d = x->getDimSize(i);
-      shape[i] = isDyn(d) ? kDyn : d * r;
+      shape[i] = isDyn(d) ? kDyn : saturatingMul(d, r);
     }
   }
   results.push_back(RankedTensorType::get(shape, x->getElementType()));
@@ -674,8 +682,13 @@ LogicalResult kiln::infer::resize(const InferContext &ctx, Results &results) {
       if ((*scales)[i] <= 0)
         return ctx.emitError("scale ", (*scales)[i], " must be positive");
       int64_t d = x->getDimSize(i);
-      if (!isDyn(d))
-        shape[i] = static_cast<int64_t>(std::floor(d * (*scales)[i]));
+      if (isDyn(d))
+        continue;
+      double size = std::floor(d * (*scales)[i]);
+      if (!(size <= static_cast<double>(kiln::kMaxTensorElements)))
+        return ctx.emitError("scale ", (*scales)[i], " makes dim ", i,
+                             " larger than the limit of 2^40");
+      shape[i] = static_cast<int64_t>(size);
     }
   }
   results.push_back(RankedTensorType::get(shape, x->getElementType()));

@@ -102,9 +102,9 @@ static FailureOr<Window> readWindow(const InferContext &ctx, RankedTensorType x,
                            " values for ", n, " spatial dims, got ",
                            values->size());
     for (int64_t v : *values)
-      if (v < minimum)
-        return ctx.emitError("attribute '", name,
-                             "' values must be >= ", minimum, ", got ", v);
+      if (v < minimum || v > kiln::kMaxTensorElements)
+        return ctx.emitError("attribute '", name, "' values must be in [",
+                             minimum, ", 2^40], got ", v);
     out = std::move(*values);
     return success();
   };
@@ -123,7 +123,9 @@ static FailureOr<int64_t> windowOutput(const InferContext &ctx, int64_t in,
   if (isDyn(in) || isDyn(kernel))
     return kDyn;
   size_t n = w.strides.size();
-  int64_t extent = (kernel - 1) * w.dilations[i] + 1;
+  // Every term is at most 2^40 (readWindow, checkResultSizes); products
+  // saturate, and a saturated extent is larger than any padded dim.
+  int64_t extent = saturatingAdd(saturatingMul(kernel - 1, w.dilations[i]), 1);
   int64_t padded = in + w.pads[i] + w.pads[n + i];
   if (padded < extent)
     return ctx.emitError("window of extent ", extent, " (kernel ", kernel,
@@ -154,8 +156,9 @@ LogicalResult kiln::infer::conv(const InferContext &ctx, Results &results) {
   if (w->getRank() != x->getRank())
     return ctx.emitError("weight must have the input's rank, got ", *x, " and ",
                          *w);
-  if (*group < 1)
-    return ctx.emitError("attribute 'group' must be >= 1, got ", *group);
+  if (*group < 1 || *group > kiln::kMaxTensorElements)
+    return ctx.emitError("attribute 'group' must be in [1, 2^40], got ",
+                         *group);
   SmallVector<int64_t> shape = {x->getDimSize(0), w->getDimSize(0)};
   for (size_t i = 0; i + 2 < static_cast<size_t>(x->getRank()); ++i) {
     FailureOr<int64_t> out = windowOutput(ctx, x->getDimSize(i + 2),
@@ -186,23 +189,39 @@ LogicalResult kiln::infer::convTranspose(const InferContext &ctx,
   if (w->getRank() != x->getRank())
     return ctx.emitError("weight must have the input's rank, got ", *x, " and ",
                          *w);
-  if (*group < 1)
-    return ctx.emitError("attribute 'group' must be >= 1, got ", *group);
+  if (*group < 1 || *group > kiln::kMaxTensorElements)
+    return ctx.emitError("attribute 'group' must be in [1, 2^40], got ",
+                         *group);
   if (outputPadding->size() != n)
     return ctx.emitError("attribute 'output_padding' must have ", n,
                          " values, got ", outputPadding->size());
   int64_t channels = w->getDimSize(1);
   SmallVector<int64_t> shape = {x->getDimSize(0),
-                                isDyn(channels) ? kDyn : channels * *group};
+                                isDyn(channels)
+                                    ? kDyn
+                                    : saturatingMul(channels, *group)};
   for (size_t i = 0; i < n; ++i) {
     int64_t in = x->getDimSize(i + 2), k = w->getDimSize(i + 2);
     if (isDyn(in) || isDyn(k)) {
       shape.push_back(kDyn);
       continue;
     }
-    int64_t out = window->strides[i] * (in - 1) + (*outputPadding)[i] +
-                  (k - 1) * window->dilations[i] + 1 - window->pads[i] -
-                  window->pads[n + i];
+    if (in < 1)
+      return ctx.emitError("spatial dim ", i, " of the input is 0");
+    if ((*outputPadding)[i] < 0 ||
+        (*outputPadding)[i] > kiln::kMaxTensorElements)
+      return ctx.emitError("attribute 'output_padding' values must be in "
+                           "[0, 2^40], got ",
+                           (*outputPadding)[i]);
+    // Terms are at most 2^40 each; a saturated sum is rejected as too large
+    // by checkResultSizes.
+    int64_t grown = saturatingAdd(
+        saturatingAdd(saturatingMul(window->strides[i], in - 1),
+                      (*outputPadding)[i]),
+        saturatingAdd(saturatingMul(k - 1, window->dilations[i]), 1));
+    int64_t out = grown == INT64_MAX
+                      ? grown
+                      : grown - window->pads[i] - window->pads[n + i];
     if (out < 0)
       return ctx.emitError("output spatial dim ", i, " would be negative (",
                            out, ")");
@@ -672,14 +691,14 @@ LogicalResult kiln::verifiers::recurrent(Operation *op) {
                                    ? SmallVector<int64_t>{nd, r->batch, h}
                                    : SmallVector<int64_t>{r->batch, nd, h};
   SmallVector<std::pair<StringRef, SmallVector<int64_t>>> expected = {
-      {"w", {nd, gates * h, input}},
-      {"r", {nd, gates * h, h}},
-      {"b", {nd, 2 * gates * h}},
+      {"w", {nd, saturatingMul(gates, h), input}},
+      {"r", {nd, saturatingMul(gates, h), h}},
+      {"b", {nd, saturatingMul(2 * gates, h)}},
       {"sequence_lens", {r->batch}},
       {"initial_h", state}};
   if (isLSTM) {
     expected.push_back({"initial_c", state});
-    expected.push_back({"p", {nd, 3 * h}});
+    expected.push_back({"p", {nd, saturatingMul(3, h)}});
   }
   for (auto [i, entry] : llvm::enumerate(expected)) {
     auto type = llvm::cast<RankedTensorType>(op->getOperand(i + 1).getType());

@@ -3,11 +3,14 @@
 // This file implements the pieces every inference function shares: reading
 // operands and attributes with diagnostics instead of assertions, reading
 // the values of constant parameter operands, NumPy broadcasting with dynamic
-// dims, and the compatibility of inferred and declared result types.
+// dims, the compatibility of inferred and declared result types, and the
+// size-limit check every inferred result passes.
 //
 //===----------------------------------------------------------------------===//
 
 #include "ir/ShapeInference.h"
+
+#include "kiln/runtime/SizeLimits.h"
 
 #include "mlir/IR/BuiltinAttributeInterfaces.h"
 #include "mlir/IR/Matchers.h"
@@ -162,6 +165,12 @@ FailureOr<int64_t> InferContext::paramLength(unsigned index,
                      " must have a static length (it "
                      "fixes the result rank), got ",
                      *type);
+  // Parameters are shapes, axes, pads, repeats and split sizes: a handful of
+  // values, never more than a node can have results.
+  if (!ShapedType::isDynamic(length) && length > kiln::kMaxNodeOutputs)
+    return emitError("operand #", index, " has ", length,
+                     " values, more than the limit of ", kiln::kMaxNodeOutputs,
+                     " for a shape, axes or sizes parameter");
   return length;
 }
 
@@ -283,4 +292,38 @@ std::optional<int64_t> kiln::infer::normalizeAxis(int64_t axis, int64_t rank) {
   if (axis < -rank || axis >= rank)
     return std::nullopt;
   return axis < 0 ? axis + rank : axis;
+}
+
+LogicalResult kiln::infer::checkResultSizes(const InferContext &ctx,
+                                            LogicalResult inferred,
+                                            Results &results) {
+  if (failed(inferred))
+    return failure();
+  for (auto [index, type] : llvm::enumerate(results)) {
+    auto tensor = llvm::dyn_cast<RankedTensorType>(type);
+    if (!tensor)
+      continue;
+    if (tensor.getRank() > kiln::kMaxTensorRank)
+      return ctx.emitError("result #", index, " would have rank ",
+                           tensor.getRank(), ", more than the limit of ",
+                           kiln::kMaxTensorRank);
+    SmallVector<int64_t> staticDims;
+    for (int64_t d : tensor.getShape()) {
+      if (ShapedType::isDynamic(d))
+        continue;
+      if (d < 0)
+        return ctx.emitError("result #", index, " would have a negative dim ",
+                             d, " (an attribute or shape operand is out of "
+                             "range)");
+      staticDims.push_back(d);
+    }
+    if (!kiln::checkedElementCount(staticDims))
+      return ctx.emitError(
+          "result #", index, " would have shape ",
+          formatShape(tensor.getShape()),
+          ": more than the limit of 2^40 elements per tensor "
+          "(docs/reliability.md); an input dimension or attribute is too "
+          "large");
+  }
+  return success();
 }

@@ -159,7 +159,7 @@ LogicalResult mapAttention(NodeContext &nc) {
   int64_t hq = qt.getDimSize(1), hk = kt.getDimSize(1);
   if (hq != hk) {
     if (mlir::ShapedType::isDynamic(hq) || mlir::ShapedType::isDynamic(hk) ||
-        hq % hk != 0)
+        hk <= 0 || hq % hk != 0)
       return nc.fail(strCat("the Q heads (", hq,
                             ") must be a multiple of the KV heads (", hk, ")"));
     k = repeatHeads(nc, k, hq / hk);

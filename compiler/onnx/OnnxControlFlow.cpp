@@ -103,6 +103,9 @@ GraphTracer::traceSubgraph(const onnx::GraphProto &graph,
   if (graph.sparse_initializer_size())
     return fail("sparse initializers are not supported; store them dense");
 
+  if (scopes_.size() >= static_cast<size_t>(kMaxSubgraphDepth))
+    return fail(strCat("subgraphs are nested more than ", kMaxSubgraphDepth,
+                       " deep (the limit, docs/reliability.md)"));
   // Names defined inside do not leak out: restore the map on every exit.
   llvm::StringMap<Value> saved = state_.values;
   scopes_.push_back(scope);

@@ -66,6 +66,27 @@ struct Window {
   std::vector<int64_t> kernel, strides, dilations, pads;
 };
 
+/// Checks the window attributes read from the node: kernel sizes, strides
+/// and dilations in [1, 2^40], pads in [0, 2^40] (they divide and multiply).
+LogicalResult checkWindowAttrs(NodeContext &nc, llvm::ArrayRef<int64_t> kernel,
+                               llvm::ArrayRef<int64_t> strides,
+                               llvm::ArrayRef<int64_t> dilations,
+                               llvm::ArrayRef<int64_t> pads) {
+  auto check = [&](const char *name, llvm::ArrayRef<int64_t> values,
+                   int64_t minimum) -> LogicalResult {
+    for (int64_t v : values)
+      if (v < minimum || v > kMaxTensorElements)
+        return nc.fail(strCat("attribute '", name, "' has value ", v,
+                              ", outside [", minimum, ", 2^40]"));
+    return mlir::success();
+  };
+  return mlir::success(
+      succeeded(check("kernel_shape", kernel, 1)) &&
+      succeeded(check("strides", strides, 1)) &&
+      succeeded(check("dilations", dilations, 1)) &&
+      succeeded(check("pads", pads, 0)));
+}
+
 /// Reads strides/dilations/pads and resolves auto_pad for a forward window
 /// op over x (N, C, spatial...).
 LogicalResult resolveWindow(NodeContext &nc, Value x,
@@ -85,6 +106,8 @@ LogicalResult resolveWindow(NodeContext &nc, Value x,
       w.pads.size() != 2 * n)
     return nc.fail("strides, dilations or pads do not match the spatial "
                    "rank of the input");
+  if (failed(checkWindowAttrs(nc, w.kernel, w.strides, w.dilations, w.pads)))
+    return mlir::failure();
   std::string autoPad = nc.attrString("auto_pad", "NOTSET");
   if (autoPad == "NOTSET")
     return mlir::success();
@@ -100,10 +123,13 @@ LogicalResult resolveWindow(NodeContext &nc, Value x,
     if (in == mlir::ShapedType::kDynamic)
       return nc.fail("auto_pad " + autoPad +
                      " needs static spatial dims; export with explicit pads");
+    // Every term is in [0, 2^40] (checkWindowAttrs); the products saturate
+    // and shape inference rejects a saturated window.
     int64_t out = (in + w.strides[i] - 1) / w.strides[i];
-    int64_t total = std::max<int64_t>(
-        (out - 1) * w.strides[i] + (w.kernel[i] - 1) * w.dilations[i] + 1 - in,
-        0);
+    int64_t span = saturatingAdd(
+        saturatingMul(std::max<int64_t>(out - 1, 0), w.strides[i]),
+        saturatingAdd(saturatingMul(w.kernel[i] - 1, w.dilations[i]), 1));
+    int64_t total = std::max<int64_t>(span - in, 0);
     int64_t small = total / 2, large = total - total / 2;
     w.pads[i] = autoPad == "SAME_UPPER" ? small : large;
     w.pads[i + n] = autoPad == "SAME_UPPER" ? large : small;
@@ -175,6 +201,9 @@ LogicalResult mapConvTranspose(NodeContext &nc) {
       pads.size() != 2 * n || outPad.size() != n)
     return nc.fail("kernel_shape, strides, dilations, pads or "
                    "output_padding do not match the spatial rank");
+  if (failed(checkWindowAttrs(nc, *kernel, strides, dilations, pads)) ||
+      failed(checkWindowAttrs(nc, {}, {}, {}, outPad)))
+    return mlir::failure();
   std::string autoPad = nc.attrString("auto_pad", "NOTSET");
   std::optional<std::vector<int64_t>> outShape = nc.attrInts("output_shape");
   if (outShape && outShape->size() == n + 2)
@@ -190,9 +219,17 @@ LogicalResult mapConvTranspose(NodeContext &nc) {
       int64_t in = t.getDimSize(static_cast<int64_t>(i + 2));
       if (in == mlir::ShapedType::kDynamic)
         return nc.fail("output_shape/auto_pad need static spatial dims");
-      int64_t out = outShape ? (*outShape)[i] : in * strides[i];
-      int64_t total = strides[i] * (in - 1) + outPad[i] +
-                      ((*kernel)[i] - 1) * dilations[i] + 1 - out;
+      int64_t out = outShape ? (*outShape)[i] : saturatingMul(in, strides[i]);
+      if (out < 0 || out > kMaxTensorElements)
+        return nc.fail(strCat("output spatial dim ", i, " would be ", out,
+                              ", outside [0, 2^40]"));
+      int64_t grown = saturatingAdd(
+          saturatingAdd(saturatingMul(strides[i], in - 1), outPad[i]),
+          saturatingAdd(saturatingMul((*kernel)[i] - 1, dilations[i]), 1));
+      if (grown > kMaxTensorElements)
+        return nc.fail("the transposed convolution's window is larger than "
+                       "the limit of 2^40");
+      int64_t total = grown - out;
       int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2); // floor
       int64_t begin, end;
       if (autoPad == "SAME_UPPER") {

@@ -125,8 +125,17 @@ LogicalResult mapSplit(NodeContext &nc) {
     sizes = i64Input(nc, 1);
   }
   size_t numResults = nc.numOutputs();
-  if (nc.version() >= 18 && nc.hasAttr("num_outputs"))
-    numResults = static_cast<size_t>(nc.attrInt("num_outputs", 0));
+  if (nc.version() >= 18 && nc.hasAttr("num_outputs")) {
+    int64_t n = nc.attrInt("num_outputs", 0);
+    if (n <= 0 || n > kMaxNodeOutputs)
+      return nc.fail(strCat("attribute 'num_outputs' = ", n,
+                            " is out of range [1, ", kMaxNodeOutputs, "]"));
+    if (static_cast<size_t>(n) != nc.numOutputs())
+      return nc.fail(strCat("attribute 'num_outputs' = ", n,
+                            " but the node has ", nc.numOutputs(),
+                            " outputs"));
+    numResults = static_cast<size_t>(n);
+  }
   if (!sizes) {
     if (t.isDynamicDim(*axis))
       return nc.fail("splitting a dynamic dim into equal parts is not "
@@ -462,6 +471,11 @@ LogicalResult mapEyeLike(NodeContext &nc) {
     elem = toMlirElementType(nc.ctx(), *d);
   }
   int64_t rows = t.getDimSize(0), cols = t.getDimSize(1);
+  // rows * cols is an element count: at most 2^40 (checkResultSizes).
+  if (rows * cols > kMaxFoldedElements)
+    return nc.fail(strCat("EyeLike of ", rows, "x", cols,
+                          " is larger than the constants Kiln builds at "
+                          "compile time (2^24 elements)"));
   int64_t k = nc.attrInt("k", 0);
   Tensor eye = Tensor::empty(DType::F64, {rows, cols});
   double *p = eye.data<double>();
@@ -484,8 +498,11 @@ MappingFn depthSpace(bool toSpace) {
     int64_t b = nc.attrInt("blocksize", 0);
     if (!t || t.getRank() != 4)
       return nc.fail("input must be 4-D (NCHW)");
-    if (b <= 0)
-      return nc.fail("attribute 'blocksize' must be positive");
+    // b * b must not overflow: a block larger than the limit of one tensor
+    // fits no input.
+    if (b <= 0 || b > (int64_t(1) << 20))
+      return nc.fail(strCat("attribute 'blocksize' = ", b,
+                            " is out of range [1, 2^20]"));
     if (t.isDynamicDim(1) || t.isDynamicDim(2) || t.isDynamicDim(3))
       return nc.fail("Kiln needs static C, H and W here");
     int64_t c = t.getDimSize(1), h = t.getDimSize(2), w = t.getDimSize(3);

@@ -1,5 +1,4 @@
-//===- OnnxTensors.cpp - ONNX TensorProto to runtime tensors
-//---------------===//
+//===- OnnxTensors.cpp - ONNX TensorProto to runtime tensors --------------===//
 //
 // This file implements the conversions from ONNX TensorProto messages (inline
 // typed fields, raw_data, and external data files laid out as the ONNX spec
@@ -10,6 +9,8 @@
 
 #include "OnnxTraceContext.h"
 #include "OnnxTracer.h"
+
+#include "kiln/runtime/SizeLimits.h"
 
 #include <cstring>
 #include <fstream>
@@ -137,16 +138,23 @@ Expected<ProtoTensor> readProtoTensor(const onnx::TensorProto &proto,
                                 " (Kiln supports float, float16, bfloat16, "
                                 "double, int64, int32, int8, uint8, bool)"));
   result.dtype = *dtype;
-  int64_t numel = 1;
   for (int64_t d : proto.dims()) {
     if (d < 0)
       return Status::error(
           strCat("tensor '", name, "' has a negative dimension ", d));
-    if (d != 0 && numel > (int64_t(1) << 40) / d)
-      return Status::error(strCat("tensor '", name, "' is too large"));
-    numel *= d;
     result.shape.push_back(d);
   }
+  if (result.shape.size() > static_cast<size_t>(kMaxTensorRank))
+    return Status::error(strCat("tensor '", name, "' has rank ",
+                                result.shape.size(), ", more than the limit of ",
+                                kMaxTensorRank));
+  std::optional<int64_t> count = checkedElementCount(result.shape);
+  if (!count)
+    return Status::error(strCat("tensor '", name, "' has shape ",
+                                shapeToString(result.shape),
+                                ": more than the limit of 2^40 elements "
+                                "(docs/reliability.md)"));
+  const int64_t numel = *count;
   const size_t elemSize = dtypeSize(*dtype);
   const size_t nbytes = static_cast<size_t>(numel) * elemSize;
 
@@ -188,21 +196,21 @@ Expected<ProtoTensor> readProtoTensor(const onnx::TensorProto &proto,
       return Status::error(strCat(
           "external data of tensor '", name, "' in '", path, "': length ",
           length, " is smaller than the ", nbytes, " bytes its shape needs"));
-    KILN_RETURN_IF_ERROR(readFileRange(path, offset,
-                                       length < 0 ? int64_t(nbytes) : length,
-                                       name, externalBytes));
+    KILN_RETURN_IF_ERROR(
+        readFileRange(path, offset, int64_t(nbytes), name, externalBytes));
     raw = &externalBytes;
   } else if (proto.has_raw_data()) {
     raw = &proto.raw_data();
   }
 
-  Tensor t = Tensor::empty(*dtype, result.shape);
+  // The data present bounds the allocation: check it before allocating.
   if (raw) {
-    if (raw->size() < nbytes)
+    if (raw->size() != nbytes)
       return Status::error(strCat("tensor '", name, "' holds ", raw->size(),
                                   " bytes of data, its shape ",
                                   shapeToString(result.shape), " needs ",
                                   nbytes));
+    Tensor t = Tensor::empty(*dtype, result.shape);
     if (nbytes)
       std::memcpy(t.rawData(), raw->data(), nbytes);
     result.tensor = t;
@@ -210,40 +218,46 @@ Expected<ProtoTensor> readProtoTensor(const onnx::TensorProto &proto,
   }
 
   // Typed fields.
-  auto checkCount = [&](int64_t count) -> Status {
-    if (count != numel)
-      return Status::error(
-          strCat("tensor '", name, "' holds ", count, " elements, its shape ",
-                 shapeToString(result.shape), " needs ", numel));
-    return Status::ok();
-  };
+  int64_t present = 0;
   switch (*dtype) {
   case DType::F32:
-    KILN_RETURN_IF_ERROR(checkCount(proto.float_data_size()));
+    present = proto.float_data_size();
+    break;
+  case DType::F64:
+    present = proto.double_data_size();
+    break;
+  case DType::I64:
+    present = proto.int64_data_size();
+    break;
+  default:
+    present = proto.int32_data_size();
+    break;
+  }
+  if (present != numel)
+    return Status::error(strCat("tensor '", name, "' holds ", present,
+                                " elements, its shape ",
+                                shapeToString(result.shape), " needs ", numel));
+  Tensor t = Tensor::empty(*dtype, result.shape);
+  switch (*dtype) {
+  case DType::F32:
     copyConverted(proto.float_data(), t.data<float>(), numel);
     break;
   case DType::F64:
-    KILN_RETURN_IF_ERROR(checkCount(proto.double_data_size()));
     copyConverted(proto.double_data(), t.data<double>(), numel);
     break;
   case DType::I64:
-    KILN_RETURN_IF_ERROR(checkCount(proto.int64_data_size()));
     copyConverted(proto.int64_data(), t.data<int64_t>(), numel);
     break;
   case DType::I32:
-    KILN_RETURN_IF_ERROR(checkCount(proto.int32_data_size()));
     copyConverted(proto.int32_data(), t.data<int32_t>(), numel);
     break;
   case DType::I8:
-    KILN_RETURN_IF_ERROR(checkCount(proto.int32_data_size()));
     copyConverted(proto.int32_data(), t.data<int8_t>(), numel);
     break;
   case DType::U8:
-    KILN_RETURN_IF_ERROR(checkCount(proto.int32_data_size()));
     copyConverted(proto.int32_data(), t.data<uint8_t>(), numel);
     break;
   case DType::Bool: {
-    KILN_RETURN_IF_ERROR(checkCount(proto.int32_data_size()));
     bool *p = t.data<bool>();
     for (int64_t i = 0; i < numel; ++i)
       p[i] = proto.int32_data(static_cast<int>(i)) != 0;
@@ -251,7 +265,6 @@ Expected<ProtoTensor> readProtoTensor(const onnx::TensorProto &proto,
   }
   case DType::F16:
   case DType::BF16: {
-    KILN_RETURN_IF_ERROR(checkCount(proto.int32_data_size()));
     auto *p = static_cast<uint16_t *>(t.rawData());
     for (int64_t i = 0; i < numel; ++i)
       p[i] = static_cast<uint16_t>(proto.int32_data(static_cast<int>(i)));

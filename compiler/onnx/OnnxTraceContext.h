@@ -11,6 +11,7 @@
 #ifndef KILN_COMPILER_ONNX_ONNXTRACECONTEXT_H
 #define KILN_COMPILER_ONNX_ONNXTRACECONTEXT_H
 
+#include "kiln/runtime/SizeLimits.h"
 #include "kiln/runtime/Status.h"
 #include "kiln/runtime/Tensor.h"
 

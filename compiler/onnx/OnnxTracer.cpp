@@ -19,6 +19,8 @@
 #include "ir/KilnOps.h"
 #include "passes/TensorConversion.h"
 
+#include "kiln/runtime/SizeLimits.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
@@ -151,6 +153,21 @@ GraphTracer::inputType(const onnx::ValueInfoProto &info,
       hasDynamic = true;
     }
   }
+  if (dims.size() > static_cast<size_t>(kMaxTensorRank))
+    return error(strCat("graph input '", name, "' has rank ", dims.size(),
+                        ", more than the limit of ", kMaxTensorRank));
+  llvm::SmallVector<int64_t> staticDims;
+  std::string shape;
+  for (int64_t d : dims) {
+    bool dynamic = mlir::ShapedType::isDynamic(d);
+    shape += strCat(shape.empty() ? "" : "x", dynamic ? "?" : std::to_string(d));
+    if (!dynamic)
+      staticDims.push_back(d);
+  }
+  if (!checkedElementCount(staticDims))
+    return error(strCat("graph input '", name, "' has shape ", shape,
+                        ": more than the limit of 2^40 elements per tensor "
+                        "(docs/reliability.md)"));
   return mlir::RankedTensorType::get(dims, toMlirElementType(&ctx_, *dtype));
 }
 

@@ -159,21 +159,24 @@ Expected<std::string> locateExternal(const std::string &file,
                                      const std::string &dir,
                                      const std::string &weightsDir,
                                      const std::string &source) {
-  fs::path p(file);
-  if (p.is_absolute())
-    return file;
-  std::vector<fs::path> candidates;
+  // The file must stay inside the folder it is looked up in: a manifest
+  // cannot point at /etc/passwd or ../../secret.
+  std::vector<fs::path> folders;
   if (!weightsDir.empty())
-    candidates.push_back(fs::path(weightsDir) / p);
-  candidates.push_back(fs::path(dir) / p);
+    folders.push_back(weightsDir);
+  folders.push_back(dir);
   if (!source.empty())
-    candidates.push_back(fs::path(source).parent_path() / p);
+    folders.push_back(fs::path(source).parent_path());
   std::string tried;
-  for (const fs::path &c : candidates) {
+  for (const fs::path &folder : folders) {
+    Expected<std::string> c = resolveInsideFolder(
+        folder.string(), file, strCat("external data file '", file, "'"));
+    if (!c)
+      return c.status();
     std::error_code ec;
-    if (fs::is_regular_file(c, ec))
-      return c.string();
-    tried += strCat(tried.empty() ? "" : ", ", c.string());
+    if (fs::is_regular_file(*c, ec))
+      return c.take();
+    tried += strCat(tried.empty() ? "" : ", ", *c);
   }
   return Status::error(
       strCat("external data file '", file, "' not found (looked at ", tried,
@@ -235,7 +238,11 @@ Status Model::Impl::bindWeights(const PackageManifest &manifest,
                                   typeString(w.dtype, w.shape),
                                   " has no data in the package ", dir,
                                   ": pass it in LoadOptions::weights"));
-    std::string path = (fs::path(dir) / w.file).string();
+    Expected<std::string> inside = resolveInsideFolder(
+        dir, w.file, strCat(manifestPath, ": weight '", w.name, "'"));
+    if (!inside)
+      return inside.status();
+    std::string path = inside.take();
     if (w.external) {
       Expected<std::string> found =
           locateExternal(w.file, dir, options.weightsDir, manifest.source);
@@ -383,6 +390,9 @@ Expected<Model> Model::load(const std::string &dir,
   Expected<PackageManifest> manifest = readManifest(manifestPath);
   if (!manifest)
     return manifest.status();
+  // Sizes and checksums before anything is opened: a truncated model.so
+  // would crash dlopen, altered weights would run with wrong values.
+  KILN_RETURN_IF_ERROR(verifyPackageFiles(*manifest, dir));
   if (manifest->kind == PackageKind::Training)
     return Status::error(strCat("'", dir,
                                 "' is a training package: load it with "

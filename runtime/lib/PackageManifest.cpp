@@ -241,6 +241,11 @@ std::string formatManifest(const PackageManifest &manifest) {
            : manifest.kind == PackageKind::Training
                ? trainingManifestJson(manifest)
                : graphManifestJson(manifest);
+  if (!manifest.files.empty())
+    j["files"] = listJson(manifest.files, [](const ManifestFile &f) {
+      return Json{
+          {"path", f.path}, {"bytes", f.bytes}, {"checksum", f.checksum}};
+    });
   // Invalid UTF-8 (a host compiler's warnings, a path) is replaced, not
   // thrown.
   return j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";

@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/runtime/PackageManifest.h"
+#include "kiln/runtime/SizeLimits.h"
 
 #include <nlohmann/json.hpp>
 
@@ -227,6 +228,15 @@ Status parseNameTypeShape(const Json &j, std::string &name, DType &dtype,
   if (!s)
     return s.status();
   shape = s.take();
+  Shape known;
+  for (int64_t d : shape)
+    if (d >= 0)
+      known.push_back(d);
+  if (shape.size() > static_cast<size_t>(kMaxTensorRank) ||
+      !checkedElementCount(known))
+    return Status::error(strCat("'shape' ", shapeIt->dump(),
+                                " is larger than the limit of 2^40 elements "
+                                "(docs/reliability.md)"));
   return Status::ok();
 }
 
@@ -579,6 +589,16 @@ Status parseTraining(const Json &j, ManifestTraining &t) {
   return checkTrainingNames(t);
 }
 
+Status parseFile(const Json &j, ManifestFile &f) {
+  Fields fields(j);
+  KILN_RETURN_IF_ERROR(fields.string("path", f.path));
+  KILN_RETURN_IF_ERROR(fields.count("bytes", f.bytes));
+  KILN_RETURN_IF_ERROR(fields.string("checksum", f.checksum));
+  if (f.path.empty() || f.checksum.empty())
+    return Status::error("needs 'path', 'bytes' and 'checksum'");
+  return Status::ok();
+}
+
 //===----------------------------------------------------------------------===//
 // The top level
 //===----------------------------------------------------------------------===//
@@ -703,6 +723,8 @@ Expected<PackageManifest> parseRoot(const Json &root) {
     KILN_RETURN_IF_ERROR(
         parseObject(fields, "training", *m.training, parseTraining));
   }
+  KILN_RETURN_IF_ERROR(parseList(fields, "files", "", m.files, parseFile,
+                                 [](const auto &f) { return f.path; }));
   if (m.kind == PackageKind::Training && !m.training)
     return Status::error("a training package (\"kind\": \"training\") "
                          "needs a 'training' section");

@@ -454,6 +454,7 @@ Expected<Trainer> Trainer::load(const std::string &dir,
   Expected<PackageManifest> manifest = readManifest(manifestPath);
   if (!manifest)
     return manifest.status();
+  KILN_RETURN_IF_ERROR(verifyPackageFiles(*manifest, dir));
   if (manifest->kind != PackageKind::Training || !manifest->training)
     return Status::error(strCat("'", dir,
                                 "' is not a training package (its manifest "
@@ -492,9 +493,14 @@ Expected<Trainer> Trainer::load(const std::string &dir,
                deviceName(*options.device), ")"));
   KILN_RETURN_IF_ERROR(impl->checkWiring());
 
-  std::string weights = options.weightsPath.empty()
-                            ? (fs::path(dir) / t.weightsFile).string()
-                            : options.weightsPath;
+  std::string weights = options.weightsPath;
+  if (weights.empty()) {
+    Expected<std::string> inside = resolveInsideFolder(
+        dir, t.weightsFile, strCat(manifestPath, ": training.weights_file"));
+    if (!inside)
+      return inside.status();
+    weights = inside.take();
+  }
   Expected<NamedTensors> file = readSafeTensors(weights);
   if (!file)
     return file.status();

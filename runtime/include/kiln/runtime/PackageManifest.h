@@ -166,6 +166,17 @@ struct ManifestValue {
   std::optional<uint64_t> bytes;
 };
 
+/// A file of the package the runtime reads ("files": [...]), recorded when
+/// the package is written and checked before anything of the package is
+/// used: its path relative to the package folder, its size and a checksum.
+struct ManifestFile {
+  std::string path;
+  uint64_t bytes = 0;
+  /// "fnv1a64x4:<16 hex digits>" (PackageFiles.cpp): detects damage, not
+  /// tampering; a package is code, load only packages you trust.
+  std::string checksum;
+};
+
 /// A weight and the location of its bytes (WEIGHT).
 struct ManifestWeight {
   std::string name;
@@ -441,6 +452,10 @@ struct PackageManifest {
   std::optional<ManifestCuda> cuda;
   /// (training) "training"; required when kind is PackageKind::Training.
   std::optional<ManifestTraining> training;
+  /// "files": every file the runtime reads, with its size and checksum
+  /// (written last; absent in packages of older Kilns, which are then not
+  /// checked).
+  std::vector<ManifestFile> files;
 
   /// The steps that call the runtime (library + fallback counts), when
   /// "counts" is given.
@@ -468,6 +483,24 @@ Expected<PackageManifest> parseManifest(const std::string &text,
 /// Reads and checks `path` (a manifest.json). Errors name the file and the
 /// entry ("weights[3] ('conv1.weight'): ...").
 Expected<PackageManifest> readManifest(const std::string &path);
+
+/// The files under the package folder `dir` that the runtime reads (every
+/// regular file but the top-level manifest.json and the generated sources:
+/// .cpp, .h, .cu, .mlir, .txt), sorted by path, with sizes and checksums.
+Expected<std::vector<ManifestFile>> describePackageFiles(const std::string &dir);
+
+/// Checks every file `manifest.files` lists against the folder `dir`: it
+/// must exist inside the folder, have its recorded size and checksum.
+/// Errors name the file and say what to do ("recompile the package").
+Status verifyPackageFiles(const PackageManifest &manifest,
+                          const std::string &dir);
+
+/// `relative` resolved against the folder `base`, when it stays inside it:
+/// not absolute, no `..` that leaves it, no symbolic link that points out
+/// of it. Errors name `what` (the manifest entry) and the path.
+Expected<std::string> resolveInsideFolder(const std::string &base,
+                                          const std::string &relative,
+                                          const std::string &what);
 
 } // namespace kiln
 
