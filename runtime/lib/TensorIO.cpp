@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/runtime/TensorIO.h"
+#include "kiln/runtime/SizeLimits.h"
 
 #include <cctype>
 #include <cstdio>
@@ -221,13 +222,12 @@ Expected<Tensor> parseNpy(const std::string &bytes, const std::string &what) {
     return dtype.status();
 
   // Guard the element count against overflow before allocating.
-  int64_t n = 1;
-  for (int64_t d : shape) {
-    if (d != 0 && n > (int64_t(1) << 50) / d)
-      return Status::error(
-          strCat(what, ": shape ", shapeToString(shape), " is too large"));
-    n *= d;
-  }
+  std::optional<int64_t> count = checkedElementCount(shape);
+  if (!count || shape.size() > static_cast<size_t>(kMaxTensorRank))
+    return Status::error(strCat(what, ": shape ", shapeToString(shape),
+                                " is larger than the limit of 2^40 elements "
+                                "(docs/reliability.md)"));
+  int64_t n = *count;
   size_t dataStart = headerStart + headerLen;
   size_t need = static_cast<size_t>(n) * dtypeSize(*dtype);
   if (bytes.size() - dataStart < need)
