@@ -87,6 +87,8 @@ Status resolveAll(const SharedLibrary &lib, AbiFunctions &f, bool cuda) {
   }
   KILN_RESOLVE(destroy, kiln_model_destroy);
 #undef KILN_RESOLVE
+  // Optional: packages of older Kilns and cuda packages lack it.
+  (void)resolve(lib, "kiln_model_set_threads", f.setThreads);
   return Status::ok();
 }
 

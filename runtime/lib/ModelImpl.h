@@ -56,6 +56,9 @@ struct AbiFunctions {
   int (*run)(kiln_model *, const void *const *, void *const *, void *, char *,
              size_t) = nullptr;
   void (*destroy)(kiln_model *) = nullptr;
+  /// Optional (cpu packages of this Kiln): the number of threads the calling
+  /// thread's kernels use from now on; 0 restores the package's default.
+  void (*setThreads)(int) = nullptr;
   /// Cuda packages only.
   CudaModelAbi cuda;
 };

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CpuThreads.h"
 #include "ModelImpl.h"
 
 #include "SignatureCheck.h"
@@ -217,6 +218,13 @@ Expected<NamedTensors> Model::run(const NamedTensors &inputs,
       return Status::error(strCat(m.libPath, ": cannot allocate the ",
                                   m.arenaBytes, "-byte arena: out of memory"));
   }
+  // Kernel threads: the caller's choice, else all of OpenMP's while this is
+  // the only CPU run in flight, one while others are (CpuThreads.h).
+  ConcurrentCpuRun concurrent;
+  if (m.abi.setThreads)
+    m.abi.setThreads(options.threads > 0      ? options.threads
+                     : concurrent.overlaps() ? 1
+                                             : 0);
   char err[1024] = {0};
   int rc = m.abi.run(m.handle, inputPointers.data(), outputPointers.data(),
                      options.arena ? options.arena : arena.get(), err,

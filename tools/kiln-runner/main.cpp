@@ -30,6 +30,7 @@
 #include "kiln/runtime/TensorCompare.h"
 #include "kiln/runtime/TensorIO.h"
 
+#include "ConcurrentRunner.h"
 #include "TrainRunner.h"
 
 #include <algorithm>
@@ -54,6 +55,7 @@ const char *kUsage =
     "usage: kiln-runner DIR [--weights-dir DIR] [--input NAME=FILE.npy]...\n"
     "                   [--expect NAME=FILE.npy]... [--output-dir DIR]\n"
     "                   [--warmup N] [--iterations N] [--profile]\n"
+    "                   [--threads N]\n"
     "Runs the package DIR once (outputs to --output-dir as NAME.npy), then\n"
     "times --iterations runs and prints a JSON line with the median.\n"
     "--profile prints what the first run did (graph calls, graph breaks,\n"
@@ -61,7 +63,10 @@ const char *kUsage =
     "A training package (kiln compile --train) takes [--steps N]\n"
     "[--losses FILE.json] [--gradients DIR] [--load-weights FILE]\n"
     "instead of --expect: it prints\n"
-    "'step N loss X' per step; --iterations times further steps.\n";
+    "'step N loss X' per step; --iterations times further steps.\n"
+    "--threads N runs the package from N threads at once, --iterations\n"
+    "times each, and checks that every output is bit-identical to the\n"
+    "first run's (exit status 4 otherwise).\n";
 
 } // namespace
 
@@ -69,7 +74,7 @@ int main(int argc, char **argv) {
   std::string dir, outputDir;
   LoadOptions load;
   std::vector<std::pair<std::string, std::string>> inputFiles, expectFiles;
-  int warmup = 5, iterations = 0, steps = 1;
+  int warmup = 5, iterations = 0, steps = 1, threads = 0;
   std::string lossesFile, gradientsDir, loadWeights;
   bool profile = false;
   for (int i = 1; i < argc; ++i) {
@@ -88,7 +93,7 @@ int main(int argc, char **argv) {
     if (a == "--weights-dir" || a == "--output-dir" || a == "--input" ||
         a == "--expect" || a == "--warmup" || a == "--iterations" ||
         a == "--steps" || a == "--losses" || a == "--gradients" ||
-        a == "--load-weights") {
+        a == "--load-weights" || a == "--threads") {
       const char *v = value();
       if (!v)
         return fail(a + " needs a value\n" + kUsage);
@@ -102,6 +107,8 @@ int main(int argc, char **argv) {
         iterations = std::atoi(v);
       else if (a == "--steps")
         steps = std::atoi(v);
+      else if (a == "--threads")
+        threads = std::atoi(v);
       else if (a == "--losses")
         lossesFile = v;
       else if (a == "--gradients")
@@ -198,6 +205,8 @@ int main(int argc, char **argv) {
   }
   if (iterations <= 0)
     return 0;
+  if (threads > 0)
+    return runConcurrently(*model, dir, inputs, *outputs, threads, iterations);
 
   // Timing: inputs on the package's device, outputs left there.
   Device device = model->device();

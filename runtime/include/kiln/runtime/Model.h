@@ -89,6 +89,13 @@ struct RunOptions {
   /// one buffer of the largest size instead of keeping an arena per model.
   /// Program packages ignore it.
   void *arena = nullptr;
+  /// A cpu package: how many threads its generated kernels use in this run
+  /// (library calls keep their own). 0: all of OpenMP's (OMP_NUM_THREADS, or
+  /// one per core) while this is the process's only CPU run in flight, one
+  /// while other threads run packages too (and then the BLAS library runs
+  /// on the calling thread as well), so that concurrent runs do not
+  /// oversubscribe the cores. Cuda packages ignore it.
+  int threads = 0;
 };
 
 /// A compiled model, loaded from its package folder. Move-only; releasing
