@@ -261,7 +261,7 @@ SmallVector<Group> Planner::schedule(Block &block) {
   // Dependencies within the block, including values read in nested regions.
   std::vector<llvm::SmallDenseSet<unsigned>> deps(ops.size());
   for (auto [i, op] : llvm::enumerate(ops))
-    op->walk([&, i = i](Operation *inner) {
+    op->walk([&, i = i, op = op](Operation *inner) {
       for (Value v : inner->getOperands()) {
         Operation *def = v.getDefiningOp();
         if (!def)

@@ -62,6 +62,27 @@ for model in softmax ln_gelu mlp; do
 done
 rm -rf "$BF16"
 
+# Concurrency (docs/reliability.md): the model of test/models/concurrent_runs.py
+# compiled for cuda, its input and ONNX Runtime's output.
+CONC="$(mktemp -d)"
+"$ROOT/.venv/bin/python3" - "$CONC" "$ROOT/test/models" <<'PY'
+import os, sys
+import numpy as np, onnxruntime as ort
+sys.path.insert(0, sys.argv[2])
+from concurrent_runs import build
+d = sys.argv[1]
+build(os.path.join(d, "model.onnx"))
+x = np.random.default_rng(1).standard_normal((64, 256)).astype(np.float32)
+np.save(os.path.join(d, "x.npy"), x)
+np.save(os.path.join(d, "want.npy"),
+        ort.InferenceSession(os.path.join(d, "model.onnx")).run(None, {"x": x})[0])
+PY
+mkdir -p "$OUT/concurrent"
+cp "$CONC/x.npy" "$CONC/want.npy" "$OUT/concurrent/"
+"$BUILD/bin/kiln" compile "$CONC/model.onnx" --target cuda \
+  -o "$OUT/concurrent/pkg" | tail -1
+rm -rf "$CONC"
+
 # Graph breaks (docs/graph-breaks.md): program packages for cuda, each case
 # "model input" with the reference runtime's output as the expectation.
 GB="$OUT/graph-breaks"

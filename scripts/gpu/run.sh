@@ -18,8 +18,11 @@
 #      train-bench: the full-size mlp_train and gpt2_block_train against
 #      PyTorch's train-ref (same weights, on cuda) and timed next to
 #      `models.py baseline` (eager, torch.compile).
+#   5. reliability (docs/reliability.md): concurrency, one cuda package run
+#      from 8 threads x 1,000 runs with bit-identical outputs; sanitize,
+#      compute-sanitizer memcheck and racecheck over the GPU tests.
 # Usage: gpu-pack/run.sh [tests] [breaks] [train] [train-bench] [conformance]
-#   [bench]   (default: all six)
+#   [bench] [concurrency] [sanitize]   (default: all eight)
 #===----------------------------------------------------------------------===#
 set -uo pipefail
 PACK="$(cd "$(dirname "$0")" && pwd)"
@@ -34,7 +37,7 @@ if [[ -n "$CUDNN_LIB" && -d "$CUDNN_LIB" ]]; then
   export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:$CUDNN_LIB"
   echo "cuDNN from $CUDNN_LIB"
 fi
-STEPS="${*:-tests breaks train train-bench conformance bench}"
+STEPS="${*:-tests breaks train train-bench conformance bench concurrency sanitize}"
 STATUS=0
 
 if [[ " $STEPS " == *" tests "* ]]; then
@@ -96,6 +99,25 @@ if [[ " $STEPS " == *" train-bench "* && -d "$PACK/train/mlp_train" ]]; then
       --input inputs_0="$REF/$model.inputs_0.npy" --steps 0 --warmup 5 --iterations 30 | tail -1
   done
   python3 "$PACK/models.py" baseline mlp_train gpt2_block_train --modes eager,compile
+fi
+
+if [[ " $STEPS " == *" concurrency "* && -d "$PACK/concurrent" ]]; then
+  echo "== concurrency: one cuda package, 8 threads x 1000 runs"
+  "$PACK/bin/kiln-runner" "$PACK/concurrent/pkg" \
+    --input "x=$PACK/concurrent/x.npy" --expect "y=$PACK/concurrent/want.npy" \
+    --threads 8 --iterations 1000 | tee "$RESULTS/concurrency.json" || STATUS=1
+fi
+
+if [[ " $STEPS " == *" sanitize "* && -x "$PACK/bin/kiln-runtime-gpu-tests" ]]; then
+  SAN=/usr/local/cuda/bin/compute-sanitizer
+  for tool in memcheck racecheck; do
+    echo "== compute-sanitizer --tool $tool over the GPU tests"
+    "$SAN" --tool "$tool" --error-exitcode 9 \
+      "$PACK/bin/kiln-runtime-gpu-tests" > "$RESULTS/sanitize-$tool.txt" 2>&1
+    rc=$?
+    tail -3 "$RESULTS/sanitize-$tool.txt"
+    [[ $rc -eq 0 ]] || { echo "$tool: exit $rc"; STATUS=1; }
+  done
 fi
 
 if [[ " $STEPS " == *" conformance "* && -f "$PACK/conformance.tar.gz" ]]; then
