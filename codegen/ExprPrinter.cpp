@@ -47,9 +47,16 @@ std::string fn(llvm::StringRef name, ScalarType t) {
   return (name + "f").str();
 }
 
-/// A literal of the compute type of `t`.
+/// A literal of the compute type of `t`. The integer value is used only for
+/// integer types; it is clamped, since `v` may be inf or NaN (a float
+/// constant) and converting those to int64_t is undefined.
 std::string lit(ScalarType t, double v) {
-  return printLiteral(t, v, static_cast<int64_t>(v));
+  int64_t i = 0;
+  if (!std::isnan(v))
+    i = v >= 9.2233720368547758e18    ? INT64_MAX
+        : v <= -9.2233720368547758e18 ? INT64_MIN
+                                      : static_cast<int64_t>(v);
+  return printLiteral(t, v, i);
 }
 
 } // namespace
