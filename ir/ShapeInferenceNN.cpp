@@ -137,7 +137,7 @@ static FailureOr<int64_t> windowOutput(const InferContext &ctx, int64_t in,
   if (ceilMode) {
     out = (padded - extent + stride - 1) / stride + 1;
     // The last window must start inside the input or its begin padding.
-    if ((out - 1) * stride >= in + w.pads[i])
+    if (saturatingMul(out - 1, stride) >= in + w.pads[i])
       --out;
   }
   return out;

@@ -6,7 +6,8 @@
 // before it opens model.so, weights.bin or kernels.cubin: a truncated or
 // altered file is an error naming it, never a SIGBUS in dlopen or a run with
 // wrong weights) and resolveInsideFolder (a path a manifest names must stay
-// inside its folder).
+// inside its folder). A nested package (a program's graphs/NAME/) has its
+// own list, checked when it loads; the outer list holds its manifest.
 //
 // The checksum is FNV-1a over 64-bit words in four interleaved lanes
 // ("fnv1a64x4"): about as fast as the disk on one core, and any flipped bit
@@ -86,6 +87,7 @@ Expected<std::string> fileChecksum(const std::string &path, uint64_t &bytes) {
 Expected<std::vector<ManifestFile>>
 describePackageFiles(const std::string &dir) {
   std::vector<ManifestFile> files;
+  std::vector<fs::path> nested;
   std::error_code ec;
   fs::recursive_directory_iterator it(dir, ec), end;
   if (ec)
@@ -95,6 +97,16 @@ describePackageFiles(const std::string &dir) {
     if (ec)
       return Status::error(strCat(dir, ": cannot list the package folder: ",
                                   ec.message()));
+    // A nested package (a program's graph) checks its own files when it is
+    // loaded: record only its manifest, whose file list this one then
+    // vouches for.
+    if (it->is_directory(ec)) {
+      if (fs::exists(it->path() / "manifest.json", ec)) {
+        it.disable_recursion_pending();
+        nested.push_back(it->path() / "manifest.json");
+      }
+      continue;
+    }
     if (!it->is_regular_file(ec) || isSourceFile(it->path()))
       continue;
     std::string rel = fs::relative(it->path(), dir, ec).generic_string();
@@ -103,6 +115,15 @@ describePackageFiles(const std::string &dir) {
     ManifestFile f;
     f.path = rel;
     Expected<std::string> sum = fileChecksum(it->path().string(), f.bytes);
+    if (!sum)
+      return sum.status();
+    f.checksum = sum.take();
+    files.push_back(std::move(f));
+  }
+  for (const fs::path &manifest : nested) {
+    ManifestFile f;
+    f.path = fs::relative(manifest, dir, ec).generic_string();
+    Expected<std::string> sum = fileChecksum(manifest.string(), f.bytes);
     if (!sum)
       return sum.status();
     f.checksum = sum.take();

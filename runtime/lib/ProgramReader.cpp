@@ -178,21 +178,13 @@ Expected<Tensor> BinReader::tensor(const Json &j, bool allowNull) {
   if (*offset < 0 || *bytes < 0)
     return Status::error(strCat("'offset' ", *offset, " and 'bytes' ", *bytes,
                                 " must not be negative"));
-  // Elements times the element size, without overflow.
-  uint64_t expected = dtypeSize(*dtype);
-  bool overflow = false;
-  for (int64_t d : *shape)
-    overflow |=
-        __builtin_mul_overflow(expected, static_cast<uint64_t>(d), &expected);
-  if (std::find(shape->begin(), shape->end(), 0) != shape->end()) {
-    overflow = false;
-    expected = 0;
-  }
-  if (overflow || expected != static_cast<uint64_t>(*bytes))
-    return Status::error(
-        strCat("holds ", *bytes, " bytes but ", dtypeName(*dtype),
-               shapeToString(*shape), " needs ",
-               overflow ? std::string("more than 2^64") : strCat(expected)));
+  // getShape bounded the element count: the product cannot overflow.
+  uint64_t expected = static_cast<uint64_t>(numElements(*shape)) *
+                      dtypeSize(*dtype);
+  if (expected != static_cast<uint64_t>(*bytes))
+    return Status::error(strCat("holds ", *bytes, " bytes but ",
+                                dtypeName(*dtype), shapeToString(*shape),
+                                " needs ", expected));
   if (*bytes == 0)
     return Tensor::empty(*dtype, *shape);
   KILN_RETURN_IF_ERROR(load());

@@ -486,7 +486,9 @@ Expected<PackageManifest> readManifest(const std::string &path);
 
 /// The files under the package folder `dir` that the runtime reads (every
 /// regular file but the top-level manifest.json and the generated sources:
-/// .cpp, .h, .cu, .mlir, .txt), sorted by path, with sizes and checksums.
+/// .cpp, .h, .cu, .mlir, .txt; of a nested package, a subfolder with its
+/// own manifest.json, only that manifest), sorted by path, with sizes and
+/// checksums.
 Expected<std::vector<ManifestFile>> describePackageFiles(const std::string &dir);
 
 /// Checks every file `manifest.files` lists against the folder `dir`: it
