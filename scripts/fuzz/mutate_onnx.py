@@ -9,6 +9,9 @@
 # `kiln dump` and `kiln compile --cxx /bin/true` (everything up to the host
 # compiler). A run that ends in a signal, an abort, a sanitizer report or a
 # timeout is a crash; a clean error message or a compiled package is fine.
+# With --differential, a mutant that compiles is also built with the host
+# compiler and run on random inputs, as a package and on the reference
+# runtime: a crash in either or outputs that differ are findings too.
 #
 #   scripts/fuzz/mutate_onnx.py --kiln build/bin/kiln --models DIR... \
 #       --out crashes/ [--limit N] [--seed S] [-j 2]
@@ -160,7 +163,82 @@ def is_crash(rc, stderr):
     return None
 
 
-def run_one(kiln, data, timeout):
+def random_feeds(model_bytes, rng):
+    """Random .npy-able inputs for the graph inputs of a model, or None when
+    an input's shape or dtype is not fully known."""
+    import numpy as np
+    m = onnx.ModelProto()
+    m.ParseFromString(model_bytes)
+    inits = {t.name for t in m.graph.initializer}
+    feeds = {}
+    for vi in m.graph.input:
+        if vi.name in inits:
+            continue
+        tt = vi.type.tensor_type
+        dims = [d.dim_value if d.HasField("dim_value") else -1
+                for d in tt.shape.dim]
+        if any(d < 0 or d > 4096 for d in dims) or np.prod(dims) > 1 << 20:
+            return None
+        kind = {TensorProto.FLOAT: np.float32, TensorProto.DOUBLE: np.float64,
+                TensorProto.INT64: np.int64, TensorProto.INT32: np.int32,
+                TensorProto.BOOL: np.bool_, TensorProto.UINT8: np.uint8,
+                TensorProto.INT8: np.int8}.get(tt.elem_type)
+        if kind is None:
+            return None
+        if kind in (np.float32, np.float64):
+            v = np.asarray(rng.standard_normal(dims), kind)
+        elif kind == np.bool_:
+            v = rng.random(dims) < 0.5
+        else:
+            v = rng.integers(0, 3, dims).astype(kind)
+        feeds[vi.name] = v
+    return feeds
+
+
+def run_differential(kiln, tmp, model, data, timeout):
+    """Compiles the mutant with the host compiler and runs it on the
+    reference runtime and as a package: a signal in either, or outputs that
+    differ, is a finding."""
+    import numpy as np
+    feeds = random_feeds(data, np.random.default_rng(0))
+    if feeds is None:
+        return []
+    args = []
+    for name, v in feeds.items():
+        path = os.path.join(tmp, f"in{len(args)}.npy")
+        np.save(path, v)
+        args += ["--input", f"{name}={path}"]
+    results = []
+    for label, cmd in (
+            ("compile (host compiler)",
+             [kiln, "compile", model, "-o", os.path.join(tmp, "full")]),
+            ("run reference", [kiln, "run", model, "-o",
+                               os.path.join(tmp, "ref")] + args),
+            ("run package", [kiln, "run", os.path.join(tmp, "full"), "-o",
+                             os.path.join(tmp, "pkg-out")] + args)):
+        try:
+            p = subprocess.run(cmd, capture_output=True, text=True,
+                               errors="replace", timeout=timeout)
+            rc, err = p.returncode, p.stderr
+        except subprocess.TimeoutExpired:
+            rc, err = None, ""
+        why = is_crash(rc, err)
+        results.append((label, rc, why, err[-2000:]))
+        if why or rc != 0:
+            return results
+    ref, out = os.path.join(tmp, "ref"), os.path.join(tmp, "pkg-out")
+    for f in sorted(os.listdir(ref)):
+        a, b = np.load(os.path.join(ref, f)), np.load(os.path.join(out, f))
+        same = a.shape == b.shape and a.dtype == b.dtype and (
+            np.allclose(a, b, rtol=1e-3, atol=1e-4, equal_nan=True)
+            if a.dtype.kind == "f" else np.array_equal(a, b))
+        if not same:
+            results.append(("compare", 0, f"output {f} differs between the "
+                            "reference runtime and the package", ""))
+    return results
+
+
+def run_one(kiln, data, timeout, differential=False):
     with tempfile.TemporaryDirectory(prefix="kiln-mut-") as tmp:
         model = os.path.join(tmp, "m.onnx")
         with open(model, "wb") as f:
@@ -178,7 +256,9 @@ def run_one(kiln, data, timeout):
             why = is_crash(rc, err)
             results.append((cmd[1], rc, why, err[-2000:]))
             if why:
-                break
+                return results
+        if differential and results[-1][1] == 0:
+            results += run_differential(kiln, tmp, model, data, timeout)
         return results
 
 
@@ -193,6 +273,10 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--timeout", type=float, default=30)
     ap.add_argument("-j", type=int, default=2)
+    ap.add_argument("--differential", action="store_true",
+                    help="also compile the mutants that compile with the "
+                    "host compiler and compare the package's outputs with "
+                    "the reference runtime's on random inputs")
     args = ap.parse_args()
 
     files = []
@@ -221,7 +305,8 @@ def main():
                 jobs.append((path, k) + mutant)
     crashes = clean = 0
     with concurrent.futures.ThreadPoolExecutor(args.j) as pool:
-        futs = {pool.submit(run_one, args.kiln, data, args.timeout):
+        futs = {pool.submit(run_one, args.kiln, data, args.timeout,
+                            args.differential):
                 (path, k, data, desc) for path, k, data, desc in jobs}
         for i, fut in enumerate(concurrent.futures.as_completed(futs)):
             path, k, data, desc = futs[fut]
