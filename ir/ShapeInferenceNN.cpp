@@ -196,10 +196,9 @@ LogicalResult kiln::infer::convTranspose(const InferContext &ctx,
     return ctx.emitError("attribute 'output_padding' must have ", n,
                          " values, got ", outputPadding->size());
   int64_t channels = w->getDimSize(1);
-  SmallVector<int64_t> shape = {x->getDimSize(0),
-                                isDyn(channels)
-                                    ? kDyn
-                                    : saturatingMul(channels, *group)};
+  SmallVector<int64_t> shape = {
+      x->getDimSize(0),
+      isDyn(channels) ? kDyn : saturatingMul(channels, *group)};
   for (size_t i = 0; i < n; ++i) {
     int64_t in = x->getDimSize(i + 2), k = w->getDimSize(i + 2);
     if (isDyn(in) || isDyn(k)) {

@@ -313,7 +313,8 @@ LogicalResult kiln::infer::checkResultSizes(const InferContext &ctx,
         continue;
       if (d < 0)
         return ctx.emitError("result #", index, " would have a negative dim ",
-                             d, " (an attribute or shape operand is out of "
+                             d,
+                             " (an attribute or shape operand is out of "
                              "range)");
       staticDims.push_back(d);
     }

@@ -80,11 +80,10 @@ LogicalResult checkWindowAttrs(NodeContext &nc, llvm::ArrayRef<int64_t> kernel,
                               ", outside [", minimum, ", 2^40]"));
     return mlir::success();
   };
-  return mlir::success(
-      succeeded(check("kernel_shape", kernel, 1)) &&
-      succeeded(check("strides", strides, 1)) &&
-      succeeded(check("dilations", dilations, 1)) &&
-      succeeded(check("pads", pads, 0)));
+  return mlir::success(succeeded(check("kernel_shape", kernel, 1)) &&
+                       succeeded(check("strides", strides, 1)) &&
+                       succeeded(check("dilations", dilations, 1)) &&
+                       succeeded(check("pads", pads, 0)));
 }
 
 /// Reads strides/dilations/pads and resolves auto_pad for a forward window

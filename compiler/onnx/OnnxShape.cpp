@@ -132,8 +132,7 @@ LogicalResult mapSplit(NodeContext &nc) {
                             " is out of range [1, ", kMaxNodeOutputs, "]"));
     if (static_cast<size_t>(n) != nc.numOutputs())
       return nc.fail(strCat("attribute 'num_outputs' = ", n,
-                            " but the node has ", nc.numOutputs(),
-                            " outputs"));
+                            " but the node has ", nc.numOutputs(), " outputs"));
     numResults = static_cast<size_t>(n);
   }
   if (!sizes) {
@@ -501,8 +500,8 @@ MappingFn depthSpace(bool toSpace) {
     // b * b must not overflow: a block larger than the limit of one tensor
     // fits no input.
     if (b <= 0 || b > (int64_t(1) << 20))
-      return nc.fail(strCat("attribute 'blocksize' = ", b,
-                            " is out of range [1, 2^20]"));
+      return nc.fail(
+          strCat("attribute 'blocksize' = ", b, " is out of range [1, 2^20]"));
     if (t.isDynamicDim(1) || t.isDynamicDim(2) || t.isDynamicDim(3))
       return nc.fail("Kiln needs static C, H and W here");
     int64_t c = t.getDimSize(1), h = t.getDimSize(2), w = t.getDimSize(3);

@@ -146,8 +146,8 @@ Expected<ProtoTensor> readProtoTensor(const onnx::TensorProto &proto,
   }
   if (result.shape.size() > static_cast<size_t>(kMaxTensorRank))
     return Status::error(strCat("tensor '", name, "' has rank ",
-                                result.shape.size(), ", more than the limit of ",
-                                kMaxTensorRank));
+                                result.shape.size(),
+                                ", more than the limit of ", kMaxTensorRank));
   std::optional<int64_t> count = checkedElementCount(result.shape);
   if (!count)
     return Status::error(strCat("tensor '", name, "' has shape ",

@@ -160,7 +160,8 @@ GraphTracer::inputType(const onnx::ValueInfoProto &info,
   std::string shape;
   for (int64_t d : dims) {
     bool dynamic = mlir::ShapedType::isDynamic(d);
-    shape += strCat(shape.empty() ? "" : "x", dynamic ? "?" : std::to_string(d));
+    shape +=
+        strCat(shape.empty() ? "" : "x", dynamic ? "?" : std::to_string(d));
     if (!dynamic)
       staticDims.push_back(d);
   }

@@ -222,7 +222,7 @@ Expected<NamedTensors> Model::run(const NamedTensors &inputs,
   // the only CPU run in flight, one while others are (CpuThreads.h).
   ConcurrentCpuRun concurrent;
   if (m.abi.setThreads)
-    m.abi.setThreads(options.threads > 0      ? options.threads
+    m.abi.setThreads(options.threads > 0     ? options.threads
                      : concurrent.overlaps() ? 1
                                              : 0);
   char err[1024] = {0};

@@ -67,7 +67,7 @@ std::string checksumString(const char *data, size_t size) {
 
 /// Generated sources and notes: written for people, never read at load.
 bool isSourceFile(const fs::path &p) {
-  static const char *const kSources[] = {".cpp", ".h",    ".cu",  ".cuh",
+  static const char *const kSources[] = {".cpp",  ".h",   ".cu", ".cuh",
                                          ".mlir", ".txt", ".md", ".log"};
   std::string ext = p.extension().string();
   return std::find(std::begin(kSources), std::end(kSources), ext) !=
@@ -91,12 +91,12 @@ describePackageFiles(const std::string &dir) {
   std::error_code ec;
   fs::recursive_directory_iterator it(dir, ec), end;
   if (ec)
-    return Status::error(strCat(dir, ": cannot list the package folder: ",
-                                ec.message()));
+    return Status::error(
+        strCat(dir, ": cannot list the package folder: ", ec.message()));
   for (; it != end; it.increment(ec)) {
     if (ec)
-      return Status::error(strCat(dir, ": cannot list the package folder: ",
-                                  ec.message()));
+      return Status::error(
+          strCat(dir, ": cannot list the package folder: ", ec.message()));
     // A nested package (a program's graph) checks its own files when it is
     // loaded: record only its manifest, whose file list this one then
     // vouches for.
@@ -178,9 +178,8 @@ Status verifyPackageFiles(const PackageManifest &manifest,
       return path.status();
     std::error_code ec;
     if (!fs::is_regular_file(*path, ec))
-      return Status::error(strCat(*path,
-                                  ": missing; the package is incomplete "
-                                  "(recompile it with kiln compile)"));
+      return Status::error(strCat(*path, ": missing; the package is incomplete "
+                                         "(recompile it with kiln compile)"));
     uint64_t size = fs::file_size(*path, ec);
     if (ec || size != f.bytes)
       return Status::error(strCat(
@@ -193,11 +192,11 @@ Status verifyPackageFiles(const PackageManifest &manifest,
     if (!sum)
       return sum.status();
     if (*sum != f.checksum)
-      return Status::error(strCat(
-          *path, ": its checksum ", *sum, " differs from the manifest's ",
-          f.checksum,
-          ": the file is damaged or was altered (recompile the package "
-          "with kiln compile)"));
+      return Status::error(
+          strCat(*path, ": its checksum ", *sum,
+                 " differs from the manifest's ", f.checksum,
+                 ": the file is damaged or was altered (recompile the package "
+                 "with kiln compile)"));
   }
   return Status::ok();
 }

@@ -179,8 +179,8 @@ Expected<Tensor> BinReader::tensor(const Json &j, bool allowNull) {
     return Status::error(strCat("'offset' ", *offset, " and 'bytes' ", *bytes,
                                 " must not be negative"));
   // getShape bounded the element count: the product cannot overflow.
-  uint64_t expected = static_cast<uint64_t>(numElements(*shape)) *
-                      dtypeSize(*dtype);
+  uint64_t expected =
+      static_cast<uint64_t>(numElements(*shape)) * dtypeSize(*dtype);
   if (expected != static_cast<uint64_t>(*bytes))
     return Status::error(strCat("holds ", *bytes, " bytes but ",
                                 dtypeName(*dtype), shapeToString(*shape),

@@ -20,8 +20,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   const std::string &path = kiln::fuzz::scratchPath("import", "model.onnx");
   kiln::fuzz::writeFile(path, data, size);
   // Diagnostics are part of the error path under test, not output.
-  mlir::ScopedDiagnosticHandler quiet(context,
-                                      [](mlir::Diagnostic &) { return mlir::success(); });
+  mlir::ScopedDiagnosticHandler quiet(
+      context, [](mlir::Diagnostic &) { return mlir::success(); });
   kiln::Expected<mlir::OwningOpRef<mlir::ModuleOp>> module =
       kiln::traceOnnxFile(*context, path);
   if (!module) {

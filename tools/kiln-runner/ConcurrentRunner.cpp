@@ -31,8 +31,8 @@ bool bitIdentical(const Tensor &a, const Tensor &b) {
   if (a.dtype() != b.dtype() || a.shape() != b.shape())
     return false;
   Tensor ca = a.contiguous(), cb = b.contiguous();
-  return a.nbytes() == 0 || std::memcmp(ca.rawData(), cb.rawData(),
-                                        ca.nbytes()) == 0;
+  return a.nbytes() == 0 ||
+         std::memcmp(ca.rawData(), cb.rawData(), ca.nbytes()) == 0;
 }
 
 } // namespace
@@ -53,8 +53,8 @@ int runConcurrently(Model &model, const std::string &dir,
       if (!out) {
         if (failures++ == 0) {
           std::lock_guard<std::mutex> lock(report);
-          std::cerr << "kiln-runner: thread " << index << ", run " << r
-                    << ": " << out.status().message() << "\n";
+          std::cerr << "kiln-runner: thread " << index << ", run " << r << ": "
+                    << out.status().message() << "\n";
         }
         continue;
       }
@@ -74,9 +74,9 @@ int runConcurrently(Model &model, const std::string &dir,
     pool.emplace_back(worker, t);
   for (std::thread &t : pool)
     t.join();
-  double wall = std::chrono::duration<double>(
-                    std::chrono::steady_clock::now() - start)
-                    .count();
+  double wall =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
   std::vector<double> all;
   for (const std::vector<double> &t : times)
     all.insert(all.end(), t.begin(), t.end());

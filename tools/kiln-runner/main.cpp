@@ -188,8 +188,9 @@ int main(int argc, char **argv) {
     Expected<Tensor> expected = readNpy(file);
     if (!expected)
       return fail("--expect " + name + ": " + expected.status().message());
-    auto it = std::find_if(outputs->begin(), outputs->end(),
-                           [&name = name](const auto &e) { return e.first == name; });
+    auto it =
+        std::find_if(outputs->begin(), outputs->end(),
+                     [&name = name](const auto &e) { return e.first == name; });
     if (it == outputs->end())
       return fail("--expect " + name + ": the package has no such output");
     Status s = compareTensors(it->second.dtype() == expected->dtype()

@@ -620,7 +620,8 @@ TEST_CASE("corrupt program files are errors naming the file", "[program]") {
     text.replace(at, end + 1 - at, "\"shape\": [4611686018427387904, 8]");
     writeFile(jsonPath, text);
   }
-  expectError("huge shape", {jsonPath, "larger than the limit of 2^40 elements"});
+  expectError("huge shape",
+              {jsonPath, "larger than the limit of 2^40 elements"});
   // Deeply nested regions are rejected, not recursed into.
   std::string deep = "{\"op\": \"x\"}";
   for (int i = 0; i < 100; ++i)

@@ -489,7 +489,8 @@ Expected<PackageManifest> readManifest(const std::string &path);
 /// .cpp, .h, .cu, .mlir, .txt; of a nested package, a subfolder with its
 /// own manifest.json, only that manifest), sorted by path, with sizes and
 /// checksums.
-Expected<std::vector<ManifestFile>> describePackageFiles(const std::string &dir);
+Expected<std::vector<ManifestFile>>
+describePackageFiles(const std::string &dir);
 
 /// Checks every file `manifest.files` lists against the folder `dir`: it
 /// must exist inside the folder, have its recorded size and checksum.

@@ -1,4 +1,5 @@
-//===- SizeLimits.h - Tensor size limits and checked size arithmetic -*- C++ -*-===//
+//===- SizeLimits.h - Tensor size limits and checked size arithmetic -*- C++
+//-*-===//
 //
 // This file declares the limits every size read from a model file, weights
 // file, `.npy`, manifest or program is checked against, and the one set of
