@@ -89,6 +89,16 @@ describePackageFiles(const std::string &dir) {
   std::vector<ManifestFile> files;
   std::vector<fs::path> nested;
   std::error_code ec;
+  auto record = [&](const fs::path &path) -> Status {
+    ManifestFile f;
+    f.path = fs::relative(path, dir, ec).generic_string();
+    Expected<std::string> sum = fileChecksum(path.string(), f.bytes);
+    if (!sum)
+      return sum.status();
+    f.checksum = sum.take();
+    files.push_back(std::move(f));
+    return Status::ok();
+  };
   fs::recursive_directory_iterator it(dir, ec), end;
   if (ec)
     return Status::error(
@@ -107,28 +117,13 @@ describePackageFiles(const std::string &dir) {
       }
       continue;
     }
-    if (!it->is_regular_file(ec) || isSourceFile(it->path()))
+    if (!it->is_regular_file(ec) || isSourceFile(it->path()) ||
+        (it.depth() == 0 && it->path().filename() == "manifest.json"))
       continue;
-    std::string rel = fs::relative(it->path(), dir, ec).generic_string();
-    if (ec || rel == "manifest.json")
-      continue;
-    ManifestFile f;
-    f.path = rel;
-    Expected<std::string> sum = fileChecksum(it->path().string(), f.bytes);
-    if (!sum)
-      return sum.status();
-    f.checksum = sum.take();
-    files.push_back(std::move(f));
+    KILN_RETURN_IF_ERROR(record(it->path()));
   }
-  for (const fs::path &manifest : nested) {
-    ManifestFile f;
-    f.path = fs::relative(manifest, dir, ec).generic_string();
-    Expected<std::string> sum = fileChecksum(manifest.string(), f.bytes);
-    if (!sum)
-      return sum.status();
-    f.checksum = sum.take();
-    files.push_back(std::move(f));
-  }
+  for (const fs::path &manifest : nested)
+    KILN_RETURN_IF_ERROR(record(manifest));
   std::sort(files.begin(), files.end(),
             [](const ManifestFile &a, const ManifestFile &b) {
               return a.path < b.path;
