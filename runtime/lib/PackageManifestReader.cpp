@@ -228,12 +228,7 @@ Status parseNameTypeShape(const Json &j, std::string &name, DType &dtype,
   if (!s)
     return s.status();
   shape = s.take();
-  Shape known;
-  for (int64_t d : shape)
-    if (d >= 0)
-      known.push_back(d);
-  if (shape.size() > static_cast<size_t>(kMaxTensorRank) ||
-      !checkedElementCount(known))
+  if (!isShapeWithinLimits(shape))
     return Status::error(strCat("'shape' ", shapeIt->dump(),
                                 " is larger than the limit of 2^40 elements "
                                 "(docs/reliability.md)"));

@@ -108,12 +108,7 @@ Expected<Shape> getShape(const Json &j, bool allowDynamic) {
       return Status::error(strCat("'shape' ", j.dump(), " has dimension ", *v));
     shape.push_back(*v);
   }
-  Shape known;
-  for (int64_t d : shape)
-    if (d >= 0)
-      known.push_back(d);
-  if (shape.size() > static_cast<size_t>(kMaxTensorRank) ||
-      !checkedElementCount(known))
+  if (!isShapeWithinLimits(shape))
     return Status::error(strCat("'shape' ", j.dump(),
                                 " is larger than the limit of 2^40 elements "
                                 "(docs/reliability.md)"));

@@ -163,6 +163,18 @@ def is_crash(rc, stderr):
     return None
 
 
+def run_step(label, cmd, timeout):
+    """Runs one command: (label, exit status or None on timeout, why it is a
+    crash or None, the end of its stderr)."""
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True,
+                           errors="replace", timeout=timeout)
+        rc, err = p.returncode, p.stderr
+    except subprocess.TimeoutExpired:
+        rc, err = None, ""
+    return (label, rc, is_crash(rc, err), err[-2000:])
+
+
 def random_feeds(model_bytes, rng):
     """Random .npy-able inputs for the graph inputs of a model, or None when
     an input's shape or dtype is not fully known."""
@@ -216,15 +228,9 @@ def run_differential(kiln, tmp, model, data, timeout):
                                os.path.join(tmp, "ref")] + args),
             ("run package", [kiln, "run", os.path.join(tmp, "full"), "-o",
                              os.path.join(tmp, "pkg-out")] + args)):
-        try:
-            p = subprocess.run(cmd, capture_output=True, text=True,
-                               errors="replace", timeout=timeout)
-            rc, err = p.returncode, p.stderr
-        except subprocess.TimeoutExpired:
-            rc, err = None, ""
-        why = is_crash(rc, err)
-        results.append((label, rc, why, err[-2000:]))
-        if why or rc != 0:
+        step = run_step(label, cmd, timeout)
+        results.append(step)
+        if step[2] or step[1] != 0:
             return results
     ref, out = os.path.join(tmp, "ref"), os.path.join(tmp, "pkg-out")
     for f in sorted(os.listdir(ref)):
@@ -247,15 +253,8 @@ def run_one(kiln, data, timeout, differential=False):
         for cmd in ([kiln, "dump", model],
                     [kiln, "compile", model, "-o", os.path.join(tmp, "pkg"),
                      "--cxx", "/bin/true"]):
-            try:
-                p = subprocess.run(cmd, capture_output=True, text=True,
-                                   errors="replace", timeout=timeout)
-                rc, err = p.returncode, p.stderr
-            except subprocess.TimeoutExpired:
-                rc, err = None, ""
-            why = is_crash(rc, err)
-            results.append((cmd[1], rc, why, err[-2000:]))
-            if why:
+            results.append(run_step(cmd[1], cmd, timeout))
+            if results[-1][2]:
                 return results
         if differential and results[-1][1] == 0:
             results += run_differential(kiln, tmp, model, data, timeout)

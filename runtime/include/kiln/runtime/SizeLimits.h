@@ -113,6 +113,24 @@ std::optional<int64_t> checkedElementCount(const Range &shape) {
   return checkedElementCount(shape.begin(), shape.end());
 }
 
+/// True when a shape read from a file is within the limits: rank at most
+/// kMaxTensorRank and the product of its known dims (those >= 0; -1 is a
+/// size known only at run time) within kMaxTensorElements.
+template <typename Range> bool isShapeWithinLimits(const Range &shape) {
+  int64_t rank = 0, count = 1;
+  for (auto d : shape) {
+    ++rank;
+    int64_t v = static_cast<int64_t>(d);
+    if (v <= 0)
+      continue;
+    std::optional<int64_t> next = checkedMul(count, v);
+    if (!next || *next > kMaxTensorElements)
+      return false;
+    count = *next;
+  }
+  return rank <= kMaxTensorRank;
+}
+
 /// The byte size of `count` elements of `elementBytes` each, or nullopt when
 /// it exceeds kMaxTensorBytes.
 inline std::optional<int64_t> checkedByteSize(int64_t count,
