@@ -13,8 +13,9 @@
 // A region without reductions becomes one loop nest per result shape. A
 // region with reductions (all over the same axes of same-shaped operands)
 // becomes a parallel loop over the kept dims holding, per dependency level,
-// one reduce loop over the reduced dims (the prologue fused in), then one
-// element loop for the full-shape results (the epilogue, applied per
+// one reduce loop over the reduced dims (the prologue fused in; the first
+// one also stores the full-shape results that read no reduction), then one
+// element loop for the other full-shape results (the epilogue, applied per
 // element after the reductions) and the stores of the reduced-shape results.
 //
 //===----------------------------------------------------------------------===//
@@ -32,6 +33,7 @@
 #include "llvm/ADT/SetVector.h"
 
 #include <algorithm>
+#include <set>
 
 namespace kiln {
 namespace codegen {
@@ -569,6 +571,8 @@ Lowering::lowerReduction(llvm::ArrayRef<Operation *> reduces) {
   for (Operation *op : reduces)
     maxLevel = std::max(maxLevel, levelOf(op));
 
+  Operation *yield = block.getTerminator();
+  std::set<unsigned> storedEarly; ///< results stored by the first loop
   scopes.emplace_back(); // the parallel loop over the kept dims
   for (int level = 1; level <= maxLevel; ++level) {
     scopes.emplace_back();
@@ -609,6 +613,18 @@ Lowering::lowerReduction(llvm::ArrayRef<Operation *> reduces) {
         for (auto it = lastReduceMemo.begin(); it != lastReduceMemo.end();)
           it = it->second == st.result ? lastReduceMemo.erase(it)
                                        : std::next(it);
+    // Full-shape results that read no reduction are stored by the first
+    // reduce loop, beside the reductions' inputs: the epilogue would
+    // otherwise cache or recompute them after the reductions (a gradient's
+    // elementwise result beside its bias-gradient column sum).
+    if (level == 1)
+      for (unsigned r = 0; r < yield->getNumOperands(); ++r)
+        if (kernel.buffers[numInputs + r].shape == fullShape &&
+            dependencyLevel(yield->getOperand(r)) == 0) {
+          if (failed(store(r, fullIndex)))
+            return failure();
+          storedEarly.insert(r);
+        }
     lastReduceLoop = scopes[1].body.size();
     Stmt loop = closeLoop(Stmt::LoopKind::Reduce, reducedVars);
     for (size_t i = 0, n = 0; i < reduces.size(); ++i) {
@@ -623,11 +639,12 @@ Lowering::lowerReduction(llvm::ArrayRef<Operation *> reduces) {
   }
 
   // The epilogue: full-shape results per element, then reduced-shape ones.
-  Operation *yield = block.getTerminator();
   std::vector<unsigned> reducedResults;
   bool anyFull = false;
   for (unsigned r = 0; r < yield->getNumOperands(); ++r) {
     const Buffer &buf = kernel.buffers[numInputs + r];
+    if (storedEarly.count(r))
+      continue;
     if (buf.shape == fullShape) {
       if (!anyFull)
         scopes.emplace_back();

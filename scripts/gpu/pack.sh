@@ -99,7 +99,7 @@ for spec in cond_model:cond_pos cond_model:cond_neg nonzero_model:nonzero_x \
   echo "$model $input" >> "$GB/cases.txt"
 done
 find "$GB" \( -name wrapper.cpp -o -name model.h -o -name kernels.cu \
-  -o -name kernels.ptx -o -name '*.onnx' \) -delete
+  -o -name '*.onnx' \) -delete
 
 # Training (docs/training.md): the small training graphs compiled for cuda
 # with --train (SGD, lr 0.05, as their PyTorch references), their input and
@@ -121,7 +121,7 @@ for model in mlp_train gpt2_block_train; do
 done
 cp "$ROOT/scripts/gpu/train_weights.py" "$OUT/"
 find "$TRAIN" \( -name wrapper.cpp -o -name model.h -o -name kernels.cu \
-  -o -name kernels.ptx \) -delete
+  \) -delete
 cp "$ROOT/test/models/check_training.py" "$ROOT/test/models/train_vs_pytorch.py" "$OUT/"
 
 if [[ $CONFORMANCE == 1 ]]; then
@@ -135,9 +135,10 @@ if [[ $CONFORMANCE == 1 ]]; then
       --expected "$ROOT/test/conformance/expected-compiled-cpu.txt" \
       --mode compile-cuda --keep-packages "$KEEP" | tail -3 || true
   fi
-  # Only what running needs: model.so, kernels.cubin, manifest, weights, data.
+  # Only what running needs: model.so, kernels.cubin (and kernels.ptx, its JIT
+  # fallback, which manifest.files lists), manifest, weights, data.
   find "$KEEP" \( -name wrapper.cpp -o -name model.h -o -name kernels.cu \
-    -o -name kernels.ptx \) -delete
+    \) -delete
   cp "$ROOT/test/conformance/expected-compiled-cpu.txt" "$OUT/"
   tar -C "$KEEP" -czf "$OUT/conformance.tar.gz" .
   rm -rf "$KEEP"
@@ -148,6 +149,7 @@ strip --strip-unneeded "$OUT/lib/"*.so* "$OUT/bin/"* 2>/dev/null || true
 tar -C "$OUT" -czf "$OUT/lib.tar.gz" lib
 rm -rf "$OUT/lib"
 
-cp "$ROOT/scripts/gpu/run.sh" "$ROOT/bench/gpu_bench.py" "$OUT/"
+cp "$ROOT/scripts/gpu/run.sh" "$ROOT/scripts/gpu/ncu_summary.py" \
+  "$ROOT/scripts/gpu/profile_train.py" "$ROOT/bench/gpu_bench.py" "$OUT/"
 cp "$ROOT/../shared/bench/models.py" "$OUT/"
 du -sh "$OUT"

@@ -18,11 +18,13 @@
 #      train-bench: the full-size mlp_train and gpt2_block_train against
 #      PyTorch's train-ref (same weights, on cuda) and timed next to
 #      `models.py baseline` (eager, torch.compile).
+#      profile: one step of each under ncu (Kiln's kernels) and
+#      torch.profiler (torch.compile's), longest kernels first.
 #   5. reliability (docs/reliability.md): concurrency, one cuda package run
 #      from 8 threads x 1,000 runs with bit-identical outputs; sanitize,
 #      compute-sanitizer memcheck and racecheck over the GPU tests.
-# Usage: gpu-pack/run.sh [tests] [breaks] [train] [train-bench] [conformance]
-#   [bench] [concurrency] [sanitize]   (default: all eight)
+# Usage: gpu-pack/run.sh [tests] [breaks] [train] [train-bench] [profile]
+#   [conformance] [bench] [concurrency] [sanitize]   (default: all but profile)
 #===----------------------------------------------------------------------===#
 set -uo pipefail
 PACK="$(cd "$(dirname "$0")" && pwd)"
@@ -101,6 +103,26 @@ if [[ " $STEPS " == *" train-bench "* && -d "$PACK/train/mlp_train" ]]; then
   python3 "$PACK/models.py" baseline mlp_train gpt2_block_train --modes eager,compile
 fi
 
+if [[ " $STEPS " == *" profile "* && -d "$PACK/train/mlp_train" ]]; then
+  echo "== profile: one train step's kernels, Kiln (ncu) and torch.compile (torch.profiler)"
+  REF="$RESULTS/train-ref"
+  mkdir -p "$REF"
+  for model in mlp_train gpt2_block_train; do
+    [[ -f "$REF/$model.safetensors" ]] ||
+      python3 "$PACK/train_weights.py" "$PACK" "$model" "$REF/$model.safetensors"
+    [[ -f "$REF/$model.inputs_0.npy" ]] ||
+      python3 "$PACK/models.py" train-ref "$REF" "$model" --steps 1 --lr 0.05 --device cuda
+    # One warm-up step and one timed step: two steps' kernels.
+    ncu --clock-control none --metrics gpu__time_duration.sum --csv \
+      "$PACK/bin/kiln-runner" "$PACK/train/$model" --load-weights "$REF/$model.safetensors" \
+      --input inputs_0="$REF/$model.inputs_0.npy" --steps 0 --warmup 1 --iterations 1 \
+      > "$RESULTS/$model.ncu.csv" 2> "$RESULTS/$model.ncu.err"
+    echo "-- kiln $model"
+    python3 "$PACK/ncu_summary.py" "$RESULTS/$model.ncu.csv" --steps 2 --top 20
+    python3 "$PACK/profile_train.py" "$model" --mode compile --top 20
+  done
+fi
+
 if [[ " $STEPS " == *" concurrency "* && -d "$PACK/concurrent" ]]; then
   echo "== concurrency: one cuda package, 8 threads x 1000 runs"
   "$PACK/bin/kiln-runner" "$PACK/concurrent/pkg" \
@@ -116,6 +138,10 @@ if [[ " $STEPS " == *" sanitize "* && -x "$PACK/bin/kiln-runtime-gpu-tests" ]]; 
       "$PACK/bin/kiln-runtime-gpu-tests" > "$RESULTS/sanitize-$tool.txt" 2>&1
     rc=$?
     tail -3 "$RESULTS/sanitize-$tool.txt"
+    # The first findings (each one names the kernel, the access and the
+    # host stack), so the reply carries them.
+    grep -m 40 -E '^========= +(Invalid|Program hit|Race|Error|at |by |Host|  )' \
+      "$RESULTS/sanitize-$tool.txt" | head -40
     [[ $rc -eq 0 ]] || { echo "$tool: exit $rc"; STATUS=1; }
   done
 fi

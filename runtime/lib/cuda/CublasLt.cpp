@@ -9,10 +9,19 @@
 //
 // f32 computes with CUBLAS_COMPUTE_32F (no TF32), so results match the CPU
 // reference within 1e-3; f16 and bf16 accumulate in fp32. A plan (the
-// descriptors and the heuristic's algorithm) is built once per shape, stride,
-// flag and alignment combination and cached; a mutex per plan serialises the
+// descriptors and an algorithm) is built once per shape, stride, flag and
+// alignment combination and cached; a mutex per plan serialises the
 // bias-pointer update with the enqueue. Without a caller workspace, each
 // stream gets its own 32 MiB workspace, kept for the process's lifetime.
+//
+// The algorithm is autotuned when the plan is built: the heuristic's first
+// kMaxCandidates answers each run on the call's own operands and are timed
+// with CUDA events, and the fastest is kept (the heuristic's first choice is
+// often a poor one for deep, transposed GEMMs: weight gradients, k = batch
+// x tokens). That costs a few runs of the GEMM once per plan, on the first
+// call. KILN_CUBLASLT_AUTOTUNE=0 keeps the heuristic's first choice (the same
+// algorithm on every run of every process); tuning is also skipped when D
+// overlaps A or B, which the timing runs would overwrite.
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,6 +35,7 @@
 #include <mutex>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #ifdef KILN_HAVE_CUDA
@@ -43,6 +53,11 @@ namespace cuda {
 namespace {
 
 constexpr size_t kDefaultWorkspaceBytes = size_t(32) << 20;
+
+/// How many of the heuristic's algorithms autotuning times, and how many
+/// timed runs each gets (after one untimed run).
+constexpr int kMaxCandidates = 8;
+constexpr int kTimedRuns = 3;
 
 /// The cuBLASLt entry points.
 struct Lt {
@@ -186,9 +201,78 @@ Status makeLayout(const Lt &lt, cublasLtMatrixLayout_t &layout,
   return Status::ok();
 }
 
+/// Whether autotuning is on (KILN_CUBLASLT_AUTOTUNE unset or not "0").
+bool autotuneEnabled() {
+  static const bool enabled = [] {
+    const char *env = std::getenv("KILN_CUBLASLT_AUTOTUNE");
+    return !(env && std::string(env) == "0");
+  }();
+  return enabled;
+}
+
+/// Whether D's bytes overlap A's or B's (batched extents included).
+bool outputOverlapsOperands(const MatmulArgs &x, size_t elem) {
+  auto extent = [&](const void *p, int64_t rows, int64_t cols,
+                    int64_t stride) {
+    auto begin = reinterpret_cast<uintptr_t>(p);
+    uint64_t bytes =
+        (uint64_t(x.batch - 1) * uint64_t(stride) + uint64_t(rows * cols)) *
+        elem;
+    return std::make_pair(begin, begin + bytes);
+  };
+  auto a = extent(x.a, x.m, x.k, x.strideA);
+  auto b = extent(x.b, x.k, x.n, x.strideB);
+  auto d = extent(x.d, x.m, x.n, x.strideD);
+  auto overlaps = [&](std::pair<uintptr_t, uintptr_t> o) {
+    return d.first < o.second && o.first < d.second;
+  };
+  return overlaps(a) || overlaps(b);
+}
+
+/// The fastest of `candidates` on x's own operands: each runs once, then
+/// kTimedRuns times between two events; the smallest total wins. A
+/// candidate that fails to run is skipped; the first one is kept when no
+/// timing works.
+cublasLtMatmulAlgo_t
+fastestAlgorithm(const Lt &lt, const Plan &plan, const MatmulArgs &x,
+                 const std::vector<cublasLtMatmulHeuristicResult_t> &candidates,
+                 void *workspace, size_t workspaceBytes) {
+  float alpha = 1.0f, beta = 0.0f;
+  auto stream = static_cast<cudaStream_t>(x.stream);
+  auto runOnce = [&](const cublasLtMatmulAlgo_t &algo) {
+    return lt.matmul(lt.handle, plan.desc, &alpha, x.b, plan.layoutA, x.a,
+                     plan.layoutB, &beta, x.d, plan.layoutD, x.d, plan.layoutD,
+                     &algo, workspace, workspaceBytes, stream) ==
+           CUBLAS_STATUS_SUCCESS;
+  };
+  cublasLtMatmulAlgo_t best = candidates.front().algo;
+  double bestMs = -1;
+  for (const cublasLtMatmulHeuristicResult_t &c : candidates) {
+    if (!runOnce(c.algo))
+      continue;
+    StreamTimer timer;
+    if (!timer.start(x.stream))
+      break;
+    bool ok = true;
+    for (int r = 0; r < kTimedRuns && ok; ++r)
+      ok = runOnce(c.algo);
+    if (!timer.stop())
+      break;
+    Expected<double> ms = timer.elapsedMilliseconds();
+    if (!ms)
+      break;
+    if (ok && (bestMs < 0 || *ms < bestMs)) {
+      bestMs = *ms;
+      best = c.algo;
+    }
+  }
+  return best;
+}
+
 Expected<std::unique_ptr<Plan>> buildPlan(const Lt &lt, const MatmulArgs &x,
-                                          cudaDataType_t type, uint32_t alignA,
-                                          uint32_t alignB, uint32_t alignD,
+                                          cudaDataType_t type, size_t elem,
+                                          uint32_t alignA, uint32_t alignB,
+                                          uint32_t alignD, void *workspace,
                                           size_t workspaceBytes) {
   auto plan = std::make_unique<Plan>();
   plan->lt = &lt;
@@ -268,12 +352,15 @@ Expected<std::unique_ptr<Plan>> buildPlan(const Lt &lt, const MatmulArgs &x,
     KILN_RETURN_IF_ERROR(
         ltCheck(lt, lt.prefSet(pref, al.attr, &al.value, sizeof(al.value)),
                 "setting an alignment"));
-  cublasLtMatmulHeuristicResult_t result{};
+  bool tune = autotuneEnabled() && !outputOverlapsOperands(x, elem);
+  std::vector<cublasLtMatmulHeuristicResult_t> results(tune ? kMaxCandidates
+                                                            : 1);
   int found = 0;
   KILN_RETURN_IF_ERROR(ltCheck(
       lt,
       lt.heuristic(lt.handle, plan->desc, plan->layoutA, plan->layoutB,
-                   plan->layoutD, plan->layoutD, pref, 1, &result, &found),
+                   plan->layoutD, plan->layoutD, pref,
+                   static_cast<int>(results.size()), results.data(), &found),
       "choosing an algorithm (cublasLtMatmulAlgoGetHeuristic)"));
   if (found == 0)
     return Status::error(strCat(
@@ -281,7 +368,11 @@ Expected<std::unique_ptr<Plan>> buildPlan(const Lt &lt, const MatmulArgs &x,
         x.m, ", n ", x.n, ", k ", x.k, ", dtype ", x.dtype, ", epilogue ",
         x.epilogue, ", strides ", x.strideA, "/", x.strideB, "/", x.strideD,
         ", alignments ", alignA, "/", alignB, "/", alignD, ")"));
-  plan->algo = result.algo;
+  results.resize(found);
+  plan->algo = results.size() > 1
+                   ? fastestAlgorithm(lt, *plan, x, results, workspace,
+                                      workspaceBytes)
+                   : results.front().algo;
   return plan;
 }
 
@@ -366,7 +457,8 @@ Status matmul(const MatmulArgs &x) {
       plan = it->second.get();
     } else {
       Expected<std::unique_ptr<Plan>> built =
-          buildPlan(lt, x, type, alignA, alignB, alignD, workspaceBytes);
+          buildPlan(lt, x, type, elem, alignA, alignB, alignD, workspace,
+                    workspaceBytes);
       if (!built)
         return built.status();
       plan = built->get();

@@ -313,6 +313,18 @@ TEST_CASE("layer norm, reductions to a scalar and integer reductions",
     %axes = kiln.constant dense<0> : tensor<1xi64>
     %s = kiln.reduce_mean %x0, %axes {keepdims = 1 : i64, noop_with_empty_axes = 0 : i64} : (tensor<512x4096xf32>, tensor<1xi64>) -> tensor<1x4096xf32>
     kiln.yield %s : tensor<1x4096xf32>)"},
+      // A gradient beside its bias gradient: the elementwise result reads
+      // no reduction, so the reduce loop stores it (no row cache) and the
+      // column sum keeps its thread per column.
+      {"k7_grad_and_bias_grad",
+       "reduction",
+       {"tensor<2048x1024xf32>", "tensor<2048x1024xf32>"},
+       {"tensor<2048x1024xf32>", "tensor<1x1024xf32>"},
+       R"(
+    %axes = kiln.constant dense<0> : tensor<1xi64>
+    %g = kiln.mul %x0, %x1 : (tensor<2048x1024xf32>, tensor<2048x1024xf32>) -> tensor<2048x1024xf32>
+    %s = kiln.reduce_sum %g, %axes {keepdims = 1 : i64, noop_with_empty_axes = 0 : i64} : (tensor<2048x1024xf32>, tensor<1xi64>) -> tensor<1x1024xf32>
+    kiln.yield %g, %s : tensor<2048x1024xf32>, tensor<1x1024xf32>)"},
       {"k5_middle",
        "reduction",
        {"tensor<3x7x5xf64>", "tensor<4x6xi32>"},
@@ -347,6 +359,10 @@ TEST_CASE("layer norm, reductions to a scalar and integer reductions",
   CHECK(contains(ks[5].definition, "one thread per row of 512 elements, 4096 rows"));
   CHECK(ks[5].block[0] == 32);
   CHECK(ks[5].grid[0] == 4096 / 32);
+  INFO(ks[6].definition);
+  CHECK(contains(ks[6].definition, "one thread per row of 2048 elements, 1024 rows"));
+  CHECK(!contains(ks[6].definition, "c0["));
+  CHECK(contains(ks[6].definition, "out0[j0*1024 + i0] = "));
 }
 
 TEST_CASE("every op of the C++ kernel tests prints as valid CUDA",
