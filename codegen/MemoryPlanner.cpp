@@ -4,7 +4,10 @@
 // graph (inputs, outputs, weights in ABI order), places every value
 // (input, weight, output buffer or arena), computes arena lifetimes in
 // program order and assigns 64-byte aligned offsets with reuse by a greedy
-// best-fit over lifetime intervals, largest buffers first. Results of
+// best-fit over lifetime intervals, largest buffers first. A pointwise
+// kernel writes a result over an operand of its type that dies there (in
+// place: the buffer's lifetime grows), so an elementwise chain of backward
+// steps holds one buffer instead of two. Results of
 // load-time steps (kiln.load_time) go to the model's prepared memory; the
 // largest workspace a kiln.library_call asks for goes at the arena's end.
 //
@@ -170,6 +173,44 @@ int64_t assignArenaOffsets(std::vector<ArenaBuffer> &buffers) {
   return peak;
 }
 
+/// Whether fusion `op` may write result `result` over operand `operand`'s
+/// buffer: a pointwise kernel (no reductions; every result of one shape, so
+/// one loop nest), the operand of the result's type, and everything in the
+/// region that reads it elementwise at that same shape up to the yield.
+/// Then every element of the operand is read by the thread that writes the
+/// same element of the result, before it does, and nothing else reads it.
+static bool canWriteInPlace(FusionOp op, unsigned operand, unsigned result) {
+  Type type = op->getResult(result).getType();
+  if (op->getOperand(operand).getType() != type)
+    return false;
+  for (Type t : op->getResultTypes())
+    if (cast<RankedTensorType>(t).getShape() !=
+        cast<RankedTensorType>(type).getShape())
+      return false;
+  Block &block = op.getBody();
+  bool pointwise = true;
+  block.walk([&](Operation *inner) {
+    pointwise &= !inner->hasTrait<OpTrait::Reduction>();
+  });
+  if (!pointwise)
+    return false;
+  auto shape = cast<RankedTensorType>(type).getShape();
+  std::function<bool(Value)> readsElementwise = [&](Value v) {
+    for (Operation *user : v.getUsers()) {
+      if (isa<YieldOp>(user))
+        continue;
+      if (!user->hasTrait<OpTrait::Elementwise>() ||
+          user->getNumResults() != 1)
+        return false;
+      auto t = dyn_cast<RankedTensorType>(user->getResult(0).getType());
+      if (!t || t.getShape() != shape || !readsElementwise(user->getResult(0)))
+        return false;
+    }
+    return true;
+  };
+  return readsElementwise(block.getArgument(operand));
+}
+
 /// Adds `bytes` of library workspace at the end of `plan`'s arena (256-byte
 /// aligned: cuBLASLt's requirement), for calls that run one at a time on the
 /// run's stream.
@@ -278,7 +319,9 @@ FailureOr<MemoryPlan> planMemory(func::FuncOp graph) {
 
   // Everything else computed at the top level: the arena (or nowhere for an
   // unused result of a fallback op, which the wrapper never stores).
+  llvm::DenseMap<Value, size_t> bufferOf; ///< value -> plan.buffers index
   for (Operation *op : plan.ops) {
+    std::set<size_t> claimedInPlace; ///< buffers this op's results reuse
     if (isa<func::ReturnOp>(op) || isa<ConstantOp>(op) ||
         op->hasAttr(kAliasAttr))
       continue;
@@ -309,13 +352,43 @@ FailureOr<MemoryPlan> planMemory(func::FuncOp graph) {
         plan.preparedBytes = offset + bytes;
         continue;
       }
+      std::string name = "%" + stepName(op) + "@" +
+                         std::to_string(opIndex[op]) + "#" +
+                         std::to_string(r.getResultNumber());
+      // In place: a pointwise kernel's result over an arena operand that
+      // dies here (the buffer's lifetime grows to the result's).
+      if (auto fusion = dyn_cast<FusionOp>(op)) {
+        bool reused = false;
+        for (OpOperand &use : op->getOpOperands()) {
+          auto found = bufferOf.find(use.get());
+          if (found == bufferOf.end())
+            continue;
+          ArenaBuffer &base = plan.buffers[found->second];
+          if (base.last != first || base.bytes != bytes ||
+              claimedInPlace.count(found->second) ||
+              llvm::any_of(use.get().getUsers(),
+                           [](Operation *u) { return u->hasAttr(kAliasAttr); }) ||
+              !canWriteInPlace(fusion, use.getOperandNumber(),
+                               r.getResultNumber()))
+            continue;
+          claimedInPlace.insert(found->second);
+          base.inPlace.push_back(r);
+          base.name += " = " + name + " (in place)";
+          base.last = last;
+          bufferOf[r] = found->second;
+          reused = true;
+          break;
+        }
+        if (reused)
+          continue;
+      }
       ArenaBuffer buf;
       buf.value = r;
-      buf.name = "%" + stepName(op) + "@" + std::to_string(opIndex[op]) + "#" +
-                 std::to_string(r.getResultNumber());
+      buf.name = name;
       buf.bytes = bytes;
       buf.first = first;
       buf.last = last;
+      bufferOf[r] = plan.buffers.size();
       plan.buffers.push_back(buf);
     }
   }
@@ -328,9 +401,13 @@ FailureOr<MemoryPlan> planMemory(func::FuncOp graph) {
   }
 
   plan.arenaBytes = assignArenaOffsets(plan.buffers);
-  for (const ArenaBuffer &buf : plan.buffers)
+  for (const ArenaBuffer &buf : plan.buffers) {
     plan.locations[buf.value] =
         BufferLocation{BufferKind::Arena, -1, buf.offset, buf.bytes};
+    for (Value v : buf.inPlace)
+      plan.locations[v] =
+          BufferLocation{BufferKind::Arena, -1, buf.offset, buf.bytes};
+  }
   // Aliases live where their operand lives (in program order, so chains of
   // them resolve).
   for (Operation *op : plan.ops)

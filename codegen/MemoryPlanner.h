@@ -86,6 +86,9 @@ struct ArenaBuffer {
   int64_t bytes = 0;
   int first = 0; ///< index of the defining top-level op.
   int last = 0;  ///< index of the last top-level op reading it.
+  /// Results of pointwise kernels written over this buffer in place, each
+  /// when the previous value dies (canWriteInPlace in MemoryPlanner.cpp).
+  std::vector<mlir::Value> inPlace;
 };
 
 /// The memory plan of one graph.
