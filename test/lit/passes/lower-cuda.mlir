@@ -35,6 +35,22 @@ func.func @activation_transpose(%x: tensor<8x16xf32>, %y: tensor<4x16xf32>) -> t
 
 // -----
 
+// A weight gradient x^T g of a Linear layer on [B, T, K] activations: the
+// transpose of the reshape to [B*T, K] folds too, and the call reads the
+// 3-D activation as the [B*T, K] matrix it is in memory.
+// CHECK-LABEL: func.func @weight_gradient(
+// CHECK-NOT: kiln.fusion
+// CHECK: kiln.library_call "cublaslt.matmul"(%arg0, %arg1) {params = {batch = 1 : i64, k = 32 : i64, m = 16 : i64, n = 8 : i64, {{.*}}}, roles = ["a", "b"], transpose_a = true, workspace = 33554432 : i64}
+func.func @weight_gradient(%x: tensor<2x16x16xf32>, %g: tensor<32x8xf32>) -> tensor<16x8xf32> {
+  %s = kiln.constant dense<[32, 16]> : tensor<2xi64>
+  %x2 = kiln.reshape %x, %s {allowzero = 0 : i64} : (tensor<2x16x16xf32>, tensor<2xi64>) -> tensor<32x16xf32>
+  %xt = kiln.transpose %x2 {perm = array<i64: 1, 0>} : (tensor<32x16xf32>) -> tensor<16x32xf32>
+  %0 = kiln.matmul %xt, %g : (tensor<16x32xf32>, tensor<32x8xf32>) -> tensor<16x8xf32>
+  return %0 : tensor<16x8xf32>
+}
+
+// -----
+
 // A matmul whose result is read twice keeps its own buffer: no epilogue.
 // CHECK-LABEL: func.func @shared_result(
 // CHECK: %[[MM:.*]] = kiln.library_call "cublaslt.matmul"(%arg0, %arg1) {params
