@@ -175,13 +175,16 @@ int64_t assignArenaOffsets(std::vector<ArenaBuffer> &buffers) {
 
 /// Whether fusion `op` may write result `result` over operand `operand`'s
 /// buffer: a pointwise kernel (no reductions; every result of one shape, so
-/// one loop nest), the operand of the result's type, and everything in the
-/// region that reads it elementwise at that same shape up to the yield.
-/// Then every element of the operand is read by the thread that writes the
-/// same element of the result, before it does, and nothing else reads it.
+/// one loop nest), the operand of the result's type, everything in the
+/// region that reads it elementwise at that same shape up to the yield, and
+/// the result the last one (kernels store their results in order, each
+/// after the loads it needs: the last store comes after every load). Then
+/// every element of the operand is read by the thread that writes the same
+/// element of the result, before it does, and nothing reads it afterwards.
 static bool canWriteInPlace(FusionOp op, unsigned operand, unsigned result) {
   Type type = op->getResult(result).getType();
-  if (op->getOperand(operand).getType() != type)
+  if (result + 1 != op->getNumResults() ||
+      op->getOperand(operand).getType() != type)
     return false;
   for (Type t : op->getResultTypes())
     if (cast<RankedTensorType>(t).getShape() !=
