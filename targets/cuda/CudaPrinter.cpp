@@ -375,6 +375,8 @@ CudaKernel CudaPrinter::print() {
     RowPlan p = planRows(*firstRows);
     if (p.mode == RowPlan::Block)
       blockSize = static_cast<unsigned>(p.group);
+    else if (p.mode == RowPlan::Columns)
+      blockSize = static_cast<unsigned>(kColumnSlices * kColumnRowsPerBlock);
     else if (numNests == 1)
       blockSize = blockFor(p.mode == RowPlan::Warp ? 32 * p.rows : p.rows);
   } else {

@@ -44,6 +44,14 @@ constexpr int64_t kMaxCachePerThread = 32;
 constexpr int64_t kMinColumnRows = 1024;
 /// ... when their row caches hold at most this many elements per thread.
 constexpr int64_t kMaxThreadCache = 64;
+/// Column reductions of fewer rows than this, one reduce loop of at least
+/// kColumnSliceMin elements per slice and no row caches split each row over
+/// kColumnSlices threads (RowPlan::Columns): a thread per row would leave
+/// most of the GPU idle (a bias gradient's 3072 columns x 16 partial sums).
+constexpr int64_t kColumnThreadsFull = 128 * 1024;
+constexpr int64_t kColumnSlices = 8;
+constexpr int64_t kColumnRowsPerBlock = 32;
+constexpr int64_t kColumnSliceMin = 8;
 /// The most registers per thread that row caches and re-read loads take.
 constexpr int64_t kMaxRowRegisters = 64;
 /// Float sums of at most this many terms accumulate in f32 (as the C++
@@ -121,7 +129,10 @@ inline bool alignedBesides(const IndexExpr &e, int var, int64_t w) {
 
 /// How the rows of a parallel loop with inner loops map to threads.
 struct RowPlan {
-  enum Mode { Thread, Warp, Block } mode = Thread;
+  /// Columns: a column reduction (strided rows, contiguous columns) of few
+  /// rows: kColumnRowsPerBlock rows per block, kColumnSlices threads per row
+  /// (each takes every kColumnSlices-th element), combined in shared memory.
+  enum Mode { Thread, Warp, Block, Columns } mode = Thread;
   int64_t rows = 1;    ///< P: iterations of the parallel loop
   int64_t rowSize = 1; ///< R: iterations of each inner loop
   int64_t group = 1;   ///< G: threads per row
@@ -215,6 +226,10 @@ private:
   void printRowLoop(const Stmt &loop, bool describe,
                     const std::string &note);
   void printInner(const Stmt &loop);
+  void printColumnRows(const Stmt &loop);
+  void printColumnSlices(const Stmt &loop);
+  void declareAccumulators(const Stmt &loop);
+  void printReductionResults(const Stmt &loop);
   std::string combine(const Reduction &r, const std::string &acc,
                       const std::string &v) const;
   std::string signature() const;

@@ -129,8 +129,22 @@ RowPlan CudaPrinter::planRows(const Stmt &loop) const {
     int64_t cached = 0;
     for (const RowCache &c : k.caches)
       cached += c.size;
-    if (!rowContiguous && columnsContiguous && cached <= kMaxThreadCache)
+    if (!rowContiguous && columnsContiguous && cached <= kMaxThreadCache) {
+      int innerLoops = 0;
+      bool oneReduce = true;
+      for (const Stmt &s : loop.body)
+        if (s.kind == Stmt::Kind::Loop) {
+          ++innerLoops;
+          oneReduce &= s.loopKind == Stmt::LoopKind::Reduce;
+        }
+      if (innerLoops == 1 && oneReduce && k.caches.empty() &&
+          p.rows < kColumnThreadsFull &&
+          p.rowSize >= kColumnSlices * kColumnSliceMin) {
+        p.mode = RowPlan::Columns;
+        p.group = kColumnSlices;
+      }
       return p;
+    }
   }
   p.width = rowVectorWidth(loop);
   if (p.rowSize >= kBlockRowMin) {
@@ -174,6 +188,10 @@ std::string CudaPrinter::combine(const Reduction &r, const std::string &acc,
 
 void CudaPrinter::printRows(const Stmt &loop) {
   plan = planRows(loop);
+  // The kernel has one block size: the first row loop's.
+  if (plan.mode == RowPlan::Columns &&
+      blockSize != kColumnSlices * kColumnRowsPerBlock)
+    plan = RowPlan{RowPlan::Thread, plan.rows, plan.rowSize, 1, 1, 1};
   if (plan.mode == RowPlan::Block) {
     // The kernel has one block size: the first row loop's.
     plan.group = blockSize;
@@ -251,6 +269,16 @@ void CudaPrinter::printRowLoop(const Stmt &loop, bool describe,
               " rows";
     break;
   }
+  case RowPlan::Columns:
+    gridSize = std::max(gridSize, (plan.rows + kColumnRowsPerBlock - 1) /
+                                      kColumnRowsPerBlock);
+    mapping = std::to_string(kColumnRowsPerBlock) + " rows per block, " +
+              std::to_string(kColumnSlices) + " threads per row of " +
+              std::to_string(plan.rowSize) +
+              " elements (every " + std::to_string(kColumnSlices) +
+              "th each, combined in shared memory), " +
+              std::to_string(plan.rows) + " rows";
+    break;
   case RowPlan::Thread:
     usesGlobalId = true;
     gridSize = std::max(gridSize, (plan.rows + blockSize - 1) / blockSize);
@@ -262,6 +290,10 @@ void CudaPrinter::printRowLoop(const Stmt &loop, bool describe,
   }
   if (describe)
     mappings.push_back(mapping);
+  if (plan.mode == RowPlan::Columns) {
+    printColumnRows(loop);
+    return;
+  }
   distributed = plan.mode != RowPlan::Thread;
   open("for (" + it + " kiln_row = " + start + "; kiln_row < " +
        std::to_string(plan.rows) + "; kiln_row += " + step + ") {");
@@ -313,39 +345,124 @@ void CudaPrinter::printRowLoop(const Stmt &loop, bool describe,
   distributed = false;
 }
 
+/// RowPlan::Columns: each block takes kColumnRowsPerBlock consecutive rows
+/// (lane l of each warp one row, so the warp's loads are coalesced) and each
+/// of its kColumnSlices warps a slice of every row's elements. The block's
+/// loop runs the same trip count for all its threads (a last, partial group
+/// of rows clamps its row and skips the reduce loop), so they all reach the
+/// barriers; the first warp combines the slices and runs what follows the
+/// reduce loop.
+void CudaPrinter::printColumnRows(const Stmt &loop) {
+  std::string rows = std::to_string(plan.rows);
+  std::string per = std::to_string(kColumnRowsPerBlock);
+  open("for (" + it + " kiln_base = (" + it + ")blockIdx.x * " + per +
+       "; kiln_base < " + rows + "; kiln_base += (" + it + ")gridDim.x * " +
+       per + ") {");
+  line("const int kiln_slice = threadIdx.x / " + per + ";");
+  line("const bool kiln_active = kiln_base + (threadIdx.x % " + per +
+       ") < " + rows + ";");
+  line("const " + it + " kiln_row = kiln_active ? kiln_base + (threadIdx.x % " +
+       per + ") : " + std::to_string(plan.rows - 1) + ";");
+  decompose(loop.vars, "kiln_row", 1);
+  bool afterLoop = false;
+  for (const Stmt &s : loop.body) {
+    if (s.kind == Stmt::Kind::Loop) {
+      printColumnSlices(s);
+      open("if (kiln_slice == 0 && kiln_active) {");
+      afterLoop = true;
+      continue;
+    }
+    printStmt(s, false);
+  }
+  if (afterLoop)
+    close();
+  // The shared partials are read before the next rows overwrite them.
+  line("__syncthreads();");
+  close();
+}
+
+/// The reduce loop of a RowPlan::Columns row: this thread's slice, then the
+/// slices' partial results combined by the first warp (in slice order).
+void CudaPrinter::printColumnSlices(const Stmt &loop) {
+  ++loopDepth;
+  declareAccumulators(loop);
+  std::string extent = std::to_string(plan.rowSize);
+  open("for (" + it + " kiln_r = kiln_active ? kiln_slice : " + extent +
+       "; kiln_r < " + extent + "; kiln_r += " +
+       std::to_string(kColumnSlices) + ") {");
+  decompose(loop.vars, "kiln_r", 1);
+  for (const Stmt &s : loop.body)
+    printStmt(s, false);
+  for (const Reduction &r : loop.reductions) {
+    std::string in = exprs[r.input];
+    if (!isFloatType(r.type) &&
+        (r.kind != ReduceKind::Max && r.kind != ReduceKind::Min))
+      in = "(int64_t)" + in;
+    line(combine(r, "acc" + std::to_string(r.result), in));
+  }
+  close();
+  --loopDepth;
+  int64_t slots = kColumnSlices * kColumnRowsPerBlock;
+  for (const Reduction &r : loop.reductions) {
+    std::string id = std::to_string(r.result);
+    sharedDecls.push_back("__shared__ " + accumulatorType(r) + " kiln_col" +
+                          id + "[" + std::to_string(slots) + "];");
+    sharedBytes += slots * accumulatorBytes(r);
+    line("kiln_col" + id + "[threadIdx.x] = acc" + id + ";");
+  }
+  line("__syncthreads();");
+  open("if (kiln_slice == 0) {");
+  open("for (int kiln_s = 1; kiln_s < " + std::to_string(kColumnSlices) +
+       "; ++kiln_s) {");
+  for (const Reduction &r : loop.reductions) {
+    std::string id = std::to_string(r.result);
+    line(combine(r, "acc" + id,
+                 "kiln_col" + id + "[kiln_s * " +
+                     std::to_string(kColumnRowsPerBlock) +
+                     " + threadIdx.x]"));
+  }
+  close();
+  close();
+  printReductionResults(loop);
+}
+
 /// A loop inside a mapped loop. In a distributed row, lane l handles the
 /// row's elements l + kiln_k * G of a reduce or serial loop, then reduces
 /// across the group; otherwise the thread runs the loop as nested `for`s (the
 /// C++ printer's form).
+void CudaPrinter::declareAccumulators(const Stmt &loop) {
+  for (const Reduction &r : loop.reductions) {
+    std::string at = accumulatorType(r);
+    std::string init;
+    bool fl = isFloatType(r.type);
+    switch (r.kind) {
+    case ReduceKind::Sum:
+    case ReduceKind::Mean:
+      init = "0";
+      break;
+    case ReduceKind::Prod:
+      init = "1";
+      break;
+    case ReduceKind::Max:
+    case ReduceKind::Min: {
+      bool isMax = r.kind == ReduceKind::Max;
+      init = fl ? printLiteral(r.type, isMax ? -INFINITY : INFINITY, 0)
+             : r.type == ScalarType::Bool
+                 ? (isMax ? "false" : "true")
+                 : std::string(isMax ? "kiln_lowest" : "kiln_highest") + "<" +
+                       at + ">()";
+      break;
+    }
+    }
+    line(at + " acc" + std::to_string(r.result) + " = " + init + ";");
+  }
+}
+
 void CudaPrinter::printInner(const Stmt &loop) {
   bool reduce = loop.loopKind == Stmt::LoopKind::Reduce;
   ++loopDepth;
   if (reduce)
-    for (const Reduction &r : loop.reductions) {
-      std::string at = accumulatorType(r);
-      std::string init;
-      bool fl = isFloatType(r.type);
-      switch (r.kind) {
-      case ReduceKind::Sum:
-      case ReduceKind::Mean:
-        init = "0";
-        break;
-      case ReduceKind::Prod:
-        init = "1";
-        break;
-      case ReduceKind::Max:
-      case ReduceKind::Min: {
-        bool isMax = r.kind == ReduceKind::Max;
-        init = fl ? printLiteral(r.type, isMax ? -INFINITY : INFINITY, 0)
-               : r.type == ScalarType::Bool
-                   ? (isMax ? "false" : "true")
-                   : std::string(isMax ? "kiln_lowest" : "kiln_highest") +
-                         "<" + at + ">()";
-        break;
-      }
-      }
-      line(at + " acc" + std::to_string(r.result) + " = " + init + ";");
-    }
+    declareAccumulators(loop);
   bool guard = false;
   int64_t width = distributed ? plan.width : 1;
   if (distributed) {
@@ -474,6 +591,10 @@ void CudaPrinter::printInner(const Stmt &loop) {
     warpReduce("acc");
     line("__syncthreads();");
   }
+  printReductionResults(loop);
+}
+
+void CudaPrinter::printReductionResults(const Stmt &loop) {
   // Results, rounded once to the reduced op's dtype.
   for (const Reduction &r : loop.reductions) {
     std::string acc = "acc" + std::to_string(r.result);

@@ -354,13 +354,16 @@ TEST_CASE("layer norm, reductions to a scalar and integer reductions",
   CHECK(contains(ks[3].definition, "one warp per row of 50"));
   CHECK(contains(ks[4].definition, "one thread per row of 8"));
   CHECK(contains(ks[4].definition, "double acc")); // products in f64
-  // A mean over the leading axis: a thread per column reads coalesced.
+  // A mean over the leading axis: lanes take consecutive columns (coalesced
+  // reads), 8 warps a slice of the rows each, combined in shared memory.
   INFO(ks[5].definition);
-  CHECK(contains(ks[5].definition, "one thread per row of 512 elements, 4096 rows"));
-  CHECK(ks[5].block[0] == 32);
+  CHECK(contains(ks[5].definition, "32 rows per block, 8 threads per row of 512 elements"));
+  CHECK(contains(ks[5].definition, "4096 rows"));
+  CHECK(contains(ks[5].definition, "kiln_col1[kiln_s * 32 + threadIdx.x]"));
+  CHECK(ks[5].block[0] == 256);
   CHECK(ks[5].grid[0] == 4096 / 32);
   INFO(ks[6].definition);
-  CHECK(contains(ks[6].definition, "one thread per row of 2048 elements, 1024 rows"));
+  CHECK(contains(ks[6].definition, "32 rows per block, 8 threads per row of 2048 elements"));
   CHECK(!contains(ks[6].definition, "c0["));
   CHECK(contains(ks[6].definition, "out0[j0*1024 + i0] = "));
 }
