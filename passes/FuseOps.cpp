@@ -30,7 +30,6 @@
 #include "passes/FusionPasses.h"
 #include "passes/FusionRules.h"
 
-#include "mlir/Analysis/TopologicalSortUtils.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/MapVector.h"
@@ -377,6 +376,62 @@ std::string kernelSuffix(FusionOp fusion) {
   return chosen->getName().stripDialect().str();
 }
 
+/// Orders `block` topologically, each op as early as its original place
+/// allows: an op that comes before one of its producers (a library call
+/// reading a region that now sits after the region's last member) moves to
+/// just after the op that makes it ready, not to the end of the block
+/// (mlir::sortTopologically defers it past every op that was ready first,
+/// which held a weight gradient's operands alive through a whole backward
+/// graph). Returns false on a cycle.
+bool sortKeepingPlaces(Block &block) {
+  SmallVector<Operation *> original;
+  for (Operation &op : block.without_terminator())
+    original.push_back(&op);
+  DenseSet<Operation *> unplaced(original.begin(), original.end());
+  auto ready = [&](Operation *op) {
+    WalkResult r = op->walk([&](Operation *inner) {
+      for (Value v : inner->getOperands()) {
+        Operation *def = v.getDefiningOp();
+        if (def && def->getBlock() == &block && unplaced.count(def))
+          return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    return !r.wasInterrupted();
+  };
+  SmallVector<Operation *> order, waiting;
+  auto place = [&](Operation *op) {
+    unplaced.erase(op);
+    order.push_back(op);
+  };
+  for (Operation *op : original) {
+    if (!ready(op)) {
+      waiting.push_back(op);
+      continue;
+    }
+    place(op);
+    // Ops waiting for this one (and for each other), in their order.
+    for (bool progress = true; progress;) {
+      progress = false;
+      for (auto it = waiting.begin(); it != waiting.end();) {
+        if (!ready(*it)) {
+          ++it;
+          continue;
+        }
+        place(*it);
+        it = waiting.erase(it);
+        progress = true;
+      }
+    }
+  }
+  if (!waiting.empty())
+    return false;
+  Operation *terminator = block.getTerminator();
+  for (Operation *op : order)
+    op->moveBefore(terminator);
+  return true;
+}
+
 struct FuseOpsPass
     : public PassWrapper<FuseOpsPass, OperationPass<func::FuncOp>> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(FuseOpsPass)
@@ -395,7 +450,7 @@ struct FuseOpsPass
     Grouping grouping(block);
     grouping.run();
     grouping.materialize();
-    bool sorted = sortTopologically(&block);
+    bool sorted = sortKeepingPlaces(block);
     assert(sorted && "kiln-fuse created a cycle between regions");
     (void)sorted;
     int index = 0;

@@ -168,6 +168,12 @@ struct SwapTransposedMatmul : public LayoutPattern {
       return failure();
     auto perm = rewriter.getNamedAttr("perm",
                                       rewriter.getDenseI64ArrayAttr(op.getPerm()));
+    // The new product goes where the matmul was, not where its transpose
+    // is: a weight gradient's transpose sits by the return, and a GEMM
+    // there would keep its operands (activations) alive through the rest
+    // of the backward graph.
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPoint(mm);
     Value bt = buildKilnValue(rewriter, op.getLoc(), "kiln.transpose", {b},
                               {perm});
     Value at = buildKilnValue(rewriter, op.getLoc(), "kiln.transpose", {a},

@@ -49,3 +49,25 @@ func.func @different_shapes(%b: tensor<4xf32>, %x: tensor<3x4xf32>) -> (tensor<3
   %1 = kiln.add %x, %0 : (tensor<3x4xf32>, tensor<4xf32>) -> tensor<3x4xf32>
   return %1, %0 : tensor<3x4xf32>, tensor<4xf32>
 }
+
+// -----
+
+// A region sits after its last member, so an op that read an earlier member
+// (the matmul of %0) now comes before its producer: it moves to just after
+// the region, not past the independent ops that follow (which would keep
+// its operands alive longer: a backward graph's weight-gradient GEMMs).
+// CHECK-LABEL: func.func @reader_stays_early(
+// CHECK-NEXT: %[[R:.*]]:2 = kiln.fusion "k0_add"
+// CHECK: } -> (tensor<4x4xf32>, tensor<4x4xf32>)
+// CHECK-NEXT: %[[M:.*]] = kiln.matmul %[[R]]#0, %arg1
+// CHECK-NEXT: %[[N:.*]] = kiln.matmul %arg0, %arg0
+// CHECK-NEXT: %[[E:.*]] = kiln.fusion "k1_mul" ins(%[[N]]
+// CHECK: return %[[R]]#1, %[[M]], %[[E]]
+func.func @reader_stays_early(%x: tensor<4x4xf32>, %y: tensor<4x4xf32>) -> (tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>) {
+  %0 = kiln.add %x, %y : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  %1 = kiln.matmul %0, %y : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  %2 = kiln.tanh %0 : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  %3 = kiln.matmul %x, %x : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  %4 = kiln.mul %3, %3 : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  return %2, %1, %4 : tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>
+}
