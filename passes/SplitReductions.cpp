@@ -15,8 +15,12 @@
 //     divisor of S up to sqrt(S), at least 16), first over the f part, then
 //     over the rest.
 //
-// It applies when an output has at least 4096 inputs and there are fewer
-// than 16384 outputs, static shapes and constant axes given; the first
+// It applies when an output has at least 4096 inputs and there are few
+// outputs: fewer than 16384 when the reduced axes are strided (a column sum:
+// a thread per output), fewer than 256 when they are the innermost ones (a
+// row reduction takes a block per row, so 8192 softmax rows of 8192 already
+// fill the GPU: split, they ran at a third of the copy bandwidth); static
+// shapes and constant axes given. The first
 // stage then has many outputs and fuses with the reduction's prologue. It
 // leaves every other reduction alone, and ops inside kiln.fusion regions.
 //
@@ -38,6 +42,7 @@ namespace {
 
 constexpr int64_t kMinInputsPerOutput = 4096;
 constexpr int64_t kMaxOutputs = 16384;
+constexpr int64_t kMaxContiguousRows = 256;
 
 /// `op`'s kind over `axes` of `x` with `keepdims`.
 Value reduce(PatternRewriter &rewriter, Operation *op, Value x,
@@ -88,7 +93,19 @@ struct SplitReduction : public RewritePattern {
       perOutput *= shape[a];
     }
     int64_t outputs = type.getNumElements() / perOutput;
-    if (perOutput < kMinInputsPerOutput || outputs >= kMaxOutputs)
+    // The reduced axes are the innermost ones (size-1 dims aside): each
+    // output's inputs are one contiguous row.
+    bool contiguousRows = true;
+    for (int64_t d = rank - 1, seen = 0;
+         d >= 0 && seen < static_cast<int64_t>(axes.size()); --d) {
+      bool reduced = llvm::is_contained(axes, d);
+      if (reduced)
+        ++seen;
+      else if (shape[d] != 1)
+        contiguousRows = false;
+    }
+    if (perOutput < kMinInputsPerOutput || outputs >= kMaxOutputs ||
+        (contiguousRows && outputs >= kMaxContiguousRows))
       return failure();
     bool keepdims = keep.getInt() != 0;
     // Size-1 axes reduce nothing: the split is decided on the others (and

@@ -37,3 +37,17 @@ func.func @rows(%x: tensor<4096x512xf32>) -> tensor<4096xf32> {
   %0 = kiln.reduce_max %x, %a {keepdims = 0 : i64, noop_with_empty_axes = 0 : i64} : (tensor<4096x512xf32>, tensor<1xi64>) -> tensor<4096xf32>
   return %0 : tensor<4096xf32>
 }
+
+// -----
+
+// Softmax rows of 8192 (8192 of them): a block per row fills the GPU, and
+// the row stays one kernel.
+// CHECK-LABEL: func.func @long_rows
+// CHECK-NOT: kiln.reshape
+// CHECK: kiln.reduce_max %arg0
+// CHECK-NOT: kiln.reduce_max
+func.func @long_rows(%x: tensor<8192x8192xf32>) -> tensor<8192x1xf32> {
+  %a = kiln.constant dense<-1> : tensor<1xi64>
+  %0 = kiln.reduce_max %x, %a {keepdims = 1 : i64, noop_with_empty_axes = 0 : i64} : (tensor<8192x8192xf32>, tensor<1xi64>) -> tensor<8192x1xf32>
+  return %0 : tensor<8192x1xf32>
+}
