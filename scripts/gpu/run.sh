@@ -99,8 +99,8 @@ if [[ " $STEPS " == *" train-bench "* && -d "$PACK/train/mlp_train" ]]; then
       --gradients "$RESULTS/$model.grad" --reference "$REF/$model" || STATUS=1
     "$PACK/bin/kiln-runner" "$PACK/train/$model" --load-weights "$REF/$model.safetensors" \
       --input inputs_0="$REF/$model.inputs_0.npy" --steps 0 --warmup 5 --iterations 30 | tail -1
-    echo "($model with KILN_CUBLASLT_AUTOTUNE=0: the heuristic's first algorithms)"
-    KILN_CUBLASLT_AUTOTUNE=0 "$PACK/bin/kiln-runner" "$PACK/train/$model" \
+    echo "($model with KILN_CUBLASLT_AUTOTUNE=1: cuBLASLt algorithms autotuned)"
+    KILN_CUBLASLT_AUTOTUNE=1 "$PACK/bin/kiln-runner" "$PACK/train/$model" \
       --load-weights "$REF/$model.safetensors" --input inputs_0="$REF/$model.inputs_0.npy" \
       --steps 0 --warmup 5 --iterations 30 | tail -1
   done
@@ -117,9 +117,7 @@ if [[ " $STEPS " == *" profile "* && -d "$PACK/train/mlp_train" ]]; then
     [[ -f "$REF/$model.inputs_0.npy" ]] ||
       python3 "$PACK/models.py" train-ref "$REF" "$model" --steps 1 --lr 0.05 --device cuda
     # One warm-up step and one timed step: two steps' kernels.
-    # Autotuning times candidates inside the process, which ncu's
-    # serialization distorts: the heuristic's first choices here.
-    KILN_CUBLASLT_AUTOTUNE=0 ncu --clock-control none --metrics gpu__time_duration.sum --csv \
+    ncu --clock-control none --metrics gpu__time_duration.sum --csv \
       "$PACK/bin/kiln-runner" "$PACK/train/$model" --load-weights "$REF/$model.safetensors" \
       --input inputs_0="$REF/$model.inputs_0.npy" --steps 0 --warmup 1 --iterations 1 \
       > "$RESULTS/$model.ncu.csv" 2> "$RESULTS/$model.ncu.err"
