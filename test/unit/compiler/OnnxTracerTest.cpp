@@ -431,7 +431,8 @@ TEST_CASE("readTensorProtoFile", "[onnx]") {
 
 TEST_CASE("tracer: the ONNX backend node tests", "[onnx][node-tests]") {
   std::string dir;
-  if (FILE *p = popen("python3 -c 'import onnx,os;print(os.path.join("
+  if (FILE *p = popen(KILN_PYTHON
+                      " -c 'import onnx,os;print(os.path.join("
                       "os.path.dirname(onnx.__file__),\"backend\",\"test\","
                       "\"data\",\"node\"))' 2>/dev/null",
                       "r")) {
