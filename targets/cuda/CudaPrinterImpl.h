@@ -229,6 +229,7 @@ private:
   void printColumnRows(const Stmt &loop);
   void printColumnSlices(const Stmt &loop);
   void declareAccumulators(const Stmt &loop);
+  void accumulate(const Stmt &loop);
   void printReductionResults(const Stmt &loop);
   std::string combine(const Reduction &r, const std::string &acc,
                       const std::string &v) const;

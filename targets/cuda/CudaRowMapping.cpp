@@ -393,13 +393,7 @@ void CudaPrinter::printColumnSlices(const Stmt &loop) {
   decompose(loop.vars, "kiln_r", 1);
   for (const Stmt &s : loop.body)
     printStmt(s, false);
-  for (const Reduction &r : loop.reductions) {
-    std::string in = exprs[r.input];
-    if (!isFloatType(r.type) &&
-        (r.kind != ReduceKind::Max && r.kind != ReduceKind::Min))
-      in = "(int64_t)" + in;
-    line(combine(r, "acc" + std::to_string(r.result), in));
-  }
+  accumulate(loop);
   close();
   --loopDepth;
   int64_t slots = kColumnSlices * kColumnRowsPerBlock;
@@ -430,6 +424,18 @@ void CudaPrinter::printColumnSlices(const Stmt &loop) {
 /// row's elements l + kiln_k * G of a reduce or serial loop, then reduces
 /// across the group; otherwise the thread runs the loop as nested `for`s (the
 /// C++ printer's form).
+/// Adds each reduction's input of the element being printed into its
+/// accumulator (integer sums and products in 64 bits).
+void CudaPrinter::accumulate(const Stmt &loop) {
+  for (const Reduction &r : loop.reductions) {
+    std::string in = exprs[r.input];
+    if (!isFloatType(r.type) &&
+        (r.kind != ReduceKind::Max && r.kind != ReduceKind::Min))
+      in = "(int64_t)" + in;
+    line(combine(r, "acc" + std::to_string(r.result), in));
+  }
+}
+
 void CudaPrinter::declareAccumulators(const Stmt &loop) {
   for (const Reduction &r : loop.reductions) {
     std::string at = accumulatorType(r);
@@ -516,13 +522,7 @@ void CudaPrinter::printInner(const Stmt &loop) {
   }
   for (const Stmt &s : loop.body)
     printStmt(s, false);
-  for (const Reduction &r : loop.reductions) {
-    std::string in = exprs[r.input];
-    if (!isFloatType(r.type) &&
-        (r.kind != ReduceKind::Max && r.kind != ReduceKind::Min))
-      in = "(int64_t)" + in;
-    line(combine(r, "acc" + std::to_string(r.result), in));
-  }
+  accumulate(loop);
   if (width > 1) {
     close();
     runWidth = 1;
