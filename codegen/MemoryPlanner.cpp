@@ -324,7 +324,6 @@ FailureOr<MemoryPlan> planMemory(func::FuncOp graph) {
   // unused result of a fallback op, which the wrapper never stores).
   llvm::DenseMap<Value, size_t> bufferOf; ///< value -> plan.buffers index
   for (Operation *op : plan.ops) {
-    std::set<size_t> claimedInPlace; ///< buffers this op's results reuse
     if (isa<func::ReturnOp>(op) || isa<ConstantOp>(op) ||
         op->hasAttr(kAliasAttr))
       continue;
@@ -367,14 +366,13 @@ FailureOr<MemoryPlan> planMemory(func::FuncOp graph) {
           if (found == bufferOf.end())
             continue;
           ArenaBuffer &base = plan.buffers[found->second];
+          // (Only an op's last result qualifies, so one claim per op.)
           if (base.last != first || base.bytes != bytes ||
-              claimedInPlace.count(found->second) ||
               llvm::any_of(use.get().getUsers(),
                            [](Operation *u) { return u->hasAttr(kAliasAttr); }) ||
               !canWriteInPlace(fusion, use.getOperandNumber(),
                                r.getResultNumber()))
             continue;
-          claimedInPlace.insert(found->second);
           base.inPlace.push_back(r);
           base.name += " = " + name + " (in place)";
           base.last = last;
