@@ -497,5 +497,14 @@ std::string Kernel::str() const {
   return text;
 }
 
+std::string inPlaceComment(const Kernel &kernel) {
+  std::string s;
+  for (const Buffer &b : kernel.buffers)
+    if (b.isOutput && b.sharesWith >= 0)
+      s += "// in place: " + b.name + " is stored over " +
+           kernel.buffers[b.sharesWith].name + " (kiln.in_place)\n";
+  return s;
+}
+
 } // namespace codegen
 } // namespace kiln

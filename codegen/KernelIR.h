@@ -37,6 +37,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -215,6 +216,10 @@ struct Buffer {
   ScalarType type = ScalarType::F32;
   std::vector<int64_t> shape;
   bool isOutput = false;
+  /// The buffer this one shares its memory with (an output stored over a
+  /// dying input, kiln.in_place), or -1. Such pointers may alias: no
+  /// `__restrict`, and no row cache in that output.
+  int sharesWith = -1;
   int64_t numElements() const;
 };
 
@@ -264,11 +269,18 @@ struct Kernel {
 
 /// Lowers the body of a fusion region to a kernel. `body` is the region's
 /// block (arguments mirror the fusion operands, terminator `kiln.yield`),
-/// `name`/`kind` the fusion's attributes; unsupported ops or shapes get a
+/// `name`/`kind` the fusion's attributes, `inPlace` its kiln.in_place
+/// (result, operand) pair if any; unsupported ops or shapes get a
 /// diagnostic at the op's location (or `loc`) and failure.
-mlir::FailureOr<Kernel> lowerToKernelIR(mlir::Block &body, llvm::StringRef name,
-                                        llvm::StringRef kind,
-                                        mlir::Location loc);
+mlir::FailureOr<Kernel>
+lowerToKernelIR(mlir::Block &body, llvm::StringRef name, llvm::StringRef kind,
+                mlir::Location loc,
+                std::optional<std::pair<unsigned, unsigned>> inPlace =
+                    std::nullopt);
+
+/// "// in place: out0 is stored over in1\n" for a kernel with buffers that
+/// share memory (Buffer::sharesWith), else "": the printers' header line.
+std::string inPlaceComment(const Kernel &kernel);
 
 /// Rewrites `x / s` inside a loop, where `s` (f32 or f64) is defined
 /// outside it, into `x * r` with `r = 1 / s` computed once before the loop
@@ -285,7 +297,7 @@ void multiplyByExactReciprocals(Kernel &kernel);
 void placeRowCachesInOutputs(Kernel &kernel);
 
 /// Lowers a fusion op given generically: one region with one block, string
-/// attributes `name` and `kind`.
+/// attributes `name` and `kind` (and kiln.in_place, if any).
 mlir::FailureOr<Kernel> lowerFusionToKernelIR(mlir::Operation *fusionOp);
 
 } // namespace codegen

@@ -326,8 +326,10 @@ void placeRowCachesInOutputs(Kernel &k) {
         if (s.kind != Stmt::Kind::Store || !afterLoads)
           continue;
         const Buffer &out = k.buffers[s.buffer];
+        // (Not an output stored over an input: the cache's stores would
+        // overwrite the input elements the epilogue reads again.)
         if (!out.isOutput || out.type != cache.type || isHalfType(out.type) ||
-            claimed.count(s.buffer))
+            out.sharesWith >= 0 || claimed.count(s.buffer))
           continue;
         int storesToOut = countStmts(k.body, [&](const Stmt &t) {
           return t.kind == Stmt::Kind::Store && t.buffer == s.buffer;

@@ -24,6 +24,7 @@
 #include "codegen/KernelIR.h"
 
 #include "ir/KilnOps.h"
+#include "passes/LoweringPasses.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -83,8 +84,9 @@ std::vector<IndexExpr> broadcastIndex(llvm::ArrayRef<IndexExpr> idx,
 class Lowering {
 public:
   Lowering(mlir::Block &body, llvm::StringRef name, llvm::StringRef kind,
-           mlir::Location loc)
-      : block(body), loc(loc), builder(extents) {
+           mlir::Location loc,
+           std::optional<std::pair<unsigned, unsigned>> inPlace)
+      : block(body), loc(loc), inPlace(inPlace), builder(extents) {
     kernel.name = name.str();
     kernel.kind = kind.str();
   }
@@ -99,6 +101,8 @@ private:
 
   mlir::Block &block;
   mlir::Location loc;
+  /// kiln.in_place: (result, operand) sharing one buffer.
+  std::optional<std::pair<unsigned, unsigned>> inPlace;
   Kernel kernel;
   std::vector<int64_t> extents; ///< by loop variable id
   IndexBuilder builder;
@@ -744,6 +748,14 @@ FailureOr<Kernel> Lowering::run() {
       return failure();
     kernel.buffers.push_back({"out" + std::to_string(r), *type, *shape, true});
   }
+  if (inPlace) {
+    int in = static_cast<int>(inPlace->second);
+    int out = numInputs + static_cast<int>(inPlace->first);
+    assert(in < numInputs && out < (int)kernel.buffers.size() &&
+           "kiln.in_place names no operand or result");
+    kernel.buffers[in].sharesWith = out;
+    kernel.buffers[out].sharesWith = in;
+  }
 
   std::vector<Operation *> reduces;
   for (Operation &op : block)
@@ -765,9 +777,11 @@ FailureOr<Kernel> Lowering::run() {
 
 } // namespace
 
-FailureOr<Kernel> lowerToKernelIR(mlir::Block &body, llvm::StringRef name,
-                                  llvm::StringRef kind, mlir::Location loc) {
-  Lowering lowering(body, name, kind, loc);
+FailureOr<Kernel>
+lowerToKernelIR(mlir::Block &body, llvm::StringRef name, llvm::StringRef kind,
+                mlir::Location loc,
+                std::optional<std::pair<unsigned, unsigned>> inPlace) {
+  Lowering lowering(body, name, kind, loc, inPlace);
   return lowering.run();
 }
 
@@ -780,7 +794,8 @@ FailureOr<Kernel> lowerFusionToKernelIR(Operation *fusionOp) {
         "expected a kiln.fusion op: one region with one block and string "
         "attributes 'name' and 'kind'");
   return lowerToKernelIR(fusionOp->getRegion(0).front(), name.getValue(),
-                         kind.getValue(), fusionOp->getLoc());
+                         kind.getValue(), fusionOp->getLoc(),
+                         inPlacePair(fusionOp));
 }
 
 } // namespace codegen

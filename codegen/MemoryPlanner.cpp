@@ -4,10 +4,10 @@
 // graph (inputs, outputs, weights in ABI order), places every value
 // (input, weight, output buffer or arena), computes arena lifetimes in
 // program order and assigns 64-byte aligned offsets with reuse by a greedy
-// best-fit over lifetime intervals, largest buffers first. A pointwise
-// kernel writes a result over an operand of its type that dies there (in
-// place: the buffer's lifetime grows), so an elementwise chain of backward
-// steps holds one buffer instead of two. Results of
+// best-fit over lifetime intervals, largest buffers first. A kernel tagged
+// kiln.in_place by kiln-mark-in-place stores its result in the buffer of the
+// operand that dies there (the buffer's lifetime grows), so an elementwise
+// chain of backward steps holds one buffer instead of two. Results of
 // load-time steps (kiln.load_time) go to the model's prepared memory; the
 // largest workspace a kiln.library_call asks for goes at the arena's end.
 //
@@ -25,6 +25,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <optional>
 #include <set>
 
 using namespace mlir;
@@ -173,47 +174,6 @@ int64_t assignArenaOffsets(std::vector<ArenaBuffer> &buffers) {
   return peak;
 }
 
-/// Whether fusion `op` may write result `result` over operand `operand`'s
-/// buffer: a pointwise kernel (no reductions; every result of one shape, so
-/// one loop nest), the operand of the result's type, everything in the
-/// region that reads it elementwise at that same shape up to the yield, and
-/// the result the last one (kernels store their results in order, each
-/// after the loads it needs: the last store comes after every load). Then
-/// every element of the operand is read by the thread that writes the same
-/// element of the result, before it does, and nothing reads it afterwards.
-static bool canWriteInPlace(FusionOp op, unsigned operand, unsigned result) {
-  Type type = op->getResult(result).getType();
-  if (result + 1 != op->getNumResults() ||
-      op->getOperand(operand).getType() != type)
-    return false;
-  for (Type t : op->getResultTypes())
-    if (cast<RankedTensorType>(t).getShape() !=
-        cast<RankedTensorType>(type).getShape())
-      return false;
-  Block &block = op.getBody();
-  bool pointwise = true;
-  block.walk([&](Operation *inner) {
-    pointwise &= !inner->hasTrait<OpTrait::Reduction>();
-  });
-  if (!pointwise)
-    return false;
-  auto shape = cast<RankedTensorType>(type).getShape();
-  std::function<bool(Value)> readsElementwise = [&](Value v) {
-    for (Operation *user : v.getUsers()) {
-      if (isa<YieldOp>(user))
-        continue;
-      if (!user->hasTrait<OpTrait::Elementwise>() ||
-          user->getNumResults() != 1)
-        return false;
-      auto t = dyn_cast<RankedTensorType>(user->getResult(0).getType());
-      if (!t || t.getShape() != shape || !readsElementwise(user->getResult(0)))
-        return false;
-    }
-    return true;
-  };
-  return readsElementwise(block.getArgument(operand));
-}
-
 /// Adds `bytes` of library workspace at the end of `plan`'s arena (256-byte
 /// aligned: cuBLASLt's requirement), for calls that run one at a time on the
 /// run's stream.
@@ -357,31 +317,20 @@ FailureOr<MemoryPlan> planMemory(func::FuncOp graph) {
       std::string name = "%" + stepName(op) + "@" +
                          std::to_string(opIndex[op]) + "#" +
                          std::to_string(r.getResultNumber());
-      // In place: a pointwise kernel's result over an arena operand that
-      // dies here (the buffer's lifetime grows to the result's).
-      if (auto fusion = dyn_cast<FusionOp>(op)) {
-        bool reused = false;
-        for (OpOperand &use : op->getOpOperands()) {
-          auto found = bufferOf.find(use.get());
-          if (found == bufferOf.end())
-            continue;
-          ArenaBuffer &base = plan.buffers[found->second];
-          // (Only an op's last result qualifies, so one claim per op.)
-          if (base.last != first || base.bytes != bytes ||
-              llvm::any_of(use.get().getUsers(),
-                           [](Operation *u) { return u->hasAttr(kAliasAttr); }) ||
-              !canWriteInPlace(fusion, use.getOperandNumber(),
-                               r.getResultNumber()))
-            continue;
-          base.inPlace.push_back(r);
-          base.name += " = " + name + " (in place)";
-          base.last = last;
-          bufferOf[r] = found->second;
-          reused = true;
-          break;
-        }
-        if (reused)
-          continue;
+      // In place (kiln-mark-in-place): the result takes the buffer of the
+      // operand that dies here (the buffer's lifetime grows to the result's).
+      if (std::optional<std::pair<unsigned, unsigned>> pair = inPlacePair(op);
+          pair && pair->first == r.getResultNumber()) {
+        auto found = bufferOf.find(op->getOperand(pair->second));
+        assert(found != bufferOf.end() && "in place over a value not in the arena");
+        ArenaBuffer &base = plan.buffers[found->second];
+        assert(base.last == first && base.bytes == bytes &&
+               "in place over a value that lives on");
+        base.inPlace.push_back(r);
+        base.name += " = " + name + " (in place)";
+        base.last = last;
+        bufferOf[r] = found->second;
+        continue;
       }
       ArenaBuffer buf;
       buf.value = r;

@@ -15,7 +15,8 @@
 //   * every other computed value in one arena per graph, at a 64-byte
 //     aligned offset, reusing space between values whose lifetimes (index
 //     of the defining op to index of the last user, in program order) do not
-//     overlap (greedy best-fit, largest buffers first);
+//     overlap (greedy best-fit, largest buffers first); a kernel tagged
+//     kiln.in_place stores that result in its dying operand's buffer;
 //   * at the arena's end, the largest workspace a library call asks for
 //     (kiln.library_call's `workspace`; calls run one at a time).
 //
@@ -86,8 +87,8 @@ struct ArenaBuffer {
   int64_t bytes = 0;
   int first = 0; ///< index of the defining top-level op.
   int last = 0;  ///< index of the last top-level op reading it.
-  /// Results of pointwise kernels written over this buffer in place, each
-  /// when the previous value dies (canWriteInPlace in MemoryPlanner.cpp).
+  /// Results of kernels written over this buffer in place (kiln.in_place),
+  /// each when the previous value dies.
   std::vector<mlir::Value> inPlace;
 };
 

@@ -267,6 +267,7 @@ LogicalResult lowerGraphs(ModuleOp module, const Target &target) {
   pm.enableVerifier(true);
   target.addLoweringPasses(pm);
   pm.addPass(createMarkLoadTimeStepsPass());
+  pm.addPass(createMarkInPlacePass());
   return runOnGraphs(pm, module);
 }
 

@@ -82,8 +82,9 @@ mlir::LogicalResult checkStaticShapes(mlir::ModuleOp module);
 mlir::LogicalResult runGraphPasses(mlir::ModuleOp module, PipelineStage stage,
                                    double *seconds = nullptr);
 
-/// Runs `target`'s lowering passes, then kiln-mark-load-time, on each
-/// fused graph of `module` (after runGraphPasses up to Fused).
+/// Runs `target`'s lowering passes, then kiln-mark-load-time and
+/// kiln-mark-in-place, on each fused graph of `module` (after runGraphPasses
+/// up to Fused).
 mlir::LogicalResult lowerGraphs(mlir::ModuleOp module, const Target &target);
 
 /// Splits `module`'s @main at its graph breaks for `target`

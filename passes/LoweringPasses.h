@@ -13,6 +13,8 @@
 //                            ("cpu": in place; "host": a round trip
 //                            through host memory from a device target)
 //   ... {kiln.load_time}     runs once, when the model is created
+//   kiln.fusion {kiln.in_place = array<i64: R, O>}
+//                            stores result R over operand O's buffer
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,6 +28,8 @@
 #include "llvm/ADT/StringRef.h"
 
 #include <memory>
+#include <optional>
+#include <utility>
 
 namespace kiln {
 
@@ -43,11 +47,15 @@ constexpr llvm::StringLiteral kReferenceAttr = "kiln.reference";
 /// the operand's buffer (the memory planner extends that buffer's life).
 constexpr llvm::StringLiteral kAliasAttr = "kiln.alias";
 
+/// Dense i64 array attribute (R, O) on a kiln.fusion: its result R is stored
+/// over the buffer of its operand O, which dies there (kiln-mark-in-place).
+constexpr llvm::StringLiteral kInPlaceAttr = "kiln.in_place";
+
 /// True for names of the attributes above (the wrapper does not pass them
 /// to reference kernels).
 inline bool isLoweringAttr(llvm::StringRef name) {
   return name == kLoadTimeAttr || name == kKernelAttr ||
-         name == kReferenceAttr || name == kAliasAttr;
+         name == kReferenceAttr || name == kAliasAttr || name == kInPlaceAttr;
 }
 
 /// Whether `op` may become an alias of its operand (kAliasAttr): a view
@@ -69,6 +77,13 @@ bool isPersistentValue(mlir::Value v,
 /// kiln-mark-load-time: tags the ops of collectLoadTimeOps with
 /// kiln.load_time.
 std::unique_ptr<mlir::Pass> createMarkLoadTimeStepsPass();
+
+/// kiln-mark-in-place: tags the fusions that may store a result over an
+/// operand that dies there with kiln.in_place (MarkInPlace.cpp says when).
+std::unique_ptr<mlir::Pass> createMarkInPlacePass();
+
+/// The (result, operand) pair of `op`'s kiln.in_place, if it has one.
+std::optional<std::pair<unsigned, unsigned>> inPlacePair(mlir::Operation *op);
 
 } // namespace kiln
 

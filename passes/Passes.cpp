@@ -22,6 +22,7 @@ void registerKilnPasses() {
   mlir::registerPass(createSplitReductionsPass);
   mlir::registerPass(createFuseOpsPass);
   mlir::registerPass(createMarkLoadTimeStepsPass);
+  mlir::registerPass(createMarkInPlacePass);
   registerGraphBreakPasses();
   registerTrainingPasses();
 }

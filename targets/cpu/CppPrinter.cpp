@@ -15,6 +15,7 @@
 #include "targets/cpu/CppKernel.h"
 #include "codegen/ExprPrinter.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
 namespace kiln {
@@ -212,8 +213,19 @@ void CppPrinter::printLoop(const Stmt &loop) {
   else if (numCollapsed > 1)
     line("#pragma omp parallel for collapse(" + std::to_string(numCollapsed) +
          ")");
-  for (int v : loop.vars)
+  // An in-place kernel's pointers may alias (no __restrict), but each
+  // element is read before the element at the same place is written:
+  // `ivdep` lets the innermost loop vectorize without a run-time overlap
+  // check (which would fail, the buffers being the same).
+  bool innermost = llvm::none_of(
+      loop.body, [](const Stmt &s) { return s.kind == Stmt::Kind::Loop; });
+  bool aliased = llvm::any_of(
+      k.buffers, [](const Buffer &b) { return b.sharesWith >= 0; });
+  for (int v : loop.vars) {
+    if (aliased && innermost && v == loop.vars.back())
+      line("#pragma GCC ivdep");
     openFor(v);
+  }
   if (loop.loopKind == Stmt::LoopKind::Parallel)
     declareRowCaches();
   printBody(loop.body);
@@ -465,8 +477,10 @@ std::string CppPrinter::signature() const {
   std::string s = "void " + k.name + "(";
   for (size_t i = 0; i < k.buffers.size(); ++i) {
     const Buffer &b = k.buffers[i];
+    // An output stored over an input (in place) aliases it.
     s += (i ? ", " : "") + std::string(b.isOutput ? "" : "const ") +
-         storageCType(b.type) + " *__restrict " + b.name;
+         storageCType(b.type) + (b.sharesWith >= 0 ? " *" : " *__restrict ") +
+         b.name;
   }
   return s + ")";
 }
@@ -493,6 +507,7 @@ CppKernel CppPrinter::print() {
       header += " " + n;
     header += "\n";
   }
+  header += inPlaceComment(k);
   out = header + signature() + " {\n";
   printBody(k.body);
   out += "}\n";
@@ -507,8 +522,7 @@ CppKernel printCppKernel(const Kernel &kernel) {
 }
 
 mlir::FailureOr<CppKernel> emitCppKernel(FusionOp op) {
-  mlir::FailureOr<Kernel> kernel =
-      lowerToKernelIR(op.getBody(), op.getName(), op.getKind(), op.getLoc());
+  mlir::FailureOr<Kernel> kernel = lowerFusionToKernelIR(op);
   if (mlir::failed(kernel))
     return mlir::failure();
   return printCppKernel(*kernel);

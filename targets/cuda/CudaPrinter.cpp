@@ -336,8 +336,10 @@ std::string CudaPrinter::signature() const {
                   std::to_string(blockSize) + ")\n" + k.name + "(";
   for (size_t i = 0; i < k.buffers.size(); ++i) {
     const Buffer &b = k.buffers[i];
+    // An output stored over an input (in place) aliases it.
     s += (i ? ", " : "") + std::string(b.isOutput ? "" : "const ") +
-         storageCType(b.type) + " *__restrict__ " + b.name;
+         storageCType(b.type) +
+         (b.sharesWith >= 0 ? " *" : " *__restrict__ ") + b.name;
   }
   return s + ")";
 }
@@ -413,6 +415,7 @@ CudaKernel CudaPrinter::print() {
       header += " " + n;
     header += "\n";
   }
+  header += inPlaceComment(k);
   for (const std::string &m : mappings)
     header += "// mapping: " + m + "\n";
   header += "// launch: grid [" + std::to_string(result.grid[0]) +
@@ -442,8 +445,7 @@ CudaKernel printCudaKernel(const Kernel &kernel) {
 }
 
 mlir::FailureOr<CudaKernel> emitCudaKernel(FusionOp op) {
-  mlir::FailureOr<Kernel> kernel =
-      lowerToKernelIR(op.getBody(), op.getName(), op.getKind(), op.getLoc());
+  mlir::FailureOr<Kernel> kernel = lowerFusionToKernelIR(op);
   if (mlir::failed(kernel))
     return mlir::failure();
   return printCudaKernel(*kernel);

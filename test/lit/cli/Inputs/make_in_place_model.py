@@ -1,10 +1,13 @@
-"""Writes the model of in-place.test into a file:
+"""Writes a model of in-place.test into a file:
 
-  python3 make_in_place_model.py OUT.onnx
+  python3 make_in_place_model.py OUT.onnx [pointwise|row_reduction]
 
-y = sin(x @ W1 * x @ W1) @ W2: the pointwise kernel sin(h * h) reads the
-first product, which dies there, so it writes its result over it (the
-memory plan's "(in place)" buffer); the second product reads it.
+pointwise: y = sin(x @ W1 * x @ W1) @ W2: the pointwise kernel sin(h * h)
+reads the first product, which dies there, so it writes its result over it
+(the memory plan's "(in place)" buffer); the second product reads it.
+
+row_reduction: y = sin(h - mean(h, -1)) @ W2 with h = x @ W1: a row-reduction
+kernel whose result reads the reduction, stored over h by its epilogue.
 """
 import sys
 
@@ -15,9 +18,17 @@ from onnx import TensorProto, helper, numpy_helper
 rng = np.random.default_rng(0)
 w1 = (rng.standard_normal((256, 512)) * 0.05).astype(np.float32)
 w2 = (rng.standard_normal((512, 128)) * 0.05).astype(np.float32)
+kind = sys.argv[2] if len(sys.argv) > 2 else "pointwise"
+if kind == "pointwise":
+    middle = [helper.make_node("Mul", ["h", "h"], ["sq"], name="square")]
+else:
+    middle = [
+        helper.make_node("ReduceMean", ["h"], ["mean"], axes=[-1], keepdims=1, name="mean"),
+        helper.make_node("Sub", ["h", "mean"], ["sq"], name="center"),
+    ]
 nodes = [
     helper.make_node("MatMul", ["x", "w1"], ["h"], name="mm1"),
-    helper.make_node("Mul", ["h", "h"], ["sq"], name="square"),
+    *middle,
     helper.make_node("Sin", ["sq"], ["s"], name="sin"),
     helper.make_node("MatMul", ["s", "w2"], ["y"], name="mm2"),
 ]

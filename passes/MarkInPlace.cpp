@@ -1,0 +1,219 @@
+//===- MarkInPlace.cpp - Kernels that write a result over an operand ------===//
+//
+// This file implements kiln-mark-in-place, the last pass before code
+// generation: it tags a kiln.fusion with `kiln.in_place = array<i64: R, O>`
+// when its result R may be stored over its operand O's buffer, because O
+// dies there. The memory planner then gives R the buffer of O (one buffer
+// instead of two: an elementwise chain of backward steps, or the softmax
+// gradient over the gradient of the probabilities), and the kernel printers
+// know that the two pointers alias (no `__restrict`, no row cache in that
+// output).
+//
+// The conditions make every element of O read before the element of R at
+// the same place is written, by the thread that writes it or before a
+// reduction completes, and never read afterwards:
+//   * graph level: O is computed by a top-level step (not a weight, a
+//     load-time result, an alias view or a graph input), has no alias view,
+//     is read once by this fusion and by nothing after it; R has O's type
+//     and is not a graph output;
+//   * kernel level: every op of the region that reads O's block argument,
+//     transitively, is elementwise at R's shape (reading the same element)
+//     or a reduction (whose loops all run before the epilogue stores); R is
+//     the last full-shape result (results are stored in order, each after
+//     the loads it needs); in a reduction kernel R either reads a reduction
+//     (stored by the epilogue, after every reduce loop) or, with one level
+//     of reductions, is stored by the first reduce loop and no result of
+//     the epilogue reads O.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ir/KilnOps.h"
+#include "passes/LoweringPasses.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+#include <functional>
+
+using namespace mlir;
+
+namespace kiln {
+
+namespace {
+
+/// The region's values that depend on block argument `arg`, and whether
+/// every use on the way reads the same element at `shape` (elementwise ops
+/// of that shape) or reduces (reduction ops).
+struct ArgumentReads {
+  llvm::DenseSet<Value> dependents;
+  bool sameElement = true;
+};
+
+ArgumentReads collectReads(BlockArgument arg, ArrayRef<int64_t> shape) {
+  ArgumentReads reads;
+  std::function<void(Value)> visit = [&](Value v) {
+    if (!reads.dependents.insert(v).second)
+      return;
+    for (Operation *user : v.getUsers()) {
+      if (isa<YieldOp>(user))
+        continue;
+      if (user->hasTrait<OpTrait::Reduction>()) {
+        for (Value r : user->getResults())
+          reads.dependents.insert(r);
+        continue;
+      }
+      auto t = user->getNumResults() == 1
+                   ? dyn_cast<RankedTensorType>(user->getResult(0).getType())
+                   : RankedTensorType();
+      if (!user->hasTrait<OpTrait::Elementwise>() || !t ||
+          t.getShape() != shape) {
+        reads.sameElement = false;
+        continue;
+      }
+      visit(user->getResult(0));
+    }
+  };
+  visit(arg);
+  return reads;
+}
+
+/// Whether `v` is computed from the result of a reduction in the region.
+bool readsReduction(Value v, llvm::DenseMap<Value, bool> &memo) {
+  auto found = memo.find(v);
+  if (found != memo.end())
+    return found->second;
+  Operation *def = v.getDefiningOp();
+  bool result = false;
+  if (def) {
+    if (def->hasTrait<OpTrait::Reduction>())
+      result = true;
+    else
+      result = llvm::any_of(def->getOperands(), [&](Value operand) {
+        return readsReduction(operand, memo);
+      });
+  }
+  memo[v] = result;
+  return result;
+}
+
+/// Whether fusion `op` may store result `result` over operand `operand`
+/// (the kernel-level conditions of the file comment).
+bool kernelAllowsInPlace(FusionOp op, unsigned operand, unsigned result) {
+  Block &block = op.getBody();
+  auto type = cast<RankedTensorType>(op->getResult(result).getType());
+  Operation *yield = block.getTerminator();
+  // The reductions and their levels.
+  llvm::DenseMap<Value, bool> memo;
+  bool anyReduction = false, nestedReduction = false;
+  block.walk([&](Operation *inner) {
+    if (!inner->hasTrait<OpTrait::Reduction>())
+      return;
+    anyReduction = true;
+    nestedReduction |= readsReduction(inner->getOperand(0), memo);
+  });
+  // R is the last result of its shape; in a pointwise kernel every result
+  // has that shape (one loop nest).
+  for (unsigned r = 0; r < op->getNumResults(); ++r) {
+    auto t = cast<RankedTensorType>(op->getResult(r).getType());
+    if (r > result && t.getShape() == type.getShape())
+      return false;
+    if (!anyReduction && t.getShape() != type.getShape())
+      return false;
+  }
+  ArgumentReads reads = collectReads(block.getArgument(operand),
+                                     type.getShape());
+  if (!reads.sameElement)
+    return false;
+  if (!anyReduction || readsReduction(yield->getOperand(result), memo))
+    return true;
+  // R is stored by the first reduce loop: nothing may read O later.
+  if (nestedReduction)
+    return false;
+  // (Results of the reduced shape read O through the reductions only.)
+  for (unsigned r = 0; r < yield->getNumOperands(); ++r) {
+    Value v = yield->getOperand(r);
+    if (r != result &&
+        cast<RankedTensorType>(v.getType()).getShape() == type.getShape() &&
+        readsReduction(v, memo) &&
+        reads.dependents.count(v))
+      return false;
+  }
+  return true;
+}
+
+/// Whether `v` is a buffer of this run's memory that no one reads after
+/// `op`: computed by a top-level step that is not a weight, a load-time
+/// step or an alias view, with no alias view of its own, read once by `op`
+/// and by nothing after it.
+bool diesAt(Value v, Operation *op) {
+  Operation *def = v.getDefiningOp();
+  if (!def || !isa<func::FuncOp>(def->getParentOp()) || isa<ConstantOp>(def) ||
+      def->hasAttr(kLoadTimeAttr) || def->hasAttr(kAliasAttr))
+    return false;
+  if (llvm::count(op->getOperands(), v) != 1)
+    return false;
+  return llvm::all_of(v.getUsers(), [&](Operation *user) {
+    return user == op || (!user->hasAttr(kAliasAttr) &&
+                          !isa<func::ReturnOp>(user) &&
+                          user->isBeforeInBlock(op));
+  });
+}
+
+struct MarkInPlacePass
+    : public PassWrapper<MarkInPlacePass, OperationPass<func::FuncOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(MarkInPlacePass)
+
+  StringRef getArgument() const final { return "kiln-mark-in-place"; }
+  StringRef getDescription() const final {
+    return "Tag the kernels that store a result over an operand that dies "
+           "there with kiln.in_place (result, operand)";
+  }
+  void runOnOperation() override {
+    func::FuncOp graph = getOperation();
+    if (graph.isExternal())
+      return;
+    for (FusionOp op : graph.getBody().front().getOps<FusionOp>()) {
+      if (op->hasAttr(kLoadTimeAttr) || op->hasAttr(kInPlaceAttr))
+        continue;
+      // The candidate result: the last one not returned by the graph.
+      for (int r = op->getNumResults() - 1; r >= 0; --r) {
+        Value result = op->getResult(r);
+        if (llvm::any_of(result.getUsers(), [](Operation *user) {
+              return isa<func::ReturnOp>(user);
+            }))
+          continue;
+        std::optional<unsigned> chosen;
+        for (OpOperand &use : op->getOpOperands())
+          if (use.get().getType() == result.getType() &&
+              diesAt(use.get(), op) &&
+              kernelAllowsInPlace(op, use.getOperandNumber(), r)) {
+            chosen = use.getOperandNumber();
+            break;
+          }
+        if (chosen) {
+          op->setAttr(kInPlaceAttr,
+                      DenseI64ArrayAttr::get(op->getContext(),
+                                             {r, int64_t(*chosen)}));
+          break;
+        }
+      }
+    }
+  }
+};
+
+} // namespace
+
+std::optional<std::pair<unsigned, unsigned>> inPlacePair(Operation *op) {
+  auto attr = op->getAttrOfType<DenseI64ArrayAttr>(kInPlaceAttr);
+  if (!attr || attr.size() != 2)
+    return std::nullopt;
+  return std::pair<unsigned, unsigned>(attr[0], attr[1]);
+}
+
+std::unique_ptr<Pass> createMarkInPlacePass() {
+  return std::make_unique<MarkInPlacePass>();
+}
+
+} // namespace kiln

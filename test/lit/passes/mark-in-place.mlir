@@ -1,0 +1,122 @@
+// kiln-mark-in-place: a kernel stores its result over an operand that dies
+// there (kiln.in_place = array<i64: RESULT, OPERAND>) when every element of
+// the operand is read before the element at the same place is written, and
+// never afterwards: pointwise kernels, and reduction kernels whose result
+// reads the reduction (stored by the epilogue). Not over an operand read
+// later, a weight or input, a value read at another element, or into a
+// graph output.
+
+// RUN: kiln-opt %s -split-input-file -kiln-fuse -kiln-lower-cpu -kiln-mark-load-time -kiln-mark-in-place | FileCheck %s
+
+// The softmax gradient over the gradient of the probabilities.
+// CHECK-LABEL: func.func @softmax_grad(
+// CHECK: %[[DP:.*]] = kiln.library_call "runtime.matmul"
+// CHECK: kiln.fusion "k0_reduce_sum" ins(%[[DP]], %arg0 : {{.*}}) kind("reduction") attributes {kiln.in_place = array<i64: 0, 0>}
+func.func @softmax_grad(%p: tensor<8x16xf32>, %dy: tensor<8x4xf32>, %v: tensor<4x16xf32> {kiln.weight}, %k: tensor<16x4xf32> {kiln.weight}) -> tensor<8x4xf32> {
+  %dp = kiln.matmul %dy, %v : (tensor<8x4xf32>, tensor<4x16xf32>) -> tensor<8x16xf32>
+  %axes = kiln.constant dense<-1> : tensor<1xi64>
+  %pd = kiln.mul %dp, %p : (tensor<8x16xf32>, tensor<8x16xf32>) -> tensor<8x16xf32>
+  %s = kiln.reduce_sum %pd, %axes {keepdims = 1 : i64, noop_with_empty_axes = 0 : i64} : (tensor<8x16xf32>, tensor<1xi64>) -> tensor<8x1xf32>
+  %d = kiln.sub %dp, %s : (tensor<8x16xf32>, tensor<8x1xf32>) -> tensor<8x16xf32>
+  %ds = kiln.mul %p, %d : (tensor<8x16xf32>, tensor<8x16xf32>) -> tensor<8x16xf32>
+  %g = kiln.matmul %ds, %k : (tensor<8x16xf32>, tensor<16x4xf32>) -> tensor<8x4xf32>
+  return %g : tensor<8x4xf32>
+}
+
+// -----
+
+// A pointwise chain over the product it reads.
+// CHECK-LABEL: func.func @pointwise(
+// CHECK: kiln.fusion "k0_mul" {{.*}} kind("pointwise") attributes {kiln.in_place = array<i64: 0, 0>}
+func.func @pointwise(%x: tensor<8x4xf32>, %w: tensor<4x16xf32> {kiln.weight}, %k: tensor<16x4xf32> {kiln.weight}) -> tensor<8x4xf32> {
+  %h = kiln.matmul %x, %w : (tensor<8x4xf32>, tensor<4x16xf32>) -> tensor<8x16xf32>
+  %sq = kiln.mul %h, %h : (tensor<8x16xf32>, tensor<8x16xf32>) -> tensor<8x16xf32>
+  %s = kiln.sin %sq : (tensor<8x16xf32>) -> tensor<8x16xf32>
+  %g = kiln.matmul %s, %k : (tensor<8x16xf32>, tensor<16x4xf32>) -> tensor<8x4xf32>
+  return %g : tensor<8x4xf32>
+}
+
+// -----
+
+// The product is read again after the kernel: no.
+// CHECK-LABEL: func.func @lives_on(
+// CHECK-NOT: kiln.in_place
+// CHECK: return
+func.func @lives_on(%x: tensor<8x4xf32>, %w: tensor<4x16xf32> {kiln.weight}, %k: tensor<16x4xf32> {kiln.weight}) -> (tensor<8x4xf32>, tensor<8x4xf32>) {
+  %h = kiln.matmul %x, %w : (tensor<8x4xf32>, tensor<4x16xf32>) -> tensor<8x16xf32>
+  %s = kiln.sin %h : (tensor<8x16xf32>) -> tensor<8x16xf32>
+  %g = kiln.matmul %s, %k : (tensor<8x16xf32>, tensor<16x4xf32>) -> tensor<8x4xf32>
+  %g2 = kiln.matmul %h, %k : (tensor<8x16xf32>, tensor<16x4xf32>) -> tensor<8x4xf32>
+  return %g, %g2 : tensor<8x4xf32>, tensor<8x4xf32>
+}
+
+// -----
+
+// The kernel reads the product transposed (another element): no.
+// CHECK-LABEL: func.func @transposed(
+// CHECK-NOT: kiln.in_place
+// CHECK: return
+func.func @transposed(%x: tensor<16x4xf32>, %w: tensor<4x16xf32> {kiln.weight}, %k: tensor<16x4xf32> {kiln.weight}) -> tensor<16x4xf32> {
+  %h = kiln.matmul %x, %w : (tensor<16x4xf32>, tensor<4x16xf32>) -> tensor<16x16xf32>
+  %t = kiln.transpose %h {perm = array<i64: 1, 0>} : (tensor<16x16xf32>) -> tensor<16x16xf32>
+  %s = kiln.add %h, %t : (tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<16x16xf32>
+  %g = kiln.matmul %s, %k : (tensor<16x16xf32>, tensor<16x4xf32>) -> tensor<16x4xf32>
+  return %g : tensor<16x4xf32>
+}
+
+// -----
+
+// Inputs and weights are the caller's; a graph output is the caller's: no.
+// CHECK-LABEL: func.func @callers_buffers(
+// CHECK-NOT: kiln.in_place
+// CHECK: return
+func.func @callers_buffers(%x: tensor<8x16xf32>, %w: tensor<8x16xf32> {kiln.weight}, %v: tensor<4x8xf32> {kiln.weight}) -> tensor<4x16xf32> {
+  %s = kiln.sin %x : (tensor<8x16xf32>) -> tensor<8x16xf32>
+  %m = kiln.mul %s, %w : (tensor<8x16xf32>, tensor<8x16xf32>) -> tensor<8x16xf32>
+  %h = kiln.matmul %v, %m : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
+  %y = kiln.tanh %h : (tensor<4x16xf32>) -> tensor<4x16xf32>
+  return %y : tensor<4x16xf32>
+}
+
+// -----
+
+// In a reduction kernel, a result that reads no reduction is stored by the
+// first reduce loop; a second level of reductions reads the operand again
+// after it: no. (Written fused: kiln-fuse leaves a fusion as it is.)
+// CHECK-LABEL: func.func @early_store_nested(
+// CHECK-NOT: kiln.in_place
+// CHECK: return
+func.func @early_store_nested(%x: tensor<8x4xf32>, %w: tensor<4x16xf32> {kiln.weight}, %k: tensor<16x4xf32> {kiln.weight}) -> (tensor<8x1xf32>, tensor<8x4xf32>) {
+  %h = kiln.matmul %x, %w : (tensor<8x4xf32>, tensor<4x16xf32>) -> tensor<8x16xf32>
+  %v, %s = kiln.fusion "k0_reduce_mean" ins(%h : tensor<8x16xf32>) kind("reduction") {
+  ^bb0(%a: tensor<8x16xf32>):
+    %axes = kiln.constant dense<-1> : tensor<1xi64>
+    %m = kiln.reduce_mean %a, %axes {keepdims = 1 : i64, noop_with_empty_axes = 0 : i64} : (tensor<8x16xf32>, tensor<1xi64>) -> tensor<8x1xf32>
+    %d = kiln.sub %a, %m : (tensor<8x16xf32>, tensor<8x1xf32>) -> tensor<8x16xf32>
+    %q = kiln.mul %d, %d : (tensor<8x16xf32>, tensor<8x16xf32>) -> tensor<8x16xf32>
+    %var = kiln.reduce_mean %q, %axes {keepdims = 1 : i64, noop_with_empty_axes = 0 : i64} : (tensor<8x16xf32>, tensor<1xi64>) -> tensor<8x1xf32>
+    %sin = kiln.sin %a : (tensor<8x16xf32>) -> tensor<8x16xf32>
+    kiln.yield %var, %sin : tensor<8x1xf32>, tensor<8x16xf32>
+  } -> (tensor<8x1xf32>, tensor<8x16xf32>)
+  %g = kiln.matmul %s, %k : (tensor<8x16xf32>, tensor<16x4xf32>) -> tensor<8x4xf32>
+  return %v, %g : tensor<8x1xf32>, tensor<8x4xf32>
+}
+
+// -----
+
+// The same with one level of reductions: the early store is the operand's
+// last read, so yes.
+// CHECK-LABEL: func.func @early_store(
+// CHECK: kiln.fusion "k0_reduce_mean" {{.*}} attributes {kiln.in_place = array<i64: 1, 0>}
+func.func @early_store(%x: tensor<8x4xf32>, %w: tensor<4x16xf32> {kiln.weight}, %k: tensor<16x4xf32> {kiln.weight}) -> (tensor<8x1xf32>, tensor<8x4xf32>) {
+  %h = kiln.matmul %x, %w : (tensor<8x4xf32>, tensor<4x16xf32>) -> tensor<8x16xf32>
+  %m, %s = kiln.fusion "k0_reduce_mean" ins(%h : tensor<8x16xf32>) kind("reduction") {
+  ^bb0(%a: tensor<8x16xf32>):
+    %axes = kiln.constant dense<-1> : tensor<1xi64>
+    %mean = kiln.reduce_mean %a, %axes {keepdims = 1 : i64, noop_with_empty_axes = 0 : i64} : (tensor<8x16xf32>, tensor<1xi64>) -> tensor<8x1xf32>
+    %sin = kiln.sin %a : (tensor<8x16xf32>) -> tensor<8x16xf32>
+    kiln.yield %mean, %sin : tensor<8x1xf32>, tensor<8x16xf32>
+  } -> (tensor<8x1xf32>, tensor<8x16xf32>)
+  %g = kiln.matmul %s, %k : (tensor<8x16xf32>, tensor<16x4xf32>) -> tensor<8x4xf32>
+  return %m, %g : tensor<8x1xf32>, tensor<8x4xf32>
+}
