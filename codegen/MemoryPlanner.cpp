@@ -141,8 +141,24 @@ int64_t assignArenaOffsets(std::vector<ArenaBuffer> &buffers) {
   });
   std::vector<size_t> placed;
   int64_t peak = 0;
+  // Pinned buffers first, at their offsets.
   for (size_t i : order) {
     ArenaBuffer &buf = buffers[i];
+    if (buf.pinnedOffset < 0)
+      continue;
+    buf.offset = buf.pinnedOffset;
+    for ([[maybe_unused]] size_t j : placed)
+      assert((buffers[j].last < buf.first || buf.last < buffers[j].first ||
+              buffers[j].offset + alignBuffer(buffers[j].bytes) <= buf.offset ||
+              buf.offset + alignBuffer(buf.bytes) <= buffers[j].offset) &&
+             "pinned arena buffers overlap");
+    peak = std::max(peak, buf.offset + alignBuffer(buf.bytes));
+    placed.push_back(i);
+  }
+  for (size_t i : order) {
+    ArenaBuffer &buf = buffers[i];
+    if (buf.pinnedOffset >= 0)
+      continue;
     int64_t size = alignBuffer(buf.bytes);
     if (size == 0) {
       buf.offset = 0;
@@ -203,12 +219,23 @@ FailureOr<MemoryPlan> planMemory(func::FuncOp graph) {
                   "--input-value NAME=FILE, or run this model on the "
                   "reference runtime (kiln run MODEL)";
 
-  // Arguments: runtime inputs, then weight arguments.
+  // Arguments: runtime inputs, then weight arguments; values handed over
+  // in the arena are not in the signature.
+  std::vector<std::pair<BlockArgument, Attribute>> arenaArguments;
   for (BlockArgument arg : graph.getArguments()) {
     unsigned i = arg.getArgNumber();
     auto nameAttr = graph.getArgAttrOfType<StringAttr>(i, "kiln.name");
     std::string name =
         nameAttr ? nameAttr.getValue().str() : "arg" + std::to_string(i);
+    if (Attribute handed = graph.getArgAttr(i, kArenaValueAttr)) {
+      FailureOr<SignatureEntry> entry =
+          makeEntry(arg, name, arg.getLoc(), "arena value");
+      if (failed(entry))
+        return failure();
+      plan.arenaValues.push_back(ArenaValue{*entry, /*isArgument=*/true});
+      arenaArguments.push_back({arg, handed});
+      continue;
+    }
     bool isWeight = graph.getArgAttr(i, "kiln.weight") != nullptr;
     FailureOr<SignatureEntry> entry =
         makeEntry(arg, name, arg.getLoc(), isWeight ? "weight" : "input");
@@ -252,19 +279,35 @@ FailureOr<MemoryPlan> planMemory(func::FuncOp graph) {
     return graph.emitError("graph function has no return");
 
   // Outputs: the first output naming a value computed by a top-level op is
-  // written in place; the others are copied at the end.
+  // written in place; the others are copied at the end. Arena values are
+  // placed below, with the arena.
+  std::vector<std::pair<unsigned, Attribute>> arenaResults;
   for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
     auto nameAttr = graph.getResultAttrOfType<StringAttr>(i, "kiln.name");
     std::string name =
         nameAttr ? nameAttr.getValue().str() : "output" + std::to_string(i);
+    ReturnSlot slot;
+    if (Attribute handed = graph.getResultAttr(i, kArenaValueAttr)) {
+      FailureOr<SignatureEntry> entry =
+          makeEntry(v, name, ret.getLoc(), "arena value");
+      if (failed(entry))
+        return failure();
+      slot.arenaValue = static_cast<int>(plan.arenaValues.size());
+      plan.arenaValues.push_back(ArenaValue{*entry, /*isArgument=*/false});
+      arenaResults.push_back({static_cast<unsigned>(i), handed});
+      plan.returns.push_back(slot);
+      continue;
+    }
     FailureOr<SignatureEntry> entry =
         makeEntry(v, name, ret.getLoc(), "output");
     if (failed(entry))
       return failure();
+    slot.output = static_cast<int>(plan.outputs.size());
     if (!plan.locations.count(v) && v.getDefiningOp())
-      plan.locations[v] = BufferLocation{BufferKind::Output,
-                                         static_cast<int>(i), 0, entry->bytes};
+      plan.locations[v] = BufferLocation{BufferKind::Output, slot.output, 0,
+                                         entry->bytes};
     plan.outputs.push_back(*entry);
+    plan.returns.push_back(slot);
   }
 
   // The last use of a value, counting the uses of the aliases (kiln.alias
@@ -342,6 +385,54 @@ FailureOr<MemoryPlan> planMemory(func::FuncOp graph) {
       plan.buffers.push_back(buf);
     }
   }
+  // Arena values: an argument lives from the start to its last use; a
+  // result's buffer lives to the end (or, for a value that lives elsewhere,
+  // a slot that the end of the graph copies it into).
+  auto pinOf = [](Attribute handed) -> int64_t {
+    auto offset = dyn_cast<IntegerAttr>(handed);
+    return offset ? offset.getInt() : -1;
+  };
+  std::vector<size_t> arenaValueBuffer; ///< plan.arenaValues -> buffers
+  for (auto [arg, handed] : arenaArguments) {
+    ArenaBuffer buf;
+    buf.value = arg;
+    buf.name = "%" + plan.arenaValues[arenaValueBuffer.size()].entry.name +
+               " (handed over)";
+    buf.bytes = staticTensorBytes(arg.getType());
+    buf.first = 0;
+    buf.last = lastUse(arg, 0);
+    buf.pinnedOffset = pinOf(handed);
+    bufferOf[arg] = plan.buffers.size();
+    arenaValueBuffer.push_back(plan.buffers.size());
+    plan.buffers.push_back(buf);
+  }
+  int end = opIndex[ret];
+  for (auto [i, handed] : arenaResults) {
+    Value v = ret.getOperand(i);
+    ArenaValue &value = plan.arenaValues[arenaValueBuffer.size()];
+    auto found = bufferOf.find(v);
+    bool owned = found != bufferOf.end() && v.getDefiningOp() &&
+                 plan.buffers[found->second].pinnedOffset < 0 &&
+                 !llvm::is_contained(arenaValueBuffer, found->second) &&
+                 llvm::count(ret.getOperands(), v) == 1;
+    if (owned) {
+      ArenaBuffer &buf = plan.buffers[found->second];
+      buf.last = end;
+      buf.pinnedOffset = pinOf(handed);
+      buf.name += " -> " + value.entry.name;
+      arenaValueBuffer.push_back(found->second);
+      continue;
+    }
+    ArenaBuffer slot;
+    slot.name = "%" + value.entry.name + " (copy)";
+    slot.bytes = value.entry.bytes;
+    slot.first = slot.last = end;
+    slot.pinnedOffset = pinOf(handed);
+    value.copied = true;
+    arenaValueBuffer.push_back(plan.buffers.size());
+    plan.buffers.push_back(slot);
+  }
+
   // weights.bin: the constants, each 64-byte aligned, in weight order.
   for (SignatureEntry &w : plan.weights) {
     if (!w.constantOp)
@@ -351,9 +442,12 @@ FailureOr<MemoryPlan> planMemory(func::FuncOp graph) {
   }
 
   plan.arenaBytes = assignArenaOffsets(plan.buffers);
+  for (auto [value, index] : llvm::zip(plan.arenaValues, arenaValueBuffer))
+    value.offset = plan.buffers[index].offset;
   for (const ArenaBuffer &buf : plan.buffers) {
-    plan.locations[buf.value] =
-        BufferLocation{BufferKind::Arena, -1, buf.offset, buf.bytes};
+    if (buf.value)
+      plan.locations[buf.value] =
+          BufferLocation{BufferKind::Arena, -1, buf.offset, buf.bytes};
     for (Value v : buf.inPlace)
       plan.locations[v] =
           BufferLocation{BufferKind::Arena, -1, buf.offset, buf.bytes};

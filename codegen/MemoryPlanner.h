@@ -18,7 +18,14 @@
 //     overlap (greedy best-fit, largest buffers first); a kernel tagged
 //     kiln.in_place stores that result in its dying operand's buffer;
 //   * at the arena's end, the largest workspace a library call asks for
-//     (kiln.library_call's `workspace`; calls run one at a time).
+//     (kiln.library_call's `workspace`; calls run one at a time);
+//   * arena values (kArenaValueAttr, passes/LoweringPasses.h): values
+//     handed from one graph to the next in the scratch arena the caller
+//     shares between them (a training package's saved activations, from
+//     @forward to @backward). An argument lives in the arena from the start
+//     to its last use, a result from its definition to the end; either is
+//     placed by the planner (unit attribute) or pinned at the offset the
+//     other graph chose (integer attribute). They are not in the signature.
 //
 //===----------------------------------------------------------------------===//
 
@@ -90,12 +97,37 @@ struct ArenaBuffer {
   /// Results of kernels written over this buffer in place (kiln.in_place),
   /// each when the previous value dies.
   std::vector<mlir::Value> inPlace;
+  /// When >= 0: the offset the buffer must have (an arena value pinned by
+  /// the graph it is handed from or to).
+  int64_t pinnedOffset = -1;
+};
+
+/// A value handed over in the arena (kArenaValueAttr).
+struct ArenaValue {
+  SignatureEntry entry;
+  bool isArgument = false;
+  int64_t offset = 0;
+  /// Results only: the value lives elsewhere (an input, a weight, a view,
+  /// another output), so the end of the graph copies it to `offset`.
+  bool copied = false;
+};
+
+/// What the end of the graph does with return operand i: write output
+/// `output` (an index into MemoryPlan::outputs) or arena value
+/// `arenaValue` (an index into MemoryPlan::arenaValues).
+struct ReturnSlot {
+  int output = -1;
+  int arenaValue = -1;
 };
 
 /// The memory plan of one graph.
 struct MemoryPlan {
   std::vector<SignatureEntry> inputs;
   std::vector<SignatureEntry> outputs;
+  /// Values handed over in the arena, arguments then results.
+  std::vector<ArenaValue> arenaValues;
+  /// One per return operand.
+  std::vector<ReturnSlot> returns;
   /// ABI weight order: weight arguments (in argument order), then top-level
   /// constants (in program order).
   std::vector<SignatureEntry> weights;
@@ -138,8 +170,8 @@ int64_t staticTensorBytes(mlir::Type type);
 mlir::FailureOr<MemoryPlan> planMemory(mlir::func::FuncOp graph);
 
 /// Assigns offsets to buffers whose `bytes`, `first` and `last` are set
-/// (greedy best-fit by size over lifetime intervals); returns the peak.
-/// Exposed for tests.
+/// (pinned buffers at their offsets, then greedy best-fit by size over
+/// lifetime intervals); returns the peak. Exposed for tests.
 int64_t assignArenaOffsets(std::vector<ArenaBuffer> &buffers);
 
 } // namespace kiln

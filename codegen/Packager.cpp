@@ -388,6 +388,9 @@ LogicalResult PackageWriter::finish(func::FuncOp graph, const MemoryPlan &plan,
   m.memoryPlan.libraryWorkspaceBytes = plan.libraryWorkspaceBytes;
   for (const ArenaBuffer &b : plan.buffers)
     m.memoryPlan.buffers.push_back({b.name, b.offset, b.bytes, b.first, b.last});
+  for (const ArenaValue &v : plan.arenaValues)
+    m.memoryPlan.arenaValues.push_back(
+        {manifestValue(v.entry), v.offset, v.isArgument});
   m.options = {target_.name().str(), options_.weights, build_.isa, {},
                build_.cxx};
   for (const auto &[name, size] : options_.dimSizes)

@@ -132,10 +132,11 @@ public:
   virtual void emitReferenceStep(llvm::raw_ostream &os, mlir::Operation *op,
                                  size_t index, int attrIndex,
                                  const wrapper::BufferNames &buffers) = 0;
-  /// The copy of an output that is not written in place.
-  virtual void emitOutputCopy(llvm::raw_ostream &os, size_t outputIndex,
-                              const std::string &source, int64_t bytes,
-                              const std::string &comment) = 0;
+  /// The copy of an output that is not written in place (or of an arena
+  /// value that lives elsewhere) to the pointer expression `destination`.
+  virtual void emitCopy(llvm::raw_ostream &os, const std::string &destination,
+                        const std::string &source, int64_t bytes,
+                        const std::string &comment) = 0;
 
   /// Writes the kernel files into build.dir and builds model.so (and any
   /// device binary). Diagnostics at `loc` on failure.

@@ -194,17 +194,30 @@ LogicalResult emitSteps(const MemoryPlan &plan, GraphCodegen &codegen,
       break;
     case StepKind::Return: {
       bool any = false;
-      for (auto [i, v] : llvm::enumerate(op->getOperands())) {
+      for (auto [v, slot] : llvm::zip(op->getOperands(), plan.returns)) {
         const BufferLocation &loc = plan.at(v);
-        if (loc.kind == BufferKind::Output && loc.index == (int)i)
-          continue;
+        std::string destination, comment;
+        int64_t bytes = 0;
+        if (slot.arenaValue >= 0) {
+          const ArenaValue &handed = plan.arenaValues[slot.arenaValue];
+          if (!handed.copied)
+            continue;
+          destination = "at(arena, " + std::to_string(handed.offset) + ")";
+          bytes = handed.entry.bytes;
+          comment = "arena value '" + commentSafe(handed.entry.name) + "'";
+        } else {
+          if (loc.kind == BufferKind::Output && loc.index == slot.output)
+            continue;
+          destination = "outputs[" + std::to_string(slot.output) + "]";
+          bytes = plan.outputs[slot.output].bytes;
+          comment = "output '" + commentSafe(plan.outputs[slot.output].name) +
+                    "'";
+        }
         if (!any)
           steps << "  // Outputs not written in place: copies.\n";
         any = true;
-        codegen.emitOutputCopy(steps, i, buffers.pointer(v),
-                               plan.outputs[i].bytes,
-                               "output '" + commentSafe(plan.outputs[i].name) +
-                                   "' <- " + buffers.describe(v));
+        codegen.emitCopy(steps, destination, buffers.pointer(v), bytes,
+                         comment + " <- " + buffers.describe(v));
       }
       break;
     }

@@ -279,7 +279,8 @@ static double secondsSince(std::chrono::steady_clock::time_point start) {
 
 LogicalResult compileGraph(ModuleOp module, const CompileOptions &options,
                            const std::string &graphName,
-                           const std::string &outputDir, StepCounts *counts) {
+                           const std::string &outputDir, StepCounts *counts,
+                           std::map<std::string, int64_t> *arenaOffsets) {
   const Target *target = lookupTarget(options.target);
   if (!target)
     return emitError(module.getLoc())
@@ -326,6 +327,9 @@ LogicalResult compileGraph(ModuleOp module, const CompileOptions &options,
   FailureOr<MemoryPlan> plan = planMemory(graph);
   if (failed(plan))
     return failure();
+  if (arenaOffsets)
+    for (const ArenaValue &v : plan->arenaValues)
+      (*arenaOffsets)[v.entry.name] = v.offset;
 
   // 6. The wrapper (the C ABI, the steps in order) and model.h.
   FailureOr<std::string> wrapper =

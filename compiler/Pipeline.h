@@ -99,12 +99,14 @@ bool isProgramModule(mlir::ModuleOp module);
 /// Compiles one graph (a module whose one function is tagged `kiln.graph`):
 /// the graph passes up to fusion, then the package in `outputDir`. `graph`
 /// names it in IR dumps and logs ("main" for a model without breaks);
-/// `counts` (optional) receives the package's step counts.
-mlir::LogicalResult compileGraph(mlir::ModuleOp module,
-                                 const CompileOptions &options,
-                                 const std::string &graph,
-                                 const std::string &outputDir,
-                                 StepCounts *counts = nullptr);
+/// `counts` (optional) receives the package's step counts, `arenaOffsets`
+/// (optional) the offset of each value it hands over in the arena, by name
+/// (kArenaValueAttr, codegen/MemoryPlanner.h).
+mlir::LogicalResult
+compileGraph(mlir::ModuleOp module, const CompileOptions &options,
+             const std::string &graph, const std::string &outputDir,
+             StepCounts *counts = nullptr,
+             std::map<std::string, int64_t> *arenaOffsets = nullptr);
 
 /// The whole pipeline: static-shape check, graph-break planning (an error
 /// under --fullgraph when anything breaks), then for each graph the passes

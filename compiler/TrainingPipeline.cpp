@@ -10,6 +10,7 @@
 #include "compiler/TrainingPipeline.h"
 #include "codegen/Packager.h"
 #include "passes/GraphBreaks.h"
+#include "passes/LoweringPasses.h"
 #include "passes/Passes.h"
 #include "passes/TensorConversion.h"
 #include "targets/TargetRegistry.h"
@@ -24,7 +25,10 @@
 
 #include "llvm/Support/FileSystem.h"
 
+#include <algorithm>
 #include <chrono>
+#include <map>
+#include <set>
 
 using namespace mlir;
 
@@ -174,27 +178,54 @@ runTrainingPipeline(ModuleOp module, const CompileOptions &options,
     return failure();
   const std::string &tmp = staged.path();
 
-  // 7. Each graph through the ordinary pipeline (graph passes, fusion,
-  //    lowering, kernels, memory plan, wrapper, build): one package each.
+  // 7. The saved activations stay in the scratch arena the three graphs
+  //    share (kiln::Trainer runs them one after another in one buffer):
+  //    @backward's memory plan places them, as arena values that die at
+  //    their last use there, so the backward graph reuses their memory;
+  //    @forward then writes each at the offset @backward chose.
+  std::set<std::string> savedNames;
+  for (unsigned i = 1; i < forward.getNumResults(); ++i)
+    savedNames.insert(valueOf(forward, i).name);
+  Builder b(module.getContext());
+  for (unsigned i = 0; i < backward.getNumArguments(); ++i)
+    if (savedNames.count(argumentOf(backward, i).name))
+      backward.setArgAttr(i, kArenaValueAttr, b.getUnitAttr());
+
+  // 8. Each graph through the ordinary pipeline (graph passes, fusion,
+  //    lowering, kernels, memory plan, wrapper, build): one package each,
+  //    @backward first for the offsets of the saved activations.
   PackageManifest manifest;
   manifest.kind = PackageKind::Training;
   manifest.source = options.modelPath;
   manifest.target = options.target;
   ManifestCounts &counts = manifest.counts.emplace();
-  for (func::FuncOp graph : {forward, backward, optimizer}) {
+  std::map<std::string, int64_t> savedOffsets;
+  for (func::FuncOp graph : {backward, forward, optimizer}) {
     std::string name = graph.getName().str();
+    if (graph == forward)
+      for (unsigned i = 1; i < forward.getNumResults(); ++i) {
+        auto found = savedOffsets.find(valueOf(forward, i).name);
+        if (found != savedOffsets.end())
+          forward.setResultAttr(i, kArenaValueAttr,
+                                b.getI64IntegerAttr(found->second));
+      }
     OwningOpRef<ModuleOp> graphModule = extractGraph(module, graph);
     StepCounts steps;
+    std::map<std::string, int64_t> offsets;
     if (failed(compileGraph(*graphModule, options, name,
-                            tmp + "/graphs/" + name, &steps)))
+                            tmp + "/graphs/" + name, &steps, &offsets)))
       return failure();
+    if (graph == backward)
+      savedOffsets = offsets;
     counts.fused += steps.fused;
     counts.library += steps.library;
     counts.fallback += steps.fallback;
-    manifest.memoryPlan.arenaBytes += steps.arenaBytes;
+    // One scratch arena of the largest graph's size.
+    manifest.memoryPlan.arenaBytes =
+        std::max(manifest.memoryPlan.arenaBytes, steps.arenaBytes);
   }
 
-  // 8. The initial parameters, in safetensors (a format other tools read).
+  // 9. The initial parameters, in safetensors (a format other tools read).
   ManifestTraining training =
       describeTraining(forward, backward, train);
   // Parameters whose data the model does not carry (an absent external
@@ -225,7 +256,7 @@ runTrainingPipeline(ModuleOp module, const CompileOptions &options,
     return failure();
   }
 
-  // 9. The manifest: the model's inputs and loss, the training section.
+  // 10. The manifest: the model's inputs and loss, the training section.
   for (unsigned i = 0; i < forward.getNumArguments(); ++i)
     if (!forward.getArgAttr(i, kTrainableAttr))
       manifest.inputs.push_back(argumentOf(forward, i));

@@ -51,6 +51,13 @@ constexpr llvm::StringLiteral kAliasAttr = "kiln.alias";
 /// over the buffer of its operand O, which dies there (kiln-mark-in-place).
 constexpr llvm::StringLiteral kInPlaceAttr = "kiln.in_place";
 
+/// On a graph function's argument or result: the value is handed from one
+/// graph to the next in the scratch arena the caller shares between them
+/// (a training package's saved activations; codegen/MemoryPlanner.h). A
+/// unit attribute lets the memory planner place it; an i64 attribute pins
+/// it at that byte offset. Such values are not in the package's signature.
+constexpr llvm::StringLiteral kArenaValueAttr = "kiln.arena_value";
+
 /// True for names of the attributes above (the wrapper does not pass them
 /// to reference kernels).
 inline bool isLoweringAttr(llvm::StringRef name) {

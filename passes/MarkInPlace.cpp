@@ -15,7 +15,8 @@
 //   * graph level: O is computed by a top-level step (not a weight, a
 //     load-time result, an alias view or a graph input), has no alias view,
 //     is read once by this fusion and by nothing after it; R has O's type
-//     and is not a graph output;
+//     and is not a graph output (but may be a value handed over in the
+//     arena, kiln.arena_value);
 //   * kernel level: every op of the region that reads O's block argument,
 //     transitively, is elementwise at R's shape (reading the same element)
 //     or a reduction (whose loops all run before the epilogue stores); R is
@@ -177,11 +178,14 @@ struct MarkInPlacePass
     for (FusionOp op : graph.getBody().front().getOps<FusionOp>()) {
       if (op->hasAttr(kLoadTimeAttr) || op->hasAttr(kInPlaceAttr))
         continue;
-      // The candidate result: the last one not returned by the graph.
+      // The candidate result: the last one not returned by the graph (the
+      // caller's buffers) other than as a value handed over in the arena.
       for (int r = op->getNumResults() - 1; r >= 0; --r) {
         Value result = op->getResult(r);
-        if (llvm::any_of(result.getUsers(), [](Operation *user) {
-              return isa<func::ReturnOp>(user);
+        if (llvm::any_of(result.getUses(), [&](OpOperand &use) {
+              return isa<func::ReturnOp>(use.getOwner()) &&
+                     !graph.getResultAttr(use.getOperandNumber(),
+                                          kArenaValueAttr);
             }))
           continue;
         std::optional<unsigned> chosen;

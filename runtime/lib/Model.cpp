@@ -304,6 +304,10 @@ const std::vector<ValueSignature> &Model::weights() const {
   return impl_->weights;
 }
 const std::string &Model::directory() const { return impl_->dir; }
+const std::vector<ArenaValueSignature> &Model::arenaValues() const {
+  return impl_->arenaValues;
+}
+
 size_t Model::arenaBytes() const {
   return impl_->program ? impl_->program->arenaBytes() : impl_->arenaBytes;
 }
@@ -505,8 +509,24 @@ Expected<Model> Model::load(const std::string &dir,
   }
 
   KILN_RETURN_IF_ERROR(impl->bindWeights(*manifest, manifestPath, options));
+  impl->arenaBytes = f.arenaBytes();
+  for (const ManifestArenaValue &v : manifest->memoryPlan.arenaValues) {
+    if (static_cast<uint64_t>(v.offset) > impl->arenaBytes ||
+        *v.value.bytes > impl->arenaBytes - static_cast<uint64_t>(v.offset))
+      return Status::error(strCat(
+          manifestPath, ": arena value '", v.value.name, "' (bytes [",
+          v.offset, ", +", *v.value.bytes, ")) lies outside model.so's ",
+          impl->arenaBytes, "-byte arena (the package is inconsistent)"));
+    ArenaValueSignature sig;
+    sig.value.name = v.value.name;
+    sig.value.dtype = v.value.dtype;
+    sig.value.shape = v.value.shape;
+    sig.value.dimNames.assign(v.value.shape.size(), "");
+    sig.offset = static_cast<size_t>(v.offset);
+    sig.isInput = v.isInput;
+    impl->arenaValues.push_back(std::move(sig));
+  }
   if (isCuda) {
-    impl->arenaBytes = f.arenaBytes();
     kiln_model *handle = nullptr;
     Expected<std::unique_ptr<CudaPackage>> pkg =
         CudaPackage::load(dir, impl->libPath, f.cuda, impl->weightTensors,
@@ -531,7 +551,6 @@ Expected<Model> Model::load(const std::string &dir,
     return Status::error(strCat(impl->libPath, ": kiln_model_create failed: ",
                                 err[0] ? err : "no message"));
   impl->handle = handle;
-  impl->arenaBytes = f.arenaBytes();
   return Model(std::move(impl));
 }
 

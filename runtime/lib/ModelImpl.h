@@ -103,6 +103,8 @@ struct Model::Impl {
   std::vector<Tensor> weightTensors;
   kiln_model *handle = nullptr;
   size_t arenaBytes = 0;
+  /// The manifest's memory_plan.arena_values.
+  std::vector<ArenaValueSignature> arenaValues;
   /// The device side of a cuda package (null for a cpu package). Destroyed
   /// after the handle (the destructor body runs first).
   std::unique_ptr<CudaPackage> cuda;

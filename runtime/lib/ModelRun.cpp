@@ -156,6 +156,15 @@ Expected<NamedTensors> Model::run(const NamedTensors &inputs,
                  "packages (graph breaks); use the returned outputs"));
     return m.program->run(inputs, options);
   }
+  // A graph that reads values another graph left in the arena runs only in
+  // that arena.
+  for (const ArenaValueSignature &v : m.arenaValues)
+    if (v.isInput && !options.arena)
+      return Status::error(strCat(
+          "the graph reads '", v.value.name,
+          "' from the scratch arena that the previous graph of its package "
+          "left it in (a training package's backward graph); run it "
+          "through kiln::Trainer, or pass that arena as RunOptions::arena"));
   KILN_RETURN_IF_ERROR(checkNames(m.inputs, inputs, "input", "model", true));
   Expected<std::vector<const Tensor *>> targets =
       outputTargets(m.outputs, options.outputsInto, device());

@@ -133,6 +133,14 @@ Json graphManifestJson(const PackageManifest &m) {
                      {"first", b.first},
                      {"last", b.last}};
        })}};
+  if (!plan.arenaValues.empty())
+    j["memory_plan"]["arena_values"] =
+        listJson(plan.arenaValues, [](const ManifestArenaValue &v) {
+          Json value = valueJson(v.value);
+          value["offset"] = v.offset;
+          value["role"] = v.isInput ? "input" : "output";
+          return value;
+        });
   Json dims = Json::object();
   for (const auto &[name, size] : m.options.dims)
     dims[name] = size;

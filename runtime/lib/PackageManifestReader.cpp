@@ -346,6 +346,27 @@ Status parseBuffer(const Json &j, ManifestBuffer &b) {
   return fields.integer("last", b.last);
 }
 
+Status parseArenaValue(const Json &j, ManifestArenaValue &v) {
+  KILN_RETURN_IF_ERROR(parseValue(j, v.value, false));
+  Fields fields(j);
+  KILN_RETURN_IF_ERROR(fields.count("offset", v.offset));
+  std::string role;
+  KILN_RETURN_IF_ERROR(fields.string("role", role));
+  if (role != "input" && role != "output")
+    return Status::error(strCat("'role' is '", role,
+                                "'; expected \"input\" or \"output\""));
+  v.isInput = role == "input";
+  uint64_t expected = static_cast<uint64_t>(numElements(v.value.shape)) *
+                      dtypeSize(v.value.dtype);
+  if (v.value.bytes && *v.value.bytes != expected)
+    return Status::error(strCat("holds ", *v.value.bytes, " bytes but ",
+                                dtypeName(v.value.dtype),
+                                shapeToString(v.value.shape), " needs ",
+                                expected));
+  v.value.bytes = expected;
+  return Status::ok();
+}
+
 Status parseMemoryPlan(const Json &j, ManifestMemoryPlan &plan) {
   Fields fields(j);
   KILN_RETURN_IF_ERROR(fields.count("arena_bytes", plan.arenaBytes));
@@ -359,8 +380,21 @@ Status parseMemoryPlan(const Json &j, ManifestMemoryPlan &plan) {
       s = ws.count("bytes", plan.libraryWorkspaceBytes);
     KILN_RETURN_IF_ERROR(s.withContext("library_workspace"));
   }
-  return parseList(fields, "buffers", "", plan.buffers, parseBuffer,
-                   [](const ManifestBuffer &b) { return b.name; });
+  KILN_RETURN_IF_ERROR(
+      parseList(fields, "buffers", "", plan.buffers, parseBuffer,
+                [](const ManifestBuffer &b) { return b.name; }));
+  KILN_RETURN_IF_ERROR(parseList(
+      fields, "arena_values", "", plan.arenaValues, parseArenaValue,
+      [](const ManifestArenaValue &v) { return v.value.name; }));
+  // Each inside the arena (the runtime reads and writes there).
+  for (const ManifestArenaValue &v : plan.arenaValues)
+    if (v.offset > plan.arenaBytes ||
+        static_cast<int64_t>(*v.value.bytes) > plan.arenaBytes - v.offset)
+      return Status::error(strCat("arena_values ('", v.value.name,
+                                  "'): bytes [", v.offset, ", +",
+                                  *v.value.bytes, ") lie outside the ",
+                                  plan.arenaBytes, "-byte arena"));
+  return Status::ok();
 }
 
 Status parseOptions(const Json &j, ManifestOptions &o) {

@@ -5,7 +5,9 @@
 // graph packages, each a kiln::Model -> the wiring check (every graph input
 // resolves to a model input, parameter, state tensor, forward output,
 // backward output or optimizer scalar of the right dtype and shape; the
-// loss, gradients and updates are outputs of the right graphs) -> the
+// loss, gradients and updates are outputs of the right graphs; the saved
+// activations the backward graph reads from the shared scratch arena are
+// where the forward graph leaves them) -> the
 // initial parameters (safetensors) uploaded to the package's device, the
 // state zero-filled. A step feeds each graph its inputs by name from those
 // sources, keeps every intermediate on the device, and runs the optimizer
@@ -116,6 +118,7 @@ struct Trainer::Impl {
                        const std::set<Source> &allowed,
                        std::vector<Source> &sources) const;
   Status checkWiring();
+  Status checkArenaValues() const;
   Status checkOutputs() const;
   Status checkInputs(const NamedTensors &given) const;
   Expected<Tensor> zeros(const ValueSignature &sig) const;
@@ -252,7 +255,50 @@ Status Trainer::Impl::checkWiring() {
       *optimizer, t.graphs.optimizer,
       {Source::Parameter, Source::State, Source::Backward, Source::Lr},
       optimizerSources));
+  KILN_RETURN_IF_ERROR(checkArenaValues());
   return checkOutputs();
+}
+
+/// The saved activations the backward graph reads from the shared scratch
+/// arena are where the forward graph leaves them; no other graph reads or
+/// leaves any.
+Status Trainer::Impl::checkArenaValues() const {
+  const ManifestTraining &t = *manifest.training;
+  auto inconsistent = [&](const std::string &graph, const std::string &what) {
+    return Status::error(strCat(graph, ": ", what,
+                                " (the package is inconsistent; recompile "
+                                "it)"));
+  };
+  for (const ArenaValueSignature &in : backward->arenaValues()) {
+    if (!in.isInput)
+      return inconsistent(t.graphs.backward,
+                          strCat("leaves '", in.value.name, "' in the arena"));
+    auto left = std::find_if(
+        forward->arenaValues().begin(), forward->arenaValues().end(),
+        [&](const ArenaValueSignature &out) {
+          return !out.isInput && out.value.name == in.value.name;
+        });
+    if (left == forward->arenaValues().end())
+      return inconsistent(t.graphs.backward,
+                          strCat("reads '", in.value.name,
+                                 "' from the arena, which ",
+                                 t.graphs.forward, " does not leave there"));
+    if (left->offset != in.offset || left->value.dtype != in.value.dtype ||
+        left->value.shape != in.value.shape)
+      return inconsistent(
+          t.graphs.backward,
+          strCat("reads '", in.value.name, "' ", typeOf(in.value),
+                 " at arena offset ", in.offset, " but ", t.graphs.forward,
+                 " leaves ", typeOf(left->value), " at offset ",
+                 left->offset));
+  }
+  for (const ArenaValueSignature &v : forward->arenaValues())
+    if (v.isInput)
+      return inconsistent(t.graphs.forward,
+                          strCat("reads '", v.value.name, "' from the arena"));
+  if (!optimizer->arenaValues().empty())
+    return inconsistent(t.graphs.optimizer, "hands values over in the arena");
+  return Status::ok();
 }
 
 Expected<Tensor> Trainer::Impl::zeros(const ValueSignature &sig) const {

@@ -131,11 +131,11 @@ public:
                        buffers);
   }
 
-  void emitOutputCopy(llvm::raw_ostream &os, size_t outputIndex,
-                      const std::string &source, int64_t bytes,
-                      const std::string &comment) override {
-    os << "  std::memcpy(outputs[" << outputIndex << "], " << source << ", "
-       << bytes << "); // " << comment << "\n";
+  void emitCopy(llvm::raw_ostream &os, const std::string &destination,
+                const std::string &source, int64_t bytes,
+                const std::string &comment) override {
+    os << "  std::memcpy(" << destination << ", " << source << ", " << bytes
+       << "); // " << comment << "\n";
   }
 
   LogicalResult build(Location loc, PackageBuild &build) override {

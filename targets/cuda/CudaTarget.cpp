@@ -123,10 +123,10 @@ public:
     cudawrapper::emitHostStep(os, op, index, attrIndex, buffers);
   }
 
-  void emitOutputCopy(llvm::raw_ostream &os, size_t outputIndex,
-                      const std::string &source, int64_t bytes,
-                      const std::string &comment) override {
-    cudawrapper::emitOutputCopy(os, outputIndex, source, bytes, comment);
+  void emitCopy(llvm::raw_ostream &os, const std::string &destination,
+                const std::string &source, int64_t bytes,
+                const std::string &comment) override {
+    cudawrapper::emitCopy(os, destination, source, bytes, comment);
   }
 
   LogicalResult build(Location loc, PackageBuild &build) override {

@@ -51,10 +51,11 @@ void emitConvCall(llvm::raw_ostream &os, LibraryCallOp call, size_t index,
 void emitHostStep(llvm::raw_ostream &os, mlir::Operation *op, size_t index,
                   int attrIndex, const wrapper::BufferNames &buffers);
 
-/// The device-to-device copy of an output not written in place.
-void emitOutputCopy(llvm::raw_ostream &os, size_t outputIndex,
-                    const std::string &source, int64_t bytes,
-                    const std::string &comment);
+/// The device-to-device copy of an output not written in place (or of an
+/// arena value that lives elsewhere) to `destination`.
+void emitCopy(llvm::raw_ostream &os, const std::string &destination,
+              const std::string &source, int64_t bytes,
+              const std::string &comment);
 
 } // namespace cudawrapper
 } // namespace kiln

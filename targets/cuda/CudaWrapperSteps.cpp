@@ -265,10 +265,10 @@ void emitHostStep(llvm::raw_ostream &os, Operation *op, size_t index,
      << "    return 1;\n";
 }
 
-void emitOutputCopy(llvm::raw_ostream &os, size_t outputIndex,
-                    const std::string &source, int64_t bytes,
-                    const std::string &comment) {
-  os << "  if (kiln_cuda_memcpy(outputs[" << outputIndex << "], " << source
+void emitCopy(llvm::raw_ostream &os, const std::string &destination,
+              const std::string &source, int64_t bytes,
+              const std::string &comment) {
+  os << "  if (kiln_cuda_memcpy(" << destination << ", " << source
      << ", " << bytes << ", 2, stream, err, errlen)) // " << comment << "\n"
      << "    return 1;\n";
 }

@@ -3,7 +3,8 @@
 // This file implements the Catch2 tests of codegen/MemoryPlanner: offsets are
 // 64-byte aligned, buffers whose lifetimes overlap (inclusive: a step's
 // inputs and outputs are live together) never share bytes, buffers with
-// disjoint lifetimes reuse memory, and the peak is what the buffers need.
+// disjoint lifetimes reuse memory, the peak is what the buffers need, and
+// pinned buffers (arena values handed between graphs) keep their offsets.
 // A randomized check compares every pair of planned buffers.
 //
 //===----------------------------------------------------------------------===//
@@ -76,6 +77,39 @@ TEST_CASE("random lifetimes never overlap in memory", "[codegen][memory]") {
       CHECK(b.offset % kBufferAlignment == 0);
       CHECK(b.offset + b.bytes <= peak);
     }
+    for (size_t i = 0; i < bufs.size(); ++i)
+      for (size_t j = i + 1; j < bufs.size(); ++j)
+        if (conflict(bufs[i], bufs[j]))
+          FAIL("buffers " << i << " and " << j << " overlap (trial " << trial
+                          << ")");
+  }
+}
+
+TEST_CASE("pinned buffers keep their offsets; the others fit around them",
+          "[codegen][memory]") {
+  std::mt19937 rng(11);
+  for (int trial = 0; trial < 100; ++trial) {
+    // Pinned buffers (arena values chosen by another graph's plan): live
+    // together from step 0 at disjoint offsets, dying at random steps.
+    std::vector<ArenaBuffer> bufs;
+    int64_t cursor = 0;
+    int pinned = 1 + rng() % 5;
+    for (int i = 0; i < pinned; ++i) {
+      ArenaBuffer b = buffer(1 + rng() % 4000, 0, rng() % 15);
+      cursor += kBufferAlignment * (rng() % 4);
+      b.pinnedOffset = cursor;
+      cursor += alignBuffer(b.bytes);
+      bufs.push_back(b);
+    }
+    for (int i = 0, n = rng() % 25; i < n; ++i) {
+      int first = rng() % 20;
+      bufs.push_back(buffer(1 + rng() % 5000, first, first + rng() % 6));
+    }
+    int64_t peak = assignArenaOffsets(bufs);
+    for (int i = 0; i < pinned; ++i)
+      CHECK(bufs[i].offset == bufs[i].pinnedOffset);
+    for (const ArenaBuffer &b : bufs)
+      CHECK(b.offset + b.bytes <= peak);
     for (size_t i = 0; i < bufs.size(); ++i)
       for (size_t j = i + 1; j < bufs.size(); ++j)
         if (conflict(bufs[i], bufs[j]))

@@ -59,12 +59,16 @@ static bool operator==(const ManifestBuffer &a, const ManifestBuffer &b) {
   return std::tie(a.name, a.offset, a.bytes, a.first, a.last) ==
          std::tie(b.name, b.offset, b.bytes, b.first, b.last);
 }
+static bool operator==(const ManifestArenaValue &a,
+                       const ManifestArenaValue &b) {
+  return a.value == b.value && a.offset == b.offset && a.isInput == b.isInput;
+}
 static bool operator==(const ManifestMemoryPlan &a,
                        const ManifestMemoryPlan &b) {
   return std::tie(a.arenaBytes, a.libraryWorkspaceOffset,
-                  a.libraryWorkspaceBytes,
-                  a.buffers) == std::tie(b.arenaBytes, b.libraryWorkspaceOffset,
-                                         b.libraryWorkspaceBytes, b.buffers);
+                  a.libraryWorkspaceBytes, a.buffers, a.arenaValues) ==
+         std::tie(b.arenaBytes, b.libraryWorkspaceOffset,
+                  b.libraryWorkspaceBytes, b.buffers, b.arenaValues);
 }
 static bool operator==(const ManifestOptions &a, const ManifestOptions &b) {
   return std::tie(a.target, a.weights, a.cpuIsa, a.dims, a.cxx) ==
@@ -186,6 +190,8 @@ PackageManifest cpuGraphManifest() {
   m.memoryPlan.arenaBytes = 4096;
   m.memoryPlan.buffers = {{"%k0_layer_norm#0", 0, 256, 0, 1},
                           {"%matmul@1#0", 256, 128, 1, 2}};
+  m.memoryPlan.arenaValues = {{{"saved.0", DType::F32, {4, 8}, 128}, 256,
+                               false}};
   m.options.target = "cpu";
   m.options.weights = "embed";
   m.options.cpuIsa = "x86-64-v3";
@@ -654,6 +660,19 @@ TEST_CASE("Manifest errors name the file and the entry", "[manifest]") {
     requireError(
         R"({"memory_plan": {"buffers": [{"name": "%t0", "first": "a"}]}})",
         {"memory_plan: buffers[0] ('%t0'): 'first' must be an integer"});
+    requireError(R"({"memory_plan": {"arena_bytes": 64, "arena_values": [
+                     {"name": "s", "dtype": "f32", "shape": [4],
+                      "offset": 0, "role": "both"}]}})",
+                 {"memory_plan: arena_values[0] ('s'): 'role' is 'both'"});
+    requireError(R"({"memory_plan": {"arena_bytes": 64, "arena_values": [
+                     {"name": "s", "dtype": "f32", "shape": [4], "bytes": 8,
+                      "offset": 0, "role": "input"}]}})",
+                 {"arena_values[0] ('s'): holds 8 bytes but f32[4] needs 16"});
+    requireError(R"({"memory_plan": {"arena_bytes": 64, "arena_values": [
+                     {"name": "s", "dtype": "f32", "shape": [16],
+                      "offset": 64, "role": "input"}]}})",
+                 {"arena_values ('s'): bytes [64, +64) lie outside the "
+                  "64-byte arena"});
     requireError(R"({"options": {"dims": {"batch": "4"}}})",
                  {"options: 'dims': 'batch' must be a non-negative integer"});
     requireError(R"({"options": {"dims": [4]}})",

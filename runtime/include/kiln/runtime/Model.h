@@ -98,6 +98,19 @@ struct RunOptions {
   int threads = 0;
 };
 
+/// A value a graph package hands to the next graph, or takes from the
+/// previous one, in the caller's scratch arena (RunOptions::arena): a
+/// training package's saved activations, which its forward graph leaves
+/// where its backward graph reads them. Not among inputs() or outputs().
+struct ArenaValueSignature {
+  ValueSignature value;
+  /// Its byte offset in the arena.
+  size_t offset = 0;
+  /// True when the graph reads it (a run needs RunOptions::arena holding
+  /// what the previous graph left there); false when it leaves it.
+  bool isInput = false;
+};
+
 /// A compiled model, loaded from its package folder. Move-only; releasing
 /// it destroys the model handle, unmaps the weights and closes model.so.
 class Model {
@@ -123,6 +136,9 @@ public:
   const std::string &directory() const;
   /// Scratch bytes one run needs.
   size_t arenaBytes() const;
+  /// The values this graph hands over in the arena (empty for most
+  /// packages; see ArenaValueSignature).
+  const std::vector<ArenaValueSignature> &arenaValues() const;
   /// Where the compiled code runs: Device::CPU for a cpu package,
   /// Device::CUDA for a package compiled with --target cuda.
   Device device() const;

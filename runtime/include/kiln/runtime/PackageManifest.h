@@ -27,7 +27,10 @@
 //     "memory_plan": {"arena_bytes": 4096,
 //                     "library_workspace": {"offset": 0, "bytes": 0},
 //                     "buffers": [{"name": "%k0#0", "offset": 0,
-//                                  "bytes": 256, "first": 0, "last": 2}]},
+//                                  "bytes": 256, "first": 0, "last": 2}],
+//                     "arena_values": [{"name": "saved.0", "dtype": "f32",
+//                                       "shape": [4], "bytes": 16,
+//                                       "offset": 0, "role": "output"}]},
 //     "options": {"target": "cpu", "weights": "embed",
 //                 "cpu_isa": "x86-64-v3", "dims": {"batch": 4},
 //                 "cxx": "c++"},
@@ -253,6 +256,19 @@ struct ManifestBuffer {
   int64_t last = 0;
 };
 
+/// A value a graph hands to the next graph, or takes from the previous one,
+/// in the scratch arena the caller shares between them (RunOptions::arena):
+/// a training package's saved activations, from the forward graph to the
+/// backward graph ("memory_plan.arena_values"). Not in the signature.
+struct ManifestArenaValue {
+  /// Name, dtype, shape and bytes.
+  ManifestValue value;
+  /// Its byte offset in the arena.
+  int64_t offset = 0;
+  /// "role": "input" (the graph reads it) or "output" (the graph leaves it).
+  bool isInput = false;
+};
+
 /// The memory plan ("memory_plan"); a program package writes only
 /// arenaBytes (the sum over its graphs).
 struct ManifestMemoryPlan {
@@ -261,6 +277,7 @@ struct ManifestMemoryPlan {
   int64_t libraryWorkspaceOffset = 0;
   int64_t libraryWorkspaceBytes = 0;
   std::vector<ManifestBuffer> buffers;
+  std::vector<ManifestArenaValue> arenaValues;
 };
 
 /// The compile options ("options").
