@@ -179,7 +179,7 @@ Expected<NamedTensors> Model::run(const NamedTensors &inputs,
     }
     return m.cuda->run(m.handle, m.inputs, ordered, m.outputs, *targets,
                        options.outputDevice, options.deviceMilliseconds,
-                       options.arena);
+                       options.arena, options.stream);
   }
 
   std::vector<Tensor> ready;

@@ -19,6 +19,7 @@
 #include "kiln/runtime/Trainer.h"
 
 #include "SignatureCheck.h"
+#include "kiln/runtime/Cuda.h"
 #include "kiln/runtime/Model.h"
 #include "kiln/runtime/SafeTensors.h"
 
@@ -111,6 +112,27 @@ struct Trainer::Impl {
   /// one arena of the largest one's size (RunOptions::arena), on `device`,
   /// made at the first run.
   mutable Tensor scratch;
+  /// A cuda trainer's stream: the three graphs queue their work on it one
+  /// after another (RunOptions::stream) and a step waits once, at its end.
+  /// Taken from the pool at the first run.
+  mutable void *stream = nullptr;
+
+  ~Impl() {
+    if (stream) {
+      (void)cuda::synchronize(stream);
+      cuda::releaseStream(stream);
+    }
+  }
+  /// Waits for the work queued on `stream`.
+  Status synchronize() const {
+    return stream ? cuda::synchronize(stream).withContext(dir) : Status::ok();
+  }
+  /// Waits for the stream when it goes out of scope (an entry point's error
+  /// returns leave nothing running).
+  struct StreamWait {
+    const Impl &m;
+    ~StreamWait() { (void)m.synchronize(); }
+  };
   /// Each graph's inputs' sources, in the graph's input order.
   std::vector<Source> forwardSources, backwardSources, optimizerSources;
 
@@ -452,10 +474,17 @@ Trainer::Impl::runGraph(const Model &graph, const std::vector<Source> &sources,
           strCat(dir, ": the ", bytes, "-byte scratch arena"));
     scratch = arena.take();
   }
+  if (device == Device::CUDA && !stream) {
+    Expected<void *> acquired = cuda::acquireStream();
+    if (!acquired)
+      return acquired.status().withContext(dir);
+    stream = *acquired;
+  }
   RunOptions options;
   options.outputDevice = device;
   options.outputsInto = into;
   options.arena = scratch.rawData();
+  options.stream = stream;
   Expected<NamedTensors> out = graph.run(feed, options);
   if (!out)
     return out.status().withContext(graph.directory());
@@ -586,20 +615,24 @@ Trainer::Impl::runBackward(const NamedTensors &inputs,
 
 Expected<double> Trainer::forward(const NamedTensors &inputs) {
   Impl &m = *impl_;
+  Impl::StreamWait wait{m};
   Expected<NamedTensors> fwd = m.runForward(inputs);
   if (!fwd)
     return fwd.status();
+  KILN_RETURN_IF_ERROR(m.synchronize());
   return m.lossOf(*fwd);
 }
 
 Expected<NamedTensors> Trainer::gradients(const NamedTensors &inputs) {
   Impl &m = *impl_;
+  Impl::StreamWait wait{m};
   Expected<NamedTensors> fwd = m.runForward(inputs);
   if (!fwd)
     return fwd.status();
   Expected<NamedTensors> bwd = m.runBackward(inputs, *fwd);
   if (!bwd)
     return bwd.status();
+  KILN_RETURN_IF_ERROR(m.synchronize());
   NamedTensors out;
   for (const ValueSignature &p : m.parameters)
     for (const ManifestGradient &g : m.manifest.training->gradients)
@@ -614,16 +647,13 @@ Expected<NamedTensors> Trainer::gradients(const NamedTensors &inputs) {
 
 Expected<double> Trainer::trainStep(const NamedTensors &inputs) {
   Impl &m = *impl_;
+  Impl::StreamWait wait{m};
   Expected<NamedTensors> fwd = m.runForward(inputs);
   if (!fwd)
     return fwd.status();
-  Expected<double> loss = m.lossOf(*fwd);
-  if (!loss)
-    return loss;
   Expected<NamedTensors> bwd = m.runBackward(inputs, *fwd);
   if (!bwd)
     return bwd.status();
-  fwd = NamedTensors(); // The activations are no longer needed.
 
   NamedTensors scalars;
   for (const ValueSignature &in : m.optimizer->inputs()) {
@@ -654,7 +684,9 @@ Expected<double> Trainer::trainStep(const NamedTensors &inputs) {
       *target = *findNamed(*updated, u.value);
     }
   ++m.step;
-  return loss;
+  // The step's one wait, then the loss.
+  KILN_RETURN_IF_ERROR(m.synchronize());
+  return m.lossOf(*fwd);
 }
 
 /// CPU copies of `tensors`.

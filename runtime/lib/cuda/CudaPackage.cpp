@@ -45,15 +45,29 @@ Expected<std::string> readFile(const fs::path &path) {
   return os.str();
 }
 
-/// A pooled stream, synchronised and given back on destruction (so that
-/// buffers destroyed after it are idle even on early error returns).
+/// The run's stream, synchronised on destruction (so that buffers destroyed
+/// after it are idle even on early error returns) unless the run cleared
+/// `synchronise`; a pooled one is given back then.
 struct StreamLease {
   void *stream = nullptr;
+  bool pooled = true;
+  bool synchronise = true;
   ~StreamLease() {
-    (void)cuda::synchronize(stream);
-    cuda::releaseStream(stream);
+    if (synchronise)
+      (void)cuda::synchronize(stream);
+    if (pooled)
+      cuda::releaseStream(stream);
   }
 };
+
+/// Whether an output went through a device temporary (an unaligned target).
+bool anyStagedOutput(const std::vector<Tensor> &deviceOutputs,
+                     const std::vector<const Tensor *> &targets) {
+  for (size_t i = 0; i < targets.size(); ++i)
+    if (targets[i] && deviceOutputs[i].defined())
+      return true;
+  return false;
+}
 
 } // namespace
 
@@ -191,14 +205,15 @@ Expected<NamedTensors> CudaPackage::run(
     const std::vector<const Tensor *> &inputs,
     const std::vector<ValueSignature> &outputSigs,
     const std::vector<const Tensor *> &outputTargets, Device outputDevice,
-    double *deviceMs, void *callerArena) const {
+    double *deviceMs, void *callerArena, void *callerStream) const {
   // Declared before the stream lease: destroyed after it has synchronised.
   std::vector<Tensor> keep, hostKeep, deviceOutputs;
   cuda::StreamTimer timer;
-  Expected<void *> streamOr = cuda::acquireStream();
+  Expected<void *> streamOr =
+      callerStream ? Expected<void *>(callerStream) : cuda::acquireStream();
   if (!streamOr)
     return streamOr.status();
-  StreamLease lease{*streamOr};
+  StreamLease lease{*streamOr, /*pooled=*/callerStream == nullptr};
   void *stream = lease.stream;
   if (deviceMs)
     KILN_RETURN_IF_ERROR(timer.start(stream));
@@ -300,7 +315,16 @@ Expected<NamedTensors> CudaPackage::run(
   }
   if (deviceMs && status)
     status = timer.stop();
-  // Always wait: the arena and the inputs must be idle before reuse.
+  // On the caller's stream, with nothing temporary to free and nothing to
+  // read on the host, the caller waits (kiln::Trainer, once per step).
+  bool temporaries = !keep.empty() || !hostKeep.empty() || !callerArena ||
+                     deviceMs || outputDevice != Device::CUDA ||
+                     anyStagedOutput(deviceOutputs, outputTargets);
+  if (callerStream && status && !temporaries) {
+    lease.synchronise = false;
+    return outputs;
+  }
+  // Otherwise wait: the arena and the inputs must be idle before reuse.
   Status synced = cuda::synchronize(stream);
   if (deviceMs && status && synced) {
     Expected<double> ms = timer.elapsedMilliseconds();
@@ -336,7 +360,8 @@ Expected<NamedTensors> CudaPackage::run(kiln_model *,
                                         const std::vector<const Tensor *> &,
                                         const std::vector<ValueSignature> &,
                                         const std::vector<const Tensor *> &,
-                                        Device, double *, void *) const {
+                                        Device, double *, void *,
+                                        void *) const {
   return cuda::available();
 }
 

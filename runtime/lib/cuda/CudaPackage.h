@@ -52,7 +52,10 @@ public:
   /// `outputTargets` has one entry per output: a checked, contiguous CUDA
   /// tensor to write it into (RunOptions::outputsInto; an unaligned one
   /// through a device temporary), or nullptr. The other outputs are
-  /// returned on `outputDevice`. Waits for the stream before returning.
+  /// returned on `outputDevice`. Waits for the stream before returning,
+  /// except on the caller's `callerStream` (RunOptions::stream) when the run
+  /// leaves nothing temporary behind (no staged input or output, the
+  /// caller's arena, outputs on the device, no timing).
   /// `deviceMs`, when given, receives the device time of the run's copies
   /// and kernels (RunOptions::deviceMilliseconds).
   Expected<NamedTensors> run(kiln_model *handle,
@@ -62,7 +65,8 @@ public:
                              const std::vector<const Tensor *> &outputTargets,
                              Device outputDevice,
                              double *deviceMs = nullptr,
-                             void *callerArena = nullptr) const;
+                             void *callerArena = nullptr,
+                             void *callerStream = nullptr) const;
 
 private:
   CudaPackage() = default;

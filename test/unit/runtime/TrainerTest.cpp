@@ -595,6 +595,29 @@ TEST_CASE("Broken training packages are errors", "[trainer]") {
     writeTrainingPackage(dir.path, m);
     CHECK(contains(loadError(dir.path), "has no output 'total'"));
   }
+  SECTION("saved activations not where the forward graph leaves them") {
+    // (model.so's arena is 64 bytes; the last manifest claims 128.)
+    auto arenaValue = [](int offset, const char *role) {
+      return strCat(R"({"abi_version": 1, "memory_plan": {"arena_bytes": 128,
+                       "arena_values": [{"name": "h", "dtype": "f32",
+                       "shape": [4], "offset": )",
+                    offset, R"(, "role": ")", role, R"("}]}})");
+    };
+    writeFile(dir.path / "graphs/backward/manifest.json",
+              arenaValue(0, "input"));
+    CHECK(contains(loadError(dir.path),
+                   "graphs/backward: reads 'h' from the arena, which "
+                   "graphs/forward does not leave there"));
+    writeFile(dir.path / "graphs/forward/manifest.json",
+              arenaValue(16, "output"));
+    CHECK(contains(loadError(dir.path),
+                   "reads 'h' f32[4] at arena offset 0 but graphs/forward "
+                   "leaves f32[4] at offset 16"));
+    writeFile(dir.path / "graphs/forward/manifest.json",
+              arenaValue(64, "output"));
+    CHECK(contains(loadError(dir.path), "lies outside model.so's 64-byte "
+                                        "arena"));
+  }
   SECTION("another device") {
     TrainerOptions options;
     options.device = Device::CUDA;

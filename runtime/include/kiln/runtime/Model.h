@@ -89,6 +89,15 @@ struct RunOptions {
   /// one buffer of the largest size instead of keeping an arena per model.
   /// Program packages ignore it.
   void *arena = nullptr;
+  /// A cuda package: the CUDA stream (a cudaStream_t the caller owns) to
+  /// run on instead of a pooled one. When the run leaves nothing temporary
+  /// behind (inputs on the device and aligned, outputs on the device,
+  /// RunOptions::arena given, no deviceMilliseconds) it returns with its
+  /// work still queued: the caller synchronises the stream before reading
+  /// the outputs or reusing the inputs or the arena (kiln::Trainer runs its
+  /// three graphs this way and waits once per step). Otherwise it waits as
+  /// usual. Other packages ignore it.
+  void *stream = nullptr;
   /// A cpu package: how many threads its generated kernels use in this run
   /// (library calls keep their own). 0: all of OpenMP's (OMP_NUM_THREADS, or
   /// one per core) while this is the process's only CPU run in flight, one
