@@ -292,6 +292,10 @@ void hoistInvariantDivisors(Kernel &kernel);
 /// rounded result (KernelIRSimplify.cpp). lowerToKernelIR applies it.
 void multiplyByExactReciprocals(Kernel &kernel);
 
+/// Rewrites f32/f64 `pow(x, 2)` and `pow(x, 3)`, the exponent an immediate,
+/// into products (KernelIRSimplify.cpp). lowerToKernelIR applies it.
+void expandSmallPowers(Kernel &kernel);
+
 /// Marks the row caches that may live in an output row (see
 /// RowCache::outputBuffer; KernelIRSimplify.cpp). lowerToKernelIR applies it.
 void placeRowCachesInOutputs(Kernel &kernel);

@@ -20,6 +20,12 @@
 // costs an IEEE division subroutine per element on the GPU, which kept a
 // bf16 LayerNorm+GELU compute-bound.
 //
+// expandSmallPowers turns `pow(x, 2)` and `pow(x, 3)` (f32, f64; an
+// immediate exponent) into `x * x` and `x * x * x`: tanh-GELU's `x^3` and its
+// gradient's `x^2` cost two pow calls per element, which kept GPT-2's
+// GELU-gradient kernel compute-bound. The products are within the error
+// bounds of pow itself (CUDA's powf: 2 ulp; one or two roundings here).
+//
 // placeRowCachesInOutputs lets a row cache live in the row of the output that
 // the epilogue writes (softmax writes exp(x - max) where its result goes and
 // scales it in place), as ONNX Runtime's softmax does: the output's cache
@@ -291,6 +297,56 @@ void multiplyByExactReciprocals(Kernel &kernel) {
   kernel.body.insert(kernel.body.begin(),
                      std::make_move_iterator(prologue.begin()),
                      std::make_move_iterator(prologue.end()));
+}
+
+namespace {
+
+/// Applies expandSmallPowers to `body` (recursively); `values` maps
+/// immediate temps to their values.
+void expandPowers(Kernel &k, Body &body, const std::map<int, double> &values) {
+  Body out;
+  out.reserve(body.size());
+  for (Stmt &s : body) {
+    expandPowers(k, s.body, values);
+    auto exponent = s.kind == Stmt::Kind::Compute && isOp<PowOp>(*s.op) &&
+                            s.args.size() == 2
+                        ? values.find(s.args[1])
+                        : values.end();
+    ScalarType t = s.result >= 0 ? k.temps[s.result] : ScalarType::Bool;
+    if (exponent == values.end() ||
+        (t != ScalarType::F32 && t != ScalarType::F64) ||
+        k.temps[s.args[0]] != t ||
+        (exponent->second != 2.0 && exponent->second != 3.0)) {
+      out.push_back(std::move(s));
+      continue;
+    }
+    int x = s.args[0];
+    mlir::OperationName mul = scalarOpOf<MulOp>(s.op->getContext());
+    if (exponent->second == 3.0) {
+      Stmt square = s;
+      square.result = static_cast<int>(k.temps.size());
+      k.temps.push_back(t);
+      square.op = mul;
+      square.args = {x, x};
+      square.attrs = {};
+      s.args = {square.result, x};
+      out.push_back(std::move(square));
+    } else {
+      s.args = {x, x};
+    }
+    s.op = mul;
+    s.attrs = {};
+    out.push_back(std::move(s));
+  }
+  body = std::move(out);
+}
+
+} // namespace
+
+void expandSmallPowers(Kernel &kernel) {
+  std::map<int, double> values;
+  collectImmediates(kernel.body, values);
+  expandPowers(kernel, kernel.body, values);
 }
 
 void placeRowCachesInOutputs(Kernel &k) {

@@ -770,6 +770,7 @@ FailureOr<Kernel> Lowering::run() {
   kernel.body = std::move(scopes[0].body);
   hoistInvariantDivisors(kernel);
   multiplyByExactReciprocals(kernel);
+  expandSmallPowers(kernel);
   placeRowCachesInOutputs(kernel);
   collectSourceNodes();
   return std::move(kernel);

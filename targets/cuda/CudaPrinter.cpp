@@ -283,6 +283,8 @@ void CudaPrinter::printVectorBody(const Stmt &loop, int64_t w) {
 void CudaPrinter::printPointwise(const Stmt &loop) {
   int64_t total = tripCount(loop.vars);
   int64_t w = vectorWidth(loop);
+  if (w == 1 && printTiledTranspose(loop))
+    return;
   usesGlobalId = true;
   gridSize = std::max(gridSize, (total / w + blockSize - 1) / blockSize);
   open("{");

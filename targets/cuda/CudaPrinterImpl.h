@@ -208,6 +208,10 @@ private:
   void printStmt(const Stmt &s, bool leaderStores);
   void printLoopStmt(const Stmt &s);
   void printPointwise(const Stmt &loop);
+  /// A pointwise nest that reads an input transposed, through 32 x 32
+  /// shared-memory tiles (CudaTileMapping.cpp); false (nothing printed)
+  /// when the nest is not one.
+  bool printTiledTranspose(const Stmt &loop);
   int64_t vectorWidth(const Stmt &loop) const;
   void printVectorBody(const Stmt &loop, int64_t w);
   std::string loadText(const Stmt &load) const;

@@ -280,6 +280,16 @@ TEST_CASE("emulated CUDA kernels match the reference: pointwise",
     %t = kiln.transpose %x0 {perm = array<i64: 1, 0>} : (tensor<64x32xf32>) -> tensor<32x64xf32>
     %a = kiln.add %t, %x1 : (tensor<32x64xf32>, tensor<32x64xf32>) -> tensor<32x64xf32>
     kiln.yield %a : tensor<32x64xf32>)"},
+      // GPT-2's K^T ([B, T, heads, d] -> [B, heads, d, T]) with odd
+      // extents: 32 x 32 shared-memory tiles, partial at the edges.
+      {"k6_tiled_transpose",
+       "pointwise",
+       {"tensor<2x40x3x20xf32>"},
+       {"tensor<2x3x20x40xf32>"},
+       R"(
+    %t = kiln.transpose %x0 {perm = array<i64: 0, 2, 3, 1>} : (tensor<2x40x3x20xf32>) -> tensor<2x3x20x40xf32>
+    %e = kiln.exp %t : (tensor<2x3x20x40xf32>) -> tensor<2x3x20x40xf32>
+    kiln.yield %e : tensor<2x3x20x40xf32>)"},
       {"k4_int",
        "pointwise",
        {"tensor<6x9xi32>", "tensor<9xi32>", "tensor<6x9xi64>"},

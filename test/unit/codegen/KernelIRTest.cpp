@@ -239,3 +239,42 @@ func.func @f(%a: tensor<8x16xbf16>) -> (tensor<8x16xbf16>, tensor<8x16xbf16>) {
   CHECK(contains(ir, "= mul(t"));
   CHECK(contains(ir, "= div(t"));
 }
+
+TEST_CASE("f32 powers 2 and 3 by an immediate become products",
+          "[codegen][ir]") {
+  // tanh-GELU's x^3 and its gradient's x^2: products instead of pow calls.
+  // Another exponent, and a bf16 power (which rounds once), keep pow.
+  FusionModule m = parseModule(R"(
+func.func @f(%a: tensor<8x16xf32>, %h: tensor<8x16xbf16>) -> (tensor<8x16xf32>, tensor<8x16xbf16>) {
+  %r:2 = kiln.fusion "k0_pow" ins(%a, %h : tensor<8x16xf32>, tensor<8x16xbf16>) kind("pointwise") {
+  ^bb0(%x: tensor<8x16xf32>, %y: tensor<8x16xbf16>):
+    %two = kiln.constant dense<2.0> : tensor<f32>
+    %three = kiln.constant dense<3.0> : tensor<f32>
+    %half = kiln.constant dense<0.5> : tensor<f32>
+    %b3 = kiln.constant dense<3.0> : tensor<bf16>
+    %p2 = kiln.pow %x, %two : (tensor<8x16xf32>, tensor<f32>) -> tensor<8x16xf32>
+    %p3 = kiln.pow %x, %three : (tensor<8x16xf32>, tensor<f32>) -> tensor<8x16xf32>
+    %ps = kiln.pow %x, %half : (tensor<8x16xf32>, tensor<f32>) -> tensor<8x16xf32>
+    %s = kiln.add %p2, %p3 : (tensor<8x16xf32>, tensor<8x16xf32>) -> tensor<8x16xf32>
+    %t = kiln.add %s, %ps : (tensor<8x16xf32>, tensor<8x16xf32>) -> tensor<8x16xf32>
+    %q = kiln.pow %y, %b3 : (tensor<8x16xbf16>, tensor<bf16>) -> tensor<8x16xbf16>
+    kiln.yield %t, %q : tensor<8x16xf32>, tensor<8x16xbf16>
+  } -> (tensor<8x16xf32>, tensor<8x16xbf16>)
+  return %r#0, %r#1 : tensor<8x16xf32>, tensor<8x16xbf16>
+}
+)");
+  REQUIRE(m.module);
+  mlir::FailureOr<Kernel> kernel =
+      lowerFusionToKernelIR(m.fusions()[0].getOperation());
+  REQUIRE(mlir::succeeded(kernel));
+  std::string ir = kernel->str();
+  INFO(ir);
+  // x*x (the square), x*x then *x (the cube): three products, two pows left.
+  size_t muls = 0, pows = 0;
+  for (size_t at = 0; (at = ir.find("= mul(", at)) != std::string::npos; ++at)
+    ++muls;
+  for (size_t at = 0; (at = ir.find("= pow(", at)) != std::string::npos; ++at)
+    ++pows;
+  CHECK(muls == 3);
+  CHECK(pows == 2);
+}
