@@ -217,8 +217,8 @@ struct Buffer {
   std::vector<int64_t> shape;
   bool isOutput = false;
   /// The buffer this one shares its memory with (an output stored over a
-  /// dying input, kiln.in_place), or -1. Such pointers may alias: no
-  /// `__restrict`, and no row cache in that output.
+  /// dying input, kiln.in_place), or -1. Such pointers alias: no row cache
+  /// in that output, no `__restrict__` in CUDA kernels.
   int sharesWith = -1;
   int64_t numElements() const;
 };

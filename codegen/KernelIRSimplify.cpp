@@ -38,6 +38,8 @@
 #include "ir/KilnOps.h"
 #include "kiln/runtime/DType.h"
 
+#include "llvm/ADT/STLExtras.h"
+
 #include <cmath>
 #include <cstring>
 #include <set>
@@ -382,10 +384,16 @@ void placeRowCachesInOutputs(Kernel &k) {
         if (s.kind != Stmt::Kind::Store || !afterLoads)
           continue;
         const Buffer &out = k.buffers[s.buffer];
-        // (Not an output stored over an input: the cache's stores would
-        // overwrite the input elements the epilogue reads again.)
         if (!out.isOutput || out.type != cache.type || isHalfType(out.type) ||
-            out.sharesWith >= 0 || claimed.count(s.buffer))
+            claimed.count(s.buffer))
+          continue;
+        // An output stored over an input (kiln.in_place): only when the
+        // epilogue does not read that input again (the cache's stores, in
+        // the last reduce loop, overwrite it; nothing after reads it).
+        if (out.sharesWith >= 0 &&
+            llvm::any_of(loop.body, [&](const Stmt &t) {
+              return t.kind == Stmt::Kind::Load && t.buffer == out.sharesWith;
+            }))
           continue;
         int storesToOut = countStmts(k.body, [&](const Stmt &t) {
           return t.kind == Stmt::Kind::Store && t.buffer == s.buffer;

@@ -6,8 +6,8 @@
 // dies there. The memory planner then gives R the buffer of O (one buffer
 // instead of two: an elementwise chain of backward steps, or the softmax
 // gradient over the gradient of the probabilities), and the kernel printers
-// know that the two pointers alias (no `__restrict`, no row cache in that
-// output).
+// know that the two pointers alias (no row cache in that output; no
+// `__restrict__` on the GPU).
 //
 // The conditions make every element of O read before the element of R at
 // the same place is written, by the thread that writes it or before a

@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <climits>
 #include <map>
+#include <mutex>
 #include <string>
 #include <type_traits>
 
@@ -37,6 +38,13 @@ static void gemmImpl(GemmFn fn, bool transA, bool transB, int64_t m, int64_t n,
         c[i * ldc + j] = beta == T(0) ? T(0) : beta * c[i * ldc + j];
     return;
   }
+  // One BLAS call at a time in the process, on OpenBLAS's own pool of
+  // threads: its results depend on its thread count (on AVX-512 hosts its
+  // single-threaded sgemm rounds differently), so concurrent runs do not
+  // change that count (CpuThreads.cpp), and they queue here instead of
+  // oversubscribing the cores with one pool per caller.
+  static std::mutex blasCall;
+  std::lock_guard<std::mutex> lock(blasCall);
   fn(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
      transB ? CblasTrans : CblasNoTrans, static_cast<blasint>(m),
      static_cast<blasint>(n), static_cast<blasint>(k), T(1), a,

@@ -2,10 +2,12 @@
 //
 // This file declares ConcurrentCpuRun, the scope every run of a cpu package
 // holds: it counts the runs in flight in the process, and while more than
-// one is, the BLAS library (OpenBLAS) runs each call on the calling thread
-// instead of on its own pool; the generated kernels' threads are set per
-// run in ModelRun.cpp. Without it, 8 threads running one package on 2 cores
-// measured 20x slower per run than with one thread each.
+// one is, the generated kernels of each run use one thread (set per run in
+// ModelRun.cpp); BLAS calls take turns on OpenBLAS's own pool
+// (runtime/kernels/Linalg.cpp), whose thread count never changes, so that
+// outputs do not depend on whether runs overlap. Without the one-thread
+// kernels and the turns, 8 threads running one package on 2 cores measured
+// 20x slower per run (a pool of threads per caller on two cores).
 //
 //===----------------------------------------------------------------------===//
 

@@ -21,15 +21,20 @@ const char *const kCppHead = R"PRELUDE(#include <cmath>
 #endif
 
 // The rows [*lo, *hi) of `n` that this thread of the enclosing parallel
-// region takes (OpenMP's static schedule: one contiguous block per thread).
-static inline void kiln_thread_rows(int64_t n, int64_t *lo, int64_t *hi) {
+// region takes, in whole chunks of `chunk` rows (one contiguous block per
+// thread, as OpenMP's static schedule).
+static inline void kiln_thread_rows(int64_t n, int64_t chunk, int64_t *lo,
+                                    int64_t *hi) {
 #ifdef _OPENMP
   int64_t threads = omp_get_num_threads(), t = omp_get_thread_num();
 #else
   int64_t threads = 1, t = 0;
 #endif
-  *lo = n * t / threads;
-  *hi = n * (t + 1) / threads;
+  int64_t chunks = (n + chunk - 1) / chunk;
+  *lo = chunks * t / threads * chunk;
+  *hi = chunks * (t + 1) / threads * chunk;
+  *lo = *lo < n ? *lo : n;
+  *hi = *hi < n ? *hi : n;
 }
 
 // The number of threads the calling thread's kernels use from now on (the

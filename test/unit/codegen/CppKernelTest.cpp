@@ -180,7 +180,7 @@ TEST_CASE("softmax and layer norm (decomposed) as reduction kernels",
   REQUIRE(mlir::succeeded(cpp));
   INFO(cpp->definition);
   CHECK(cpp->definition.find("// Rows pipelined") != std::string::npos);
-  CHECK(cpp->definition.find("kiln_thread_rows(67, &kiln_lo, &kiln_hi);") !=
+  CHECK(cpp->definition.find("kiln_thread_rows(67, 16, &kiln_lo, &kiln_hi);") !=
         std::string::npos);
   CHECK(cpp->definition.find("in0[kiln_nx*512 + j0]") != std::string::npos);
 }
