@@ -486,8 +486,8 @@ std::string CppPrinter::signature() const {
     // `__restrict`: every store of it is data-dependent on the loads of the
     // same element (or on a reduction over them), so no reordering the
     // qualifier allows can move a store before those loads; without it GCC
-    // guards its vectorized loops with an overlap check, which an in-place
-    // call fails (the loop then runs scalar).
+    // versions vectorized loops on a run-time overlap check, which an
+    // in-place call would fail (its scalar copy would run; not measured).
     s += (i ? ", " : "") + std::string(b.isOutput ? "" : "const ") +
          storageCType(b.type) + " *__restrict " + b.name;
   }

@@ -15,6 +15,7 @@
 #include "targets/cuda/CudaPrinterImpl.h"
 
 #include <algorithm>
+#include <functional>
 
 namespace kiln {
 namespace cudaprinter {
@@ -104,35 +105,37 @@ bool CudaPrinter::printTiledTranspose(const Stmt &loop) {
     line("kiln_rest /= " + std::to_string(k.vars[*v].extent) + ";");
   }
   line("const int kiln_tx = threadIdx.x % 32, kiln_ty = threadIdx.x / 32;");
+  // One pass over the tile: `a` and `b` are the tile offsets of A and B
+  // (one of them the thread's lane), then `body` for an element inside.
+  auto tilePass = [&](const std::string &a, const std::string &b,
+                      const std::function<void()> &body) {
+    open("for (int kiln_k = kiln_ty; kiln_k < 32; kiln_k += " +
+         std::to_string(rows) + ") {");
+    line("const " + it + " " + A + " = kiln_a0 + " + a + ", " + B +
+         " = kiln_b0 + " + b + ";");
+    open(inTile);
+    body();
+    close();
+    close();
+    line("__syncthreads();");
+  };
   // Read: threads along A (the input's unit stride).
-  open("for (int kiln_k = kiln_ty; kiln_k < 32; kiln_k += " +
-       std::to_string(rows) + ") {");
-  line("const " + it + " " + A + " = kiln_a0 + kiln_tx, " + B +
-       " = kiln_b0 + kiln_k;");
-  open(inTile);
-  for (const Stmt *s : tiled)
-    line(tileOf(s) + "[kiln_tx][kiln_k] = " + loadText(*s) + ";");
-  close();
-  close();
-  line("__syncthreads();");
+  tilePass("kiln_tx", "kiln_k", [&] {
+    for (const Stmt *s : tiled)
+      line(tileOf(s) + "[kiln_tx][kiln_k] = " + loadText(*s) + ";");
+  });
   // Compute and store: threads along B (the output's unit stride).
-  open("for (int kiln_k = kiln_ty; kiln_k < 32; kiln_k += " +
-       std::to_string(rows) + ") {");
-  line("const " + it + " " + A + " = kiln_a0 + kiln_k, " + B +
-       " = kiln_b0 + kiln_tx;");
-  open(inTile);
-  for (const Stmt &s : loop.body) {
-    if (std::find(tiled.begin(), tiled.end(), &s) == tiled.end()) {
-      printStmt(s, false);
-      continue;
+  tilePass("kiln_k", "kiln_tx", [&] {
+    for (const Stmt &s : loop.body) {
+      if (std::find(tiled.begin(), tiled.end(), &s) == tiled.end()) {
+        printStmt(s, false);
+        continue;
+      }
+      exprs[s.result] = "t" + std::to_string(s.result);
+      line("const " + computeCType(k.temps[s.result]) + " " +
+           exprs[s.result] + " = " + tileOf(&s) + "[kiln_k][kiln_tx];");
     }
-    exprs[s.result] = "t" + std::to_string(s.result);
-    line("const " + computeCType(k.temps[s.result]) + " " + exprs[s.result] +
-         " = " + tileOf(&s) + "[kiln_k][kiln_tx];");
-  }
-  close();
-  close();
-  line("__syncthreads();");
+  });
   close();
   return true;
 }
