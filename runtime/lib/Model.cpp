@@ -528,9 +528,13 @@ Expected<Model> Model::load(const std::string &dir,
   }
   if (isCuda) {
     kiln_model *handle = nullptr;
+    // Steps on the host synchronise: such runs are never captured.
+    bool hostSteps = manifest->counts && manifest->counts->fallback > 0;
+    for (const ManifestRuntimeStep &step : manifest->referenceOps)
+      hostSteps |= step.kind == "fallback";
     Expected<std::unique_ptr<CudaPackage>> pkg =
         CudaPackage::load(dir, impl->libPath, f.cuda, impl->weightTensors,
-                          impl->arenaBytes, handle);
+                          impl->arenaBytes, hostSteps, handle);
     if (!pkg)
       return pkg.status();
     impl->cuda = pkg.take();

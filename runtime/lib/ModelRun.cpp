@@ -149,6 +149,8 @@ Expected<NamedTensors> Model::run(const NamedTensors &inputs,
                                   const RunOptions &options) const {
   assert(impl_ && "run() on a moved-from Model");
   Impl &m = *impl_;
+  if (options.graphUse)
+    *options.graphUse = GraphUse::Off;
   if (m.program) {
     if (options.outputsInto)
       return Status::error(strCat(
@@ -178,8 +180,7 @@ Expected<NamedTensors> Model::run(const NamedTensors &inputs,
       ordered.push_back(t);
     }
     return m.cuda->run(m.handle, m.inputs, ordered, m.outputs, *targets,
-                       options.outputDevice, options.deviceMilliseconds,
-                       options.arena, options.stream);
+                       options);
   }
 
   std::vector<Tensor> ready;

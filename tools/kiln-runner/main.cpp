@@ -55,7 +55,7 @@ const char *kUsage =
     "usage: kiln-runner DIR [--weights-dir DIR] [--input NAME=FILE.npy]...\n"
     "                   [--expect NAME=FILE.npy]... [--output-dir DIR]\n"
     "                   [--warmup N] [--iterations N] [--profile]\n"
-    "                   [--threads N]\n"
+    "                   [--threads N] [--no-cuda-graphs]\n"
     "Runs the package DIR once (outputs to --output-dir as NAME.npy), then\n"
     "times --iterations runs and prints a JSON line with the median.\n"
     "--profile prints what the first run did (graph calls, graph breaks,\n"
@@ -66,7 +66,10 @@ const char *kUsage =
     "'step N loss X' per step; --iterations times further steps.\n"
     "--threads N runs the package from N threads at once, --iterations\n"
     "times each, and checks that every output is bit-identical to the\n"
-    "first run's (exit status 4 otherwise).\n";
+    "first run's (exit status 4 otherwise).\n"
+    "A cuda package's timed runs replay a CUDA graph (captured by the\n"
+    "second run; \"cuda_graph\" in the JSON line says what the last run\n"
+    "did); --no-cuda-graphs launches every kernel directly instead.\n";
 
 } // namespace
 
@@ -76,7 +79,7 @@ int main(int argc, char **argv) {
   std::vector<std::pair<std::string, std::string>> inputFiles, expectFiles;
   int warmup = 5, iterations = 0, steps = 1, threads = 0;
   std::string lossesFile, gradientsDir, loadWeights;
-  bool profile = false;
+  bool profile = false, cudaGraphs = true;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto value = [&]() -> const char * {
@@ -88,6 +91,10 @@ int main(int argc, char **argv) {
     }
     if (a == "--profile") {
       profile = true;
+      continue;
+    }
+    if (a == "--no-cuda-graphs") {
+      cudaGraphs = false;
       continue;
     }
     if (a == "--weights-dir" || a == "--output-dir" || a == "--input" ||
@@ -134,11 +141,12 @@ int main(int argc, char **argv) {
     return fail(std::string("no package folder given\n") + kUsage);
 
   // A training package runs train steps (TrainRunner.cpp).
-  if (Expected<PackageManifest> manifest = readManifest(dir + "/manifest.json");
-      manifest && manifest->kind == PackageKind::Training)
+  Expected<PackageManifest> manifest = readManifest(dir + "/manifest.json");
+  if (manifest && manifest->kind == PackageKind::Training)
     return runTrainingPackage(TrainRun{dir, inputFiles, steps, lossesFile,
                                        gradientsDir, warmup, iterations,
                                        loadWeights});
+  bool isProgram = manifest && manifest->kind == PackageKind::Program;
   Expected<Model> model = Model::load(dir, load);
   if (!model)
     return fail(model.status().message());
@@ -217,8 +225,24 @@ int main(int argc, char **argv) {
       return fail("input '" + entry.first + "': " + moved.status().message());
     entry.second = moved.take();
   }
+  // Outputs into tensors made once, as a server would (and as
+  // torch.compile's CUDA graphs keep theirs): runs replaying a graph then
+  // copy nothing.
+  NamedTensors into;
+  for (const ValueSignature &sig : isProgram ? std::vector<ValueSignature>()
+                                             : model->outputs()) {
+    Expected<Tensor> t = Tensor::empty(sig.dtype, sig.shape, device);
+    if (!t)
+      return fail("output '" + sig.name + "': " + t.status().message());
+    into.emplace_back(sig.name, t.take());
+  }
   RunOptions options;
   options.outputDevice = device;
+  if (!isProgram)
+    options.outputsInto = &into;
+  options.cudaGraphs = cudaGraphs;
+  GraphUse graphUse = GraphUse::Off;
+  options.graphUse = &graphUse;
   double deviceMs = -1;
   if (device == Device::CUDA)
     options.deviceMilliseconds = &deviceMs;
@@ -246,8 +270,9 @@ int main(int argc, char **argv) {
   std::string where = device == Device::CUDA ? cuda::deviceDescription()
                                              : std::string("cpu");
   std::printf("{\"package\": \"%s\", \"device\": \"%s\", \"iterations\": %d, "
-              "\"median_ms\": %.4f, \"min_ms\": %.4f, \"max_ms\": %.4f%s}\n",
+              "\"median_ms\": %.4f, \"min_ms\": %.4f, \"max_ms\": %.4f%s, "
+              "\"cuda_graph\": \"%s\"}\n",
               dir.c_str(), where.c_str(), iterations, ms[ms.size() / 2],
-              ms.front(), ms.back(), deviceMedian);
+              ms.front(), ms.back(), deviceMedian, graphUseName(graphUse));
   return 0;
 }

@@ -41,6 +41,10 @@ KILN_CHECK_SIGNATURE(launchKernel, cuLaunchKernel);
 KILN_CHECK_SIGNATURE(moduleLoadData, cuModuleLoadData);
 KILN_CHECK_SIGNATURE(primaryCtxRetain, cuDevicePrimaryCtxRetain);
 KILN_CHECK_SIGNATURE(deviceGetAttribute, cuDeviceGetAttribute);
+KILN_CHECK_SIGNATURE(streamBeginCapture, cuStreamBeginCapture_v2);
+KILN_CHECK_SIGNATURE(streamEndCapture, cuStreamEndCapture);
+KILN_CHECK_SIGNATURE(graphInstantiate, cuGraphInstantiateWithFlags);
+KILN_CHECK_SIGNATURE(graphLaunch, cuGraphLaunch);
 #undef KILN_CHECK_SIGNATURE
 
 /// The driver, or why it could not be set up; built once.
@@ -101,11 +105,19 @@ Loaded *load() {
   // _v2 (CUDA 12.8+) has the same signature; older drivers have only v1.
   KILN_BIND(eventElapsedTime, "cuEventElapsedTime_v2", "cuEventElapsedTime");
   KILN_BIND(eventDestroy, "cuEventDestroy_v2");
+  KILN_BIND(streamWaitEvent, "cuStreamWaitEvent");
   KILN_BIND(moduleLoadData, "cuModuleLoadData");
   KILN_BIND(moduleUnload, "cuModuleUnload");
   KILN_BIND(moduleGetFunction, "cuModuleGetFunction");
   KILN_BIND(launchKernel, "cuLaunchKernel");
   KILN_BIND(funcSetAttribute, "cuFuncSetAttribute");
+  KILN_BIND(streamBeginCapture, "cuStreamBeginCapture_v2");
+  KILN_BIND(streamEndCapture, "cuStreamEndCapture");
+  KILN_BIND(streamIsCapturing, "cuStreamIsCapturing");
+  KILN_BIND(graphInstantiate, "cuGraphInstantiateWithFlags");
+  KILN_BIND(graphLaunch, "cuGraphLaunch");
+  KILN_BIND(graphExecDestroy, "cuGraphExecDestroy");
+  KILN_BIND(graphDestroy, "cuGraphDestroy");
 #undef KILN_BIND
   if (!ok) {
     l->status = Status::error(

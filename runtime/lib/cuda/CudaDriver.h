@@ -51,6 +51,7 @@ struct Driver {
   CUresult (*eventSynchronize)(CUevent);
   CUresult (*eventElapsedTime)(float *, CUevent, CUevent);
   CUresult (*eventDestroy)(CUevent);
+  CUresult (*streamWaitEvent)(CUstream, CUevent, unsigned);
   CUresult (*moduleLoadData)(CUmodule *, const void *);
   CUresult (*moduleUnload)(CUmodule);
   CUresult (*moduleGetFunction)(CUfunction *, CUmodule, const char *);
@@ -58,6 +59,15 @@ struct Driver {
                            unsigned, unsigned, unsigned, CUstream, void **,
                            void **);
   CUresult (*funcSetAttribute)(CUfunction, CUfunction_attribute, int);
+  // CUDA graphs: a run's launches captured once and replayed
+  // (CudaGraphCache.cpp).
+  CUresult (*streamBeginCapture)(CUstream, CUstreamCaptureMode);
+  CUresult (*streamEndCapture)(CUstream, CUgraph *);
+  CUresult (*streamIsCapturing)(CUstream, CUstreamCaptureStatus *);
+  CUresult (*graphInstantiate)(CUgraphExec *, CUgraph, unsigned long long);
+  CUresult (*graphLaunch)(CUgraphExec, CUstream);
+  CUresult (*graphExecDestroy)(CUgraphExec);
+  CUresult (*graphDestroy)(CUgraph);
 
   /// The process's context and device.
   CUcontext context = nullptr;

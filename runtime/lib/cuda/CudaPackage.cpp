@@ -75,7 +75,7 @@ Expected<std::unique_ptr<CudaPackage>>
 CudaPackage::load(const std::string &dir, const std::string &libPath,
                   const CudaModelAbi &abi,
                   const std::vector<Tensor> &hostWeights, size_t arenaBytes,
-                  kiln_model *&handle) {
+                  bool hostSteps, kiln_model *&handle) {
   Expected<const cuda::Driver *> dr = cuda::driver();
   if (!dr)
     return dr.status();
@@ -84,6 +84,11 @@ CudaPackage::load(const std::string &dir, const std::string &libPath,
   pkg->libPath_ = libPath;
   pkg->abi_ = abi;
   pkg->arenaBytes_ = arenaBytes;
+  pkg->hostSteps_ = hostSteps;
+  CudaPackage *self = pkg.get();
+  pkg->graphs_ = std::make_unique<CudaGraphCache>(
+      [self] { return self->acquireArena(); },
+      [self](void *arena) { self->releaseArena(arena); });
 
   // The kernels.
   fs::path cubin = fs::path(dir) / "kernels.cubin";
@@ -176,6 +181,8 @@ CudaPackage::load(const std::string &dir, const std::string &libPath,
 }
 
 CudaPackage::~CudaPackage() {
+  // The graphs launch the module's kernels and give their arenas back.
+  graphs_.reset();
   for (void *a : freeArenas_)
     cuda::deallocate(a);
   if (module_)
@@ -204,114 +211,188 @@ Expected<NamedTensors> CudaPackage::run(
     kiln_model *handle, const std::vector<ValueSignature> &inputSigs,
     const std::vector<const Tensor *> &inputs,
     const std::vector<ValueSignature> &outputSigs,
-    const std::vector<const Tensor *> &outputTargets, Device outputDevice,
-    double *deviceMs, void *callerArena, void *callerStream) const {
+    const std::vector<const Tensor *> &outputTargets,
+    const RunOptions &options) const {
+  void *callerStream = options.stream;
+  void *callerArena = options.arena;
+  double *deviceMs = options.deviceMilliseconds;
+  Device outputDevice = options.outputDevice;
+  GraphUse unused = GraphUse::Off;
+  GraphUse &use = options.graphUse ? *options.graphUse : unused;
+  use = GraphUse::Off;
+
+  // The addresses passed in place: aligned, contiguous device inputs and
+  // aligned output targets (null: staged in a temporary or an entry's
+  // buffer).
+  CudaGraphKey key;
+  key.arena = callerArena;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Tensor &t = *inputs[i];
+    if (t.device() == Device::CUDA && !t.isContiguous())
+      return Status::error(strCat("input '", inputSigs[i].name,
+                                  "': the cuda tensor ", t.typeString(),
+                                  " is not contiguous; pass a contiguous "
+                                  "one (or a CPU tensor)"));
+    bool inPlace =
+        t.device() == Device::CUDA &&
+        reinterpret_cast<uintptr_t>(t.rawData()) % kDeviceAlignment == 0;
+    key.inputs.push_back(inPlace ? t.rawData() : nullptr);
+  }
+  for (const Tensor *target : outputTargets)
+    key.outputs.push_back(
+        target && reinterpret_cast<uintptr_t>(target->rawData()) %
+                          kDeviceAlignment ==
+                      0
+            ? target->rawData()
+            : nullptr);
+
+  // The CUDA graph entry of these addresses, when graphs may be used.
+  CudaGraphEntry *entry = nullptr;
+  if (options.cudaGraphs && !cudaGraphsDisabledByEnvironment()) {
+    use = GraphUse::Ineligible;
+    // The legacy and per-thread default streams cannot be captured.
+    bool capturable = !hostSteps_ && callerStream != CU_STREAM_LEGACY &&
+                      callerStream != CU_STREAM_PER_THREAD;
+    if (capturable) {
+      Expected<CudaGraphEntry *> e =
+          graphs_->acquire(key, inputSigs, outputSigs);
+      if (!e)
+        return e.status();
+      entry = *e;
+    }
+  }
+  struct EntryLease {
+    CudaGraphCache &cache;
+    CudaGraphEntry *entry;
+    ~EntryLease() {
+      if (entry)
+        cache.release(entry);
+    }
+  } entryLease{*graphs_, entry};
+
   // Declared before the stream lease: destroyed after it has synchronised.
-  std::vector<Tensor> keep, hostKeep, deviceOutputs;
+  std::vector<Tensor> keep, hostKeep, deviceOutputs(outputSigs.size());
   cuda::StreamTimer timer;
   Expected<void *> streamOr =
-      callerStream ? Expected<void *>(callerStream) : cuda::acquireStream();
+      callerStream ? Expected<void *>(callerStream)
+      : entry      ? Expected<void *>(entry->stream)
+                   : cuda::acquireStream();
   if (!streamOr)
     return streamOr.status();
-  StreamLease lease{*streamOr, /*pooled=*/callerStream == nullptr};
+  StreamLease lease{*streamOr, /*pooled=*/!callerStream && !entry};
   void *stream = lease.stream;
   if (deviceMs)
     KILN_RETURN_IF_ERROR(timer.start(stream));
 
-  // Inputs on the device; CPU ones (kept alive in `hostKeep` until the
-  // stream is synchronised) are copied on the stream.
-  std::vector<const void *> inputPointers;
+  // Inputs on the device: staged ones are copied on the stream into the
+  // entry's buffer or a temporary (CPU ones kept alive in `hostKeep` until
+  // the stream is synchronised).
+  std::vector<const void *> inputPointers = key.inputs;
   for (size_t i = 0; i < inputs.size(); ++i) {
+    if (inputPointers[i])
+      continue;
     const Tensor &t = *inputs[i];
     const std::string &name = inputSigs[i].name;
-    if (t.device() == Device::CUDA && t.isContiguous() &&
-        reinterpret_cast<uintptr_t>(t.rawData()) % kDeviceAlignment == 0) {
-      inputPointers.push_back(t.rawData());
-      continue;
+    Tensor dev;
+    if (entry) {
+      dev = entry->inputs[i];
+    } else {
+      Expected<Tensor> fresh =
+          Tensor::empty(t.dtype(), t.shape(), Device::CUDA);
+      if (!fresh)
+        return fresh.status().withContext(strCat("input '", name, "'"));
+      dev = fresh.take();
     }
-    if (t.device() == Device::CUDA && !t.isContiguous())
-      return Status::error(strCat("input '", name, "': the cuda tensor ",
-                                  t.typeString(),
-                                  " is not contiguous; pass a contiguous "
-                                  "one (or a CPU tensor)"));
-    Expected<Tensor> dev = Tensor::empty(t.dtype(), t.shape(), Device::CUDA);
-    if (!dev)
-      return dev.status().withContext(strCat("input '", name, "'"));
     if (t.device() == Device::CUDA) {
-      KILN_RETURN_IF_ERROR(cuda::copy(dev->rawData(), t.rawData(), t.nbytes(),
+      KILN_RETURN_IF_ERROR(cuda::copy(dev.rawData(), t.rawData(), t.nbytes(),
                                       cuda::CopyKind::DeviceToDevice, stream,
                                       false));
     } else {
       Tensor host = t.contiguous();
-      KILN_RETURN_IF_ERROR(cuda::copy(dev->rawData(), host.rawData(),
+      KILN_RETURN_IF_ERROR(cuda::copy(dev.rawData(), host.rawData(),
                                       t.nbytes(), cuda::CopyKind::HostToDevice,
                                       stream, false)
                                .withContext(strCat("input '", name, "'")));
       hostKeep.push_back(std::move(host));
     }
-    inputPointers.push_back(dev->rawData());
-    keep.push_back(dev.take());
+    inputPointers[i] = dev.rawData();
+    keep.push_back(std::move(dev));
   }
 
   // Outputs: the caller's device tensors where given (aligned ones written
-  // in place), else new device tensors.
-  std::vector<void *> outputPointers;
+  // in place), else the entry's buffers or new device tensors.
+  std::vector<void *> outputPointers = key.outputs;
   for (size_t i = 0; i < outputSigs.size(); ++i) {
-    const ValueSignature &sig = outputSigs[i];
-    const Tensor *target = outputTargets[i];
-    if (target &&
-        reinterpret_cast<uintptr_t>(target->rawData()) % kDeviceAlignment ==
-            0) {
-      outputPointers.push_back(target->rawData());
-      deviceOutputs.emplace_back();
+    if (outputPointers[i])
       continue;
+    if (entry) {
+      deviceOutputs[i] = entry->outputs[i];
+    } else {
+      const ValueSignature &sig = outputSigs[i];
+      Expected<Tensor> t = Tensor::empty(sig.dtype, sig.shape, Device::CUDA);
+      if (!t)
+        return t.status().withContext(strCat("output '", sig.name, "'"));
+      deviceOutputs[i] = t.take();
     }
-    Expected<Tensor> t = Tensor::empty(sig.dtype, sig.shape, Device::CUDA);
-    if (!t)
-      return t.status().withContext(strCat("output '", sig.name, "'"));
-    outputPointers.push_back(t->rawData());
-    deviceOutputs.push_back(t.take());
+    outputPointers[i] = deviceOutputs[i].rawData();
   }
 
-  // The caller's scratch memory (RunOptions::arena), else a pooled arena.
-  Expected<void *> acquired =
-      callerArena ? Expected<void *>(callerArena) : acquireArena();
+  // The caller's scratch memory (RunOptions::arena), the entry's, or a
+  // pooled arena.
+  Expected<void *> acquired = callerArena ? Expected<void *>(callerArena)
+                              : entry     ? Expected<void *>(entry->arena)
+                                          : acquireArena();
   if (!acquired)
     return Status::error(strCat(libPath_, ": cannot allocate the ", arenaBytes_,
                                 "-byte device arena: ",
                                 acquired.status().message()));
   void *arena = *acquired;
-  char err[1024] = {0};
-  int rc = abi_.run(handle, inputPointers.data(), outputPointers.data(), arena,
-                    stream, err, sizeof(err));
-  err[sizeof(err) - 1] = 0;
+  bool pooledArena = !callerArena && !entry;
+  auto launches = [&](void *on) -> Status {
+    char err[1024] = {0};
+    int rc = abi_.run(handle, inputPointers.data(), outputPointers.data(),
+                      arena, on, err, sizeof(err));
+    err[sizeof(err) - 1] = 0;
+    if (rc != 0)
+      return Status::error(
+          strCat(libPath_, ": run failed: ", err[0] ? err : "no message"));
+    return Status::ok();
+  };
+  Status status =
+      entry ? graphs_->run(*entry, callerStream,
+                           [&] { return launches(entry->stream); }, use)
+            : launches(stream);
   NamedTensors outputs;
-  Status status = Status::ok();
-  if (rc != 0) {
-    status = Status::error(
-        strCat(libPath_, ": run failed: ", err[0] ? err : "no message"));
-  } else {
-    for (size_t i = 0; i < outputSigs.size() && status; ++i) {
-      if (const Tensor *target = outputTargets[i]) {
-        // Written in place, or staged in an aligned temporary.
-        if (deviceOutputs[i].defined() && target->nbytes())
-          status = cuda::copy(target->rawData(), deviceOutputs[i].rawData(),
-                              target->nbytes(), cuda::CopyKind::DeviceToDevice,
-                              stream, false)
-                       .withContext(strCat("output '", outputSigs[i].name,
-                                           "'"));
-        continue;
-      }
-      if (outputDevice == Device::CUDA) {
-        outputs.emplace_back(outputSigs[i].name, deviceOutputs[i]);
-        continue;
-      }
-      Tensor host = Tensor::empty(outputSigs[i].dtype, outputSigs[i].shape);
-      status =
-          cuda::copy(host.rawData(), deviceOutputs[i].rawData(), host.nbytes(),
-                     cuda::CopyKind::DeviceToHost, stream, false);
-      outputs.emplace_back(outputSigs[i].name, std::move(host));
+  for (size_t i = 0; i < outputSigs.size() && status; ++i) {
+    if (!deviceOutputs[i].defined())
+      continue; // Written in place.
+    const ValueSignature &sig = outputSigs[i];
+    if (const Tensor *target = outputTargets[i]) {
+      // Staged: an unaligned target.
+      if (target->nbytes())
+        status = cuda::copy(target->rawData(), deviceOutputs[i].rawData(),
+                            target->nbytes(), cuda::CopyKind::DeviceToDevice,
+                            stream, false)
+                     .withContext(strCat("output '", sig.name, "'"));
+      continue;
     }
+    if (outputDevice == Device::CUDA && !entry) {
+      outputs.emplace_back(sig.name, deviceOutputs[i]);
+      continue;
+    }
+    // The entry's buffer is reused by the next run: the caller gets a copy.
+    Expected<Tensor> out = Tensor::empty(sig.dtype, sig.shape, outputDevice);
+    if (!out) {
+      status = out.status().withContext(strCat("output '", sig.name, "'"));
+      break;
+    }
+    status = cuda::copy(out->rawData(), deviceOutputs[i].rawData(),
+                        out->nbytes(),
+                        outputDevice == Device::CUDA
+                            ? cuda::CopyKind::DeviceToDevice
+                            : cuda::CopyKind::DeviceToHost,
+                        stream, false);
+    outputs.emplace_back(sig.name, out.take());
   }
   if (deviceMs && status)
     status = timer.stop();
@@ -333,7 +414,7 @@ Expected<NamedTensors> CudaPackage::run(
     else
       *deviceMs = *ms;
   }
-  if (synced && !callerArena)
+  if (synced && pooledArena)
     releaseArena(arena);
   if (!status)
     return status;
@@ -347,7 +428,7 @@ Expected<NamedTensors> CudaPackage::run(
 Expected<std::unique_ptr<CudaPackage>>
 CudaPackage::load(const std::string &, const std::string &,
                   const CudaModelAbi &, const std::vector<Tensor> &, size_t,
-                  kiln_model *&) {
+                  bool, kiln_model *&) {
   return cuda::available();
 }
 CudaPackage::~CudaPackage() = default;
@@ -360,8 +441,7 @@ Expected<NamedTensors> CudaPackage::run(kiln_model *,
                                         const std::vector<const Tensor *> &,
                                         const std::vector<ValueSignature> &,
                                         const std::vector<const Tensor *> &,
-                                        Device, double *, void *,
-                                        void *) const {
+                                        const RunOptions &) const {
   return cuda::available();
 }
 

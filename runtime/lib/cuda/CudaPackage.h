@@ -11,7 +11,10 @@
 #ifndef KILN_RUNTIME_LIB_CUDA_CUDAPACKAGE_H
 #define KILN_RUNTIME_LIB_CUDA_CUDAPACKAGE_H
 
+#include "CudaGraphCache.h"
+
 #include "kiln/runtime/Executor.h"
+#include "kiln/runtime/Model.h"
 #include "kiln/runtime/ModelABI.h"
 #include "kiln/runtime/Program.h"
 #include "kiln/runtime/Status.h"
@@ -40,33 +43,33 @@ public:
   /// Loads DIR/kernels.cubin (falling back to DIR/kernels.ptx when the cubin
   /// does not load on this GPU), resolves the kernels that model.so names,
   /// uploads `hostWeights` and calls kiln_model_create_cuda, storing the
-  /// handle in `handle`. Errors name the file or kernel.
+  /// handle in `handle`. `hostSteps`: the package runs steps on the host
+  /// (its runs are never captured into CUDA graphs). Errors name the file
+  /// or kernel.
   static Expected<std::unique_ptr<CudaPackage>>
   load(const std::string &dir, const std::string &libPath,
        const CudaModelAbi &abi, const std::vector<Tensor> &hostWeights,
-       size_t arenaBytes, kiln_model *&handle);
+       size_t arenaBytes, bool hostSteps, kiln_model *&handle);
   ~CudaPackage();
 
-  /// Runs the model on a pooled stream and arena. `inputs` are in signature
+  /// Runs the model on a pooled stream and arena, or replays its CUDA graph
+  /// for these addresses (CudaGraphCache.h). `inputs` are in signature
   /// order and already checked (dtype and shape; CPU or CUDA).
   /// `outputTargets` has one entry per output: a checked, contiguous CUDA
   /// tensor to write it into (RunOptions::outputsInto; an unaligned one
   /// through a device temporary), or nullptr. The other outputs are
-  /// returned on `outputDevice`. Waits for the stream before returning,
-  /// except on the caller's `callerStream` (RunOptions::stream) when the run
+  /// returned on `options.outputDevice`. Waits for the stream before
+  /// returning, except on the caller's RunOptions::stream when the run
   /// leaves nothing temporary behind (no staged input or output, the
   /// caller's arena, outputs on the device, no timing).
-  /// `deviceMs`, when given, receives the device time of the run's copies
-  /// and kernels (RunOptions::deviceMilliseconds).
+  /// RunOptions::deviceMilliseconds receives the device time of the run's
+  /// copies and kernels; RunOptions::graphUse how it used a graph.
   Expected<NamedTensors> run(kiln_model *handle,
                              const std::vector<ValueSignature> &inputSigs,
                              const std::vector<const Tensor *> &inputs,
                              const std::vector<ValueSignature> &outputSigs,
                              const std::vector<const Tensor *> &outputTargets,
-                             Device outputDevice,
-                             double *deviceMs = nullptr,
-                             void *callerArena = nullptr,
-                             void *callerStream = nullptr) const;
+                             const RunOptions &options) const;
 
 private:
   CudaPackage() = default;
@@ -81,6 +84,9 @@ private:
   size_t arenaBytes_ = 0;
   mutable std::mutex arenaMutex_;
   mutable std::vector<void *> freeArenas_;
+  bool hostSteps_ = false;
+  /// Created by load(); mutable like the arena pool.
+  std::unique_ptr<CudaGraphCache> graphs_;
 };
 
 } // namespace kiln

@@ -49,6 +49,27 @@ struct LoadOptions {
   NamedTensors weights;
 };
 
+/// How a cuda package's run used CUDA graphs (RunOptions::graphUse).
+enum class GraphUse {
+  /// Launched directly: graphs are off (RunOptions::cudaGraphs, or
+  /// KILN_CUDA_GRAPHS=0), or the package is not a cuda graph package.
+  Off,
+  /// Launched directly: the package has steps on the host, an earlier
+  /// capture of these addresses failed, the stream cannot be captured, or
+  /// another run was using these addresses' graph.
+  Ineligible,
+  /// Launched directly: the first run with these input, output and arena
+  /// addresses (the next one captures).
+  Warmup,
+  /// Captured into a CUDA graph, which was then launched.
+  Captured,
+  /// Replayed the graph an earlier run with the same addresses captured.
+  Replayed,
+};
+
+/// "off", "ineligible", "warmup", "captured" or "replayed".
+const char *graphUseName(GraphUse use);
+
 /// How Model::run returns its results.
 struct RunOptions {
   /// Where the outputs are returned. A cuda package's outputs are copied to
@@ -105,6 +126,19 @@ struct RunOptions {
   /// on the calling thread as well), so that concurrent runs do not
   /// oversubscribe the cores. Cuda packages ignore it.
   int threads = 0;
+  /// A cuda package: whether runs may replay CUDA graphs, so that a run
+  /// costs one launch on the host instead of one per kernel and library
+  /// call. The first run with a given set of input, output and arena
+  /// addresses launches directly, the second captures its launches into a
+  /// graph, later ones replay it. Inputs from the host and outputs the run
+  /// allocates are staged in buffers kept for those addresses (one arena
+  /// per address set too, at most four sets per Model): pass device inputs
+  /// and RunOptions::outputsInto to avoid the copies. Packages with steps on
+  /// the host never capture. KILN_CUDA_GRAPHS=0 turns graphs off for the
+  /// process. Other packages ignore it.
+  bool cudaGraphs = true;
+  /// A cuda package: when given, receives how this run used CUDA graphs.
+  GraphUse *graphUse = nullptr;
 };
 
 /// A value a graph package hands to the next graph, or takes from the
