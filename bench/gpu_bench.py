@@ -22,9 +22,12 @@ import argparse, json, os, subprocess, sys, tempfile
 import numpy as np
 
 MEMORY_BOUND = {"ln_gelu", "softmax"}
-MODELS = ["softmax", "ln_gelu", "mlp", "gpt2_block", "resnet50"]
+MODELS = ["softmax", "ln_gelu", "mlp", "gpt2_block", "resnet50", "gpt2_block_b1", "resnet50_b1"]
 # Packages NAME-bf16 (pack.sh) exist for these.
-BF16_MODELS = {"softmax", "ln_gelu", "mlp"}
+BF16_MODELS = {"softmax", "ln_gelu", "mlp", "gpt2_block", "resnet50", "gpt2_block_b1", "resnet50_b1"}
+# Batch-1 latency models: also compared with torch.compile's CUDA graphs
+# (mode reduce-overhead), the peer of Kiln's replayed graphs.
+LATENCY = {"gpt2_block_b1", "resnet50_b1"}
 # Output tolerances against PyTorch eager (rtol, atol).
 TOLERANCE = {"float32": (1e-3, 1e-4), "bfloat16": (1.6e-2, 2e-2)}
 
@@ -76,9 +79,11 @@ def main():
 
     rows = []
     # The long ones (resnet50's export and torch.compile take minutes) last.
-    runs = [(n, "float32") for n in args.models if n != "resnet50"] + [
-        (n, "bfloat16") for n in args.models if n in BF16_MODELS] + [
-        (n, "float32") for n in args.models if n == "resnet50"]
+    slow = ("resnet50", "resnet50_b1")
+    runs = [(n, "float32") for n in args.models if n not in slow] + [
+        (n, "bfloat16") for n in args.models if n in BF16_MODELS and n not in slow] + [
+        (n, d) for n in args.models if n in slow for d in ("float32", "bfloat16")
+        if d == "float32" or n in BF16_MODELS]
     exported = set()
     for name, dtype in runs:
         pkg = os.path.join(args.pack, "packages", name + ("-bf16" if dtype == "bfloat16" else ""))
@@ -119,6 +124,23 @@ def main():
                 ok &= bool(np.allclose(got, want, rtol=rtol, atol=atol))
             row["max_abs_diff"] = worst
             row["matches_pytorch"] = ok
+            if dtype == "bfloat16":
+                # Is the bf16 difference bf16 rounding? Both bf16 results
+                # against PyTorch's f32 result on the same (rounded) inputs.
+                m32, _ = models.build(name)
+                m32 = m32.cuda().float().eval()
+                with torch.no_grad():
+                    r32 = m32(*[i.cuda() for i in inputs])
+                r32 = r32 if isinstance(r32, (tuple, list)) else (r32,)
+                kd = td = 0.0
+                for n, r, f in zip(out_names, refs, r32):
+                    got = np.load(os.path.join(case, "out", "".join(c if c.isalnum() or c == "_" else "_" for c in n) + ".npy"))
+                    want = f.float().cpu().numpy()
+                    kd = max(kd, float(np.max(np.abs(got - want))))
+                    td = max(td, float(np.max(np.abs(r.float().cpu().numpy() - want))))
+                row["kiln_vs_f32_max_diff"] = kd
+                row["torch_bf16_vs_f32_max_diff"] = td
+                del m32
             # A debugging variant compiled with KILN_CUDA_STRIDED_ROWS=1, if
             # packed: does it match too?
             variant = pkg + "-strided"
@@ -134,8 +156,16 @@ def main():
             timing = json.loads(run([runner, pkg, *flags, "--iterations", str(args.iterations)]).stdout.strip().splitlines()[-1])
             row["kiln_wall_ms"] = timing["median_ms"]
             row["kiln_ms"] = timing.get("device_median_ms", timing["median_ms"])
+            row["cuda_graph"] = timing.get("cuda_graph", "-")
+            # Without CUDA graphs, every kernel launched by the host.
+            direct = json.loads(run([runner, pkg, *flags, "--iterations", str(args.iterations),
+                                     "--no-cuda-graphs"]).stdout.strip().splitlines()[-1])
+            row["kiln_direct_ms"] = direct.get("device_median_ms", direct["median_ms"])
+            row["kiln_direct_wall_ms"] = direct["median_ms"]
             # 3. PyTorch eager and torch.compile, same process tree, same GPU.
-            base = run([sys.executable, os.path.join(args.pack, "models.py"), "baseline", name, "--dtype", dtype])
+            modes = "eager,compile,reduce-overhead" if name in LATENCY else "eager,compile"
+            base = run([sys.executable, os.path.join(args.pack, "models.py"), "baseline", name, "--dtype", dtype,
+                        "--modes", modes])
             for line in base.stdout.splitlines():
                 if line.startswith("{"):
                     rec = json.loads(line)
@@ -146,6 +176,10 @@ def main():
             row["kiln_passes_s"] = round(times.get("kiln_passes", 0) + times.get("codegen", 0), 3)
             row["nvrtc_s"] = round(times.get("nvrtc", 0), 3)
             row["kernels"] = manifest["counts"]
+            # Steps per run: launches of generated kernels and library calls
+            # outside weight preparation (wrapper.cpp is not packed; the
+            # manifest lists every kernel, the load-time ones included).
+            row["library_calls"] = sum(1 for r in manifest.get("reference_ops", []) if r["kind"] == "library")
             if name in MEMORY_BOUND:
                 size = 2 if dtype == "bfloat16" else 4
                 nbytes = sum(t.numel() * size for t in inputs) + sum(r.numel() * size for r in refs)
@@ -162,17 +196,22 @@ def main():
                 f.write(json.dumps(row) + "\n")
 
     print()
-    print("| model | dtype | Kiln ms | Kiln wall ms | eager ms | compile ms | Kiln/eager | Kiln/compile | "
-          "copy BW % | matches | Kiln passes s | NVRTC s | torch.compile 1st call s |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|")
+    print("| model | dtype | Kiln ms | Kiln wall ms | Kiln no-graph ms | eager ms | compile ms | reduce-overhead ms | "
+          "Kiln/eager | Kiln/compile | Kiln/reduce-overhead | copy BW % | matches | Kiln passes s | NVRTC s | "
+          "torch.compile 1st call s |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|")
     for r in rows:
         if "error" in r:
             print(f"| {r['model']} | {r['dtype']} | error: {r['error'][:120]} |")
             continue
         k, e, c = r["kiln_ms"], r.get("torch_eager_ms"), r.get("torch_compile_ms")
+        ro = r.get("torch_reduce_overhead_ms")
         bw = f"{100 * r['copy_fraction']:.0f}" if "copy_fraction" in r else "-"
-        print(f"| {r['model']} | {r['dtype']} | {k:.3f} | {r['kiln_wall_ms']:.3f} | {e:.3f} | {c:.3f} | {k / e:.2f} | "
-              f"{k / c:.2f} | {bw} | {'yes' if r['matches_pytorch'] else 'NO (max diff %.2g)' % r['max_abs_diff']} | "
+        ros = f"{ro:.3f}" if ro else "-"
+        ror = f"{k / ro:.2f}" if ro else "-"
+        print(f"| {r['model']} | {r['dtype']} | {k:.3f} | {r['kiln_wall_ms']:.3f} | {r['kiln_direct_ms']:.3f} | "
+              f"{e:.3f} | {c:.3f} | {ros} | {k / e:.2f} | "
+              f"{k / c:.2f} | {ror} | {bw} | {'yes' if r['matches_pytorch'] else 'NO (max diff %.2g)' % r['max_abs_diff']} | "
               f"{r['kiln_passes_s']} | {r['nvrtc_s']} | {r.get('torch_compile_first_call_s', '-')} |")
     return 0 if all("error" not in r and r["matches_pytorch"] for r in rows) else 1
 

@@ -5,10 +5,10 @@
 The graph's float inputs, outputs, Cast targets, Constant and ConstantOfShape
 values become bfloat16. Initializers keep their float32 external data (so the
 package binds the same NAME.onnx.data that `models.py export` writes) and are
-cast to bfloat16 once per run by a Cast node (`W__f32` -> `W`): PyTorch's
-bfloat16 model holds bfloat16 weights, so this costs Kiln one read of the
-float32 weights per run, which the benchmark includes. Only the graph is read
-and written (external data is not loaded).
+cast to bfloat16 by a Cast node (`W__f32` -> `W`), which Kiln runs once, when
+the package loads (kiln-mark-load-time: a step that reads only weights), so a
+run reads the bf16 weights only, as PyTorch's bf16 model does. Only the graph
+is read and written (external data is not loaded).
 """
 import sys
 

@@ -7,7 +7,8 @@
 # for CUDA (with its data sets as .npy), and gathers them with the runtime
 # and kiln-runner (no MLIR or LLVM travels) into gpu-pack/, at most 64 MiB:
 #
-#   gpu-pack/bin/            kiln-runner, kiln-runtime-gpu-tests
+#   gpu-pack/bin/            kiln-runner, kiln-runtime-gpu-tests and its
+#                            fake_cuda_model.so
 #   gpu-pack/lib.tar.gz      lib/: libkiln_runtime.so, OpenBLAS and its runtime
 #   gpu-pack/packages/NAME/  kiln compile --target cuda of each bench graph
 #   gpu-pack/conformance.tar.gz   node-test packages + data (compile-cuda)
@@ -36,7 +37,8 @@ rm -rf "$OUT"
 mkdir -p "$OUT/bin" "$OUT/lib" "$OUT/packages"
 cp "$BUILD/bin/kiln-runner" "$OUT/bin/"
 if [[ -x "$BUILD/test/kiln-runtime-gpu-tests" ]]; then
-  cp "$BUILD/test/kiln-runtime-gpu-tests" "$OUT/bin/"
+  cp "$BUILD/test/kiln-runtime-gpu-tests" "$BUILD/test/fake_cuda_model.so" \
+    "$OUT/bin/"
 fi
 cp "$BUILD/runtime/libkiln_runtime.so" "$OUT/lib/"
 # The runtime's reference kernels use OpenBLAS, which the GPU image lacks.
@@ -49,13 +51,13 @@ compile_package() { # graph, package name
     -o "$OUT/packages/$2" | tail -1
   rm -f "$OUT/packages/$2"/{wrapper.cpp,model.h}
 }
-for model in softmax ln_gelu mlp gpt2_block resnet50; do
+for model in softmax ln_gelu mlp gpt2_block resnet50 gpt2_block_b1 resnet50_b1; do
   compile_package "$ROOT/test/models/bench-graphs/$model.onnx" "$model"
 done
 # bfloat16 variants (bench/onnx_to_bf16.py: bf16 inputs, outputs and math;
-# the f32 weights of NAME.onnx.data cast once per run).
+# the f32 weights of NAME.onnx.data cast once, at load time).
 BF16="$(mktemp -d)"
-for model in softmax ln_gelu mlp; do
+for model in softmax ln_gelu mlp gpt2_block resnet50 gpt2_block_b1 resnet50_b1; do
   "$ROOT/.venv/bin/python3" "$ROOT/bench/onnx_to_bf16.py" \
     "$ROOT/test/models/bench-graphs/$model.onnx" "$BF16/$model.onnx"
   compile_package "$BF16/$model.onnx" "$model-bf16"

@@ -360,54 +360,13 @@ TEST_CASE("kiln_cuda_matmul with a caller workspace and a stream",
 
 namespace {
 
-/// y = x + w (x, w, y: f32[1000]) with the kernel k0 of kAddPtx.
-const char *kFakeCudaModel = R"cpp(
-#include "kiln/runtime/ModelABI.h"
-#include "kiln/runtime/CudaServices.h"
-struct kiln_model { const void *w; void *k0; };
-static const int64_t kShape[1] = {1000};
-extern "C" {
-int kiln_model_abi_version(void) { return KILN_MODEL_ABI_VERSION; }
-const char *kiln_model_target(void) { return "cuda"; }
-int kiln_model_num_inputs(void) { return 1; }
-int kiln_model_num_outputs(void) { return 1; }
-int kiln_model_num_weights(void) { return 1; }
-const char *kiln_model_input_name(int) { return "x"; }
-const char *kiln_model_output_name(int) { return "y"; }
-const char *kiln_model_weight_name(int) { return "w"; }
-int kiln_model_input_dtype(int) { return 0; }
-int kiln_model_output_dtype(int) { return 0; }
-int kiln_model_weight_dtype(int) { return 0; }
-int kiln_model_input_rank(int) { return 1; }
-int kiln_model_output_rank(int) { return 1; }
-int kiln_model_weight_rank(int) { return 1; }
-const int64_t *kiln_model_input_shape(int) { return kShape; }
-const int64_t *kiln_model_output_shape(int) { return kShape; }
-const int64_t *kiln_model_weight_shape(int) { return kShape; }
-size_t kiln_model_arena_bytes(void) { return 4096; }
-int kiln_model_num_kernels(void) { return 1; }
-const char *kiln_model_kernel_name(int) { return "k0"; }
-int kiln_model_create_cuda(const void *const *weights, void *const *functions,
-                           kiln_model **out, char *, size_t) {
-  *out = new kiln_model{weights[0], functions[0]};
-  return 0;
+/// The fake package's model.so (fake_package/FakeCudaModel.cpp), built
+/// next to this test binary: y = x + w with the kernel k0 of kAddPtx.
+fs::path fakeModelLibrary() {
+  std::error_code ec;
+  fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  return self.parent_path() / "fake_cuda_model.so";
 }
-int kiln_model_run_cuda(kiln_model *m, const void *const *inputs,
-                        void *const *outputs, void *arena, void *stream,
-                        char *err, size_t errlen) {
-  const void *x = inputs[0];
-  const void *w = m->w;
-  void *y = outputs[0];
-  int n = 1000;
-  void *args[] = {&x, &w, &y, &n};
-  if (kiln_cuda_memset(arena, 0, 4096, stream, err, errlen))
-    return 1;
-  return kiln_cuda_launch(m->k0, 8, 1, 1, 128, 1, 1, 0, stream, args, err,
-                          errlen);
-}
-void kiln_model_destroy(kiln_model *m) { delete m; }
-}
-)cpp";
 
 struct TempDir {
   fs::path path;
@@ -430,23 +389,11 @@ void writeFile(const fs::path &path, const std::string &bytes) {
 /// Writes the fake package (model.so, manifest.json, weights.bin with
 /// w[i] = i, kernels.ptx) into `dir`.
 void writeFakePackage(const fs::path &dir) {
-  const char *cxx = std::getenv("KILN_CXX");
-  if (!cxx || !*cxx)
-    cxx = std::getenv("CXX");
-  if (!cxx || !*cxx)
-    cxx = "c++";
-  fs::path include = fs::path(__FILE__)
-                         .parent_path()
-                         .parent_path()
-                         .parent_path()
-                         .parent_path() /
-                     "runtime" / "include";
-  writeFile(dir / "model.cpp", kFakeCudaModel);
-  std::string cmd = std::string(cxx) + " -O1 -fPIC -shared -I" +
-                    include.string() + " " + (dir / "model.cpp").string() +
-                    " -o " + (dir / "model.so").string() + " 2>&1";
-  INFO(cmd);
-  REQUIRE(std::system(cmd.c_str()) == 0);
+  fs::path library = fakeModelLibrary();
+  INFO(library.string());
+  REQUIRE(fs::is_regular_file(library));
+  fs::copy_file(library, dir / "model.so",
+                fs::copy_options::overwrite_existing);
   writeFile(dir / "manifest.json", R"json({
   "abi_version": 1, "target": "cuda",
   "signature": {
@@ -541,4 +488,65 @@ TEST_CASE("A cuda package loads (PTX fallback) and runs through Model",
   for (std::thread &t : threads)
     t.join();
   CHECK(failures == 0);
+}
+
+TEST_CASE("A cuda package's runs are captured into a CUDA graph and replayed",
+          "[gpu][model][graphs]") {
+  requireCuda();
+  TempDir dir;
+  writeFakePackage(dir.path);
+  Expected<Model> loaded = Model::load(dir.path.string());
+  REQUIRE(loaded.isOk());
+  const Model &model = *loaded;
+
+  // The same device input and output addresses every run: warm-up, capture,
+  // then replays, each reading the input's current contents.
+  Tensor dx = *Tensor::empty(DType::F32, {1000}, Device::CUDA);
+  Tensor dy = *Tensor::empty(DType::F32, {1000}, Device::CUDA);
+  NamedTensors into{{"y", dy}};
+  RunOptions options;
+  options.outputsInto = &into;
+  GraphUse use = GraphUse::Off;
+  options.graphUse = &use;
+  const GraphUse expected[] = {GraphUse::Warmup, GraphUse::Captured,
+                               GraphUse::Replayed, GraphUse::Replayed};
+  for (int run = 0; run < 4; ++run) {
+    std::vector<float> xs(1000);
+    for (int i = 0; i < 1000; ++i)
+      xs[i] = static_cast<float>(run * 1000 + i);
+    REQUIRE(cuda::copy(dx.rawData(), xs.data(), 4000,
+                       cuda::CopyKind::HostToDevice, nullptr, true)
+                .isOk());
+    Expected<NamedTensors> out = model.run({{"x", dx}}, options);
+    REQUIRE(out.isOk());
+    CHECK(use == expected[run]);
+    std::vector<float> got = download(dy);
+    for (int i = 0; i < 1000; ++i)
+      REQUIRE(got[i] == xs[i] + static_cast<float>(i));
+  }
+
+  // Host inputs and returned outputs go through the entry's buffers: a
+  // replay still sees each run's input and returns a fresh output.
+  RunOptions hostRuns;
+  hostRuns.graphUse = &use;
+  std::vector<Tensor> results;
+  for (int run = 0; run < 4; ++run) {
+    std::vector<float> xs(1000, static_cast<float>(run));
+    Expected<NamedTensors> out =
+        model.run({{"x", Tensor::fromVector<float>(xs, {1000})}}, hostRuns);
+    REQUIRE(out.isOk());
+    CHECK(use == expected[run]);
+    results.push_back((*out)[0].second);
+  }
+  for (int run = 0; run < 4; ++run) {
+    std::vector<double> got = results[run].toDoubleVector();
+    for (int i = 0; i < 1000; ++i)
+      REQUIRE(got[i] == run + i);
+  }
+
+  // Opting out launches directly.
+  RunOptions direct = hostRuns;
+  direct.cudaGraphs = false;
+  REQUIRE(model.run({{"x", dx}}, direct).isOk());
+  CHECK(use == GraphUse::Off);
 }
