@@ -374,12 +374,13 @@ LogicalResult PackageWriter::finish(func::FuncOp graph, const MemoryPlan &plan,
   // The steps that call the runtime or a library instead of a generated
   // kernel.
   for (Operation &op : graph.getBody().front()) {
+    std::string when = op.hasAttr(kLoadTimeAttr) ? "load" : "run";
     if (auto call = dyn_cast<LibraryCallOp>(op))
       m.referenceOps.push_back(
-          {call.getCallee().str(), "library", sourceNodeNames(&op)});
+          {call.getCallee().str(), "library", sourceNodeNames(&op), when});
     else if (op.hasAttr(kReferenceAttr))
       m.referenceOps.push_back({op.getName().getStringRef().str(), "fallback",
-                                sourceNodeNames(&op)});
+                                sourceNodeNames(&op), when});
   }
   m.counts = ManifestCounts{counts.fused, counts.library, counts.fallback,
                             std::nullopt, std::nullopt};

@@ -528,10 +528,11 @@ Expected<Model> Model::load(const std::string &dir,
   }
   if (isCuda) {
     kiln_model *handle = nullptr;
-    // Steps on the host synchronise: such runs are never captured.
-    bool hostSteps = manifest->counts && manifest->counts->fallback > 0;
+    // Steps on the host synchronise: such runs are never captured (those
+    // of weight preparation run once, at load).
+    bool hostSteps = false;
     for (const ManifestRuntimeStep &step : manifest->referenceOps)
-      hostSteps |= step.kind == "fallback";
+      hostSteps |= step.kind == "fallback" && step.when == "run";
     Expected<std::unique_ptr<CudaPackage>> pkg =
         CudaPackage::load(dir, impl->libPath, f.cuda, impl->weightTensors,
                           impl->arenaBytes, hostSteps, handle);

@@ -116,7 +116,8 @@ Json graphManifestJson(const PackageManifest &m) {
   j["weights"] = listJson(m.weights, weightJson);
   j["kernels"] = listJson(m.kernels, kernelJson);
   j["reference_ops"] = listJson(m.referenceOps, [](const auto &s) {
-    return Json{{"op", s.op}, {"kind", s.kind}, {"nodes", s.nodes}};
+    return Json{
+        {"op", s.op}, {"kind", s.kind}, {"nodes", s.nodes}, {"when", s.when}};
   });
   if (m.counts)
     j["counts"] = countsJson(*m.counts);

@@ -325,6 +325,10 @@ Status parseRuntimeStep(const Json &j, ManifestRuntimeStep &s) {
   Fields fields(j);
   KILN_RETURN_IF_ERROR(fields.string("op", s.op));
   KILN_RETURN_IF_ERROR(fields.string("kind", s.kind));
+  KILN_RETURN_IF_ERROR(fields.string("when", s.when));
+  if (s.when != "run" && s.when != "load")
+    return Status::error(
+        strCat("'when' is '", s.when, "', not \"run\" or \"load\""));
   return fields.strings("nodes", s.nodes);
 }
 

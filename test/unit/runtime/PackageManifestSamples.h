@@ -173,14 +173,16 @@ inline constexpr const char *kTinyMlpCpuManifest = R"json({
       "kind": "library",
       "nodes": [
         "/fc1/MatMul"
-      ]
+      ],
+      "when": "run"
     },
     {
       "op": "kiln.matmul",
       "kind": "library",
       "nodes": [
         "/fc2/MatMul"
-      ]
+      ],
+      "when": "run"
     }
   ],
   "counts": {

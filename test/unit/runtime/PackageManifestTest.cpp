@@ -49,7 +49,8 @@ static bool operator==(const ManifestKernel &a, const ManifestKernel &b) {
 }
 static bool operator==(const ManifestRuntimeStep &a,
                        const ManifestRuntimeStep &b) {
-  return std::tie(a.op, a.kind, a.nodes) == std::tie(b.op, b.kind, b.nodes);
+  return std::tie(a.op, a.kind, a.nodes, a.when) ==
+         std::tie(b.op, b.kind, b.nodes, b.when);
 }
 static bool operator==(const ManifestCounts &a, const ManifestCounts &b) {
   return std::tie(a.fused, a.library, a.fallback, a.graphs, a.graphBreaks) ==
@@ -185,7 +186,7 @@ PackageManifest cpuGraphManifest() {
   m.kernels = {{"k0_layer_norm", "reduction", {"/ln/LayerNormalization"}, {}},
                {"k1_add_relu", "pointwise", {"/add", "/relu"}, {}}};
   m.referenceOps = {{"kiln.matmul", "library", {"/fc1/MatMul"}},
-                    {"kiln.top_k", "fallback", {"/TopK"}}};
+                    {"kiln.top_k", "fallback", {"/TopK"}, "load"}};
   m.counts = ManifestCounts{2, 1, 1, std::nullopt, std::nullopt};
   m.memoryPlan.arenaBytes = 4096;
   m.memoryPlan.buffers = {{"%k0_layer_norm#0", 0, 256, 0, 1},

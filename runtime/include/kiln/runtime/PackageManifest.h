@@ -22,7 +22,8 @@
 //                  "grid": [4, 1, 1], "block": [256, 1, 1],   (cuda only)
 //                  "shared_bytes": 0}],                       (cuda only)
 //     "reference_ops": [{"op": "kiln.matmul", "kind": "library",
-//                        "nodes": ["/fc/MatMul"]}],     (kind: or "fallback")
+//                        "nodes": ["/fc/MatMul"],       (kind: or "fallback")
+//                        "when": "run"}],               (or "load": at load time)
 //     "counts": {"fused": 3, "library": 1, "fallback": 0},
 //     "memory_plan": {"arena_bytes": 4096,
 //                     "library_workspace": {"offset": 0, "bytes": 0},
@@ -234,6 +235,9 @@ struct ManifestRuntimeStep {
   /// kernel).
   std::string kind;
   std::vector<std::string> nodes;
+  /// "run" (every run) or "load" (once, when the package loads: a step that
+  /// reads only weights, kiln.load_time).
+  std::string when = "run";
 };
 
 /// The step counts ("counts").
