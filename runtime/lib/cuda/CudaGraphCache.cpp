@@ -118,6 +118,9 @@ CudaGraphCache::acquire(const CudaGraphKey &key,
       e->lastUse = ++clock_;
       return e.get();
     }
+  // Addresses that change every run: entries would only cost.
+  if (!replayed_ && made_ >= kMaxColdEntries)
+    return static_cast<CudaGraphEntry *>(nullptr);
   if (entries_.size() >= kMaxEntries) {
     // Drop the least recently used idle entry.
     auto victim = entries_.end();
@@ -170,6 +173,7 @@ CudaGraphCache::acquire(const CudaGraphKey &key,
   }
   entry->busy = true;
   entry->lastUse = ++clock_;
+  ++made_;
   entries_.push_back(std::move(entry));
   return entries_.back().get();
 }
@@ -197,6 +201,10 @@ Status CudaGraphCache::run(CudaGraphEntry &entry, void *callerStream,
 
   if (entry.exec) {
     use = GraphUse::Replayed;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      replayed_ = true;
+    }
     return finish(check(
         d, d.graphLaunch(static_cast<CUgraphExec>(entry.exec), stream),
         "replaying the run's CUDA graph (cuGraphLaunch)"));

@@ -65,10 +65,13 @@ struct CudaGraphEntry {
 };
 
 /// The graph entries of one package (at most kMaxEntries; the least
-/// recently used idle one is dropped to make room).
+/// recently used idle one is dropped to make room). A caller whose
+/// addresses change from run to run never replays: after kMaxColdEntries
+/// entries made without any replay, no more are made.
 class CudaGraphCache {
 public:
   static constexpr size_t kMaxEntries = 4;
+  static constexpr size_t kMaxColdEntries = 16;
 
   /// Takes or gives back an arena of the package's pool.
   using ArenaSource = std::function<Expected<void *>()>;
@@ -101,6 +104,8 @@ private:
   std::mutex mutex_;
   std::vector<std::unique_ptr<CudaGraphEntry>> entries_;
   uint64_t clock_ = 0;
+  size_t made_ = 0;
+  bool replayed_ = false;
 };
 
 /// Whether CUDA graphs are turned off for the process (KILN_CUDA_GRAPHS=0).
