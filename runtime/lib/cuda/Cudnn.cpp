@@ -15,9 +15,8 @@
 // match the CPU reference within 1e-3; f16 and bf16 take tensor cores with
 // fp32 accumulation. Each stream gets its own cuDNN handle, plans and
 // workspace: a plan (descriptors, the heuristic's algorithm and its
-// workspace size; with KILN_CUDNN_AUTOTUNE=1 the fastest algorithm of a
-// timed cudnnFindConvolutionForwardAlgorithm) is built once per (dtype,
-// shapes, geometry, bias) and cached; the workspace grows as plans need (the stream is synchronized
+// workspace size) is built once per (dtype, shapes, geometry, bias) and
+// cached; the workspace grows as plans need (the stream is synchronized
 // before an outgrown workspace is freed). The bias is added by cudnnAddTensor
 // after the convolution. With a ReLU (ConvArgs::relu), the convolution,
 // bias, residual (ConvArgs::z) and ReLU run as one
@@ -170,11 +169,6 @@ struct Dnn {
   cudnnStatus (*getFwdAlgo)(cudnnHandle, cudnnTensorDesc, cudnnFilterDesc,
                             cudnnConvDesc, cudnnTensorDesc, int, int *,
                             FwdAlgoPerf *);
-  /// The same question answered by running every algorithm once (timed;
-  /// KILN_CUDNN_AUTOTUNE=1).
-  cudnnStatus (*findFwdAlgo)(cudnnHandle, cudnnTensorDesc, cudnnFilterDesc,
-                             cudnnConvDesc, cudnnTensorDesc, int, int *,
-                             FwdAlgoPerf *);
   cudnnStatus (*getFwdWorkspace)(cudnnHandle, cudnnTensorDesc,
                                  cudnnFilterDesc, cudnnConvDesc,
                                  cudnnTensorDesc, int, size_t *);
@@ -279,7 +273,6 @@ LoadedDnn *loadDnn() {
   bind(dnn.setMathType, "cudnnSetConvolutionMathType");
   bind(dnn.destroyConv, "cudnnDestroyConvolutionDescriptor");
   bind(dnn.getFwdAlgo, "cudnnGetConvolutionForwardAlgorithm_v7");
-  bind(dnn.findFwdAlgo, "cudnnFindConvolutionForwardAlgorithm");
   bind(dnn.getFwdWorkspace, "cudnnGetConvolutionForwardWorkspaceSize");
   bind(dnn.convForward, "cudnnConvolutionForward");
   bind(dnn.addTensor, "cudnnAddTensor");
@@ -400,16 +393,6 @@ Status makeTensor(const Dnn &dnn, cudnnTensorDesc &desc, int type,
                   "setting a tensor descriptor");
 }
 
-/// Whether plans time the algorithms instead of asking the heuristic
-/// (KILN_CUDNN_AUTOTUNE=1).
-bool autotune() {
-  static const bool on = [] {
-    const char *env = std::getenv("KILN_CUDNN_AUTOTUNE");
-    return env && std::string(env) == "1";
-  }();
-  return on;
-}
-
 Expected<std::unique_ptr<Plan>> buildPlan(const Dnn &dnn, cudnnHandle handle,
                                           const ConvArgs &x, int type) {
   auto plan = std::make_unique<Plan>();
@@ -471,21 +454,11 @@ Expected<std::unique_ptr<Plan>> buildPlan(const Dnn &dnn, cudnnHandle handle,
 
   FwdAlgoPerf perf[kFwdAlgoCount] = {};
   int found = 0;
-  if (autotune()) {
-    // Every algorithm timed once on cuDNN's own buffers (it synchronises:
-    // plans are built on a run's first call, outside any graph capture).
-    KILN_RETURN_IF_ERROR(dnnCheck(
-        dnn,
-        dnn.findFwdAlgo(handle, plan->xDesc, plan->wDesc, plan->convDesc,
-                        plan->yDesc, kFwdAlgoCount, &found, perf),
-        "timing the algorithms (cudnnFindConvolutionForwardAlgorithm)"));
-  } else {
-    KILN_RETURN_IF_ERROR(dnnCheck(
-        dnn,
-        dnn.getFwdAlgo(handle, plan->xDesc, plan->wDesc, plan->convDesc,
-                       plan->yDesc, kFwdAlgoCount, &found, perf),
-        "choosing an algorithm (cudnnGetConvolutionForwardAlgorithm_v7)"));
-  }
+  KILN_RETURN_IF_ERROR(dnnCheck(
+      dnn,
+      dnn.getFwdAlgo(handle, plan->xDesc, plan->wDesc, plan->convDesc,
+                     plan->yDesc, kFwdAlgoCount, &found, perf),
+      "choosing an algorithm (cudnnGetConvolutionForwardAlgorithm_v7)"));
   for (int i = 0; i < found; ++i) {
     const FwdAlgoPerf &p = perf[i];
     if (p.status != kStatusSuccess || p.memory > kMaxWorkspaceBytes)
