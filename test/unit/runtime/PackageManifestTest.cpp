@@ -648,6 +648,10 @@ TEST_CASE("Manifest errors name the file and the entry", "[manifest]") {
     requireError(R"({"kernels": ["k0"]})", {"kernels[0]: expected an object"});
     requireError(R"({"reference_ops": [{"op": "kiln.matmul", "kind": 2}]})",
                  {"reference_ops[0] ('kiln.matmul'): 'kind' must be a string"});
+    requireError(
+        R"({"reference_ops": [{"op": "kiln.trilu", "when": "later"}]})",
+        {"reference_ops[0] ('kiln.trilu'): 'when' is 'later', not \"run\" "
+         "or \"load\""});
   }
   SECTION("counts, memory plan, options and the rest") {
     requireError(R"({"counts": [1]})", {"'counts' must be an object"});
