@@ -69,6 +69,115 @@ bool anyStagedOutput(const std::vector<Tensor> &deviceOutputs,
   return false;
 }
 
+/// The addresses a run passes in place: aligned, contiguous device inputs
+/// and aligned output targets (null: staged in a temporary or in a CUDA
+/// graph entry's buffer). A non-contiguous device input is an error.
+Expected<CudaGraphKey> addressesOf(const std::vector<ValueSignature> &sigs,
+                                   const std::vector<const Tensor *> &inputs,
+                                   const std::vector<const Tensor *> &targets,
+                                   void *callerArena) {
+  CudaGraphKey key;
+  key.arena = callerArena;
+  auto aligned = [](const void *p) {
+    return reinterpret_cast<uintptr_t>(p) % kDeviceAlignment == 0;
+  };
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Tensor &t = *inputs[i];
+    if (t.device() == Device::CUDA && !t.isContiguous())
+      return Status::error(strCat("input '", sigs[i].name,
+                                  "': the cuda tensor ", t.typeString(),
+                                  " is not contiguous; pass a contiguous "
+                                  "one (or a CPU tensor)"));
+    bool inPlace = t.device() == Device::CUDA && aligned(t.rawData());
+    key.inputs.push_back(inPlace ? t.rawData() : nullptr);
+  }
+  for (const Tensor *target : targets)
+    key.outputs.push_back(target && aligned(target->rawData())
+                              ? target->rawData()
+                              : nullptr);
+  return key;
+}
+
+/// Copies the inputs that `pointers` has no address for, on `stream`, into
+/// the entry's buffers or new device tensors (kept in `keep`; CPU sources in
+/// `hostKeep`, alive until the stream is synchronised), and sets their
+/// addresses.
+Status stageInputs(const std::vector<ValueSignature> &sigs,
+                   const std::vector<const Tensor *> &inputs,
+                   const CudaGraphEntry *entry, void *stream,
+                   std::vector<const void *> &pointers,
+                   std::vector<Tensor> &keep, std::vector<Tensor> &hostKeep) {
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (pointers[i])
+      continue;
+    const Tensor &t = *inputs[i];
+    const std::string &name = sigs[i].name;
+    Tensor dev;
+    if (entry) {
+      dev = entry->inputs[i];
+    } else {
+      Expected<Tensor> fresh =
+          Tensor::empty(t.dtype(), t.shape(), Device::CUDA);
+      if (!fresh)
+        return fresh.status().withContext(strCat("input '", name, "'"));
+      dev = fresh.take();
+    }
+    if (t.device() == Device::CUDA) {
+      KILN_RETURN_IF_ERROR(cuda::copy(dev.rawData(), t.rawData(), t.nbytes(),
+                                      cuda::CopyKind::DeviceToDevice, stream,
+                                      false));
+    } else {
+      Tensor host = t.contiguous();
+      KILN_RETURN_IF_ERROR(cuda::copy(dev.rawData(), host.rawData(),
+                                      t.nbytes(), cuda::CopyKind::HostToDevice,
+                                      stream, false)
+                               .withContext(strCat("input '", name, "'")));
+      hostKeep.push_back(std::move(host));
+    }
+    pointers[i] = dev.rawData();
+    keep.push_back(std::move(dev));
+  }
+  return Status::ok();
+}
+
+/// The outputs the run wrote into `deviceOutputs` (the others went into
+/// their targets in place): copied into unaligned targets, else returned on
+/// `device` (the device tensor itself, or a copy when it is a CUDA graph
+/// entry's buffer, which the next run reuses: `reused`).
+Status returnOutputs(const std::vector<ValueSignature> &sigs,
+                     const std::vector<const Tensor *> &targets,
+                     const std::vector<Tensor> &deviceOutputs, bool reused,
+                     Device device, void *stream, NamedTensors &outputs) {
+  for (size_t i = 0; i < sigs.size(); ++i) {
+    if (!deviceOutputs[i].defined())
+      continue; // Written in place.
+    const ValueSignature &sig = sigs[i];
+    if (const Tensor *target = targets[i]) {
+      if (target->nbytes())
+        KILN_RETURN_IF_ERROR(
+            cuda::copy(target->rawData(), deviceOutputs[i].rawData(),
+                       target->nbytes(), cuda::CopyKind::DeviceToDevice,
+                       stream, false)
+                .withContext(strCat("output '", sig.name, "'")));
+      continue;
+    }
+    if (device == Device::CUDA && !reused) {
+      outputs.emplace_back(sig.name, deviceOutputs[i]);
+      continue;
+    }
+    Expected<Tensor> out = Tensor::empty(sig.dtype, sig.shape, device);
+    if (!out)
+      return out.status().withContext(strCat("output '", sig.name, "'"));
+    KILN_RETURN_IF_ERROR(cuda::copy(
+        out->rawData(), deviceOutputs[i].rawData(), out->nbytes(),
+        device == Device::CUDA ? cuda::CopyKind::DeviceToDevice
+                               : cuda::CopyKind::DeviceToHost,
+        stream, false));
+    outputs.emplace_back(sig.name, out.take());
+  }
+  return Status::ok();
+}
+
 } // namespace
 
 Expected<std::unique_ptr<CudaPackage>>
@@ -221,30 +330,11 @@ Expected<NamedTensors> CudaPackage::run(
   GraphUse &use = options.graphUse ? *options.graphUse : unused;
   use = GraphUse::Off;
 
-  // The addresses passed in place: aligned, contiguous device inputs and
-  // aligned output targets (null: staged in a temporary or an entry's
-  // buffer).
-  CudaGraphKey key;
-  key.arena = callerArena;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    const Tensor &t = *inputs[i];
-    if (t.device() == Device::CUDA && !t.isContiguous())
-      return Status::error(strCat("input '", inputSigs[i].name,
-                                  "': the cuda tensor ", t.typeString(),
-                                  " is not contiguous; pass a contiguous "
-                                  "one (or a CPU tensor)"));
-    bool inPlace =
-        t.device() == Device::CUDA &&
-        reinterpret_cast<uintptr_t>(t.rawData()) % kDeviceAlignment == 0;
-    key.inputs.push_back(inPlace ? t.rawData() : nullptr);
-  }
-  for (const Tensor *target : outputTargets)
-    key.outputs.push_back(
-        target && reinterpret_cast<uintptr_t>(target->rawData()) %
-                          kDeviceAlignment ==
-                      0
-            ? target->rawData()
-            : nullptr);
+  Expected<CudaGraphKey> addresses =
+      addressesOf(inputSigs, inputs, outputTargets, callerArena);
+  if (!addresses)
+    return addresses.status();
+  const CudaGraphKey &key = *addresses;
 
   // The CUDA graph entry of these addresses, when graphs may be used.
   CudaGraphEntry *entry = nullptr;
@@ -284,40 +374,10 @@ Expected<NamedTensors> CudaPackage::run(
   if (deviceMs)
     KILN_RETURN_IF_ERROR(timer.start(stream));
 
-  // Inputs on the device: staged ones are copied on the stream into the
-  // entry's buffer or a temporary (CPU ones kept alive in `hostKeep` until
-  // the stream is synchronised).
+  // Inputs on the device.
   std::vector<const void *> inputPointers = key.inputs;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    if (inputPointers[i])
-      continue;
-    const Tensor &t = *inputs[i];
-    const std::string &name = inputSigs[i].name;
-    Tensor dev;
-    if (entry) {
-      dev = entry->inputs[i];
-    } else {
-      Expected<Tensor> fresh =
-          Tensor::empty(t.dtype(), t.shape(), Device::CUDA);
-      if (!fresh)
-        return fresh.status().withContext(strCat("input '", name, "'"));
-      dev = fresh.take();
-    }
-    if (t.device() == Device::CUDA) {
-      KILN_RETURN_IF_ERROR(cuda::copy(dev.rawData(), t.rawData(), t.nbytes(),
-                                      cuda::CopyKind::DeviceToDevice, stream,
-                                      false));
-    } else {
-      Tensor host = t.contiguous();
-      KILN_RETURN_IF_ERROR(cuda::copy(dev.rawData(), host.rawData(),
-                                      t.nbytes(), cuda::CopyKind::HostToDevice,
-                                      stream, false)
-                               .withContext(strCat("input '", name, "'")));
-      hostKeep.push_back(std::move(host));
-    }
-    inputPointers[i] = dev.rawData();
-    keep.push_back(std::move(dev));
-  }
+  KILN_RETURN_IF_ERROR(stageInputs(inputSigs, inputs, entry, stream,
+                                   inputPointers, keep, hostKeep));
 
   // Outputs: the caller's device tensors where given (aligned ones written
   // in place), else the entry's buffers or new device tensors.
@@ -363,43 +423,22 @@ Expected<NamedTensors> CudaPackage::run(
                            [&] { return launches(entry->stream); }, use)
             : launches(stream);
   NamedTensors outputs;
-  for (size_t i = 0; i < outputSigs.size() && status; ++i) {
-    if (!deviceOutputs[i].defined())
-      continue; // Written in place.
-    const ValueSignature &sig = outputSigs[i];
-    if (const Tensor *target = outputTargets[i]) {
-      // Staged: an unaligned target.
-      if (target->nbytes())
-        status = cuda::copy(target->rawData(), deviceOutputs[i].rawData(),
-                            target->nbytes(), cuda::CopyKind::DeviceToDevice,
-                            stream, false)
-                     .withContext(strCat("output '", sig.name, "'"));
-      continue;
-    }
-    if (outputDevice == Device::CUDA && !entry) {
-      outputs.emplace_back(sig.name, deviceOutputs[i]);
-      continue;
-    }
-    // The entry's buffer is reused by the next run: the caller gets a copy.
-    Expected<Tensor> out = Tensor::empty(sig.dtype, sig.shape, outputDevice);
-    if (!out) {
-      status = out.status().withContext(strCat("output '", sig.name, "'"));
-      break;
-    }
-    status = cuda::copy(out->rawData(), deviceOutputs[i].rawData(),
-                        out->nbytes(),
-                        outputDevice == Device::CUDA
-                            ? cuda::CopyKind::DeviceToDevice
-                            : cuda::CopyKind::DeviceToHost,
-                        stream, false);
-    outputs.emplace_back(sig.name, out.take());
-  }
+  if (status)
+    status = returnOutputs(outputSigs, outputTargets, deviceOutputs,
+                           /*reused=*/entry != nullptr, outputDevice, stream,
+                           outputs);
   if (deviceMs && status)
     status = timer.stop();
-  // On the caller's stream, with nothing temporary to free and nothing to
-  // read on the host, the caller waits (kiln::Trainer, once per step).
+  // On the caller's stream, with nothing temporary to free, nothing to
+  // read on the host and no graph entry's buffer still being read (the
+  // entry serves the next run as soon as it is released), the caller waits
+  // (kiln::Trainer, once per step).
+  bool entryBuffers = false;
+  for (const Tensor &t : deviceOutputs)
+    entryBuffers |= entry && t.defined();
   bool temporaries = !keep.empty() || !hostKeep.empty() || !callerArena ||
                      deviceMs || outputDevice != Device::CUDA ||
+                     entryBuffers ||
                      anyStagedOutput(deviceOutputs, outputTargets);
   if (callerStream && status && !temporaries) {
     lease.synchronise = false;
