@@ -38,8 +38,12 @@ const char *graphUseName(GraphUse use) {
 }
 
 bool cudaGraphsDisabledByEnvironment() {
-  const char *env = std::getenv("KILN_CUDA_GRAPHS");
-  return env && std::strcmp(env, "0") == 0;
+  // Read once: it is asked on every run.
+  static const bool disabled = [] {
+    const char *env = std::getenv("KILN_CUDA_GRAPHS");
+    return env && std::strcmp(env, "0") == 0;
+  }();
+  return disabled;
 }
 
 #ifdef KILN_HAVE_CUDA
