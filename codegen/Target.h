@@ -170,6 +170,10 @@ public:
   /// eagerly between compiled graphs. Default: every op but the EagerOnly
   /// ones.
   virtual bool compilesOp(mlir::Operation *op) const;
+  /// Adds the target's layout passes, run on each graph after the graph
+  /// passes and before fusion (the CUDA target's kiln-channels-last).
+  /// Default: none.
+  virtual void addLayoutPasses(mlir::OpPassManager &pm) const {}
   /// Adds the target's lowering passes, run on each fused graph.
   virtual void addLoweringPasses(mlir::OpPassManager &pm) const = 0;
   /// The code of one lowered graph.

@@ -107,7 +107,7 @@ bool hasStaticInputs(ModuleOp module) {
 }
 
 LogicalResult runGraphPasses(ModuleOp module, PipelineStage stage,
-                             double *seconds) {
+                             const Target *target, double *seconds) {
   auto start = std::chrono::steady_clock::now();
   PassManager pm(module.getContext(), func::FuncOp::getOperationName());
   pm.enableVerifier(true);
@@ -130,6 +130,13 @@ LogicalResult runGraphPasses(ModuleOp module, PipelineStage stage,
   pm.addPass(createLayoutCleanupPass());
   // 7. Common subexpressions again.
   pm.addPass(createCSEPass());
+  if (target) {
+    // 7b. The target's layout (CUDA: convolutions channels last), then fold
+    //     the weights' transposes and cancel what meets.
+    target->addLayoutPasses(pm);
+    pm.addPass(createLayoutCleanupPass());
+    pm.addPass(createCSEPass());
+  }
   if (stage == PipelineStage::Fused) {
     // 8. Group elementwise ops, reductions and views into kiln.fusion
     //    regions, one generated kernel each (the verifier runs after it).
@@ -288,8 +295,9 @@ LogicalResult compileGraph(ModuleOp module, const CompileOptions &options,
            << "' (supported: " << targetNameList() << ")";
   auto start = std::chrono::steady_clock::now();
 
-  // 1. Kiln's graph passes (fold, simplify, CSE, decompose, layout).
-  if (failed(runGraphPasses(module, PipelineStage::Optimized)) ||
+  // 1. Kiln's graph passes (fold, simplify, CSE, decompose, layout), with
+  //    the target's layout passes.
+  if (failed(runGraphPasses(module, PipelineStage::Optimized, target)) ||
       failed(dumpIr(module, options, "02-optimized." + graphName + ".mlir")))
     return failure();
 

@@ -77,9 +77,11 @@ enum class PipelineStage {
 mlir::LogicalResult checkStaticShapes(mlir::ModuleOp module);
 
 /// Runs Kiln's graph passes up to `stage` on each function of `module`
-/// tagged `kiln.graph` (a program's @main is glue and is left alone);
+/// tagged `kiln.graph` (a program's @main is glue and is left alone), with
+/// `target`'s layout passes (Target::addLayoutPasses) when one is given;
 /// `seconds` (optional) receives the time spent.
 mlir::LogicalResult runGraphPasses(mlir::ModuleOp module, PipelineStage stage,
+                                   const Target *target = nullptr,
                                    double *seconds = nullptr);
 
 /// Runs `target`'s lowering passes, then kiln-mark-load-time and

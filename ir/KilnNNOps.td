@@ -58,6 +58,11 @@ def Kiln_ConvOp : Kiln_Op<"conv", "conv", [Kiln_Library], "conv"> {
     `i` is `floor((D + pad_begin + pad_end - ((k - 1) * dilation + 1)) /
     stride) + 1`. The tracer adds the bias with `kiln.add`.
 
+    With `layout = "nhwc"` (channels last, set by the CUDA target's
+    `kiln-channels-last` pass) the channel dim is the last one instead:
+    `x` is `N x D1 ... Dn x C`, `w` is `M x k1 ... kn x C/group` and the
+    result `N x D1' ... Dn' x M`; the arithmetic is the same.
+
     Example:
 
     ```mlir
@@ -66,7 +71,8 @@ def Kiln_ConvOp : Kiln_Op<"conv", "conv", [Kiln_Library], "conv"> {
   }];
   let arguments = (ins Kiln_FloatTensor:$x, Kiln_FloatTensor:$w,
                    DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$dilations,
-                   DenseI64ArrayAttr:$pads, I64Attr:$group);
+                   DenseI64ArrayAttr:$pads, I64Attr:$group,
+                   OptionalAttr<StrAttr>:$layout);
   let results = (outs Kiln_FloatTensor:$output);
 }
 
@@ -98,7 +104,8 @@ def Kiln_MaxPoolOp : Kiln_Op<"max_pool", "pool"> {
   let description = [{
     Takes the maximum over each window; padding is -inf. With
     `ceil_mode = 1` the output size rounds up, but a window must start inside
-    the input or its begin padding.
+    the input or its begin padding. With `layout = "nhwc"` (channels last,
+    as `kiln.conv`) `x` and the result are `N x D1 ... Dn x C`.
 
     Example:
 
@@ -108,7 +115,8 @@ def Kiln_MaxPoolOp : Kiln_Op<"max_pool", "pool"> {
   }];
   let arguments = (ins Kiln_NumericTensor:$x, DenseI64ArrayAttr:$kernel_shape,
                    DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$dilations,
-                   DenseI64ArrayAttr:$pads, I64Attr:$ceil_mode);
+                   DenseI64ArrayAttr:$pads, I64Attr:$ceil_mode,
+                   OptionalAttr<StrAttr>:$layout);
   let results = (outs Kiln_NumericTensor:$output);
 }
 

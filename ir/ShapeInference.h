@@ -75,6 +75,10 @@ public:
   mlir::FailureOr<int64_t> i64Attr(llvm::StringRef name) const;
   mlir::FailureOr<double> f32Attr(llvm::StringRef name) const;
   mlir::FailureOr<llvm::StringRef> strAttr(llvm::StringRef name) const;
+  /// True when the attribute `name` is present.
+  bool hasAttr(llvm::StringRef name) const {
+    return attributes && attributes.get(name);
+  }
   mlir::FailureOr<llvm::SmallVector<int64_t>>
   i64ArrayAttr(llvm::StringRef name) const;
   mlir::FailureOr<llvm::SmallVector<double>>

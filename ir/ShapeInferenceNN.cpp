@@ -12,6 +12,7 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 
+#include <algorithm>
 #include <map>
 
 using namespace mlir;
@@ -82,6 +83,30 @@ struct Window {
 };
 } // namespace
 
+/// Whether the op's optional `layout` is "nhwc" (channels last); failure for
+/// any other value.
+static FailureOr<bool> isChannelsLast(const InferContext &ctx) {
+  if (!ctx.hasAttr("layout"))
+    return false;
+  FailureOr<StringRef> layout = ctx.enumAttr("layout", {"nhwc"});
+  if (failed(layout))
+    return failure();
+  return true;
+}
+
+/// `type` with its last dim moved to position 1 (channels last to channels
+/// first); `toLast` moves dim 1 to the end instead.
+static RankedTensorType moveChannels(RankedTensorType type, bool toLast) {
+  SmallVector<int64_t> shape(type.getShape());
+  if (shape.size() >= 2) {
+    if (toLast)
+      std::rotate(shape.begin() + 1, shape.begin() + 2, shape.end());
+    else
+      std::rotate(shape.begin() + 1, shape.end() - 1, shape.end());
+  }
+  return RankedTensorType::get(shape, type.getElementType());
+}
+
 /// Reads and checks strides, dilations, pads (and kernel_shape when
 /// `hasKernel`) for `n` spatial dims.
 static FailureOr<Window> readWindow(const InferContext &ctx, RankedTensorType x,
@@ -147,8 +172,13 @@ LogicalResult kiln::infer::conv(const InferContext &ctx, Results &results) {
   if (failed(ctx.expectOperands(2)))
     return failure();
   FailureOr<RankedTensorType> x = ctx.tensor(0), w = ctx.tensor(1);
-  if (failed(x) || failed(w))
+  FailureOr<bool> channelsLast = isChannelsLast(ctx);
+  if (failed(x) || failed(w) || failed(channelsLast))
     return failure();
+  if (*channelsLast) {
+    x = moveChannels(*x, /*toLast=*/false);
+    w = moveChannels(*w, /*toLast=*/false);
+  }
   FailureOr<Window> window = readWindow(ctx, *x, /*hasKernel=*/false);
   FailureOr<int64_t> group = ctx.i64Attr("group");
   if (failed(window) || failed(group))
@@ -168,7 +198,9 @@ LogicalResult kiln::infer::conv(const InferContext &ctx, Results &results) {
       return failure();
     shape.push_back(*out);
   }
-  results.push_back(RankedTensorType::get(shape, x->getElementType()));
+  auto result = RankedTensorType::get(shape, x->getElementType());
+  results.push_back(*channelsLast ? moveChannels(result, /*toLast=*/true)
+                                  : result);
   return success();
 }
 
@@ -234,8 +266,11 @@ LogicalResult kiln::infer::pool(const InferContext &ctx, Results &results) {
   if (failed(ctx.expectOperands(1)))
     return failure();
   FailureOr<RankedTensorType> x = ctx.tensor(0);
-  if (failed(x))
+  FailureOr<bool> channelsLast = isChannelsLast(ctx);
+  if (failed(x) || failed(channelsLast))
     return failure();
+  if (*channelsLast)
+    x = moveChannels(*x, /*toLast=*/false);
   FailureOr<Window> window = readWindow(ctx, *x, /*hasKernel=*/true);
   FailureOr<int64_t> ceilMode = ctx.i64Attr("ceil_mode");
   if (failed(window) || failed(ceilMode))
@@ -249,7 +284,9 @@ LogicalResult kiln::infer::pool(const InferContext &ctx, Results &results) {
       return failure();
     shape.push_back(*out);
   }
-  results.push_back(RankedTensorType::get(shape, x->getElementType()));
+  auto result = RankedTensorType::get(shape, x->getElementType());
+  results.push_back(*channelsLast ? moveChannels(result, /*toLast=*/true)
+                                  : result);
   return success();
 }
 
@@ -260,6 +297,13 @@ static LogicalResult verifyGroups(Operation *op, bool transposed) {
   InferContext ctx(op);
   auto x = llvm::cast<RankedTensorType>(op->getOperand(0).getType());
   auto w = llvm::cast<RankedTensorType>(op->getOperand(1).getType());
+  FailureOr<bool> channelsLast = isChannelsLast(ctx);
+  if (failed(channelsLast))
+    return failure();
+  if (*channelsLast) {
+    x = moveChannels(x, /*toLast=*/false);
+    w = moveChannels(w, /*toLast=*/false);
+  }
   FailureOr<int64_t> group = ctx.i64Attr("group");
   if (failed(group) || *group < 1)
     return failure();

@@ -31,6 +31,10 @@ std::unique_ptr<mlir::Pass> createLayoutCleanupPass();
 /// output in two stages (SplitReductions.cpp).
 std::unique_ptr<mlir::Pass> createSplitReductionsPass();
 
+/// `kiln-channels-last`: 2-D convolutions in NHWC, the transposes back to
+/// NCHW moved down the graph until they cancel (ChannelsLast.cpp; the CUDA
+/// target's layout pass).
+std::unique_ptr<mlir::Pass> createChannelsLastPass();
 /// Registers every Kiln pass with MLIR's pass registry (for kiln-opt).
 void registerKilnPasses();
 

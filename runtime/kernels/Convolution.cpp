@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "KernelUtils.h"
 #include "LinalgKernels.h"
 
 #include <algorithm>
@@ -290,7 +291,9 @@ Status convTransposeKernel(KernelContext &ctx) {
 } // namespace
 
 void registerConvolutionKernels(Dispatcher &d) {
-  d.add("conv", Device::CPU, kFloatTypes, convKernel);
+  d.add("conv", Device::CPU, kFloatTypes, [](KernelContext &ctx) {
+    return kernels::runChannelsFirst("conv", ctx, 2, convKernel);
+  });
   d.add("conv_transpose", Device::CPU, kFloatTypes, convTransposeKernel);
 }
 

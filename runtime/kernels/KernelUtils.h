@@ -3,13 +3,15 @@
 // This file declares small header-only helpers the kernel families share:
 // axis normalization, NumPy broadcasting of shapes, broadcast strides (a
 // tensor viewed as a larger output shape, with stride 0 on broadcast dims),
-// a multi-index iterator over a shape, and a strided element reader.
+// a multi-index iterator over a shape, a strided element reader, and the
+// adapter that runs a channels-first kernel on channels-last operands.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef KILN_RUNTIME_KERNELS_KERNELUTILS_H
 #define KILN_RUNTIME_KERNELS_KERNELUTILS_H
 
+#include "kiln/runtime/Dispatcher.h"
 #include "kiln/runtime/Status.h"
 #include "kiln/runtime/Tensor.h"
 
@@ -143,6 +145,45 @@ template <typename T> T *storageBase(const Tensor &t) {
   return static_cast<T *>(t.storage()->data());
 }
 
+namespace kernels {
+
+/// Runs the channels-first (NCHW) kernel `fn` for an op with `layout =
+/// "nhwc"` (kiln.conv, kiln.max_pool after the CUDA target's
+/// kiln-channels-last pass): the first `permuted` inputs are moved from
+/// channels last to channels first, and every output back. Without the
+/// attribute, `fn` runs on the context as it is; another layout is an error.
+template <typename Fn>
+Status runChannelsFirst(const char *op, KernelContext &ctx, size_t permuted,
+                        Fn &&fn) {
+  if (!ctx.attrs.has("layout"))
+    return fn(ctx);
+  std::string layout = ctx.attrs.getString("layout");
+  KILN_CHECK(layout == "nhwc", op, ": unknown layout '", layout,
+             "' (expected nhwc, or no layout for channels first)");
+  std::vector<Tensor> inputs = ctx.inputs;
+  for (size_t i = 0; i < permuted && i < inputs.size(); ++i) {
+    int64_t rank = inputs[i].rank();
+    KILN_CHECK(rank >= 3, op, ": a channels-last operand needs rank >= 3, got ",
+               inputs[i].typeString());
+    std::vector<int64_t> perm = {0, rank - 1};
+    for (int64_t d = 1; d + 1 < rank; ++d)
+      perm.push_back(d);
+    inputs[i] = inputs[i].permute(perm).contiguous();
+  }
+  KernelContext first{inputs, ctx.attrs, ctx.outputs};
+  KILN_RETURN_IF_ERROR(fn(first));
+  for (Tensor &out : ctx.outputs) {
+    int64_t rank = out.rank();
+    std::vector<int64_t> perm = {0};
+    for (int64_t d = 2; d < rank; ++d)
+      perm.push_back(d);
+    perm.push_back(1);
+    out = out.permute(perm).contiguous();
+  }
+  return Status::ok();
+}
+
+} // namespace kernels
 } // namespace kiln
 
 #endif // KILN_RUNTIME_KERNELS_KERNELUTILS_H

@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "KernelUtils.h"
 #include "LinalgKernels.h"
 
 #include <algorithm>
@@ -251,7 +252,9 @@ Status avgPoolKernel(KernelContext &ctx) {
 } // namespace
 
 void registerPoolingKernels(Dispatcher &d) {
-  d.add("max_pool", Device::CPU, kNumericTypes, maxPoolKernel);
+  d.add("max_pool", Device::CPU, kNumericTypes, [](KernelContext &ctx) {
+    return kernels::runChannelsFirst("max_pool", ctx, 1, maxPoolKernel);
+  });
   d.add("avg_pool", Device::CPU, kFloatTypes, avgPoolKernel);
 }
 

@@ -8,7 +8,10 @@
 // window loops unrolled by the compiler (kernel, strides, pads and dilations
 // are literals), positions outside the input skipped, NaN propagated, as the
 // reference kernel (runtime/kernels/Pooling.cpp) computes. The output shape
-// (floor or ceil mode) is the op's static result type. The kernel goes into
+// (floor or ceil mode) is the op's static result type. A channels-last pool
+// (layout = "nhwc", kiln-channels-last) reads [N, spatial..., C]: a thread's
+// channel is its index's innermost part, so neighbouring threads read
+// neighbouring channels (coalesced). The kernel goes into
 // kernels.cu with the fusion kernels and is launched the same way.
 //
 //===----------------------------------------------------------------------===//
@@ -65,10 +68,20 @@ std::optional<CudaKernel> emitCudaMaxPoolKernel(Operation *op,
   if (total == 0 || xt.getNumElements() >= (int64_t(1) << 62))
     return std::nullopt;
 
+  auto layout = op->getAttrOfType<StringAttr>("layout");
+  if (layout && layout.getValue() != "nhwc")
+    return std::nullopt;
+  bool channelsLast = static_cast<bool>(layout);
   std::string storage = codegen::storageCType(*st);
   std::string compute = codegen::computeCType(*st);
-  ArrayRef<int64_t> in = xt.getShape().drop_front(2);
-  ArrayRef<int64_t> out = yt.getShape().drop_front(2);
+  // Spatial dims: [2, rank) channels first, [1, rank - 1) channels last.
+  ArrayRef<int64_t> in = xt.getShape().drop_front(channelsLast ? 1 : 2);
+  ArrayRef<int64_t> out = yt.getShape().drop_front(channelsLast ? 1 : 2);
+  int64_t channels = channelsLast ? xt.getShape().back() : 1;
+  if (channelsLast) {
+    in = in.drop_back();
+    out = out.drop_back();
+  }
   int64_t inPlane = 1;
   for (int64_t d : in)
     inPlane *= d;
@@ -92,7 +105,8 @@ std::optional<CudaKernel> emitCudaMaxPoolKernel(Operation *op,
        "] (window " + join(kernel.asArrayRef(), "x") + ", strides " +
        join(strides.asArrayRef(), "x") + ", dilations " +
        join(dilations.asArrayRef(), "x") + ", pads " +
-       join(pads.asArrayRef(), ",") + ")\n";
+       join(pads.asArrayRef(), ",") + ")" +
+       (channelsLast ? ", channels last" : "") + "\n";
   s += "// ONNX nodes:";
   for (const std::string &n : k.sourceNodes)
     s += " " + n;
@@ -106,13 +120,23 @@ std::optional<CudaKernel> emitCudaMaxPoolKernel(Operation *op,
        "threadIdx.x; kiln_i < " +
        std::to_string(total) + "LL; kiln_i += kiln_n) {\n";
   s += "    long long kiln_r = kiln_i;\n";
+  if (channelsLast) {
+    s += "    const int kiln_c = (int)(kiln_r % " + std::to_string(channels) +
+         "LL);\n";
+    s += "    kiln_r /= " + std::to_string(channels) + "LL;\n";
+  }
   for (int64_t d = nsp - 1; d >= 0; --d) {
     s += "    const int o" + std::to_string(d) + " = (int)(kiln_r % " +
          std::to_string(out[d]) + "LL);\n";
     s += "    kiln_r /= " + std::to_string(out[d]) + "LL;\n";
   }
-  s += "    const " + storage + " *kiln_x = in0 + kiln_r * " +
-       std::to_string(inPlane) + "LL; // the (n, c) plane\n";
+  if (channelsLast)
+    s += "    const " + storage + " *kiln_x = in0 + kiln_r * " +
+         std::to_string(inPlane * channels) +
+         "LL + kiln_c; // image n, channel c\n";
+  else
+    s += "    const " + storage + " *kiln_x = in0 + kiln_r * " +
+         std::to_string(inPlane) + "LL; // the (n, c) plane\n";
   s += "    " + compute + " kiln_m = -INFINITY;\n";
   s += "    bool kiln_nan = false;\n";
   std::string indent = "    ";
@@ -128,7 +152,7 @@ std::optional<CudaKernel> emitCudaMaxPoolKernel(Operation *op,
          " + k" + ds + " * " + std::to_string(dilations[d]) + ";\n";
     s += indent + "if (p" + ds + " < 0 || p" + ds + " >= " +
          std::to_string(in[d]) + ")\n" + indent + "  continue;\n";
-    int64_t stride = 1;
+    int64_t stride = channels;
     for (int64_t e = d + 1; e < nsp; ++e)
       stride *= in[e];
     offset += (offset.empty() ? "" : " + ") + std::string("p") + ds +

@@ -16,6 +16,7 @@
 #include "codegen/HostCompiler.h"
 #include "ir/KilnOps.h"
 #include "passes/LoweringPasses.h"
+#include "passes/Passes.h"
 #include "targets/cuda/CudaKernel.h"
 #include "targets/cuda/NvrtcCompiler.h"
 
@@ -23,6 +24,7 @@
 
 #include "llvm/ADT/DenseMap.h"
 
+#include <cstdlib>
 #include <fstream>
 
 using namespace mlir;
@@ -222,6 +224,14 @@ public:
                              "toolkit installed)";
   }
   std::string defaultCpuIsa(StringRef) const override { return "x86-64-v2"; }
+  void addLayoutPasses(OpPassManager &pm) const override {
+    // KILN_CUDA_CHANNELS_LAST=0 at compile time keeps convolutions NCHW
+    // (for comparisons).
+    if (const char *env = std::getenv("KILN_CUDA_CHANNELS_LAST");
+        env && std::string(env) == "0")
+      return;
+    pm.addPass(createChannelsLastPass());
+  }
   void addLoweringPasses(OpPassManager &pm) const override {
     pm.addPass(createLowerCudaPass());
   }

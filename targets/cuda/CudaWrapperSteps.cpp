@@ -185,6 +185,8 @@ void emitConvCall(llvm::raw_ostream &os, LibraryCallOp call, size_t index,
   Value bias = call.getOperandByRole("bias");
   Value z = call.getOperandByRole("residual"), y = call.getResult(0);
   bool epilogue = call.getEpilogue() != "none";
+  auto layout = call.getParams().getAs<StringAttr>("layout");
+  bool channelsLast = layout && layout.getValue() == "nhwc";
   ValueType tx = valueType(x), tw = valueType(w), ty = valueType(y);
   std::string node = firstNode(call);
   auto list = [](ArrayRef<int64_t> v) {
@@ -195,7 +197,9 @@ void emitConvCall(llvm::raw_ostream &os, LibraryCallOp call, size_t index,
   };
   os << "  // Step " << index << ": kiln.conv (cuDNN), ONNX node '"
      << commentSafe(node) << "': [" << list(tx.shape) << "] * ["
-     << list(tw.shape) << "] -> [" << list(ty.shape) << "], group "
+     << list(tw.shape) << "] -> [" << list(ty.shape) << "]"
+     << (channelsLast ? " channels last (NHWC, w as [M, kH, kW, C])" : "")
+     << ", group "
      << param(call, "group")
      << (epilogue ? std::string(", then") + (bias ? " + bias" : "") +
                         (z ? " + residual" : "") +
@@ -220,7 +224,9 @@ void emitConvCall(llvm::raw_ostream &os, LibraryCallOp call, size_t index,
              : std::string("nullptr, ");
   };
   os << "    if (kiln_cuda_conv" << (epilogue ? "_relu" : "") << "("
-     << static_cast<int>(ty.dtype) << ", " << tx.shape.size() - 2 << ",\n"
+     << static_cast<int>(ty.dtype) << ", " << tx.shape.size() - 2 << ", "
+     << (channelsLast ? "KILN_CUDA_LAYOUT_NHWC" : "KILN_CUDA_LAYOUT_NCHW")
+     << ",\n"
      << "                       xShape, " << buffers.pointer(x) << ", // "
      << buffers.describe(x) << "\n"
      << "                       wShape, " << buffers.pointer(w) << ", // "

@@ -20,7 +20,8 @@
 //    positive shapes, symmetric pads) becomes "cudnn.conv"; when its only
 //    user is a fusion computing relu(conv [+ per-channel bias] [+ residual]),
 //    cuDNN's fused convolution computes it (epilogue `relu`, `bias_relu`,
-//    `residual_relu` or `bias_residual_relu`).
+//    `residual_relu` or `bias_residual_relu`). A channels-last convolution
+//    (layout = "nhwc", from kiln-channels-last) keeps that in `params`.
 //  - A kiln.max_pool or kiln.concat the CUDA printer takes
 //    (CudaPoolKernel.cpp, CudaConcatKernel.cpp) is tagged with the name of
 //    its generated kernel (kiln.kernel).
@@ -43,6 +44,8 @@
 #include "mlir/IR/BuiltinTypes.h"
 
 #include "llvm/ADT/STLExtras.h"
+
+#include <algorithm>
 
 using namespace mlir;
 
@@ -276,16 +279,24 @@ std::optional<Epilogue> convEpilogue(Value conv) {
   if (!fusion)
     return std::nullopt;
   RankedTensorType yt = tensorType(conv);
-  int64_t channels = yt.getShape()[1];
+  bool channelsLast = false;
+  if (auto op = conv.getDefiningOp<ConvOp>())
+    channelsLast = op.getLayout() == "nhwc";
+  int64_t channels = yt.getShape()[channelsLast ? yt.getRank() - 1 : 1];
   std::optional<Epilogue> e =
       matchEpilogue(fusion, conv, [&](Value other, Epilogue &e) {
         RankedTensorType ot = tensorType(other);
+        // Channels first: [C, 1, ...] or [1, C, 1, ...]; channels last:
+        // any shape of C elements ending in C.
         bool perChannel =
             ot.getElementType() == yt.getElementType() &&
-            ot.getNumElements() == channels &&
-            (ot.getRank() == yt.getRank() - 1 ||
-             (ot.getRank() == yt.getRank() && ot.getShape()[0] == 1)) &&
-            ot.getShape()[ot.getRank() - (yt.getRank() - 1)] == channels;
+            ot.getNumElements() == channels && ot.getRank() >= 1 &&
+            (channelsLast
+                 ? ot.getShape().back() == channels
+                 : (ot.getRank() == yt.getRank() - 1 ||
+                    (ot.getRank() == yt.getRank() && ot.getShape()[0] == 1)) &&
+                       ot.getShape()[ot.getRank() - (yt.getRank() - 1)] ==
+                           channels);
         if (ot == yt && !e.residual)
           e.residual = other;
         else if (perChannel && !e.bias)
@@ -328,7 +339,18 @@ std::optional<NamedAttrList> cudnnConvParams(ConvOp conv) {
         llvm::any_of(t.getShape(), [](int64_t d) { return d <= 0; }))
       return std::nullopt;
   size_t nsp = rank - 2;
-  ArrayRef<int64_t> x = tx.getShape(), w = tw.getShape(), y = ty.getShape();
+  // The checks below read the shapes channels first.
+  bool channelsLast = conv.getLayout() == "nhwc";
+  if (conv.getLayout() && (!channelsLast || rank != 4))
+    return std::nullopt;
+  auto channelsFirst = [&](RankedTensorType t) {
+    SmallVector<int64_t> s(t.getShape());
+    if (channelsLast)
+      std::rotate(s.begin() + 1, s.end() - 1, s.end());
+    return s;
+  };
+  SmallVector<int64_t> x = channelsFirst(tx), w = channelsFirst(tw),
+                       y = channelsFirst(ty);
   int64_t group = conv.getGroup();
   auto strides = spatial(conv.getStrides(), nsp, 1);
   auto dilations = spatial(conv.getDilations(), nsp, 1);
@@ -351,6 +373,7 @@ std::optional<NamedAttrList> cudnnConvParams(ConvOp conv) {
   NamedAttrList params;
   params.append("dilations", b.getDenseI64ArrayAttr(*dilations));
   params.append("group", b.getI64IntegerAttr(group));
+  params.append("layout", b.getStringAttr(channelsLast ? "nhwc" : "nchw"));
   params.append("pads", b.getDenseI64ArrayAttr(*pads));
   params.append("strides", b.getDenseI64ArrayAttr(*strides));
   return params;

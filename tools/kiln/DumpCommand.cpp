@@ -150,7 +150,8 @@ int runDumpCommand(const DumpOptions &options) {
                  ? 1
                  : reportError("planning the graph breaks failed");
     if (mlir::failed(runGraphPasses(
-            **module, fused ? PipelineStage::Fused : PipelineStage::Optimized)))
+            **module, fused ? PipelineStage::Fused : PipelineStage::Optimized,
+            lookupTarget(options.target))))
       return diagnostics.errors() ? 1 : reportError("the graph passes failed");
     if (options.stage == "lowered" &&
         mlir::failed(lowerGraphs(**module, *lookupTarget(options.target))))

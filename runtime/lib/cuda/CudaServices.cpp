@@ -33,7 +33,7 @@ static int report(const Status &s, char *err, size_t errlen) {
 namespace {
 
 /// The cuda::conv call behind kiln_cuda_conv and kiln_cuda_conv_relu.
-int runConv(int dtype, int spatialDims, const int64_t *xShape,
+int runConv(int dtype, int spatialDims, int layout, const int64_t *xShape,
                        const void *x, const int64_t *wShape, const void *w,
                        const void *bias, const void *z, bool relu,
                        int64_t group, const int64_t *strides,
@@ -43,6 +43,7 @@ int runConv(int dtype, int spatialDims, const int64_t *xShape,
   cuda::ConvArgs a;
   a.dtype = dtype;
   a.spatialDims = spatialDims;
+  a.layout = layout;
   a.xShape = xShape;
   a.x = x;
   a.wShape = wShape;
@@ -171,24 +172,26 @@ int kiln_cuda_matmul(int dtype, int64_t batch, int64_t m, int64_t n, int64_t k,
   return report(cuda::matmul(x), err, errlen);
 }
 
-int kiln_cuda_conv(int dtype, int spatialDims, const int64_t *xShape,
+int kiln_cuda_conv(int dtype, int spatialDims, int layout,
+                   const int64_t *xShape,
                    const void *x, const int64_t *wShape, const void *w,
                    const void *bias, int64_t group, const int64_t *strides,
                    const int64_t *pads, const int64_t *dilations,
                    const int64_t *yShape, void *y, void *stream, char *err,
                    size_t errlen) {
-  return runConv(dtype, spatialDims, xShape, x, wShape, w, bias,
+  return runConv(dtype, spatialDims, layout, xShape, x, wShape, w, bias,
                             nullptr, false, group, strides, pads, dilations,
                             yShape, y, stream, err, errlen);
 }
 
-int kiln_cuda_conv_relu(int dtype, int spatialDims, const int64_t *xShape,
+int kiln_cuda_conv_relu(int dtype, int spatialDims, int layout,
+                        const int64_t *xShape,
                         const void *x, const int64_t *wShape, const void *w,
                         const void *bias, const void *z, int64_t group,
                         const int64_t *strides, const int64_t *pads,
                         const int64_t *dilations, const int64_t *yShape,
                         void *y, void *stream, char *err, size_t errlen) {
-  return runConv(dtype, spatialDims, xShape, x, wShape, w, bias, z,
+  return runConv(dtype, spatialDims, layout, xShape, x, wShape, w, bias, z,
                             true, group, strides, pads, dilations, yShape, y,
                             stream, err, errlen);
 }

@@ -9,8 +9,10 @@
 // cudnn_cnn.h (checked against those headers at compile time when they are
 // installed).
 //
-// Tensors are packed NCHW (NCDHW); a 1-D convolution runs as a 2-D one with
-// a height of 1. f32 computes with CUDNN_FMA_MATH (no TF32 tensor cores:
+// Tensors are packed NCHW (NCDHW), or NHWC (NDHWC) with
+// KILN_CUDA_LAYOUT_NHWC, where cuDNN's tensor-core kernels read and write
+// them without transposing (the filter is then [M, kernel..., C/group],
+// CUDNN_TENSOR_NHWC); a 1-D convolution runs as a 2-D one with a height of 1. f32 computes with CUDNN_FMA_MATH (no TF32 tensor cores:
 // CUDNN_DEFAULT_MATH would allow them on Ampere and newer), so results
 // match the CPU reference within 1e-3; f16 and bf16 take tensor cores with
 // fp32 accumulation. Each stream gets its own cuDNN handle, plans and
@@ -30,6 +32,7 @@
 #include "Cudnn.h"
 
 #include "kiln/runtime/Cuda.h"
+#include "kiln/runtime/CudaServices.h"
 
 #include <cstdlib>
 #include <limits>
@@ -48,16 +51,40 @@
 namespace kiln {
 namespace cuda {
 
-Status checkConvArgs(const ConvArgs &x) {
-  KILN_CHECK(x.dtype >= 0 && x.dtype <= 2, "kiln_cuda_conv: dtype code ",
-             x.dtype, " is not f32 (0), f16 (1) or bf16 (2)");
-  KILN_CHECK(x.spatialDims >= 1 && x.spatialDims <= 3,
-             "kiln_cuda_conv: ", x.spatialDims,
-             " spatial dims (cuDNN takes 1 to 3)");
-  KILN_CHECK(x.xShape && x.wShape && x.yShape && x.strides && x.pads &&
-                 x.dilations,
-             "kiln_cuda_conv: a null shape or geometry array");
-  KILN_CHECK(x.x && x.w && x.y, "kiln_cuda_conv: a null x, w or y");
+namespace {
+
+/// The shapes of a convolution read channels first ([N, C, spatial...]),
+/// whatever its layout.
+struct ChannelsFirstShapes {
+  int64_t x[5], w[5], y[5];
+};
+
+/// `args` with xShape, wShape and yShape pointing into `shapes`, channels
+/// first. The layout, spatial dims and shape pointers must have been
+/// checked.
+ConvArgs readChannelsFirst(const ConvArgs &args, ChannelsFirstShapes &shapes) {
+  int rank = args.spatialDims + 2;
+  auto read = [&](const int64_t *from, int64_t *to) {
+    to[0] = from[0];
+    if (args.layout == KILN_CUDA_LAYOUT_NHWC) {
+      to[1] = from[rank - 1];
+      for (int i = 2; i < rank; ++i)
+        to[i] = from[i - 1];
+    } else {
+      for (int i = 1; i < rank; ++i)
+        to[i] = from[i];
+    }
+    return to;
+  };
+  ConvArgs first = args;
+  first.xShape = read(args.xShape, shapes.x);
+  first.wShape = read(args.wShape, shapes.w);
+  first.yShape = read(args.yShape, shapes.y);
+  return first;
+}
+
+/// The checks of checkConvArgs on shapes read channels first.
+Status checkChannelsFirst(const ConvArgs &x) {
   int nsp = x.spatialDims;
   auto shapeText = [&](const int64_t *s) {
     std::string t = "[";
@@ -107,6 +134,26 @@ Status checkConvArgs(const ConvArgs &x) {
   return Status::ok();
 }
 
+} // namespace
+
+Status checkConvArgs(const ConvArgs &x) {
+  KILN_CHECK(x.dtype >= 0 && x.dtype <= 2, "kiln_cuda_conv: dtype code ",
+             x.dtype, " is not f32 (0), f16 (1) or bf16 (2)");
+  KILN_CHECK(x.layout == KILN_CUDA_LAYOUT_NCHW ||
+                 x.layout == KILN_CUDA_LAYOUT_NHWC,
+             "kiln_cuda_conv: layout code ", x.layout,
+             " is not NCHW (0) or NHWC (1)");
+  KILN_CHECK(x.spatialDims >= 1 && x.spatialDims <= 3,
+             "kiln_cuda_conv: ", x.spatialDims,
+             " spatial dims (cuDNN takes 1 to 3)");
+  KILN_CHECK(x.xShape && x.wShape && x.yShape && x.strides && x.pads &&
+                 x.dilations,
+             "kiln_cuda_conv: a null shape or geometry array");
+  KILN_CHECK(x.x && x.w && x.y, "kiln_cuda_conv: a null x, w or y");
+  ChannelsFirstShapes shapes;
+  return checkChannelsFirst(readChannelsFirst(x, shapes));
+}
+
 #ifdef KILN_HAVE_CUDA
 
 namespace {
@@ -128,6 +175,7 @@ constexpr int kDataFloat = 0;             // CUDNN_DATA_FLOAT
 constexpr int kDataHalf = 2;              // CUDNN_DATA_HALF
 constexpr int kDataBfloat16 = 9;          // CUDNN_DATA_BFLOAT16
 constexpr int kTensorNchw = 0;            // CUDNN_TENSOR_NCHW
+constexpr int kTensorNhwc = 1;            // CUDNN_TENSOR_NHWC
 constexpr int kCrossCorrelation = 1;      // CUDNN_CROSS_CORRELATION
 constexpr int kDefaultMath = 0;           // CUDNN_DEFAULT_MATH
 constexpr int kTensorOpMath = 1;          // CUDNN_TENSOR_OP_MATH
@@ -209,7 +257,8 @@ namespace {
 static_assert(kStatusSuccess == CUDNN_STATUS_SUCCESS);
 static_assert(kDataFloat == CUDNN_DATA_FLOAT && kDataHalf == CUDNN_DATA_HALF &&
               kDataBfloat16 == CUDNN_DATA_BFLOAT16);
-static_assert(kTensorNchw == CUDNN_TENSOR_NCHW);
+static_assert(kTensorNchw == CUDNN_TENSOR_NCHW &&
+              kTensorNhwc == CUDNN_TENSOR_NHWC);
 static_assert(kCrossCorrelation == CUDNN_CROSS_CORRELATION);
 static_assert(kDefaultMath == CUDNN_DEFAULT_MATH &&
               kTensorOpMath == CUDNN_TENSOR_OP_MATH &&
@@ -379,14 +428,27 @@ Cache &cache() {
 /// The largest workspace an algorithm may ask for.
 constexpr size_t kMaxWorkspaceBytes = size_t(1) << 30;
 
-/// A packed tensor descriptor of `dims` (4 or 5 of them).
+/// A packed tensor descriptor of `dims` ([N, C, spatial...], 4 or 5 of
+/// them), stored in that order or, with `channelsLast`, as [N, spatial...,
+/// C].
 Status makeTensor(const Dnn &dnn, cudnnTensorDesc &desc, int type,
-                  const std::vector<int> &dims) {
+                  const std::vector<int> &dims, bool channelsLast) {
   KILN_RETURN_IF_ERROR(
       dnnCheck(dnn, dnn.createTensor(&desc), "creating a tensor descriptor"));
-  std::vector<int> strides(dims.size(), 1);
-  for (int i = static_cast<int>(dims.size()) - 2; i >= 0; --i)
-    strides[i] = strides[i + 1] * dims[i + 1];
+  int rank = static_cast<int>(dims.size());
+  std::vector<int> strides(rank, 1);
+  if (channelsLast) {
+    // Channels innermost, then the spatial dims, then the batch.
+    int stride = dims[1];
+    for (int i = rank - 1; i >= 2; --i) {
+      strides[i] = stride;
+      stride *= dims[i];
+    }
+    strides[0] = stride;
+  } else {
+    for (int i = rank - 2; i >= 0; --i)
+      strides[i] = strides[i + 1] * dims[i + 1];
+  }
   return dnnCheck(dnn,
                   dnn.setTensorNd(desc, type, static_cast<int>(dims.size()),
                                   dims.data(), strides.data()),
@@ -419,10 +481,11 @@ Expected<std::unique_ptr<Plan>> buildPlan(const Dnn &dnn, cudnnHandle handle,
     stride.push_back(int(x.strides[d]));
     dilation.push_back(int(x.dilations[d]));
   }
-  KILN_RETURN_IF_ERROR(makeTensor(dnn, plan->xDesc, type, xd));
-  KILN_RETURN_IF_ERROR(makeTensor(dnn, plan->yDesc, type, yd));
+  bool last = x.layout == KILN_CUDA_LAYOUT_NHWC;
+  KILN_RETURN_IF_ERROR(makeTensor(dnn, plan->xDesc, type, xd, last));
+  KILN_RETURN_IF_ERROR(makeTensor(dnn, plan->yDesc, type, yd, last));
   if (x.bias || x.relu)
-    KILN_RETURN_IF_ERROR(makeTensor(dnn, plan->biasDesc, type, bd));
+    KILN_RETURN_IF_ERROR(makeTensor(dnn, plan->biasDesc, type, bd, false));
   if (x.relu) {
     KILN_RETURN_IF_ERROR(dnnCheck(dnn, dnn.createActivation(&plan->actDesc),
                                   "creating an activation descriptor"));
@@ -434,7 +497,8 @@ Expected<std::unique_ptr<Plan>> buildPlan(const Dnn &dnn, cudnnHandle handle,
                                 "creating a filter descriptor"));
   KILN_RETURN_IF_ERROR(
       dnnCheck(dnn,
-               dnn.setFilterNd(plan->wDesc, type, kTensorNchw,
+               dnn.setFilterNd(plan->wDesc, type,
+                               last ? kTensorNhwc : kTensorNchw,
                                static_cast<int>(wd.size()), wd.data()),
                "setting the filter descriptor"));
   KILN_RETURN_IF_ERROR(dnnCheck(dnn, dnn.createConv(&plan->convDesc),
@@ -491,8 +555,8 @@ Expected<std::unique_ptr<Plan>> buildPlan(const Dnn &dnn, cudnnHandle handle,
 /// The cache key of a convolution: everything the plan depends on.
 std::vector<int64_t> planKey(const ConvArgs &x) {
   int nsp = x.spatialDims;
-  std::vector<int64_t> key = {x.dtype, nsp, x.group, x.bias != nullptr,
-                              x.relu};
+  std::vector<int64_t> key = {x.dtype, nsp, x.layout, x.group,
+                              x.bias != nullptr, x.relu};
   for (const int64_t *s : {x.xShape, x.wShape, x.yShape})
     key.insert(key.end(), s, s + nsp + 2);
   key.insert(key.end(), x.strides, x.strides + nsp);
@@ -510,8 +574,12 @@ Status cudnnAvailable(std::string *library) {
   return l.status;
 }
 
-Status conv(const ConvArgs &x) {
-  KILN_RETURN_IF_ERROR(checkConvArgs(x));
+Status conv(const ConvArgs &args) {
+  KILN_RETURN_IF_ERROR(checkConvArgs(args));
+  // From here on the shapes are read channels first; x.layout says how the
+  // tensors are stored.
+  ChannelsFirstShapes shapes;
+  ConvArgs x = readChannelsFirst(args, shapes);
   Expected<const Dnn *> dnnOr = cudnn();
   if (!dnnOr)
     return dnnOr.status();
@@ -649,8 +717,8 @@ Status cudnnAvailable(std::string *) {
       strCat("cuDNN cannot be used: ", available().message()));
 }
 
-Status conv(const ConvArgs &x) {
-  KILN_RETURN_IF_ERROR(checkConvArgs(x));
+Status conv(const ConvArgs &args) {
+  KILN_RETURN_IF_ERROR(checkConvArgs(args));
   return available();
 }
 

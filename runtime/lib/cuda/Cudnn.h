@@ -23,6 +23,11 @@ namespace cuda {
 struct ConvArgs {
   int dtype = 0;
   int spatialDims = 2;
+  /// KILN_CUDA_LAYOUT_NCHW (0): x, y and z are [N, C, spatial...] and w
+  /// [M, C/group, kernel...]; KILN_CUDA_LAYOUT_NHWC (1, channels last): x, y
+  /// and z are [N, spatial..., C] and w [M, kernel..., C/group]. The shapes
+  /// are given as stored.
+  int layout = 0;
   const int64_t *xShape = nullptr;
   const void *x = nullptr;
   const int64_t *wShape = nullptr;

@@ -74,6 +74,22 @@ func.func @conv_pads_length(%x: tensor<1x3x8x8xf32>, %w: tensor<16x3x3x3xf32>) {
 
 // -----
 
+func.func @conv_layout(%x: tensor<1x8x8x3xf32>, %w: tensor<16x3x3x3xf32>) {
+  // expected-error @+1 {{'kiln.conv' op attribute 'layout' must be one of "nhwc", got "nwhc"}}
+  %0 = kiln.conv %x, %w {dilations = array<i64: 1, 1>, group = 1 : i64, layout = "nwhc", pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x8x8x3xf32>, tensor<16x3x3x3xf32>) -> tensor<1x8x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @conv_channels_last_channels(%x: tensor<1x8x8x4xf32>, %w: tensor<16x3x3x3xf32>) {
+  // expected-error @+1 {{'kiln.conv' op input channels (4) must equal group (1) times weight dim 1 (3): 'tensor<1x4x8x8xf32>' and 'tensor<16x3x3x3xf32>'}}
+  %0 = kiln.conv %x, %w {dilations = array<i64: 1, 1>, group = 1 : i64, layout = "nhwc", pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x8x8x4xf32>, tensor<16x3x3x3xf32>) -> tensor<1x8x8x16xf32>
+  return
+}
+
+// -----
+
 func.func @conv_group(%x: tensor<1x4x8x8xf32>, %w: tensor<6x2x3x3xf32>) {
   // expected-error @+1 {{'kiln.conv' op group 3 does not divide the 4 input channels of 'tensor<1x4x8x8xf32>'}}
   %0 = kiln.conv %x, %w {dilations = array<i64: 1, 1>, group = 3 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x4x8x8xf32>, tensor<6x2x3x3xf32>) -> tensor<1x6x6x6xf32>

@@ -92,7 +92,7 @@ func.func @batched_linear(%x: tensor<3x8x16xf32>, %w: tensor<16x4xf32>) -> tenso
 
 // A convolution's bias, residual add and ReLU run in its cuDNN call.
 // CHECK-LABEL: func.func @conv_bias_add_relu(
-// CHECK: %[[Y:.*]] = kiln.library_call "cudnn.conv"(%arg0, %arg1, %arg2, %arg3) {epilogue = "bias_residual_relu", params = {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>}, roles = ["x", "w", "bias", "residual"]}
+// CHECK: %[[Y:.*]] = kiln.library_call "cudnn.conv"(%arg0, %arg1, %arg2, %arg3) {epilogue = "bias_residual_relu", params = {dilations = array<i64: 1, 1>, group = 1 : i64, layout = "nchw", pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>}, roles = ["x", "w", "bias", "residual"]}
 // CHECK-NOT: kiln.fusion
 // CHECK: return %[[Y]]
 func.func @conv_bias_add_relu(%x: tensor<2x8x10x10xf32>, %w: tensor<8x8x3x3xf32>, %b: tensor<8x1x1xf32>, %r: tensor<2x8x10x10xf32>) -> tensor<2x8x10x10xf32> {
@@ -101,6 +101,36 @@ func.func @conv_bias_add_relu(%x: tensor<2x8x10x10xf32>, %w: tensor<8x8x3x3xf32>
   %2 = kiln.add %1, %r : (tensor<2x8x10x10xf32>, tensor<2x8x10x10xf32>) -> tensor<2x8x10x10xf32>
   %3 = kiln.relu %2 : (tensor<2x8x10x10xf32>) -> tensor<2x8x10x10xf32>
   return %3 : tensor<2x8x10x10xf32>
+}
+
+// -----
+
+// Channels last (kiln-channels-last): the per-channel bias is [1, 1, 1, C]
+// or [C], the residual NHWC, and the layout goes into the call's params.
+// CHECK-LABEL: func.func @conv_nhwc_bias_add_relu(
+// CHECK: %[[Y:.*]] = kiln.library_call "cudnn.conv"(%arg0, %arg1, %arg2, %arg3) {epilogue = "bias_residual_relu", params = {dilations = array<i64: 1, 1>, group = 1 : i64, layout = "nhwc", pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>}, roles = ["x", "w", "bias", "residual"]}
+// CHECK-NOT: kiln.fusion
+// CHECK: return %[[Y]]
+func.func @conv_nhwc_bias_add_relu(%x: tensor<2x10x10x4xf32>, %w: tensor<8x3x3x4xf32>, %b: tensor<1x1x1x8xf32>, %r: tensor<2x10x10x8xf32>) -> tensor<2x10x10x8xf32> {
+  %0 = kiln.conv %x, %w {dilations = array<i64: 1, 1>, group = 1 : i64, layout = "nhwc", pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<2x10x10x4xf32>, tensor<8x3x3x4xf32>) -> tensor<2x10x10x8xf32>
+  %1 = kiln.add %0, %b : (tensor<2x10x10x8xf32>, tensor<1x1x1x8xf32>) -> tensor<2x10x10x8xf32>
+  %2 = kiln.add %1, %r : (tensor<2x10x10x8xf32>, tensor<2x10x10x8xf32>) -> tensor<2x10x10x8xf32>
+  %3 = kiln.relu %2 : (tensor<2x10x10x8xf32>) -> tensor<2x10x10x8xf32>
+  return %3 : tensor<2x10x10x8xf32>
+}
+
+// -----
+
+// Channels last, an [8, 1, 1] operand is not per channel (it broadcasts
+// along H): the fusion stays, nothing folds into the cuDNN call.
+// CHECK-LABEL: func.func @conv_nhwc_not_per_channel(
+// CHECK: %[[C:.*]] = kiln.library_call "cudnn.conv"(%arg0, %arg1) {params
+// CHECK: kiln.fusion "k0_add" ins(%[[C]], %arg2
+func.func @conv_nhwc_not_per_channel(%x: tensor<2x8x8x4xf32>, %w: tensor<8x3x3x4xf32>, %b: tensor<8x1x1xf32>) -> tensor<2x8x8x8xf32> {
+  %0 = kiln.conv %x, %w {dilations = array<i64: 1, 1>, group = 1 : i64, layout = "nhwc", pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<2x8x8x4xf32>, tensor<8x3x3x4xf32>) -> tensor<2x8x8x8xf32>
+  %1 = kiln.add %0, %b : (tensor<2x8x8x8xf32>, tensor<8x1x1xf32>) -> tensor<2x8x8x8xf32>
+  %2 = kiln.relu %1 : (tensor<2x8x8x8xf32>) -> tensor<2x8x8x8xf32>
+  return %2 : tensor<2x8x8x8xf32>
 }
 
 // -----

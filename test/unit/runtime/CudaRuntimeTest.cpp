@@ -308,7 +308,8 @@ void buildFakeCudaModel(const fs::path &dir, const std::string &defines = "") {
 
 std::string manifest(const std::string &target) {
   std::string t = target.empty() ? "" : "\"target\": \"" + target + "\",";
-  return "{ \"abi_version\": 1, " + t + R"json(
+  return "{ \"abi_version\": " + std::to_string(KILN_MODEL_ABI_VERSION) +
+         ", " + t + R"json(
   "signature": {
     "inputs": [{"name": "x", "dtype": "f32", "shape": [4]}],
     "outputs": [{"name": "y", "dtype": "f32", "shape": [4]}]

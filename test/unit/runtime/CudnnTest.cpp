@@ -30,7 +30,7 @@ bool has(const char *text, const std::string &needle) {
 /// A valid 3x3, stride 1, pad 1 convolution of [1, 4, 8, 8] into 6 channels;
 /// tests change one thing.
 struct Call {
-  int dtype = 0, spatialDims = 2;
+  int dtype = 0, spatialDims = 2, layout = KILN_CUDA_LAYOUT_NCHW;
   std::vector<int64_t> x = {1, 4, 8, 8}, w = {6, 4, 3, 3}, y = {1, 6, 8, 8};
   int64_t group = 1;
   std::vector<int64_t> strides = {1, 1}, pads = {1, 1, 1, 1},
@@ -38,7 +38,8 @@ struct Call {
   float buffer = 0; // never dereferenced: the calls fail before
   char err[512] = {0};
   int run() {
-    return kiln_cuda_conv(dtype, spatialDims, x.data(), &buffer, w.data(),
+    return kiln_cuda_conv(dtype, spatialDims, layout, x.data(), &buffer,
+                          w.data(),
                           &buffer, nullptr, group, strides.data(), pads.data(),
                           dilations.data(), y.data(), &buffer, nullptr, err,
                           sizeof(err));
@@ -100,6 +101,20 @@ TEST_CASE("kiln_cuda_conv checks its arguments before touching CUDA",
     CHECK(c.run() != 0);
     CHECK(has(c.err, "dilations must be >= 1"));
   }
+  {
+    Call c;
+    c.layout = 2;
+    CHECK(c.run() != 0);
+    CHECK(has(c.err, "layout code 2 is not NCHW (0) or NHWC (1)"));
+  }
+  {
+    // Channels last, the shapes as stored: NCHW shapes read as NHWC have
+    // 8 channels where w expects 4.
+    Call c;
+    c.layout = KILN_CUDA_LAYOUT_NHWC;
+    CHECK(c.run() != 0);
+    CHECK(has(c.err, "x has 8 channels but w with group 1 expects 3"));
+  }
   // The same geometry checks as a C++ call: a valid one passes.
   Call c;
   cuda::ConvArgs a;
@@ -112,6 +127,16 @@ TEST_CASE("kiln_cuda_conv checks its arguments before touching CUDA",
   CHECK(s.isOk());
   a.spatialDims = 1; // 1-D: x [1, 4, 8], w [6, 4, 3], y [1, 6, 8]
   CHECK(cuda::checkConvArgs(a).isOk());
+  // Channels last: x [1, 8, 8, 4], w [6, 3, 3, 4], y [1, 8, 8, 6].
+  std::vector<int64_t> xl = {1, 8, 8, 4}, wl = {6, 3, 3, 4}, yl = {1, 8, 8, 6};
+  a.spatialDims = 2;
+  a.layout = KILN_CUDA_LAYOUT_NHWC;
+  a.xShape = xl.data(), a.wShape = wl.data(), a.yShape = yl.data();
+  s = cuda::checkConvArgs(a);
+  INFO(s.message());
+  CHECK(s.isOk());
+  yl = {1, 8, 8, 5};
+  CHECK(!cuda::checkConvArgs(a).isOk());
 }
 
 TEST_CASE("kiln_cuda_conv fails cleanly without CUDA or cuDNN",

@@ -157,7 +157,7 @@ std::string weightsBin(const std::vector<float> &w, size_t padTo = 64) {
 }
 
 const char *kManifest = R"json({
-  "abi_version": 1,
+  "abi_version": 2,
   "signature": {
     "inputs": [{"name": "x", "dtype": "f32", "shape": [2, 3]}],
     "outputs": [{"name": "y", "dtype": "f32", "shape": [2, 3]}]
@@ -304,8 +304,8 @@ TEST_CASE("Model binds weights from the package, files or the caller",
     std::string manifest = replaceAll(
         kManifest, R"("file": "weights.bin", "offset": 0, "bytes": 12)",
         R"("external": {"location": "w.data", "length": 12})");
-    manifest = replaceAll(manifest, R"("abi_version": 1,)",
-                          "\"abi_version\": 1, \"source\": \"" +
+    manifest = replaceAll(manifest, R"("abi_version": 2,)",
+                          "\"abi_version\": 2, \"source\": \"" +
                               (modelDir.path / "m.onnx").string() + "\",");
     writePackage(dir.path, manifest);
     writeFile(modelDir.path / "w.data", weightsBin({1, -1, 2}, 12));
@@ -372,9 +372,9 @@ TEST_CASE("Broken packages are errors, not crashes", "[model]") {
                      {"model.so", "does not export 'kiln_model_run'"});
   }
   SECTION("another ABI version") {
-    writePackage(dir.path, kManifest, "-DFAKE_ABI_VERSION=2");
+    writePackage(dir.path, kManifest, "-DFAKE_ABI_VERSION=9");
     requireLoadError(dir.path,
-                     {"model.so", "ABI version 2", "implements version 1"});
+                     {"model.so", "ABI version 9", "implements version 2"});
   }
   SECTION("missing weights.bin") {
     writePackage(dir.path);

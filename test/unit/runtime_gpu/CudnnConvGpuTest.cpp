@@ -7,7 +7,8 @@
 // dispatcher's "conv" plus the bias added on the host), bf16 and f16 against
 // the reference computed in f32 from the same rounded inputs, a run on a
 // pooled stream with the cached plan reused, the refusal of asymmetric
-// pads, and kiln_cuda_conv_relu (bias, residual and ReLU in the same call).
+// pads, kiln_cuda_conv_relu (bias, residual and ReLU in the same call), and
+// channels-last (NHWC) operands of both, in f32, bf16 and f16.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,6 +19,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <string>
@@ -34,7 +36,26 @@ struct ConvCase {
   bool bias = false;
   /// kiln_cuda_conv_relu: relu(conv + bias + residual).
   bool relu = false, residual = false;
+  /// KILN_CUDA_LAYOUT_NHWC: x, w, residual and y stored channels last.
+  bool channelsLast = false;
 };
+
+/// `t` with dim 1 moved to the end (channels first to channels last), or
+/// back with `toFirst`, as a contiguous copy.
+Tensor moveChannels(const Tensor &t, bool toFirst) {
+  int64_t rank = t.rank();
+  std::vector<int64_t> perm = {0};
+  if (toFirst) {
+    perm.push_back(rank - 1);
+    for (int64_t d = 1; d + 1 < rank; ++d)
+      perm.push_back(d);
+  } else {
+    for (int64_t d = 2; d < rank; ++d)
+      perm.push_back(d);
+    perm.push_back(1);
+  }
+  return t.permute(perm).contiguous();
+}
 
 void requireCudaForConv() {
   Status s = cuda::available();
@@ -85,7 +106,8 @@ void checkConv(const ConvCase &c, DType dtype, double tolerance,
             << c.group << " strides " << shapeToString(c.strides) << " pads "
             << shapeToString(c.pads) << " dilations "
             << shapeToString(c.dilations) << " bias " << c.bias << " relu "
-            << c.relu << " residual " << c.residual << " dtype "
+            << c.relu << " residual " << c.residual << " channels last "
+            << c.channelsLast << " dtype "
             << dtypeName(dtype));
   std::mt19937 rng(7);
   Tensor x = randomTensor(c.x, rng, dtype), w = randomTensor(c.w, rng, dtype);
@@ -101,34 +123,46 @@ void checkConv(const ConvCase &c, DType dtype, double tolerance,
   if (c.relu)
     for (double &e : expected)
       e = e < 0 ? 0 : e;
-  Tensor dz = *z.to(Device::CUDA);
-
-  Tensor dx = *x.to(Device::CUDA), dw = *w.to(Device::CUDA),
+  // The operands as stored (channels last: permuted).
+  auto stored = [&](const Tensor &t) {
+    return c.channelsLast ? moveChannels(t, /*toFirst=*/false) : t;
+  };
+  Tensor xs = stored(x), ws = stored(w), zs = stored(z);
+  Shape xShape = xs.shape(), wShape = ws.shape();
+  Shape yStored = yShape;
+  if (c.channelsLast)
+    std::rotate(yStored.begin() + 1, yStored.begin() + 2, yStored.end());
+  Tensor dz = *zs.to(Device::CUDA);
+  Tensor dx = *xs.to(Device::CUDA), dw = *ws.to(Device::CUDA),
          dbias = *bias.to(Device::CUDA);
-  Tensor dy = *Tensor::empty(dtype, yShape, Device::CUDA);
+  Tensor dy = *Tensor::empty(dtype, yStored, Device::CUDA);
+  int layout = c.channelsLast ? KILN_CUDA_LAYOUT_NHWC : KILN_CUDA_LAYOUT_NCHW;
   char err[1024] = {0};
   int spatialDims = static_cast<int>(c.x.size()) - 2;
   const void *b = c.bias ? dbias.rawData() : nullptr;
   int rc =
       c.relu
-          ? kiln_cuda_conv_relu(static_cast<int>(dtype), spatialDims,
-                                c.x.data(), dx.rawData(), c.w.data(),
+          ? kiln_cuda_conv_relu(static_cast<int>(dtype), spatialDims, layout,
+                                xShape.data(), dx.rawData(), wShape.data(),
                                 dw.rawData(), b,
                                 c.residual ? dz.rawData() : nullptr, c.group,
                                 c.strides.data(), c.pads.data(),
-                                c.dilations.data(), yShape.data(),
+                                c.dilations.data(), yStored.data(),
                                 dy.rawData(), stream, err, sizeof(err))
-          : kiln_cuda_conv(static_cast<int>(dtype), spatialDims, c.x.data(),
-                           dx.rawData(), c.w.data(), dw.rawData(), b, c.group,
-                           c.strides.data(), c.pads.data(), c.dilations.data(),
-                           yShape.data(), dy.rawData(), stream, err,
-                           sizeof(err));
+          : kiln_cuda_conv(static_cast<int>(dtype), spatialDims, layout,
+                           xShape.data(), dx.rawData(), wShape.data(),
+                           dw.rawData(), b, c.group, c.strides.data(),
+                           c.pads.data(), c.dilations.data(), yStored.data(),
+                           dy.rawData(), stream, err, sizeof(err));
   INFO(err);
   REQUIRE(rc == 0);
   REQUIRE(kiln_cuda_stream_synchronize(stream, err, sizeof(err)) == 0);
   Expected<Tensor> host = dy.to(Device::CPU);
   REQUIRE(host.isOk());
-  std::vector<double> got = host->to(DType::F32).toDoubleVector();
+  Tensor y = host->to(DType::F32);
+  if (c.channelsLast)
+    y = moveChannels(y, /*toFirst=*/true);
+  std::vector<double> got = y.toDoubleVector();
   REQUIRE(got.size() == expected.size());
   for (size_t i = 0; i < got.size(); ++i) {
     INFO("y[" << i << "] = " << got[i] << ", expected " << expected[i]);
@@ -218,7 +252,7 @@ TEST_CASE("kiln_cuda_conv refuses asymmetric pads", "[gpu][conv]") {
   Tensor w = *Tensor::empty(DType::F32, ws, Device::CUDA);
   Tensor y = *Tensor::empty(DType::F32, ys, Device::CUDA);
   char err[512] = {0};
-  CHECK(kiln_cuda_conv(0, 2, xs.data(), x.rawData(), ws.data(), w.rawData(),
+  CHECK(kiln_cuda_conv(0, 2, KILN_CUDA_LAYOUT_NCHW, xs.data(), x.rawData(), ws.data(), w.rawData(),
                        nullptr, 1, strides.data(), pads.data(), dil.data(),
                        ys.data(), y.rawData(), nullptr, err,
                        sizeof(err)) != 0);
@@ -241,4 +275,32 @@ TEST_CASE("kiln_cuda_conv_relu: bias, residual and ReLU in the cuDNN call",
   // bf16 and f16 (the fused call or, where cuDNN refuses it, separate calls).
   checkConv(c, DType::BF16, 3e-2);
   checkConv(d, DType::F16, 1e-2);
+}
+
+TEST_CASE("kiln_cuda_conv channels last (NHWC) matches the reference",
+          "[gpu][conv]") {
+  requireCudaForConv();
+  std::vector<ConvCase> cases = {
+      // 3x3 stride 2 with bias; ResNet's stem; depthwise; grouped + dilated.
+      {{2, 8, 15, 15}, {16, 8, 3, 3}, 1, {2, 2}, {1, 1, 1, 1}, {1, 1}, true},
+      {{1, 3, 32, 32}, {8, 3, 7, 7}, 1, {2, 2}, {3, 3, 3, 3}, {1, 1}, true},
+      {{2, 12, 10, 9}, {12, 1, 3, 3}, 12, {1, 1}, {1, 1, 1, 1}, {1, 1}, false},
+      {{1, 16, 12, 12}, {8, 4, 3, 3}, 4, {1, 1}, {2, 2, 2, 2}, {2, 2}, true},
+  };
+  for (ConvCase c : cases) {
+    c.channelsLast = true;
+    checkConv(c, DType::F32, 1e-3);
+    checkConv(c, DType::BF16, 1.5e-2);
+  }
+  // The fused call: 1x1 + bias + residual + ReLU, and ReLU alone.
+  ConvCase r{{2, 16, 14, 14}, {32, 16, 1, 1}, 1, {1, 1}, {0, 0, 0, 0}, {1, 1},
+             true};
+  r.relu = r.residual = r.channelsLast = true;
+  checkConv(r, DType::F32, 1e-3);
+  checkConv(r, DType::BF16, 3e-2);
+  checkConv(r, DType::F16, 1e-2);
+  ConvCase d{{2, 8, 15, 15}, {16, 8, 3, 3}, 1, {2, 2}, {1, 1, 1, 1}, {1, 1},
+             false};
+  d.relu = d.channelsLast = true;
+  checkConv(d, DType::BF16, 3e-2);
 }

@@ -46,6 +46,11 @@ extern "C" {
  *  fuse an exact (erf) Gelu into it. */
 #define KILN_CUDA_EPILOGUE_GELU_TANH 2
 
+/** kiln_cuda_conv layouts: channels first (NCHW, NCDHW) or channels last
+ *  (NHWC, NDHWC). */
+#define KILN_CUDA_LAYOUT_NCHW 0
+#define KILN_CUDA_LAYOUT_NHWC 1
+
 /** Launches `function` (cuLaunchKernel) with the given grid, block, dynamic
  *  shared memory and kernel arguments (`args[i]` points to the i-th
  *  argument's value), asynchronously on `stream`. */
@@ -99,9 +104,12 @@ kiln_cuda_matmul(int dtype, int64_t batch, int64_t m, int64_t n, int64_t k,
  *  dtype: kiln::DType code: 0 f32 (computed in fp32 with CUDNN_FMA_MATH, no
  *  TF32, so results match the CPU reference within 1e-3), 1 f16 or 2 bf16
  *  (tensor cores, fp32 accumulation); x, w, bias and y have that dtype and
- *  are packed NCHW (NCDHW) device buffers. spatialDims is 1 to 3; xShape is
- *  [N, C, spatial...], wShape [M, C / group, kernel...], yShape [N, M,
- *  spatial...] (checked against the geometry); strides and dilations have
+ *  are packed device buffers. spatialDims is 1 to 3. With layout
+ *  KILN_CUDA_LAYOUT_NCHW xShape is [N, C, spatial...], wShape [M, C / group,
+ *  kernel...], yShape [N, M, spatial...]; with KILN_CUDA_LAYOUT_NHWC
+ *  (channels last) they are [N, spatial..., C], [M, kernel..., C / group]
+ *  and [N, spatial..., M]: each shape as the buffer stores it (checked
+ *  against the geometry); strides and dilations have
  *  spatialDims entries, pads 2 * spatialDims ([begin..., end...]), and the
  *  pads must be symmetric (begin == end: otherwise an error). Descriptors
  *  and the algorithm are cached per configuration; each stream gets its own
@@ -109,7 +117,7 @@ kiln_cuda_matmul(int dtype, int64_t batch, int64_t m, int64_t n, int64_t k,
  *  cuDNN 9 is loaded with dlopen ("libcudnn.so.9", "libcudnn.so"; also from
  *  $KILN_CUDNN_DIR); without it: "cuDNN not found (libcudnn.so.9): ...". */
 KILN_RUNTIME_EXPORT int
-kiln_cuda_conv(int dtype, int spatialDims, const int64_t *xShape,
+kiln_cuda_conv(int dtype, int spatialDims, int layout, const int64_t *xShape,
                const void *x, const int64_t *wShape, const void *w,
                const void *bias, int64_t group, const int64_t *strides,
                const int64_t *pads, const int64_t *dilations,
@@ -122,7 +130,8 @@ kiln_cuda_conv(int dtype, int spatialDims, const int64_t *xShape,
  *  for a null one) where it takes the configuration, otherwise as
  *  separate cuDNN calls. `z` must not overlap `y`. */
 KILN_RUNTIME_EXPORT int
-kiln_cuda_conv_relu(int dtype, int spatialDims, const int64_t *xShape,
+kiln_cuda_conv_relu(int dtype, int spatialDims, int layout,
+                    const int64_t *xShape,
                     const void *x, const int64_t *wShape, const void *w,
                     const void *bias, const void *z, int64_t group,
                     const int64_t *strides, const int64_t *pads,

@@ -27,8 +27,10 @@
 extern "C" {
 #endif
 
-/** The ABI version implemented by this header. */
-#define KILN_MODEL_ABI_VERSION 1
+/** The ABI version implemented by this header (with the services of
+ *  CudaServices.h a model.so calls). 2: kiln_cuda_conv and
+ *  kiln_cuda_conv_relu take a layout. */
+#define KILN_MODEL_ABI_VERSION 2
 
 typedef struct kiln_model kiln_model;
 
