@@ -174,6 +174,13 @@ def main():
                                      "--no-cuda-graphs"]).stdout.strip().splitlines()[-1])
             row["kiln_direct_ms"] = direct.get("device_median_ms", direct["median_ms"])
             row["kiln_direct_wall_ms"] = direct["median_ms"]
+            # A variant compiled with KILN_CUDA_CHANNELS_LAST=0 (convolutions
+            # NCHW), if packed: the layout pass's before, in the same run.
+            nchw = pkg + "-nchw"
+            if os.path.isdir(nchw):
+                t = json.loads(run([runner, nchw, *flags, "--iterations", str(args.iterations)])
+                               .stdout.strip().splitlines()[-1])
+                row["kiln_nchw_ms"] = t.get("device_median_ms", t["median_ms"])
             # 3. PyTorch eager and torch.compile, same process tree, same GPU.
             modes = "eager,compile,reduce-overhead" if name in LATENCY else "eager,compile"
             base = run([sys.executable, os.path.join(args.pack, "models.py"), "baseline", name, "--dtype", dtype,
@@ -192,6 +199,12 @@ def main():
             # outside weight preparation (wrapper.cpp is not packed; the
             # manifest lists every kernel, the load-time ones included).
             row["library_calls"] = sum(1 for r in manifest.get("reference_ops", []) if r["kind"] == "library")
+            # Launches per run: generated kernels and library calls that run
+            # on every run (weight preparation, "when": "load", runs once).
+            row["launches_per_run"] = (
+                sum(1 for k in manifest["kernels"] if k.get("when", "run") == "run")
+                + sum(1 for r in manifest.get("reference_ops", []) if r.get("when", "run") == "run"))
+            row["per_run_kernels"] = [k["name"] for k in manifest["kernels"] if k.get("when", "run") == "run"]
             if name in MEMORY_BOUND:
                 size = 2 if dtype == "bfloat16" else 4
                 nbytes = sum(t.numel() * size for t in inputs) + sum(r.numel() * size for r in refs)
@@ -209,9 +222,9 @@ def main():
 
     print()
     print("| model | dtype | Kiln ms | Kiln wall ms | Kiln no-graph ms | eager ms | compile ms | reduce-overhead ms | "
-          "Kiln/eager | Kiln/compile | Kiln/reduce-overhead | copy BW % | matches | Kiln passes s | NVRTC s | "
-          "torch.compile 1st call s |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|")
+          "Kiln/eager | Kiln/compile | Kiln/reduce-overhead | copy BW % | matches | Kiln launches/run | "
+          "Kiln passes s | NVRTC s | torch.compile 1st call s |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|")
     for r in rows:
         if "error" in r:
             print(f"| {r['model']} | {r['dtype']} | error: {r['error'][:120]} |")
@@ -227,8 +240,16 @@ def main():
         ror = f"{k / ro:.2f}" if ro else "-"
         print(f"| {r['model']} | {r['dtype']} | {k:.3f} | {r['kiln_wall_ms']:.3f} | {r['kiln_direct_ms']:.3f} | "
               f"{e:.3f} | {c:.3f} | {ros} | {k / e:.2f} | "
-              f"{k / c:.2f} | {ror} | {bw} | {match} | "
+              f"{k / c:.2f} | {ror} | {bw} | {match} | {r['launches_per_run']} | "
               f"{r['kiln_passes_s']} | {r['nvrtc_s']} | {r.get('torch_compile_first_call_s', '-')} |")
+    nchw = [r for r in rows if "kiln_nchw_ms" in r]
+    if nchw:
+        print()
+        print("| model | dtype | Kiln NHWC ms | Kiln NCHW ms (KILN_CUDA_CHANNELS_LAST=0) | NHWC/NCHW |")
+        print("|---|---|---:|---:|---:|")
+        for r in nchw:
+            print(f"| {r['model']} | {r['dtype']} | {r['kiln_ms']:.3f} | {r['kiln_nchw_ms']:.3f} | "
+                  f"{r['kiln_ms'] / r['kiln_nchw_ms']:.2f} |")
     return 0 if all("error" not in r and r["matches_pytorch"] for r in rows) else 1
 
 

@@ -361,7 +361,8 @@ LogicalResult PackageWriter::finish(func::FuncOp graph, const MemoryPlan &plan,
     m.outputs.push_back(manifestValue(e));
   m.weightsFile = "weights.bin";
   for (const KernelRecord &k : codegen.kernels()) {
-    ManifestKernel kernel{k.name, k.kind, k.nodes, std::nullopt};
+    ManifestKernel kernel{k.name, k.kind, k.nodes, std::nullopt,
+                          k.loadTime ? "load" : "run"};
     if (k.grid && k.block) {
       ManifestLaunch launch;
       for (int d = 0; d < 3; ++d)

@@ -48,6 +48,9 @@ struct KernelRecord {
   /// The launch shape, for targets that launch kernels (cuda).
   std::optional<std::array<unsigned, 3>> grid, block;
   unsigned sharedBytes = 0;
+  /// Launched once, when the package loads (its op is kiln.load_time),
+  /// instead of on every run.
+  bool loadTime = false;
 };
 
 /// The parts of the C ABI functions of wrapper.cpp that differ between

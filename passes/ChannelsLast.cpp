@@ -5,7 +5,8 @@
 // kernels read and write their operands directly (in NCHW cuDNN transposes
 // around every convolution itself: 330 such kernels per ResNet-50 run).
 //
-//   1. Each top-level float kiln.conv of rank 4 with static shapes becomes
+//   1. Each top-level f16/bf16 kiln.conv of rank 4 with static shapes (f32
+//      too with `include-f32`) becomes
 //        transpose<0,3,1,2>(conv {layout = "nhwc"}(transpose<0,2,3,1>(x),
 //                                                 transpose<0,2,3,1>(w)))
 //      — the same value, computed channels last. The weight's transpose is
@@ -31,7 +32,10 @@
 //      is left to fold.
 //
 // So a ResNet runs channels last from its first convolution to its pooling,
-// with one transpose of the input and none between. What it leaves alone:
+// with one transpose of the input and none between. f32 convolutions stay
+// channels first by default: without TF32 cuDNN runs them on FMA kernels,
+// which are slower in NHWC (H200, ResNet-50 batch 64: 22.8 ms NHWC vs 15.8 ms
+// NCHW; bf16 2.13 vs 5.84 ms; BENCHMARKS.md). What it leaves alone:
 // convolutions of other ranks, dynamic shapes, ops inside kiln.fusion
 // regions, elementwise ops with an operand computed per run (the pass adds
 // no transpose between two computed values except around a convolution). It is a CUDA target pass (Target::addLayoutPasses); the
@@ -155,15 +159,18 @@ LogicalResult replaceChannelsLast(PatternRewriter &rewriter, Operation *op,
 
 /// Step 1: conv(x, w) -> back(conv_nhwc(toLast(x), toLast(w))).
 struct ConvToChannelsLast : public OpRewritePattern<kiln::ConvOp> {
-  using OpRewritePattern::OpRewritePattern;
+  ConvToChannelsLast(MLIRContext *ctx, bool includeF32)
+      : OpRewritePattern(ctx), includeF32(includeF32) {}
   LogicalResult matchAndRewrite(kiln::ConvOp conv,
                                 PatternRewriter &rewriter) const override {
     if (conv.getLayout() || isInsideFusion(conv))
       return failure();
     for (Value v : {conv.getX(), conv.getW(), conv.getResult()}) {
       RankedTensorType t = rankedType(v);
-      if (!t || t.getRank() != 4 || !t.hasStaticShape() ||
-          !isa<FloatType>(t.getElementType()))
+      if (!t || t.getRank() != 4 || !t.hasStaticShape())
+        return failure();
+      Type e = t.getElementType();
+      if (!e.isF16() && !e.isBF16() && !(includeF32 && e.isF32()))
         return failure();
     }
     Location loc = conv.getLoc();
@@ -181,6 +188,7 @@ struct ConvToChannelsLast : public OpRewritePattern<kiln::ConvOp> {
     rewriter.eraseOp(x.getDefiningOp());
     return failure();
   }
+  bool includeF32;
 };
 
 /// Step 2: elementwise(back(a), c, back(b), ...) ->
@@ -343,6 +351,10 @@ struct ChannelsLastPass
     : public PassWrapper<ChannelsLastPass, OperationPass<func::FuncOp>> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(ChannelsLastPass)
 
+  ChannelsLastPass() = default;
+  ChannelsLastPass(const ChannelsLastPass &other) : PassWrapper(other) {}
+  explicit ChannelsLastPass(bool f32) { includeF32 = f32; }
+
   StringRef getArgument() const final { return "kiln-channels-last"; }
   StringRef getDescription() const final {
     return "Run 2-D convolutions channels last (NHWC) and move the "
@@ -356,16 +368,26 @@ struct ChannelsLastPass
   void runOnOperation() override {
     MLIRContext *ctx = &getContext();
     RewritePatternSet patterns(ctx);
-    patterns.add<ConvToChannelsLast, SinkPastElementwise, SinkPastMaxPool,
-                 SinkPastReduction, TransposeOfUnitDimsToReshape, CancelPair>(
-        ctx);
+    patterns.add<ConvToChannelsLast>(ctx, includeF32.getValue());
+    patterns.add<SinkPastElementwise, SinkPastMaxPool, SinkPastReduction,
+                 TransposeOfUnitDimsToReshape, CancelPair>(ctx);
     FrozenRewritePatternSet frozen(std::move(patterns));
     applyPatternsOutsideFusions(getOperation(), frozen);
   }
+
+  Option<bool> includeF32{
+      *this, "include-f32",
+      llvm::cl::desc("Also run f32 convolutions channels last (slower with "
+                     "cuDNN's FMA kernels, which f32 uses without TF32)"),
+      llvm::cl::init(false)};
 };
 
 } // namespace
 
 std::unique_ptr<Pass> kiln::createChannelsLastPass() {
   return std::make_unique<ChannelsLastPass>();
+}
+
+std::unique_ptr<Pass> kiln::createChannelsLastPass(bool includeF32) {
+  return std::make_unique<ChannelsLastPass>(includeF32);
 }

@@ -20,7 +20,7 @@ void registerKilnPasses() {
   mlir::registerPass(createDecomposePass);
   mlir::registerPass(createLayoutCleanupPass);
   mlir::registerPass(createSplitReductionsPass);
-  mlir::registerPass(createChannelsLastPass);
+  mlir::registerPass([] { return createChannelsLastPass(); });
   mlir::registerPass(createFuseOpsPass);
   mlir::registerPass(createMarkLoadTimeStepsPass);
   mlir::registerPass(createMarkInPlacePass);

@@ -31,10 +31,11 @@ std::unique_ptr<mlir::Pass> createLayoutCleanupPass();
 /// output in two stages (SplitReductions.cpp).
 std::unique_ptr<mlir::Pass> createSplitReductionsPass();
 
-/// `kiln-channels-last`: 2-D convolutions in NHWC, the transposes back to
-/// NCHW moved down the graph until they cancel (ChannelsLast.cpp; the CUDA
-/// target's layout pass).
+/// `kiln-channels-last`: 2-D f16/bf16 convolutions (f32 too with
+/// `includeF32`) in NHWC, the transposes back to NCHW moved down the graph
+/// until they cancel (ChannelsLast.cpp; the CUDA target's layout pass).
 std::unique_ptr<mlir::Pass> createChannelsLastPass();
+std::unique_ptr<mlir::Pass> createChannelsLastPass(bool includeF32);
 /// Registers every Kiln pass with MLIR's pass registry (for kiln-opt).
 void registerKilnPasses();
 

@@ -51,7 +51,10 @@ Json weightJson(const ManifestWeight &w) {
 }
 
 Json kernelJson(const ManifestKernel &k) {
-  Json j = {{"name", k.name}, {"kind", k.kind}, {"nodes", k.nodes}};
+  Json j = {{"name", k.name},
+            {"kind", k.kind},
+            {"nodes", k.nodes},
+            {"when", k.when}};
   if (k.launch) {
     j["grid"] = k.launch->grid;
     j["block"] = k.launch->block;

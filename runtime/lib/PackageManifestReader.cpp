@@ -308,6 +308,10 @@ Status parseKernel(const Json &j, ManifestKernel &k) {
   KILN_RETURN_IF_ERROR(fields.string("name", k.name));
   KILN_RETURN_IF_ERROR(fields.string("kind", k.kind));
   KILN_RETURN_IF_ERROR(fields.strings("nodes", k.nodes));
+  KILN_RETURN_IF_ERROR(fields.string("when", k.when));
+  if (k.when != "run" && k.when != "load")
+    return Status::error(
+        strCat("'when' is '", k.when, "', not \"run\" or \"load\""));
   const Json *grid = fields.find("grid"), *block = fields.find("block");
   if (!grid && !block && !fields.find("shared_bytes"))
     return Status::ok();

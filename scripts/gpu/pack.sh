@@ -62,6 +62,12 @@ for model in softmax ln_gelu mlp gpt2_block resnet50 gpt2_block_b1 resnet50_b1; 
     "$ROOT/test/models/bench-graphs/$model.onnx" "$BF16/$model.onnx"
   compile_package "$BF16/$model.onnx" "$model-bf16"
 done
+# The bf16 convolution networks also channels first
+# (KILN_CUDA_CHANNELS_LAST=0; f32 stays channels first anyway): gpu_bench.py
+# times these "-nchw" variants next to the default packages.
+for model in resnet50 resnet50_b1; do
+  KILN_CUDA_CHANNELS_LAST=0 compile_package "$BF16/$model.onnx" "$model-bf16-nchw"
+done
 rm -rf "$BF16"
 
 # Concurrency (docs/reliability.md): the model of test/models/concurrent_runs.py

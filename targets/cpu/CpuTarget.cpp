@@ -15,6 +15,7 @@
 #include "codegen/HostCompiler.h"
 #include "codegen/WrapperSupport.h"
 #include "ir/KilnOps.h"
+#include "passes/LoweringPasses.h"
 #include "targets/cpu/CppKernel.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -50,8 +51,10 @@ public:
         return failure();
       needHalf_ |= llvm::any_of(fusion->getOperandTypes(), isHalfTensor) ||
                    llvm::any_of(fusion->getResultTypes(), isHalfTensor);
-      kernels_.push_back(KernelRecord{kernel->name, fusion.getKind().str(),
-                                      sourceNodeNames(fusion)});
+      KernelRecord record{kernel->name, fusion.getKind().str(),
+                          sourceNodeNames(fusion)};
+      record.loadTime = fusion->hasAttr(kLoadTimeAttr);
+      kernels_.push_back(std::move(record));
       cppKernels_.push_back(std::move(*kernel));
     }
     return success();

@@ -75,6 +75,7 @@ public:
       record.grid = {kernel->grid[0], kernel->grid[1], kernel->grid[2]};
       record.block = {kernel->block[0], kernel->block[1], kernel->block[2]};
       record.sharedBytes = kernel->sharedBytes;
+      record.loadTime = op.hasAttr(kLoadTimeAttr);
       kernelIndex_[&op] = static_cast<int>(kernels_.size());
       kernels_.push_back(std::move(record));
       cudaKernels_.push_back(std::move(*kernel));

@@ -1,4 +1,22 @@
-// RUN: kiln-opt %s -kiln-channels-last -kiln-layout-cleanup -cse -split-input-file | FileCheck %s
+// RUN: kiln-opt %s -kiln-channels-last=include-f32 -kiln-layout-cleanup -cse -split-input-file | FileCheck %s
+// RUN: kiln-opt %s -kiln-channels-last -split-input-file | FileCheck %s --check-prefix=DEFAULT
+
+// Without include-f32 (the CUDA target's default) only f16 and bf16
+// convolutions run channels last: cuDNN's f32 FMA kernels are slower in NHWC.
+// DEFAULT-LABEL: func.func @dtypes
+// DEFAULT: kiln.conv %arg0, %arg1 {dilations
+// DEFAULT-NOT: layout
+// DEFAULT-SAME: -> tensor<1x2x6x6xf32>
+// DEFAULT: kiln.conv {{.*}}layout = "nhwc"{{.*}} -> tensor<1x6x6x2xbf16>
+// DEFAULT: kiln.conv {{.*}}layout = "nhwc"{{.*}} -> tensor<1x6x6x2xf16>
+func.func @dtypes(%x: tensor<1x4x8x8xf32>, %w: tensor<2x4x3x3xf32>, %xb: tensor<1x4x8x8xbf16>, %wb: tensor<2x4x3x3xbf16>, %xh: tensor<1x4x8x8xf16>, %wh: tensor<2x4x3x3xf16>) -> (tensor<1x2x6x6xf32>, tensor<1x2x6x6xbf16>, tensor<1x2x6x6xf16>) {
+  %a = kiln.conv %x, %w {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x4x8x8xf32>, tensor<2x4x3x3xf32>) -> tensor<1x2x6x6xf32>
+  %b = kiln.conv %xb, %wb {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x4x8x8xbf16>, tensor<2x4x3x3xbf16>) -> tensor<1x2x6x6xbf16>
+  %c = kiln.conv %xh, %wh {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x4x8x8xf16>, tensor<2x4x3x3xf16>) -> tensor<1x2x6x6xf16>
+  return %a, %b, %c : tensor<1x2x6x6xf32>, tensor<1x2x6x6xbf16>, tensor<1x2x6x6xf16>
+}
+
+// -----
 
 // A ResNet-like block: conv -> bias -> relu -> max_pool -> 1x1 conv ->
 // residual add -> relu -> global mean -> reshape. Channels last from the

@@ -92,7 +92,7 @@ TEST_CASE("kiln-channels-last keeps a ResNet block's values", "[passes]") {
 
   mlir::PassManager pm(&ctx);
   mlir::OpPassManager &fn = pm.nest<mlir::func::FuncOp>();
-  fn.addPass(createChannelsLastPass());
+  fn.addPass(createChannelsLastPass(/*includeF32=*/true));
   fn.addPass(createLayoutCleanupPass());
   fn.addPass(mlir::createCSEPass());
   REQUIRE(mlir::succeeded(pm.run(*module)));

@@ -139,7 +139,8 @@ inline constexpr const char *kTinyMlpCpuManifest = R"json({
       "kind": "reduction",
       "nodes": [
         "/ln/LayerNormalization"
-      ]
+      ],
+      "when": "run"
     },
     {
       "name": "k1_add",
@@ -154,7 +155,8 @@ inline constexpr const char *kTinyMlpCpuManifest = R"json({
         "sqrt2",
         "one",
         "half"
-      ]
+      ],
+      "when": "run"
     },
     {
       "name": "k2_softmax",
@@ -164,7 +166,8 @@ inline constexpr const char *kTinyMlpCpuManifest = R"json({
         "/Add",
         "/Softmax",
         "/ln/LayerNormalization"
-      ]
+      ],
+      "when": "run"
     }
   ],
   "reference_ops": [

@@ -224,6 +224,9 @@ struct ManifestKernel {
   std::vector<std::string> nodes;
   /// cuda packages only ("grid", "block", "shared_bytes").
   std::optional<ManifestLaunch> launch;
+  /// "run" (every run) or "load" (once, when the package loads: weight
+  /// preparation, kiln.load_time).
+  std::string when = "run";
 };
 
 /// A step that calls the runtime rather than a generated kernel
