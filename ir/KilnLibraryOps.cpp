@@ -43,13 +43,15 @@ LogicalResult LibraryCallOp::verify() {
   }
   StringRef epilogue = getEpilogue();
   bool bias = false, residual = false;
-  if (epilogue == "bias" || epilogue == "bias_relu")
+  if (epilogue == "bias" || epilogue == "bias_relu" ||
+      epilogue == "bias_gelu_tanh")
     bias = true;
   else if (epilogue == "bias_residual_relu")
     bias = residual = true;
   else if (epilogue == "residual_relu")
     residual = true;
-  else if (epilogue != "none" && epilogue != "relu")
+  else if (epilogue != "none" && epilogue != "relu" &&
+           epilogue != "gelu_tanh")
     return emitOpError("unknown epilogue '") << epilogue << "'";
   if (bias != seen.contains("bias") || residual != seen.contains("residual"))
     return emitOpError("epilogue '")

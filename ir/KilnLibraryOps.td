@@ -28,7 +28,8 @@ def Kiln_LibraryCallOp : Op<Kiln_Dialect, "library_call", [Pure]> {
     matmul reads that operand as the transpose of its last two dims (the
     kiln.transpose that produced it folded away). `epilogue` is what the call
     applies to its result before it stores it: `none`, `bias`, `relu`,
-    `bias_relu`, `bias_residual_relu`, `residual_relu`. `workspace` is the
+    `bias_relu`, `gelu_tanh`, `bias_gelu_tanh` (GELU, tanh approximation),
+    `bias_residual_relu`, `residual_relu`. `workspace` is the
     scratch memory the call needs, in bytes (the memory planner reserves it
     in the arena). `params` are the attributes of the library's main
     operation (a convolution's strides, pads, dilations, group).

@@ -146,7 +146,10 @@ void emitMatmulCall(llvm::raw_ostream &os, LibraryCallOp call, size_t index,
   Value a = call.getOperandByRole("a"), b = call.getOperandByRole("b");
   Value bias = call.getOperandByRole("bias"), d = call.getResult(0);
   StringRef epilogue = call.getEpilogue();
-  int activation = epilogue.ends_with("relu") ? 1 : 0;
+  // KILN_CUDA_EPILOGUE_RELU (1) or _GELU_TANH (2), after the bias.
+  int activation = epilogue.ends_with("relu")        ? 1
+                   : epilogue.ends_with("gelu_tanh") ? 2
+                                                     : 0;
   int64_t batch = param(call, "batch"), m = param(call, "m"),
           n = param(call, "n"), k = param(call, "k");
   bool transA = call.getTransposeA(), transB = call.getTransposeB();
@@ -174,7 +177,10 @@ void emitMatmulCall(llvm::raw_ostream &os, LibraryCallOp call, size_t index,
      << ", " << activation << ", " << buffers.libraryWorkspace(d)
      << ", stream, err, errlen))"
      << (bias ? " // bias: " + buffers.describe(bias) + " (epilogue)" : "")
-     << (activation == 1 ? " // ReLU (epilogue)" : "") << "\n"
+     << (activation == 1   ? " // ReLU (epilogue)"
+         : activation == 2 ? " // GELU, tanh form (epilogue)"
+                           : "")
+     << "\n"
      << "    return fail(err, errlen, std::string(\"node '\") + "
      << quote(node) << " + \"' (cuBLASLt matmul): \" + (err ? err : \"\"));\n";
 }

@@ -90,6 +90,71 @@ func.func @batched_linear(%x: tensor<3x8x16xf32>, %w: tensor<16x4xf32>) -> tenso
 
 // -----
 
+// GPT-2's GELU (the tanh approximation, as exported) after the bias is
+// cuBLASLt's GELU_BIAS epilogue: the fusion is not launched.
+// CHECK-LABEL: func.func @gemm_bias_gelu_tanh(
+// CHECK: %[[Y:.*]] = kiln.library_call "cublaslt.matmul"(%arg0, %arg1, %arg2) {{[{]}}epilogue = "bias_gelu_tanh"
+// CHECK-NOT: kiln.fusion
+// CHECK: return %[[Y]]
+func.func @gemm_bias_gelu_tanh(%x: tensor<8x16xf32>, %w: tensor<16x32xf32>, %b: tensor<32xf32>) -> tensor<8x32xf32> {
+  %c3 = kiln.constant dense<3.0> : tensor<f32>
+  %c2 = kiln.constant dense<4.471500e-02> : tensor<f32>
+  %c1 = kiln.constant dense<0.797884583> : tensor<f32>
+  %one = kiln.constant dense<1.0> : tensor<f32>
+  %half = kiln.constant dense<0.5> : tensor<f32>
+  %mm = kiln.matmul %x, %w : (tensor<8x16xf32>, tensor<16x32xf32>) -> tensor<8x32xf32>
+  %u = kiln.add %mm, %b : (tensor<8x32xf32>, tensor<32xf32>) -> tensor<8x32xf32>
+  %p = kiln.pow %u, %c3 : (tensor<8x32xf32>, tensor<f32>) -> tensor<8x32xf32>
+  %m = kiln.mul %c2, %p : (tensor<f32>, tensor<8x32xf32>) -> tensor<8x32xf32>
+  %s = kiln.add %u, %m : (tensor<8x32xf32>, tensor<8x32xf32>) -> tensor<8x32xf32>
+  %a = kiln.mul %c1, %s : (tensor<f32>, tensor<8x32xf32>) -> tensor<8x32xf32>
+  %t = kiln.tanh %a : (tensor<8x32xf32>) -> tensor<8x32xf32>
+  %t1 = kiln.add %t, %one : (tensor<8x32xf32>, tensor<f32>) -> tensor<8x32xf32>
+  %h = kiln.mul %half, %t1 : (tensor<f32>, tensor<8x32xf32>) -> tensor<8x32xf32>
+  %y = kiln.mul %u, %h : (tensor<8x32xf32>, tensor<8x32xf32>) -> tensor<8x32xf32>
+  return %y : tensor<8x32xf32>
+}
+
+// -----
+
+// Another constant (not the tanh approximation cuBLASLt computes): the
+// fusion stays.
+// CHECK-LABEL: func.func @gemm_not_gelu_tanh(
+// CHECK: %[[M:.*]] = kiln.library_call "cublaslt.matmul"(%arg0, %arg1) {{[{]}}params
+// CHECK: kiln.fusion "k0_add" ins(%[[M]], %arg2
+func.func @gemm_not_gelu_tanh(%x: tensor<8x16xf32>, %w: tensor<16x32xf32>, %b: tensor<32xf32>) -> tensor<8x32xf32> {
+  %c3 = kiln.constant dense<3.0> : tensor<f32>
+  %c2 = kiln.constant dense<4.0e-02> : tensor<f32>
+  %c1 = kiln.constant dense<0.797884583> : tensor<f32>
+  %one = kiln.constant dense<1.0> : tensor<f32>
+  %half = kiln.constant dense<0.5> : tensor<f32>
+  %mm = kiln.matmul %x, %w : (tensor<8x16xf32>, tensor<16x32xf32>) -> tensor<8x32xf32>
+  %u = kiln.add %mm, %b : (tensor<8x32xf32>, tensor<32xf32>) -> tensor<8x32xf32>
+  %p = kiln.pow %u, %c3 : (tensor<8x32xf32>, tensor<f32>) -> tensor<8x32xf32>
+  %m = kiln.mul %c2, %p : (tensor<f32>, tensor<8x32xf32>) -> tensor<8x32xf32>
+  %s = kiln.add %u, %m : (tensor<8x32xf32>, tensor<8x32xf32>) -> tensor<8x32xf32>
+  %a = kiln.mul %c1, %s : (tensor<f32>, tensor<8x32xf32>) -> tensor<8x32xf32>
+  %t = kiln.tanh %a : (tensor<8x32xf32>) -> tensor<8x32xf32>
+  %t1 = kiln.add %t, %one : (tensor<8x32xf32>, tensor<f32>) -> tensor<8x32xf32>
+  %h = kiln.mul %half, %t1 : (tensor<f32>, tensor<8x32xf32>) -> tensor<8x32xf32>
+  %y = kiln.mul %u, %h : (tensor<8x32xf32>, tensor<8x32xf32>) -> tensor<8x32xf32>
+  return %y : tensor<8x32xf32>
+}
+
+// -----
+
+// ONNX's exact GELU (erf) is never folded into cuBLASLt's tanh epilogue.
+// CHECK-LABEL: func.func @gemm_gelu_erf(
+// CHECK: kiln.library_call "cublaslt.matmul"(%arg0, %arg1) {{[{]}}params
+// CHECK: kiln.fusion
+func.func @gemm_gelu_erf(%x: tensor<8x16xf32>, %w: tensor<16x32xf32>) -> tensor<8x32xf32> {
+  %mm = kiln.matmul %x, %w : (tensor<8x16xf32>, tensor<16x32xf32>) -> tensor<8x32xf32>
+  %y = kiln.gelu %mm {approximate = "none"} : (tensor<8x32xf32>) -> tensor<8x32xf32>
+  return %y : tensor<8x32xf32>
+}
+
+// -----
+
 // A convolution's bias, residual add and ReLU run in its cuDNN call.
 // CHECK-LABEL: func.func @conv_bias_add_relu(
 // CHECK: %[[Y:.*]] = kiln.library_call "cudnn.conv"(%arg0, %arg1, %arg2, %arg3) {epilogue = "bias_residual_relu", params = {dilations = array<i64: 1, 1>, group = 1 : i64, layout = "nchw", pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>}, roles = ["x", "w", "bias", "residual"]}
