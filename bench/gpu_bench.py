@@ -38,6 +38,13 @@ LATENCY = {"gpt2_block_b1", "resnet50_b1"}
 TOLERANCE = {"float32": (1e-3, 1e-4), "bfloat16": (1.6e-2, 2e-2)}
 
 
+# Package variants scripts/gpu/pack.sh compiles with one pass switched off:
+# (folder suffix, what it is).
+VARIANTS = [
+    ("-nchw", "convolutions NCHW (KILN_CUDA_CHANNELS_LAST=0)"),
+    ("-written-attention", "attention written out (KILN_CUDA_FLASH_ATTENTION=0)"),
+]
+
 def run(cmd, **kw):
     return subprocess.run(cmd, check=True, text=True, capture_output=True, **kw)
 
@@ -174,13 +181,13 @@ def main():
                                      "--no-cuda-graphs"]).stdout.strip().splitlines()[-1])
             row["kiln_direct_ms"] = direct.get("device_median_ms", direct["median_ms"])
             row["kiln_direct_wall_ms"] = direct["median_ms"]
-            # A variant compiled with KILN_CUDA_CHANNELS_LAST=0 (convolutions
-            # NCHW), if packed: the layout pass's before, in the same run.
-            nchw = pkg + "-nchw"
-            if os.path.isdir(nchw):
-                t = json.loads(run([runner, nchw, *flags, "--iterations", str(args.iterations)])
-                               .stdout.strip().splitlines()[-1])
-                row["kiln_nchw_ms"] = t.get("device_median_ms", t["median_ms"])
+            # Variants compiled with a pass switched off, if packed: that
+            # pass's before, timed in the same run.
+            for suffix, label in VARIANTS:
+                if os.path.isdir(pkg + suffix):
+                    t = json.loads(run([runner, pkg + suffix, *flags, "--iterations", str(args.iterations)])
+                                   .stdout.strip().splitlines()[-1])
+                    row.setdefault("variants", {})[label] = t.get("device_median_ms", t["median_ms"])
             # 3. PyTorch eager and torch.compile, same process tree, same GPU.
             modes = "eager,compile,reduce-overhead" if name in LATENCY else "eager,compile"
             base = run([sys.executable, os.path.join(args.pack, "models.py"), "baseline", name, "--dtype", dtype,
@@ -242,14 +249,15 @@ def main():
               f"{e:.3f} | {c:.3f} | {ros} | {k / e:.2f} | "
               f"{k / c:.2f} | {ror} | {bw} | {match} | {r['launches_per_run']} | "
               f"{r['kiln_passes_s']} | {r['nvrtc_s']} | {r.get('torch_compile_first_call_s', '-')} |")
-    nchw = [r for r in rows if "kiln_nchw_ms" in r]
-    if nchw:
+    variants = [r for r in rows if r.get("variants")]
+    if variants:
         print()
-        print("| model | dtype | Kiln NHWC ms | Kiln NCHW ms (KILN_CUDA_CHANNELS_LAST=0) | NHWC/NCHW |")
-        print("|---|---|---:|---:|---:|")
-        for r in nchw:
-            print(f"| {r['model']} | {r['dtype']} | {r['kiln_ms']:.3f} | {r['kiln_nchw_ms']:.3f} | "
-                  f"{r['kiln_ms'] / r['kiln_nchw_ms']:.2f} |")
+        print("| model | dtype | Kiln ms | variant (compiled with) | variant ms | Kiln/variant |")
+        print("|---|---|---:|---|---:|---:|")
+        for r in variants:
+            for label, ms in r["variants"].items():
+                print(f"| {r['model']} | {r['dtype']} | {r['kiln_ms']:.3f} | {label} | {ms:.3f} | "
+                      f"{r['kiln_ms'] / ms:.2f} |")
     return 0 if all("error" not in r and r["matches_pytorch"] for r in rows) else 1
 
 

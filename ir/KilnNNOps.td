@@ -270,6 +270,30 @@ class Kiln_SoftmaxLikeOp<string mnemonic, string semantics> :
   let results = (outs Kiln_FloatTensor:$output);
 }
 
+def Kiln_AttentionOp : Kiln_Op<"attention", "attention"> {
+  let summary = "scaled dot-product attention";
+  let description = [{
+    Computes `softmax(scale * q k^T + mask) v` per batch and head: `q` is
+    `B x H x Tq x D`, `k` is `B x H x Tk x D`, `v` is `B x H x Tk x Dv`, all
+    of one float type; the result is `B x H x Tq x Dv`. With `causal = 1`
+    key `j` is masked (-inf) for query `i` when `j > i`. The reference
+    computes the scores, the softmax and the weighted sum in f32 (f64 for
+    f64) and rounds the result once. The tracer does not produce it: the
+    CUDA target's `kiln-cuda-attention` pass recognizes the matmul, scale,
+    causal mask, softmax, matmul chain and runs it as one flash-attention
+    kernel.
+
+    Example:
+
+    ```mlir
+    %0 = kiln.attention %q, %k, %v {causal = 1 : i64, scale = 1.250000e-01 : f32} : (tensor<1x2x8x4xbf16>, tensor<1x2x8x4xbf16>, tensor<1x2x8x4xbf16>) -> tensor<1x2x8x4xbf16>
+    ```
+  }];
+  let arguments = (ins Kiln_FloatTensor:$q, Kiln_FloatTensor:$k,
+                   Kiln_FloatTensor:$v, F32Attr:$scale, I64Attr:$causal);
+  let results = (outs Kiln_FloatTensor:$output);
+}
+
 def Kiln_SoftmaxOp : Kiln_SoftmaxLikeOp<"softmax",
     "Computes `exp(x) / sum(exp(x))`.">;
 def Kiln_LogSoftmaxOp : Kiln_SoftmaxLikeOp<"log_softmax",

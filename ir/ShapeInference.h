@@ -154,6 +154,7 @@ mlir::LogicalResult constant(const InferContext &ctx, Results &results);
 // Linear algebra, convolution, normalization, reductions
 // (ShapeInferenceNN.cpp).
 mlir::LogicalResult matmul(const InferContext &ctx, Results &results);
+mlir::LogicalResult attention(const InferContext &ctx, Results &results);
 mlir::LogicalResult conv(const InferContext &ctx, Results &results);
 mlir::LogicalResult convTranspose(const InferContext &ctx, Results &results);
 mlir::LogicalResult pool(const InferContext &ctx, Results &results);

@@ -290,6 +290,42 @@ LogicalResult kiln::infer::pool(const InferContext &ctx, Results &results) {
   return success();
 }
 
+LogicalResult kiln::infer::attention(const InferContext &ctx,
+                                     Results &results) {
+  if (failed(ctx.expectOperands(3)))
+    return failure();
+  FailureOr<RankedTensorType> q = ctx.tensor(0), k = ctx.tensor(1),
+                              v = ctx.tensor(2);
+  FailureOr<int64_t> causal = ctx.i64Attr("causal");
+  if (failed(q) || failed(k) || failed(v) || failed(causal) ||
+      failed(ctx.f32Attr("scale")))
+    return failure();
+  if (q->getRank() != 4 || k->getRank() != 4 || v->getRank() != 4)
+    return ctx.emitError("q, k and v must be B x H x T x D, got ", *q, ", ",
+                         *k, " and ", *v);
+  if (q->getElementType() != k->getElementType() ||
+      q->getElementType() != v->getElementType())
+    return ctx.emitError("q, k and v must have one element type, got ", *q,
+                         ", ", *k, " and ", *v);
+  auto same = [](int64_t a, int64_t b) {
+    return isDyn(a) || isDyn(b) || a == b;
+  };
+  if (!same(q->getDimSize(0), k->getDimSize(0)) ||
+      !same(q->getDimSize(1), k->getDimSize(1)) ||
+      !same(k->getDimSize(0), v->getDimSize(0)) ||
+      !same(k->getDimSize(1), v->getDimSize(1)) ||
+      !same(q->getDimSize(3), k->getDimSize(3)) ||
+      !same(k->getDimSize(2), v->getDimSize(2)))
+    return ctx.emitError("q, k and v disagree on B, H, Tk or D: ", *q, ", ",
+                         *k, " and ", *v);
+  if (*causal != 0 && *causal != 1)
+    return ctx.emitError("attribute 'causal' must be 0 or 1, got ", *causal);
+  results.push_back(RankedTensorType::get(
+      {q->getDimSize(0), q->getDimSize(1), q->getDimSize(2), v->getDimSize(3)},
+      q->getElementType()));
+  return success();
+}
+
 /// Checks the channel and group structure shared by conv and conv_transpose:
 /// x's channels equal `inChannels` (group * w[1] for conv, w[0] for
 /// conv_transpose) and group divides the channel counts.

@@ -50,6 +50,7 @@ std::string targetNameList() {
 void registerTargetPasses() {
   mlir::registerPass(createLowerCpuPass);
   mlir::registerPass(createLowerCudaPass);
+  mlir::registerPass(createFuseAttentionPass);
 }
 
 } // namespace kiln

@@ -4,7 +4,8 @@
 // kiln.log_softmax and kiln.hardmax: ONNX opset-13 semantics, along the one
 // axis given by the `axis` attribute. Each (outer) block is processed with
 // the inner dims as the innermost loop, so the walk is contiguous whatever
-// the axis; exponentials are summed in f64.
+// the axis; exponentials are summed in f64. It also implements kiln.attention
+// (softmax(scale q k^T + causal mask) v per batch and head, in f32 or f64).
 //
 //===----------------------------------------------------------------------===//
 
@@ -153,9 +154,73 @@ Status softmaxKernel(KernelContext &ctx, const char *op) {
   return Status::ok();
 }
 
+/// kiln.attention: q [B, H, Tq, D], k [B, H, Tk, D], v [B, H, Tk, Dv].
+Status attentionKernel(KernelContext &ctx) {
+  KILN_RETURN_IF_ERROR(checkOutputs(ctx, "attention", 1));
+  KILN_CHECK(ctx.numInputs() == 3, "attention: expected q, k and v, got ",
+             ctx.numInputs(), " operands");
+  const Tensor &q = ctx.input(0), &k = ctx.input(1), &v = ctx.input(2);
+  KILN_CHECK(q.rank() == 4 && k.rank() == 4 && v.rank() == 4 &&
+                 q.dtype() == k.dtype() && q.dtype() == v.dtype() &&
+                 q.dim(0) == k.dim(0) && q.dim(1) == k.dim(1) &&
+                 v.dim(0) == k.dim(0) && v.dim(1) == k.dim(1) &&
+                 q.dim(3) == k.dim(3) && v.dim(2) == k.dim(2),
+             "attention: q, k and v must be B x H x T x D of one dtype that "
+             "agree on B, H, Tk and D; got ",
+             q.typeString(), ", ", k.typeString(), " and ", v.typeString());
+  bool wide = q.dtype() == DType::F64;
+  DType compute = wide ? DType::F64 : DType::F32;
+  Tensor qc = q.to(compute), kc = k.to(compute), vc = v.to(compute);
+  int64_t batches = q.dim(0) * q.dim(1), tq = q.dim(2), tk = k.dim(2),
+          d = q.dim(3), dv = v.dim(3);
+  double scale = ctx.attrs.getFloat("scale", 1.0);
+  bool causal = ctx.attrs.getInt("causal", 0) != 0;
+  Tensor out = Tensor::empty(compute, {q.dim(0), q.dim(1), tq, dv});
+  auto run = [&](auto tag) {
+    using C = decltype(tag);
+    const C *qp = qc.data<C>(), *kp = kc.data<C>(), *vp = vc.data<C>();
+    C *op = out.data<C>();
+    std::vector<double> s(tk);
+    for (int64_t b = 0; b < batches; ++b)
+      for (int64_t i = 0; i < tq; ++i) {
+        const C *qi = qp + (b * tq + i) * d;
+        double mx = -std::numeric_limits<double>::infinity();
+        for (int64_t j = 0; j < tk; ++j) {
+          double acc = 0;
+          const C *kj = kp + (b * tk + j) * d;
+          for (int64_t e = 0; e < d; ++e)
+            acc += static_cast<double>(qi[e]) * static_cast<double>(kj[e]);
+          s[j] = causal && j > i ? -std::numeric_limits<double>::infinity()
+                                 : static_cast<double>(static_cast<C>(acc)) *
+                                       scale;
+          mx = std::max(mx, s[j]);
+        }
+        double sum = 0;
+        for (int64_t j = 0; j < tk; ++j) {
+          s[j] = std::isinf(s[j]) && s[j] < 0 ? 0.0 : std::exp(s[j] - mx);
+          sum += s[j];
+        }
+        C *oi = op + (b * tq + i) * dv;
+        for (int64_t e = 0; e < dv; ++e) {
+          double acc = 0;
+          for (int64_t j = 0; j < tk; ++j)
+            acc += s[j] * static_cast<double>(vp[(b * tk + j) * dv + e]);
+          oi[e] = static_cast<C>(acc / sum);
+        }
+      }
+  };
+  if (wide)
+    run(double());
+  else
+    run(float());
+  ctx.outputs[0] = out.to(q.dtype());
+  return Status::ok();
+}
+
 } // namespace
 
 void registerSoftmaxKernels(Dispatcher &d) {
+  d.add("attention", Device::CPU, kFloatTypes, attentionKernel);
   const Device cpu = Device::CPU;
   d.add("softmax", cpu, kFloatTypes, [](KernelContext &ctx) {
     return softmaxKernel<SoftmaxKind::Softmax>(ctx, "softmax");

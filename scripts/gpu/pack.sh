@@ -68,7 +68,30 @@ done
 for model in resnet50 resnet50_b1; do
   KILN_CUDA_CHANNELS_LAST=0 compile_package "$BF16/$model.onnx" "$model-bf16-nchw"
 done
+# The bf16 transformers with attention written out (KILN_CUDA_FLASH_ATTENTION=0).
+for model in gpt2_block gpt2_block_b1; do
+  KILN_CUDA_FLASH_ATTENTION=0 compile_package "$BF16/$model.onnx" \
+    "$model-bf16-written-attention"
+done
 rm -rf "$BF16"
+
+# Flash attention (targets/cuda/CudaAttentionKernel.cpp): written-out f16
+# attention models, their inputs and the reference executor's output.
+ATT="$OUT/attention"
+mkdir -p "$ATT"
+"$ROOT/.venv/bin/python3" "$ROOT/test/models/attention_cases.py" "$ATT/models" > "$ATT/cases.txt"
+while read -r c; do
+  "$BUILD/bin/kiln" compile "$ATT/models/$c.onnx" --target cuda -o "$ATT/$c" | tail -1
+  grep -q '"a0_attention"' "$ATT/$c/manifest.json" ||
+    { echo "pack.sh: $c did not get the flash-attention kernel" >&2; exit 1; }
+  "$BUILD/bin/kiln" run "$ATT/models/$c.onnx" --input q="$ATT/models/$c.q.npy" \
+    --input k="$ATT/models/$c.k.npy" --input v="$ATT/models/$c.v.npy" \
+    -o "$ATT/expected-$c" > /dev/null
+  mv "$ATT/expected-$c/y.npy" "$ATT/$c.y.npy"
+  mv "$ATT/models/$c".{q,k,v}.npy "$ATT/"
+  rm -rf "$ATT/expected-$c" "$ATT/$c"/{wrapper.cpp,model.h,kernels.cu}
+done < "$ATT/cases.txt"
+rm -rf "$ATT/models"
 
 # Concurrency (docs/reliability.md): the model of test/models/concurrent_runs.py
 # compiled for cuda, its input and ONNX Runtime's output.

@@ -6,6 +6,8 @@
 #   1. the GPU tests (kiln-runtime-gpu-tests: the ctest `gpu` label), and
 #      the graph-break examples compiled for cuda (program packages: eager
 #      ops on the CPU between CUDA graphs) against the reference outputs;
+#      attention: written-out f16 attention (test/models/attention_cases.py)
+#      run by the flash-attention kernel against `kiln run`'s outputs;
 #   2. the node-test conformance in compiled-cuda mode: every packaged case
 #      run with kiln-runner and compared with its expected outputs; prints
 #      the passes and their share of the compiled-cpu passes;
@@ -23,8 +25,9 @@
 #   5. reliability (docs/reliability.md): concurrency, one cuda package run
 #      from 8 threads x 1,000 runs with bit-identical outputs; sanitize,
 #      compute-sanitizer memcheck and racecheck over the GPU tests.
-# Usage: gpu-pack/run.sh [tests] [breaks] [train] [train-bench] [profile]
-#   [conformance] [bench] [concurrency] [sanitize]   (default: all but profile)
+# Usage: gpu-pack/run.sh [tests] [breaks] [attention] [train] [train-bench]
+#   [profile] [conformance] [bench] [concurrency] [sanitize]
+#   (default: all but profile)
 #===----------------------------------------------------------------------===#
 set -uo pipefail
 PACK="$(cd "$(dirname "$0")" && pwd)"
@@ -39,7 +42,7 @@ if [[ -n "$CUDNN_LIB" && -d "$CUDNN_LIB" ]]; then
   export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:$CUDNN_LIB"
   echo "cuDNN from $CUDNN_LIB"
 fi
-STEPS="${*:-tests breaks train train-bench conformance bench concurrency sanitize}"
+STEPS="${*:-tests breaks attention train train-bench conformance bench concurrency sanitize}"
 STATUS=0
 
 if [[ " $STEPS " == *" tests "* ]]; then
@@ -66,6 +69,21 @@ if [[ " $STEPS " == *" breaks "* && -f "$PACK/graph-breaks/cases.txt" ]]; then
     fi
   done < "$GB/cases.txt"
 fi
+if [[ " $STEPS " == *" attention "* && -f "$PACK/attention/cases.txt" ]]; then
+  echo "== flash attention on CUDA (targets/cuda/CudaAttentionKernel.cpp) vs kiln run"
+  A="$PACK/attention"
+  while read -r c; do
+    if "$PACK/bin/kiln-runner" "$A/$c" --input q="$A/$c.q.npy" --input k="$A/$c.k.npy" \
+        --input v="$A/$c.v.npy" --expect y="$A/$c.y.npy" --iterations 20 \
+        > "$RESULTS/attention-$c.txt" 2>&1; then
+      echo "PASS $c: $(tail -1 "$RESULTS/attention-$c.txt")"
+    else
+      echo "FAIL $c: $(tr '\n' ' ' < "$RESULTS/attention-$c.txt")"
+      STATUS=1
+    fi
+  done < "$A/cases.txt"
+fi
+
 if [[ " $STEPS " == *" train "* && -d "$PACK/train" ]]; then
   echo "== training on CUDA (docs/training.md): 20 SGD steps vs PyTorch"
   for model in mlp_small_train gpt2_tiny_train; do

@@ -113,6 +113,8 @@ std::optional<CudaKernel> emitCudaOpKernel(Operation *op,
     return emitCudaMaxPoolKernel(op, name);
   if (isa<ConcatOp>(op))
     return emitCudaConcatKernel(op, name);
+  if (isa<AttentionOp>(op))
+    return emitCudaAttentionKernel(op, name);
   return std::nullopt;
 }
 

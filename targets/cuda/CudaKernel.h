@@ -75,8 +75,13 @@ std::optional<CudaKernel> emitCudaMaxPoolKernel(mlir::Operation *op,
 std::optional<CudaKernel> emitCudaConcatKernel(mlir::Operation *op,
                                                llvm::StringRef name);
 
+/// The flash-attention kernel of a top-level kiln.attention (f16/bf16, T a
+/// multiple of 64, D a multiple of 16 up to 128), named `name`
+/// (CudaAttentionKernel.cpp); nullopt when the op does not qualify.
+std::optional<CudaKernel> emitCudaAttentionKernel(mlir::Operation *op,
+                                                  llvm::StringRef name);
 /// The kernel of a top-level op the CUDA target prints directly (max_pool,
-/// concat), or nullopt: what the lowering tags kiln.kernel and the printer
+/// concat, attention), or nullopt: what the lowering tags kiln.kernel and the printer
 /// emits for such a tag.
 std::optional<CudaKernel> emitCudaOpKernel(mlir::Operation *op,
                                            llvm::StringRef name);

@@ -226,12 +226,19 @@ public:
   }
   std::string defaultCpuIsa(StringRef) const override { return "x86-64-v2"; }
   void addLayoutPasses(OpPassManager &pm) const override {
-    // KILN_CUDA_CHANNELS_LAST=0 at compile time keeps convolutions NCHW
-    // (for comparisons).
-    if (const char *env = std::getenv("KILN_CUDA_CHANNELS_LAST");
-        env && std::string(env) == "0")
-      return;
-    pm.addPass(createChannelsLastPass());
+    // Attention as one op (kiln.attention, the flash-attention kernel);
+    // KILN_CUDA_FLASH_ATTENTION=0 at compile time keeps it written out.
+    if (!envIsZero("KILN_CUDA_FLASH_ATTENTION"))
+      pm.addPass(createFuseAttentionPass());
+    // Convolutions channels last; KILN_CUDA_CHANNELS_LAST=0 keeps NCHW.
+    if (!envIsZero("KILN_CUDA_CHANNELS_LAST"))
+      pm.addPass(createChannelsLastPass());
+  }
+  /// True when the environment sets `name` to 0 (a comparison switch read at
+  /// compile time).
+  static bool envIsZero(const char *name) {
+    const char *env = std::getenv(name);
+    return env && std::string(env) == "0";
   }
   void addLoweringPasses(OpPassManager &pm) const override {
     pm.addPass(createLowerCudaPass());

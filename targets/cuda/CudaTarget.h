@@ -25,6 +25,9 @@ std::unique_ptr<Target> createCudaTarget();
 
 /// kiln-lower-cuda (LowerCudaLibraryCalls.cpp).
 std::unique_ptr<mlir::Pass> createLowerCudaPass();
+/// kiln-cuda-attention (FuseAttention.cpp): written-out f16/bf16 attention
+/// as kiln.attention, for the flash-attention kernel.
+std::unique_ptr<mlir::Pass> createFuseAttentionPass();
 
 namespace cudawrapper {
 

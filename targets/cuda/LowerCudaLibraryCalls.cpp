@@ -24,9 +24,9 @@
 //    cuDNN's fused convolution computes it (epilogue `relu`, `bias_relu`,
 //    `residual_relu` or `bias_residual_relu`). A channels-last convolution
 //    (layout = "nhwc", from kiln-channels-last) keeps that in `params`.
-//  - A kiln.max_pool or kiln.concat the CUDA printer takes
-//    (CudaPoolKernel.cpp, CudaConcatKernel.cpp) is tagged with the name of
-//    its generated kernel (kiln.kernel).
+//  - A kiln.max_pool, kiln.concat or kiln.attention the CUDA printer takes
+//    (CudaPoolKernel.cpp, CudaConcatKernel.cpp, CudaAttentionKernel.cpp) is
+//    tagged with the name of its generated kernel (kiln.kernel).
 //  - A reshape, flatten, squeeze or unsqueeze outside a fusion (not a graph
 //    output) is an alias of its operand (kiln.alias): no step, no copy.
 //  - Every other op outside a fusion runs the runtime's reference kernel on
@@ -38,19 +38,17 @@
 //===----------------------------------------------------------------------===//
 
 #include "targets/cuda/CudaTarget.h"
+#include "targets/cuda/CudaEpilogues.h"
 #include "targets/cuda/CudaKernel.h"
 #include "ir/KilnOps.h"
 #include "passes/LoweringPasses.h"
-#include "passes/PassDetail.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 
 #include "llvm/ADT/STLExtras.h"
-#include "llvm/ADT/SmallPtrSet.h"
 
 #include <algorithm>
-#include <cmath>
 
 using namespace mlir;
 
@@ -188,275 +186,6 @@ std::optional<Gemm> gemmOf(MatMulOp op) {
     g.strideA = 0;
   }
   return g;
-}
-
-/// The part of a fusion that a library call's epilogue computes.
-struct Epilogue {
-  Value source;   ///< the library call's own result, read by the fusion
-  Value bias;     ///< added: a vector (matmul) or per-channel (conv); or null
-  Value residual; ///< added: a tensor of the result's type (conv); or null
-  bool relu = false;
-  /// GELU, tanh approximation, after the bias (matmul).
-  bool geluTanh = false;
-};
-
-/// The name of an epilogue for kiln.library_call.
-std::string epilogueName(const Epilogue &e) {
-  std::string s = e.bias ? "bias" : "";
-  if (e.residual)
-    s += s.empty() ? "residual" : "_residual";
-  if (e.relu)
-    s += s.empty() ? "relu" : "_relu";
-  if (e.geluTanh)
-    s += s.empty() ? "gelu_tanh" : "_gelu_tanh";
-  return s.empty() ? "none" : s;
-}
-
-/// Matches a fusion whose body applies adds of other operands and then at
-/// most one kiln.relu to the operand `source`, and yields that; `classify`
-/// sorts each added operand into the epilogue (false: no match).
-std::optional<Epilogue>
-matchEpilogue(FusionOp fusion, Value source,
-              llvm::function_ref<bool(Value, Epilogue &)> classify) {
-  if (fusion.getNumResults() != 1 ||
-      fusion.getResult(0).getType() != source.getType())
-    return std::nullopt;
-  Block &body = fusion.getBody();
-  auto operandOf = [&](Value v) -> Value {
-    auto arg = dyn_cast<BlockArgument>(v);
-    return arg && arg.getOwner() == &body
-               ? fusion.getOperand(arg.getArgNumber())
-               : Value();
-  };
-  Value cur;
-  for (BlockArgument arg : body.getArguments())
-    if (fusion.getOperand(arg.getArgNumber()) == source)
-      cur = arg;
-  Epilogue e;
-  e.source = source;
-  for (Operation &op : body.without_terminator()) {
-    if (e.relu || !cur || op.getNumResults() != 1 ||
-        op.getResult(0).getType() != source.getType())
-      return std::nullopt;
-    if (isa<ReluOp>(op) && op.getOperand(0) == cur) {
-      e.relu = true;
-    } else if (isa<AddOp>(op) &&
-               (op.getOperand(0) == cur) != (op.getOperand(1) == cur)) {
-      Value other = operandOf(op.getOperand(op.getOperand(0) == cur));
-      if (!other || other == source || !classify(other, e))
-        return std::nullopt;
-    } else {
-      return std::nullopt;
-    }
-    cur = op.getResult(0);
-  }
-  if (body.getTerminator()->getOperand(0) != cur || (!e.bias && !e.relu && !e.residual))
-    return std::nullopt;
-  // Every operand of the fusion is the source or folded into the call.
-  for (Value operand : fusion.getOperands())
-    if (operand != source && operand != e.bias && operand != e.residual)
-      return std::nullopt;
-  return e;
-}
-
-/// The ops of the tanh approximation of GELU of `x`, as exporters write it:
-/// `x * (0.5 * (1 + tanh(c * (x + 0.044715 * x^3))))` with c = sqrt(2/pi),
-/// operands of each add and mul in either order, x^3 as pow(x, 3) or
-/// products of x, and the 0.5 also as `(0.5 * x) * (...)`. Returns the ops
-/// of the match (empty when `y` is not that).
-SmallVector<Operation *> matchGeluTanh(Value y, Value x) {
-  SmallVector<Operation *> ops;
-  auto def = [&](Value v, auto tag) {
-    using OpT = decltype(tag);
-    auto op = v.getDefiningOp<OpT>();
-    if (op)
-      ops.push_back(op);
-    return op;
-  };
-  // A splat constant equal to `want` rounded to its element type (a bf16
-  // model's 0.044715 is 0.0446777).
-  auto isScalar = [](Value v, double want) {
-    std::optional<double> got = passes::getSplatValue(v);
-    if (!got)
-      return false;
-    Type e = cast<ShapedType>(v.getType()).getElementType();
-    double rel = e.isBF16() ? 0x1p-8 : e.isF16() ? 0x1p-11 : 1e-6;
-    return std::abs(*got - want) <= rel * std::abs(want);
-  };
-  // v = c * other (either order): the other operand, or null.
-  auto scaled = [&](Value v, double c) -> Value {
-    auto mul = def(v, MulOp());
-    if (!mul)
-      return Value();
-    if (isScalar(mul.getOperand(0), c))
-      return mul.getOperand(1);
-    if (isScalar(mul.getOperand(1), c))
-      return mul.getOperand(0);
-    return Value();
-  };
-  // v = a op b with one operand equal to `known`: the other, or null.
-  auto otherOf = [](Operation *op, Value known) -> Value {
-    if (!op)
-      return Value();
-    if (op->getOperand(0) == known)
-      return op->getOperand(1);
-    if (op->getOperand(1) == known)
-      return op->getOperand(0);
-    return Value();
-  };
-  auto isCube = [&](Value v) {
-    if (auto pow = def(v, PowOp()))
-      return pow.getOperand(0) == x && isScalar(pow.getOperand(1), 3.0);
-    auto mul = def(v, MulOp());
-    Value square = otherOf(mul, x);
-    auto inner = square ? def(square, MulOp()) : MulOp();
-    return inner && inner.getOperand(0) == x && inner.getOperand(1) == x;
-  };
-  // 1 + tanh(c * (x + 0.044715 * x^3)).
-  auto isOnePlusTanh = [&](Value v) {
-    auto add = def(v, AddOp());
-    if (!add)
-      return false;
-    Value t = isScalar(add.getOperand(0), 1.0)   ? add.getOperand(1)
-              : isScalar(add.getOperand(1), 1.0) ? add.getOperand(0)
-                                                 : Value();
-    auto tanh = t ? def(t, TanhOp()) : TanhOp();
-    Value inner = tanh ? scaled(tanh.getOperand(), 0.7978845608028654)
-                       : Value();
-    Value cube = otherOf(inner ? def(inner, AddOp()) : nullptr, x);
-    Value cubed = cube ? scaled(cube, 0.044715) : Value();
-    return cubed && isCube(cubed);
-  };
-  auto outer = def(y, MulOp());
-  if (!outer)
-    return {};
-  // x * (0.5 * (1 + tanh(...))) or (0.5 * x) * (1 + tanh(...)).
-  bool matched = false;
-  if (Value half = otherOf(outer, x)) {
-    Value onePlus = scaled(half, 0.5);
-    matched = onePlus && isOnePlusTanh(onePlus);
-  } else {
-    for (int i = 0; i < 2 && !matched; ++i) {
-      size_t mark = ops.size();
-      Value halfX = scaled(outer->getOperand(i), 0.5);
-      matched = halfX == x && isOnePlusTanh(outer->getOperand(1 - i));
-      if (!matched)
-        ops.resize(mark);
-    }
-  }
-  return matched ? ops : SmallVector<Operation *>();
-}
-
-/// The epilogue cuBLASLt computes for a single GEMM's result `mm` in its
-/// only user: a bias vector of the last dim's size and/or ReLU, or GELU
-/// (tanh form, matchGeluTanh) after an optional bias.
-std::optional<Epilogue> matmulEpilogue(Value mm) {
-  if (!mm.hasOneUse())
-    return std::nullopt;
-  auto fusion = dyn_cast<FusionOp>(*mm.getUsers().begin());
-  if (!fusion || fusion.getNumOperands() > 2)
-    return std::nullopt;
-  RankedTensorType mt = tensorType(mm);
-  auto isBias = [&](Value other) {
-    RankedTensorType bt = tensorType(other);
-    return bt.getElementType() == mt.getElementType() && bt.getRank() >= 1 &&
-           bt.getShape().back() == mt.getShape().back() &&
-           bt.getNumElements() == mt.getShape().back();
-  };
-  if (std::optional<Epilogue> e =
-          matchEpilogue(fusion, mm, [&](Value other, Epilogue &e) {
-            if (e.bias || !isBias(other))
-              return false;
-            e.bias = other;
-            return true;
-          }))
-    return e;
-  // GELU (tanh form) of mm or of mm + bias: every op of the body is part of
-  // it (constants aside), and it is what the fusion yields.
-  if (fusion.getNumResults() != 1 || fusion.getResult(0).getType() != mt)
-    return std::nullopt;
-  Block &body = fusion.getBody();
-  Value x;
-  Epilogue e;
-  e.source = mm;
-  size_t counted = 0;
-  for (BlockArgument arg : body.getArguments()) {
-    Value operand = fusion.getOperand(arg.getArgNumber());
-    if (operand == mm)
-      x = arg;
-  }
-  if (!x)
-    return std::nullopt;
-  if (fusion.getNumOperands() == 2) {
-    // The first op (constants aside) adds the bias to mm.
-    Operation *first = nullptr;
-    for (Operation &op : body.without_terminator())
-      if (!isa<ConstantOp>(op)) {
-        first = &op;
-        break;
-      }
-    auto add = dyn_cast_or_null<AddOp>(first);
-    if (!add || (add.getOperand(0) != x) == (add.getOperand(1) != x))
-      return std::nullopt;
-    Value other = add.getOperand(add.getOperand(0) == x ? 1 : 0);
-    auto arg = dyn_cast<BlockArgument>(other);
-    if (!arg || arg.getOwner() != &body ||
-        !isBias(fusion.getOperand(arg.getArgNumber())))
-      return std::nullopt;
-    e.bias = fusion.getOperand(arg.getArgNumber());
-    x = add.getResult();
-    counted = 1;
-  }
-  SmallVector<Operation *> gelu =
-      matchGeluTanh(body.getTerminator()->getOperand(0), x);
-  llvm::SmallPtrSet<Operation *, 16> distinct(gelu.begin(), gelu.end());
-  size_t ops = llvm::count_if(body.without_terminator(), [](Operation &op) {
-    return !isa<ConstantOp>(op);
-  });
-  if (distinct.empty() || distinct.size() + counted != ops)
-    return std::nullopt;
-  e.geluTanh = true;
-  return e;
-}
-
-/// The epilogue cuDNN's fused convolution computes for `conv` in its only
-/// user: ReLU after at most one per-channel bias and one residual.
-std::optional<Epilogue> convEpilogue(Value conv) {
-  if (!conv.hasOneUse())
-    return std::nullopt;
-  auto fusion = dyn_cast<FusionOp>(*conv.getUsers().begin());
-  if (!fusion)
-    return std::nullopt;
-  RankedTensorType yt = tensorType(conv);
-  bool channelsLast = false;
-  if (auto op = conv.getDefiningOp<ConvOp>())
-    channelsLast = op.getLayout() == "nhwc";
-  int64_t channels = yt.getShape()[channelsLast ? yt.getRank() - 1 : 1];
-  std::optional<Epilogue> e =
-      matchEpilogue(fusion, conv, [&](Value other, Epilogue &e) {
-        RankedTensorType ot = tensorType(other);
-        // Channels first: [C, 1, ...] or [1, C, 1, ...]; channels last:
-        // any shape of C elements ending in C.
-        bool perChannel =
-            ot.getElementType() == yt.getElementType() &&
-            ot.getNumElements() == channels && ot.getRank() >= 1 &&
-            (channelsLast
-                 ? ot.getShape().back() == channels
-                 : (ot.getRank() == yt.getRank() - 1 ||
-                    (ot.getRank() == yt.getRank() && ot.getShape()[0] == 1)) &&
-                       ot.getShape()[ot.getRank() - (yt.getRank() - 1)] ==
-                           channels);
-        if (ot == yt && !e.residual)
-          e.residual = other;
-        else if (perChannel && !e.bias)
-          e.bias = other;
-        else
-          return false;
-        return true;
-      });
-  if (!e || !e->relu)
-    return std::nullopt;
-  return e;
 }
 
 /// An integer-list attribute of `n` entries, `dflt` when empty (as the
@@ -656,16 +385,21 @@ struct LowerCudaPass
     }
     // What is left: kernels of single ops, or reference kernels on the host.
     Builder b(&getContext());
-    int numPools = 0, numConcats = 0;
+    int numPools = 0, numConcats = 0, numAttentions = 0;
     for (Operation &op : body) {
       if (isa<ConstantOp, FusionOp, LibraryCallOp, func::ReturnOp>(op))
         continue;
+      int &count = isa<MaxPoolOp>(op)     ? numPools
+                   : isa<AttentionOp>(op) ? numAttentions
+                                          : numConcats;
       std::string name =
-          isa<MaxPoolOp>(op) ? "p" + std::to_string(numPools) + "_max_pool"
-                             : "c" + std::to_string(numConcats) + "_concat";
-      if (isa<MaxPoolOp, ConcatOp>(op) && emitCudaOpKernel(&op, name)) {
+          isa<MaxPoolOp>(op)     ? "p" + std::to_string(count) + "_max_pool"
+          : isa<AttentionOp>(op) ? "a" + std::to_string(count) + "_attention"
+                                 : "c" + std::to_string(count) + "_concat";
+      if (isa<MaxPoolOp, ConcatOp, AttentionOp>(op) &&
+          emitCudaOpKernel(&op, name)) {
         op.setAttr(kKernelAttr, b.getStringAttr(name));
-        ++(isa<MaxPoolOp>(op) ? numPools : numConcats);
+        ++count;
         continue;
       }
       if (isAliasingView(&op)) {

@@ -70,6 +70,13 @@ func.func @asinh(%x: tensor<2x3xf32>) {
   return
 }
 
+// CHECK-LABEL: func.func @attention(
+// CHECK: kiln.attention {{.*}} : (tensor<1x2x8x4xbf16>, tensor<1x2x8x4xbf16>, tensor<1x2x8x4xbf16>) -> tensor<1x2x8x4xbf16>
+func.func @attention(%q: tensor<1x2x8x4xbf16>, %k: tensor<1x2x8x4xbf16>, %v: tensor<1x2x8x4xbf16>) {
+  %0 = kiln.attention %q, %k, %v {causal = 1 : i64, scale = 1.250000e-01 : f32} : (tensor<1x2x8x4xbf16>, tensor<1x2x8x4xbf16>, tensor<1x2x8x4xbf16>) -> tensor<1x2x8x4xbf16>
+  return
+}
+
 // CHECK-LABEL: func.func @atan(
 // CHECK: kiln.atan {{.*}} : (tensor<2x3xf32>) -> tensor<2x3xf32>
 func.func @atan(%x: tensor<2x3xf32>) {

@@ -255,3 +255,17 @@ func.func @reshape_output(%x: tensor<2x3xf32>) -> tensor<6xf32> {
   %0 = kiln.reshape %x, %s {allowzero = 0 : i64} : (tensor<2x3xf32>, tensor<1xi64>) -> tensor<6xf32>
   return %0 : tensor<6xf32>
 }
+
+// -----
+
+// kiln.attention (from kiln-cuda-attention) is the flash-attention kernel
+// a0_attention; one the kernel does not take (f32) runs the reference
+// kernel on the host.
+// CHECK-LABEL: func.func @attention(
+// CHECK: kiln.attention %arg0, %arg1, %arg2 {causal = 1 : i64, kiln.kernel = "a0_attention"
+// CHECK: kiln.attention %arg3, %arg4, %arg5 {causal = 0 : i64, kiln.reference = "host"
+func.func @attention(%q: tensor<2x4x128x64xbf16>, %k: tensor<2x4x128x64xbf16>, %v: tensor<2x4x128x64xbf16>, %qf: tensor<1x1x64x16xf32>, %kf: tensor<1x1x64x16xf32>, %vf: tensor<1x1x64x16xf32>) -> (tensor<2x4x128x64xbf16>, tensor<1x1x64x16xf32>) {
+  %0 = kiln.attention %q, %k, %v {causal = 1 : i64, scale = 1.250000e-01 : f32} : (tensor<2x4x128x64xbf16>, tensor<2x4x128x64xbf16>, tensor<2x4x128x64xbf16>) -> tensor<2x4x128x64xbf16>
+  %1 = kiln.attention %qf, %kf, %vf {causal = 0 : i64, scale = 2.500000e-01 : f32} : (tensor<1x1x64x16xf32>, tensor<1x1x64x16xf32>, tensor<1x1x64x16xf32>) -> tensor<1x1x64x16xf32>
+  return %0, %1 : tensor<2x4x128x64xbf16>, tensor<1x1x64x16xf32>
+}

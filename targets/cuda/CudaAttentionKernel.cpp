@@ -1,0 +1,277 @@
+//===- CudaAttentionKernel.cpp - Flash attention for kiln.attention -------===//
+//
+// This file implements the CUDA kernel of a top-level kiln.attention
+// (formed by kiln-cuda-attention, FuseAttention.cpp): flash attention with
+// tensor-core MMA, so the [B, H, T, T] scores and probabilities stay in
+// registers.
+//
+//   grid  [T / 64, B * H], block 128 (4 warps); each block owns 64 queries of
+//         one (batch, head), each warp 16 of them;
+//   Q     the warp's 16 x D query rows as mma A fragments, loaded once;
+//   loop  over key tiles of 64 (with `causal`, up to the diagonal tile):
+//         K and V tiles through shared memory (16-byte loads), S = Q K^T
+//         with mma.sync.m16n8k16 (f32 accumulators), the causal mask on the
+//         diagonal tile, the online softmax (running max and sum per row,
+//         exp2 of log2(e)-scaled scores, O rescaled when the max grows),
+//         then O += P V with P (rounded to the input type) taken straight
+//         from the S accumulators as the A operand;
+//   end   O / sum, rounded once, stored.
+//
+// Requirements (the pass checks them too): f16/bf16, static shapes,
+// Tq = Tk = T a multiple of 64, D = Dv a multiple of 16 up to 128; q, k, v
+// and the result contiguous [B, H, T, D]. The scores are f32 (not rounded
+// to the input type, unlike the written-out ops' first matmul), the
+// probabilities are rounded to the input type for the second MMA, as
+// PyTorch's flash attention does.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/MemoryPlanner.h"
+#include "ir/KilnOps.h"
+#include "targets/cuda/CudaKernel.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+
+#include <cstdio>
+#include <string>
+
+using namespace mlir;
+
+namespace kiln {
+
+std::optional<CudaKernel> emitCudaAttentionKernel(Operation *op,
+                                                  llvm::StringRef name) {
+  auto attention = dyn_cast<AttentionOp>(op);
+  if (!attention)
+    return std::nullopt;
+  auto qt = dyn_cast<RankedTensorType>(attention.getQ().getType());
+  auto kt = dyn_cast<RankedTensorType>(attention.getK().getType());
+  auto vt = dyn_cast<RankedTensorType>(attention.getV().getType());
+  if (!qt || !kt || !vt || !qt.hasStaticShape() || qt != kt || qt != vt)
+    return std::nullopt;
+  Type e = qt.getElementType();
+  if (!e.isBF16() && !e.isF16())
+    return std::nullopt;
+  int64_t b = qt.getDimSize(0), h = qt.getDimSize(1), t = qt.getDimSize(2),
+          d = qt.getDimSize(3);
+  if (t % 64 != 0 || t == 0 || d % 16 != 0 || d == 0 || d > 128 ||
+      b * h == 0 || b * h > 65535)
+    return std::nullopt;
+  bool causal = attention.getCausal() != 0;
+  float scale = attention.getScale().convertToFloat();
+  bool bf16 = e.isBF16();
+  std::string storage = bf16 ? "kiln_bf16" : "kiln_f16";
+  std::string mmaType = bf16 ? "bf16" : "f16";
+
+  CudaKernel k;
+  k.name = name.str();
+  k.sourceNodes = sourceNodeNames(op);
+  k.grid[0] = static_cast<unsigned>(t / 64);
+  k.grid[1] = static_cast<unsigned>(b * h);
+  k.block[0] = 128;
+  std::string params = "const " + storage + " *__restrict__ in0, const " +
+                       storage + " *__restrict__ in1, const " + storage +
+                       " *__restrict__ in2, " + storage +
+                       " *__restrict__ out0";
+  std::string head = "extern \"C\" __global__ void __launch_bounds__(128)\n" +
+                     k.name + "(" + params + ")";
+  k.declaration = head + ";";
+
+  char scaleText[64];
+  snprintf(scaleText, sizeof(scaleText), "%.9g", scale);
+  std::string s;
+  s += "// " + k.name + ": flash attention, softmax(" + scaleText +
+       " * Q K^T" + (causal ? " + causal mask" : "") + ") V over [" +
+       std::to_string(b) + ", " + std::to_string(h) + ", " +
+       std::to_string(t) + ", " + std::to_string(d) + "] " + mmaType + "\n";
+  s += "// ONNX nodes:";
+  for (const std::string &n : k.sourceNodes)
+    s += " " + n;
+  s += "\n// mapping: a block per 64 queries of one (batch, head), a warp per "
+       "16; key tiles of 64 through shared memory; mma.sync m16n8k16, online "
+       "softmax in registers\n";
+  s += "// launch: grid [" + std::to_string(k.grid[0]) + ", " +
+       std::to_string(k.grid[1]) + ", 1], block [128, 1, 1]\n";
+  s += head + " {\n";
+  s += "  constexpr int T = " + std::to_string(t) + ", D = " +
+       std::to_string(d) + ", BC = 64, LD = D + 8;\n";
+  s += "  constexpr bool kCausal = " + std::string(causal ? "true" : "false") +
+       ";\n";
+  s += "  // log2(e) * scale: the softmax runs on exp2.\n";
+  s += "  const float kScaleLog2 = " + std::string(scaleText) +
+       "f * 1.4426950408889634f;\n";
+  s += R"cu(  __shared__ __align__(16) uint16_t ks[BC][LD];
+  __shared__ __align__(16) uint16_t vs[BC][LD];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int g = lane >> 2, t4 = lane & 3;
+  const int qt = blockIdx.x;
+  const size_t base = (size_t)blockIdx.y * T * D;
+  const uint16_t *q = reinterpret_cast<const uint16_t *>(in0) + base;
+  const uint16_t *k = reinterpret_cast<const uint16_t *>(in1) + base;
+  const uint16_t *v = reinterpret_cast<const uint16_t *>(in2) + base;
+  uint16_t *o = reinterpret_cast<uint16_t *>(out0) + base;
+  const int row0 = qt * 64 + warp * 16; // the warp's first query
+  // The warp's queries as A fragments: rows g and g + 8, columns 2 t4 (+1)
+  // and 2 t4 + 8 (+1) of each 16-wide k step.
+  uint32_t qa[D / 16][4];
+#pragma unroll
+  for (int kk = 0; kk < D / 16; ++kk) {
+    const uint16_t *r0 = q + (size_t)(row0 + g) * D + kk * 16 + 2 * t4;
+    const uint16_t *r1 = r0 + 8 * D;
+    qa[kk][0] = *reinterpret_cast<const uint32_t *>(r0);
+    qa[kk][1] = *reinterpret_cast<const uint32_t *>(r1);
+    qa[kk][2] = *reinterpret_cast<const uint32_t *>(r0 + 8);
+    qa[kk][3] = *reinterpret_cast<const uint32_t *>(r1 + 8);
+  }
+  float m0 = -INFINITY, m1 = -INFINITY, l0 = 0.f, l1 = 0.f; // rows g, g + 8
+  float acc[D / 8][4];
+#pragma unroll
+  for (int n = 0; n < D / 8; ++n)
+    acc[n][0] = acc[n][1] = acc[n][2] = acc[n][3] = 0.f;
+  const int tiles = kCausal ? qt + 1 : T / BC;
+  for (int kt = 0; kt < tiles; ++kt) {
+    __syncthreads(); // the previous tile's readers are done
+    for (int c = threadIdx.x; c < BC * D / 8; c += 128) {
+      const int r = c / (D / 8), col = (c % (D / 8)) * 8;
+      const size_t at = (size_t)(kt * BC + r) * D + col;
+      *reinterpret_cast<uint4 *>(&ks[r][col]) =
+          *reinterpret_cast<const uint4 *>(k + at);
+      *reinterpret_cast<uint4 *>(&vs[r][col]) =
+          *reinterpret_cast<const uint4 *>(v + at);
+    }
+    __syncthreads();
+    // S = Q K^T: 8 tiles of 8 keys; B fragment (k = d, n = key) from K rows.
+    float s[BC / 8][4];
+#pragma unroll
+    for (int j = 0; j < BC / 8; ++j) {
+      s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.f;
+#pragma unroll
+      for (int kk = 0; kk < D / 16; ++kk) {
+        const uint32_t b0 =
+            *reinterpret_cast<const uint32_t *>(&ks[j * 8 + g][kk * 16 + 2 * t4]);
+        const uint32_t b1 = *reinterpret_cast<const uint32_t *>(
+            &ks[j * 8 + g][kk * 16 + 2 * t4 + 8]);
+        kiln_mma(s[j], qa[kk], b0, b1);
+      }
+    }
+    // The online softmax: scale, mask, running max and sum per row.
+    float mx0 = m0, mx1 = m1;
+#pragma unroll
+    for (int j = 0; j < BC / 8; ++j)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const int key = kt * BC + j * 8 + 2 * t4 + e;
+        float x0 = s[j][e] * kScaleLog2, x1 = s[j][2 + e] * kScaleLog2;
+        if (kCausal && key > row0 + g)
+          x0 = -INFINITY;
+        if (kCausal && key > row0 + g + 8)
+          x1 = -INFINITY;
+        s[j][e] = x0;
+        s[j][2 + e] = x1;
+        mx0 = fmaxf(mx0, x0);
+        mx1 = fmaxf(mx1, x1);
+      }
+    mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 1));
+    mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 2));
+    mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 1));
+    mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 2));
+    // A row whose keys so far are all masked keeps max -inf: subtract 0.
+    const float b0m = mx0 == -INFINITY ? 0.f : mx0;
+    const float b1m = mx1 == -INFINITY ? 0.f : mx1;
+    const float alpha0 = exp2f(m0 - b0m), alpha1 = exp2f(m1 - b1m);
+    m0 = mx0;
+    m1 = mx1;
+    float rs0 = 0.f, rs1 = 0.f;
+#pragma unroll
+    for (int j = 0; j < BC / 8; ++j)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        s[j][e] = exp2f(s[j][e] - b0m);
+        s[j][2 + e] = exp2f(s[j][2 + e] - b1m);
+        rs0 += s[j][e];
+        rs1 += s[j][2 + e];
+      }
+    rs0 += __shfl_xor_sync(0xffffffffu, rs0, 1);
+    rs0 += __shfl_xor_sync(0xffffffffu, rs0, 2);
+    rs1 += __shfl_xor_sync(0xffffffffu, rs1, 1);
+    rs1 += __shfl_xor_sync(0xffffffffu, rs1, 2);
+    l0 = l0 * alpha0 + rs0;
+    l1 = l1 * alpha1 + rs1;
+#pragma unroll
+    for (int n = 0; n < D / 8; ++n) {
+      acc[n][0] *= alpha0;
+      acc[n][1] *= alpha0;
+      acc[n][2] *= alpha1;
+      acc[n][3] *= alpha1;
+    }
+    // O += P V: P's A fragments are the S accumulators of two key tiles;
+    // B fragment (k = key, n = d) from V columns.
+#pragma unroll
+    for (int kk = 0; kk < BC / 16; ++kk) {
+      uint32_t pa[4] = {kiln_pack2(s[2 * kk][0], s[2 * kk][1]),
+                        kiln_pack2(s[2 * kk][2], s[2 * kk][3]),
+                        kiln_pack2(s[2 * kk + 1][0], s[2 * kk + 1][1]),
+                        kiln_pack2(s[2 * kk + 1][2], s[2 * kk + 1][3])};
+      const int r = kk * 16 + 2 * t4;
+#pragma unroll
+      for (int n = 0; n < D / 8; ++n) {
+        const int c = n * 8 + g;
+        const uint32_t b0 = (uint32_t)vs[r][c] | ((uint32_t)vs[r + 1][c] << 16);
+        const uint32_t b1 =
+            (uint32_t)vs[r + 8][c] | ((uint32_t)vs[r + 9][c] << 16);
+        kiln_mma(acc[n], pa, b0, b1);
+      }
+    }
+  }
+  // O / sum, rounded once: rows g and g + 8, columns 2 t4 (+1) of each tile.
+  const float inv0 = 1.f / l0, inv1 = 1.f / l1;
+#pragma unroll
+  for (int n = 0; n < D / 8; ++n) {
+    const int c = n * 8 + 2 * t4;
+    *reinterpret_cast<uint32_t *>(o + (size_t)(row0 + g) * D + c) =
+        kiln_pack2(acc[n][0] * inv0, acc[n][1] * inv0);
+    *reinterpret_cast<uint32_t *>(o + (size_t)(row0 + g + 8) * D + c) =
+        kiln_pack2(acc[n][2] * inv1, acc[n][3] * inv1);
+  }
+}
+)cu";
+  // The helpers, specialised to the type, ahead of the kernel.
+  std::string helpers =
+      "// " + k.name + "'s helpers: one m16n8k16 MMA (" + mmaType +
+      " inputs, f32 accumulators) and two floats rounded into a " + mmaType +
+      "x2 register (the first in the low half).\n";
+  // Each kernel gets its own helper names so several attention kernels
+  // can share kernels.cu.
+  std::string mma = k.name + "_mma", pack = k.name + "_pack2";
+  helpers += "__device__ __forceinline__ void " + mma +
+             "(float (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t "
+             "b1) {\n"
+             "  asm volatile(\"mma.sync.aligned.m16n8k16.row.col.f32." +
+             mmaType + "." + mmaType +
+             ".f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, "
+             "%2, %3};\"\n"
+             "               : \"+f\"(c[0]), \"+f\"(c[1]), \"+f\"(c[2]), "
+             "\"+f\"(c[3])\n"
+             "               : \"r\"(a[0]), \"r\"(a[1]), \"r\"(a[2]), "
+             "\"r\"(a[3]), \"r\"(b0), \"r\"(b1));\n}\n";
+  helpers += "__device__ __forceinline__ uint32_t " + pack +
+             "(float lo, float hi) {\n"
+             "  uint32_t r;\n"
+             "  asm(\"cvt.rn." +
+             mmaType +
+             "x2.f32 %0, %1, %2;\" : \"=r\"(r) : \"f\"(hi), \"f\"(lo));\n"
+             "  return r;\n}\n";
+  // Use this kernel's helper names in its body.
+  auto replaceAll = [](std::string &text, const std::string &from,
+                       const std::string &to) {
+    for (size_t at = text.find(from); at != std::string::npos;
+         at = text.find(from, at + to.size()))
+      text.replace(at, from.size(), to);
+  };
+  replaceAll(s, "kiln_mma(", mma + "(");
+  replaceAll(s, "kiln_pack2(", pack + "(");
+  k.definition = helpers + s;
+  return k;
+}
+
+} // namespace kiln
