@@ -88,7 +88,7 @@ while read -r c; do
     --input k="$ATT/models/$c.k.npy" --input v="$ATT/models/$c.v.npy" \
     -o "$ATT/expected-$c" > /dev/null
   mv "$ATT/expected-$c/y.npy" "$ATT/$c.y.npy"
-  mv "$ATT/models/$c".{q,k,v}.npy "$ATT/"
+  mv "$ATT/models/$c".{q,k,v,exact}.npy "$ATT/"
   rm -rf "$ATT/expected-$c" "$ATT/$c"/{wrapper.cpp,model.h,kernels.cu}
 done < "$ATT/cases.txt"
 rm -rf "$ATT/models"
@@ -153,7 +153,8 @@ done
 cp "$ROOT/scripts/gpu/train_weights.py" "$OUT/"
 find "$TRAIN" \( -name wrapper.cpp -o -name model.h -o -name kernels.cu \
   \) -delete
-cp "$ROOT/test/models/check_training.py" "$ROOT/test/models/train_vs_pytorch.py" "$OUT/"
+cp "$ROOT/test/models/check_training.py" "$ROOT/test/models/train_vs_pytorch.py" \
+  "$ROOT/test/models/attention_cases.py" "$OUT/"
 
 if [[ $CONFORMANCE == 1 ]]; then
   NODE_DIR="$("$ROOT/.venv/bin/python3" -c 'import onnx, os; print(os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data", "node"))')"

@@ -10,8 +10,16 @@ takes the expected output from `kiln run` (the reference executor on the
 written-out ops); gpu-pack/run.sh's `attention` step compares them on the
 GPU.
 
-Usage: attention_cases.py OUTDIR   (writes OUTDIR/<case>.onnx and
-OUTDIR/<case>.{q,k,v}.npy, and prints one case name per line)
+The exact result (float64 from the same f16 inputs) goes to
+<case>.exact.npy: the GPU step reports the kernel's and the reference
+executor's distance from it (both compute in f16 with different roundings:
+the written-out ops round the scores to f16, the kernel rounds the
+probabilities) and passes when the kernel is no further from it than the
+reference executor (plus half an f16 ulp of 1).
+
+Usage: attention_cases.py OUTDIR   (writes OUTDIR/<case>.onnx,
+OUTDIR/<case>.{q,k,v,exact}.npy, and prints one case name per line)
+   or: attention_cases.py --compare GOT.npy REF.npy EXACT.npy
 """
 import os
 import sys
@@ -57,17 +65,43 @@ def build(path, b, h, t, d, causal):
     onnx.save(model, path)
 
 
+def exact(q, k, v, causal):
+    q, k, v = (x.astype(np.float64) for x in (q, k, v))
+    s = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
+    if causal:
+        t = s.shape[-1]
+        s = np.where(np.triu(np.ones((t, t), dtype=bool), k=1), -np.inf, s)
+    p = np.exp(s - s.max(-1, keepdims=True))
+    return (p / p.sum(-1, keepdims=True)) @ v
+
+
+def compare(got, ref, want):
+    got, ref, want = (np.load(f).astype(np.float64) for f in (got, ref, want))
+    kiln_err = float(np.max(np.abs(got - want)))
+    ref_err = float(np.max(np.abs(ref - want)))
+    ok = kiln_err <= ref_err + 2.0 ** -11
+    print(f"max |error| vs float64: flash kernel {kiln_err:.3g}, reference executor "
+          f"{ref_err:.3g} -> {'ok' if ok else 'TOO FAR'}")
+    return 0 if ok else 1
+
+
 def main():
+    if sys.argv[1] == "--compare":
+        return compare(*sys.argv[2:5])
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
     rng = np.random.default_rng(5)
     for name, (b, h, t, d, causal) in CASES.items():
         build(os.path.join(out, name + ".onnx"), b, h, t, d, causal)
+        qkv = {}
         for n in "qkv":
-            x = rng.standard_normal((b, h, t, d)).astype(np.float16)
-            np.save(os.path.join(out, f"{name}.{n}.npy"), x)
+            qkv[n] = rng.standard_normal((b, h, t, d)).astype(np.float16)
+            np.save(os.path.join(out, f"{name}.{n}.npy"), qkv[n])
+        np.save(os.path.join(out, f"{name}.exact.npy"),
+                exact(qkv["q"], qkv["k"], qkv["v"], causal))
         print(name)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
