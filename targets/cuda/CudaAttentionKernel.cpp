@@ -77,8 +77,9 @@ std::optional<CudaKernel> emitCudaAttentionKernel(Operation *op,
                      k.name + "(" + params + ")";
   k.declaration = head + ";";
 
+  // Exponent form: always a valid float literal with the `f` suffix.
   char scaleText[64];
-  snprintf(scaleText, sizeof(scaleText), "%.9g", scale);
+  snprintf(scaleText, sizeof(scaleText), "%.9e", scale);
   std::string s;
   s += "// " + k.name + ": flash attention, softmax(" + scaleText +
        " * Q K^T" + (causal ? " + causal mask" : "") + ") V over [" +
