@@ -38,9 +38,10 @@
 // NCHW; bf16 2.13 vs 5.84 ms; BENCHMARKS.md). What it leaves alone:
 // convolutions of other ranks, dynamic shapes, ops inside kiln.fusion
 // regions, elementwise ops with an operand computed per run (the pass adds
-// no transpose between two computed values except around a convolution). It is a CUDA target pass (Target::addLayoutPasses); the
-// CPU's convolutions stay channels first. Run kiln-layout-cleanup and cse
-// after it to fold the weights' transposes and cancel the pairs.
+// no transpose between two computed values except around a convolution). It is
+// a CUDA target pass (Target::addLayoutPasses); the CPU's convolutions stay
+// channels first. Run kiln-layout-cleanup and cse after it to fold the weights'
+// transposes and cancel the pairs.
 //
 //===----------------------------------------------------------------------===//
 
@@ -121,9 +122,9 @@ Value operandToChannelsLast(PatternRewriter &rewriter, Location loc, Value v,
     } else {
       Value s = buildI64Vector(rewriter, loc, shape);
       created.push_back(s.getDefiningOp());
-      v = buildKilnValue(rewriter, loc, "kiln.reshape", {v, s},
-                         {rewriter.getNamedAttr("allowzero",
-                                                rewriter.getI64IntegerAttr(0))});
+      v = buildKilnValue(
+          rewriter, loc, "kiln.reshape", {v, s},
+          {rewriter.getNamedAttr("allowzero", rewriter.getI64IntegerAttr(0))});
       if (!v)
         return Value();
     }
@@ -145,8 +146,8 @@ LogicalResult replaceChannelsLast(PatternRewriter &rewriter, Operation *op,
       buildKilnOp(rewriter, op->getLoc(), name, operands, attrs);
   if (failed(last))
     return failure();
-  Value back = buildTranspose(rewriter, op->getLoc(), (*last)->getResult(0),
-                              kToFirst);
+  Value back =
+      buildTranspose(rewriter, op->getLoc(), (*last)->getResult(0), kToFirst);
   if (!back || back.getType() != op->getResult(0).getType()) {
     if (back)
       rewriter.eraseOp(back.getDefiningOp());
@@ -317,10 +318,9 @@ struct TransposeOfUnitDimsToReshape
       last = p;
     }
     Value shape = buildI64Vector(rewriter, op.getLoc(), out.getShape());
-    Value reshaped =
-        buildKilnValue(rewriter, op.getLoc(), "kiln.reshape", {op.getX(), shape},
-                       {rewriter.getNamedAttr("allowzero",
-                                              rewriter.getI64IntegerAttr(0))});
+    Value reshaped = buildKilnValue(
+        rewriter, op.getLoc(), "kiln.reshape", {op.getX(), shape},
+        {rewriter.getNamedAttr("allowzero", rewriter.getI64IntegerAttr(0))});
     if (!reshaped || reshaped.getType() != out) {
       if (reshaped)
         rewriter.eraseOp(reshaped.getDefiningOp());

@@ -54,8 +54,8 @@ std::optional<CudaKernel> emitCudaAttentionKernel(Operation *op,
     return std::nullopt;
   int64_t b = qt.getDimSize(0), h = qt.getDimSize(1), t = qt.getDimSize(2),
           d = qt.getDimSize(3);
-  if (t % 64 != 0 || t == 0 || d % 16 != 0 || d == 0 || d > 128 ||
-      b * h == 0 || b * h > 65535)
+  if (t % 64 != 0 || t == 0 || d % 16 != 0 || d == 0 || d > 128 || b * h == 0 ||
+      b * h > 65535)
     return std::nullopt;
   bool causal = attention.getCausal() != 0;
   float scale = attention.getScale().convertToFloat();
@@ -71,8 +71,7 @@ std::optional<CudaKernel> emitCudaAttentionKernel(Operation *op,
   k.block[0] = 128;
   std::string params = "const " + storage + " *__restrict__ in0, const " +
                        storage + " *__restrict__ in1, const " + storage +
-                       " *__restrict__ in2, " + storage +
-                       " *__restrict__ out0";
+                       " *__restrict__ in2, " + storage + " *__restrict__ out0";
   std::string head = "extern \"C\" __global__ void __launch_bounds__(128)\n" +
                      k.name + "(" + params + ")";
   k.declaration = head + ";";
@@ -81,10 +80,10 @@ std::optional<CudaKernel> emitCudaAttentionKernel(Operation *op,
   char scaleText[64];
   snprintf(scaleText, sizeof(scaleText), "%.9e", scale);
   std::string s;
-  s += "// " + k.name + ": flash attention, softmax(" + scaleText +
-       " * Q K^T" + (causal ? " + causal mask" : "") + ") V over [" +
-       std::to_string(b) + ", " + std::to_string(h) + ", " +
-       std::to_string(t) + ", " + std::to_string(d) + "] " + mmaType + "\n";
+  s += "// " + k.name + ": flash attention, softmax(" + scaleText + " * Q K^T" +
+       (causal ? " + causal mask" : "") + ") V over [" + std::to_string(b) +
+       ", " + std::to_string(h) + ", " + std::to_string(t) + ", " +
+       std::to_string(d) + "] " + mmaType + "\n";
   s += "// ONNX nodes:";
   for (const std::string &n : k.sourceNodes)
     s += " " + n;
@@ -94,8 +93,8 @@ std::optional<CudaKernel> emitCudaAttentionKernel(Operation *op,
   s += "// launch: grid [" + std::to_string(k.grid[0]) + ", " +
        std::to_string(k.grid[1]) + ", 1], block [128, 1, 1]\n";
   s += head + " {\n";
-  s += "  constexpr int T = " + std::to_string(t) + ", D = " +
-       std::to_string(d) + ", BC = 64, LD = D + 8;\n";
+  s += "  constexpr int T = " + std::to_string(t) +
+       ", D = " + std::to_string(d) + ", BC = 64, LD = D + 8;\n";
   s += "  constexpr bool kCausal = " + std::string(causal ? "true" : "false") +
        ";\n";
   s += "  // log2(e) * scale: the softmax runs on exp2.\n";

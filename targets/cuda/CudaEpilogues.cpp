@@ -83,7 +83,8 @@ matchEpilogue(FusionOp fusion, Value source,
     }
     cur = op.getResult(0);
   }
-  if (body.getTerminator()->getOperand(0) != cur || (!e.bias && !e.relu && !e.residual))
+  if (body.getTerminator()->getOperand(0) != cur ||
+      (!e.bias && !e.relu && !e.residual))
     return std::nullopt;
   // Every operand of the fusion is the source or folded into the call.
   for (Value operand : fusion.getOperands())
@@ -154,8 +155,8 @@ SmallVector<Operation *> matchGeluTanh(Value y, Value x) {
               : isScalar(add.getOperand(1), 1.0) ? add.getOperand(0)
                                                  : Value();
     auto tanh = t ? def(t, TanhOp()) : TanhOp();
-    Value inner = tanh ? scaled(tanh.getOperand(), 0.7978845608028654)
-                       : Value();
+    Value inner =
+        tanh ? scaled(tanh.getOperand(), 0.7978845608028654) : Value();
     Value cube = otherOf(inner ? def(inner, AddOp()) : nullptr, x);
     Value cubed = cube ? scaled(cube, 0.044715) : Value();
     return cubed && isCube(cubed);

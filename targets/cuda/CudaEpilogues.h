@@ -1,9 +1,9 @@
 //===- CudaEpilogues.h - What a library call's epilogue folds --*- C++ -*-===//
 //
-// This file declares the matchers of kiln-lower-cuda (LowerCudaLibraryCalls.cpp)
-// that decide which part of the fusion after a matmul or convolution the
-// library call computes itself: cuBLASLt's bias, ReLU and GELU (tanh form)
-// epilogues, cuDNN's fused bias + residual + ReLU.
+// This file declares the matchers of kiln-lower-cuda
+// (LowerCudaLibraryCalls.cpp) that decide which part of the fusion after a
+// matmul or convolution the library call computes itself: cuBLASLt's bias, ReLU
+// and GELU (tanh form) epilogues, cuDNN's fused bias + residual + ReLU.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,9 +19,10 @@ namespace kiln {
 
 /// The part of a fusion that a library call's epilogue computes.
 struct Epilogue {
-  mlir::Value source;   ///< the library call's own result, read by the fusion
-  mlir::Value bias;     ///< added: a vector (matmul) or per-channel (conv); or null
-  mlir::Value residual; ///< added: a tensor of the result's type (conv); or null
+  mlir::Value source; ///< the library call's own result, read by the fusion
+  mlir::Value bias; ///< added: a vector (matmul) or per-channel (conv); or null
+  mlir::Value
+      residual; ///< added: a tensor of the result's type (conv); or null
   bool relu = false;
   /// GELU, tanh approximation, after the bias (matmul).
   bool geluTanh = false;

@@ -69,8 +69,7 @@ Value throughCast(Value v, Type to) {
 /// keeping it.
 bool reducesLastAxis(Operation *op) {
   auto keep = op->getAttrOfType<IntegerAttr>("keepdims");
-  std::optional<SmallVector<int64_t>> axes =
-      getConstantInts(op->getOperand(1));
+  std::optional<SmallVector<int64_t>> axes = getConstantInts(op->getOperand(1));
   return keep && keep.getInt() == 1 && axes && axes->size() == 1 &&
          ((*axes)[0] == 3 || (*axes)[0] == -1);
 }
@@ -201,8 +200,8 @@ struct FormAttention : public OpRewritePattern<MatMulOp> {
         vt.getDimSize(1) != qt.getDimSize(1) || vt.getDimSize(3) != d)
       return failure();
 
-    Location loc = FusedLoc::get(getContext(),
-                                 {qk.getLoc(), sub.getLoc(), pv.getLoc()});
+    Location loc =
+        FusedLoc::get(getContext(), {qk.getLoc(), sub.getLoc(), pv.getLoc()});
     Value k = buildKilnValue(
         rewriter, loc, "kiln.transpose", {kT},
         {rewriter.getNamedAttr("perm",
@@ -211,9 +210,8 @@ struct FormAttention : public OpRewritePattern<MatMulOp> {
       return failure();
     Value attention = buildKilnValue(
         rewriter, loc, "kiln.attention", {q, k, pv.getOperand(1)},
-        {rewriter.getNamedAttr("scale",
-                               rewriter.getF32FloatAttr(static_cast<float>(
-                                   scale))),
+        {rewriter.getNamedAttr(
+             "scale", rewriter.getF32FloatAttr(static_cast<float>(scale))),
          rewriter.getNamedAttr("causal",
                                rewriter.getI64IntegerAttr(causal ? 1 : 0))});
     if (!attention || attention.getType() != pv.getType()) {
