@@ -2,20 +2,20 @@
 //
 // This file implements parseManifest and readManifest, the reader of the
 // schema in kiln/runtime/PackageManifest.h (the writer is in
-// PackageManifest.cpp), with nlohmann/json. It reads every key the writer
-// writes and what older packages and hand-written manifests hold: keys in
-// any order, any key missing (the structs' defaults), "length" for
-// "bytes" and "location" for "file", dtypes as names or codes, unknown
-// keys ignored. A key that is present must have its type; every error
+// PackageManifest.cpp), with nlohmann/json through ManifestFields.h. It
+// reads every key the writer writes and what older packages and
+// hand-written manifests hold: keys in any order, any key missing (the
+// structs' defaults), "length" for "bytes" and "location" for "file",
+// dtypes as names or codes, unknown keys ignored. A key that is present must have its type; every error
 // names the file and the entry ("manifest.json: weights[3]
 // ('conv1.weight'): holds 12 bytes but f32[4] needs 16").
 //
 //===----------------------------------------------------------------------===//
 
+#include "ManifestFields.h"
+
 #include "kiln/runtime/PackageManifest.h"
 #include "kiln/runtime/SizeLimits.h"
-
-#include <nlohmann/json.hpp>
 
 #include <fstream>
 #include <set>
@@ -25,145 +25,7 @@ namespace kiln {
 
 namespace {
 
-using Json = nlohmann::ordered_json;
-
-//===----------------------------------------------------------------------===//
-// Scalar fields
-//===----------------------------------------------------------------------===//
-
-bool isCount(const Json &j) {
-  return j.is_number_unsigned() ||
-         (j.is_number_integer() && j.get<int64_t>() >= 0);
-}
-
-/// The members of one JSON object, read by key. An absent key leaves the
-/// destination alone; a present key of the wrong type is an error naming
-/// the key.
-class Fields {
-public:
-  explicit Fields(const Json &object) : object_(object) {}
-
-  const Json *find(const char *key) const {
-    auto it = object_.find(key);
-    return it == object_.end() ? nullptr : &*it;
-  }
-
-  Status string(const char *key, std::string &out) const {
-    const Json *j = find(key);
-    if (!j)
-      return Status::ok();
-    if (!j->is_string())
-      return Status::error(strCat("'", key, "' must be a string"));
-    out = j->get<std::string>();
-    return Status::ok();
-  }
-
-  Status integer(const char *key, int64_t &out) const {
-    const Json *j = find(key);
-    if (!j)
-      return Status::ok();
-    if (!j->is_number_integer())
-      return Status::error(strCat("'", key, "' must be an integer"));
-    out = j->get<int64_t>();
-    return Status::ok();
-  }
-
-  Status integer(const char *key, std::optional<int64_t> &out) const {
-    if (!find(key))
-      return Status::ok();
-    int64_t value = 0;
-    KILN_RETURN_IF_ERROR(integer(key, value));
-    out = value;
-    return Status::ok();
-  }
-
-  /// A non-negative integer.
-  template <typename T> Status count(const char *key, T &out) const {
-    const Json *j = find(key);
-    if (!j)
-      return Status::ok();
-    if (!isCount(*j))
-      return Status::error(
-          strCat("'", key, "' must be a non-negative integer"));
-    out = static_cast<T>(j->get<uint64_t>());
-    return Status::ok();
-  }
-
-  Status count(const char *key, std::optional<int64_t> &out) const {
-    if (!find(key))
-      return Status::ok();
-    int64_t value = 0;
-    KILN_RETURN_IF_ERROR(count(key, value));
-    out = value;
-    return Status::ok();
-  }
-
-  Status number(const char *key, double &out) const {
-    const Json *j = find(key);
-    if (!j)
-      return Status::ok();
-    if (!j->is_number())
-      return Status::error(strCat("'", key, "' must be a number"));
-    out = j->get<double>();
-    return Status::ok();
-  }
-
-  Status strings(const char *key, std::vector<std::string> &out) const {
-    const Json *j = find(key);
-    if (!j)
-      return Status::ok();
-    bool ok = j->is_array();
-    for (size_t i = 0; ok && i < j->size(); ++i)
-      ok = (*j)[i].is_string();
-    if (!ok)
-      return Status::error(strCat("'", key, "' must be an array of strings"));
-    out = j->get<std::vector<std::string>>();
-    return Status::ok();
-  }
-
-  /// An object-valued key: nullptr when absent, an error when not an
-  /// object.
-  Expected<const Json *> object(const char *key) const {
-    const Json *j = find(key);
-    if (j && !j->is_object())
-      return Status::error(strCat("'", key, "' must be an object"));
-    return j;
-  }
-
-private:
-  const Json &object_;
-};
-
-/// Reads the array `key` of `fields`, each element with `parse(element,
-/// item)` into `out`; an element's error names it as "KEY[i] ('name')"
-/// (`prefix` + key, the name when `nameOf` gives one); an element that is
-/// not an object is "expected `expected`".
-template <typename T, typename Parse, typename NameOf>
-Status parseList(const Fields &fields, const char *key,
-                 const std::string &prefix, std::vector<T> &out, Parse parse,
-                 NameOf nameOf, const char *expected = "an object") {
-  const Json *list = fields.find(key);
-  if (!list)
-    return Status::ok();
-  if (!list->is_array())
-    return Status::error(strCat("'", prefix, key, "' must be an array"));
-  out.clear();
-  for (size_t i = 0; i < list->size(); ++i) {
-    T item;
-    const Json &element = (*list)[i];
-    Status s = element.is_object()
-                   ? parse(element, item)
-                   : Status::error(strCat("expected ", expected));
-    if (!s) {
-      std::string label = strCat(prefix, key, "[", i, "]");
-      if (!nameOf(item).empty())
-        label += strCat(" ('", nameOf(item), "')");
-      return s.withContext(label);
-    }
-    out.push_back(std::move(item));
-  }
-  return Status::ok();
-}
+using namespace manifest_json;
 
 //===----------------------------------------------------------------------===//
 // Values and weights
@@ -471,18 +333,6 @@ Status parseGraphBreak(const Json &j, ManifestGraphBreak &b) {
   KILN_RETURN_IF_ERROR(fields.string("where", b.where));
   return parseList(fields, "ops", "", b.ops, parseBreakOp,
                    [](const ManifestBreakOp &op) { return op.node; });
-}
-
-/// Reads the object-valued `key` of `fields` with `parse`; errors start
-/// with the key.
-template <typename T, typename Parse>
-Status parseObject(const Fields &fields, const char *key, T &out, Parse parse) {
-  Expected<const Json *> j = fields.object(key);
-  if (!j)
-    return j.status();
-  if (*j)
-    return parse(**j, out).withContext(key);
-  return Status::ok();
 }
 
 //===----------------------------------------------------------------------===//
