@@ -25,7 +25,8 @@
 //        * reductions over constant axes with keepdims = 1 (axes remapped).
 //      One transpose after such an op replaces those before it, so in a
 //      chain conv -> add -> relu -> conv the transpose reaches the next
-//      convolution's transpose to channels last, and the two cancel.
+//      convolution's transpose to channels last (kiln-layout-cleanup cancels
+//      the pair).
 //   3. A transpose that keeps the order of the dims of size > 1 moves no
 //      data and becomes a reshape (ResNet's pooled [N, 1, 1, C] before its
 //      classifier, the weights of 1x1 convolutions); a constant's transpose
@@ -332,21 +333,6 @@ struct TransposeOfUnitDimsToReshape
   }
 };
 
-/// transpose<0,2,3,1>(transpose<0,3,1,2>(y)) -> y.
-struct CancelPair : public OpRewritePattern<kiln::TransposeOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(kiln::TransposeOp op,
-                                PatternRewriter &rewriter) const override {
-    kiln::TransposeOp back = backToFirst(op.getX());
-    if (!back || isInsideFusion(op) ||
-        op.getPerm() != ArrayRef<int64_t>(kToLast) ||
-        back.getX().getType() != op.getType())
-      return failure();
-    rewriter.replaceOp(op, back.getX());
-    return success();
-  }
-};
-
 struct ChannelsLastPass
     : public PassWrapper<ChannelsLastPass, OperationPass<func::FuncOp>> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(ChannelsLastPass)
@@ -370,7 +356,7 @@ struct ChannelsLastPass
     RewritePatternSet patterns(ctx);
     patterns.add<ConvToChannelsLast>(ctx, includeF32.getValue());
     patterns.add<SinkPastElementwise, SinkPastMaxPool, SinkPastReduction,
-                 TransposeOfUnitDimsToReshape, CancelPair>(ctx);
+                 TransposeOfUnitDimsToReshape>(ctx);
     FrozenRewritePatternSet frozen(std::move(patterns));
     applyPatternsOutsideFusions(getOperation(), frozen);
   }

@@ -35,7 +35,6 @@
 #include "mlir/Pass/Pass.h"
 
 #include <cmath>
-#include <limits>
 
 using namespace mlir;
 using namespace kiln::passes;
@@ -55,14 +54,6 @@ template <typename OpT> OpT defOnly(Value v, unsigned uses = 1) {
       static_cast<unsigned>(std::distance(v.use_begin(), v.use_end())) != uses)
     return nullptr;
   return op;
-}
-
-/// `v` through an optional cast to `to`.
-Value throughCast(Value v, Type to) {
-  if (auto cast = defOnly<CastOp>(v))
-    if (rankedType(cast.getResult()).getElementType() == to)
-      return cast.getOperand();
-  return v;
 }
 
 /// True when a reduction `op` reduces the last axis of a rank-4 value,

@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ReferenceRun.h"
 #include "compiler/ProgramBuilder.h"
 #include "ir/KilnDialect.h"
 #include "kiln/runtime/Executor.h"
@@ -62,19 +63,6 @@ Tensor randomTensor(const Shape &shape, std::mt19937 &rng) {
   return Tensor::fromVector<float>(v, shape);
 }
 
-/// Runs @main of `module` on `inputs` with the reference executor.
-NamedTensors run(mlir::ModuleOp module, const NamedTensors &inputs) {
-  mlir::func::FuncOp graph = findGraphFunction(module);
-  REQUIRE(graph);
-  Expected<Program> program = buildProgram(graph);
-  INFO((program ? std::string() : program.status().message()));
-  REQUIRE(program.isOk());
-  Expected<NamedTensors> out = runProgram(*program, inputs);
-  INFO((out ? std::string() : out.status().message()));
-  REQUIRE(out.isOk());
-  return *out;
-}
-
 } // namespace
 
 TEST_CASE("kiln-channels-last keeps a ResNet block's values", "[passes]") {
@@ -88,7 +76,7 @@ TEST_CASE("kiln-channels-last keeps a ResNet block's values", "[passes]") {
                          {"w1", randomTensor({8, 4, 3, 3}, rng)},
                          {"w2", randomTensor({8, 8, 1, 1}, rng)},
                          {"w3", randomTensor({8, 4, 3, 3}, rng)}};
-  NamedTensors before = run(*module, inputs);
+  NamedTensors before = test::runOnReference(*module, inputs);
 
   mlir::PassManager pm(&ctx);
   mlir::OpPassManager &fn = pm.nest<mlir::func::FuncOp>();
@@ -110,7 +98,7 @@ TEST_CASE("kiln-channels-last keeps a ResNet block's values", "[passes]") {
   CHECK(channelsLast == 4);
   CHECK(transposes == 4); // x, w1, w3, features
 
-  NamedTensors after = run(*module, inputs);
+  NamedTensors after = test::runOnReference(*module, inputs);
   REQUIRE(after.size() == before.size());
   for (size_t i = 0; i < before.size(); ++i) {
     INFO(before[i].first);

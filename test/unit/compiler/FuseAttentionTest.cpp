@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ReferenceRun.h"
 #include "compiler/ProgramBuilder.h"
 #include "ir/KilnDialect.h"
 #include "kiln/runtime/Executor.h"
@@ -76,18 +77,6 @@ Tensor randomF16(const Shape &shape, std::mt19937 &rng) {
   return Tensor::fromVector<float>(v, shape).to(DType::F16);
 }
 
-NamedTensors run(mlir::ModuleOp module, const NamedTensors &inputs) {
-  mlir::func::FuncOp graph = findGraphFunction(module);
-  REQUIRE(graph);
-  Expected<Program> program = buildProgram(graph);
-  INFO((program ? std::string() : program.status().message()));
-  REQUIRE(program.isOk());
-  Expected<NamedTensors> out = runProgram(*program, inputs);
-  INFO((out ? std::string() : out.status().message()));
-  REQUIRE(out.isOk());
-  return *out;
-}
-
 } // namespace
 
 TEST_CASE("kiln-cuda-attention forms kiln.attention with the same values",
@@ -101,7 +90,7 @@ TEST_CASE("kiln-cuda-attention forms kiln.attention with the same values",
   NamedTensors inputs = {{"q", randomF16({1, 2, 64, 16}, rng)},
                          {"k", randomF16({1, 2, 64, 16}, rng)},
                          {"v", randomF16({1, 2, 64, 16}, rng)}};
-  NamedTensors before = run(*module, inputs);
+  NamedTensors before = test::runOnReference(*module, inputs);
 
   mlir::PassManager pm(&ctx);
   mlir::OpPassManager &fn = pm.nest<mlir::func::FuncOp>();
@@ -122,7 +111,7 @@ TEST_CASE("kiln-cuda-attention forms kiln.attention with the same values",
   CHECK(attentions == 1);
   CHECK(matmuls == 0);
 
-  NamedTensors after = run(*module, inputs);
+  NamedTensors after = test::runOnReference(*module, inputs);
   REQUIRE(after.size() == 1);
   CHECK(after[0].second.shape() == before[0].second.shape());
   // The reference rounds the scores to f16 before the softmax; the op does

@@ -1,0 +1,44 @@
+//===- ReferenceRun.h - A test module on the reference executor -*- C++ -*-===//
+//
+// This file declares runOnReference, shared by the compiler tests that check
+// a pass by running the graph before and after it (ChannelsLastTest.cpp,
+// FuseAttentionTest.cpp): the module's graph function becomes a runtime
+// Program (compiler/ProgramBuilder) run by the reference executor; a failure
+// is a test failure with the message.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_TEST_UNIT_COMPILER_REFERENCERUN_H
+#define KILN_TEST_UNIT_COMPILER_REFERENCERUN_H
+
+#include "compiler/ProgramBuilder.h"
+#include "kiln/runtime/Executor.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+
+#include <catch2/catch.hpp>
+
+#include <string>
+
+namespace kiln {
+namespace test {
+
+/// The outputs of `module`'s graph function on `inputs`.
+inline NamedTensors runOnReference(mlir::ModuleOp module,
+                                   const NamedTensors &inputs) {
+  mlir::func::FuncOp graph = findGraphFunction(module);
+  REQUIRE(graph);
+  Expected<Program> program = buildProgram(graph);
+  INFO((program ? std::string() : program.status().message()));
+  REQUIRE(program.isOk());
+  Expected<NamedTensors> out = runProgram(*program, inputs);
+  INFO((out ? std::string() : out.status().message()));
+  REQUIRE(out.isOk());
+  return *out;
+}
+
+} // namespace test
+} // namespace kiln
+
+#endif // KILN_TEST_UNIT_COMPILER_REFERENCERUN_H
