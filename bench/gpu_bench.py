@@ -18,9 +18,12 @@ the wait for its stream included) is printed next to it. Kiln's timed runs
 replay a CUDA graph (docs/runtime-api.md); it is also timed with
 --no-cuda-graphs (every kernel launched by the host). The batch-1 models
 (*_b1) are also compared with torch.compile's mode="reduce-overhead" (CUDA
-graphs). A bfloat16 output is also compared, like PyTorch's bfloat16 output,
+graphs), and so are the user models (USER_MODELS). A bfloat16 output is also compared, like PyTorch's bfloat16 output,
 with PyTorch's float32 result: one beyond the bf16 tolerance but within 1.25x
 of PyTorch's own bf16 error is reported as bf16 rounding.
+A package without host ops fails the run if its timed runs copied anything
+between host and device (kiln-runner's host_device_copies_per_run); each
+package's host-op count is a column of the table.
 and prints one table of medians and ratios (and JSON lines to --json).
 """
 import argparse, json, os, subprocess, sys, tempfile
@@ -28,12 +31,17 @@ import argparse, json, os, subprocess, sys, tempfile
 import numpy as np
 
 MEMORY_BOUND = {"ln_gelu", "softmax"}
-MODELS = ["softmax", "ln_gelu", "mlp", "gpt2_block", "resnet50", "gpt2_block_b1", "resnet50_b1"]
-# Packages NAME-bf16 (pack.sh) exist for these.
-BF16_MODELS = {"softmax", "ln_gelu", "mlp", "gpt2_block", "resnet50", "gpt2_block_b1", "resnet50_b1"}
-# Batch-1 latency models: also compared with torch.compile's CUDA graphs
-# (mode reduce-overhead), the peer of Kiln's replayed graphs.
-LATENCY = {"gpt2_block_b1", "resnet50_b1"}
+# The model families users bring (issue 14): depthwise and squeeze-excite
+# networks, a vision transformer, a recurrent tagger, a U-Net.
+USER_MODELS = ["mobilenet_v2", "efficientnet_b0", "vit_small", "gru_tagger", "unet_small"]
+MODELS = ["softmax", "ln_gelu", "mlp", "gpt2_block", "resnet50", "gpt2_block_b1", "resnet50_b1"] + USER_MODELS
+# Packages NAME-bf16 (pack.sh) exist for these (gru_tagger: float32 only).
+BF16_MODELS = {"softmax", "ln_gelu", "mlp", "gpt2_block", "resnet50", "gpt2_block_b1", "resnet50_b1",
+               "mobilenet_v2", "efficientnet_b0", "vit_small", "unet_small"}
+# Batch-1 latency models and the user models: also compared with
+# torch.compile's CUDA graphs (mode reduce-overhead), the peer of Kiln's
+# replayed graphs.
+LATENCY = {"gpt2_block_b1", "resnet50_b1"} | set(USER_MODELS)
 # Output tolerances against PyTorch eager (rtol, atol).
 TOLERANCE = {"float32": (1e-3, 1e-4), "bfloat16": (1.6e-2, 2e-2)}
 
@@ -112,11 +120,12 @@ def main():
             in_names = [i.name for i in graph.graph.input if i.name not in inits]
             out_names = [o.name for o in graph.graph.output]
             model, inputs = models.build(name)
-            # Both sides see the same (rounded) values; npy holds them as f32.
-            inputs = tuple(i.to(dt).float() for i in inputs)
+            # Both sides see the same (rounded) values; npy holds them as f32
+            # (token ids stay integers).
+            inputs = tuple(i.to(dt).float() if i.is_floating_point() else i for i in inputs)
             model = model.cuda().to(dt).eval()
             with torch.no_grad():
-                ref = model(*[i.cuda().to(dt) for i in inputs])
+                ref = model(*[i.cuda().to(dt) if i.is_floating_point() else i.cuda() for i in inputs])
             refs = ref if isinstance(ref, (tuple, list)) else (ref,)
             case = os.path.join(work, name)
             os.makedirs(os.path.join(case, "out"), exist_ok=True)
@@ -202,6 +211,19 @@ def main():
             row["kiln_passes_s"] = round(times.get("kiln_passes", 0) + times.get("codegen", 0), 3)
             row["nvrtc_s"] = round(times.get("nvrtc", 0), 3)
             row["kernels"] = manifest["counts"]
+            # Ops that run on the host (reference kernels; a round trip
+            # through host memory each).
+            row["host_ops"] = manifest["counts"].get("fallback", 0)
+            # Issue 14's check: a package whose every step runs on the
+            # device copies nothing between host and device in a run (its
+            # inputs and outputs stay on the device when timed), with or
+            # without its CUDA graph.
+            row["host_device_copies_per_run"] = max(timing.get("host_device_copies_per_run", 0),
+                                                    direct.get("host_device_copies_per_run", 0))
+            row["device_allocations_per_run"] = direct.get("device_allocations_per_run", 0)
+            if row["host_ops"] == 0 and row["host_device_copies_per_run"] > 0:
+                row["error"] = (f"no host ops, but {row['host_device_copies_per_run']} host<->device "
+                                "copies per run")
             # Steps per run: launches of generated kernels and library calls
             # outside weight preparation (wrapper.cpp is not packed; the
             # manifest lists every kernel, the load-time ones included).
@@ -229,9 +251,9 @@ def main():
 
     print()
     print("| model | dtype | Kiln ms | Kiln wall ms | Kiln no-graph ms | eager ms | compile ms | reduce-overhead ms | "
-          "Kiln/eager | Kiln/compile | Kiln/reduce-overhead | copy BW % | matches | Kiln launches/run | "
+          "Kiln/eager | Kiln/compile | Kiln/reduce-overhead | copy BW % | matches | Kiln launches/run | host ops | "
           "Kiln passes s | NVRTC s | torch.compile 1st call s |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|")
     for r in rows:
         if "error" in r:
             print(f"| {r['model']} | {r['dtype']} | error: {r['error'][:120]} |")
@@ -247,7 +269,7 @@ def main():
         ror = f"{k / ro:.2f}" if ro else "-"
         print(f"| {r['model']} | {r['dtype']} | {k:.3f} | {r['kiln_wall_ms']:.3f} | {r['kiln_direct_ms']:.3f} | "
               f"{e:.3f} | {c:.3f} | {ros} | {k / e:.2f} | "
-              f"{k / c:.2f} | {ror} | {bw} | {match} | {r['launches_per_run']} | "
+              f"{k / c:.2f} | {ror} | {bw} | {match} | {r['launches_per_run']} | {r['host_ops']} | "
               f"{r['kiln_passes_s']} | {r['nvrtc_s']} | {r.get('torch_compile_first_call_s', '-')} |")
     variants = [r for r in rows if r.get("variants")]
     if variants:

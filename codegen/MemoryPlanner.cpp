@@ -199,6 +199,34 @@ static void reserveLibraryWorkspace(MemoryPlan &plan, int64_t bytes) {
   plan.arenaBytes = alignBuffer(plan.libraryWorkspaceOffset + bytes);
 }
 
+/// For a graph output `v` computed by a chain of kiln.alias views, the value
+/// at the bottom of the chain when it may be computed straight into the
+/// output buffer: each value of the chain has this one use, and the bottom
+/// one is the result of a top-level step that runs every time (no constant,
+/// argument, load-time step or in-place result) and is not placed yet.
+/// Null otherwise.
+static Value outputViewBase(Value v) {
+  if (!v.hasOneUse())
+    return nullptr;
+  Operation *def = v.getDefiningOp();
+  if (!def || !def->hasAttr(kAliasAttr))
+    return nullptr;
+  Value base = def->getOperand(0);
+  while (Operation *inner = base.getDefiningOp()) {
+    if (!base.hasOneUse())
+      return nullptr;
+    if (!inner->hasAttr(kAliasAttr))
+      break;
+    base = inner->getOperand(0);
+  }
+  Operation *producer = base.getDefiningOp();
+  if (!producer || !base.hasOneUse() || isa<ConstantOp>(producer) ||
+      !isa<func::FuncOp>(producer->getParentOp()) ||
+      producer->hasAttr(kLoadTimeAttr) || producer->hasAttr(kInPlaceAttr))
+    return nullptr;
+  return base;
+}
+
 FailureOr<MemoryPlan> planMemory(func::FuncOp graph) {
   MemoryPlan plan;
   Block &body = graph.getBody().front();
@@ -303,9 +331,16 @@ FailureOr<MemoryPlan> planMemory(func::FuncOp graph) {
     if (failed(entry))
       return failure();
     slot.output = static_cast<int>(plan.outputs.size());
-    if (!plan.locations.count(v) && v.getDefiningOp())
-      plan.locations[v] = BufferLocation{BufferKind::Output, slot.output, 0,
-                                         entry->bytes};
+    if (!plan.locations.count(v) && v.getDefiningOp()) {
+      BufferLocation out{BufferKind::Output, slot.output, 0, entry->bytes};
+      plan.locations[v] = out;
+      // An output that is a view (kiln.alias) of a value computed only for
+      // it: that value is computed into the output buffer, so the view
+      // costs nothing. Otherwise the view lives where its operand does and
+      // the return copies it.
+      if (Value base = outputViewBase(v); base && !plan.locations.count(base))
+        plan.locations[base] = out;
+    }
     plan.outputs.push_back(*entry);
     plan.returns.push_back(slot);
   }

@@ -9,7 +9,9 @@
 //   * weight arguments and top-level constants in the weight table bound by
 //     kiln_model_create (every constant is a "weight" in ABI terms);
 //   * graph outputs computed by a top-level op in the caller's output buffer
-//     (the first output naming the value; a repeated one is copied);
+//     (the first output naming the value; a repeated one is copied), and so
+//     is the operand of an output that is a kiln.alias view of a value
+//     computed only for it;
 //   * results of steps tagged kiln.load_time (run once, when the model is
 //     created) in memory the model owns, 256-byte aligned;
 //   * every other computed value in one arena per graph, at a 64-byte

@@ -368,6 +368,7 @@ LogicalResult PackageWriter::finish(func::FuncOp graph, const MemoryPlan &plan,
       for (int d = 0; d < 3; ++d)
         launch.grid[d] = (*k.grid)[d], launch.block[d] = (*k.block)[d];
       launch.sharedBytes = k.sharedBytes;
+      launch.launches = k.launches;
       kernel.launch = launch;
     }
     m.kernels.push_back(std::move(kernel));

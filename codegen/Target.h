@@ -48,6 +48,9 @@ struct KernelRecord {
   /// The launch shape, for targets that launch kernels (cuda).
   std::optional<std::array<unsigned, 3>> grid, block;
   unsigned sharedBytes = 0;
+  /// Launches in a row per run (cuda: a recurrence's steps, the launch's
+  /// index passed as the kernel's last argument).
+  unsigned launches = 1;
   /// Launched once, when the package loads (its op is kiln.load_time),
   /// instead of on every run.
   bool loadTime = false;

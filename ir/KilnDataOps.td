@@ -509,4 +509,32 @@ def Kiln_GRUOp : Kiln_Op<"gru", "gru", [], "recurrent"> {
   let results = (outs Kiln_FloatTensor:$y, Kiln_FloatTensor:$y_h);
 }
 
+def Kiln_GRURecurrenceOp : Kiln_Op<"gru_recurrence", "gruRecurrence"> {
+  let summary = "the recurrence of a GRU whose input projection is done";
+  let description = [{
+    The sequential part of `kiln.gru` (linear_before_reset or not, default
+    activations, `layout = 0`, every sequence full length): `xw` is
+    `[seq, batch, num_directions·3·hidden]`, `W x + Wb` of every step and
+    direction (gates z, r, h), computed beforehand as one GEMM; `r` is
+    `[num_directions, 3·hidden, hidden]`, `rb` `[num_directions,
+    3·hidden]` (the recurrence bias), `initial_h` `[num_directions, batch,
+    hidden]`. Results as `kiln.gru`'s: `y` `[seq, num_directions, batch,
+    hidden]`, `y_h` `[num_directions, batch, hidden]`. The tracer does not
+    produce it: the CUDA target's `kiln-cuda-split-recurrent` pass splits a
+    `kiln.gru` into its input projection (a matmul over all steps) and this
+    op, which runs one device kernel launch per step.
+
+    Example:
+
+    ```mlir
+    %y, %yh = kiln.gru_recurrence %xw, %r, %rb, %h0 {clip = 0.000000e+00 : f32, direction = "forward", hidden_size = 5 : i64, linear_before_reset = 1 : i64} : (tensor<4x2x15xf32>, tensor<1x15x5xf32>, tensor<1x15xf32>, tensor<1x2x5xf32>) -> (tensor<4x1x2x5xf32>, tensor<1x2x5xf32>)
+    ```
+  }];
+  let arguments = (ins Kiln_FloatTensor:$xw, Kiln_FloatTensor:$r,
+                   Kiln_FloatTensor:$rb, Kiln_FloatTensor:$initial_h,
+                   StrAttr:$direction, I64Attr:$hidden_size, F32Attr:$clip,
+                   I64Attr:$linear_before_reset);
+  let results = (outs Kiln_FloatTensor:$y, Kiln_FloatTensor:$y_h);
+}
+
 #endif // KILN_DATA_OPS_TD

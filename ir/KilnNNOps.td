@@ -294,6 +294,32 @@ def Kiln_AttentionOp : Kiln_Op<"attention", "attention"> {
   let results = (outs Kiln_FloatTensor:$output);
 }
 
+def Kiln_PackedAttentionOp : Kiln_Op<"packed_attention", "packedAttention"> {
+  let summary = "scaled dot-product attention reading q, k and v packed";
+  let description = [{
+    `kiln.attention` over one `B x T x 3·H·D` tensor `qkv`, the output of a
+    fused q/k/v projection: along the last axis, its first `H·D` elements
+    are q, the next k, the last v, each `H` heads of `D` (the layout
+    FlashAttention's `qkvpacked` functions take). The result is `B x T x H
+    x D`, the heads of each position next to each other, so a reshape to
+    `B x T x H·D` is a view. `heads` is `H`; `scale` and `causal` are as in
+    `kiln.attention`. The tracer does not produce it: the CUDA target's
+    `kiln-cuda-attention` pass forms it when the q, k and v of a
+    `kiln.attention` are slices of one tensor, reshaped into heads and
+    transposed, and its result is transposed back, so the slices and the
+    transposes are not copies.
+
+    Example:
+
+    ```mlir
+    %0 = kiln.packed_attention %qkv {causal = 1 : i64, heads = 2 : i64, scale = 5.000000e-01 : f32} : (tensor<1x8x24xbf16>) -> tensor<1x8x2x4xbf16>
+    ```
+  }];
+  let arguments = (ins Kiln_FloatTensor:$qkv, I64Attr:$heads, F32Attr:$scale,
+                   I64Attr:$causal);
+  let results = (outs Kiln_FloatTensor:$output);
+}
+
 def Kiln_SoftmaxOp : Kiln_SoftmaxLikeOp<"softmax",
     "Computes `exp(x) / sum(exp(x))`.">;
 def Kiln_LogSoftmaxOp : Kiln_SoftmaxLikeOp<"log_softmax",

@@ -155,6 +155,8 @@ mlir::LogicalResult constant(const InferContext &ctx, Results &results);
 // (ShapeInferenceNN.cpp).
 mlir::LogicalResult matmul(const InferContext &ctx, Results &results);
 mlir::LogicalResult attention(const InferContext &ctx, Results &results);
+/// kiln.packed_attention: qkv [B, T, 3·H·D] with `heads` H -> [B, T, H, D].
+mlir::LogicalResult packedAttention(const InferContext &ctx, Results &results);
 mlir::LogicalResult conv(const InferContext &ctx, Results &results);
 mlir::LogicalResult convTranspose(const InferContext &ctx, Results &results);
 mlir::LogicalResult pool(const InferContext &ctx, Results &results);
@@ -166,6 +168,9 @@ mlir::LogicalResult scan(const InferContext &ctx, Results &results);
 mlir::LogicalResult topk(const InferContext &ctx, Results &results);
 mlir::LogicalResult lstm(const InferContext &ctx, Results &results);
 mlir::LogicalResult gru(const InferContext &ctx, Results &results);
+/// kiln.gru_recurrence: xw [T, B, D·3·H], r, rb, initial_h -> y [T, D, B, H],
+/// y_h [D, B, H].
+mlir::LogicalResult gruRecurrence(const InferContext &ctx, Results &results);
 mlir::LogicalResult det(const InferContext &ctx, Results &results);
 
 // Shapes and data movement (ShapeInferenceData.cpp).

@@ -113,6 +113,34 @@ LogicalResult kiln::infer::attention(const InferContext &ctx,
   return success();
 }
 
+LogicalResult kiln::infer::packedAttention(const InferContext &ctx,
+                                           Results &results) {
+  if (failed(ctx.expectOperands(1)))
+    return failure();
+  FailureOr<RankedTensorType> qkv = ctx.tensor(0);
+  FailureOr<int64_t> heads = ctx.i64Attr("heads"), causal = ctx.i64Attr("causal");
+  if (failed(qkv) || failed(heads) || failed(causal) ||
+      failed(ctx.f32Attr("scale")))
+    return failure();
+  if (qkv->getRank() != 3)
+    return ctx.emitError("qkv must be B x T x 3*H*D, got ", *qkv);
+  if (*heads <= 0)
+    return ctx.emitError("attribute 'heads' must be positive, got ", *heads);
+  if (*causal != 0 && *causal != 1)
+    return ctx.emitError("attribute 'causal' must be 0 or 1, got ", *causal);
+  int64_t packed = qkv->getDimSize(2), d = kDyn;
+  if (!isDyn(packed)) {
+    if (packed % 3 != 0 || (packed / 3) % *heads != 0)
+      return ctx.emitError("qkv's last dimension (", packed,
+                           ") must be 3 * heads * D with heads = ", *heads);
+    d = packed / 3 / *heads;
+  }
+  results.push_back(RankedTensorType::get(
+      {qkv->getDimSize(0), qkv->getDimSize(1), *heads, d},
+      qkv->getElementType()));
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Einsum
 //===----------------------------------------------------------------------===//
@@ -496,6 +524,42 @@ LogicalResult kiln::infer::gru(const InferContext &ctx, Results &results) {
   if (failed(r))
     return failure();
   appendRecurrentResults(*r, 1, results);
+  return success();
+}
+
+LogicalResult kiln::infer::gruRecurrence(const InferContext &ctx,
+                                         Results &results) {
+  if (failed(ctx.expectOperands(4)))
+    return failure();
+  FailureOr<RankedTensorType> xw = ctx.tensor(0);
+  FailureOr<StringRef> direction =
+      ctx.enumAttr("direction", {"forward", "reverse", "bidirectional"});
+  FailureOr<int64_t> hidden = ctx.i64Attr("hidden_size");
+  if (failed(xw) || failed(direction) || failed(hidden))
+    return failure();
+  if (xw->getRank() != 3)
+    return ctx.emitError("operand 'xw' must be 3-D ([seq, batch, ",
+                         "num_directions * 3 * hidden]), got ", *xw);
+  if (*hidden < 1)
+    return ctx.emitError("attribute 'hidden_size' must be >= 1, got ", *hidden);
+  int64_t nd = *direction == "bidirectional" ? 2 : 1, h = *hidden;
+  int64_t seq = xw->getDimSize(0), batch = xw->getDimSize(1);
+  SmallVector<std::pair<StringRef, SmallVector<int64_t>>> expected = {
+      {"xw", {seq, batch, saturatingMul(3 * nd, h)}},
+      {"r", {nd, saturatingMul(3, h), h}},
+      {"rb", {nd, saturatingMul(3, h)}},
+      {"initial_h", {nd, batch, h}}};
+  for (auto [i, entry] : llvm::enumerate(expected)) {
+    FailureOr<RankedTensorType> type = ctx.tensor(i);
+    if (failed(type))
+      return failure();
+    if (failed(verifyCompatibleShape(type->getShape(), entry.second)))
+      return ctx.emitError("operand '", entry.first, "' must have shape ",
+                           formatShape(entry.second), ", got ", *type);
+  }
+  Type element = xw->getElementType();
+  results.push_back(RankedTensorType::get({seq, nd, batch, h}, element));
+  results.push_back(RankedTensorType::get({nd, batch, h}, element));
   return success();
 }
 

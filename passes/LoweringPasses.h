@@ -66,8 +66,10 @@ inline bool isLoweringAttr(llvm::StringRef name) {
 }
 
 /// Whether `op` may become an alias of its operand (kAliasAttr): a view
-/// that keeps the bytes in order (reshape, flatten, squeeze, unsqueeze)
-/// whose result is not a graph output (outputs are the caller's buffers).
+/// that keeps the bytes in order (reshape, flatten, squeeze, unsqueeze). A
+/// view that is a graph output costs a copy into the caller's buffer at the
+/// return, or nothing when the memory planner can compute its operand into
+/// that buffer (MemoryPlanner.cpp).
 bool isAliasingView(mlir::Operation *op);
 
 /// The top-level ops of `graph` whose operands are all weights (weight

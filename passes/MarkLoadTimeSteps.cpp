@@ -41,10 +41,7 @@ bool isPersistentValue(Value v, const llvm::DenseSet<Operation *> &loadTime) {
 }
 
 bool isAliasingView(Operation *op) {
-  return isa<ReshapeOp, FlattenOp, SqueezeOp, UnsqueezeOp>(op) &&
-         llvm::none_of(op->getUsers(), [](Operation *user) {
-           return isa<func::ReturnOp>(user);
-         });
+  return isa<ReshapeOp, FlattenOp, SqueezeOp, UnsqueezeOp>(op);
 }
 
 llvm::DenseSet<Operation *> collectLoadTimeOps(func::FuncOp graph) {

@@ -7,6 +7,8 @@
 //     operand's; transpose with the identity permutation; slice with
 //     positive constant steps that keeps the whole tensor; pad with constant
 //     all-zero pads; concat of one operand; cast to the operand's dtype;
+//     gather by constant consecutive in-range indices (a slice, reshaped
+//     when the index is a scalar);
 //     reductions (trait Kiln_Reduction) whose result type equals the
 //     operand's (every reduced dim has size 1, or empty axes with
 //     noop_with_empty_axes);
@@ -199,6 +201,66 @@ struct SingleConcat : public KilnPattern {
   }
 };
 
+/// gather along one axis by constant indices that are one in-range index (a
+/// scalar or a one-element vector) or a run of consecutive ones is a slice of
+/// that axis (then a reshape for a scalar index, which drops the axis): a
+/// view, which fusions read in place, where the gather is a copy. ViT's
+/// q/k/v selection from its packed projection (`select` in PyTorch) and its
+/// class-token read are such gathers. Out-of-range indices stay a gather
+/// (whose kernel reports them).
+struct ConstantIndexGather : public KilnPattern {
+  ConstantIndexGather(MLIRContext *ctx) : KilnPattern("kiln.gather", ctx) {}
+  LogicalResult apply(Operation *op, PatternRewriter &rewriter) const override {
+    auto gather = cast<kiln::GatherOp>(op);
+    Value x = gather.getX();
+    if (!hasStaticType(x) || !hasStaticType(gather.getResult()))
+      return failure();
+    auto xt = cast<RankedTensorType>(x.getType());
+    auto it = dyn_cast<RankedTensorType>(gather.getIndices().getType());
+    std::optional<SmallVector<int64_t>> indices =
+        getConstantInts(gather.getIndices());
+    if (!it || it.getRank() > 1 || !indices || indices->empty())
+      return failure();
+    int64_t axis = gather.getAxis();
+    if (axis < 0)
+      axis += xt.getRank();
+    if (axis < 0 || axis >= xt.getRank())
+      return failure();
+    int64_t size = xt.getDimSize(axis);
+    int64_t first = (*indices)[0] < 0 ? (*indices)[0] + size : (*indices)[0];
+    for (auto [k, index] : llvm::enumerate(*indices)) {
+      int64_t i = index < 0 ? index + size : index;
+      if (i < 0 || i >= size || i != first + static_cast<int64_t>(k))
+        return failure();
+    }
+    Location loc = op->getLoc();
+    int64_t count = static_cast<int64_t>(indices->size());
+    SmallVector<Operation *> built;
+    auto note = [&](Value v) {
+      if (v)
+        built.push_back(v.getDefiningOp());
+      return v;
+    };
+    SmallVector<Value> operands = {x};
+    for (int64_t v : {first, first + count, axis, int64_t(1)})
+      operands.push_back(note(buildI64Vector(rewriter, loc, {v})));
+    Value result = note(buildKilnValue(rewriter, loc, "kiln.slice", operands));
+    auto type = cast<RankedTensorType>(gather.getResult().getType());
+    if (result && result.getType() != type)
+      result = note(buildKilnValue(
+          rewriter, loc, "kiln.reshape",
+          {result, note(buildI64Vector(rewriter, loc, type.getShape()))},
+          {rewriter.getNamedAttr("allowzero", rewriter.getI64IntegerAttr(1))}));
+    if (!result || result.getType() != type) {
+      for (Operation *b : llvm::reverse(built))
+        rewriter.eraseOp(b);
+      return failure();
+    }
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
 /// Binary ops with a splat identity constant: x + 0, 0 + x, x - 0, x * 1,
 /// 1 * x, x / 1, pow(x, 1).
 struct BinaryIdentity : public KilnPattern {
@@ -262,7 +324,8 @@ struct SimplifyPass
                            kiln::SqueezeOp::getOperationName(),
                            kiln::UnsqueezeOp::getOperationName()})
       patterns.add<MergeReshapes>(name, ctx);
-    patterns.add<SimplifyTranspose, WholeSlice, ZeroPad, SingleConcat>(ctx);
+    patterns.add<SimplifyTranspose, WholeSlice, ZeroPad, SingleConcat,
+                 ConstantIndexGather>(ctx);
     patterns.add<BinaryIdentity>("kiln.add", ctx, 0.0, true);
     patterns.add<BinaryIdentity>("kiln.sub", ctx, 0.0, false);
     patterns.add<BinaryIdentity>("kiln.mul", ctx, 1.0, true);

@@ -51,6 +51,7 @@ void registerTargetPasses() {
   mlir::registerPass(createLowerCpuPass);
   mlir::registerPass(createLowerCudaPass);
   mlir::registerPass(createFuseAttentionPass);
+  mlir::registerPass(createSplitRecurrentPass);
 }
 
 } // namespace kiln

@@ -9,7 +9,9 @@
 // zero for a length of 0, as in onnxruntime),
 // cell clip applied to every activation input, LSTM peepholes (iof) and
 // input_forget (f = 1 - i), GRU linear_before_reset, and layout 0
-// ([seq, batch, ...]) or 1 ([batch, seq, ...]). Computation is in double;
+// ([seq, batch, ...]) or 1 ([batch, seq, ...]); and kiln.gru_recurrence, a
+// GRU's steps from its precomputed input projection (the same step code).
+// Computation is in double;
 // results are stored in the input dtype (f32, f64, f16, bf16).
 //
 //===----------------------------------------------------------------------===//
@@ -248,6 +250,42 @@ Status lstmKernel(KernelContext &ctx) {
   return Status::ok();
 }
 
+/// One GRU step of one batch entry and direction: `xw` is W x + Wb of the
+/// step (gates z, r, h), `R` and `Rb` the direction's recurrence weights
+/// and bias, `h` the state, replaced by the new one (`hr`, `z`, `rg`,
+/// `hNew` are scratch of 3H, H, H and H values).
+void gruStep(const double *xw, const double *R, const double *Rb,
+             bool linearBeforeReset, const RnnDims &dims, int64_t H,
+             std::vector<double> &h, std::vector<double> &hr,
+             std::vector<double> &z, std::vector<double> &rg,
+             std::vector<double> &hNew) {
+  for (int64_t j = 0; j < 3 * H; ++j)
+    hr[j] = Rb[j];
+  matVecAdd(R, h.data(), 2 * H, H, hr.data());
+  for (int64_t j = 0; j < H; ++j) {
+    z[j] = sigmoid(dims.clipped(xw[j] + hr[j]));
+    rg[j] = sigmoid(dims.clipped(xw[H + j] + hr[H + j]));
+  }
+  const double *Rh = R + 2 * H * H;
+  for (int64_t j = 0; j < H; ++j) {
+    double pre;
+    if (linearBeforeReset) {
+      double s = Rb[2 * H + j];
+      for (int64_t k = 0; k < H; ++k)
+        s += Rh[j * H + k] * h[k];
+      pre = xw[2 * H + j] + rg[j] * s;
+    } else {
+      double s = Rb[2 * H + j];
+      for (int64_t k = 0; k < H; ++k)
+        s += Rh[j * H + k] * (rg[k] * h[k]);
+      pre = xw[2 * H + j] + s;
+    }
+    double hh = std::tanh(dims.clipped(pre));
+    hNew[j] = (1.0 - z[j]) * hh + z[j] * h[j];
+  }
+  h = hNew;
+}
+
 Status gruKernel(KernelContext &ctx) {
   KILN_CHECK(ctx.numInputs() == 6, "gru: expected 6 operands (x, w, r, b, ",
              "sequence_lens, initial_h), got ", ctx.numInputs());
@@ -278,35 +316,12 @@ Status gruKernel(KernelContext &ctx) {
       int64_t len = dims.lens[b];
       for (int64_t step = 0; step < len; ++step) {
         int64_t t = reverse ? len - 1 - step : step;
-        // xw = W x + Wb (z, r, h); hr = R h + Rb for z and r.
-        for (int64_t j = 0; j < 3 * H; ++j) {
+        // xw = W x + Wb (z, r, h), then the step.
+        for (int64_t j = 0; j < 3 * H; ++j)
           xw[j] = Wb[j];
-          hr[j] = Rb[j];
-        }
         matVecAdd(W, x.data() + dims.xIndex(t, b), 3 * H, I, xw.data());
-        matVecAdd(R, h.data(), 2 * H, H, hr.data());
-        for (int64_t j = 0; j < H; ++j) {
-          z[j] = sigmoid(dims.clipped(xw[j] + hr[j]));
-          rg[j] = sigmoid(dims.clipped(xw[H + j] + hr[H + j]));
-        }
-        const double *Rh = R + 2 * H * H;
-        for (int64_t j = 0; j < H; ++j) {
-          double pre;
-          if (linearBeforeReset) {
-            double s = Rb[2 * H + j];
-            for (int64_t k = 0; k < H; ++k)
-              s += Rh[j * H + k] * h[k];
-            pre = xw[2 * H + j] + rg[j] * s;
-          } else {
-            double s = Rb[2 * H + j];
-            for (int64_t k = 0; k < H; ++k)
-              s += Rh[j * H + k] * (rg[k] * h[k]);
-            pre = xw[2 * H + j] + s;
-          }
-          double hh = std::tanh(dims.clipped(pre));
-          hNew[j] = (1.0 - z[j]) * hh + z[j] * h[j];
-        }
-        h = hNew;
+        gruStep(xw.data(), R, Rb, linearBeforeReset, dims, H, h, hr, z, rg,
+                hNew);
         std::copy(h.begin(), h.end(), y.begin() + dims.yIndex(t, d, b));
       }
       if (len == 0)
@@ -321,11 +336,75 @@ Status gruKernel(KernelContext &ctx) {
   return Status::ok();
 }
 
+/// kiln.gru_recurrence: kiln.gru's steps from a precomputed projection
+/// xw [seq, batch, numDir * 3H] (every sequence full length, layout 0).
+Status gruRecurrenceKernel(KernelContext &ctx) {
+  KILN_CHECK(ctx.numInputs() == 4, "gru_recurrence: expected 4 operands (xw, ",
+             "r, rb, initial_h), got ", ctx.numInputs());
+  KILN_CHECK(!ctx.outputs.empty() && ctx.outputs.size() <= 2,
+             "gru_recurrence: expected 1 or 2 result slots, got ",
+             ctx.outputs.size());
+  const Tensor &xwT = ctx.input(0);
+  KILN_CHECK(xwT.defined() && isFloatingPoint(xwT.dtype()) && xwT.rank() == 3,
+             "gru_recurrence: xw must be a 3-D float tensor, got ",
+             xwT.defined() ? xwT.typeString() : std::string("nothing"));
+  RnnDims dims;
+  dims.hidden = ctx.attrs.getInt("hidden_size", 0);
+  std::string direction = ctx.attrs.getString("direction", "forward");
+  KILN_CHECK(direction == "forward" || direction == "reverse" ||
+                 direction == "bidirectional",
+             "gru_recurrence: direction '", direction,
+             "' is not forward, reverse or bidirectional");
+  dims.numDir = direction == "bidirectional" ? 2 : 1;
+  dims.reverseOnly = direction == "reverse";
+  dims.clip = ctx.attrs.getFloat("clip", 0.0);
+  dims.seq = xwT.shape()[0];
+  dims.batch = xwT.shape()[1];
+  const int64_t H = dims.hidden, D = dims.numDir;
+  KILN_CHECK(H >= 1, "gru_recurrence: hidden_size must be >= 1, got ", H);
+  KILN_RETURN_IF_ERROR(expectShape("gru_recurrence", "xw", 0, xwT,
+                                   {dims.seq, dims.batch, D * 3 * H}));
+  KILN_RETURN_IF_ERROR(
+      expectShape("gru_recurrence", "r", 1, ctx.input(1), {D, 3 * H, H}));
+  KILN_RETURN_IF_ERROR(
+      expectShape("gru_recurrence", "rb", 2, ctx.input(2), {D, 3 * H}));
+  KILN_RETURN_IF_ERROR(expectShape("gru_recurrence", "initial_h", 3,
+                                   ctx.input(3), {D, dims.batch, H}));
+  bool linearBeforeReset = ctx.attrs.getInt("linear_before_reset", 0) != 0;
+  std::vector<double> xw = toDoubles(xwT), r = toDoubles(ctx.input(1)),
+                      rb = toDoubles(ctx.input(2)),
+                      h0 = toDoubles(ctx.input(3));
+  std::vector<double> y(static_cast<size_t>(numElements(dims.yShape())), 0.0);
+  std::vector<double> yh(static_cast<size_t>(numElements(dims.stateShape())));
+  std::vector<double> hr(3 * H), z(H), rg(H), h(H), hNew(H);
+  for (int64_t d = 0; d < D; ++d) {
+    bool reverse = dims.reverseOnly || d == 1;
+    const double *R = r.data() + d * 3 * H * H, *Rb = rb.data() + d * 3 * H;
+    for (int64_t b = 0; b < dims.batch; ++b) {
+      int64_t s0 = dims.stateIndex(d, b);
+      std::copy(h0.begin() + s0, h0.begin() + s0 + H, h.begin());
+      for (int64_t step = 0; step < dims.seq; ++step) {
+        int64_t t = reverse ? dims.seq - 1 - step : step;
+        const double *xwt = xw.data() + ((t * dims.batch + b) * D + d) * 3 * H;
+        gruStep(xwt, R, Rb, linearBeforeReset, dims, H, h, hr, z, rg, hNew);
+        std::copy(h.begin(), h.end(), y.begin() + dims.yIndex(t, d, b));
+      }
+      std::copy(h.begin(), h.end(), yh.begin() + s0);
+    }
+  }
+  DType dt = xwT.dtype();
+  ctx.outputs[0] = fromDoubles(y, dt, dims.yShape());
+  if (ctx.outputs.size() > 1)
+    ctx.outputs[1] = fromDoubles(yh, dt, dims.stateShape());
+  return Status::ok();
+}
+
 } // namespace
 
 void registerRecurrentKernels(Dispatcher &d) {
   d.add("lstm", Device::CPU, kFloatTypes, lstmKernel);
   d.add("gru", Device::CPU, kFloatTypes, gruKernel);
+  d.add("gru_recurrence", Device::CPU, kFloatTypes, gruRecurrenceKernel);
 }
 
 } // namespace kiln

@@ -5,7 +5,8 @@
 // axis given by the `axis` attribute. Each (outer) block is processed with
 // the inner dims as the innermost loop, so the walk is contiguous whatever
 // the axis; exponentials are summed in f64. It also implements kiln.attention
-// (softmax(scale q k^T + causal mask) v per batch and head, in f32 or f64).
+// and kiln.packed_attention (softmax(scale q k^T + causal mask) v per batch
+// and head, in f32 or f64).
 //
 //===----------------------------------------------------------------------===//
 
@@ -154,27 +155,16 @@ Status softmaxKernel(KernelContext &ctx, const char *op) {
   return Status::ok();
 }
 
-/// kiln.attention: q [B, H, Tq, D], k [B, H, Tk, D], v [B, H, Tk, Dv].
-Status attentionKernel(KernelContext &ctx) {
-  KILN_RETURN_IF_ERROR(checkOutputs(ctx, "attention", 1));
-  KILN_CHECK(ctx.numInputs() == 3, "attention: expected q, k and v, got ",
-             ctx.numInputs(), " operands");
-  const Tensor &q = ctx.input(0), &k = ctx.input(1), &v = ctx.input(2);
-  KILN_CHECK(q.rank() == 4 && k.rank() == 4 && v.rank() == 4 &&
-                 q.dtype() == k.dtype() && q.dtype() == v.dtype() &&
-                 q.dim(0) == k.dim(0) && q.dim(1) == k.dim(1) &&
-                 v.dim(0) == k.dim(0) && v.dim(1) == k.dim(1) &&
-                 q.dim(3) == k.dim(3) && v.dim(2) == k.dim(2),
-             "attention: q, k and v must be B x H x T x D of one dtype that "
-             "agree on B, H, Tk and D; got ",
-             q.typeString(), ", ", k.typeString(), " and ", v.typeString());
+/// softmax(scale * q k^T + causal mask) v of contiguous q [B, H, Tq, D],
+/// k [B, H, Tk, D], v [B, H, Tk, Dv] (shapes checked by the callers), in
+/// f32 (f64 for f64), rounded once to q's dtype.
+Tensor attend(const Tensor &q, const Tensor &k, const Tensor &v, double scale,
+              bool causal) {
   bool wide = q.dtype() == DType::F64;
   DType compute = wide ? DType::F64 : DType::F32;
   Tensor qc = q.to(compute), kc = k.to(compute), vc = v.to(compute);
   int64_t batches = q.dim(0) * q.dim(1), tq = q.dim(2), tk = k.dim(2),
           d = q.dim(3), dv = v.dim(3);
-  double scale = ctx.attrs.getFloat("scale", 1.0);
-  bool causal = ctx.attrs.getInt("causal", 0) != 0;
   Tensor out = Tensor::empty(compute, {q.dim(0), q.dim(1), tq, dv});
   auto run = [&](auto tag) {
     using C = decltype(tag);
@@ -213,7 +203,54 @@ Status attentionKernel(KernelContext &ctx) {
     run(double());
   else
     run(float());
-  ctx.outputs[0] = out.to(q.dtype());
+  return out.to(q.dtype());
+}
+
+/// kiln.attention: q [B, H, Tq, D], k [B, H, Tk, D], v [B, H, Tk, Dv].
+Status attentionKernel(KernelContext &ctx) {
+  KILN_RETURN_IF_ERROR(checkOutputs(ctx, "attention", 1));
+  KILN_CHECK(ctx.numInputs() == 3, "attention: expected q, k and v, got ",
+             ctx.numInputs(), " operands");
+  const Tensor &q = ctx.input(0), &k = ctx.input(1), &v = ctx.input(2);
+  KILN_CHECK(q.rank() == 4 && k.rank() == 4 && v.rank() == 4 &&
+                 q.dtype() == k.dtype() && q.dtype() == v.dtype() &&
+                 q.dim(0) == k.dim(0) && q.dim(1) == k.dim(1) &&
+                 v.dim(0) == k.dim(0) && v.dim(1) == k.dim(1) &&
+                 q.dim(3) == k.dim(3) && v.dim(2) == k.dim(2),
+             "attention: q, k and v must be B x H x T x D of one dtype that "
+             "agree on B, H, Tk and D; got ",
+             q.typeString(), ", ", k.typeString(), " and ", v.typeString());
+  ctx.outputs[0] = attend(q, k, v, ctx.attrs.getFloat("scale", 1.0),
+                          ctx.attrs.getInt("causal", 0) != 0);
+  return Status::ok();
+}
+
+/// kiln.packed_attention: qkv [B, T, 3 * H * D] with `heads` H, result
+/// [B, T, H, D]: the heads are unpacked into q, k, v [B, H, T, D] copies and
+/// the result is transposed back.
+Status packedAttentionKernel(KernelContext &ctx) {
+  KILN_RETURN_IF_ERROR(checkOutputs(ctx, "packed_attention", 1));
+  KILN_CHECK(ctx.numInputs() == 1, "packed_attention: expected qkv, got ",
+             ctx.numInputs(), " operands");
+  const Tensor &qkv = ctx.input(0);
+  int64_t heads = ctx.attrs.getInt("heads", 0);
+  KILN_CHECK(qkv.rank() == 3 && heads > 0 && qkv.dim(2) % 3 == 0 &&
+                 (qkv.dim(2) / 3) % heads == 0,
+             "packed_attention: qkv must be B x T x 3*H*D with heads = H; got ",
+             qkv.typeString(), " with heads = ", heads);
+  int64_t b = qkv.dim(0), t = qkv.dim(1), d = qkv.dim(2) / 3 / heads;
+  // [B, T, 3, H, D] -> [3, B, H, T, D], then q, k, v as views of it.
+  Tensor split =
+      qkv.reshape({b, t, 3, heads, d}).permute({2, 0, 3, 1, 4}).contiguous();
+  int64_t each = b * heads * t * d;
+  auto part = [&](int64_t i) {
+    return Tensor(split.storage(), split.dtype(), {b, heads, t, d},
+                  {heads * t * d, t * d, d, 1}, split.offset() + i * each);
+  };
+  Tensor out = attend(part(0), part(1), part(2),
+                      ctx.attrs.getFloat("scale", 1.0),
+                      ctx.attrs.getInt("causal", 0) != 0);
+  ctx.outputs[0] = out.permute({0, 2, 1, 3}).contiguous();
   return Status::ok();
 }
 
@@ -221,6 +258,7 @@ Status attentionKernel(KernelContext &ctx) {
 
 void registerSoftmaxKernels(Dispatcher &d) {
   d.add("attention", Device::CPU, kFloatTypes, attentionKernel);
+  d.add("packed_attention", Device::CPU, kFloatTypes, packedAttentionKernel);
   const Device cpu = Device::CPU;
   d.add("softmax", cpu, kFloatTypes, [](KernelContext &ctx) {
     return softmaxKernel<SoftmaxKind::Softmax>(ctx, "softmax");

@@ -59,6 +59,8 @@ Json kernelJson(const ManifestKernel &k) {
     j["grid"] = k.launch->grid;
     j["block"] = k.launch->block;
     j["shared_bytes"] = k.launch->sharedBytes;
+    if (k.launch->launches != 1)
+      j["launches"] = k.launch->launches;
   }
   return j;
 }

@@ -183,6 +183,12 @@ Status parseKernel(const Json &j, ManifestKernel &k) {
   if (block)
     KILN_RETURN_IF_ERROR(parseDims(*block, launch.block, "block"));
   KILN_RETURN_IF_ERROR(fields.count("shared_bytes", launch.sharedBytes));
+  if (fields.find("launches")) {
+    KILN_RETURN_IF_ERROR(fields.count("launches", launch.launches));
+    if (launch.launches < 1)
+      return Status::error(strCat("'launches' is ", launch.launches,
+                                  "; a kernel is launched at least once"));
+  }
   k.launch = launch;
   return Status::ok();
 }

@@ -51,13 +51,17 @@ compile_package() { # graph, package name
     -o "$OUT/packages/$2" | tail -1
   rm -f "$OUT/packages/$2"/{wrapper.cpp,model.h}
 }
-for model in softmax ln_gelu mlp gpt2_block resnet50 gpt2_block_b1 resnet50_b1; do
+# The bench graphs, then the model families users bring (issue 14:
+# depthwise/squeeze-excite networks, a ViT, a GRU tagger, a U-Net).
+USER_MODELS="mobilenet_v2 efficientnet_b0 vit_small gru_tagger unet_small"
+for model in softmax ln_gelu mlp gpt2_block resnet50 gpt2_block_b1 resnet50_b1 $USER_MODELS; do
   compile_package "$ROOT/test/models/bench-graphs/$model.onnx" "$model"
 done
 # bfloat16 variants (bench/onnx_to_bf16.py: bf16 inputs, outputs and math;
 # the f32 weights of NAME.onnx.data cast once, at load time).
 BF16="$(mktemp -d)"
-for model in softmax ln_gelu mlp gpt2_block resnet50 gpt2_block_b1 resnet50_b1; do
+for model in softmax ln_gelu mlp gpt2_block resnet50 gpt2_block_b1 resnet50_b1 \
+    mobilenet_v2 efficientnet_b0 vit_small unet_small; do
   "$ROOT/.venv/bin/python3" "$ROOT/bench/onnx_to_bf16.py" \
     "$ROOT/test/models/bench-graphs/$model.onnx" "$BF16/$model.onnx"
   compile_package "$BF16/$model.onnx" "$model-bf16"
@@ -84,13 +88,24 @@ while read -r c; do
   "$BUILD/bin/kiln" compile "$ATT/models/$c.onnx" --target cuda -o "$ATT/$c" | tail -1
   grep -q '"a0_attention"' "$ATT/$c/manifest.json" ||
     { echo "pack.sh: $c did not get the flash-attention kernel" >&2; exit 1; }
-  "$BUILD/bin/kiln" run "$ATT/models/$c.onnx" --input q="$ATT/models/$c.q.npy" \
-    --input k="$ATT/models/$c.k.npy" --input v="$ATT/models/$c.v.npy" \
+  # A packed case runs the kernel alone: no split, transpose or copy.
+  if [[ -f "$ATT/models/$c.qkv.npy" ]] && [[ "$(grep -c '"when": "run"' "$ATT/$c/manifest.json")" != 1 ]]; then
+    echo "pack.sh: $c runs more than the flash-attention kernel" >&2; exit 1
+  fi
+  INPUTS=()
+  for n in q k v qkv; do
+    [[ -f "$ATT/models/$c.$n.npy" ]] && INPUTS+=(--input "$n=$ATT/models/$c.$n.npy")
+  done
+  "$BUILD/bin/kiln" run "$ATT/models/$c.onnx" "${INPUTS[@]}" \
     -o "$ATT/expected-$c" > /dev/null
   mv "$ATT/expected-$c/y.npy" "$ATT/$c.y.npy"
-  mv "$ATT/models/$c".{q,k,v,exact}.npy "$ATT/"
+  mv "$ATT/models/$c".*.npy "$ATT/"
   rm -rf "$ATT/expected-$c" "$ATT/$c"/{wrapper.cpp,model.h,kernels.cu}
 done < "$ATT/cases.txt"
+# GPT-2's attention at the bench size, timed next to PyTorch's SDPA backends.
+"$ROOT/.venv/bin/python3" "$ROOT/test/models/attention_cases.py" --bench-model "$ATT/models/bench.onnx"
+"$BUILD/bin/kiln" compile "$ATT/models/bench.onnx" --target cuda -o "$ATT/bench" | tail -1
+rm -rf "$ATT/bench"/{wrapper.cpp,model.h,kernels.cu}
 rm -rf "$ATT/models"
 
 # Concurrency (docs/reliability.md): the model of test/models/concurrent_runs.py

@@ -76,8 +76,12 @@ if [[ " $STEPS " == *" attention "* && -f "$PACK/attention/cases.txt" ]]; then
     # Against the float64 result, next to the reference executor's output
     # (attention_cases.py --compare), then timed.
     mkdir -p "$RESULTS/attention-$c"
-    if "$PACK/bin/kiln-runner" "$A/$c" --input q="$A/$c.q.npy" --input k="$A/$c.k.npy" \
-        --input v="$A/$c.v.npy" --output-dir "$RESULTS/attention-$c" --iterations 20 \
+    INPUTS=()
+    for n in q k v qkv; do
+      [[ -f "$A/$c.$n.npy" ]] && INPUTS+=(--input "$n=$A/$c.$n.npy")
+    done
+    if "$PACK/bin/kiln-runner" "$A/$c" "${INPUTS[@]}" \
+        --output-dir "$RESULTS/attention-$c" --iterations 20 \
         > "$RESULTS/attention-$c.txt" 2>&1 &&
        python3 "$PACK/attention_cases.py" --compare "$RESULTS/attention-$c/y.npy" \
         "$A/$c.y.npy" "$A/$c.exact.npy" >> "$RESULTS/attention-$c.txt" 2>&1; then
@@ -87,6 +91,14 @@ if [[ " $STEPS " == *" attention "* && -f "$PACK/attention/cases.txt" ]]; then
       STATUS=1
     fi
   done < "$A/cases.txt"
+  if [[ -d "$A/bench" ]]; then
+    echo "-- GPT-2's attention (f16 [16, 12, 1024, 64], causal, q/k/v packed): Kiln vs PyTorch SDPA"
+    python3 "$PACK/attention_cases.py" --bench-input "$RESULTS/attention-bench-qkv.npy"
+    "$PACK/bin/kiln-runner" "$A/bench" --input qkv="$RESULTS/attention-bench-qkv.npy" \
+      --iterations 50 --no-cuda-graphs 2>&1 | tail -1 | sed 's/^/kiln packed_attention: /'
+    python3 "$PACK/attention_cases.py" --time-torch 2>&1
+    rm -f "$RESULTS/attention-bench-qkv.npy"
+  fi
 fi
 
 if [[ " $STEPS " == *" train "* && -d "$PACK/train" ]]; then

@@ -1,9 +1,9 @@
-//===- CudaAttentionKernel.cpp - Flash attention for kiln.attention -------===//
+//===- CudaAttentionKernel.cpp - Flash attention kernels -------------------===//
 //
-// This file implements the CUDA kernel of a top-level kiln.attention
-// (formed by kiln-cuda-attention, FuseAttention.cpp): flash attention with
-// tensor-core MMA, so the [B, H, T, T] scores and probabilities stay in
-// registers.
+// This file implements the CUDA kernel of a top-level kiln.attention or
+// kiln.packed_attention (formed by kiln-cuda-attention, FuseAttention.cpp):
+// flash attention with tensor-core MMA, so the [B, H, T, T] scores and
+// probabilities stay in registers.
 //
 //   grid  [T / 64, B * H], block 128 (4 warps); each block owns 64 queries of
 //         one (batch, head), each warp 16 of them;
@@ -19,7 +19,9 @@
 //
 // Requirements (the pass checks them too): f16/bf16, static shapes,
 // Tq = Tk = T a multiple of 64, D = Dv a multiple of 16 up to 128; q, k, v
-// and the result contiguous [B, H, T, D]. The scores are f32 (not rounded
+// and the result contiguous [B, H, T, D], or, for kiln.packed_attention,
+// q, k and v the heads of one [B, T, 3 * H * D] tensor and the result
+// [B, T, H, D] (only the row strides and the first elements differ). The scores are f32 (not rounded
 // to the input type, unlike the written-out ops' first matmul), the
 // probabilities are rounded to the input type for the second MMA, as
 // PyTorch's flash attention does.
@@ -41,24 +43,43 @@ namespace kiln {
 
 std::optional<CudaKernel> emitCudaAttentionKernel(Operation *op,
                                                   llvm::StringRef name) {
+  // The operands' geometry: [B, H, T, D] each (kiln.attention), or the
+  // heads of one [B, T, 3 * H * D] tensor (kiln.packed_attention).
   auto attention = dyn_cast<AttentionOp>(op);
-  if (!attention)
+  auto packedOp = dyn_cast<PackedAttentionOp>(op);
+  if (!attention && !packedOp)
     return std::nullopt;
-  auto qt = dyn_cast<RankedTensorType>(attention.getQ().getType());
-  auto kt = dyn_cast<RankedTensorType>(attention.getK().getType());
-  auto vt = dyn_cast<RankedTensorType>(attention.getV().getType());
-  if (!qt || !kt || !vt || !qt.hasStaticShape() || qt != kt || qt != vt)
-    return std::nullopt;
-  Type e = qt.getElementType();
+  bool packed = packedOp != nullptr;
+  int64_t b, h, t, d;
+  Type e;
+  if (packed) {
+    auto xt = dyn_cast<RankedTensorType>(packedOp.getQkv().getType());
+    auto ot = dyn_cast<RankedTensorType>(packedOp.getResult().getType());
+    if (!xt || !ot || !xt.hasStaticShape() || !ot.hasStaticShape() ||
+        ot.getRank() != 4)
+      return std::nullopt;
+    e = xt.getElementType();
+    b = ot.getDimSize(0), t = ot.getDimSize(1), h = ot.getDimSize(2),
+    d = ot.getDimSize(3);
+  } else {
+    auto qt = dyn_cast<RankedTensorType>(attention.getQ().getType());
+    auto kt = dyn_cast<RankedTensorType>(attention.getK().getType());
+    auto vt = dyn_cast<RankedTensorType>(attention.getV().getType());
+    if (!qt || !kt || !vt || !qt.hasStaticShape() || qt != kt || qt != vt)
+      return std::nullopt;
+    e = qt.getElementType();
+    b = qt.getDimSize(0), h = qt.getDimSize(1), t = qt.getDimSize(2),
+    d = qt.getDimSize(3);
+  }
   if (!e.isBF16() && !e.isF16())
     return std::nullopt;
-  int64_t b = qt.getDimSize(0), h = qt.getDimSize(1), t = qt.getDimSize(2),
-          d = qt.getDimSize(3);
   if (t % 64 != 0 || t == 0 || d % 16 != 0 || d == 0 || d > 128 || b * h == 0 ||
       b * h > 65535)
     return std::nullopt;
-  bool causal = attention.getCausal() != 0;
-  float scale = attention.getScale().convertToFloat();
+  bool causal =
+      (packed ? packedOp.getCausal() : attention.getCausal()) != 0;
+  float scale =
+      (packed ? packedOp.getScale() : attention.getScale()).convertToFloat();
   bool bf16 = e.isBF16();
   std::string storage = bf16 ? "kiln_bf16" : "kiln_f16";
   std::string mmaType = bf16 ? "bf16" : "f16";
@@ -69,9 +90,12 @@ std::optional<CudaKernel> emitCudaAttentionKernel(Operation *op,
   k.grid[0] = static_cast<unsigned>(t / 64);
   k.grid[1] = static_cast<unsigned>(b * h);
   k.block[0] = 128;
-  std::string params = "const " + storage + " *__restrict__ in0, const " +
-                       storage + " *__restrict__ in1, const " + storage +
-                       " *__restrict__ in2, " + storage + " *__restrict__ out0";
+  std::string params =
+      packed ? "const " + storage + " *__restrict__ in0, " + storage +
+                   " *__restrict__ out0"
+             : "const " + storage + " *__restrict__ in0, const " + storage +
+                   " *__restrict__ in1, const " + storage +
+                   " *__restrict__ in2, " + storage + " *__restrict__ out0";
   std::string head = "extern \"C\" __global__ void __launch_bounds__(128)\n" +
                      k.name + "(" + params + ")";
   k.declaration = head + ";";
@@ -83,7 +107,11 @@ std::optional<CudaKernel> emitCudaAttentionKernel(Operation *op,
   s += "// " + k.name + ": flash attention, softmax(" + scaleText + " * Q K^T" +
        (causal ? " + causal mask" : "") + ") V over [" + std::to_string(b) +
        ", " + std::to_string(h) + ", " + std::to_string(t) + ", " +
-       std::to_string(d) + "] " + mmaType + "\n";
+       std::to_string(d) + "] " + mmaType +
+       (packed ? ", q, k and v read in place from [B, T, 3 * H * D], the "
+                 "result written [B, T, H, D]"
+               : "") +
+       "\n";
   s += "// ONNX nodes:";
   for (const std::string &n : k.sourceNodes)
     s += " " + n;
@@ -95,6 +123,11 @@ std::optional<CudaKernel> emitCudaAttentionKernel(Operation *op,
   s += head + " {\n";
   s += "  constexpr int T = " + std::to_string(t) +
        ", D = " + std::to_string(d) + ", BC = 64, LD = D + 8;\n";
+  // RS: elements from one position's q (k, v) row to the next; OS: the
+  // same for the result.
+  int64_t c = h * d;
+  s += "  constexpr int RS = " + std::to_string(packed ? 3 * c : d) +
+       ", OS = " + std::to_string(packed ? c : d) + ";\n";
   s += "  constexpr bool kCausal = " + std::string(causal ? "true" : "false") +
        ";\n";
   s += "  // log2(e) * scale: the softmax runs on exp2.\n";
@@ -105,19 +138,14 @@ std::optional<CudaKernel> emitCudaAttentionKernel(Operation *op,
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int g = lane >> 2, t4 = lane & 3;
   const int qt = blockIdx.x;
-  const size_t base = (size_t)blockIdx.y * T * D;
-  const uint16_t *q = reinterpret_cast<const uint16_t *>(in0) + base;
-  const uint16_t *k = reinterpret_cast<const uint16_t *>(in1) + base;
-  const uint16_t *v = reinterpret_cast<const uint16_t *>(in2) + base;
-  uint16_t *o = reinterpret_cast<uint16_t *>(out0) + base;
-  const int row0 = qt * 64 + warp * 16; // the warp's first query
+KILN_ATTENTION_POINTERS  const int row0 = qt * 64 + warp * 16; // the warp's first query
   // The warp's queries as A fragments: rows g and g + 8, columns 2 t4 (+1)
   // and 2 t4 + 8 (+1) of each 16-wide k step.
   uint32_t qa[D / 16][4];
 #pragma unroll
   for (int kk = 0; kk < D / 16; ++kk) {
-    const uint16_t *r0 = q + (size_t)(row0 + g) * D + kk * 16 + 2 * t4;
-    const uint16_t *r1 = r0 + 8 * D;
+    const uint16_t *r0 = q + (size_t)(row0 + g) * RS + kk * 16 + 2 * t4;
+    const uint16_t *r1 = r0 + 8 * RS;
     qa[kk][0] = *reinterpret_cast<const uint32_t *>(r0);
     qa[kk][1] = *reinterpret_cast<const uint32_t *>(r1);
     qa[kk][2] = *reinterpret_cast<const uint32_t *>(r0 + 8);
@@ -133,7 +161,7 @@ std::optional<CudaKernel> emitCudaAttentionKernel(Operation *op,
     __syncthreads(); // the previous tile's readers are done
     for (int c = threadIdx.x; c < BC * D / 8; c += 128) {
       const int r = c / (D / 8), col = (c % (D / 8)) * 8;
-      const size_t at = (size_t)(kt * BC + r) * D + col;
+      const size_t at = (size_t)(kt * BC + r) * RS + col;
       *reinterpret_cast<uint4 *>(&ks[r][col]) =
           *reinterpret_cast<const uint4 *>(k + at);
       *reinterpret_cast<uint4 *>(&vs[r][col]) =
@@ -228,13 +256,41 @@ std::optional<CudaKernel> emitCudaAttentionKernel(Operation *op,
 #pragma unroll
   for (int n = 0; n < D / 8; ++n) {
     const int c = n * 8 + 2 * t4;
-    *reinterpret_cast<uint32_t *>(o + (size_t)(row0 + g) * D + c) =
+    *reinterpret_cast<uint32_t *>(o + (size_t)(row0 + g) * OS + c) =
         kiln_pack2(acc[n][0] * inv0, acc[n][1] * inv0);
-    *reinterpret_cast<uint32_t *>(o + (size_t)(row0 + g + 8) * D + c) =
+    *reinterpret_cast<uint32_t *>(o + (size_t)(row0 + g + 8) * OS + c) =
         kiln_pack2(acc[n][2] * inv1, acc[n][3] * inv1);
   }
 }
 )cu";
+  auto replaceAll = [](std::string &text, const std::string &from,
+                       const std::string &to) {
+    for (size_t at = text.find(from); at != std::string::npos;
+         at = text.find(from, at + to.size()))
+      text.replace(at, from.size(), to);
+  };
+  // The operands' first elements for this block's (batch, head).
+  std::string pointers =
+      packed
+          ? "  const int bi = blockIdx.y / " + std::to_string(h) +
+                ", hi = blockIdx.y % " + std::to_string(h) +
+                ";\n"
+                "  const uint16_t *q = reinterpret_cast<const uint16_t "
+                "*>(in0) + (size_t)bi * T * RS + hi * D;\n"
+                "  const uint16_t *k = q + " +
+                std::to_string(c) + ", *v = q + " + std::to_string(2 * c) +
+                ";\n"
+                "  uint16_t *o = reinterpret_cast<uint16_t *>(out0) + "
+                "(size_t)bi * T * OS + hi * D;\n"
+          : "  const size_t base = (size_t)blockIdx.y * T * D;\n"
+            "  const uint16_t *q = reinterpret_cast<const uint16_t *>(in0) + "
+            "base;\n"
+            "  const uint16_t *k = reinterpret_cast<const uint16_t *>(in1) + "
+            "base;\n"
+            "  const uint16_t *v = reinterpret_cast<const uint16_t *>(in2) + "
+            "base;\n"
+            "  uint16_t *o = reinterpret_cast<uint16_t *>(out0) + base;\n";
+  replaceAll(s, "KILN_ATTENTION_POINTERS", pointers);
   // The helpers, specialised to the type, ahead of the kernel.
   std::string helpers =
       "// " + k.name + "'s helpers: one m16n8k16 MMA (" + mmaType +
@@ -262,12 +318,6 @@ std::optional<CudaKernel> emitCudaAttentionKernel(Operation *op,
              "x2.f32 %0, %1, %2;\" : \"=r\"(r) : \"f\"(hi), \"f\"(lo));\n"
              "  return r;\n}\n";
   // Use this kernel's helper names in its body.
-  auto replaceAll = [](std::string &text, const std::string &from,
-                       const std::string &to) {
-    for (size_t at = text.find(from); at != std::string::npos;
-         at = text.find(from, at + to.size()))
-      text.replace(at, from.size(), to);
-  };
   replaceAll(s, "kiln_mma(", mma + "(");
   replaceAll(s, "kiln_pack2(", pack + "(");
   k.definition = helpers + s;

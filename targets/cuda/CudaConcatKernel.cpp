@@ -107,15 +107,4 @@ std::optional<CudaKernel> emitCudaConcatKernel(Operation *op,
   return k;
 }
 
-std::optional<CudaKernel> emitCudaOpKernel(Operation *op,
-                                           llvm::StringRef name) {
-  if (isa<MaxPoolOp>(op))
-    return emitCudaMaxPoolKernel(op, name);
-  if (isa<ConcatOp>(op))
-    return emitCudaConcatKernel(op, name);
-  if (isa<AttentionOp>(op))
-    return emitCudaAttentionKernel(op, name);
-  return std::nullopt;
-}
-
 } // namespace kiln

@@ -52,6 +52,10 @@ struct CudaKernel {
   /// Dynamic shared memory bytes to launch with. The printer uses static
   /// __shared__ arrays only (at most 48 KiB), so this is 0 today.
   unsigned sharedBytes = 0;
+  /// Launches in a row per run: 1, or a recurrence's steps, each launch
+  /// getting its index as a last `int kiln_step` parameter (after the
+  /// results).
+  unsigned launches = 1;
 };
 
 /// Prints a kernel of the kernel IR as CUDA. Every kernel the kernel IR can
@@ -75,14 +79,54 @@ std::optional<CudaKernel> emitCudaMaxPoolKernel(mlir::Operation *op,
 std::optional<CudaKernel> emitCudaConcatKernel(mlir::Operation *op,
                                                llvm::StringRef name);
 
-/// The flash-attention kernel of a top-level kiln.attention (f16/bf16, T a
-/// multiple of 64, D a multiple of 16 up to 128), named `name`
+/// The flash-attention kernel of a top-level kiln.attention or
+/// kiln.packed_attention (f16/bf16, T a multiple of 64, D a multiple of 16
+/// up to 128), named `name`
 /// (CudaAttentionKernel.cpp); nullopt when the op does not qualify.
 std::optional<CudaKernel> emitCudaAttentionKernel(mlir::Operation *op,
                                                   llvm::StringRef name);
-/// The kernel of a top-level op the CUDA target prints directly (max_pool,
-/// concat, attention), or nullopt: what the lowering tags kiln.kernel and the printer
-/// emits for such a tag.
+/// The kernel of a top-level kiln.gather (static shapes, i32/i64
+/// indices read at run time; an index out of range traps), named `name`
+/// (CudaGatherKernel.cpp); nullopt when the op does not qualify.
+std::optional<CudaKernel> emitCudaGatherKernel(mlir::Operation *op,
+                                               llvm::StringRef name);
+
+/// The kernel of a top-level kiln.resize with constant scales or sizes
+/// (static shapes, f32/f16/bf16), its interpolation tables planned at
+/// compile time, named `name` (CudaResizeKernel.cpp); nullopt when the op
+/// does not qualify.
+std::optional<CudaKernel> emitCudaResizeKernel(mlir::Operation *op,
+                                               llvm::StringRef name);
+
+/// The direct kernel of a top-level kiln.conv_transpose (static shapes,
+/// f32/f16/bf16, 1-3 spatial dims), named `name`
+/// (CudaConvTransposeKernel.cpp); nullopt when the op does not qualify.
+std::optional<CudaKernel> emitCudaConvTransposeKernel(mlir::Operation *op,
+                                                      llvm::StringRef name);
+
+/// The kernel of a top-level kiln.gru_recurrence (static shapes,
+/// f32/f16/bf16, linear_before_reset = 1), launched once per step
+/// (CudaKernel::launches), named `name` (CudaRecurrenceKernel.cpp);
+/// nullopt when the op does not qualify.
+std::optional<CudaKernel> emitCudaGRURecurrenceKernel(mlir::Operation *op,
+                                                      llvm::StringRef name);
+
+/// The kind of kernel the CUDA target prints directly for a top-level op:
+/// its name's stem ("max_pool", "concat", "attention", "gather", "resize",
+/// "conv_transpose", "gru") and the letter the lowering's names start with (the
+/// N-th kernel of a kind is `<letter><N>_<stem>`, e.g. `p0_max_pool`).
+struct CudaOpKernelKind {
+  char letter;
+  llvm::StringRef stem;
+};
+
+/// The kind of `op`'s directly printed kernel, or nullopt for an op that has
+/// none (a fusion, a library call, or an op that runs on the host).
+std::optional<CudaOpKernelKind> cudaOpKernelKind(mlir::Operation *op);
+
+/// The kernel of a top-level op the CUDA target prints directly (an op with
+/// a cudaOpKernelKind), or nullopt when this op does not qualify: what the
+/// lowering tags kiln.kernel and the printer emits for such a tag.
 std::optional<CudaKernel> emitCudaOpKernel(mlir::Operation *op,
                                            llvm::StringRef name);
 

@@ -75,6 +75,7 @@ public:
       record.grid = {kernel->grid[0], kernel->grid[1], kernel->grid[2]};
       record.block = {kernel->block[0], kernel->block[1], kernel->block[2]};
       record.sharedBytes = kernel->sharedBytes;
+      record.launches = kernel->launches;
       record.loadTime = op.hasAttr(kLoadTimeAttr);
       kernelIndex_[&op] = static_cast<int>(kernels_.size());
       kernels_.push_back(std::move(record));
@@ -226,6 +227,9 @@ public:
   }
   std::string defaultCpuIsa(StringRef) const override { return "x86-64-v2"; }
   void addLayoutPasses(OpPassManager &pm) const override {
+    // A GRU as one GEMM over all steps and its recurrence (a kernel launch
+    // per step) instead of a reference kernel on the host.
+    pm.addPass(createSplitRecurrentPass());
     // Attention as one op (kiln.attention, the flash-attention kernel);
     // KILN_CUDA_FLASH_ATTENTION=0 at compile time keeps it written out.
     if (!envIsZero("KILN_CUDA_FLASH_ATTENTION"))

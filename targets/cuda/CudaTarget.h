@@ -28,6 +28,9 @@ std::unique_ptr<mlir::Pass> createLowerCudaPass();
 /// kiln-cuda-attention (FuseAttention.cpp): written-out f16/bf16 attention
 /// as kiln.attention, for the flash-attention kernel.
 std::unique_ptr<mlir::Pass> createFuseAttentionPass();
+/// kiln-cuda-split-recurrent (SplitRecurrent.cpp): a kiln.gru as its input
+/// projection (one matmul) and a kiln.gru_recurrence.
+std::unique_ptr<mlir::Pass> createSplitRecurrentPass();
 
 namespace cudawrapper {
 

@@ -112,17 +112,29 @@ void emitKernelLaunch(llvm::raw_ostream &os, Operation *op, size_t index,
     arg(v, /*isConst=*/true);
   for (Value v : op->getResults())
     arg(v, /*isConst=*/false);
-  os << "    void *args[] = {";
+  // A kernel launched once per step of a recurrence takes the step as its
+  // last argument.
+  bool repeated = kernel.launches > 1;
+  std::string indent = repeated ? "      " : "    ";
+  if (repeated)
+    os << "    for (int step = 0; step < " << kernel.launches
+       << "; ++step) {\n";
+  os << indent << "void *args[] = {";
   for (int i = 0; i < n; ++i)
     os << (i ? ", " : "") << "&a" << i;
-  os << (n ? "" : "nullptr") << "};\n";
+  if (repeated)
+    os << (n ? ", " : "") << "&step";
+  os << (n || repeated ? "" : "nullptr") << "};\n";
   std::string what =
       "kernel " + kernel.name + " (ONNX nodes " + nodeList(nodes) + ")";
-  os << "    if (launch(m->functions[" << kernelIndex << "], " << grid[0]
+  os << indent << "if (launch(m->functions[" << kernelIndex << "], " << grid[0]
      << ", " << grid[1] << ", " << grid[2] << ", " << block[0] << ", "
      << block[1] << ", " << block[2] << ", " << kernel.sharedBytes
-     << ", stream, args, " << quote(what)
-     << ", err, errlen))\n      return 1;\n  }\n";
+     << ", stream, args, " << quote(what) << ", err, errlen))\n"
+     << indent << "  return 1;\n";
+  if (repeated)
+    os << "    }\n";
+  os << "  }\n";
 }
 
 /// An integer of a library call's params.

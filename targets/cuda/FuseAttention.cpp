@@ -23,6 +23,14 @@
 // ops and runs as before. kiln-layout-cleanup after it merges the new
 // transpose of kT with the one that made it.
 //
+// A second pattern packs an attention whose q, k and v are the heads of
+// three slices of one [B, T, 3·H·D] tensor (a fused q/k/v projection split,
+// reshaped to [B, T, H, D] and transposed to [B, H, T, D], as GPT-2 writes
+// it) and whose result is transposed back to [B, T, H, D]:
+// `kiln.packed_attention(X) {heads}` reads the heads out of X in place and
+// writes the result in [B, T, H, D], so neither the three slices nor the
+// four transposes are copies.
+//
 //===----------------------------------------------------------------------===//
 
 #include "ir/KilnDialect.h"
@@ -217,6 +225,117 @@ struct FormAttention : public OpRewritePattern<MatMulOp> {
   }
 };
 
+/// `v` as transpose(source, perm): the permutations of a chain of
+/// kiln.transpose ops composed (the identity when `v` is not a transpose).
+Value throughTransposes(Value v, SmallVector<int64_t> &perm) {
+  RankedTensorType type = rankedType(v);
+  perm.clear();
+  for (int64_t i = 0; type && i < type.getRank(); ++i)
+    perm.push_back(i);
+  while (auto transpose = v.getDefiningOp<TransposeOp>()) {
+    if (isInsideFusion(transpose))
+      break;
+    ArrayRef<int64_t> inner = transpose.getPerm();
+    if (inner.size() != perm.size())
+      break;
+    // v[i] = t[perm[i]] and t[j] = src[inner[j]]: v[i] = src[inner[perm[i]]].
+    SmallVector<int64_t> composed;
+    for (int64_t p : perm)
+      composed.push_back(inner[p]);
+    perm = composed;
+    v = transpose.getOperand();
+  }
+  return v;
+}
+
+/// For q, k or v (`part` 0, 1, 2) of an attention [B, H, T, D]: the packed
+/// tensor X [B, T, 3 * H * D] when the operand is
+/// transpose(reshape(slice(X, part * H * D, (part + 1) * H * D, last axis)),
+/// [0, 2, 1, 3]); null otherwise. The slice's and reshape's locations are
+/// added to `locs`.
+Value packedSource(Value operand, int64_t part,
+                   SmallVectorImpl<Location> &locs) {
+  SmallVector<int64_t> perm;
+  Value heads = throughTransposes(operand, perm);
+  if (perm != ArrayRef<int64_t>{0, 2, 1, 3})
+    return nullptr;
+  auto reshape = heads.getDefiningOp<ReshapeOp>();
+  if (!reshape || isInsideFusion(reshape))
+    return nullptr;
+  auto slice = reshape.getOperand(0).getDefiningOp<SliceOp>();
+  if (!slice || isInsideFusion(slice))
+    return nullptr;
+  RankedTensorType ht = rankedType(heads), st = rankedType(slice.getResult()),
+                   xt = rankedType(slice.getOperand(0));
+  if (!ht || !st || !xt || !ht.hasStaticShape() || !st.hasStaticShape() ||
+      !xt.hasStaticShape() || ht.getRank() != 4 || st.getRank() != 3 ||
+      xt.getRank() != 3)
+    return nullptr;
+  int64_t c = st.getDimSize(2);
+  if (ht.getDimSize(0) != st.getDimSize(0) ||
+      ht.getDimSize(1) != st.getDimSize(1) ||
+      ht.getDimSize(2) * ht.getDimSize(3) != c ||
+      xt.getDimSize(0) != st.getDimSize(0) ||
+      xt.getDimSize(1) != st.getDimSize(1) || xt.getDimSize(2) != 3 * c)
+    return nullptr;
+  std::optional<SmallVector<int64_t>> starts = getConstantInts(slice.getStarts()),
+                                      ends = getConstantInts(slice.getEnds()),
+                                      axes = getConstantInts(slice.getAxes()),
+                                      steps = getConstantInts(slice.getSteps());
+  if (!starts || !ends || !axes || !steps || starts->size() != 1 ||
+      ends->size() != 1 || axes->size() != 1 || steps->size() != 1)
+    return nullptr;
+  int64_t start = (*starts)[0], end = (*ends)[0];
+  bool lastAxis = (*axes)[0] == 2 || (*axes)[0] == -1;
+  // The last part's end may be any value past the dim (slices clamp it).
+  bool endOk = end == (part + 1) * c || (part == 2 && end > 3 * c);
+  if (!lastAxis || (*steps)[0] != 1 || start != part * c || !endOk)
+    return nullptr;
+  locs.push_back(slice.getLoc());
+  locs.push_back(reshape.getLoc());
+  return slice.getOperand(0);
+}
+
+/// kiln.attention whose q, k and v are heads of slices of one tensor and
+/// whose result is transposed back to [B, T, H, D] ->
+/// kiln.packed_attention: the kernel reads the heads where the projection
+/// wrote them, so the slices and transposes are not copies.
+struct PackAttention : public OpRewritePattern<AttentionOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(AttentionOp attention,
+                                PatternRewriter &rewriter) const override {
+    if (isInsideFusion(attention) || !attention.getResult().hasOneUse())
+      return failure();
+    SmallVector<Location> locs = {attention.getLoc()};
+    Value x = packedSource(attention.getQ(), 0, locs);
+    if (!x || packedSource(attention.getK(), 1, locs) != x ||
+        packedSource(attention.getV(), 2, locs) != x)
+      return failure();
+    auto back = dyn_cast<TransposeOp>(*attention.getResult().user_begin());
+    if (!back || isInsideFusion(back) ||
+        back.getPerm() != ArrayRef<int64_t>{0, 2, 1, 3})
+      return failure();
+    locs.push_back(back.getLoc());
+    RankedTensorType qt = rankedType(attention.getQ());
+    Value packed = buildKilnValue(
+        rewriter, FusedLoc::get(getContext(), locs), "kiln.packed_attention",
+        {x},
+        {rewriter.getNamedAttr("heads",
+                               rewriter.getI64IntegerAttr(qt.getDimSize(1))),
+         rewriter.getNamedAttr("scale", attention.getScaleAttr()),
+         rewriter.getNamedAttr("causal", attention.getCausalAttr())});
+    if (!packed || packed.getType() != back.getType()) {
+      if (packed)
+        rewriter.eraseOp(packed.getDefiningOp());
+      return failure();
+    }
+    rewriter.replaceOp(back, packed);
+    rewriter.eraseOp(attention);
+    return success();
+  }
+};
+
 struct FuseAttentionPass
     : public PassWrapper<FuseAttentionPass, OperationPass<func::FuncOp>> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(FuseAttentionPass)
@@ -231,7 +350,7 @@ struct FuseAttentionPass
   }
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<FormAttention>(&getContext());
+    patterns.add<FormAttention, PackAttention>(&getContext());
     FrozenRewritePatternSet frozen(std::move(patterns));
     applyPatternsOutsideFusions(getOperation(), frozen);
   }

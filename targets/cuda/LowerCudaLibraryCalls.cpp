@@ -24,11 +24,14 @@
 //    cuDNN's fused convolution computes it (epilogue `relu`, `bias_relu`,
 //    `residual_relu` or `bias_residual_relu`). A channels-last convolution
 //    (layout = "nhwc", from kiln-channels-last) keeps that in `params`.
-//  - A kiln.max_pool, kiln.concat or kiln.attention the CUDA printer takes
-//    (CudaPoolKernel.cpp, CudaConcatKernel.cpp, CudaAttentionKernel.cpp) is
-//    tagged with the name of its generated kernel (kiln.kernel).
-//  - A reshape, flatten, squeeze or unsqueeze outside a fusion (not a graph
-//    output) is an alias of its operand (kiln.alias): no step, no copy.
+//  - An op the CUDA printer prints a kernel for (CudaOpKernels.cpp's table:
+//    max_pool, concat, attention, packed_attention, gather, resize,
+//    conv_transpose, gru_recurrence) is tagged with the name of its generated kernel
+//    (kiln.kernel), `<letter><N>_<stem>`.
+//  - A reshape, flatten, squeeze or unsqueeze outside a fusion (a graph
+//    output included) is an alias of its operand (kiln.alias): no step, no
+//    copy (the memory planner places an output view's operand in the
+//    output buffer when it can).
 //  - Every other op outside a fusion runs the runtime's reference kernel on
 //    the host (kiln.reference = "host"): operands copied from the device,
 //    results copied back.
@@ -47,6 +50,7 @@
 #include "mlir/IR/BuiltinTypes.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringMap.h"
 
 #include <algorithm>
 
@@ -385,22 +389,19 @@ struct LowerCudaPass
     }
     // What is left: kernels of single ops, or reference kernels on the host.
     Builder b(&getContext());
-    int numPools = 0, numConcats = 0, numAttentions = 0;
+    llvm::StringMap<int> counts; // Kernels of each kind so far.
     for (Operation &op : body) {
       if (isa<ConstantOp, FusionOp, LibraryCallOp, func::ReturnOp>(op))
         continue;
-      int &count = isa<MaxPoolOp>(op)     ? numPools
-                   : isa<AttentionOp>(op) ? numAttentions
-                                          : numConcats;
-      std::string name =
-          isa<MaxPoolOp>(op)     ? "p" + std::to_string(count) + "_max_pool"
-          : isa<AttentionOp>(op) ? "a" + std::to_string(count) + "_attention"
-                                 : "c" + std::to_string(count) + "_concat";
-      if (isa<MaxPoolOp, ConcatOp, AttentionOp>(op) &&
-          emitCudaOpKernel(&op, name)) {
-        op.setAttr(kKernelAttr, b.getStringAttr(name));
-        ++count;
-        continue;
+      if (std::optional<CudaOpKernelKind> kind = cudaOpKernelKind(&op)) {
+        int &count = counts[kind->stem];
+        std::string name = std::string(1, kind->letter) +
+                           std::to_string(count) + "_" + kind->stem.str();
+        if (emitCudaOpKernel(&op, name)) {
+          op.setAttr(kKernelAttr, b.getStringAttr(name));
+          ++count;
+          continue;
+        }
       }
       if (isAliasingView(&op)) {
         op.setAttr(kAliasAttr, b.getUnitAttr());

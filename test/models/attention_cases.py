@@ -3,9 +3,12 @@
 
 Each case is an ONNX graph that computes attention the way exporters write
 it (Transpose, MatMul, Mul by the scale, an optional causal Where with -inf,
-Softmax, MatMul) over f16 inputs q, k, v of [B, H, T, D], plus one set of
-random inputs. scripts/gpu/pack.sh compiles each for --target cuda (where
-kiln-cuda-attention makes it one kiln.attention, run by a0_attention) and
+Softmax, MatMul) over f16 inputs q, k, v of [B, H, T, D], or, for the packed
+cases, over one f16 input qkv of [B, T, 3 * H * D] split, reshaped into heads
+and transposed the way GPT-2 writes it, the result transposed back and
+reshaped to [B, T, H * D]; plus one set of random inputs. scripts/gpu/pack.sh
+compiles each for --target cuda (where kiln-cuda-attention makes it one
+kiln.attention or kiln.packed_attention, run by a0_attention) and
 takes the expected output from `kiln run` (the reference executor on the
 written-out ops); gpu-pack/run.sh's `attention` step compares them on the
 GPU.
@@ -18,8 +21,14 @@ probabilities) and passes when the kernel is no further from it than the
 reference executor (plus half an f16 ulp of 1).
 
 Usage: attention_cases.py OUTDIR   (writes OUTDIR/<case>.onnx,
-OUTDIR/<case>.{q,k,v,exact}.npy, and prints one case name per line)
+OUTDIR/<case>.{q,k,v,exact}.npy or OUTDIR/<case>.{qkv,exact}.npy, and prints
+one case name per line)
    or: attention_cases.py --compare GOT.npy REF.npy EXACT.npy
+   or: attention_cases.py --bench-model OUT.onnx   (GPT-2's attention at the
+       bench size, packed: qkv f16 [16, 1024, 2304], 12 heads, causal)
+   or: attention_cases.py --bench-input OUT.npy    (random qkv for it)
+   or: attention_cases.py --time-torch             (PyTorch's SDPA backends on
+       the same problem, CUDA-event medians; needs torch and a GPU)
 """
 import os
 import sys
@@ -28,22 +37,38 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-# name: (B, H, T, D, causal)
+# name: (B, H, T, D, causal, packed)
 CASES = {
-    "attn_causal_d64": (2, 3, 128, 64, True),
-    "attn_full_d128": (1, 2, 192, 128, False),
-    "attn_causal_d32": (1, 4, 256, 32, True),
+    "attn_causal_d64": (2, 3, 128, 64, True, False),
+    "attn_full_d128": (1, 2, 192, 128, False, False),
+    "attn_causal_d32": (1, 4, 256, 32, True, False),
+    "attn_packed_causal_d64": (2, 3, 128, 64, True, True),
+    "attn_packed_full_d32": (1, 4, 192, 32, False, True),
 }
 
 
-def build(path, b, h, t, d, causal):
+def build(path, b, h, t, d, causal, packed):
     f16 = TensorProto.FLOAT16
     shape = [b, h, t, d]
-    inputs = [helper.make_tensor_value_info(n, f16, shape) for n in "qkv"]
-    out = helper.make_tensor_value_info("y", f16, shape)
-    scale = numpy_helper.from_array(np.array(1.0 / np.sqrt(d), np.float16), "scale")
-    inits = [scale]
-    nodes = [
+    inits, nodes = [], []
+    if packed:
+        c = h * d
+        inputs = [helper.make_tensor_value_info("qkv", f16, [b, t, 3 * c])]
+        out = helper.make_tensor_value_info("y", f16, [b, t, c])
+        inits += [numpy_helper.from_array(np.array([c, c, c], np.int64), "sizes"),
+                  numpy_helper.from_array(np.array([b, t, h, d], np.int64), "heads"),
+                  numpy_helper.from_array(np.array([b, t, c], np.int64), "merged")]
+        nodes.append(helper.make_node("Split", ["qkv", "sizes"], ["qs", "ks", "vs"], axis=2))
+        for n in "qkv":
+            nodes += [helper.make_node("Reshape", [n + "s", "heads"], [n + "h"]),
+                      helper.make_node("Transpose", [n + "h"], [n], perm=[0, 2, 1, 3])]
+        result = "o"
+    else:
+        inputs = [helper.make_tensor_value_info(n, f16, shape) for n in "qkv"]
+        out = helper.make_tensor_value_info("y", f16, shape)
+        result = "y"
+    inits.append(numpy_helper.from_array(np.array(1.0 / np.sqrt(d), np.float16), "scale"))
+    nodes += [
         helper.make_node("Transpose", ["k"], ["kt"], perm=[0, 1, 3, 2]),
         helper.make_node("MatMul", ["q", "kt"], ["s"]),
         helper.make_node("Mul", ["s", "scale"], ["z"]),
@@ -57,8 +82,11 @@ def build(path, b, h, t, d, causal):
         logits = "masked"
     nodes += [
         helper.make_node("Softmax", [logits], ["p"], axis=-1),
-        helper.make_node("MatMul", ["p", "v"], ["y"]),
+        helper.make_node("MatMul", ["p", "v"], [result]),
     ]
+    if packed:
+        nodes += [helper.make_node("Transpose", ["o"], ["ob"], perm=[0, 2, 1, 3]),
+                  helper.make_node("Reshape", ["ob", "merged"], ["y"])]
     graph = helper.make_graph(nodes, os.path.basename(path)[:-5], inputs, [out], inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
     onnx.checker.check_model(model)
@@ -85,20 +113,69 @@ def compare(got, ref, want):
     return 0 if ok else 1
 
 
+# GPT-2 small's attention in the gpt2_block benchmark: B, H, T, D.
+BENCH = (16, 12, 1024, 64)
+
+
+def time_torch():
+    """PyTorch's fused attention backends on BENCH, reading q, k, v as views
+    of one packed [B, T, 3 * H * D] tensor (as Kiln's kernel does)."""
+    import torch
+    import torch.nn.functional as F
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    b, h, t, d = BENCH
+    x = torch.randn(b, t, 3 * h * d, device="cuda", dtype=torch.float16)
+    q, k, v = x.view(b, t, 3, h, d).permute(2, 0, 3, 1, 4)
+    for name in ("FLASH_ATTENTION", "CUDNN_ATTENTION", "EFFICIENT_ATTENTION", "MATH"):
+        try:
+            with sdpa_kernel(getattr(SDPBackend, name)):
+                run = lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True).transpose(1, 2)
+                for _ in range(3):
+                    run()
+                times = []
+                for _ in range(20):
+                    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                    start.record()
+                    run()
+                    end.record()
+                    torch.cuda.synchronize()
+                    times.append(start.elapsed_time(end))
+            print(f"torch SDPA {name}: {sorted(times)[len(times) // 2]:.4f} ms")
+        except Exception as e:  # a backend this build or GPU lacks
+            print(f"torch SDPA {name}: unavailable ({str(e).splitlines()[0][:120]})")
+    return 0
+
+
 def main():
     if sys.argv[1] == "--compare":
         return compare(*sys.argv[2:5])
+    b, h, t, d = BENCH
+    if sys.argv[1] == "--bench-model":
+        build(sys.argv[2], b, h, t, d, True, True)
+        return 0
+    if sys.argv[1] == "--bench-input":
+        x = np.random.default_rng(7).standard_normal((b, t, 3 * h * d)).astype(np.float16)
+        np.save(sys.argv[2], x)
+        return 0
+    if sys.argv[1] == "--time-torch":
+        return time_torch()
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
     rng = np.random.default_rng(5)
-    for name, (b, h, t, d, causal) in CASES.items():
-        build(os.path.join(out, name + ".onnx"), b, h, t, d, causal)
-        qkv = {}
-        for n in "qkv":
-            qkv[n] = rng.standard_normal((b, h, t, d)).astype(np.float16)
-            np.save(os.path.join(out, f"{name}.{n}.npy"), qkv[n])
-        np.save(os.path.join(out, f"{name}.exact.npy"),
-                exact(qkv["q"], qkv["k"], qkv["v"], causal))
+    for name, (b, h, t, d, causal, packed) in CASES.items():
+        build(os.path.join(out, name + ".onnx"), b, h, t, d, causal, packed)
+        if packed:
+            x = rng.standard_normal((b, t, 3 * h * d)).astype(np.float16)
+            np.save(os.path.join(out, f"{name}.qkv.npy"), x)
+            # [B, T, 3, H, D] -> q, k, v of [B, H, T, D]; the result back.
+            q, k, v = x.reshape(b, t, 3, h, d).transpose(2, 0, 3, 1, 4)
+            want = exact(q, k, v, causal).transpose(0, 2, 1, 3).reshape(b, t, h * d)
+        else:
+            q, k, v = (rng.standard_normal((b, h, t, d)).astype(np.float16) for _ in "qkv")
+            for n, value in zip("qkv", (q, k, v)):
+                np.save(os.path.join(out, f"{name}.{n}.npy"), value)
+            want = exact(q, k, v, causal)
+        np.save(os.path.join(out, f"{name}.exact.npy"), want)
         print(name)
     return 0
 

@@ -20,7 +20,10 @@
 // and the wait. For a cuda package without graph breaks, device_median_ms
 // is the median of the device time between two CUDA events around the run's
 // work on its stream (RunOptions::deviceMilliseconds; how PyTorch's
-// torch.cuda.Event timings measure).
+// torch.cuda.Event timings measure). A cuda package's line also says how
+// many host<->device copies and device allocations the timed runs made, per
+// run (host_device_copies_per_run: its host steps' round trips; 0 for a
+// package whose every step runs on the device).
 //
 //===----------------------------------------------------------------------===//
 
@@ -247,7 +250,13 @@ int main(int argc, char **argv) {
   if (device == Device::CUDA)
     options.deviceMilliseconds = &deviceMs;
   std::vector<double> ms, deviceTimes;
+  cuda::CopyStats copiesBefore;
+  size_t allocationsBefore = 0;
   for (int i = 0; i < warmup + iterations; ++i) {
+    if (i == warmup) {
+      copiesBefore = cuda::copyStats();
+      allocationsBefore = cuda::allocatorStats().driverAllocations;
+    }
     auto start = std::chrono::steady_clock::now();
     Expected<NamedTensors> out = model->run(inputs, options);
     auto end = std::chrono::steady_clock::now();
@@ -269,10 +278,26 @@ int main(int argc, char **argv) {
                   deviceTimes[deviceTimes.size() / 2]);
   std::string where = device == Device::CUDA ? cuda::deviceDescription()
                                              : std::string("cpu");
+  // What the timed runs did besides their kernels: host<->device copies
+  // (the package's host steps) and device allocations, per run.
+  char perRun[160] = "";
+  if (device == Device::CUDA) {
+    cuda::CopyStats copies = cuda::copyStats();
+    size_t hostCopies = copies.hostToDevice - copiesBefore.hostToDevice +
+                        copies.deviceToHost - copiesBefore.deviceToHost;
+    size_t allocations =
+        cuda::allocatorStats().driverAllocations - allocationsBefore;
+    std::snprintf(perRun, sizeof(perRun),
+                  ", \"host_device_copies_per_run\": %.2f, "
+                  "\"device_allocations_per_run\": %.2f",
+                  double(hostCopies) / iterations,
+                  double(allocations) / iterations);
+  }
   std::printf("{\"package\": \"%s\", \"device\": \"%s\", \"iterations\": %d, "
-              "\"median_ms\": %.4f, \"min_ms\": %.4f, \"max_ms\": %.4f%s, "
+              "\"median_ms\": %.4f, \"min_ms\": %.4f, \"max_ms\": %.4f%s%s, "
               "\"cuda_graph\": \"%s\"}\n",
               dir.c_str(), where.c_str(), iterations, ms[ms.size() / 2],
-              ms.front(), ms.back(), deviceMedian, graphUseName(graphUse));
+              ms.front(), ms.back(), deviceMedian, perRun,
+              graphUseName(graphUse));
   return 0;
 }

@@ -14,6 +14,7 @@
 #include "CudaDriver.h"
 
 #include <algorithm>
+#include <atomic>
 #include <map>
 #include <mutex>
 #include <unordered_map>
@@ -147,6 +148,19 @@ void resetPeakBytesInUse() {
   a.stats.peakBytesInUse = a.stats.bytesInUse;
 }
 
+namespace {
+std::atomic<size_t> copiesHostToDevice{0}, copiesDeviceToHost{0},
+    copiesDeviceToDevice{0};
+} // namespace
+
+CopyStats copyStats() {
+  CopyStats stats;
+  stats.hostToDevice = copiesHostToDevice.load();
+  stats.deviceToHost = copiesDeviceToHost.load();
+  stats.deviceToDevice = copiesDeviceToDevice.load();
+  return stats;
+}
+
 Status copy(void *dst, const void *src, size_t bytes, CopyKind kind,
             void *stream, bool synchronous) {
   Expected<const Driver *> dr = driver();
@@ -161,14 +175,17 @@ Status copy(void *dst, const void *src, size_t bytes, CopyKind kind,
   switch (kind) {
   case CopyKind::HostToDevice:
     what = "copying host to device (cuMemcpyHtoDAsync)";
+    ++copiesHostToDevice;
     r = d.memcpyHtoDAsync(reinterpret_cast<CUdeviceptr>(dst), src, bytes, s);
     break;
   case CopyKind::DeviceToHost:
     what = "copying device to host (cuMemcpyDtoHAsync)";
+    ++copiesDeviceToHost;
     r = d.memcpyDtoHAsync(dst, reinterpret_cast<CUdeviceptr>(src), bytes, s);
     break;
   case CopyKind::DeviceToDevice:
     what = "copying device to device (cuMemcpyDtoDAsync)";
+    ++copiesDeviceToDevice;
     r = d.memcpyDtoDAsync(reinterpret_cast<CUdeviceptr>(dst),
                           reinterpret_cast<CUdeviceptr>(src), bytes, s);
     break;
@@ -227,6 +244,7 @@ void deallocate(void *) {}
 void emptyCache() {}
 AllocatorStats allocatorStats() { return {}; }
 void resetPeakBytesInUse() {}
+CopyStats copyStats() { return {}; }
 Status copy(void *, const void *, size_t, CopyKind, void *, bool) {
   return available();
 }

@@ -345,6 +345,13 @@ func.func @gru(%x: tensor<4x2x3xf32>, %w: tensor<1x15x3xf32>, %r: tensor<1x15x5x
   return
 }
 
+// CHECK-LABEL: func.func @gru_recurrence(
+// CHECK: kiln.gru_recurrence {{.*}} : (tensor<4x2x15xf32>, tensor<1x15x5xf32>, tensor<1x15xf32>, tensor<1x2x5xf32>) -> (tensor<4x1x2x5xf32>, tensor<1x2x5xf32>)
+func.func @gru_recurrence(%xw: tensor<4x2x15xf32>, %r: tensor<1x15x5xf32>, %rb: tensor<1x15xf32>, %h0: tensor<1x2x5xf32>) {
+  %y, %yh = kiln.gru_recurrence %xw, %r, %rb, %h0 {clip = 0.000000e+00 : f32, direction = "forward", hidden_size = 5 : i64, linear_before_reset = 1 : i64} : (tensor<4x2x15xf32>, tensor<1x15x5xf32>, tensor<1x15xf32>, tensor<1x2x5xf32>) -> (tensor<4x1x2x5xf32>, tensor<1x2x5xf32>)
+  return
+}
+
 // CHECK-LABEL: func.func @hard_sigmoid(
 // CHECK: kiln.hard_sigmoid {{.*}} : (tensor<2x3xf32>) -> tensor<2x3xf32>
 func.func @hard_sigmoid(%x: tensor<2x3xf32>) {
@@ -510,6 +517,13 @@ func.func @one_hot(%i: tensor<3xi64>, %depth: tensor<i64>, %values: tensor<2xf32
 // CHECK: kiln.or {{.*}} : (tensor<2x3xi1>, tensor<3xi1>) -> tensor<2x3xi1>
 func.func @or(%a: tensor<2x3xi1>, %b: tensor<3xi1>) {
   %0 = kiln.or %a, %b : (tensor<2x3xi1>, tensor<3xi1>) -> tensor<2x3xi1>
+  return
+}
+
+// CHECK-LABEL: func.func @packed_attention(
+// CHECK: kiln.packed_attention {{.*}} : (tensor<1x8x24xbf16>) -> tensor<1x8x2x4xbf16>
+func.func @packed_attention(%qkv: tensor<1x8x24xbf16>) {
+  %0 = kiln.packed_attention %qkv {causal = 1 : i64, heads = 2 : i64, scale = 5.000000e-01 : f32} : (tensor<1x8x24xbf16>) -> tensor<1x8x2x4xbf16>
   return
 }
 

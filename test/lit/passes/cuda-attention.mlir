@@ -71,3 +71,67 @@ func.func @not_taken(%q: tensor<1x1x64x16xf32>, %kt: tensor<1x1x16x64xf32>, %v: 
   %yh = kiln.matmul %ph, %vh : (tensor<1x1x48x48xf16>, tensor<1x1x48x16xf16>) -> tensor<1x1x48x16xf16>
   return %y, %yh : tensor<1x1x64x16xf32>, tensor<1x1x48x16xf16>
 }
+
+// -----
+
+// q, k and v are heads of three slices of one packed projection, the result
+// is transposed back (GPT-2's layout; k through two transposes): one
+// kiln.packed_attention reads the heads in place, no slice or transpose is
+// left.
+// CHECK-LABEL: func.func @packed
+// CHECK: %[[A:.*]] = kiln.packed_attention %arg0 {causal = 1 : i64, heads = 2 : i64, scale = 2.500000e-01 : f32} : (tensor<1x64x96xbf16>) -> tensor<1x64x2x16xbf16>
+// CHECK-NOT: kiln.slice
+// CHECK-NOT: kiln.transpose
+// CHECK: kiln.reshape %[[A]]
+func.func @packed(%x: tensor<1x64x96xbf16>) -> tensor<1x64x32xbf16> {
+  %s0 = kiln.constant dense<0> : tensor<1xi64>
+  %s1 = kiln.constant dense<32> : tensor<1xi64>
+  %s2 = kiln.constant dense<64> : tensor<1xi64>
+  %s3 = kiln.constant dense<9223372036854775807> : tensor<1xi64>
+  %ax = kiln.constant dense<-1> : tensor<1xi64>
+  %one = kiln.constant dense<1> : tensor<1xi64>
+  %heads = kiln.constant dense<[1, 64, 2, 16]> : tensor<4xi64>
+  %merged = kiln.constant dense<[1, 64, 32]> : tensor<3xi64>
+  %qs = kiln.slice %x, %s0, %s1, %ax, %one : (tensor<1x64x96xbf16>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<1x64x32xbf16>
+  %ks = kiln.slice %x, %s1, %s2, %ax, %one : (tensor<1x64x96xbf16>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<1x64x32xbf16>
+  %vs = kiln.slice %x, %s2, %s3, %ax, %one : (tensor<1x64x96xbf16>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<1x64x32xbf16>
+  %qh = kiln.reshape %qs, %heads {allowzero = 0 : i64} : (tensor<1x64x32xbf16>, tensor<4xi64>) -> tensor<1x64x2x16xbf16>
+  %kh = kiln.reshape %ks, %heads {allowzero = 0 : i64} : (tensor<1x64x32xbf16>, tensor<4xi64>) -> tensor<1x64x2x16xbf16>
+  %vh = kiln.reshape %vs, %heads {allowzero = 0 : i64} : (tensor<1x64x32xbf16>, tensor<4xi64>) -> tensor<1x64x2x16xbf16>
+  %qt = kiln.transpose %qh {perm = array<i64: 0, 2, 1, 3>} : (tensor<1x64x2x16xbf16>) -> tensor<1x2x64x16xbf16>
+  %kt0 = kiln.transpose %kh {perm = array<i64: 0, 2, 3, 1>} : (tensor<1x64x2x16xbf16>) -> tensor<1x2x16x64xbf16>
+  %kt = kiln.transpose %kt0 {perm = array<i64: 0, 1, 3, 2>} : (tensor<1x2x16x64xbf16>) -> tensor<1x2x64x16xbf16>
+  %vt = kiln.transpose %vh {perm = array<i64: 0, 2, 1, 3>} : (tensor<1x64x2x16xbf16>) -> tensor<1x2x64x16xbf16>
+  %a = kiln.attention %qt, %kt, %vt {causal = 1 : i64, scale = 2.500000e-01 : f32} : (tensor<1x2x64x16xbf16>, tensor<1x2x64x16xbf16>, tensor<1x2x64x16xbf16>) -> tensor<1x2x64x16xbf16>
+  %b = kiln.transpose %a {perm = array<i64: 0, 2, 1, 3>} : (tensor<1x2x64x16xbf16>) -> tensor<1x64x2x16xbf16>
+  %y = kiln.reshape %b, %merged {allowzero = 0 : i64} : (tensor<1x64x2x16xbf16>, tensor<3xi64>) -> tensor<1x64x32xbf16>
+  return %y : tensor<1x64x32xbf16>
+}
+
+// -----
+
+// v is a slice of another tensor: the attention stays unpacked.
+// CHECK-LABEL: func.func @not_packed
+// CHECK-NOT: kiln.packed_attention
+// CHECK: kiln.attention
+func.func @not_packed(%x: tensor<1x64x96xbf16>, %w: tensor<1x64x96xbf16>) -> tensor<1x64x2x16xbf16> {
+  %s0 = kiln.constant dense<0> : tensor<1xi64>
+  %s1 = kiln.constant dense<32> : tensor<1xi64>
+  %s2 = kiln.constant dense<64> : tensor<1xi64>
+  %s3 = kiln.constant dense<96> : tensor<1xi64>
+  %ax = kiln.constant dense<2> : tensor<1xi64>
+  %one = kiln.constant dense<1> : tensor<1xi64>
+  %heads = kiln.constant dense<[1, 64, 2, 16]> : tensor<4xi64>
+  %qs = kiln.slice %x, %s0, %s1, %ax, %one : (tensor<1x64x96xbf16>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<1x64x32xbf16>
+  %ks = kiln.slice %x, %s1, %s2, %ax, %one : (tensor<1x64x96xbf16>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<1x64x32xbf16>
+  %vs = kiln.slice %w, %s2, %s3, %ax, %one : (tensor<1x64x96xbf16>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<1x64x32xbf16>
+  %qh = kiln.reshape %qs, %heads {allowzero = 0 : i64} : (tensor<1x64x32xbf16>, tensor<4xi64>) -> tensor<1x64x2x16xbf16>
+  %kh = kiln.reshape %ks, %heads {allowzero = 0 : i64} : (tensor<1x64x32xbf16>, tensor<4xi64>) -> tensor<1x64x2x16xbf16>
+  %vh = kiln.reshape %vs, %heads {allowzero = 0 : i64} : (tensor<1x64x32xbf16>, tensor<4xi64>) -> tensor<1x64x2x16xbf16>
+  %qt = kiln.transpose %qh {perm = array<i64: 0, 2, 1, 3>} : (tensor<1x64x2x16xbf16>) -> tensor<1x2x64x16xbf16>
+  %kt = kiln.transpose %kh {perm = array<i64: 0, 2, 1, 3>} : (tensor<1x64x2x16xbf16>) -> tensor<1x2x64x16xbf16>
+  %vt = kiln.transpose %vh {perm = array<i64: 0, 2, 1, 3>} : (tensor<1x64x2x16xbf16>) -> tensor<1x2x64x16xbf16>
+  %a = kiln.attention %qt, %kt, %vt {causal = 1 : i64, scale = 2.500000e-01 : f32} : (tensor<1x2x64x16xbf16>, tensor<1x2x64x16xbf16>, tensor<1x2x64x16xbf16>) -> tensor<1x2x64x16xbf16>
+  %b = kiln.transpose %a {perm = array<i64: 0, 2, 1, 3>} : (tensor<1x2x64x16xbf16>) -> tensor<1x64x2x16xbf16>
+  return %b : tensor<1x64x2x16xbf16>
+}

@@ -246,10 +246,12 @@ func.func @alias_and_concat(%x: tensor<2x3x4xf32>, %w: tensor<4x5xf32>, %y: tens
 
 // -----
 
-// A reshape that is a graph output is not an alias (outputs are the
-// caller's buffers): it stays a step.
+// A reshape that is a graph output is an alias too: the memory planner
+// computes its operand straight into the output buffer when it can, and the
+// return copies the bytes otherwise (here: the operand is an argument).
 // CHECK-LABEL: func.func @reshape_output(
-// CHECK: kiln.reshape %arg0, %{{.*}} {allowzero = 0 : i64, kiln.reference = "host"}
+// CHECK: kiln.reshape %arg0, %{{.*}} {allowzero = 0 : i64, kiln.alias}
+// CHECK-NOT: kiln.reference
 func.func @reshape_output(%x: tensor<2x3xf32>) -> tensor<6xf32> {
   %s = kiln.constant dense<6> : tensor<1xi64>
   %0 = kiln.reshape %x, %s {allowzero = 0 : i64} : (tensor<2x3xf32>, tensor<1xi64>) -> tensor<6xf32>
@@ -268,4 +270,34 @@ func.func @attention(%q: tensor<2x4x128x64xbf16>, %k: tensor<2x4x128x64xbf16>, %
   %0 = kiln.attention %q, %k, %v {causal = 1 : i64, scale = 1.250000e-01 : f32} : (tensor<2x4x128x64xbf16>, tensor<2x4x128x64xbf16>, tensor<2x4x128x64xbf16>) -> tensor<2x4x128x64xbf16>
   %1 = kiln.attention %qf, %kf, %vf {causal = 0 : i64, scale = 2.500000e-01 : f32} : (tensor<1x1x64x16xf32>, tensor<1x1x64x16xf32>, tensor<1x1x64x16xf32>) -> tensor<1x1x64x16xf32>
   return %0, %1 : tensor<2x4x128x64xbf16>, tensor<1x1x64x16xf32>
+}
+
+// -----
+
+// kiln.packed_attention is the same kernel reading q, k and v in place.
+// CHECK-LABEL: func.func @packed_attention(
+// CHECK: kiln.packed_attention %arg0 {causal = 1 : i64, heads = 4 : i64, kiln.kernel = "a0_attention"
+func.func @packed_attention(%x: tensor<2x128x768xbf16>) -> tensor<2x128x4x64xbf16> {
+  %0 = kiln.packed_attention %x {causal = 1 : i64, heads = 4 : i64, scale = 1.250000e-01 : f32} : (tensor<2x128x768xbf16>) -> tensor<2x128x4x64xbf16>
+  return %0 : tensor<2x128x4x64xbf16>
+}
+
+// -----
+
+// A gather by run-time indices (an embedding), a resize with constant
+// scales and a transposed convolution are kernels printed for them, named
+// by kind; a resize whose scales are not constants runs on the host.
+// CHECK-LABEL: func.func @data_movement_kernels(
+// CHECK: kiln.gather %arg1, %arg0 {axis = 0 : i64, kiln.kernel = "g0_gather"}
+// CHECK: kiln.resize {{.*}}kiln.kernel = "r0_resize"
+// CHECK: kiln.conv_transpose {{.*}}kiln.kernel = "t0_conv_transpose"
+// CHECK: kiln.resize {{.*}}kiln.reference = "host"
+func.func @data_movement_kernels(%ids: tensor<2x5xi64>, %e: tensor<100x8xf32>, %x: tensor<1x4x3x3xf32>, %w: tensor<4x2x2x2xf32>, %s: tensor<4xf32>) -> (tensor<2x5x8xf32>, tensor<1x4x6x6xf32>, tensor<1x2x6x6xf32>, tensor<1x4x6x6xf32>) {
+  %0 = kiln.gather %e, %ids {axis = 0 : i64} : (tensor<100x8xf32>, tensor<2x5xi64>) -> tensor<2x5x8xf32>
+  %sc = kiln.constant dense<[1.0, 1.0, 2.0, 2.0]> : tensor<4xf32>
+  %none = kiln.constant dense<> : tensor<0xi64>
+  %1 = kiln.resize %x, %sc, %none {antialias = 0 : i64, coordinate_transformation_mode = "half_pixel", cubic_coeff_a = -7.500000e-01 : f32, exclude_outside = 0 : i64, extrapolation_value = 0.000000e+00 : f32, keep_aspect_ratio_policy = "stretch", mode = "linear", nearest_mode = "round_prefer_floor", roi = array<f32>} : (tensor<1x4x3x3xf32>, tensor<4xf32>, tensor<0xi64>) -> tensor<1x4x6x6xf32>
+  %2 = kiln.conv_transpose %x, %w {dilations = array<i64: 1, 1>, group = 1 : i64, output_padding = array<i64: 0, 0>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>} : (tensor<1x4x3x3xf32>, tensor<4x2x2x2xf32>) -> tensor<1x2x6x6xf32>
+  %3 = kiln.resize %x, %s, %none {antialias = 0 : i64, coordinate_transformation_mode = "half_pixel", cubic_coeff_a = -7.500000e-01 : f32, exclude_outside = 0 : i64, extrapolation_value = 0.000000e+00 : f32, keep_aspect_ratio_policy = "stretch", mode = "linear", nearest_mode = "round_prefer_floor", roi = array<f32>} : (tensor<1x4x3x3xf32>, tensor<4xf32>, tensor<0xi64>) -> tensor<1x4x6x6xf32>
+  return %0, %1, %2, %3 : tensor<2x5x8xf32>, tensor<1x4x6x6xf32>, tensor<1x2x6x6xf32>, tensor<1x4x6x6xf32>
 }

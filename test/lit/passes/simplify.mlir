@@ -135,3 +135,32 @@ func.func @fusion(%arg0: tensor<2xf32>) -> tensor<2xf32> {
   } -> (tensor<2xf32>)
   return %r : tensor<2xf32>
 }
+
+// -----
+
+// gather by a constant in-range scalar index is a slice and a reshape that
+// drops the axis (ViT's q/k/v `select`); by consecutive indices, a slice;
+// non-consecutive or out-of-range indices stay a gather.
+// CHECK-LABEL: func.func @constant_gathers
+// CHECK: %[[S:.*]] = kiln.slice %arg0
+// CHECK-SAME: -> tensor<1x4x6xf32>
+// CHECK: %[[R:.*]] = kiln.reshape %[[S]]
+// CHECK-SAME: -> tensor<4x6xf32>
+// CHECK: %[[T:.*]] = kiln.slice %arg0
+// CHECK-SAME: -> tensor<3x2x6xf32>
+// CHECK: %[[G:.*]] = kiln.gather %arg0
+// CHECK-SAME: tensor<2xi64>
+// CHECK: %[[O:.*]] = kiln.gather %arg0
+// CHECK-SAME: tensor<i64>
+// CHECK: return %[[R]], %[[T]], %[[G]], %[[O]]
+func.func @constant_gathers(%x: tensor<3x4x6xf32>) -> (tensor<4x6xf32>, tensor<3x2x6xf32>, tensor<3x2x6xf32>, tensor<4x6xf32>) {
+  %i = kiln.constant dense<-1> : tensor<i64>
+  %0 = kiln.gather %x, %i {axis = 0 : i64} : (tensor<3x4x6xf32>, tensor<i64>) -> tensor<4x6xf32>
+  %j = kiln.constant dense<[1, 2]> : tensor<2xi64>
+  %1 = kiln.gather %x, %j {axis = 1 : i64} : (tensor<3x4x6xf32>, tensor<2xi64>) -> tensor<3x2x6xf32>
+  %k = kiln.constant dense<[2, 1]> : tensor<2xi64>
+  %2 = kiln.gather %x, %k {axis = 1 : i64} : (tensor<3x4x6xf32>, tensor<2xi64>) -> tensor<3x2x6xf32>
+  %o = kiln.constant dense<3> : tensor<i64>
+  %3 = kiln.gather %x, %o {axis = 0 : i64} : (tensor<3x4x6xf32>, tensor<i64>) -> tensor<4x6xf32>
+  return %0, %1, %2, %3 : tensor<4x6xf32>, tensor<3x2x6xf32>, tensor<3x2x6xf32>, tensor<4x6xf32>
+}

@@ -2,9 +2,7 @@
 //
 // This file implements the numerical tests of the CUDA printer on a machine
 // without a GPU: the generated kernels.cu is compiled as host C++ after a
-// small emulation header (one std::thread per CUDA thread of a block, blocks
-// one after another, __syncthreads as a block barrier, __shfl_xor_sync
-// through a per-warp barrier and exchange slots), each kernel runs on random
+// small emulation header (CudaEmulation.h), each kernel runs on random
 // inputs with a grid smaller than the printer's (the kernels grid-stride)
 // and its outputs are compared with the region interpreted op by op by the
 // runtime's reference kernels. This checks the mappings' index arithmetic,
@@ -14,7 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "CudaTestUtils.h"
+#include "CudaEmulation.h"
 
 #include <catch2/catch.hpp>
 
@@ -22,99 +20,6 @@ using namespace kiln;
 using namespace kiln::test;
 
 namespace {
-
-/// The emulation of the CUDA built-ins the printer uses.
-const char *kEmulation = R"EMU(
-#include <condition_variable>
-#include <cmath>
-#include <cstdint>
-#include <cstring>
-#include <mutex>
-#include <thread>
-#include <vector>
-#undef INFINITY
-#undef NAN
-#undef INT64_MAX
-#undef INT64_MIN
-// The prelude's typedefs would clash with <cstdint>'s.
-#define int8_t kiln_emu_int8_t
-#define uint8_t kiln_emu_uint8_t
-#define uint16_t kiln_emu_uint16_t
-#define int32_t kiln_emu_int32_t
-#define uint32_t kiln_emu_uint32_t
-#define int64_t kiln_emu_int64_t
-#define uint64_t kiln_emu_uint64_t
-#define __global__
-#define __device__
-#define __forceinline__ inline
-#define __launch_bounds__(n)
-#define __restrict__ __restrict
-#define __shared__ static
-struct kiln_emu_dim3 { unsigned x = 0, y = 0, z = 0; };
-static thread_local kiln_emu_dim3 threadIdx;
-static kiln_emu_dim3 blockIdx, blockDim, gridDim;
-struct kiln_emu_barrier {
-  std::mutex m;
-  std::condition_variable cv;
-  unsigned n = 0, count = 0, generation = 0;
-  void wait() {
-    std::unique_lock<std::mutex> lock(m);
-    unsigned g = generation;
-    if (++count == n) {
-      count = 0;
-      ++generation;
-      cv.notify_all();
-    } else {
-      cv.wait(lock, [&] { return generation != g; });
-    }
-  }
-};
-static kiln_emu_barrier kiln_emu_block, kiln_emu_warp[32];
-static unsigned long long kiln_emu_slots[1024];
-static inline void __syncthreads() { kiln_emu_block.wait(); }
-template <class T> static T __shfl_xor_sync(unsigned, T v, int mask) {
-  unsigned t = threadIdx.x;
-  unsigned long long bits = 0;
-  std::memcpy(&bits, &v, sizeof(T));
-  kiln_emu_slots[t] = bits;
-  kiln_emu_warp[t >> 5].wait();
-  bits = kiln_emu_slots[t ^ (unsigned)mask];
-  kiln_emu_warp[t >> 5].wait();
-  T r;
-  std::memcpy(&r, &bits, sizeof(T));
-  return r;
-}
-static inline float __int_as_float(int i) {
-  float f;
-  std::memcpy(&f, &i, sizeof(f));
-  return f;
-}
-static inline float __uint_as_float(unsigned u) {
-  float f;
-  std::memcpy(&f, &u, sizeof(f));
-  return f;
-}
-static inline unsigned __float_as_uint(float f) {
-  unsigned u;
-  std::memcpy(&u, &f, sizeof(u));
-  return u;
-}
-template <class F> static void kiln_emu_launch(unsigned grid, unsigned block, F f) {
-  gridDim.x = grid;
-  blockDim.x = block;
-  kiln_emu_block.n = block;
-  for (unsigned w = 0; w < 32; ++w)
-    kiln_emu_warp[w].n = block > 32 * w ? (block - 32 * w < 32 ? block - 32 * w : 32) : 0;
-  for (unsigned b = 0; b < grid; ++b) {
-    blockIdx.x = b;
-    std::vector<std::thread> threads;
-    for (unsigned t = 0; t < block; ++t)
-      threads.emplace_back([=] { threadIdx.x = t; f(); });
-    for (std::thread &th : threads)
-      th.join();
-  }
-}
-)EMU";
 
 /// Prints the cases as CUDA, compiles them for the emulation, runs each
 /// kernel with a grid of at most `maxGrid` blocks and compares its outputs
@@ -148,43 +53,8 @@ void checkCases(const std::vector<CudaCase> &cases, unsigned maxGrid = 3) {
     }
     thunks += "); });\n}\n";
   }
-  // The device's f16/bf16 conversions are PTX instructions: the emulation
-  // uses the host prelude's integer code (the same rounding).
-  std::string cu = emitCudaKernelsFile(kernels, "test");
-  std::string cpp = cppKernelPrelude();
-  size_t a = cu.find("__device__ __forceinline__ uint16_t kiln_float_to_f16_bits");
-  size_t b = cu.find("struct kiln_f16 {");
-  size_t c = cpp.find("static inline uint16_t kiln_float_to_f16_bits");
-  size_t d = cpp.find("struct kiln_f16 {");
-  REQUIRE(a < b);
-  REQUIRE(c < d);
-  REQUIRE(b != std::string::npos);
-  REQUIRE(d != std::string::npos);
-  cu.replace(a, b - a, cpp.substr(c, d - c));
-  // The float max/min specializations are PTX too: the generic helpers
-  // (same NaN semantics) stand in.
-  size_t e = cu.find("// float max and min with the helpers' NaN semantics");
-  size_t f = cu.find("// Vector access:");
-  REQUIRE(e < f);
-  REQUIRE(f != std::string::npos);
-  cu.erase(e, f - e);
-  std::string source = std::string(kEmulation) + cu + "\n" + thunks;
-  static int counter = 0;
-  std::string dir = "/tmp/kiln-cuda-emu-" + std::to_string(getpid()) + "-" +
-                    std::to_string(counter++);
-  std::system(("mkdir -p " + dir).c_str());
-  std::ofstream(dir + "/kernels.cpp") << source;
-  std::string cmd = std::string(KILN_TEST_CXX) +
-                    " -O1 -std=c++17 -pthread -Wno-unknown-pragmas -shared "
-                    "-fPIC -o " +
-                    dir + "/kernels.so " + dir + "/kernels.cpp > " + dir +
-                    "/log.txt 2>&1";
-  if (std::system(cmd.c_str()) != 0) {
-    std::ifstream log(dir + "/log.txt");
-    FAIL(std::string(std::istreambuf_iterator<char>(log), {}));
-  }
-  void *handle = dlopen((dir + "/kernels.so").c_str(), RTLD_NOW | RTLD_LOCAL);
-  REQUIRE(handle);
+  std::string dir;
+  void *handle = buildEmulation(kernels, thunks, dir);
   std::mt19937 rng(7);
   for (size_t i = 0; i < ops.size(); ++i) {
     INFO("kernel " << kernels[i].name << "\n" << kernels[i].definition);

@@ -6,7 +6,9 @@
 // matmul), as the tracer and kiln-decompose leave a bf16/f16 model, runs
 // through the reference executor before and after kiln-cuda-attention + cse,
 // and the results agree within f16's tolerance; the pass leaves one
-// kiln.attention {causal = 1} and no matmul. The CUDA kernel itself is
+// kiln.attention {causal = 1} and no matmul. A second test packs an
+// attention over slices of one tensor into kiln.packed_attention and checks
+// its reference kernel gives the same values. The CUDA kernel itself is
 // checked on the GPU against `kiln run` (gpu-pack/run.sh attention).
 //
 //===----------------------------------------------------------------------===//
@@ -118,6 +120,67 @@ TEST_CASE("kiln-cuda-attention forms kiln.attention with the same values",
   // not: f16's tolerance.
   Status s = compareTensors(after[0].second.to(DType::F32),
                             before[0].second.to(DType::F32), {1e-2, 1e-2});
+  INFO(s.message());
+  CHECK(s.isOk());
+}
+
+TEST_CASE("kiln-cuda-attention packs q, k and v slices of one tensor with the "
+          "same values",
+          "[passes]") {
+  // GPT-2's layout: one [B, T, 3 * H * D] projection, split, reshaped into
+  // heads, transposed; the result transposed back.
+  const char *ir = R"mlir(
+func.func @main(%x: tensor<2x64x96xf16> {kiln.name = "x"})
+    -> (tensor<2x64x32xf16> {kiln.name = "y"}) attributes {kiln.graph} {
+  %s0 = kiln.constant dense<0> : tensor<1xi64>
+  %s1 = kiln.constant dense<32> : tensor<1xi64>
+  %s2 = kiln.constant dense<64> : tensor<1xi64>
+  %s3 = kiln.constant dense<96> : tensor<1xi64>
+  %ax = kiln.constant dense<2> : tensor<1xi64>
+  %one = kiln.constant dense<1> : tensor<1xi64>
+  %heads = kiln.constant dense<[2, 64, 2, 16]> : tensor<4xi64>
+  %merged = kiln.constant dense<[2, 64, 32]> : tensor<3xi64>
+  %qs = kiln.slice %x, %s0, %s1, %ax, %one : (tensor<2x64x96xf16>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<2x64x32xf16>
+  %ks = kiln.slice %x, %s1, %s2, %ax, %one : (tensor<2x64x96xf16>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<2x64x32xf16>
+  %vs = kiln.slice %x, %s2, %s3, %ax, %one : (tensor<2x64x96xf16>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<2x64x32xf16>
+  %qh = kiln.reshape %qs, %heads {allowzero = 0 : i64} : (tensor<2x64x32xf16>, tensor<4xi64>) -> tensor<2x64x2x16xf16>
+  %kh = kiln.reshape %ks, %heads {allowzero = 0 : i64} : (tensor<2x64x32xf16>, tensor<4xi64>) -> tensor<2x64x2x16xf16>
+  %vh = kiln.reshape %vs, %heads {allowzero = 0 : i64} : (tensor<2x64x32xf16>, tensor<4xi64>) -> tensor<2x64x2x16xf16>
+  %qt = kiln.transpose %qh {perm = array<i64: 0, 2, 1, 3>} : (tensor<2x64x2x16xf16>) -> tensor<2x2x64x16xf16>
+  %kt = kiln.transpose %kh {perm = array<i64: 0, 2, 1, 3>} : (tensor<2x64x2x16xf16>) -> tensor<2x2x64x16xf16>
+  %vt = kiln.transpose %vh {perm = array<i64: 0, 2, 1, 3>} : (tensor<2x64x2x16xf16>) -> tensor<2x2x64x16xf16>
+  %a = kiln.attention %qt, %kt, %vt {causal = 1 : i64, scale = 2.500000e-01 : f32} : (tensor<2x2x64x16xf16>, tensor<2x2x64x16xf16>, tensor<2x2x64x16xf16>) -> tensor<2x2x64x16xf16>
+  %b = kiln.transpose %a {perm = array<i64: 0, 2, 1, 3>} : (tensor<2x2x64x16xf16>) -> tensor<2x64x2x16xf16>
+  %y = kiln.reshape %b, %merged {allowzero = 0 : i64} : (tensor<2x64x2x16xf16>, tensor<3xi64>) -> tensor<2x64x32xf16>
+  return %y : tensor<2x64x32xf16>
+})mlir";
+  mlir::MLIRContext ctx;
+  ctx.loadDialect<KilnDialect, mlir::func::FuncDialect>();
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceString<mlir::ModuleOp>(ir, &ctx);
+  REQUIRE(module);
+  std::mt19937 rng(4);
+  NamedTensors inputs = {{"x", randomF16({2, 64, 96}, rng)}};
+  NamedTensors before = test::runOnReference(*module, inputs);
+
+  mlir::PassManager pm(&ctx);
+  pm.nest<mlir::func::FuncOp>().addPass(createFuseAttentionPass());
+  REQUIRE(mlir::succeeded(pm.run(*module)));
+  int packed = 0, copies = 0;
+  module->walk([&](mlir::Operation *op) {
+    llvm::StringRef name = op->getName().getStringRef();
+    packed += name == "kiln.packed_attention";
+    copies += name == "kiln.slice" || name == "kiln.transpose" ||
+              name == "kiln.attention";
+  });
+  CHECK(packed == 1);
+  CHECK(copies == 0);
+
+  // The same arithmetic on the same values: equal.
+  NamedTensors after = test::runOnReference(*module, inputs);
+  REQUIRE(after.size() == 1);
+  Status s = compareTensors(after[0].second.to(DType::F32),
+                            before[0].second.to(DType::F32), {0, 0});
   INFO(s.message());
   CHECK(s.isOk());
 }

@@ -70,6 +70,17 @@ enum class CopyKind : int {
   DeviceToHost = 1,
   DeviceToDevice = 2
 };
+/// The copies `copy` has made since the process started, by kind (every
+/// thread's; a copy of 0 bytes is not one). A run of a package that reads
+/// and writes device tensors makes none but its host steps' (the GPU bench
+/// checks that a package without host ops makes none).
+struct CopyStats {
+  size_t hostToDevice = 0;
+  size_t deviceToHost = 0;
+  size_t deviceToDevice = 0;
+};
+CopyStats copyStats();
+
 /// Copies `bytes` bytes on `stream` (a CUstream; null: the default stream).
 /// With `synchronous`, waits for the stream afterwards.
 Status copy(void *dst, const void *src, size_t bytes, CopyKind kind,

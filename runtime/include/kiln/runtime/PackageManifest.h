@@ -20,7 +20,8 @@
 //     "kernels": [{"name": "k0_layer_norm", "kind": "reduction",
 //                  "nodes": ["/ln/LayerNormalization"],
 //                  "grid": [4, 1, 1], "block": [256, 1, 1],   (cuda only)
-//                  "shared_bytes": 0}],                       (cuda only)
+//                  "shared_bytes": 0,                         (cuda only)
+//                  "launches": 64}],        (cuda, only when more than 1)
 //     "reference_ops": [{"op": "kiln.matmul", "kind": "library",
 //                        "nodes": ["/fc/MatMul"],       (kind: or "fallback")
 //                        "when": "run"}],               (or "load": at load time)
@@ -212,6 +213,9 @@ struct ManifestLaunch {
   std::array<int64_t, 3> grid = {1, 1, 1};
   std::array<int64_t, 3> block = {1, 1, 1};
   int64_t sharedBytes = 0;
+  /// Launches in a row per run (a recurrence: one per step, the launch's
+  /// index its last argument); 1 for every other kernel.
+  int64_t launches = 1;
 };
 
 /// A generated kernel ("kernels").

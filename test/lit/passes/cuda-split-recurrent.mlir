@@ -1,0 +1,41 @@
+// RUN: kiln-opt %s -kiln-cuda-split-recurrent -split-input-file | FileCheck %s
+
+// A GRU with full-length sequences becomes its input projection, one matmul
+// of [seq * batch, input] by the transposed weight plus the input half of
+// the bias, and a kiln.gru_recurrence with the recurrence half.
+// CHECK-LABEL: func.func @gru(
+// CHECK: %[[X:.*]] = kiln.reshape %arg0, %{{.*}} : (tensor<4x2x3xf32>, tensor<2xi64>) -> tensor<8x3xf32>
+// CHECK: %[[W:.*]] = kiln.reshape %arg1, %{{.*}} : (tensor<1x15x3xf32>, tensor<2xi64>) -> tensor<15x3xf32>
+// CHECK: %[[WT:.*]] = kiln.transpose %[[W]] {perm = array<i64: 1, 0>}
+// CHECK: %[[MM:.*]] = kiln.matmul %[[X]], %[[WT]] : (tensor<8x3xf32>, tensor<3x15xf32>) -> tensor<8x15xf32>
+// CHECK: %[[WB:.*]] = kiln.slice %arg3
+// CHECK-SAME: -> tensor<1x15xf32>
+// CHECK: %[[RB:.*]] = kiln.slice %arg3
+// CHECK-SAME: -> tensor<1x15xf32>
+// CHECK: %[[ADD:.*]] = kiln.add %[[MM]]
+// CHECK: %[[XW:.*]] = kiln.reshape %[[ADD]], %{{.*}} -> tensor<4x2x15xf32>
+// CHECK: %[[Y:.*]], %[[YH:.*]] = kiln.gru_recurrence %[[XW]], %arg2, %[[RB]], %arg4 {clip = 0.000000e+00 : f32, direction = "forward", hidden_size = 5 : i64, linear_before_reset = 1 : i64}
+// CHECK-NOT: kiln.gru %
+// CHECK: return %[[Y]], %[[YH]]
+func.func @gru(%x: tensor<4x2x3xf32>, %w: tensor<1x15x3xf32>, %r: tensor<1x15x5xf32>, %b: tensor<1x30xf32>, %h0: tensor<1x2x5xf32>) -> (tensor<4x1x2x5xf32>, tensor<1x2x5xf32>) {
+  %len = kiln.constant dense<4> : tensor<2xi32>
+  %y, %yh = kiln.gru %x, %w, %r, %b, %len, %h0 {clip = 0.000000e+00 : f32, direction = "forward", hidden_size = 5 : i64, layout = 0 : i64, linear_before_reset = 1 : i64} : (tensor<4x2x3xf32>, tensor<1x15x3xf32>, tensor<1x15x5xf32>, tensor<1x30xf32>, tensor<2xi32>, tensor<1x2x5xf32>) -> (tensor<4x1x2x5xf32>, tensor<1x2x5xf32>)
+  return %y, %yh : tensor<4x1x2x5xf32>, tensor<1x2x5xf32>
+}
+
+// -----
+
+// Shorter sequences, run-time lengths and layout 1 keep their kiln.gru.
+// CHECK-LABEL: func.func @kept(
+// CHECK-NOT: kiln.gru_recurrence
+// CHECK: kiln.gru %arg0
+// CHECK: kiln.gru %arg0
+// CHECK: kiln.gru %arg6
+func.func @kept(%x: tensor<4x2x3xf32>, %w: tensor<1x15x3xf32>, %r: tensor<1x15x5xf32>, %b: tensor<1x30xf32>, %h0: tensor<1x2x5xf32>, %lens: tensor<2xi32>, %xb: tensor<2x4x3xf32>, %hb: tensor<2x1x5xf32>) -> (tensor<4x1x2x5xf32>, tensor<4x1x2x5xf32>, tensor<2x4x1x5xf32>) {
+  %short = kiln.constant dense<[4, 3]> : tensor<2xi32>
+  %y0, %h1 = kiln.gru %x, %w, %r, %b, %short, %h0 {clip = 0.000000e+00 : f32, direction = "forward", hidden_size = 5 : i64, layout = 0 : i64, linear_before_reset = 1 : i64} : (tensor<4x2x3xf32>, tensor<1x15x3xf32>, tensor<1x15x5xf32>, tensor<1x30xf32>, tensor<2xi32>, tensor<1x2x5xf32>) -> (tensor<4x1x2x5xf32>, tensor<1x2x5xf32>)
+  %y1, %h2 = kiln.gru %x, %w, %r, %b, %lens, %h0 {clip = 0.000000e+00 : f32, direction = "forward", hidden_size = 5 : i64, layout = 0 : i64, linear_before_reset = 1 : i64} : (tensor<4x2x3xf32>, tensor<1x15x3xf32>, tensor<1x15x5xf32>, tensor<1x30xf32>, tensor<2xi32>, tensor<1x2x5xf32>) -> (tensor<4x1x2x5xf32>, tensor<1x2x5xf32>)
+  %full = kiln.constant dense<4> : tensor<2xi32>
+  %y2, %h3 = kiln.gru %xb, %w, %r, %b, %full, %hb {clip = 0.000000e+00 : f32, direction = "forward", hidden_size = 5 : i64, layout = 1 : i64, linear_before_reset = 1 : i64} : (tensor<2x4x3xf32>, tensor<1x15x3xf32>, tensor<1x15x5xf32>, tensor<1x30xf32>, tensor<2xi32>, tensor<2x1x5xf32>) -> (tensor<2x4x1x5xf32>, tensor<2x1x5xf32>)
+  return %y0, %y1, %y2 : tensor<4x1x2x5xf32>, tensor<4x1x2x5xf32>, tensor<2x4x1x5xf32>
+}

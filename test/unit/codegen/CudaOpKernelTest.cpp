@@ -1,0 +1,312 @@
+//===- CudaOpKernelTest.cpp - Kernels of single ops run on the host -------===//
+//
+// This file implements the numerical tests of the kernels the CUDA target
+// prints for single top-level ops (CudaOpKernels.cpp's table: gather,
+// resize, conv_transpose, gru_recurrence, concat, max_pool) on a machine
+// without a GPU: each case is a function with one such op whose operands are
+// its arguments (random values) or constants; the op's kernel is printed, built
+// for the emulation (CudaEmulation.h), run with a grid smaller than the
+// printer's (the kernels grid-stride), and its output compared with the
+// runtime's reference kernel of the op on the same operands. NVRTC compiles the
+// same kernels (the last test), and the compiled-cuda conformance checks them
+// on the GPU.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CudaEmulation.h"
+
+#include <catch2/catch.hpp>
+
+using namespace kiln;
+using namespace kiln::test;
+
+namespace {
+
+/// One op of a test: the function's text, and the range of its random
+/// arguments (integer arguments truncate toward zero).
+struct OpCase {
+  std::string name;
+  std::string function;
+  float lo = -4.0f, hi = 4.0f;
+};
+
+/// The one op of `func` that is not a kiln.constant or the return.
+mlir::Operation *theOp(mlir::func::FuncOp func) {
+  for (mlir::Operation &op : func.getBody().front())
+    if (!mlir::isa<ConstantOp, mlir::func::ReturnOp>(op))
+      return &op;
+  return nullptr;
+}
+
+/// Prints each case's op kernel, runs it emulated and compares it with the
+/// reference kernel.
+void checkOpCases(const std::vector<OpCase> &cases, unsigned maxGrid = 2) {
+  std::string text;
+  for (const OpCase &c : cases)
+    text += c.function + "\n";
+  FusionModule m = parseModule(text);
+  REQUIRE(m.module);
+  std::vector<mlir::Operation *> ops;
+  std::vector<CudaKernel> kernels;
+  std::string thunks;
+  size_t index = 0;
+  for (auto func : m.module->getOps<mlir::func::FuncOp>()) {
+    mlir::Operation *op = theOp(func);
+    REQUIRE(op);
+    const std::string &name = cases[index++].name;
+    std::optional<CudaKernel> k = emitCudaOpKernel(op, name);
+    INFO("op " << op->getName().getStringRef().str() << " of " << name);
+    REQUIRE(k);
+    ops.push_back(op);
+    kernels.push_back(*k);
+    // A kernel of a recurrence is launched once per step, the step its
+    // last argument.
+    bool stepped = k->launches > 1;
+    thunks += "extern \"C\" void kiln_emu_" + k->name + "(void **b) {\n" +
+              (stepped ? "  for (int s = 0; s < " +
+                             std::to_string(k->launches) + "; ++s)\n"
+                       : "") +
+              "  kiln_emu_launch(" +
+              std::to_string(std::min(k->grid[0], maxGrid)) + ", " +
+              std::to_string(k->block[0]) + ", [=] { " + k->name + "(";
+    // The kernel's parameters: the operands, then the result (casts to
+    // the parameter types through void *, which every pointer accepts).
+    size_t n = op->getNumOperands() + op->getNumResults();
+    for (size_t i = 0; i < n; ++i) {
+      mlir::Type type = i < op->getNumOperands()
+                            ? op->getOperand(i).getType()
+                            : op->getResult(i - op->getNumOperands()).getType();
+      std::string ctype = codegen::storageCType(*codegen::scalarTypeOf(
+          mlir::cast<mlir::RankedTensorType>(type).getElementType()));
+      thunks += std::string(i ? ", " : "") + "(" +
+                (i < op->getNumOperands() ? "const " : "") + ctype + " *)b[" +
+                std::to_string(i) + "]";
+    }
+    thunks += std::string(stepped ? ", s" : "") + "); });\n}\n";
+  }
+  std::string dir;
+  void *handle = buildEmulation(kernels, thunks, dir);
+  std::mt19937 rng(11);
+  for (size_t i = 0; i < ops.size(); ++i) {
+    mlir::Operation *op = ops[i];
+    INFO("kernel " << kernels[i].name << "\n" << kernels[i].definition);
+    auto fn = reinterpret_cast<void (*)(void **)>(
+        dlsym(handle, ("kiln_emu_" + kernels[i].name).c_str()));
+    REQUIRE(fn);
+    std::vector<Tensor> operands;
+    for (mlir::Value v : op->getOperands()) {
+      if (auto c = v.getDefiningOp<ConstantOp>()) {
+        operands.push_back(*toTensor(c.getValue()));
+        continue;
+      }
+      auto [dtype, shape] = typeOf(v.getType());
+      operands.push_back(
+          randomTensor(dtype, shape, rng, cases[i].lo, cases[i].hi));
+    }
+    std::vector<Tensor> expected(op->getNumResults());
+    Status st = Dispatcher::global().call(
+        op->getName().getStringRef().drop_front(5).str(), operands,
+        toAttributes(op->getAttrDictionary()), expected);
+    INFO("reference: " << st.message());
+    REQUIRE(st);
+    std::vector<std::vector<char>> storage;
+    std::vector<void *> buffers;
+    for (const Tensor &t : operands) {
+      Tensor c = t.contiguous();
+      storage.emplace_back(c.numel() * dtypeSize(c.dtype()) + 64);
+      std::memcpy(storage.back().data(), c.rawData(),
+                  c.numel() * dtypeSize(c.dtype()));
+      buffers.push_back(storage.back().data());
+    }
+    std::vector<Tensor> outs;
+    for (const Tensor &e : expected) {
+      outs.push_back(Tensor::empty(e.dtype(), e.shape()));
+      storage.emplace_back(e.numel() * dtypeSize(e.dtype()) + 64);
+      buffers.push_back(storage.back().data());
+    }
+    fn(buffers.data());
+    for (size_t r = 0; r < outs.size(); ++r) {
+      Tensor &out = outs[r];
+      std::memcpy(out.rawData(), buffers[operands.size() + r],
+                  out.numel() * dtypeSize(out.dtype()));
+      Status cmp =
+          compareTensors(out, expected[r], defaultTolerance(out.dtype()));
+      INFO("result " << r << ": " << cmp.message());
+      CHECK(cmp);
+    }
+  }
+  if (!std::getenv("KILN_KEEP_KERNELS"))
+    std::system(("rm -rf " + dir).c_str());
+}
+
+/// The attributes of a kiln.resize with `mode` and coordinate mode `coord`.
+std::string resizeAttrs(const std::string &mode, const std::string &coord,
+                        const std::string &extra = "") {
+  return "{antialias = 0 : i64, coordinate_transformation_mode = \"" + coord +
+         "\", cubic_coeff_a = -7.500000e-01 : f32, exclude_outside = 0 : i64, "
+         "extrapolation_value = 0.000000e+00 : f32, keep_aspect_ratio_policy = "
+         "\"stretch\", mode = \"" +
+         mode + "\", nearest_mode = \"round_prefer_floor\", roi = array<f32>" +
+         extra + "}";
+}
+
+std::vector<OpCase> opCases() {
+  std::vector<OpCase> cases;
+  // Gathers by run-time indices: the middle axis with i64 indices (negative
+  // ones too), an embedding (axis 0) of bf16 rows with i32 ids.
+  cases.push_back({"g0_gather", R"(
+func.func @g0(%x: tensor<5x4x3xf32>, %i: tensor<2x3xi64>) -> tensor<5x2x3x3xf32> {
+  %0 = kiln.gather %x, %i {axis = 1 : i64} : (tensor<5x4x3xf32>, tensor<2x3xi64>) -> tensor<5x2x3x3xf32>
+  return %0 : tensor<5x2x3x3xf32>
+})"});
+  cases.push_back({"g1_gather", R"(
+func.func @g1(%x: tensor<10x8xbf16>, %i: tensor<3x5xi32>) -> tensor<3x5x8xbf16> {
+  %0 = kiln.gather %x, %i {axis = 0 : i64} : (tensor<10x8xbf16>, tensor<3x5xi32>) -> tensor<3x5x8xbf16>
+  return %0 : tensor<3x5x8xbf16>
+})",
+                   -10.0f, 10.0f});
+  // Resizes: U-Net's bilinear x2 (half_pixel), non-integer scales,
+  // nearest by sizes in f16, cubic with align_corners and exclude_outside,
+  // and tf_crop_and_resize with a roi that extrapolates.
+  cases.push_back(
+      {"r0_resize",
+       R"(
+func.func @r0(%x: tensor<2x3x5x7xf32>) -> tensor<2x3x10x10xf32> {
+  %s = kiln.constant dense<[1.0, 1.0, 2.0, 1.5]> : tensor<4xf32>
+  %z = kiln.constant dense<> : tensor<0xi64>
+  %0 = kiln.resize %x, %s, %z )" +
+           resizeAttrs("linear", "half_pixel") +
+           R"( : (tensor<2x3x5x7xf32>, tensor<4xf32>, tensor<0xi64>) -> tensor<2x3x10x10xf32>
+  return %0 : tensor<2x3x10x10xf32>
+})"});
+  cases.push_back(
+      {"r1_resize",
+       R"(
+func.func @r1(%x: tensor<1x2x4x6xf16>) -> tensor<1x2x7x3xf16> {
+  %s = kiln.constant dense<> : tensor<0xf32>
+  %z = kiln.constant dense<[1, 2, 7, 3]> : tensor<4xi64>
+  %0 = kiln.resize %x, %s, %z )" +
+           resizeAttrs("nearest", "asymmetric") +
+           R"( : (tensor<1x2x4x6xf16>, tensor<0xf32>, tensor<4xi64>) -> tensor<1x2x7x3xf16>
+  return %0 : tensor<1x2x7x3xf16>
+})"});
+  std::string cubic = resizeAttrs("cubic", "align_corners");
+  cubic.replace(cubic.find("exclude_outside = 0"), 19, "exclude_outside = 1");
+  cases.push_back(
+      {"r2_resize",
+       R"(
+func.func @r2(%x: tensor<1x1x6x5xf32>) -> tensor<1x1x9x8xf32> {
+  %s = kiln.constant dense<[1.0, 1.0, 1.5, 1.6]> : tensor<4xf32>
+  %z = kiln.constant dense<> : tensor<0xi64>
+  %0 = kiln.resize %x, %s, %z )" +
+           cubic +
+           R"( : (tensor<1x1x6x5xf32>, tensor<4xf32>, tensor<0xi64>) -> tensor<1x1x9x8xf32>
+  return %0 : tensor<1x1x9x8xf32>
+})"});
+  std::string crop = resizeAttrs("linear", "tf_crop_and_resize");
+  crop.replace(crop.find("extrapolation_value = 0.000000e+00"), 34,
+               "extrapolation_value = 2.500000e+00");
+  crop.replace(crop.find("roi = array<f32>"), 16,
+               "roi = array<f32: 0.0, 0.0, -0.2, 0.3, 1.0, 1.0, 1.1, 0.9>");
+  cases.push_back(
+      {"r3_resize",
+       R"(
+func.func @r3(%x: tensor<1x2x5x5xf32>) -> tensor<1x2x6x4xf32> {
+  %s = kiln.constant dense<> : tensor<0xf32>
+  %z = kiln.constant dense<[1, 2, 6, 4]> : tensor<4xi64>
+  %0 = kiln.resize %x, %s, %z )" +
+           crop +
+           R"( : (tensor<1x2x5x5xf32>, tensor<0xf32>, tensor<4xi64>) -> tensor<1x2x6x4xf32>
+  return %0 : tensor<1x2x6x4xf32>
+})"});
+  // Transposed convolutions: U-Net's 2x2 stride 2, and one with pads,
+  // a dilation, output padding and two groups.
+  cases.push_back({"t0_conv_transpose", R"(
+func.func @t0(%x: tensor<2x4x3x3xf32>, %w: tensor<4x3x2x2xf32>) -> tensor<2x3x6x6xf32> {
+  %0 = kiln.conv_transpose %x, %w {dilations = array<i64: 1, 1>, group = 1 : i64, output_padding = array<i64: 0, 0>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>} : (tensor<2x4x3x3xf32>, tensor<4x3x2x2xf32>) -> tensor<2x3x6x6xf32>
+  return %0 : tensor<2x3x6x6xf32>
+})"});
+  cases.push_back({"t1_conv_transpose", R"(
+func.func @t1(%x: tensor<1x4x5x4xf32>, %w: tensor<4x1x3x2xf32>) -> tensor<1x2x10x9xf32> {
+  %0 = kiln.conv_transpose %x, %w {dilations = array<i64: 1, 2>, group = 2 : i64, output_padding = array<i64: 1, 0>, pads = array<i64: 1, 0, 1, 0>, strides = array<i64: 2, 2>} : (tensor<1x4x5x4xf32>, tensor<4x1x3x2xf32>) -> tensor<1x2x10x9xf32>
+  return %0 : tensor<1x2x10x9xf32>
+})"});
+  // GRU recurrences (linear_before_reset, PyTorch's): forward with two
+  // blocks of 8 units (a batch of 32 fills them), bidirectional with a clip
+  // and a short batch.
+  cases.push_back({"u0_gru", R"(
+func.func @u0(%xw: tensor<5x32x48xf32>, %r: tensor<1x48x16xf32>, %rb: tensor<1x48xf32>, %h0: tensor<1x32x16xf32>) -> (tensor<5x1x32x16xf32>, tensor<1x32x16xf32>) {
+  %y, %yh = kiln.gru_recurrence %xw, %r, %rb, %h0 {clip = 0.000000e+00 : f32, direction = "forward", hidden_size = 16 : i64, linear_before_reset = 1 : i64} : (tensor<5x32x48xf32>, tensor<1x48x16xf32>, tensor<1x48xf32>, tensor<1x32x16xf32>) -> (tensor<5x1x32x16xf32>, tensor<1x32x16xf32>)
+  return %y, %yh : tensor<5x1x32x16xf32>, tensor<1x32x16xf32>
+})",
+                   -1.0f, 1.0f});
+  cases.push_back({"u1_gru", R"(
+func.func @u1(%xw: tensor<3x2x36xf32>, %r: tensor<2x18x6xf32>, %rb: tensor<2x18xf32>, %h0: tensor<2x2x6xf32>) -> (tensor<3x2x2x6xf32>, tensor<2x2x6xf32>) {
+  %y, %yh = kiln.gru_recurrence %xw, %r, %rb, %h0 {clip = 1.500000e+00 : f32, direction = "bidirectional", hidden_size = 6 : i64, linear_before_reset = 1 : i64} : (tensor<3x2x36xf32>, tensor<2x18x6xf32>, tensor<2x18xf32>, tensor<2x2x6xf32>) -> (tensor<3x2x2x6xf32>, tensor<2x2x6xf32>)
+  return %y, %yh : tensor<3x2x2x6xf32>, tensor<2x2x6xf32>
+})",
+                   -2.0f, 2.0f});
+  // The kernels printed before this file's: concat and max pool.
+  cases.push_back({"c0_concat", R"(
+func.func @c0(%a: tensor<2x3x4xf32>, %b: tensor<2x1x4xf32>) -> tensor<2x4x4xf32> {
+  %0 = kiln.concat %a, %b {axis = 1 : i64} : (tensor<2x3x4xf32>, tensor<2x1x4xf32>) -> tensor<2x4x4xf32>
+  return %0 : tensor<2x4x4xf32>
+})"});
+  cases.push_back({"p0_max_pool", R"(
+func.func @p0(%x: tensor<1x2x7x7xf32>) -> tensor<1x2x4x4xf32> {
+  %0 = kiln.max_pool %x {ceil_mode = 1 : i64, dilations = array<i64: 1, 1>, kernel_shape = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<1x2x7x7xf32>) -> tensor<1x2x4x4xf32>
+  return %0 : tensor<1x2x4x4xf32>
+})"});
+  return cases;
+}
+
+} // namespace
+
+TEST_CASE("emulated CUDA kernels of single ops match the reference",
+          "[codegen][cuda][emulation]") {
+  checkOpCases(opCases());
+}
+
+TEST_CASE("the kernels of single ops compile with NVRTC", "[codegen][cuda]") {
+  if (!haveNvrtc()) {
+    WARN("NVRTC unavailable: the kernels were not compiled");
+    return;
+  }
+  std::string text;
+  std::vector<OpCase> cases = opCases();
+  for (const OpCase &c : cases)
+    text += c.function + "\n";
+  FusionModule m = parseModule(text);
+  REQUIRE(m.module);
+  std::vector<CudaKernel> kernels;
+  size_t index = 0;
+  for (auto func : m.module->getOps<mlir::func::FuncOp>()) {
+    std::optional<CudaKernel> k =
+        emitCudaOpKernel(theOp(func), cases[index++].name);
+    REQUIRE(k);
+    kernels.push_back(*k);
+  }
+  std::string file = emitCudaKernelsFile(kernels, "ops");
+  mlir::FailureOr<CudaBinary> binary = compileCudaSource(
+      file, "kernels.cu", kernels, mlir::UnknownLoc::get(m.ctx.get()));
+  REQUIRE(mlir::succeeded(binary));
+  INFO(binary->log);
+  CHECK(binary->log.empty());
+  for (const CudaKernel &k : kernels)
+    CHECK(binary->ptx.find(".entry " + k.name) != std::string::npos);
+}
+
+TEST_CASE("a gather kernel checks its run-time indices", "[codegen][cuda]") {
+  FusionModule m = parseModule(R"(
+func.func @f(%x: tensor<4x3xf32>, %i: tensor<2xi64>) -> tensor<2x3xf32> {
+  %0 = kiln.gather %x, %i {axis = 0 : i64} : (tensor<4x3xf32>, tensor<2xi64>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+})");
+  REQUIRE(m.module);
+  auto func = *m.module->getOps<mlir::func::FuncOp>().begin();
+  std::optional<CudaKernel> k = emitCudaOpKernel(theOp(func), "g0_gather");
+  REQUIRE(k);
+  CHECK(k->definition.find("if (kiln_idx < 0 || kiln_idx >= 4LL)") !=
+        std::string::npos);
+  CHECK(k->definition.find("__trap();") != std::string::npos);
+}
