@@ -69,7 +69,7 @@ done
 # The bf16 convolution networks also channels first
 # (KILN_CUDA_CHANNELS_LAST=0; f32 stays channels first anyway): gpu_bench.py
 # times these "-nchw" variants next to the default packages.
-for model in resnet50 resnet50_b1; do
+for model in resnet50 resnet50_b1 mobilenet_v2 efficientnet_b0; do
   KILN_CUDA_CHANNELS_LAST=0 compile_package "$BF16/$model.onnx" "$model-bf16-nchw"
 done
 # The bf16 transformers with attention written out (KILN_CUDA_FLASH_ATTENTION=0).

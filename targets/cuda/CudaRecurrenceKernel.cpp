@@ -13,7 +13,8 @@
 // a thread per (batch entry, unit) computes the three dot products of
 // R·h_prev + Rb in f32, the gates (sigmoid, tanh, the clip), and writes the
 // new state into y at this step's position, from which the next launch reads
-// it (y_h at the last step). The previous state is initial_h at the first
+// it (y_h at the last step, unless y_h is unused: the wrapper passes null
+// for a result no op reads). The previous state is initial_h at the first
 // step. Only linear_before_reset = 1 (PyTorch's GRU): the other form applies
 // the reset gate of every unit before the product, which needs all of the
 // step's reset gates in every block; such a GRU runs on the host.
@@ -181,7 +182,8 @@ std::optional<CudaKernel> emitCudaGRURecurrenceKernel(Operation *op,
   s += "      out0[((long long)kiln_t * " + str(dirs) + " + kiln_d) * " +
        str(batch * hidden) + " + kiln_b * " + H + " + j] = " + storage +
        "(h);\n";
-  s += "      if (kiln_step == " + str(seq - 1) + ")\n";
+  s += "      if (out1 && kiln_step == " + str(seq - 1) +
+       ") // y_h, unless unused (null)\n";
   s += "        out1[kiln_d * " + str(batch * hidden) + " + kiln_b * " + H +
        " + j] = " + storage + "(h);\n";
   s += "    }\n";

@@ -13,7 +13,8 @@
 // plus the input bias, then a kiln.gru_recurrence of that projection with
 // the recurrence weights, the recurrence half of the bias and the initial
 // state (CudaRecurrenceKernel.cpp runs it, a launch per step). It takes a
-// GRU with layout 0, static shapes and constant sequence lengths that are
+// GRU with layout 0, linear_before_reset = 1 (the form the recurrence
+// kernel computes), static shapes and constant sequence lengths that are
 // all the full length (what PyTorch's exported GRUs have); others keep
 // their kiln.gru, which runs on the host.
 //
@@ -45,7 +46,7 @@ struct SplitGRU : public OpRewritePattern<GRUOp> {
 
   LogicalResult matchAndRewrite(GRUOp gru,
                                 PatternRewriter &rewriter) const override {
-    if (gru.getLayout() != 0 ||
+    if (gru.getLayout() != 0 || gru.getLinearBeforeReset() != 1 ||
         !llvm::all_of(gru->getOperands(), hasStaticShape) ||
         !llvm::all_of(gru->getResults(), hasStaticShape))
       return failure();
