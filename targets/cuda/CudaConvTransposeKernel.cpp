@@ -76,17 +76,10 @@ std::optional<CudaKernel> emitCudaConvTransposeKernel(Operation *op,
   std::string storage = codegen::storageCType(*st);
   std::string compute = codegen::computeCType(*st);
   CudaKernel k;
-  k.name = name.str();
-  k.sourceNodes = sourceNodeNames(op);
-  unsigned block = 256;
-  int64_t blocks = std::min<int64_t>((total + block - 1) / block, 65535);
-  k.grid[0] = static_cast<unsigned>(std::max<int64_t>(blocks, 1));
-  k.block[0] = block;
-  std::string head = "extern \"C\" __global__ void __launch_bounds__(" +
-                     std::to_string(block) + ")\n" + k.name + "(const " +
-                     storage + " *__restrict__ in0, const " + storage +
-                     " *__restrict__ in1, " + storage + " *__restrict__ out0)";
-  k.declaration = head + ";";
+  std::string head = beginElementKernel(
+      k, op, name, total,
+      "const " + storage + " *__restrict__ in0, const " + storage +
+          " *__restrict__ in1, " + storage + " *__restrict__ out0");
 
   auto str = [](int64_t v) { return std::to_string(v); };
   std::string s = "// " + k.name + ": conv_transpose of [";
@@ -101,10 +94,7 @@ std::optional<CudaKernel> emitCudaConvTransposeKernel(Operation *op,
   s += "\n// mapping: one thread per output element, grid-stride; the taps "
        "that reach it gathered\n";
   s += head + " {\n";
-  s += "  const long long kiln_n = (long long)gridDim.x * blockDim.x;\n";
-  s += "  for (long long kiln_i = (long long)blockIdx.x * blockDim.x + "
-       "threadIdx.x; kiln_i < " +
-       str(total) + "LL; kiln_i += kiln_n) {\n";
+  s += elementLoopHead(total);
   s += "    long long kiln_r = kiln_i;\n";
   for (int64_t d = nsp - 1; d >= 0; --d) {
     s += "    const int o" + str(d) + " = (int)(kiln_r % " + str(out[d]) +

@@ -66,17 +66,10 @@ std::optional<CudaKernel> emitCudaGatherKernel(Operation *op,
   std::string storage = codegen::storageCType(*st);
   std::string index = codegen::storageCType(*indexType);
   CudaKernel k;
-  k.name = name.str();
-  k.sourceNodes = sourceNodeNames(op);
-  unsigned block = 256;
-  int64_t blocks = std::min<int64_t>((total + block - 1) / block, 65535);
-  k.grid[0] = static_cast<unsigned>(std::max<int64_t>(blocks, 1));
-  k.block[0] = block;
-  std::string head = "extern \"C\" __global__ void __launch_bounds__(" +
-                     std::to_string(block) + ")\n" + k.name + "(const " +
-                     storage + " *__restrict__ in0, const " + index +
-                     " *__restrict__ in1, " + storage + " *__restrict__ out0)";
-  k.declaration = head + ";";
+  std::string head = beginElementKernel(
+      k, op, name, total,
+      "const " + storage + " *__restrict__ in0, const " + index +
+          " *__restrict__ in1, " + storage + " *__restrict__ out0");
 
   std::string in = std::to_string(inner) + "LL";
   std::string n = std::to_string(count) + "LL";
@@ -90,10 +83,7 @@ std::optional<CudaKernel> emitCudaGatherKernel(Operation *op,
   s += "\n// mapping: one thread per output element, grid-stride; an index "
        "out of range traps\n";
   s += head + " {\n";
-  s += "  const long long kiln_n = (long long)gridDim.x * blockDim.x;\n";
-  s += "  for (long long kiln_i = (long long)blockIdx.x * blockDim.x + "
-       "threadIdx.x; kiln_i < " +
-       std::to_string(total) + "LL; kiln_i += kiln_n) {\n";
+  s += elementLoopHead(total);
   s += "    const long long kiln_inner = kiln_i % " + in + ";\n";
   s += "    const long long kiln_j = (kiln_i / " + in + ") % " + n + ";\n";
   s += "    const long long kiln_outer = kiln_i / (" + in + " * " + n + ");\n";

@@ -111,6 +111,18 @@ std::optional<CudaKernel> emitCudaConvTransposeKernel(mlir::Operation *op,
 std::optional<CudaKernel> emitCudaGRURecurrenceKernel(mlir::Operation *op,
                                                       llvm::StringRef name);
 
+/// Starts the kernel `k` of a single op with one thread per output element,
+/// grid-stride over `total` elements (CudaOpKernels.cpp): its name, source
+/// nodes, launch (256 threads, at most 65535 blocks) and declaration with
+/// the parameter list `params`; returns the head the definition starts with.
+std::string beginElementKernel(CudaKernel &k, mlir::Operation *op,
+                               llvm::StringRef name, int64_t total,
+                               const std::string &params);
+
+/// The grid-stride loop over `total` elements of such a kernel (kiln_i the
+/// element, kiln_n the stride), up to and including its `{`.
+std::string elementLoopHead(int64_t total);
+
 /// The kind of kernel the CUDA target prints directly for a top-level op:
 /// its name's stem ("max_pool", "concat", "attention", "gather", "resize",
 /// "conv_transpose", "gru") and the letter the lowering's names start with (the

@@ -8,12 +8,38 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "codegen/MemoryPlanner.h"
 #include "ir/KilnOps.h"
 #include "targets/cuda/CudaKernel.h"
+
+#include <algorithm>
 
 using namespace mlir;
 
 namespace kiln {
+
+std::string beginElementKernel(CudaKernel &k, Operation *op,
+                               llvm::StringRef name, int64_t total,
+                               const std::string &params) {
+  k.name = name.str();
+  k.sourceNodes = sourceNodeNames(op);
+  constexpr unsigned block = 256;
+  int64_t blocks = std::min<int64_t>((total + block - 1) / block, 65535);
+  k.grid[0] = static_cast<unsigned>(std::max<int64_t>(blocks, 1));
+  k.block[0] = block;
+  std::string head = "extern \"C\" __global__ void __launch_bounds__(" +
+                     std::to_string(block) + ")\n" + k.name + "(" + params +
+                     ")";
+  k.declaration = head + ";";
+  return head;
+}
+
+std::string elementLoopHead(int64_t total) {
+  return "  const long long kiln_n = (long long)gridDim.x * blockDim.x;\n"
+         "  for (long long kiln_i = (long long)blockIdx.x * blockDim.x + "
+         "threadIdx.x; kiln_i < " +
+         std::to_string(total) + "LL; kiln_i += kiln_n) {\n";
+}
 
 std::optional<CudaOpKernelKind> cudaOpKernelKind(Operation *op) {
   if (isa<MaxPoolOp>(op))

@@ -154,18 +154,10 @@ std::optional<CudaKernel> emitCudaResizeKernel(Operation *op,
   std::string compute = codegen::computeCType(*st);
   int64_t total = yt.getNumElements();
   CudaKernel k;
-  k.name = name.str();
-  k.sourceNodes = sourceNodeNames(op);
-  unsigned block = 256;
-  int64_t blocks = std::min<int64_t>((total + block - 1) / block, 65535);
-  k.grid[0] = static_cast<unsigned>(std::max<int64_t>(blocks, 1));
-  k.block[0] = block;
-  std::string head = "extern \"C\" __global__ void __launch_bounds__(" +
-                     std::to_string(block) + ")\n" + k.name + "(const " +
-                     storage +
-                     " *__restrict__ in0, const void *, const void *, " +
-                     storage + " *__restrict__ out0)";
-  k.declaration = head + ";";
+  std::string head = beginElementKernel(
+      k, op, name, total,
+      "const " + storage + " *__restrict__ in0, const void *, const void *, " +
+          storage + " *__restrict__ out0");
 
   const resize::ResizeParams &p = plan.params;
   std::string s = "// " + k.name + ": resize (" + p.mode + ", " + p.coordMode +
@@ -202,10 +194,7 @@ std::optional<CudaKernel> emitCudaResizeKernel(Operation *op,
   s += "// mapping: one thread per output element, grid-stride; the axes' "
        "sums nested\n";
   s += head + " {\n";
-  s += "  const long long kiln_n = (long long)gridDim.x * blockDim.x;\n";
-  s += "  for (long long kiln_i = (long long)blockIdx.x * blockDim.x + "
-       "threadIdx.x; kiln_i < " +
-       std::to_string(total) + "LL; kiln_i += kiln_n) {\n";
+  s += elementLoopHead(total);
   s += "    long long kiln_r = kiln_i;\n";
   for (int64_t d = yt.getRank() - 1; d >= 0; --d) {
     std::string size = std::to_string(yt.getDimSize(d)) + "LL";
