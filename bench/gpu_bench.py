@@ -26,7 +26,7 @@ between host and device (kiln-runner's host_device_copies_per_run); each
 package's host-op count is a column of the table.
 and prints one table of medians and ratios (and JSON lines to --json).
 """
-import argparse, json, os, subprocess, sys, tempfile
+import argparse, json, os, shutil, subprocess, sys, tempfile
 
 import numpy as np
 
@@ -51,6 +51,7 @@ TOLERANCE = {"float32": (1e-3, 1e-4), "bfloat16": (1.6e-2, 2e-2)}
 VARIANTS = [
     ("-nchw", "convolutions NCHW (KILN_CUDA_CHANNELS_LAST=0)"),
     ("-written-attention", "attention written out (KILN_CUDA_FLASH_ATTENTION=0)"),
+    ("-cudnn-depthwise", "depthwise convolutions by cuDNN (KILN_CUDA_DEPTHWISE_KERNEL=0)"),
 ]
 
 def run(cmd, **kw):
@@ -82,6 +83,9 @@ def main():
     ap.add_argument("--models", nargs="*", default=MODELS)
     ap.add_argument("--iterations", type=int, default=20)
     ap.add_argument("--json", help="append one JSON line per model here")
+    ap.add_argument("--profile", action="store_true",
+                    help="also run each Kiln package once under ncu (no CUDA graph) and print its "
+                         "longest kernels (ncu_summary.py)")
     args = ap.parse_args()
 
     sys.path.insert(0, args.pack)
@@ -201,6 +205,18 @@ def main():
                     t = json.loads(run([runner, pkg + suffix, *flags, "--iterations", str(args.iterations)])
                                    .stdout.strip().splitlines()[-1])
                     row.setdefault("variants", {})[label] = t.get("device_median_ms", t["median_ms"])
+            if args.profile and shutil.which("ncu"):
+                # One run's kernels (and the load-time ones, once), longest
+                # first, for the package and its variants.
+                for p in [pkg] + [pkg + s for s, _ in VARIANTS if os.path.isdir(pkg + s)]:
+                    csv_path = os.path.join(case, os.path.basename(p) + ".ncu.csv")
+                    with open(csv_path, "w") as f:
+                        subprocess.run(["ncu", "--clock-control", "none", "--metrics", "gpu__time_duration.sum",
+                                        "--csv", runner, p, *flags, "--warmup", "0", "--iterations", "1",
+                                        "--no-cuda-graphs"], stdout=f, stderr=subprocess.DEVNULL)
+                    print(f"-- ncu {os.path.basename(p)}", flush=True)
+                    subprocess.run([sys.executable, os.path.join(args.pack, "ncu_summary.py"), csv_path,
+                                    "--steps", "1", "--top", "12"])
             # 3. PyTorch eager and torch.compile, same process tree, same GPU.
             modes = "eager,compile,reduce-overhead" if name in LATENCY else "eager,compile"
             base = run([sys.executable, os.path.join(args.pack, "models.py"), "baseline", name, "--dtype", dtype,

@@ -359,7 +359,9 @@ FailureOr<MemoryPlan> planMemory(func::FuncOp graph) {
   };
 
   // Everything else computed at the top level: the arena (or nowhere for an
-  // unused result of a fallback op, which the wrapper never stores).
+  // unused result of a fallback op, which the wrapper never stores; a
+  // generated kernel writes every result, so an unused one of those gets
+  // scratch space that lives for its step only).
   llvm::DenseMap<Value, size_t> bufferOf; ///< value -> plan.buffers index
   for (Operation *op : plan.ops) {
     if (isa<func::ReturnOp>(op) || isa<ConstantOp>(op) ||
@@ -380,7 +382,7 @@ FailureOr<MemoryPlan> planMemory(func::FuncOp graph) {
                   "element types (give the sizes of named dimensions with "
                   "--dim NAME=SIZE)";
       int last = lastUse(r, first);
-      if (r.use_empty() && !isFusion) {
+      if (r.use_empty() && !isFusion && !op->hasAttr(kKernelAttr)) {
         plan.locations[r] = BufferLocation{BufferKind::None, -1, 0, bytes};
         continue;
       }

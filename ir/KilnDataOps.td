@@ -537,4 +537,34 @@ def Kiln_GRURecurrenceOp : Kiln_Op<"gru_recurrence", "gruRecurrence"> {
   let results = (outs Kiln_FloatTensor:$y, Kiln_FloatTensor:$y_h);
 }
 
+def Kiln_LSTMRecurrenceOp : Kiln_Op<"lstm_recurrence", "lstmRecurrence"> {
+  let summary = "the recurrence of an LSTM whose input projection is done";
+  let description = [{
+    The sequential part of `kiln.lstm` (default activations, `layout = 0`,
+    every sequence full length): `xw` is `[seq, batch,
+    num_directions·4·hidden]`, `W x + Wb + Rb` of every step and direction
+    (gates i, o, f, c; both biases), computed beforehand as one GEMM; `r` is
+    `[num_directions, 4·hidden, hidden]`, `p` `[num_directions, 3·hidden]`
+    (the peepholes i, o, f), `initial_h` and `initial_c` `[num_directions,
+    batch, hidden]`. Results as `kiln.lstm`'s: `y` `[seq, num_directions,
+    batch, hidden]`, `y_h` and `y_c` `[num_directions, batch, hidden]`. The
+    tracer does not produce it: the CUDA target's
+    `kiln-cuda-split-recurrent` pass splits a `kiln.lstm` into its input
+    projection (a matmul over all steps) and this op, which runs one device
+    kernel launch per step.
+
+    Example:
+
+    ```mlir
+    %y, %yh, %yc = kiln.lstm_recurrence %xw, %r, %p, %h0, %c0 {clip = 0.000000e+00 : f32, direction = "forward", hidden_size = 5 : i64, input_forget = 0 : i64} : (tensor<4x2x20xf32>, tensor<1x20x5xf32>, tensor<1x15xf32>, tensor<1x2x5xf32>, tensor<1x2x5xf32>) -> (tensor<4x1x2x5xf32>, tensor<1x2x5xf32>, tensor<1x2x5xf32>)
+    ```
+  }];
+  let arguments = (ins Kiln_FloatTensor:$xw, Kiln_FloatTensor:$r,
+                   Kiln_FloatTensor:$p, Kiln_FloatTensor:$initial_h,
+                   Kiln_FloatTensor:$initial_c, StrAttr:$direction,
+                   I64Attr:$hidden_size, F32Attr:$clip, I64Attr:$input_forget);
+  let results = (outs Kiln_FloatTensor:$y, Kiln_FloatTensor:$y_h,
+                  Kiln_FloatTensor:$y_c);
+}
+
 #endif // KILN_DATA_OPS_TD

@@ -171,6 +171,9 @@ mlir::LogicalResult gru(const InferContext &ctx, Results &results);
 /// kiln.gru_recurrence: xw [T, B, D·3·H], r, rb, initial_h -> y [T, D, B, H],
 /// y_h [D, B, H].
 mlir::LogicalResult gruRecurrence(const InferContext &ctx, Results &results);
+/// kiln.lstm_recurrence: xw [T, B, D·4·H], r, p, initial_h, initial_c ->
+/// y [T, D, B, H], y_h and y_c [D, B, H].
+mlir::LogicalResult lstmRecurrence(const InferContext &ctx, Results &results);
 mlir::LogicalResult det(const InferContext &ctx, Results &results);
 
 // Shapes and data movement (ShapeInferenceData.cpp).

@@ -527,9 +527,15 @@ LogicalResult kiln::infer::gru(const InferContext &ctx, Results &results) {
   return success();
 }
 
-LogicalResult kiln::infer::gruRecurrence(const InferContext &ctx,
-                                         Results &results) {
-  if (failed(ctx.expectOperands(4)))
+/// The recurrence half of a split GRU (3 gates) or LSTM (4 gates): xw
+/// [seq, batch, D·gates·H], then `operands` with their shapes' forms
+/// ("gates": [D, gates·H, H], "peepholes": [D, 3·H], "state": [D, B, H]),
+/// then y and `states` state results.
+static LogicalResult
+inferRecurrence(const InferContext &ctx, int64_t gates,
+                ArrayRef<std::pair<StringRef, StringRef>> operands,
+                unsigned states, Results &results) {
+  if (failed(ctx.expectOperands(operands.size() + 1)))
     return failure();
   FailureOr<RankedTensorType> xw = ctx.tensor(0);
   FailureOr<StringRef> direction =
@@ -539,16 +545,21 @@ LogicalResult kiln::infer::gruRecurrence(const InferContext &ctx,
     return failure();
   if (xw->getRank() != 3)
     return ctx.emitError("operand 'xw' must be 3-D ([seq, batch, ",
-                         "num_directions * 3 * hidden]), got ", *xw);
+                         "num_directions * ", gates, " * hidden]), got ", *xw);
   if (*hidden < 1)
     return ctx.emitError("attribute 'hidden_size' must be >= 1, got ", *hidden);
   int64_t nd = *direction == "bidirectional" ? 2 : 1, h = *hidden;
   int64_t seq = xw->getDimSize(0), batch = xw->getDimSize(1);
   SmallVector<std::pair<StringRef, SmallVector<int64_t>>> expected = {
-      {"xw", {seq, batch, saturatingMul(3 * nd, h)}},
-      {"r", {nd, saturatingMul(3, h), h}},
-      {"rb", {nd, saturatingMul(3, h)}},
-      {"initial_h", {nd, batch, h}}};
+      {"xw", {seq, batch, saturatingMul(gates * nd, h)}}};
+  for (auto [name, form] : operands) {
+    SmallVector<int64_t> shape =
+        form == "gates"       ? SmallVector<int64_t>{nd, saturatingMul(gates, h), h}
+        : form == "peepholes" ? SmallVector<int64_t>{nd, saturatingMul(3, h)}
+        : form == "bias"      ? SmallVector<int64_t>{nd, saturatingMul(gates, h)}
+                              : SmallVector<int64_t>{nd, batch, h};
+    expected.push_back({name, shape});
+  }
   for (auto [i, entry] : llvm::enumerate(expected)) {
     FailureOr<RankedTensorType> type = ctx.tensor(i);
     if (failed(type))
@@ -559,8 +570,26 @@ LogicalResult kiln::infer::gruRecurrence(const InferContext &ctx,
   }
   Type element = xw->getElementType();
   results.push_back(RankedTensorType::get({seq, nd, batch, h}, element));
-  results.push_back(RankedTensorType::get({nd, batch, h}, element));
+  for (unsigned i = 0; i < states; ++i)
+    results.push_back(RankedTensorType::get({nd, batch, h}, element));
   return success();
+}
+
+LogicalResult kiln::infer::gruRecurrence(const InferContext &ctx,
+                                         Results &results) {
+  return inferRecurrence(
+      ctx, 3, {{"r", "gates"}, {"rb", "bias"}, {"initial_h", "state"}}, 1,
+      results);
+}
+
+LogicalResult kiln::infer::lstmRecurrence(const InferContext &ctx,
+                                          Results &results) {
+  return inferRecurrence(ctx, 4,
+                         {{"r", "gates"},
+                          {"p", "peepholes"},
+                          {"initial_h", "state"},
+                          {"initial_c", "state"}},
+                         2, results);
 }
 
 LogicalResult kiln::verifiers::recurrent(Operation *op) {

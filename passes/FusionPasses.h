@@ -31,19 +31,26 @@ void registerFusionPasses();
 /// What a fused graph is made of, for `kiln dump --stage fused` and
 /// `kiln compile`.
 struct FusionSummary {
-  /// kiln.fusion regions (generated kernels), and how many are reductions.
+  /// kiln.fusion regions (generated kernels) and, after a target's
+  /// lowering, ops it prints a kernel for (kiln.kernel); how many of the
+  /// regions are reductions.
   int kernels = 0;
   int reductionKernels = 0;
   /// Ops inside the regions, constants excluded.
   int fusedOps = 0;
-  /// GEMMs and convolutions outside regions (library calls).
+  /// GEMMs and convolutions outside regions (library calls, or after
+  /// lowering kiln.library_call).
   int libraryOps = 0;
-  /// Views outside regions (reshape and friends: they alias, no kernel).
+  /// Views outside regions (reshape and friends, kiln.alias after lowering:
+  /// no kernel).
   int viewOps = 0;
   /// Other kiln ops outside regions (the runtime's reference kernels),
   /// constants excluded; `fallbackNames` lists their op names once each.
   int fallbackOps = 0;
   std::vector<std::string> fallbackNames;
+  /// Host ops that prepare weights once, at load (kiln.load_time): not
+  /// part of a run.
+  int loadTimeHostOps = 0;
 };
 
 /// The number of kiln.fusion regions at the top level of `func`.

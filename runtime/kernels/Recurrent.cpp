@@ -9,10 +9,10 @@
 // zero for a length of 0, as in onnxruntime),
 // cell clip applied to every activation input, LSTM peepholes (iof) and
 // input_forget (f = 1 - i), GRU linear_before_reset, and layout 0
-// ([seq, batch, ...]) or 1 ([batch, seq, ...]); and kiln.gru_recurrence, a
-// GRU's steps from its precomputed input projection (the same step code).
-// Computation is in double;
-// results are stored in the input dtype (f32, f64, f16, bf16).
+// ([seq, batch, ...]) or 1 ([batch, seq, ...]); and kiln.gru_recurrence /
+// kiln.lstm_recurrence, the steps from a precomputed input projection (the
+// same step code). Computation is in double; results are stored in the
+// input dtype (f32, f64, f16, bf16).
 //
 //===----------------------------------------------------------------------===//
 
@@ -175,6 +175,26 @@ void matVecAdd(const double *m, const double *v, int64_t rows, int64_t cols,
   }
 }
 
+/// One LSTM step of one batch entry and direction: `gates` holds W x + Wb +
+/// Rb of the step (i, o, f, c) and gets R h added; `P` is the direction's
+/// peepholes; `h` and `c` are replaced by the new state.
+void lstmStep(double *gates, const double *R, const double *P,
+              bool inputForget, const RnnDims &dims, int64_t H,
+              std::vector<double> &h, std::vector<double> &c) {
+  matVecAdd(R, h.data(), 4 * H, H, gates);
+  for (int64_t j = 0; j < H; ++j) {
+    double gi = sigmoid(dims.clipped(gates[j] + P[j] * c[j]));
+    double gf = inputForget ? 1.0 - gi
+                            : sigmoid(dims.clipped(gates[2 * H + j] +
+                                                   P[2 * H + j] * c[j]));
+    double gc = std::tanh(dims.clipped(gates[3 * H + j]));
+    double cNew = gf * c[j] + gi * gc;
+    double go = sigmoid(dims.clipped(gates[H + j] + P[H + j] * cNew));
+    c[j] = cNew;
+    h[j] = go * std::tanh(cNew);
+  }
+}
+
 Status lstmKernel(KernelContext &ctx) {
   KILN_CHECK(ctx.numInputs() == 8, "lstm: expected 8 operands (x, w, r, b, ",
              "sequence_lens, initial_h, initial_c, p), got ", ctx.numInputs());
@@ -217,18 +237,7 @@ Status lstmKernel(KernelContext &ctx) {
         for (int64_t j = 0; j < 4 * H; ++j)
           gates[j] = Wb[j] + Rb[j];
         matVecAdd(W, x.data() + dims.xIndex(t, b), 4 * H, I, gates.data());
-        matVecAdd(R, h.data(), 4 * H, H, gates.data());
-        for (int64_t j = 0; j < H; ++j) {
-          double gi = sigmoid(dims.clipped(gates[j] + P[j] * c[j]));
-          double gf = inputForget ? 1.0 - gi
-                                  : sigmoid(dims.clipped(gates[2 * H + j] +
-                                                         P[2 * H + j] * c[j]));
-          double gc = std::tanh(dims.clipped(gates[3 * H + j]));
-          double cNew = gf * c[j] + gi * gc;
-          double go = sigmoid(dims.clipped(gates[H + j] + P[H + j] * cNew));
-          c[j] = cNew;
-          h[j] = go * std::tanh(cNew);
-        }
+        lstmStep(gates.data(), R, P, inputForget, dims, H, h, c);
         std::copy(h.begin(), h.end(), y.begin() + dims.yIndex(t, d, b));
       }
       // An entry of length 0 has no valid step: its final state is zero
@@ -336,42 +345,51 @@ Status gruKernel(KernelContext &ctx) {
   return Status::ok();
 }
 
+/// Reads the attributes of a recurrence op (kiln.gru_recurrence,
+/// kiln.lstm_recurrence) and checks its projection xw [seq, batch,
+/// numDir·gates·H] (every sequence full length, layout 0).
+Status parseRecurrenceDims(const char *op, KernelContext &ctx, int64_t gates,
+                           RnnDims &dims) {
+  const Tensor &xw = ctx.input(0);
+  KILN_CHECK(xw.defined() && isFloatingPoint(xw.dtype()) && xw.rank() == 3,
+             op, ": xw must be a 3-D float tensor, got ",
+             xw.defined() ? xw.typeString() : std::string("nothing"));
+  dims.hidden = ctx.attrs.getInt("hidden_size", 0);
+  std::string direction = ctx.attrs.getString("direction", "forward");
+  KILN_CHECK(direction == "forward" || direction == "reverse" ||
+                 direction == "bidirectional",
+             op, ": direction '", direction,
+             "' is not forward, reverse or bidirectional");
+  dims.numDir = direction == "bidirectional" ? 2 : 1;
+  dims.reverseOnly = direction == "reverse";
+  dims.clip = ctx.attrs.getFloat("clip", 0.0);
+  dims.seq = xw.shape()[0];
+  dims.batch = xw.shape()[1];
+  KILN_CHECK(dims.hidden >= 1, op, ": hidden_size must be >= 1, got ",
+             dims.hidden);
+  return expectShape(op, "xw", 0, xw,
+                     {dims.seq, dims.batch, dims.numDir * gates * dims.hidden});
+}
+
 /// kiln.gru_recurrence: kiln.gru's steps from a precomputed projection
-/// xw [seq, batch, numDir * 3H] (every sequence full length, layout 0).
+/// xw [seq, batch, numDir * 3H].
 Status gruRecurrenceKernel(KernelContext &ctx) {
   KILN_CHECK(ctx.numInputs() == 4, "gru_recurrence: expected 4 operands (xw, ",
              "r, rb, initial_h), got ", ctx.numInputs());
   KILN_CHECK(!ctx.outputs.empty() && ctx.outputs.size() <= 2,
              "gru_recurrence: expected 1 or 2 result slots, got ",
              ctx.outputs.size());
-  const Tensor &xwT = ctx.input(0);
-  KILN_CHECK(xwT.defined() && isFloatingPoint(xwT.dtype()) && xwT.rank() == 3,
-             "gru_recurrence: xw must be a 3-D float tensor, got ",
-             xwT.defined() ? xwT.typeString() : std::string("nothing"));
   RnnDims dims;
-  dims.hidden = ctx.attrs.getInt("hidden_size", 0);
-  std::string direction = ctx.attrs.getString("direction", "forward");
-  KILN_CHECK(direction == "forward" || direction == "reverse" ||
-                 direction == "bidirectional",
-             "gru_recurrence: direction '", direction,
-             "' is not forward, reverse or bidirectional");
-  dims.numDir = direction == "bidirectional" ? 2 : 1;
-  dims.reverseOnly = direction == "reverse";
-  dims.clip = ctx.attrs.getFloat("clip", 0.0);
-  dims.seq = xwT.shape()[0];
-  dims.batch = xwT.shape()[1];
+  KILN_RETURN_IF_ERROR(parseRecurrenceDims("gru_recurrence", ctx, 3, dims));
   const int64_t H = dims.hidden, D = dims.numDir;
-  KILN_CHECK(H >= 1, "gru_recurrence: hidden_size must be >= 1, got ", H);
-  KILN_RETURN_IF_ERROR(expectShape("gru_recurrence", "xw", 0, xwT,
-                                   {dims.seq, dims.batch, D * 3 * H}));
   KILN_RETURN_IF_ERROR(
       expectShape("gru_recurrence", "r", 1, ctx.input(1), {D, 3 * H, H}));
   KILN_RETURN_IF_ERROR(
       expectShape("gru_recurrence", "rb", 2, ctx.input(2), {D, 3 * H}));
   KILN_RETURN_IF_ERROR(expectShape("gru_recurrence", "initial_h", 3,
-                                   ctx.input(3), {D, dims.batch, H}));
+                                   ctx.input(3), dims.stateShape()));
   bool linearBeforeReset = ctx.attrs.getInt("linear_before_reset", 0) != 0;
-  std::vector<double> xw = toDoubles(xwT), r = toDoubles(ctx.input(1)),
+  std::vector<double> xw = toDoubles(ctx.input(0)), r = toDoubles(ctx.input(1)),
                       rb = toDoubles(ctx.input(2)),
                       h0 = toDoubles(ctx.input(3));
   std::vector<double> y(static_cast<size_t>(numElements(dims.yShape())), 0.0);
@@ -392,10 +410,64 @@ Status gruRecurrenceKernel(KernelContext &ctx) {
       std::copy(h.begin(), h.end(), yh.begin() + s0);
     }
   }
-  DType dt = xwT.dtype();
+  DType dt = ctx.input(0).dtype();
   ctx.outputs[0] = fromDoubles(y, dt, dims.yShape());
   if (ctx.outputs.size() > 1)
     ctx.outputs[1] = fromDoubles(yh, dt, dims.stateShape());
+  return Status::ok();
+}
+
+/// kiln.lstm_recurrence: kiln.lstm's steps from a precomputed projection
+/// xw [seq, batch, numDir * 4H] (both biases included).
+Status lstmRecurrenceKernel(KernelContext &ctx) {
+  KILN_CHECK(ctx.numInputs() == 5, "lstm_recurrence: expected 5 operands ",
+             "(xw, r, p, initial_h, initial_c), got ", ctx.numInputs());
+  KILN_CHECK(!ctx.outputs.empty() && ctx.outputs.size() <= 3,
+             "lstm_recurrence: expected 1 to 3 result slots, got ",
+             ctx.outputs.size());
+  RnnDims dims;
+  KILN_RETURN_IF_ERROR(parseRecurrenceDims("lstm_recurrence", ctx, 4, dims));
+  const int64_t H = dims.hidden, D = dims.numDir;
+  KILN_RETURN_IF_ERROR(
+      expectShape("lstm_recurrence", "r", 1, ctx.input(1), {D, 4 * H, H}));
+  KILN_RETURN_IF_ERROR(
+      expectShape("lstm_recurrence", "p", 2, ctx.input(2), {D, 3 * H}));
+  KILN_RETURN_IF_ERROR(expectShape("lstm_recurrence", "initial_h", 3,
+                                   ctx.input(3), dims.stateShape()));
+  KILN_RETURN_IF_ERROR(expectShape("lstm_recurrence", "initial_c", 4,
+                                   ctx.input(4), dims.stateShape()));
+  bool inputForget = ctx.attrs.getInt("input_forget", 0) != 0;
+  std::vector<double> xw = toDoubles(ctx.input(0)), r = toDoubles(ctx.input(1)),
+                      peep = toDoubles(ctx.input(2)),
+                      h0 = toDoubles(ctx.input(3)),
+                      c0 = toDoubles(ctx.input(4));
+  std::vector<double> y(static_cast<size_t>(numElements(dims.yShape())), 0.0);
+  std::vector<double> yh(static_cast<size_t>(numElements(dims.stateShape())));
+  std::vector<double> yc(yh.size()), gates(4 * H), h(H), c(H);
+  for (int64_t d = 0; d < D; ++d) {
+    bool reverse = dims.reverseOnly || d == 1;
+    const double *R = r.data() + d * 4 * H * H, *P = peep.data() + d * 3 * H;
+    for (int64_t b = 0; b < dims.batch; ++b) {
+      int64_t s0 = dims.stateIndex(d, b);
+      std::copy(h0.begin() + s0, h0.begin() + s0 + H, h.begin());
+      std::copy(c0.begin() + s0, c0.begin() + s0 + H, c.begin());
+      for (int64_t step = 0; step < dims.seq; ++step) {
+        int64_t t = reverse ? dims.seq - 1 - step : step;
+        const double *xwt = xw.data() + ((t * dims.batch + b) * D + d) * 4 * H;
+        std::copy(xwt, xwt + 4 * H, gates.begin());
+        lstmStep(gates.data(), R, P, inputForget, dims, H, h, c);
+        std::copy(h.begin(), h.end(), y.begin() + dims.yIndex(t, d, b));
+      }
+      std::copy(h.begin(), h.end(), yh.begin() + s0);
+      std::copy(c.begin(), c.end(), yc.begin() + s0);
+    }
+  }
+  DType dt = ctx.input(0).dtype();
+  ctx.outputs[0] = fromDoubles(y, dt, dims.yShape());
+  if (ctx.outputs.size() > 1)
+    ctx.outputs[1] = fromDoubles(yh, dt, dims.stateShape());
+  if (ctx.outputs.size() > 2)
+    ctx.outputs[2] = fromDoubles(yc, dt, dims.stateShape());
   return Status::ok();
 }
 
@@ -405,6 +477,7 @@ void registerRecurrentKernels(Dispatcher &d) {
   d.add("lstm", Device::CPU, kFloatTypes, lstmKernel);
   d.add("gru", Device::CPU, kFloatTypes, gruKernel);
   d.add("gru_recurrence", Device::CPU, kFloatTypes, gruRecurrenceKernel);
+  d.add("lstm_recurrence", Device::CPU, kFloatTypes, lstmRecurrenceKernel);
 }
 
 } // namespace kiln

@@ -72,6 +72,14 @@ done
 for model in resnet50 resnet50_b1 mobilenet_v2 efficientnet_b0; do
   KILN_CUDA_CHANNELS_LAST=0 compile_package "$BF16/$model.onnx" "$model-bf16-nchw"
 done
+# The depthwise networks with their depthwise convolutions left to cuDNN
+# (KILN_CUDA_DEPTHWISE_KERNEL=0), f32 and bf16.
+for model in mobilenet_v2 efficientnet_b0; do
+  KILN_CUDA_DEPTHWISE_KERNEL=0 compile_package \
+    "$ROOT/test/models/bench-graphs/$model.onnx" "$model-cudnn-depthwise"
+  KILN_CUDA_DEPTHWISE_KERNEL=0 compile_package "$BF16/$model.onnx" \
+    "$model-bf16-cudnn-depthwise"
+done
 # The bf16 transformers with attention written out (KILN_CUDA_FLASH_ATTENTION=0).
 for model in gpt2_block gpt2_block_b1; do
   KILN_CUDA_FLASH_ATTENTION=0 compile_package "$BF16/$model.onnx" \

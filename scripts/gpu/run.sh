@@ -218,8 +218,9 @@ fi
 
 if [[ " $STEPS " == *" bench "* ]]; then
   echo "== benchmark: Kiln vs PyTorch eager and torch.compile"
-  # KILN_BENCH_MODELS="softmax ln_gelu" limits the models.
+  # KILN_BENCH_MODELS="softmax ln_gelu" limits the models; KILN_BENCH_PROFILE=1
+  # adds each package's longest kernels (ncu).
   python3 "$PACK/gpu_bench.py" --pack "$PACK" --json "$RESULTS/bench.jsonl" \
-    ${KILN_BENCH_MODELS:+--models $KILN_BENCH_MODELS} || STATUS=1
+    ${KILN_BENCH_MODELS:+--models $KILN_BENCH_MODELS} ${KILN_BENCH_PROFILE:+--profile} || STATUS=1
 fi
 exit $STATUS

@@ -104,12 +104,29 @@ std::optional<CudaKernel> emitCudaResizeKernel(mlir::Operation *op,
 std::optional<CudaKernel> emitCudaConvTransposeKernel(mlir::Operation *op,
                                                       llvm::StringRef name);
 
+/// Whether the CUDA target prints its own kernel for `op`, a depthwise
+/// kiln.conv (2-D, static shapes, f32/f16/bf16, group = input channels,
+/// one input channel per group), instead of calling cuDNN
+/// (CudaDepthwiseConvKernel.cpp); KILN_CUDA_DEPTHWISE_KERNEL=0 says no.
+bool cudaDepthwiseConvQualifies(mlir::Operation *op);
+
+/// The direct kernel of such a depthwise convolution, named `name`;
+/// nullopt when the op does not qualify.
+std::optional<CudaKernel> emitCudaDepthwiseConvKernel(mlir::Operation *op,
+                                                      llvm::StringRef name);
+
 /// The kernel of a top-level kiln.gru_recurrence (static shapes,
 /// f32/f16/bf16, linear_before_reset = 1), launched once per step
 /// (CudaKernel::launches), named `name` (CudaRecurrenceKernel.cpp);
 /// nullopt when the op does not qualify.
 std::optional<CudaKernel> emitCudaGRURecurrenceKernel(mlir::Operation *op,
                                                       llvm::StringRef name);
+
+/// The kernel of a top-level kiln.lstm_recurrence (static shapes,
+/// f32/f16/bf16), launched once per step, named `name`
+/// (CudaRecurrenceKernel.cpp); nullopt when the op does not qualify.
+std::optional<CudaKernel> emitCudaLSTMRecurrenceKernel(mlir::Operation *op,
+                                                       llvm::StringRef name);
 
 /// Starts the kernel `k` of a single op with one thread per output element,
 /// grid-stride over `total` elements (CudaOpKernels.cpp): its name, source
@@ -125,8 +142,9 @@ std::string elementLoopHead(int64_t total);
 
 /// The kind of kernel the CUDA target prints directly for a top-level op:
 /// its name's stem ("max_pool", "concat", "attention", "gather", "resize",
-/// "conv_transpose", "gru") and the letter the lowering's names start with (the
-/// N-th kernel of a kind is `<letter><N>_<stem>`, e.g. `p0_max_pool`).
+/// "conv_transpose", "depthwise_conv", "gru", "lstm") and the letter the lowering's names start
+/// with (the N-th kernel of a kind is `<letter><N>_<stem>`, e.g.
+/// `p0_max_pool`).
 struct CudaOpKernelKind {
   char letter;
   llvm::StringRef stem;

@@ -41,40 +41,57 @@ std::string elementLoopHead(int64_t total) {
          std::to_string(total) + "LL; kiln_i += kiln_n) {\n";
 }
 
+namespace {
+
+/// One op family the CUDA target prints a kernel for: which ops, the name's
+/// letter and stem, and the emitter.
+struct OpKernelEntry {
+  bool (*matches)(Operation *);
+  CudaOpKernelKind kind;
+  std::optional<CudaKernel> (*emit)(Operation *, llvm::StringRef);
+};
+
+template <typename... Ops> bool isOneOf(Operation *op) {
+  return isa<Ops...>(op);
+}
+
+const OpKernelEntry kOpKernels[] = {
+    {isOneOf<MaxPoolOp>, {'p', "max_pool"}, emitCudaMaxPoolKernel},
+    {isOneOf<ConcatOp>, {'c', "concat"}, emitCudaConcatKernel},
+    {isOneOf<AttentionOp, PackedAttentionOp>,
+     {'a', "attention"},
+     emitCudaAttentionKernel},
+    {isOneOf<GatherOp>, {'g', "gather"}, emitCudaGatherKernel},
+    {isOneOf<ResizeOp>, {'r', "resize"}, emitCudaResizeKernel},
+    {isOneOf<ConvTransposeOp>,
+     {'t', "conv_transpose"},
+     emitCudaConvTransposeKernel},
+    {cudaDepthwiseConvQualifies,
+     {'d', "depthwise_conv"},
+     emitCudaDepthwiseConvKernel},
+    {isOneOf<GRURecurrenceOp>, {'u', "gru"}, emitCudaGRURecurrenceKernel},
+    {isOneOf<LSTMRecurrenceOp>, {'l', "lstm"}, emitCudaLSTMRecurrenceKernel},
+};
+
+const OpKernelEntry *findOpKernel(Operation *op) {
+  for (const OpKernelEntry &e : kOpKernels)
+    if (e.matches(op))
+      return &e;
+  return nullptr;
+}
+
+} // namespace
+
 std::optional<CudaOpKernelKind> cudaOpKernelKind(Operation *op) {
-  if (isa<MaxPoolOp>(op))
-    return CudaOpKernelKind{'p', "max_pool"};
-  if (isa<ConcatOp>(op))
-    return CudaOpKernelKind{'c', "concat"};
-  if (isa<AttentionOp, PackedAttentionOp>(op))
-    return CudaOpKernelKind{'a', "attention"};
-  if (isa<GatherOp>(op))
-    return CudaOpKernelKind{'g', "gather"};
-  if (isa<ResizeOp>(op))
-    return CudaOpKernelKind{'r', "resize"};
-  if (isa<ConvTransposeOp>(op))
-    return CudaOpKernelKind{'t', "conv_transpose"};
-  if (isa<GRURecurrenceOp>(op))
-    return CudaOpKernelKind{'u', "gru"};
+  if (const OpKernelEntry *e = findOpKernel(op))
+    return e->kind;
   return std::nullopt;
 }
 
 std::optional<CudaKernel> emitCudaOpKernel(Operation *op,
                                            llvm::StringRef name) {
-  if (isa<MaxPoolOp>(op))
-    return emitCudaMaxPoolKernel(op, name);
-  if (isa<ConcatOp>(op))
-    return emitCudaConcatKernel(op, name);
-  if (isa<AttentionOp, PackedAttentionOp>(op))
-    return emitCudaAttentionKernel(op, name);
-  if (isa<GatherOp>(op))
-    return emitCudaGatherKernel(op, name);
-  if (isa<ResizeOp>(op))
-    return emitCudaResizeKernel(op, name);
-  if (isa<ConvTransposeOp>(op))
-    return emitCudaConvTransposeKernel(op, name);
-  if (isa<GRURecurrenceOp>(op))
-    return emitCudaGRURecurrenceKernel(op, name);
+  if (const OpKernelEntry *e = findOpKernel(op))
+    return e->emit(op, name);
   return std::nullopt;
 }
 

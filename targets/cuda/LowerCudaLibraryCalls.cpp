@@ -19,14 +19,16 @@
 //    0.044715 x^3))), as exported): cuBLASLt's GELU epilogue is exactly that
 //    form. ONNX's exact (erf) Gelu is never folded into it.
 //  - A kiln.conv that cuDNN takes (f32/f16/bf16, 1 to 3 spatial dims, static
-//    positive shapes, symmetric pads) becomes "cudnn.conv"; when its only
+//    positive shapes, symmetric pads), unless it is a depthwise convolution
+//    the target prints a kernel for, becomes "cudnn.conv"; when its only
 //    user is a fusion computing relu(conv [+ per-channel bias] [+ residual]),
 //    cuDNN's fused convolution computes it (epilogue `relu`, `bias_relu`,
 //    `residual_relu` or `bias_residual_relu`). A channels-last convolution
 //    (layout = "nhwc", from kiln-channels-last) keeps that in `params`.
 //  - An op the CUDA printer prints a kernel for (CudaOpKernels.cpp's table:
 //    max_pool, concat, attention, packed_attention, gather, resize,
-//    conv_transpose, gru_recurrence) is tagged with the name of its generated kernel
+//    conv_transpose, depthwise convolutions, gru_recurrence,
+//    lstm_recurrence) is tagged with the name of its generated kernel
 //    (kiln.kernel), `<letter><N>_<stem>`.
 //  - A reshape, flatten, squeeze or unsqueeze outside a fusion (a graph
 //    output included) is an alias of its operand (kiln.alias): no step, no
@@ -378,8 +380,10 @@ struct LowerCudaPass
     // Lowering one erases the fusion its epilogue replaces and the
     // transposes it reads through, so the calls are collected first.
     SmallVector<Operation *> calls;
+    // A depthwise convolution is a kernel the target prints, not cuDNN's.
     for (Operation &op : body)
-      if (isa<MatMulOp, ConvOp>(op))
+      if (isa<MatMulOp>(op) ||
+          (isa<ConvOp>(op) && !cudaDepthwiseConvQualifies(&op)))
         calls.push_back(&op);
     for (Operation *op : calls) {
       if (auto mm = dyn_cast<MatMulOp>(op))

@@ -1,9 +1,9 @@
-//===- SplitRecurrent.cpp - A GRU as one GEMM and its recurrence ----------===//
+//===- SplitRecurrent.cpp - A GRU or LSTM as one GEMM and its recurrence --===//
 //
 // This file implements `kiln-cuda-split-recurrent`, a layout pass of the
-// CUDA target: a kiln.gru is two parts of very different shape, the input
-// projection W x + Wb of every step, which does not depend on the state,
-// and the recurrence. The pass rewrites
+// CUDA target: a kiln.gru or kiln.lstm is two parts of very different
+// shape, the input projection W x + Wb of every step, which does not depend
+// on the state, and the recurrence. The pass rewrites
 //
 //   %y, %yh = kiln.gru %x, %w, %r, %b, %lens, %h0
 //
@@ -12,11 +12,14 @@
 // transpose runs once, at load or compile time, as every weight transform),
 // plus the input bias, then a kiln.gru_recurrence of that projection with
 // the recurrence weights, the recurrence half of the bias and the initial
-// state (CudaRecurrenceKernel.cpp runs it, a launch per step). It takes a
-// GRU with layout 0, linear_before_reset = 1 (the form the recurrence
-// kernel computes), static shapes and constant sequence lengths that are
-// all the full length (what PyTorch's exported GRUs have); others keep
-// their kiln.gru, which runs on the host.
+// state (CudaRecurrenceKernel.cpp runs it, a launch per step). A kiln.lstm
+// likewise becomes a matmul with both halves of its bias (Wb + Rb) and a
+// kiln.lstm_recurrence of the projection, the recurrence weights, the
+// peepholes and both initial states. It takes recurrent ops with layout 0,
+// static shapes and constant sequence lengths that are all the full length
+// (what PyTorch's exported GRUs and LSTMs have), GRUs with
+// linear_before_reset = 1 only (the form the recurrence kernel computes);
+// others keep their kiln.gru / kiln.lstm, which run on the host.
 //
 //===----------------------------------------------------------------------===//
 
@@ -41,64 +44,141 @@ bool hasStaticShape(Value v) {
   return t && t.hasStaticShape();
 }
 
+/// The checks and the input projection shared by the GRU and LSTM splits.
+struct Projection {
+  int64_t seq = 0, batch = 0, input = 0, hidden = 0, dirs = 1;
+};
+
+/// The dims of a recurrent op that the split takes (layout 0, static
+/// shapes, every sequence the full length), or nullopt.
+std::optional<Projection> splittable(Operation *op, Value x, Value lens,
+                                     int64_t layout, int64_t hidden,
+                                     StringRef direction) {
+  if (layout != 0 || !llvm::all_of(op->getOperands(), hasStaticShape) ||
+      !llvm::all_of(op->getResults(), hasStaticShape))
+    return std::nullopt;
+  auto xt = cast<RankedTensorType>(x.getType());
+  Projection p{xt.getDimSize(0), xt.getDimSize(1), xt.getDimSize(2), hidden,
+               direction == "bidirectional" ? 2 : 1};
+  std::optional<SmallVector<int64_t>> values = passes::getConstantInts(lens);
+  if (!values || p.seq < 1 || p.batch < 1 ||
+      llvm::any_of(*values, [&](int64_t l) { return l != p.seq; }))
+    return std::nullopt;
+  return p;
+}
+
+/// x [seq, batch, input] · W^T [input, D·gates·H] + `bias` [D·gates·H] as
+/// [seq, batch, D·gates·H]: every step's input projection, one GEMM (the
+/// weight's transpose runs once, at load or compile time); null when an op
+/// does not build.
+Value buildProjection(PatternRewriter &rewriter, Location loc,
+                      const Projection &p, int64_t gates, Value x, Value w,
+                      Value bias) {
+  auto build = [&](StringRef name, ValueRange operands,
+                   ArrayRef<NamedAttribute> attrs = {}) {
+    return passes::buildKilnValue(rewriter, loc, name, operands, attrs);
+  };
+  auto vec = [&](ArrayRef<int64_t> values) {
+    return passes::buildI64Vector(rewriter, loc, values);
+  };
+  auto allowZero =
+      rewriter.getNamedAttr("allowzero", rewriter.getI64IntegerAttr(0));
+  int64_t width = p.dirs * gates * p.hidden;
+  Value x2 =
+      build("kiln.reshape", {x, vec({p.seq * p.batch, p.input})}, {allowZero});
+  Value w2 = build("kiln.reshape", {w, vec({width, p.input})}, {allowZero});
+  Value wt = w2 ? build("kiln.transpose", {w2},
+                        {rewriter.getNamedAttr(
+                            "perm", rewriter.getDenseI64ArrayAttr({1, 0}))})
+                : Value();
+  Value xw = x2 && wt ? build("kiln.matmul", {x2, wt}) : Value();
+  Value biased = xw && bias ? build("kiln.add", {xw, bias}) : Value();
+  return biased ? build("kiln.reshape",
+                        {biased, vec({p.seq, p.batch, width})}, {allowZero})
+                : Value();
+}
+
+/// `count` values of each direction's row of the bias `b` [D, n], from
+/// `start`: [D, count].
+Value biasColumns(PatternRewriter &rewriter, Location loc, Value b,
+                  int64_t start, int64_t count) {
+  auto vec = [&](ArrayRef<int64_t> values) {
+    return passes::buildI64Vector(rewriter, loc, values);
+  };
+  return passes::buildKilnValue(
+      rewriter, loc, "kiln.slice",
+      {b, vec({start}), vec({start + count}), vec({1}), vec({1})});
+}
+
+Value flatten(PatternRewriter &rewriter, Location loc, Value v, int64_t n) {
+  if (!v)
+    return v;
+  return passes::buildKilnValue(
+      rewriter, loc, "kiln.reshape",
+      {v, passes::buildI64Vector(rewriter, loc, {n})},
+      {rewriter.getNamedAttr("allowzero", rewriter.getI64IntegerAttr(0))});
+}
+
 struct SplitGRU : public OpRewritePattern<GRUOp> {
   using OpRewritePattern::OpRewritePattern;
 
   LogicalResult matchAndRewrite(GRUOp gru,
                                 PatternRewriter &rewriter) const override {
-    if (gru.getLayout() != 0 || gru.getLinearBeforeReset() != 1 ||
-        !llvm::all_of(gru->getOperands(), hasStaticShape) ||
-        !llvm::all_of(gru->getResults(), hasStaticShape))
-      return failure();
-    auto xt = cast<RankedTensorType>(gru.getX().getType());
-    int64_t seq = xt.getDimSize(0), batch = xt.getDimSize(1);
-    int64_t input = xt.getDimSize(2), hidden = gru.getHiddenSize();
-    int64_t dirs = gru.getDirection() == "bidirectional" ? 2 : 1;
-    std::optional<SmallVector<int64_t>> lens =
-        passes::getConstantInts(gru.getSequenceLens());
-    if (!lens || llvm::any_of(*lens, [&](int64_t l) { return l != seq; }) ||
-        seq < 1 || batch < 1)
+    std::optional<Projection> p =
+        splittable(gru, gru.getX(), gru.getSequenceLens(), gru.getLayout(),
+                   gru.getHiddenSize(), gru.getDirection());
+    if (!p || gru.getLinearBeforeReset() != 1)
       return failure();
     Location loc = gru.getLoc();
-    auto build = [&](StringRef name, ValueRange operands,
-                     ArrayRef<NamedAttribute> attrs = {}) {
-      return passes::buildKilnValue(rewriter, loc, name, operands, attrs);
-    };
-    auto vec = [&](ArrayRef<int64_t> values) {
-      return passes::buildI64Vector(rewriter, loc, values);
-    };
-    auto allowZero =
-        rewriter.getNamedAttr("allowzero", rewriter.getI64IntegerAttr(0));
-    int64_t gates = dirs * 3 * hidden;
-    // xw = x [seq·batch, input] · W^T [input, D·3H] + Wb, as [seq, batch,
-    // D·3H].
-    Value x2 = build("kiln.reshape", {gru.getX(), vec({seq * batch, input})},
-                     {allowZero});
-    Value w2 =
-        build("kiln.reshape", {gru.getW(), vec({gates, input})}, {allowZero});
-    Value wt = build(
-        "kiln.transpose", {w2},
-        {rewriter.getNamedAttr("perm", rewriter.getDenseI64ArrayAttr({1, 0}))});
-    Value xw = build("kiln.matmul", {x2, wt});
+    int64_t H = p->hidden;
     // The bias [D, 6H]: its first 3H of each direction for the input, the
-    // last 3H for the recurrence.
-    auto half = [&](int64_t start) {
-      return build("kiln.slice",
-                   {gru.getB(), vec({start}), vec({start + 3 * hidden}),
-                    vec({1}), vec({1})});
-    };
-    Value wb = build("kiln.reshape", {half(0), vec({gates})}, {allowZero});
-    Value rb = half(3 * hidden);
-    Value biased = build("kiln.add", {xw, wb});
-    Value xw3 =
-        build("kiln.reshape", {biased, vec({seq, batch, gates})}, {allowZero});
-    if (!x2 || !w2 || !wt || !xw || !wb || !rb || !biased || !xw3)
+    // last 3H for the recurrence (inside the reset gate's product).
+    Value wb = flatten(rewriter, loc,
+                       biasColumns(rewriter, loc, gru.getB(), 0, 3 * H),
+                       p->dirs * 3 * H);
+    Value rb = biasColumns(rewriter, loc, gru.getB(), 3 * H, 3 * H);
+    Value xw =
+        buildProjection(rewriter, loc, *p, 3, gru.getX(), gru.getW(), wb);
+    if (!xw || !rb)
       return rewriter.notifyMatchFailure(gru, "the projection did not build");
     auto recurrence = rewriter.create<GRURecurrenceOp>(
-        loc, gru->getResultTypes(), xw3, gru.getR(), rb, gru.getInitialH(),
+        loc, gru->getResultTypes(), xw, gru.getR(), rb, gru.getInitialH(),
         gru.getDirectionAttr(), gru.getHiddenSizeAttr(), gru.getClipAttr(),
         gru.getLinearBeforeResetAttr());
     rewriter.replaceOp(gru, recurrence->getResults());
+    return success();
+  }
+};
+
+struct SplitLSTM : public OpRewritePattern<LSTMOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(LSTMOp lstm,
+                                PatternRewriter &rewriter) const override {
+    std::optional<Projection> p =
+        splittable(lstm, lstm.getX(), lstm.getSequenceLens(),
+                   lstm.getLayout(), lstm.getHiddenSize(),
+                   lstm.getDirection());
+    if (!p)
+      return failure();
+    Location loc = lstm.getLoc();
+    int64_t H = p->hidden;
+    // Both halves of the bias [D, 8H] (Wb, Rb) add to the projection.
+    Value wb = biasColumns(rewriter, loc, lstm.getB(), 0, 4 * H);
+    Value rb = biasColumns(rewriter, loc, lstm.getB(), 4 * H, 4 * H);
+    Value sum = wb && rb ? passes::buildKilnValue(rewriter, loc, "kiln.add",
+                                                  {wb, rb})
+                         : Value();
+    Value xw = buildProjection(rewriter, loc, *p, 4, lstm.getX(), lstm.getW(),
+                               flatten(rewriter, loc, sum, p->dirs * 4 * H));
+    if (!xw)
+      return rewriter.notifyMatchFailure(lstm, "the projection did not build");
+    auto recurrence = rewriter.create<LSTMRecurrenceOp>(
+        loc, lstm->getResultTypes(), xw, lstm.getR(), lstm.getP(),
+        lstm.getInitialH(), lstm.getInitialC(), lstm.getDirectionAttr(),
+        lstm.getHiddenSizeAttr(), lstm.getClipAttr(),
+        lstm.getInputForgetAttr());
+    rewriter.replaceOp(lstm, recurrence->getResults());
     return success();
   }
 };
@@ -109,15 +189,16 @@ struct SplitRecurrentPass
 
   StringRef getArgument() const final { return "kiln-cuda-split-recurrent"; }
   StringRef getDescription() const final {
-    return "Split a kiln.gru into its input projection (one matmul over all "
-           "steps) and a kiln.gru_recurrence, for the CUDA target";
+    return "Split a kiln.gru or kiln.lstm into its input projection (one "
+           "matmul over all steps) and its recurrence "
+           "(kiln.gru_recurrence, kiln.lstm_recurrence), for the CUDA target";
   }
   void getDependentDialects(DialectRegistry &registry) const override {
     registry.insert<KilnDialect>();
   }
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<SplitGRU>(&getContext());
+    patterns.add<SplitGRU, SplitLSTM>(&getContext());
     FrozenRewritePatternSet frozen(std::move(patterns));
     passes::applyPatternsOutsideFusions(getOperation(), frozen);
   }

@@ -352,6 +352,13 @@ func.func @gru_recurrence(%xw: tensor<4x2x15xf32>, %r: tensor<1x15x5xf32>, %rb: 
   return
 }
 
+// CHECK-LABEL: func.func @lstm_recurrence(
+// CHECK: kiln.lstm_recurrence {{.*}} : (tensor<4x2x20xf32>, tensor<1x20x5xf32>, tensor<1x15xf32>, tensor<1x2x5xf32>, tensor<1x2x5xf32>) -> (tensor<4x1x2x5xf32>, tensor<1x2x5xf32>, tensor<1x2x5xf32>)
+func.func @lstm_recurrence(%xw: tensor<4x2x20xf32>, %r: tensor<1x20x5xf32>, %p: tensor<1x15xf32>, %h0: tensor<1x2x5xf32>, %c0: tensor<1x2x5xf32>) {
+  %y, %yh, %yc = kiln.lstm_recurrence %xw, %r, %p, %h0, %c0 {clip = 0.000000e+00 : f32, direction = "forward", hidden_size = 5 : i64, input_forget = 0 : i64} : (tensor<4x2x20xf32>, tensor<1x20x5xf32>, tensor<1x15xf32>, tensor<1x2x5xf32>, tensor<1x2x5xf32>) -> (tensor<4x1x2x5xf32>, tensor<1x2x5xf32>, tensor<1x2x5xf32>)
+  return
+}
+
 // CHECK-LABEL: func.func @hard_sigmoid(
 // CHECK: kiln.hard_sigmoid {{.*}} : (tensor<2x3xf32>) -> tensor<2x3xf32>
 func.func @hard_sigmoid(%x: tensor<2x3xf32>) {

@@ -4,15 +4,16 @@
 // of [seq * batch, input] by the transposed weight plus the input half of
 // the bias, and a kiln.gru_recurrence with the recurrence half.
 // CHECK-LABEL: func.func @gru(
+// CHECK: %[[WB:.*]] = kiln.slice %arg3
+// CHECK-SAME: -> tensor<1x15xf32>
+// CHECK: %[[WB1:.*]] = kiln.reshape %[[WB]], %{{.*}} -> tensor<15xf32>
+// CHECK: %[[RB:.*]] = kiln.slice %arg3
+// CHECK-SAME: -> tensor<1x15xf32>
 // CHECK: %[[X:.*]] = kiln.reshape %arg0, %{{.*}} : (tensor<4x2x3xf32>, tensor<2xi64>) -> tensor<8x3xf32>
 // CHECK: %[[W:.*]] = kiln.reshape %arg1, %{{.*}} : (tensor<1x15x3xf32>, tensor<2xi64>) -> tensor<15x3xf32>
 // CHECK: %[[WT:.*]] = kiln.transpose %[[W]] {perm = array<i64: 1, 0>}
 // CHECK: %[[MM:.*]] = kiln.matmul %[[X]], %[[WT]] : (tensor<8x3xf32>, tensor<3x15xf32>) -> tensor<8x15xf32>
-// CHECK: %[[WB:.*]] = kiln.slice %arg3
-// CHECK-SAME: -> tensor<1x15xf32>
-// CHECK: %[[RB:.*]] = kiln.slice %arg3
-// CHECK-SAME: -> tensor<1x15xf32>
-// CHECK: %[[ADD:.*]] = kiln.add %[[MM]]
+// CHECK: %[[ADD:.*]] = kiln.add %[[MM]], %[[WB1]]
 // CHECK: %[[XW:.*]] = kiln.reshape %[[ADD]], %{{.*}} -> tensor<4x2x15xf32>
 // CHECK: %[[Y:.*]], %[[YH:.*]] = kiln.gru_recurrence %[[XW]], %arg2, %[[RB]], %arg4 {clip = 0.000000e+00 : f32, direction = "forward", hidden_size = 5 : i64, linear_before_reset = 1 : i64}
 // CHECK-NOT: kiln.gru %
@@ -41,4 +42,39 @@ func.func @kept(%x: tensor<4x2x3xf32>, %w: tensor<1x15x3xf32>, %r: tensor<1x15x5
   %y2, %h3 = kiln.gru %xb, %w, %r, %b, %full, %hb {clip = 0.000000e+00 : f32, direction = "forward", hidden_size = 5 : i64, layout = 1 : i64, linear_before_reset = 1 : i64} : (tensor<2x4x3xf32>, tensor<1x15x3xf32>, tensor<1x15x5xf32>, tensor<1x30xf32>, tensor<2xi32>, tensor<2x1x5xf32>) -> (tensor<2x4x1x5xf32>, tensor<2x1x5xf32>)
   %y3, %h4 = kiln.gru %x, %w, %r, %b, %full, %h0 {clip = 0.000000e+00 : f32, direction = "forward", hidden_size = 5 : i64, layout = 0 : i64, linear_before_reset = 0 : i64} : (tensor<4x2x3xf32>, tensor<1x15x3xf32>, tensor<1x15x5xf32>, tensor<1x30xf32>, tensor<2xi32>, tensor<1x2x5xf32>) -> (tensor<4x1x2x5xf32>, tensor<1x2x5xf32>)
   return %y0, %y1, %y2, %y3 : tensor<4x1x2x5xf32>, tensor<4x1x2x5xf32>, tensor<2x4x1x5xf32>, tensor<4x1x2x5xf32>
+}
+
+// -----
+
+// A bidirectional LSTM: the projection adds both halves of the bias (Wb +
+// Rb) for every direction; the recurrence takes the peepholes and both
+// initial states.
+// CHECK-LABEL: func.func @lstm(
+// CHECK: %[[WB:.*]] = kiln.slice %arg3
+// CHECK-SAME: -> tensor<2x20xf32>
+// CHECK: %[[RB:.*]] = kiln.slice %arg3
+// CHECK-SAME: -> tensor<2x20xf32>
+// CHECK: %[[B:.*]] = kiln.add %[[WB]], %[[RB]]
+// CHECK: %[[B1:.*]] = kiln.reshape %[[B]], %{{.*}} -> tensor<40xf32>
+// CHECK: %[[MM:.*]] = kiln.matmul %{{.*}} : (tensor<8x3xf32>, tensor<3x40xf32>) -> tensor<8x40xf32>
+// CHECK: %[[ADD:.*]] = kiln.add %[[MM]], %[[B1]]
+// CHECK: %[[XW:.*]] = kiln.reshape %[[ADD]], %{{.*}} -> tensor<4x2x40xf32>
+// CHECK: %[[Y:.*]], %[[YH:.*]], %[[YC:.*]] = kiln.lstm_recurrence %[[XW]], %arg2, %arg6, %arg4, %arg5 {clip = 0.000000e+00 : f32, direction = "bidirectional", hidden_size = 5 : i64, input_forget = 0 : i64}
+// CHECK-NOT: kiln.lstm %
+// CHECK: return %[[Y]], %[[YH]], %[[YC]]
+func.func @lstm(%x: tensor<4x2x3xf32>, %w: tensor<2x20x3xf32>, %r: tensor<2x20x5xf32>, %b: tensor<2x40xf32>, %h0: tensor<2x2x5xf32>, %c0: tensor<2x2x5xf32>, %p: tensor<2x15xf32>) -> (tensor<4x2x2x5xf32>, tensor<2x2x5xf32>, tensor<2x2x5xf32>) {
+  %len = kiln.constant dense<4> : tensor<2xi32>
+  %y, %yh, %yc = kiln.lstm %x, %w, %r, %b, %len, %h0, %c0, %p {clip = 0.000000e+00 : f32, direction = "bidirectional", hidden_size = 5 : i64, input_forget = 0 : i64, layout = 0 : i64} : (tensor<4x2x3xf32>, tensor<2x20x3xf32>, tensor<2x20x5xf32>, tensor<2x40xf32>, tensor<2xi32>, tensor<2x2x5xf32>, tensor<2x2x5xf32>, tensor<2x15xf32>) -> (tensor<4x2x2x5xf32>, tensor<2x2x5xf32>, tensor<2x2x5xf32>)
+  return %y, %yh, %yc : tensor<4x2x2x5xf32>, tensor<2x2x5xf32>, tensor<2x2x5xf32>
+}
+
+// -----
+
+// An LSTM with run-time lengths keeps its kiln.lstm.
+// CHECK-LABEL: func.func @lstm_kept(
+// CHECK-NOT: kiln.lstm_recurrence
+// CHECK: kiln.lstm %arg0
+func.func @lstm_kept(%x: tensor<4x2x3xf32>, %w: tensor<1x20x3xf32>, %r: tensor<1x20x5xf32>, %b: tensor<1x40xf32>, %lens: tensor<2xi32>, %h0: tensor<1x2x5xf32>, %c0: tensor<1x2x5xf32>, %p: tensor<1x15xf32>) -> tensor<4x1x2x5xf32> {
+  %y, %yh, %yc = kiln.lstm %x, %w, %r, %b, %lens, %h0, %c0, %p {clip = 0.000000e+00 : f32, direction = "forward", hidden_size = 5 : i64, input_forget = 0 : i64, layout = 0 : i64} : (tensor<4x2x3xf32>, tensor<1x20x3xf32>, tensor<1x20x5xf32>, tensor<1x40xf32>, tensor<2xi32>, tensor<1x2x5xf32>, tensor<1x2x5xf32>, tensor<1x15xf32>) -> (tensor<4x1x2x5xf32>, tensor<1x2x5xf32>, tensor<1x2x5xf32>)
+  return %y : tensor<4x1x2x5xf32>
 }

@@ -301,3 +301,19 @@ func.func @data_movement_kernels(%ids: tensor<2x5xi64>, %e: tensor<100x8xf32>, %
   %3 = kiln.resize %x, %s, %none {antialias = 0 : i64, coordinate_transformation_mode = "half_pixel", cubic_coeff_a = -7.500000e-01 : f32, exclude_outside = 0 : i64, extrapolation_value = 0.000000e+00 : f32, keep_aspect_ratio_policy = "stretch", mode = "linear", nearest_mode = "round_prefer_floor", roi = array<f32>} : (tensor<1x4x3x3xf32>, tensor<4xf32>, tensor<0xi64>) -> tensor<1x4x6x6xf32>
   return %0, %1, %2, %3 : tensor<2x5x8xf32>, tensor<1x4x6x6xf32>, tensor<1x2x6x6xf32>, tensor<1x4x6x6xf32>
 }
+
+// -----
+
+// A depthwise convolution (group = channels, one input channel each) is a
+// kernel the target prints, in either layout; a grouped one with more input
+// channels per group stays cuDNN's.
+// CHECK-LABEL: func.func @depthwise(
+// CHECK: kiln.conv %arg0, %arg1 {{.*}}kiln.kernel = "d0_depthwise_conv"
+// CHECK: kiln.conv %arg2, %arg3 {{.*}}kiln.kernel = "d1_depthwise_conv"{{.*}}layout = "nhwc"
+// CHECK: kiln.library_call "cudnn.conv"(%arg0, %arg4) {{.*}}group = 2
+func.func @depthwise(%x: tensor<2x8x9x9xf32>, %w: tensor<8x1x3x3xf32>, %xl: tensor<2x9x9x8xbf16>, %wl: tensor<8x3x3x1xbf16>, %wg: tensor<8x4x3x3xf32>) -> (tensor<2x8x5x5xf32>, tensor<2x9x9x8xbf16>, tensor<2x8x9x9xf32>) {
+  %0 = kiln.conv %x, %w {dilations = array<i64: 1, 1>, group = 8 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<2x8x9x9xf32>, tensor<8x1x3x3xf32>) -> tensor<2x8x5x5xf32>
+  %1 = kiln.conv %xl, %wl {dilations = array<i64: 1, 1>, group = 8 : i64, layout = "nhwc", pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<2x9x9x8xbf16>, tensor<8x3x3x1xbf16>) -> tensor<2x9x9x8xbf16>
+  %2 = kiln.conv %x, %wg {dilations = array<i64: 1, 1>, group = 2 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<2x8x9x9xf32>, tensor<8x4x3x3xf32>) -> tensor<2x8x9x9xf32>
+  return %0, %1, %2 : tensor<2x8x5x5xf32>, tensor<2x9x9x8xbf16>, tensor<2x8x9x9xf32>
+}

@@ -2,8 +2,8 @@
 //
 // This file implements the numerical tests of the kernels the CUDA target
 // prints for single top-level ops (CudaOpKernels.cpp's table: gather,
-// resize, conv_transpose, gru_recurrence, concat, max_pool) on a machine
-// without a GPU: each case is a function with one such op whose operands are
+// resize, conv_transpose, depthwise conv, gru_recurrence, lstm_recurrence,
+// concat, max_pool) on a machine without a GPU: each case is a function with one such op whose operands are
 // its arguments (random values) or constants; the op's kernel is printed, built
 // for the emulation (CudaEmulation.h), run with a grid smaller than the
 // printer's (the kernels grid-stride), and its output compared with the
@@ -28,9 +28,6 @@ struct OpCase {
   std::string name;
   std::string function;
   float lo = -4.0f, hi = 4.0f;
-  /// The last result is unused: its buffer is null, as the wrapper passes
-  /// it, and it is not compared.
-  bool lastUnused = false;
 };
 
 /// The one op of `func` that is not a kiln.constant or the return.
@@ -126,10 +123,6 @@ void checkOpCases(const std::vector<OpCase> &cases, unsigned maxGrid = 2) {
       outs.push_back(Tensor::empty(e.dtype(), e.shape()));
       storage.emplace_back(e.numel() * dtypeSize(e.dtype()) + 64);
       buffers.push_back(storage.back().data());
-    }
-    if (cases[i].lastUnused) {
-      buffers.back() = nullptr;
-      outs.pop_back();
     }
     fn(buffers.data());
     for (size_t r = 0; r < outs.size(); ++r) {
@@ -238,9 +231,33 @@ func.func @t1(%x: tensor<1x4x5x4xf32>, %w: tensor<4x1x3x2xf32>) -> tensor<1x2x10
   %0 = kiln.conv_transpose %x, %w {dilations = array<i64: 1, 2>, group = 2 : i64, output_padding = array<i64: 1, 0>, pads = array<i64: 1, 0, 1, 0>, strides = array<i64: 2, 2>} : (tensor<1x4x5x4xf32>, tensor<4x1x3x2xf32>) -> tensor<1x2x10x9xf32>
   return %0 : tensor<1x2x10x9xf32>
 })"});
+  // Depthwise convolutions: channels first with a stride and asymmetric
+  // pads, a multiplier of 2; channels last in bf16 (8-channel vectors) and
+  // in f32 with 6 channels (2-channel vectors) and a dilation.
+  cases.push_back({"d0_depthwise_conv", R"(
+func.func @d0(%x: tensor<2x4x9x9xf32>, %w: tensor<4x1x3x3xf32>) -> tensor<2x4x4x4xf32> {
+  %0 = kiln.conv %x, %w {dilations = array<i64: 1, 1>, group = 4 : i64, pads = array<i64: 1, 0, 0, 1>, strides = array<i64: 2, 2>} : (tensor<2x4x9x9xf32>, tensor<4x1x3x3xf32>) -> tensor<2x4x4x4xf32>
+  return %0 : tensor<2x4x4x4xf32>
+})"});
+  cases.push_back({"d1_depthwise_conv", R"(
+func.func @d1(%x: tensor<1x3x6x6xf32>, %w: tensor<6x1x5x5xf32>) -> tensor<1x6x6x6xf32> {
+  %0 = kiln.conv %x, %w {dilations = array<i64: 1, 1>, group = 3 : i64, pads = array<i64: 2, 2, 2, 2>, strides = array<i64: 1, 1>} : (tensor<1x3x6x6xf32>, tensor<6x1x5x5xf32>) -> tensor<1x6x6x6xf32>
+  return %0 : tensor<1x6x6x6xf32>
+})"});
+  cases.push_back({"d2_depthwise_conv", R"(
+func.func @d2(%x: tensor<1x6x7x16xbf16>, %w: tensor<16x3x3x1xbf16>) -> tensor<1x6x7x16xbf16> {
+  %0 = kiln.conv %x, %w {dilations = array<i64: 1, 1>, group = 16 : i64, layout = "nhwc", pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x6x7x16xbf16>, tensor<16x3x3x1xbf16>) -> tensor<1x6x7x16xbf16>
+  return %0 : tensor<1x6x7x16xbf16>
+})",
+                   -1.0f, 1.0f});
+  cases.push_back({"d3_depthwise_conv", R"(
+func.func @d3(%x: tensor<1x8x8x6xf32>, %w: tensor<6x3x3x1xf32>) -> tensor<1x8x8x6xf32> {
+  %0 = kiln.conv %x, %w {dilations = array<i64: 2, 2>, group = 6 : i64, layout = "nhwc", pads = array<i64: 2, 2, 2, 2>, strides = array<i64: 1, 1>} : (tensor<1x8x8x6xf32>, tensor<6x3x3x1xf32>) -> tensor<1x8x8x6xf32>
+  return %0 : tensor<1x8x8x6xf32>
+})"});
   // GRU recurrences (linear_before_reset, PyTorch's): forward with two
-  // blocks of 8 units (a batch of 32 fills them), bidirectional with a clip,
-  // a short batch and y_h unused (a null buffer, as in gru_tagger).
+  // blocks of 8 units (a batch of 32 fills them), bidirectional with a clip
+  // and a short batch.
   cases.push_back({"u0_gru", R"(
 func.func @u0(%xw: tensor<5x32x48xf32>, %r: tensor<1x48x16xf32>, %rb: tensor<1x48xf32>, %h0: tensor<1x32x16xf32>) -> (tensor<5x1x32x16xf32>, tensor<1x32x16xf32>) {
   %y, %yh = kiln.gru_recurrence %xw, %r, %rb, %h0 {clip = 0.000000e+00 : f32, direction = "forward", hidden_size = 16 : i64, linear_before_reset = 1 : i64} : (tensor<5x32x48xf32>, tensor<1x48x16xf32>, tensor<1x48xf32>, tensor<1x32x16xf32>) -> (tensor<5x1x32x16xf32>, tensor<1x32x16xf32>)
@@ -252,7 +269,27 @@ func.func @u1(%xw: tensor<3x2x36xf32>, %r: tensor<2x18x6xf32>, %rb: tensor<2x18x
   %y, %yh = kiln.gru_recurrence %xw, %r, %rb, %h0 {clip = 1.500000e+00 : f32, direction = "bidirectional", hidden_size = 6 : i64, linear_before_reset = 1 : i64} : (tensor<3x2x36xf32>, tensor<2x18x6xf32>, tensor<2x18xf32>, tensor<2x2x6xf32>) -> (tensor<3x2x2x6xf32>, tensor<2x2x6xf32>)
   return %y, %yh : tensor<3x2x2x6xf32>, tensor<2x2x6xf32>
 })",
-                   -2.0f, 2.0f, /*lastUnused=*/true});
+                   -2.0f, 2.0f});
+  // LSTM recurrences with peepholes: forward with a batch of 16 filling a
+  // block, bidirectional with a clip and input_forget, reverse.
+  cases.push_back({"l0_lstm", R"(
+func.func @l0(%xw: tensor<4x16x64xf32>, %r: tensor<1x64x16xf32>, %p: tensor<1x48xf32>, %h0: tensor<1x16x16xf32>, %c0: tensor<1x16x16xf32>) -> (tensor<4x1x16x16xf32>, tensor<1x16x16xf32>, tensor<1x16x16xf32>) {
+  %y, %yh, %yc = kiln.lstm_recurrence %xw, %r, %p, %h0, %c0 {clip = 0.000000e+00 : f32, direction = "forward", hidden_size = 16 : i64, input_forget = 0 : i64} : (tensor<4x16x64xf32>, tensor<1x64x16xf32>, tensor<1x48xf32>, tensor<1x16x16xf32>, tensor<1x16x16xf32>) -> (tensor<4x1x16x16xf32>, tensor<1x16x16xf32>, tensor<1x16x16xf32>)
+  return %y, %yh, %yc : tensor<4x1x16x16xf32>, tensor<1x16x16xf32>, tensor<1x16x16xf32>
+})",
+                   -1.0f, 1.0f});
+  cases.push_back({"l1_lstm", R"(
+func.func @l1(%xw: tensor<3x2x48xf32>, %r: tensor<2x24x6xf32>, %p: tensor<2x18xf32>, %h0: tensor<2x2x6xf32>, %c0: tensor<2x2x6xf32>) -> (tensor<3x2x2x6xf32>, tensor<2x2x6xf32>, tensor<2x2x6xf32>) {
+  %y, %yh, %yc = kiln.lstm_recurrence %xw, %r, %p, %h0, %c0 {clip = 1.500000e+00 : f32, direction = "bidirectional", hidden_size = 6 : i64, input_forget = 1 : i64} : (tensor<3x2x48xf32>, tensor<2x24x6xf32>, tensor<2x18xf32>, tensor<2x2x6xf32>, tensor<2x2x6xf32>) -> (tensor<3x2x2x6xf32>, tensor<2x2x6xf32>, tensor<2x2x6xf32>)
+  return %y, %yh, %yc : tensor<3x2x2x6xf32>, tensor<2x2x6xf32>, tensor<2x2x6xf32>
+})",
+                   -2.0f, 2.0f});
+  cases.push_back({"l2_lstm", R"(
+func.func @l2(%xw: tensor<2x3x32xf32>, %r: tensor<1x32x8xf32>, %p: tensor<1x24xf32>, %h0: tensor<1x3x8xf32>, %c0: tensor<1x3x8xf32>) -> (tensor<2x1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) {
+  %y, %yh, %yc = kiln.lstm_recurrence %xw, %r, %p, %h0, %c0 {clip = 0.000000e+00 : f32, direction = "reverse", hidden_size = 8 : i64, input_forget = 0 : i64} : (tensor<2x3x32xf32>, tensor<1x32x8xf32>, tensor<1x24xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> (tensor<2x1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>)
+  return %y, %yh, %yc : tensor<2x1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>
+})",
+                   -1.0f, 1.0f});
   // The kernels printed before this file's: concat and max pool.
   cases.push_back({"c0_concat", R"(
 func.func @c0(%a: tensor<2x3x4xf32>, %b: tensor<2x1x4xf32>) -> tensor<2x4x4xf32> {
