@@ -136,6 +136,9 @@ LogicalResult runGraphPasses(ModuleOp module, PipelineStage stage,
     target->addLayoutPasses(pm);
     pm.addPass(createLayoutCleanupPass());
     pm.addPass(createCSEPass());
+    // 7c. Reductions the new layout made strided (a channels-last global
+    //     average pool: a column sum of H·W rows per channel) in two stages.
+    pm.addPass(createSplitReductionsPass());
   }
   if (stage == PipelineStage::Fused) {
     // 8. Group elementwise ops, reductions and views into kiln.fusion

@@ -15,9 +15,10 @@
 //     divisor of S up to sqrt(S), at least 16), first over the f part, then
 //     over the rest.
 //
-// It applies when an output has at least 4096 inputs and there are few
-// outputs: fewer than 16384 when the reduced axes are strided (a column sum:
-// a thread per output), fewer than 256 when they are the innermost ones (a
+// It applies when an output has many inputs and there are few outputs: at
+// least 512 inputs and fewer than 16384 outputs when the reduced axes are
+// strided (a column sum: a thread per output), at least 4096 inputs and
+// fewer than 256 outputs when they are the innermost ones (a
 // row reduction takes a block per row, so 8192 softmax rows of 8192 already
 // fill the GPU: split, they ran at a third of the copy bandwidth); static
 // shapes and constant axes given. The first
@@ -41,6 +42,10 @@ using namespace kiln::passes;
 namespace {
 
 constexpr int64_t kMinInputsPerOutput = 4096;
+/// Strided reductions take a thread per output: a few thousand outputs of
+/// a few thousand inputs each (a channels-last global average pool,
+/// [8, 56, 56, 96] over H and W) leave most of the GPU idle.
+constexpr int64_t kMinStridedInputsPerOutput = 512;
 constexpr int64_t kMaxOutputs = 16384;
 constexpr int64_t kMaxContiguousRows = 256;
 
@@ -104,7 +109,9 @@ struct SplitReduction : public RewritePattern {
       else if (shape[d] != 1)
         contiguousRows = false;
     }
-    if (perOutput < kMinInputsPerOutput || outputs >= kMaxOutputs ||
+    if (perOutput < (contiguousRows ? kMinInputsPerOutput
+                                     : kMinStridedInputsPerOutput) ||
+        outputs >= kMaxOutputs ||
         (contiguousRows && outputs >= kMaxContiguousRows))
       return failure();
     bool keepdims = keep.getInt() != 0;

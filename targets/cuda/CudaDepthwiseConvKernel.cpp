@@ -11,12 +11,16 @@
 // channels, V = 8 for 16-bit types), or per output element (channels first:
 // consecutive threads on consecutive columns), grid-stride, accumulating in
 // f32 over the taps inside the input (pads and borders skipped), with any
-// stride, dilation and pads. `KILN_CUDA_DEPTHWISE_KERNEL=0` at compile time
+// stride, dilation and pads. Channels last, a block takes a group of
+// channels and stages their weights tap-major in shared memory, so that the
+// V weights of a tap are consecutive words (read from the weight tensor
+// [C, kH, kW, 1], they were V loads of V different lines per tap). `KILN_CUDA_DEPTHWISE_KERNEL=0` at compile time
 // leaves them to cuDNN (to compare).
 //
 //===----------------------------------------------------------------------===//
 
 #include "codegen/ExprPrinter.h"
+#include "codegen/MemoryPlanner.h"
 #include "ir/KilnOps.h"
 #include "targets/cuda/CudaKernel.h"
 
@@ -24,6 +28,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <algorithm>
 #include <string>
 
 using namespace mlir;
@@ -103,6 +108,205 @@ bool cudaDepthwiseConvQualifies(Operation *op) {
   return !(env && std::strcmp(env, "0") == 0);
 }
 
+namespace {
+
+/// The kernel's comment: what it convolves and how it is mapped.
+std::string describe(const CudaKernel &k, const Depthwise &g,
+                     const std::string &mapping) {
+  std::string s =
+      "// " + k.name + ": depthwise convolution (" +
+      (g.channelsLast ? "channels last" : "channels first") + ") of " +
+      str(g.channels) + " channels, " + str(g.inH) + "x" + str(g.inW) +
+      " -> " + str(g.outH) + "x" + str(g.outW) + ", taps " + str(g.kH) + "x" +
+      str(g.kW) + ", strides " + str(g.strideH) + "x" + str(g.strideW) +
+      ", dilations " + str(g.dilH) + "x" + str(g.dilW) + ", pads top/left " +
+      str(g.padTop) + "/" + str(g.padLeft) +
+      (g.multiplier > 1 ? ", multiplier " + str(g.multiplier) : "") +
+      ", batch " + str(g.batch) + "\n// ONNX nodes:";
+  for (const std::string &node : k.sourceNodes)
+    s += " " + node;
+  return s + "\n// mapping: " + mapping + "\n";
+}
+
+/// The loops over the taps inside the input around output (kiln_oy,
+/// kiln_ox), each tap's body `body` (iy, ix and the tap index kiln_t
+/// defined), indented for the caller's `indent`.
+std::string tapLoops(const Depthwise &g, const std::string &indent,
+                     const std::string &body) {
+  std::string s;
+  s += indent + "#pragma unroll\n";
+  s += indent + "for (int ky = 0; ky < " + str(g.kH) + "; ++ky) {\n";
+  s += indent + "  const int iy = kiln_oy * " + str(g.strideH) + " - " +
+       str(g.padTop) + " + ky * " + str(g.dilH) + ";\n";
+  s += indent + "  if (iy < 0 || iy >= " + str(g.inH) + ")\n" + indent +
+       "    continue;\n";
+  s += indent + "#pragma unroll\n";
+  s += indent + "  for (int kx = 0; kx < " + str(g.kW) + "; ++kx) {\n";
+  s += indent + "    const int ix = kiln_ox * " + str(g.strideW) + " - " +
+       str(g.padLeft) + " + kx * " + str(g.dilW) + ";\n";
+  s += indent + "    if (ix < 0 || ix >= " + str(g.inW) + ")\n" + indent +
+       "      continue;\n";
+  s += indent + "    const int kiln_t = ky * " + str(g.kW) + " + kx;\n";
+  s += body;
+  s += indent + "  }\n" + indent + "}\n";
+  return s;
+}
+
+/// Channels first (or a multiplier above 1): a thread per output element,
+/// consecutive threads on consecutive columns of one channel (its weights
+/// read by the whole warp at once).
+CudaKernel emitChannelsFirst(Operation *op, llvm::StringRef name,
+                             const Depthwise &g, const std::string &storage,
+                             int64_t total) {
+  int64_t taps = g.kH * g.kW, outChannels = g.channels * g.multiplier;
+  CudaKernel k;
+  std::string head = beginElementKernel(
+      k, op, name, total,
+      "const " + storage + " *__restrict__ in0, const " + storage +
+          " *__restrict__ in1, " + storage + " *__restrict__ out0");
+  std::string s = describe(k, g,
+                           "one thread per output element, grid-stride; taps "
+                           "outside the input skipped; f32 accumulation");
+  s += head + " {\n";
+  s += elementLoopHead(total);
+  s += "    long long kiln_r = kiln_i;\n";
+  auto split = [&](const std::string &var, int64_t size) {
+    s += "    const int " + var + " = (int)(kiln_r % " + str(size) + "LL);\n";
+    s += "    kiln_r /= " + str(size) + "LL;\n";
+  };
+  if (g.channelsLast) {
+    split("kiln_c", outChannels);
+    split("kiln_ox", g.outW);
+    split("kiln_oy", g.outH);
+  } else {
+    split("kiln_ox", g.outW);
+    split("kiln_oy", g.outH);
+    split("kiln_c", outChannels);
+  }
+  s += "    const long long kiln_n = kiln_r;\n";
+  std::string inC = g.multiplier > 1
+                        ? "kiln_c / " + str(g.multiplier)
+                        : std::string("kiln_c");
+  std::string pixel =
+      g.channelsLast
+          ? "((kiln_n * " + str(g.inH) + " + iy) * " + str(g.inW) +
+                " + ix) * " + str(g.channels) + " + " + inC
+          : "((kiln_n * " + str(g.channels) + " + " + inC + ") * " +
+                str(g.inH) + " + iy) * " + str(g.inW) + " + ix";
+  s += "    const " + storage + " *kiln_w = in1 + (long long)kiln_c * " +
+       str(taps) + ";\n";
+  s += "    float kiln_acc = 0.0f;\n";
+  s += tapLoops(g, "    ",
+                "        kiln_acc += (float)in0[" + pixel +
+                    "] * (float)kiln_w[kiln_t];\n");
+  s += "    out0[kiln_i] = " + storage + "(kiln_acc);\n";
+  s += "  }\n}\n";
+  k.definition = s;
+  return k;
+}
+
+/// Channels last, a multiplier of 1: V consecutive channels per thread
+/// (16-byte loads and stores). A block takes a group of CB channels and
+/// stages their weights in shared memory tap-major ([tap][channel], f32),
+/// so each thread reads its V weights of a tap as consecutive words; its
+/// threads cover CB/V channel vectors of 256·V/CB output pixels, and it
+/// walks pixel tiles grid-stride (the grid is a multiple of the groups, so
+/// a block keeps one group; it restages when the group changes).
+CudaKernel emitChannelsLast(Operation *op, llvm::StringRef name,
+                            const Depthwise &g, const std::string &storage,
+                            int64_t bytes, int64_t vec) {
+  constexpr unsigned kBlock = 256;
+  int64_t taps = g.kH * g.kW, vectors = g.channels / vec;
+  // Channel vectors per block: the most (up to 32) that divide the
+  // channels' and whose weights fit the shared memory.
+  int64_t perBlock = 1;
+  for (int64_t c = std::min<int64_t>(vectors, 32); c >= 1; --c)
+    if (vectors % c == 0 && c * vec * taps * 4 <= 40 * 1024) {
+      perBlock = c;
+      break;
+    }
+  int64_t cb = perBlock * vec, groups = vectors / perBlock;
+  int64_t pixelsPerTile = kBlock / perBlock;
+  int64_t pixels = g.batch * g.outH * g.outW;
+  int64_t tiles = (pixels + pixelsPerTile - 1) / pixelsPerTile;
+  int64_t tileBlocks = std::min<int64_t>(
+      tiles, std::max<int64_t>(1, (8192 + groups - 1) / groups));
+
+  CudaKernel k;
+  k.name = name.str();
+  k.sourceNodes = sourceNodeNames(op);
+  k.grid[0] = static_cast<unsigned>(groups * tileBlocks);
+  k.block[0] = kBlock;
+  std::string head = "extern \"C\" __global__ void __launch_bounds__(" +
+                     str(kBlock) + ")\n" + k.name + "(const " + storage +
+                     " *__restrict__ in0, const " + storage +
+                     " *__restrict__ in1, " + storage +
+                     " *__restrict__ out0)";
+  k.declaration = head + ";";
+  std::string vt = k.name + "_vec";
+  std::string s = describe(
+      k, g,
+      "a block per " + str(cb) + " channels (weights staged tap-major in "
+      "shared memory) and tiles of " + str(pixelsPerTile) +
+          " output pixels (grid-stride); a thread per pixel and " +
+          str(vec) + " channels (" + str(vec * bytes) +
+          "-byte loads and stores); taps outside the input skipped; f32 "
+          "accumulation");
+  s += "struct alignas(" + str(vec * bytes) + ") " + vt + " { " + storage +
+       " v[" + str(vec) + "]; };\n";
+  s += head + " {\n";
+  s += "  __shared__ float kiln_ws[" + str(taps * cb) + "]; // [tap][channel]\n";
+  s += "  const int kiln_cv = threadIdx.x % " + str(perBlock) +
+       ", kiln_pl = threadIdx.x / " + str(perBlock) + ";\n";
+  s += "  int kiln_staged = -1;\n";
+  s += "  for (long long kiln_w = blockIdx.x; kiln_w < " +
+       str(groups * tiles) + "LL; kiln_w += gridDim.x) {\n";
+  s += "    const int kiln_g = (int)(kiln_w % " + str(groups) + ");\n";
+  s += "    const long long kiln_tile = kiln_w / " + str(groups) + ";\n";
+  s += "    if (kiln_g != kiln_staged) { // uniform across the block\n";
+  s += "      __syncthreads();\n";
+  s += "      for (int i = threadIdx.x; i < " + str(taps * cb) +
+       "; i += blockDim.x)\n";
+  s += "        kiln_ws[i] = (float)in1[((long long)kiln_g * " + str(cb) +
+       " + i % " + str(cb) + ") * " + str(taps) + " + i / " + str(cb) +
+       "];\n";
+  s += "      __syncthreads();\n";
+  s += "      kiln_staged = kiln_g;\n";
+  s += "    }\n";
+  s += "    const long long kiln_p = kiln_tile * " + str(pixelsPerTile) +
+       " + kiln_pl;\n";
+  s += "    if (kiln_pl >= " + str(pixelsPerTile) + " || kiln_p >= " +
+       str(pixels) + "LL)\n      continue;\n";
+  s += "    const int kiln_ox = (int)(kiln_p % " + str(g.outW) + ");\n";
+  s += "    const int kiln_oy = (int)((kiln_p / " + str(g.outW) + ") % " +
+       str(g.outH) + ");\n";
+  s += "    const long long kiln_n = kiln_p / " + str(g.outW * g.outH) +
+       ";\n";
+  s += "    const int kiln_c0 = kiln_g * " + str(cb) + " + kiln_cv * " +
+       str(vec) + ";\n";
+  s += "    float kiln_acc[" + str(vec) + "] = {};\n";
+  std::string body =
+      "        const " + vt + " xv = *reinterpret_cast<const " + vt +
+      " *>(in0 + ((kiln_n * " + str(g.inH) + " + iy) * " + str(g.inW) +
+      " + ix) * " + str(g.channels) + " + kiln_c0);\n" +
+      "        const float *wv = kiln_ws + kiln_t * " + str(cb) +
+      " + kiln_cv * " + str(vec) + ";\n" + "#pragma unroll\n" +
+      "        for (int v = 0; v < " + str(vec) + "; ++v)\n" +
+      "          kiln_acc[v] += (float)xv.v[v] * wv[v];\n";
+  s += tapLoops(g, "    ", body);
+  s += "    " + vt + " yv;\n";
+  s += "#pragma unroll\n";
+  s += "    for (int v = 0; v < " + str(vec) + "; ++v)\n";
+  s += "      yv.v[v] = " + storage + "(kiln_acc[v]);\n";
+  s += "    *reinterpret_cast<" + vt + " *>(out0 + kiln_p * " +
+       str(g.channels) + " + kiln_c0) = yv;\n";
+  s += "  }\n}\n";
+  k.definition = s;
+  return k;
+}
+
+} // namespace
+
 std::optional<CudaKernel> emitCudaDepthwiseConvKernel(Operation *op,
                                                       llvm::StringRef name) {
   if (!cudaDepthwiseConvQualifies(op))
@@ -113,112 +317,19 @@ std::optional<CudaKernel> emitCudaDepthwiseConvKernel(Operation *op,
   codegen::ScalarType st = *codegen::scalarTypeOf(yt.getElementType());
   std::string storage = codegen::storageCType(st);
   int64_t bytes = st == codegen::ScalarType::F32 ? 4 : 2;
-  int64_t outChannels = g.channels * g.multiplier;
   // Channels last: V consecutive channels per thread, the widest vector of
   // at most 16 bytes that divides the channels (one input channel per
   // output channel: a multiplier of 1).
   int64_t vec = 1;
   if (g.channelsLast && g.multiplier == 1)
     for (int64_t v = 16 / bytes; v > 1; v /= 2)
-      if (outChannels % v == 0) {
+      if (g.channels % v == 0) {
         vec = v;
         break;
       }
-  int64_t total = yt.getNumElements() / vec;
-  int64_t taps = g.kH * g.kW;
-
-  CudaKernel k;
-  std::string head = beginElementKernel(
-      k, op, name, total,
-      "const " + storage + " *__restrict__ in0, const " + storage +
-          " *__restrict__ in1, " + storage + " *__restrict__ out0");
-  std::string vt = k.name + "_vec";
-  std::string s = "// " + k.name + ": depthwise convolution (" +
-                  (g.channelsLast ? "channels last" : "channels first") +
-                  ") of " + str(g.channels) + " channels, " + str(g.inH) +
-                  "x" + str(g.inW) + " -> " + str(g.outH) + "x" +
-                  str(g.outW) + ", taps " + str(g.kH) + "x" + str(g.kW) +
-                  ", strides " + str(g.strideH) + "x" + str(g.strideW) +
-                  ", dilations " + str(g.dilH) + "x" + str(g.dilW) +
-                  ", pads top/left " + str(g.padTop) + "/" + str(g.padLeft) +
-                  (g.multiplier > 1 ? ", multiplier " + str(g.multiplier)
-                                    : "") +
-                  ", batch " + str(g.batch) + "\n// ONNX nodes:";
-  for (const std::string &node : k.sourceNodes)
-    s += " " + node;
-  s += "\n// mapping: one thread per output " +
-       (vec > 1 ? "pixel and " + str(vec) + " channels (" +
-                      str(vec * bytes) + "-byte loads and stores)"
-                : std::string("element")) +
-       ", grid-stride; taps outside the input skipped; f32 accumulation\n";
   if (vec > 1)
-    s += "struct alignas(" + str(vec * bytes) + ") " + vt + " { " + storage +
-         " v[" + str(vec) + "]; };\n";
-  s += head + " {\n";
-  s += elementLoopHead(total);
-  s += "    long long kiln_r = kiln_i;\n";
-  // The output coordinates, innermost first.
-  auto split = [&](const std::string &var, int64_t size) {
-    s += "    const int " + var + " = (int)(kiln_r % " + str(size) + "LL);\n";
-    s += "    kiln_r /= " + str(size) + "LL;\n";
-  };
-  if (g.channelsLast) {
-    split("kiln_c", outChannels / vec);
-    split("kiln_ox", g.outW);
-    split("kiln_oy", g.outH);
-  } else {
-    split("kiln_ox", g.outW);
-    split("kiln_oy", g.outH);
-    split("kiln_c", outChannels);
-  }
-  s += "    const long long kiln_n = kiln_r;\n";
-  std::string c0 = vec > 1 ? "kiln_c * " + str(vec) : "kiln_c";
-  std::string inC = g.multiplier > 1 ? "(" + c0 + ") / " + str(g.multiplier)
-                                     : c0;
-  s += "    float kiln_acc[" + str(vec) + "] = {};\n";
-  s += "    const " + storage + " *kiln_w = in1 + (long long)(" + c0 +
-       ") * " + str(taps) + ";\n";
-  s += "#pragma unroll\n";
-  s += "    for (int ky = 0; ky < " + str(g.kH) + "; ++ky) {\n";
-  s += "      const int iy = kiln_oy * " + str(g.strideH) + " - " +
-       str(g.padTop) + " + ky * " + str(g.dilH) + ";\n";
-  s += "      if (iy < 0 || iy >= " + str(g.inH) + ")\n        continue;\n";
-  s += "#pragma unroll\n";
-  s += "      for (int kx = 0; kx < " + str(g.kW) + "; ++kx) {\n";
-  s += "        const int ix = kiln_ox * " + str(g.strideW) + " - " +
-       str(g.padLeft) + " + kx * " + str(g.dilW) + ";\n";
-  s += "        if (ix < 0 || ix >= " + str(g.inW) + ")\n          continue;\n";
-  std::string pixel =
-      g.channelsLast
-          ? "((kiln_n * " + str(g.inH) + " + iy) * " + str(g.inW) + " + ix) * " +
-                str(g.channels) + " + " + inC
-          : "((kiln_n * " + str(g.channels) + " + " + inC + ") * " +
-                str(g.inH) + " + iy) * " + str(g.inW) + " + ix";
-  if (vec > 1) {
-    s += "        const " + vt + " xv = *reinterpret_cast<const " + vt +
-         " *>(in0 + " + pixel + ");\n";
-    s += "#pragma unroll\n";
-    s += "        for (int v = 0; v < " + str(vec) + "; ++v)\n";
-    s += "          kiln_acc[v] += (float)xv.v[v] * (float)kiln_w[v * " +
-         str(taps) + " + ky * " + str(g.kW) + " + kx];\n";
-  } else {
-    s += "        kiln_acc[0] += (float)in0[" + pixel +
-         "] * (float)kiln_w[ky * " + str(g.kW) + " + kx];\n";
-  }
-  s += "      }\n    }\n";
-  if (vec > 1) {
-    s += "    " + vt + " yv;\n";
-    s += "#pragma unroll\n";
-    s += "    for (int v = 0; v < " + str(vec) + "; ++v)\n";
-    s += "      yv.v[v] = " + storage + "(kiln_acc[v]);\n";
-    s += "    *reinterpret_cast<" + vt + " *>(out0 + kiln_i * " + str(vec) +
-         ") = yv;\n";
-  } else {
-    s += "    out0[kiln_i] = " + storage + "(kiln_acc[0]);\n";
-  }
-  s += "  }\n}\n";
-  k.definition = s;
-  return k;
+    return emitChannelsLast(op, name, g, storage, bytes, vec);
+  return emitChannelsFirst(op, name, g, storage, yt.getNumElements());
 }
 
 } // namespace kiln

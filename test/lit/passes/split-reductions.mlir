@@ -51,3 +51,28 @@ func.func @long_rows(%x: tensor<8192x8192xf32>) -> tensor<8192x1xf32> {
   %0 = kiln.reduce_max %x, %a {keepdims = 1 : i64, noop_with_empty_axes = 0 : i64} : (tensor<8192x8192xf32>, tensor<1xi64>) -> tensor<8192x1xf32>
   return %0 : tensor<8192x1xf32>
 }
+
+// -----
+
+// A channels-last global average pool (squeeze-excite's): 1152 strided
+// outputs of 784 inputs each, W first, then both axes.
+// CHECK-LABEL: func.func @pool_nhwc
+// CHECK: %[[P:.*]] = kiln.reduce_mean %arg0, %{{.*}} {keepdims = 1 : i64, {{.*}}} : (tensor<8x28x28x144xbf16>, tensor<1xi64>) -> tensor<8x28x1x144xbf16>
+// CHECK: kiln.reduce_mean %[[P]], %{{.*}} {keepdims = 1 : i64, {{.*}}} : (tensor<8x28x1x144xbf16>, tensor<2xi64>) -> tensor<8x1x1x144xbf16>
+func.func @pool_nhwc(%x: tensor<8x28x28x144xbf16>) -> tensor<8x1x1x144xbf16> {
+  %a = kiln.constant dense<[1, 2]> : tensor<2xi64>
+  %0 = kiln.reduce_mean %x, %a {keepdims = 1 : i64, noop_with_empty_axes = 0 : i64} : (tensor<8x28x28x144xbf16>, tensor<2xi64>) -> tensor<8x1x1x144xbf16>
+  return %0 : tensor<8x1x1x144xbf16>
+}
+
+// -----
+
+// A few hundred strided inputs per output are left alone.
+// CHECK-LABEL: func.func @pool_small
+// CHECK: kiln.reduce_mean %arg0
+// CHECK-NOT: kiln.reduce_mean
+func.func @pool_small(%x: tensor<8x14x14x480xbf16>) -> tensor<8x1x1x480xbf16> {
+  %a = kiln.constant dense<[1, 2]> : tensor<2xi64>
+  %0 = kiln.reduce_mean %x, %a {keepdims = 1 : i64, noop_with_empty_axes = 0 : i64} : (tensor<8x14x14x480xbf16>, tensor<2xi64>) -> tensor<8x1x1x480xbf16>
+  return %0 : tensor<8x1x1x480xbf16>
+}

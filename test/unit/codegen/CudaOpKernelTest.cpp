@@ -232,8 +232,9 @@ func.func @t1(%x: tensor<1x4x5x4xf32>, %w: tensor<4x1x3x2xf32>) -> tensor<1x2x10
   return %0 : tensor<1x2x10x9xf32>
 })"});
   // Depthwise convolutions: channels first with a stride and asymmetric
-  // pads, a multiplier of 2; channels last in bf16 (8-channel vectors) and
-  // in f32 with 6 channels (2-channel vectors) and a dilation.
+  // pads, a multiplier of 2; channels last in bf16 (8-channel vectors), in
+  // f32 with 6 channels (2-channel vectors: a block of 85 pixels of 3
+  // vectors) and a dilation, and in bf16 with two groups of 256 channels.
   cases.push_back({"d0_depthwise_conv", R"(
 func.func @d0(%x: tensor<2x4x9x9xf32>, %w: tensor<4x1x3x3xf32>) -> tensor<2x4x4x4xf32> {
   %0 = kiln.conv %x, %w {dilations = array<i64: 1, 1>, group = 4 : i64, pads = array<i64: 1, 0, 0, 1>, strides = array<i64: 2, 2>} : (tensor<2x4x9x9xf32>, tensor<4x1x3x3xf32>) -> tensor<2x4x4x4xf32>
@@ -255,6 +256,12 @@ func.func @d3(%x: tensor<1x8x8x6xf32>, %w: tensor<6x3x3x1xf32>) -> tensor<1x8x8x
   %0 = kiln.conv %x, %w {dilations = array<i64: 2, 2>, group = 6 : i64, layout = "nhwc", pads = array<i64: 2, 2, 2, 2>, strides = array<i64: 1, 1>} : (tensor<1x8x8x6xf32>, tensor<6x3x3x1xf32>) -> tensor<1x8x8x6xf32>
   return %0 : tensor<1x8x8x6xf32>
 })"});
+  cases.push_back({"d4_depthwise_conv", R"(
+func.func @d4(%x: tensor<1x5x5x512xbf16>, %w: tensor<512x3x3x1xbf16>) -> tensor<1x3x3x512xbf16> {
+  %0 = kiln.conv %x, %w {dilations = array<i64: 1, 1>, group = 512 : i64, layout = "nhwc", pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<1x5x5x512xbf16>, tensor<512x3x3x1xbf16>) -> tensor<1x3x3x512xbf16>
+  return %0 : tensor<1x3x3x512xbf16>
+})",
+                   -1.0f, 1.0f});
   // GRU recurrences (linear_before_reset, PyTorch's): forward with two
   // blocks of 8 units (a batch of 32 fills them), bidirectional with a clip
   // and a short batch.
