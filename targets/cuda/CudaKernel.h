@@ -67,12 +67,13 @@ CudaKernel printCudaKernel(const codegen::Kernel &kernel);
 /// diagnostics and fails on ops or shapes the kernel IR cannot express.
 mlir::FailureOr<CudaKernel> emitCudaKernel(FusionOp op);
 
-/// The CUDA kernel of a top-level kiln.max_pool (static shapes, float
-/// types, 1-3 spatial dims), named `name` (CudaPoolKernel.cpp): pooling
-/// windows are not kernel IR, so the CUDA target prints them directly.
-/// Nullopt when the op does not qualify (it then runs on the host).
-std::optional<CudaKernel> emitCudaMaxPoolKernel(mlir::Operation *op,
-                                                llvm::StringRef name);
+/// The CUDA kernel of a top-level kiln.max_pool or kiln.avg_pool (static
+/// shapes, float types, 1-3 spatial dims), named `name`
+/// (CudaPoolKernel.cpp): pooling windows are not kernel IR, so the CUDA
+/// target prints them directly. Nullopt when the op does not qualify (it
+/// then runs on the host).
+std::optional<CudaKernel> emitCudaPoolKernel(mlir::Operation *op,
+                                             llvm::StringRef name);
 
 /// The CUDA kernel of a top-level kiln.concat (static shapes), named
 /// `name` (CudaConcatKernel.cpp); nullopt when the op does not qualify.
@@ -114,6 +115,24 @@ bool cudaDepthwiseConvQualifies(mlir::Operation *op);
 /// nullopt when the op does not qualify.
 std::optional<CudaKernel> emitCudaDepthwiseConvKernel(mlir::Operation *op,
                                                       llvm::StringRef name);
+
+/// The kernel of a top-level kiln.gather_elements, kiln.argmax / argmin or
+/// kiln.cumsum / cumprod (static shapes; constant scan axis): one thread
+/// per output element, or per line along the axis (CudaIndexKernels.cpp),
+/// named `name`; nullopt when the op does not qualify.
+std::optional<CudaKernel> emitCudaGatherElementsKernel(mlir::Operation *op,
+                                                       llvm::StringRef name);
+std::optional<CudaKernel> emitCudaArgReduceKernel(mlir::Operation *op,
+                                                  llvm::StringRef name);
+std::optional<CudaKernel> emitCudaScanKernel(mlir::Operation *op,
+                                             llvm::StringRef name);
+/// kiln.trilu (one thread per element, k read at run time) and
+/// kiln.scatter_elements (two launches: the copy, then the updates in
+/// order from one thread), also CudaIndexKernels.cpp.
+std::optional<CudaKernel> emitCudaTriluKernel(mlir::Operation *op,
+                                              llvm::StringRef name);
+std::optional<CudaKernel> emitCudaScatterElementsKernel(mlir::Operation *op,
+                                                        llvm::StringRef name);
 
 /// The kernel of a top-level kiln.gru_recurrence (static shapes,
 /// f32/f16/bf16, linear_before_reset = 1), launched once per step

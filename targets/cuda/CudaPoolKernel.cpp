@@ -1,13 +1,17 @@
-//===- CudaPoolKernel.cpp - CUDA kernels for max pooling ------------------===//
+//===- CudaPoolKernel.cpp - CUDA kernels for max and average pooling ------===//
 //
 // This file implements the CUDA kernel of a top-level kiln.max_pool (ONNX
-// MaxPool): pooling windows are not expressible in the kernel IR (a window
+// MaxPool) or kiln.avg_pool (ONNX AveragePool, channels first): pooling
+// windows are not expressible in the kernel IR (a window
 // is a reduction over positions that depend on the output index and are
 // clipped at the borders), so instead of running it on the host, the CUDA
 // target prints it directly: one thread per output element, grid-stride, the
 // window loops unrolled by the compiler (kernel, strides, pads and dilations
-// are literals), positions outside the input skipped, NaN propagated, as the
-// reference kernel (runtime/kernels/Pooling.cpp) computes. The output shape
+// are literals), positions outside the input skipped, NaN propagated (max),
+// as the reference kernel (runtime/kernels/Pooling.cpp) computes. An average
+// sums in f32 and divides by the positions inside the input, or with
+// count_include_pad by those inside the explicitly padded input (a product
+// of per-dim counts; positions added by ceil_mode never count). The output shape
 // (floor or ceil mode) is the op's static result type. A channels-last pool
 // (layout = "nhwc", kiln-channels-last) reads [N, spatial..., C]: a thread's
 // channel is its index's innermost part, so neighbouring threads read
@@ -42,9 +46,10 @@ std::string join(ArrayRef<int64_t> v, const char *sep) {
 
 } // namespace
 
-std::optional<CudaKernel> emitCudaMaxPoolKernel(Operation *op,
-                                                llvm::StringRef name) {
-  if (!isa<MaxPoolOp>(op) || op->getNumResults() != 1)
+std::optional<CudaKernel> emitCudaPoolKernel(Operation *op,
+                                             llvm::StringRef name) {
+  bool average = isa<AvgPoolOp>(op);
+  if (!(average || isa<MaxPoolOp>(op)) || op->getNumResults() != 1)
     return std::nullopt;
   auto xt = dyn_cast<RankedTensorType>(op->getOperand(0).getType());
   auto yt = dyn_cast<RankedTensorType>(op->getResult(0).getType());
@@ -101,7 +106,8 @@ std::optional<CudaKernel> emitCudaMaxPoolKernel(Operation *op,
   k.declaration = head + ";";
 
   std::string s;
-  s += "// " + k.name + ": max_pool over [" + join(yt.getShape(), ", ") +
+  s += "// " + k.name + ": " + (average ? "avg_pool" : "max_pool") +
+       " over [" + join(yt.getShape(), ", ") +
        "] (window " + join(kernel.asArrayRef(), "x") + ", strides " +
        join(strides.asArrayRef(), "x") + ", dilations " +
        join(dilations.asArrayRef(), "x") + ", pads " +
@@ -137,8 +143,34 @@ std::optional<CudaKernel> emitCudaMaxPoolKernel(Operation *op,
   else
     s += "    const " + storage + " *kiln_x = in0 + kiln_r * " +
          std::to_string(inPlane) + "LL; // the (n, c) plane\n";
-  s += "    " + compute + " kiln_m = -INFINITY;\n";
-  s += "    bool kiln_nan = false;\n";
+  bool includePad = false;
+  if (average) {
+    auto attr = op->getAttrOfType<IntegerAttr>("count_include_pad");
+    includePad = attr && attr.getInt() != 0;
+    s += "    float kiln_sum = 0.0f;\n";
+    if (includePad) {
+      // The divisor: the window's positions inside the padded input, per
+      // dim.
+      s += "    int kiln_count = 1;\n";
+      for (int64_t d = 0; d < nsp; ++d) {
+        std::string ds = std::to_string(d);
+        s += "    {\n      int c = 0;\n";
+        s += "      for (int k = 0; k < " + std::to_string(kernel[d]) +
+             "; ++k) {\n";
+        s += "        const int p = o" + ds + " * " +
+             std::to_string(strides[d]) + " - " + std::to_string(pads[d]) +
+             " + k * " + std::to_string(dilations[d]) + ";\n";
+        s += "        c += p >= -" + std::to_string(pads[d]) + " && p < " +
+             std::to_string(in[d] + pads[nsp + d]) + ";\n";
+        s += "      }\n      kiln_count *= c;\n    }\n";
+      }
+    } else {
+      s += "    int kiln_count = 0;\n";
+    }
+  } else {
+    s += "    " + compute + " kiln_m = -INFINITY;\n";
+    s += "    bool kiln_nan = false;\n";
+  }
   std::string indent = "    ";
   std::string offset;
   for (int64_t d = 0; d < nsp; ++d) {
@@ -158,16 +190,26 @@ std::optional<CudaKernel> emitCudaMaxPoolKernel(Operation *op,
     offset += (offset.empty() ? "" : " + ") + std::string("p") + ds +
               (stride == 1 ? "" : " * " + std::to_string(stride));
   }
-  s += indent + "const " + compute + " kiln_v = (" + compute + ")kiln_x[" +
-       offset + "];\n";
-  s += indent + "kiln_nan |= kiln_v != kiln_v;\n";
-  s += indent + "kiln_m = kiln_v > kiln_m ? kiln_v : kiln_m;\n";
+  if (average) {
+    s += indent + "kiln_sum += (float)kiln_x[" + offset + "];\n";
+    if (!includePad)
+      s += indent + "++kiln_count;\n";
+  } else {
+    s += indent + "const " + compute + " kiln_v = (" + compute + ")kiln_x[" +
+         offset + "];\n";
+    s += indent + "kiln_nan |= kiln_v != kiln_v;\n";
+    s += indent + "kiln_m = kiln_v > kiln_m ? kiln_v : kiln_m;\n";
+  }
   for (int64_t d = 0; d < nsp; ++d) {
     indent.resize(indent.size() - 2);
     s += indent + "}\n";
   }
-  s += "    out0[kiln_i] = " + storage + "(kiln_nan ? (" + compute +
-       ")NAN : kiln_m);\n";
+  if (average)
+    s += "    out0[kiln_i] = " + storage +
+         "(kiln_sum / (float)kiln_count); // an empty window: 0/0, NaN\n";
+  else
+    s += "    out0[kiln_i] = " + storage + "(kiln_nan ? (" + compute +
+         ")NAN : kiln_m);\n";
   s += "  }\n}\n";
   k.definition = s;
   return k;

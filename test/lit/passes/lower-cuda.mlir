@@ -317,3 +317,27 @@ func.func @depthwise(%x: tensor<2x8x9x9xf32>, %w: tensor<8x1x3x3xf32>, %xl: tens
   %2 = kiln.conv %x, %wg {dilations = array<i64: 1, 1>, group = 2 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<2x8x9x9xf32>, tensor<8x4x3x3xf32>) -> tensor<2x8x9x9xf32>
   return %0, %1, %2 : tensor<2x8x5x5xf32>, tensor<2x9x9x8xbf16>, tensor<2x8x9x9xf32>
 }
+
+// -----
+
+// Pools, positional gathers and scatters, arg reductions, scans and
+// triangles are kernels the target prints (CudaPoolKernel.cpp,
+// CudaIndexKernels.cpp), not host steps.
+// CHECK-LABEL: func.func @positional_kernels(
+// CHECK: kiln.avg_pool {{.*}}kiln.kernel = "v0_avg_pool"
+// CHECK: kiln.gather_elements {{.*}}kiln.kernel = "e0_gather_elements"
+// CHECK: kiln.argmax {{.*}}kiln.kernel = "x0_argmax"
+// CHECK: kiln.cumsum {{.*}}kiln.kernel = "s0_cumsum"
+// CHECK: kiln.trilu {{.*}}kiln.kernel = "w0_trilu"
+// CHECK: kiln.scatter_elements {{.*}}kiln.kernel = "z0_scatter_elements"
+// CHECK-NOT: kiln.reference = "host"
+func.func @positional_kernels(%x: tensor<1x2x6x6xf32>, %m: tensor<4x5xf32>, %i: tensor<4x2xi64>, %k: tensor<i64>) -> (tensor<1x2x3x3xf32>, tensor<4x2xf32>, tensor<4xi64>, tensor<4x5xf32>, tensor<4x5xf32>, tensor<4x5xf32>) {
+  %0 = kiln.avg_pool %x {ceil_mode = 0 : i64, count_include_pad = 0 : i64, dilations = array<i64: 1, 1>, kernel_shape = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>} : (tensor<1x2x6x6xf32>) -> tensor<1x2x3x3xf32>
+  %1 = kiln.gather_elements %m, %i {axis = 1 : i64} : (tensor<4x5xf32>, tensor<4x2xi64>) -> tensor<4x2xf32>
+  %2 = kiln.argmax %m {axis = 1 : i64, keepdims = 0 : i64, select_last_index = 0 : i64} : (tensor<4x5xf32>) -> tensor<4xi64>
+  %axis = kiln.constant dense<1> : tensor<i64>
+  %3 = kiln.cumsum %m, %axis {exclusive = 0 : i64, reverse = 0 : i64} : (tensor<4x5xf32>, tensor<i64>) -> tensor<4x5xf32>
+  %4 = kiln.trilu %m, %k {upper = 1 : i64} : (tensor<4x5xf32>, tensor<i64>) -> tensor<4x5xf32>
+  %5 = kiln.scatter_elements %m, %i, %1 {axis = 1 : i64, reduction = "add"} : (tensor<4x5xf32>, tensor<4x2xi64>, tensor<4x2xf32>) -> tensor<4x5xf32>
+  return %0, %1, %2, %3, %4, %5 : tensor<1x2x3x3xf32>, tensor<4x2xf32>, tensor<4xi64>, tensor<4x5xf32>, tensor<4x5xf32>, tensor<4x5xf32>
+}

@@ -2,8 +2,9 @@
 //
 // This file implements the numerical tests of the kernels the CUDA target
 // prints for single top-level ops (CudaOpKernels.cpp's table: gather,
-// resize, conv_transpose, depthwise conv, gru_recurrence, lstm_recurrence,
-// concat, max_pool) on a machine without a GPU: each case is a function with one such op whose operands are
+// resize, conv_transpose, depthwise conv, avg_pool, gather_elements,
+// argmax/argmin, cumsum/cumprod, gru_recurrence, lstm_recurrence, concat,
+// max_pool) on a machine without a GPU: each case is a function with one such op whose operands are
 // its arguments (random values) or constants; the op's kernel is printed, built
 // for the emulation (CudaEmulation.h), run with a grid smaller than the
 // printer's (the kernels grid-stride), and its output compared with the
@@ -262,6 +263,88 @@ func.func @d4(%x: tensor<1x5x5x512xbf16>, %w: tensor<512x3x3x1xbf16>) -> tensor<
   return %0 : tensor<1x3x3x512xbf16>
 })",
                    -1.0f, 1.0f});
+  // Average pools: the divisor with and without the pads, ceil mode.
+  cases.push_back({"v0_avg_pool", R"(
+func.func @v0(%x: tensor<1x2x7x7xf32>) -> tensor<1x2x4x4xf32> {
+  %0 = kiln.avg_pool %x {ceil_mode = 1 : i64, count_include_pad = 1 : i64, dilations = array<i64: 1, 1>, kernel_shape = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<1x2x7x7xf32>) -> tensor<1x2x4x4xf32>
+  return %0 : tensor<1x2x4x4xf32>
+})"});
+  cases.push_back({"v1_avg_pool", R"(
+func.func @v1(%x: tensor<2x3x6x5xbf16>) -> tensor<2x3x3x3xbf16> {
+  %0 = kiln.avg_pool %x {ceil_mode = 0 : i64, count_include_pad = 0 : i64, dilations = array<i64: 1, 1>, kernel_shape = array<i64: 2, 3>, pads = array<i64: 0, 1, 0, 1>, strides = array<i64: 2, 2>} : (tensor<2x3x6x5xbf16>) -> tensor<2x3x3x3xbf16>
+  return %0 : tensor<2x3x3x3xbf16>
+})"});
+  // gather_elements along a middle axis (negative indices too) and with
+  // indices smaller than x in another dim; arg reductions with ties (small
+  // integers) to the first and to the last index; scans.
+  cases.push_back({"e0_gather_elements", R"(
+func.func @e0(%x: tensor<3x5x4xf32>, %i: tensor<2x7x4xi64>) -> tensor<2x7x4xf32> {
+  %0 = kiln.gather_elements %x, %i {axis = 1 : i64} : (tensor<3x5x4xf32>, tensor<2x7x4xi64>) -> tensor<2x7x4xf32>
+  return %0 : tensor<2x7x4xf32>
+})",
+                   -5.0f, 5.0f});
+  cases.push_back({"x0_argmax", R"(
+func.func @x0(%x: tensor<4x9x3xi32>) -> tensor<4x1x3xi64> {
+  %0 = kiln.argmax %x {axis = 1 : i64, keepdims = 1 : i64, select_last_index = 1 : i64} : (tensor<4x9x3xi32>) -> tensor<4x1x3xi64>
+  return %0 : tensor<4x1x3xi64>
+})",
+                   -3.0f, 3.0f});
+  cases.push_back({"n0_argmin", R"(
+func.func @n0(%x: tensor<6x5xf32>) -> tensor<5xi64> {
+  %0 = kiln.argmin %x {axis = 0 : i64, keepdims = 0 : i64, select_last_index = 0 : i64} : (tensor<6x5xf32>) -> tensor<5xi64>
+  return %0 : tensor<5xi64>
+})"});
+  cases.push_back({"s0_cumsum", R"(
+func.func @s0(%x: tensor<3x6x2xf32>) -> tensor<3x6x2xf32> {
+  %axis = kiln.constant dense<-2> : tensor<i64>
+  %0 = kiln.cumsum %x, %axis {exclusive = 1 : i64, reverse = 1 : i64} : (tensor<3x6x2xf32>, tensor<i64>) -> tensor<3x6x2xf32>
+  return %0 : tensor<3x6x2xf32>
+})"});
+  cases.push_back({"q0_cumprod", R"(
+func.func @q0(%x: tensor<2x5xi64>) -> tensor<2x5xi64> {
+  %axis = kiln.constant dense<1> : tensor<i64>
+  %0 = kiln.cumprod %x, %axis {exclusive = 0 : i64, reverse = 0 : i64} : (tensor<2x5xi64>, tensor<i64>) -> tensor<2x5xi64>
+  return %0 : tensor<2x5xi64>
+})"});
+  cases.push_back({"s1_cumsum", R"(
+func.func @s1(%x: tensor<3x4xi32>, %axis: tensor<i32>) -> tensor<3x4xi32> {
+  %0 = kiln.cumsum %x, %axis {exclusive = 0 : i64, reverse = 0 : i64} : (tensor<3x4xi32>, tensor<i32>) -> tensor<3x4xi32>
+  return %0 : tensor<3x4xi32>
+})",
+                   0.0f, 1.99f});
+  // trilu (the diagonal a constant operand, read at run time); scatters
+  // with duplicate indices (small random ones): the last wins, sums, max.
+  cases.push_back({"w0_trilu", R"(
+func.func @w0(%x: tensor<2x4x5xf32>) -> (tensor<2x4x5xf32>, tensor<2x4x5xf32>) {
+  %k = kiln.constant dense<1> : tensor<i64>
+  %m = kiln.constant dense<-1> : tensor<i64>
+  %0 = kiln.trilu %x, %k {upper = 1 : i64} : (tensor<2x4x5xf32>, tensor<i64>) -> tensor<2x4x5xf32>
+  return %0, %0 : tensor<2x4x5xf32>, tensor<2x4x5xf32>
+})"});
+  cases.push_back({"w1_trilu", R"(
+func.func @w1(%x: tensor<3x3xi32>) -> tensor<3x3xi32> {
+  %k = kiln.constant dense<-1> : tensor<i64>
+  %0 = kiln.trilu %x, %k {upper = 0 : i64} : (tensor<3x3xi32>, tensor<i64>) -> tensor<3x3xi32>
+  return %0 : tensor<3x3xi32>
+})"});
+  cases.push_back({"z0_scatter_elements", R"(
+func.func @z0(%x: tensor<4x3xf32>, %i: tensor<5x3xi64>, %u: tensor<5x3xf32>) -> tensor<4x3xf32> {
+  %0 = kiln.scatter_elements %x, %i, %u {axis = 0 : i64, reduction = "none"} : (tensor<4x3xf32>, tensor<5x3xi64>, tensor<5x3xf32>) -> tensor<4x3xf32>
+  return %0 : tensor<4x3xf32>
+})",
+                   -4.0f, 4.0f});
+  cases.push_back({"z1_scatter_elements", R"(
+func.func @z1(%x: tensor<2x6xf32>, %i: tensor<2x4xi32>, %u: tensor<2x4xf32>) -> tensor<2x6xf32> {
+  %0 = kiln.scatter_elements %x, %i, %u {axis = 1 : i64, reduction = "add"} : (tensor<2x6xf32>, tensor<2x4xi32>, tensor<2x4xf32>) -> tensor<2x6xf32>
+  return %0 : tensor<2x6xf32>
+})",
+                   -3.0f, 3.0f});
+  cases.push_back({"z2_scatter_elements", R"(
+func.func @z2(%x: tensor<3x3xi32>, %i: tensor<3x2xi64>, %u: tensor<3x2xi32>) -> tensor<3x3xi32> {
+  %0 = kiln.scatter_elements %x, %i, %u {axis = 1 : i64, reduction = "max"} : (tensor<3x3xi32>, tensor<3x2xi64>, tensor<3x2xi32>) -> tensor<3x3xi32>
+  return %0 : tensor<3x3xi32>
+})",
+                   -3.0f, 3.0f});
   // GRU recurrences (linear_before_reset, PyTorch's): forward with two
   // blocks of 8 units (a batch of 32 fills them), bidirectional with a clip
   // and a short batch.

@@ -1,6 +1,6 @@
 //===- CudaPoolKernelTest.cpp - The printed CUDA max-pool kernel ----------===//
 //
-// This file implements the tests of emitCudaMaxPoolKernel: which max pools
+// This file implements the tests of emitCudaPoolKernel: which max pools
 // it takes (static float ones, 1-3 spatial dims), the text of the kernel (the
 // window bounds, the clipped positions, NaN propagation) and that NVRTC
 // compiles it. Its numbers are checked on the GPU by the compiled-cuda
@@ -47,7 +47,7 @@ func.func @f(%x: tensor<2x3x7x7xbf16>, %i: tensor<2x3x6xi64>) -> (tensor<2x3x4x4
   REQUIRE(m.module);
   mlir::Operation *pool = findOp(*m.module, "kiln.max_pool");
   REQUIRE(pool);
-  std::optional<CudaKernel> k = emitCudaMaxPoolKernel(pool, "p0_max_pool");
+  std::optional<CudaKernel> k = emitCudaPoolKernel(pool, "p0_max_pool");
   REQUIRE(k);
   INFO(k->definition);
   CHECK(k->name == "p0_max_pool");
@@ -64,7 +64,7 @@ func.func @f(%x: tensor<2x3x7x7xbf16>, %i: tensor<2x3x6xi64>) -> (tensor<2x3x4x4
   // Integer pools stay on the host.
   mlir::Operation *intPool = pool->getNextNode();
   REQUIRE(intPool);
-  CHECK(!emitCudaMaxPoolKernel(intPool, "p1_max_pool"));
+  CHECK(!emitCudaPoolKernel(intPool, "p1_max_pool"));
 
   if (!haveNvrtc()) {
     WARN("NVRTC unavailable: the kernel was printed, not compiled");

@@ -549,4 +549,20 @@ TEST_CASE("A cuda package's runs are captured into a CUDA graph and replayed",
   direct.cudaGraphs = false;
   REQUIRE(model.run({{"x", dx}}, direct).isOk());
   CHECK(use == GraphUse::Off);
+
+  // A package whose every step runs on the device copies nothing between
+  // host and device when its input and output live there (issue 14's
+  // check), replayed or launched directly.
+  for (bool graphs : {true, false}) {
+    RunOptions onDevice = options;
+    onDevice.cudaGraphs = graphs;
+    REQUIRE(model.run({{"x", dx}}, onDevice).isOk());
+    cuda::CopyStats before = cuda::copyStats();
+    for (int run = 0; run < 10; ++run)
+      REQUIRE(model.run({{"x", dx}}, onDevice).isOk());
+    cuda::CopyStats after = cuda::copyStats();
+    INFO("CUDA graphs " << graphs);
+    CHECK(after.hostToDevice == before.hostToDevice);
+    CHECK(after.deviceToHost == before.deviceToHost);
+  }
 }
