@@ -110,7 +110,7 @@ struct SplitReduction : public RewritePattern {
         contiguousRows = false;
     }
     if (perOutput < (contiguousRows ? kMinInputsPerOutput
-                                     : kMinStridedInputsPerOutput) ||
+                                    : kMinStridedInputsPerOutput) ||
         outputs >= kMaxOutputs ||
         (contiguousRows && outputs >= kMaxContiguousRows))
       return failure();
@@ -123,10 +123,10 @@ struct SplitReduction : public RewritePattern {
         real.push_back(a);
     if (real.empty())
       return failure();
-    Value result = real.size() > 1
-                       ? splitAxes(rewriter, op, real, axes, shape, keepdims)
-                       : splitAxis(rewriter, op, real[0], axes, shape,
-                                   keepdims);
+    Value result =
+        real.size() > 1
+            ? splitAxes(rewriter, op, real, axes, shape, keepdims)
+            : splitAxis(rewriter, op, real[0], axes, shape, keepdims);
     if (!result || result.getType() != op->getResult(0).getType())
       return failure();
     rewriter.replaceOp(op, result);

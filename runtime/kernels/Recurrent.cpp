@@ -178,15 +178,16 @@ void matVecAdd(const double *m, const double *v, int64_t rows, int64_t cols,
 /// One LSTM step of one batch entry and direction: `gates` holds W x + Wb +
 /// Rb of the step (i, o, f, c) and gets R h added; `P` is the direction's
 /// peepholes; `h` and `c` are replaced by the new state.
-void lstmStep(double *gates, const double *R, const double *P,
-              bool inputForget, const RnnDims &dims, int64_t H,
-              std::vector<double> &h, std::vector<double> &c) {
+void lstmStep(double *gates, const double *R, const double *P, bool inputForget,
+              const RnnDims &dims, int64_t H, std::vector<double> &h,
+              std::vector<double> &c) {
   matVecAdd(R, h.data(), 4 * H, H, gates);
   for (int64_t j = 0; j < H; ++j) {
     double gi = sigmoid(dims.clipped(gates[j] + P[j] * c[j]));
-    double gf = inputForget ? 1.0 - gi
-                            : sigmoid(dims.clipped(gates[2 * H + j] +
-                                                   P[2 * H + j] * c[j]));
+    double gf =
+        inputForget
+            ? 1.0 - gi
+            : sigmoid(dims.clipped(gates[2 * H + j] + P[2 * H + j] * c[j]));
     double gc = std::tanh(dims.clipped(gates[3 * H + j]));
     double cNew = gf * c[j] + gi * gc;
     double go = sigmoid(dims.clipped(gates[H + j] + P[H + j] * cNew));
@@ -351,8 +352,8 @@ Status gruKernel(KernelContext &ctx) {
 Status parseRecurrenceDims(const char *op, KernelContext &ctx, int64_t gates,
                            RnnDims &dims) {
   const Tensor &xw = ctx.input(0);
-  KILN_CHECK(xw.defined() && isFloatingPoint(xw.dtype()) && xw.rank() == 3,
-             op, ": xw must be a 3-D float tensor, got ",
+  KILN_CHECK(xw.defined() && isFloatingPoint(xw.dtype()) && xw.rank() == 3, op,
+             ": xw must be a 3-D float tensor, got ",
              xw.defined() ? xw.typeString() : std::string("nothing"));
   dims.hidden = ctx.attrs.getInt("hidden_size", 0);
   std::string direction = ctx.attrs.getString("direction", "forward");

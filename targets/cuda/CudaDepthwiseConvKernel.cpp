@@ -14,8 +14,9 @@
 // stride, dilation and pads. Channels last, a block takes a group of
 // channels and stages their weights tap-major in shared memory, so that the
 // V weights of a tap are consecutive words (read from the weight tensor
-// [C, kH, kW, 1], they were V loads of V different lines per tap). `KILN_CUDA_DEPTHWISE_KERNEL=0` at compile time
-// leaves them to cuDNN (to compare).
+// [C, kH, kW, 1], they were V loads of V different lines per tap).
+// `KILN_CUDA_DEPTHWISE_KERNEL=0` at compile time leaves them to cuDNN (to
+// compare).
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,9 +27,9 @@
 
 #include "mlir/IR/BuiltinTypes.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
-#include <algorithm>
 #include <string>
 
 using namespace mlir;
@@ -74,9 +75,10 @@ std::optional<Depthwise> depthwiseGeometry(ConvOp conv) {
                     pads = conv.getPads();
   if (strides.size() != 2 || dil.size() != 2 || pads.size() != 4)
     return std::nullopt;
-  Depthwise g{dim(xt, 0), dim(xt, 1), 0, dim(xt, 2), dim(xt, 3),
-              dim(yt, 2), dim(yt, 3), dim(wt, 2), dim(wt, 3),
-              strides[0], strides[1], dil[0], dil[1], pads[0], pads[1], last};
+  Depthwise g{dim(xt, 0), dim(xt, 1), 0,          dim(xt, 2),
+              dim(xt, 3), dim(yt, 2), dim(yt, 3), dim(wt, 2),
+              dim(wt, 3), strides[0], strides[1], dil[0],
+              dil[1],     pads[0],    pads[1],    last};
   int64_t group = conv.getGroup();
   if (group != g.channels || group < 2 || dim(wt, 1) != 1 ||
       dim(wt, 0) % group != 0 || dim(yt, 1) != dim(wt, 0) ||
@@ -116,8 +118,8 @@ std::string describe(const CudaKernel &k, const Depthwise &g,
   std::string s =
       "// " + k.name + ": depthwise convolution (" +
       (g.channelsLast ? "channels last" : "channels first") + ") of " +
-      str(g.channels) + " channels, " + str(g.inH) + "x" + str(g.inW) +
-      " -> " + str(g.outH) + "x" + str(g.outW) + ", taps " + str(g.kH) + "x" +
+      str(g.channels) + " channels, " + str(g.inH) + "x" + str(g.inW) + " -> " +
+      str(g.outH) + "x" + str(g.outW) + ", taps " + str(g.kH) + "x" +
       str(g.kW) + ", strides " + str(g.strideH) + "x" + str(g.strideW) +
       ", dilations " + str(g.dilH) + "x" + str(g.dilW) + ", pads top/left " +
       str(g.padTop) + "/" + str(g.padLeft) +
@@ -184,15 +186,13 @@ CudaKernel emitChannelsFirst(Operation *op, llvm::StringRef name,
     split("kiln_c", outChannels);
   }
   s += "    const long long kiln_n = kiln_r;\n";
-  std::string inC = g.multiplier > 1
-                        ? "kiln_c / " + str(g.multiplier)
-                        : std::string("kiln_c");
+  std::string inC = g.multiplier > 1 ? "kiln_c / " + str(g.multiplier)
+                                     : std::string("kiln_c");
   std::string pixel =
-      g.channelsLast
-          ? "((kiln_n * " + str(g.inH) + " + iy) * " + str(g.inW) +
-                " + ix) * " + str(g.channels) + " + " + inC
-          : "((kiln_n * " + str(g.channels) + " + " + inC + ") * " +
-                str(g.inH) + " + iy) * " + str(g.inW) + " + ix";
+      g.channelsLast ? "((kiln_n * " + str(g.inH) + " + iy) * " + str(g.inW) +
+                           " + ix) * " + str(g.channels) + " + " + inC
+                     : "((kiln_n * " + str(g.channels) + " + " + inC + ") * " +
+                           str(g.inH) + " + iy) * " + str(g.inW) + " + ix";
   s += "    const " + storage + " *kiln_w = in1 + (long long)kiln_c * " +
        str(taps) + ";\n";
   s += "    float kiln_acc = 0.0f;\n";
@@ -240,27 +240,29 @@ CudaKernel emitChannelsLast(Operation *op, llvm::StringRef name,
   std::string head = "extern \"C\" __global__ void __launch_bounds__(" +
                      str(kBlock) + ")\n" + k.name + "(const " + storage +
                      " *__restrict__ in0, const " + storage +
-                     " *__restrict__ in1, " + storage +
-                     " *__restrict__ out0)";
+                     " *__restrict__ in1, " + storage + " *__restrict__ out0)";
   k.declaration = head + ";";
   std::string vt = k.name + "_vec";
   std::string s = describe(
       k, g,
-      "a block per " + str(cb) + " channels (weights staged tap-major in "
-      "shared memory) and tiles of " + str(pixelsPerTile) +
-          " output pixels (grid-stride); a thread per pixel and " +
-          str(vec) + " channels (" + str(vec * bytes) +
+      "a block per " + str(cb) +
+          " channels (weights staged tap-major in "
+          "shared memory) and tiles of " +
+          str(pixelsPerTile) +
+          " output pixels (grid-stride); a thread per pixel and " + str(vec) +
+          " channels (" + str(vec * bytes) +
           "-byte loads and stores); taps outside the input skipped; f32 "
           "accumulation");
   s += "struct alignas(" + str(vec * bytes) + ") " + vt + " { " + storage +
        " v[" + str(vec) + "]; };\n";
   s += head + " {\n";
-  s += "  __shared__ float kiln_ws[" + str(taps * cb) + "]; // [tap][channel]\n";
+  s +=
+      "  __shared__ float kiln_ws[" + str(taps * cb) + "]; // [tap][channel]\n";
   s += "  const int kiln_cv = threadIdx.x % " + str(perBlock) +
        ", kiln_pl = threadIdx.x / " + str(perBlock) + ";\n";
   s += "  int kiln_staged = -1;\n";
-  s += "  for (long long kiln_w = blockIdx.x; kiln_w < " +
-       str(groups * tiles) + "LL; kiln_w += gridDim.x) {\n";
+  s += "  for (long long kiln_w = blockIdx.x; kiln_w < " + str(groups * tiles) +
+       "LL; kiln_w += gridDim.x) {\n";
   s += "    const int kiln_g = (int)(kiln_w % " + str(groups) + ");\n";
   s += "    const long long kiln_tile = kiln_w / " + str(groups) + ";\n";
   s += "    if (kiln_g != kiln_staged) { // uniform across the block\n";
@@ -268,31 +270,29 @@ CudaKernel emitChannelsLast(Operation *op, llvm::StringRef name,
   s += "      for (int i = threadIdx.x; i < " + str(taps * cb) +
        "; i += blockDim.x)\n";
   s += "        kiln_ws[i] = (float)in1[((long long)kiln_g * " + str(cb) +
-       " + i % " + str(cb) + ") * " + str(taps) + " + i / " + str(cb) +
-       "];\n";
+       " + i % " + str(cb) + ") * " + str(taps) + " + i / " + str(cb) + "];\n";
   s += "      __syncthreads();\n";
   s += "      kiln_staged = kiln_g;\n";
   s += "    }\n";
   s += "    const long long kiln_p = kiln_tile * " + str(pixelsPerTile) +
        " + kiln_pl;\n";
-  s += "    if (kiln_pl >= " + str(pixelsPerTile) + " || kiln_p >= " +
-       str(pixels) + "LL)\n      continue;\n";
+  s += "    if (kiln_pl >= " + str(pixelsPerTile) +
+       " || kiln_p >= " + str(pixels) + "LL)\n      continue;\n";
   s += "    const int kiln_ox = (int)(kiln_p % " + str(g.outW) + ");\n";
   s += "    const int kiln_oy = (int)((kiln_p / " + str(g.outW) + ") % " +
        str(g.outH) + ");\n";
-  s += "    const long long kiln_n = kiln_p / " + str(g.outW * g.outH) +
-       ";\n";
+  s += "    const long long kiln_n = kiln_p / " + str(g.outW * g.outH) + ";\n";
   s += "    const int kiln_c0 = kiln_g * " + str(cb) + " + kiln_cv * " +
        str(vec) + ";\n";
   s += "    float kiln_acc[" + str(vec) + "] = {};\n";
-  std::string body =
-      "        const " + vt + " xv = *reinterpret_cast<const " + vt +
-      " *>(in0 + ((kiln_n * " + str(g.inH) + " + iy) * " + str(g.inW) +
-      " + ix) * " + str(g.channels) + " + kiln_c0);\n" +
-      "        const float *wv = kiln_ws + kiln_t * " + str(cb) +
-      " + kiln_cv * " + str(vec) + ";\n" + "#pragma unroll\n" +
-      "        for (int v = 0; v < " + str(vec) + "; ++v)\n" +
-      "          kiln_acc[v] += (float)xv.v[v] * wv[v];\n";
+  std::string body = "        const " + vt + " xv = *reinterpret_cast<const " +
+                     vt + " *>(in0 + ((kiln_n * " + str(g.inH) + " + iy) * " +
+                     str(g.inW) + " + ix) * " + str(g.channels) +
+                     " + kiln_c0);\n" +
+                     "        const float *wv = kiln_ws + kiln_t * " + str(cb) +
+                     " + kiln_cv * " + str(vec) + ";\n" + "#pragma unroll\n" +
+                     "        for (int v = 0; v < " + str(vec) + "; ++v)\n" +
+                     "          kiln_acc[v] += (float)xv.v[v] * wv[v];\n";
   s += tapLoops(g, "    ", body);
   s += "    " + vt + " yv;\n";
   s += "#pragma unroll\n";

@@ -119,9 +119,9 @@ std::optional<CudaKernel> emitCudaGatherElementsKernel(Operation *op,
           " *__restrict__ in1, " + storage + " *__restrict__ out0");
   std::string s =
       describe(k,
-               "gather_elements along axis " + std::to_string(axis) +
-                   " of " + std::to_string(in.len) + " into " +
-                   std::to_string(out.len) + " positions",
+               "gather_elements along axis " + std::to_string(axis) + " of " +
+                   std::to_string(in.len) + " into " + std::to_string(out.len) +
+                   " positions",
                "one thread per output element, grid-stride; an index out "
                "of range traps");
   s += head + " {\n";
@@ -134,8 +134,8 @@ std::optional<CudaKernel> emitCudaGatherElementsKernel(Operation *op,
   s += "    long long kiln_r = kiln_i, kiln_x = 0;\n";
   int64_t xStride = 1;
   for (int64_t d = rank - 1; d >= 0; --d) {
-    std::string coord = d == axis ? "kiln_idx"
-                                  : "(kiln_r % " + str(yt.getDimSize(d)) + ")";
+    std::string coord =
+        d == axis ? "kiln_idx" : "(kiln_r % " + str(yt.getDimSize(d)) + ")";
     s += "    kiln_x += " + coord + " * " + str(xStride) + ";\n";
     if (d > 0)
       s += "    kiln_r /= " + str(yt.getDimSize(d)) + ";\n";
@@ -189,9 +189,9 @@ std::optional<CudaKernel> emitCudaArgReduceKernel(Operation *op,
   s += "    for (long long r = 1; r < " + str(a.len) + "; ++r) {\n";
   s += "      const " + compute + " v = (" + compute + ")kiln_x[r * " +
        str(a.inner) + "];\n";
-  std::string better =
-      std::string("v ") + (isMax ? (last ? ">=" : ">") : (last ? "<=" : "<")) +
-      " kiln_best";
+  std::string better = std::string("v ") +
+                       (isMax ? (last ? ">=" : ">") : (last ? "<=" : "<")) +
+                       " kiln_best";
   if (isFloat) {
     // The reference's rule: a NaN best stays (or, with select_last_index,
     // moves to a later NaN); a NaN beats any number.
@@ -220,8 +220,8 @@ std::optional<CudaKernel> emitCudaScanKernel(Operation *op,
                    at = staticType(op->getOperand(1));
   auto exclusive = op->getAttrOfType<IntegerAttr>("exclusive");
   auto reverse = op->getAttrOfType<IntegerAttr>("reverse");
-  if (!xt || !yt || !at || at.getNumElements() != 1 || !exclusive ||
-      !reverse || yt.getNumElements() == 0 || xt.getRank() < 1)
+  if (!xt || !yt || !at || at.getNumElements() != 1 || !exclusive || !reverse ||
+      yt.getNumElements() == 0 || xt.getRank() < 1)
     return std::nullopt;
   std::optional<codegen::ScalarType> st =
       codegen::scalarTypeOf(xt.getElementType());
@@ -263,15 +263,15 @@ std::optional<CudaKernel> emitCudaScanKernel(Operation *op,
   std::string head = beginElementKernel(
       k, op, name, lines,
       "const " + storage + " *__restrict__ in0, const " +
-          codegen::storageCType(*axisType) + " *__restrict__ in1, " +
-          storage + " *__restrict__ out0");
-  std::string s = describe(
-      k,
-      std::string(isProd ? "cumprod" : "cumsum") + " along " +
-          (constantAxis ? "axis " + std::to_string(axes[0])
-                        : std::string("the run-time axis")) +
-          (excl ? ", exclusive" : "") + (rev ? ", reversed" : ""),
-      "one thread per line along the axis, grid-stride");
+          codegen::storageCType(*axisType) + " *__restrict__ in1, " + storage +
+          " *__restrict__ out0");
+  std::string s =
+      describe(k,
+               std::string(isProd ? "cumprod" : "cumsum") + " along " +
+                   (constantAxis ? "axis " + std::to_string(axes[0])
+                                 : std::string("the run-time axis")) +
+                   (excl ? ", exclusive" : "") + (rev ? ", reversed" : ""),
+               "one thread per line along the axis, grid-stride");
   s += head + " {\n";
   s += "  long long kiln_len, kiln_inner, kiln_lines;\n";
   if (constantAxis) {
@@ -285,8 +285,8 @@ std::optional<CudaKernel> emitCudaScanKernel(Operation *op,
     for (int64_t axis : axes) {
       AxisSplit a = splitAround(xt.getShape(), axis);
       s += "  case " + std::to_string(axis) + ": kiln_len = " + str(a.len) +
-           ", kiln_inner = " + str(a.inner) + ", kiln_lines = " +
-           str(a.outer * a.inner) + "; break;\n";
+           ", kiln_inner = " + str(a.inner) +
+           ", kiln_lines = " + str(a.outer * a.inner) + "; break;\n";
     }
     s += "  default:\n    __trap(); // an axis out of range: a bad input\n";
     s += "  }\n";
@@ -299,8 +299,7 @@ std::optional<CudaKernel> emitCudaScanKernel(Operation *op,
   s += "    " + acc + " kiln_acc = " + (isProd ? "1" : "0") + ";\n";
   s += "    for (long long step = 0; step < kiln_len; ++step) {\n";
   s += "      const long long at = kiln_base + (" +
-       std::string(rev ? "kiln_len - 1 - step" : "step") +
-       ") * kiln_inner;\n";
+       std::string(rev ? "kiln_len - 1 - step" : "step") + ") * kiln_inner;\n";
   std::string update = "      kiln_acc " + std::string(isProd ? "*" : "+") +
                        "= " + load + "in0[at];\n";
   std::string write = "      out0[at] = " + store + ";\n";
@@ -329,8 +328,8 @@ std::optional<CudaKernel> emitCudaTriluKernel(Operation *op,
   std::string head = beginElementKernel(
       k, op, name, total,
       "const " + storage +
-          " *__restrict__ in0, const long long *__restrict__ in1, " +
-          storage + " *__restrict__ out0");
+          " *__restrict__ in0, const long long *__restrict__ in1, " + storage +
+          " *__restrict__ out0");
   std::string s =
       describe(k,
                std::string(upper ? "upper" : "lower") + " triangle of [" +
@@ -344,8 +343,8 @@ std::optional<CudaKernel> emitCudaTriluKernel(Operation *op,
   s += "    const long long kiln_r = (kiln_i / " + str(cols) + ") % " +
        str(rows) + ";\n";
   s += "    out0[kiln_i] = kiln_c - kiln_r " +
-       std::string(upper ? ">=" : "<=") + " kiln_k ? in0[kiln_i] : " +
-       storage + "(0);\n";
+       std::string(upper ? ">=" : "<=") + " kiln_k ? in0[kiln_i] : " + storage +
+       "(0);\n";
   s += "  }\n}\n";
   k.definition = s;
   return k;
@@ -396,8 +395,8 @@ std::optional<CudaKernel> emitCudaScatterElementsKernel(Operation *op,
   s += elementLoopHead(total);
   s += "      out0[kiln_i] = in0[kiln_i];\n    }\n    return;\n  }\n";
   s += "  if (blockIdx.x != 0 || threadIdx.x != 0)\n    return;\n";
-  s += "  for (long long kiln_u = 0; kiln_u < " + str(count) +
-       "; ++kiln_u) {\n";
+  s +=
+      "  for (long long kiln_u = 0; kiln_u < " + str(count) + "; ++kiln_u) {\n";
   s += "    long long kiln_idx = (long long)in1[kiln_u];\n";
   s += "    if (kiln_idx < 0)\n      kiln_idx += " + str(size) + ";\n";
   s += "    if (kiln_idx < 0 || kiln_idx >= " + str(size) +
@@ -405,8 +404,8 @@ std::optional<CudaKernel> emitCudaScatterElementsKernel(Operation *op,
   s += "    long long kiln_r = kiln_u, kiln_x = 0;\n";
   int64_t xStride = 1;
   for (int64_t d = rank - 1; d >= 0; --d) {
-    std::string coord = d == axis ? "kiln_idx"
-                                  : "(kiln_r % " + str(it.getDimSize(d)) + ")";
+    std::string coord =
+        d == axis ? "kiln_idx" : "(kiln_r % " + str(it.getDimSize(d)) + ")";
     s += "    kiln_x += " + coord + " * " + str(xStride) + ";\n";
     if (d > 0)
       s += "    kiln_r /= " + str(it.getDimSize(d)) + ";\n";

@@ -11,10 +11,10 @@
 // as the reference kernel (runtime/kernels/Pooling.cpp) computes. An average
 // sums in f32 and divides by the positions inside the input, or with
 // count_include_pad by those inside the explicitly padded input (a product
-// of per-dim counts; positions added by ceil_mode never count). The output shape
-// (floor or ceil mode) is the op's static result type. A channels-last pool
-// (layout = "nhwc", kiln-channels-last) reads [N, spatial..., C]: a thread's
-// channel is its index's innermost part, so neighbouring threads read
+// of per-dim counts; positions added by ceil_mode never count). The output
+// shape (floor or ceil mode) is the op's static result type. A channels-last
+// pool (layout = "nhwc", kiln-channels-last) reads [N, spatial..., C]: a
+// thread's channel is its index's innermost part, so neighbouring threads read
 // neighbouring channels (coalesced). The kernel goes into
 // kernels.cu with the fusion kernels and is launched the same way.
 //
@@ -106,9 +106,9 @@ std::optional<CudaKernel> emitCudaPoolKernel(Operation *op,
   k.declaration = head + ";";
 
   std::string s;
-  s += "// " + k.name + ": " + (average ? "avg_pool" : "max_pool") +
-       " over [" + join(yt.getShape(), ", ") +
-       "] (window " + join(kernel.asArrayRef(), "x") + ", strides " +
+  s += "// " + k.name + ": " + (average ? "avg_pool" : "max_pool") + " over [" +
+       join(yt.getShape(), ", ") + "] (window " +
+       join(kernel.asArrayRef(), "x") + ", strides " +
        join(strides.asArrayRef(), "x") + ", dilations " +
        join(dilations.asArrayRef(), "x") + ", pads " +
        join(pads.asArrayRef(), ",") + ")" +
@@ -180,10 +180,10 @@ std::optional<CudaKernel> emitCudaPoolKernel(Operation *op,
          std::to_string(kernel[d]) + "; ++k" + ds + ") {\n";
     indent += "  ";
     s += indent + "const int p" + ds + " = o" + ds + " * " +
-         std::to_string(strides[d]) + " - " + std::to_string(pads[d]) +
-         " + k" + ds + " * " + std::to_string(dilations[d]) + ";\n";
-    s += indent + "if (p" + ds + " < 0 || p" + ds + " >= " +
-         std::to_string(in[d]) + ")\n" + indent + "  continue;\n";
+         std::to_string(strides[d]) + " - " + std::to_string(pads[d]) + " + k" +
+         ds + " * " + std::to_string(dilations[d]) + ";\n";
+    s += indent + "if (p" + ds + " < 0 || p" + ds +
+         " >= " + std::to_string(in[d]) + ")\n" + indent + "  continue;\n";
     int64_t stride = channels;
     for (int64_t e = d + 1; e < nsp; ++e)
       stride *= in[e];

@@ -68,8 +68,7 @@ struct RecurrencePlan {
 /// it does not qualify (it then runs on the host).
 std::optional<RecurrencePlan> planRecurrence(Operation *op, int64_t gates,
                                              int64_t hidden,
-                                             StringRef direction,
-                                             double clip) {
+                                             StringRef direction, double clip) {
   for (Value v : op->getOperands())
     if (!cast<RankedTensorType>(v.getType()).hasStaticShape())
       return std::nullopt;
@@ -100,7 +99,8 @@ std::optional<RecurrencePlan> planRecurrence(Operation *op, int64_t gates,
     return (gates * u * p.hidden + p.batch * (p.hidden + 1)) * 4;
   };
   int64_t units = kBlock / p.batch;
-  while (units > 1 && (p.hidden % units != 0 || sharedBytes(units) > kSharedBytes))
+  while (units > 1 &&
+         (p.hidden % units != 0 || sharedBytes(units) > kSharedBytes))
     --units;
   if (units < 1 || sharedBytes(units) > kSharedBytes)
     return std::nullopt;
@@ -117,9 +117,9 @@ std::optional<RecurrencePlan> planRecurrence(Operation *op, int64_t gates,
 /// entry) defined; the caller closes `if (kiln_b < batch) {`, the work loop
 /// and the function.
 std::string beginRecurrenceKernel(CudaKernel &k, Operation *op,
-                                  llvm::StringRef name,
-                                  const RecurrencePlan &p, unsigned inputs,
-                                  unsigned outputs, const std::string &what) {
+                                  llvm::StringRef name, const RecurrencePlan &p,
+                                  unsigned inputs, unsigned outputs,
+                                  const std::string &what) {
   int64_t work = p.dirs * p.groups, G = p.gates;
   k.name = name.str();
   k.sourceNodes = sourceNodeNames(op);
@@ -172,7 +172,8 @@ std::string beginRecurrenceKernel(CudaKernel &k, Operation *op,
        " - kiln_step : kiln_step;\n";
   s += "    // The previous state: initial_h, or y at the previous step.\n";
   // initial_h is operand 3 of both ops.
-  s += "    const " + p.storage + " *kiln_prev = kiln_step == 0 ? in3 + kiln_d * " + BH +
+  s += "    const " + p.storage +
+       " *kiln_prev = kiln_step == 0 ? in3 + kiln_d * " + BH +
        " : out0 + ((long long)(kiln_reverse ? kiln_t + 1 : kiln_t - 1) * " +
        str(p.dirs) + " + kiln_d) * " + BH + ";\n";
   s += "    __syncthreads(); // the previous work item's reads are done\n";
@@ -212,11 +213,11 @@ std::string beginRecurrenceKernel(CudaKernel &k, Operation *op,
 std::string endRecurrenceKernel(const RecurrencePlan &p) {
   std::string H = str(p.hidden), BH = str(p.batch * p.hidden);
   std::string s;
-  s += "      out0[((long long)kiln_t * " + str(p.dirs) + " + kiln_d) * " +
-       BH + " + kiln_b * " + H + " + j] = " + p.storage + "(h);\n";
+  s += "      out0[((long long)kiln_t * " + str(p.dirs) + " + kiln_d) * " + BH +
+       " + kiln_b * " + H + " + j] = " + p.storage + "(h);\n";
   s += "      if (kiln_step == " + str(p.seq - 1) + ") // y_h\n";
-  s += "        out1[kiln_d * " + BH + " + kiln_b * " + H + " + j] = " +
-       p.storage + "(h);\n";
+  s += "        out1[kiln_d * " + BH + " + kiln_b * " + H +
+       " + j] = " + p.storage + "(h);\n";
   s += "    }\n";
   s += "  }\n}\n";
   return s;
@@ -248,8 +249,8 @@ std::optional<CudaKernel> emitCudaGRURecurrenceKernel(Operation *op,
                   " + j])") +
        "));\n";
   s += "      const float n = tanhf(" +
-       p->clipped("((float)xw[" + H2 + " + j] + r * (a[2] + (float)rb[" +
-                  H2 + " + j]))") +
+       p->clipped("((float)xw[" + H2 + " + j] + r * (a[2] + (float)rb[" + H2 +
+                  " + j]))") +
        ");\n";
   s += "      const float h = (1.0f - z) * n + z * hb[j];\n";
   s += endRecurrenceKernel(*p);
@@ -287,8 +288,10 @@ std::optional<CudaKernel> emitCudaLSTMRecurrenceKernel(Operation *op,
     s += "      const float gf = 1.0f - gi;\n";
   else
     s += "      const float gf = " +
-         sigmoid("((float)xw[" + str(2 * p->hidden) + " + j] + a[2] + "
-                 "(float)pp[" + str(2 * p->hidden) + " + j] * cp)") +
+         sigmoid("((float)xw[" + str(2 * p->hidden) +
+                 " + j] + a[2] + "
+                 "(float)pp[" +
+                 str(2 * p->hidden) + " + j] * cp)") +
          ";\n";
   s += "      const float gc = tanhf(" +
        p->clipped("((float)xw[" + str(3 * p->hidden) + " + j] + a[3])") +

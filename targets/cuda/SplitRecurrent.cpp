@@ -93,8 +93,8 @@ Value buildProjection(PatternRewriter &rewriter, Location loc,
                 : Value();
   Value xw = x2 && wt ? build("kiln.matmul", {x2, wt}) : Value();
   Value biased = xw && bias ? build("kiln.add", {xw, bias}) : Value();
-  return biased ? build("kiln.reshape",
-                        {biased, vec({p.seq, p.batch, width})}, {allowZero})
+  return biased ? build("kiln.reshape", {biased, vec({p.seq, p.batch, width})},
+                        {allowZero})
                 : Value();
 }
 
@@ -133,9 +133,9 @@ struct SplitGRU : public OpRewritePattern<GRUOp> {
     int64_t H = p->hidden;
     // The bias [D, 6H]: its first 3H of each direction for the input, the
     // last 3H for the recurrence (inside the reset gate's product).
-    Value wb = flatten(rewriter, loc,
-                       biasColumns(rewriter, loc, gru.getB(), 0, 3 * H),
-                       p->dirs * 3 * H);
+    Value wb =
+        flatten(rewriter, loc, biasColumns(rewriter, loc, gru.getB(), 0, 3 * H),
+                p->dirs * 3 * H);
     Value rb = biasColumns(rewriter, loc, gru.getB(), 3 * H, 3 * H);
     Value xw =
         buildProjection(rewriter, loc, *p, 3, gru.getX(), gru.getW(), wb);
@@ -156,9 +156,8 @@ struct SplitLSTM : public OpRewritePattern<LSTMOp> {
   LogicalResult matchAndRewrite(LSTMOp lstm,
                                 PatternRewriter &rewriter) const override {
     std::optional<Projection> p =
-        splittable(lstm, lstm.getX(), lstm.getSequenceLens(),
-                   lstm.getLayout(), lstm.getHiddenSize(),
-                   lstm.getDirection());
+        splittable(lstm, lstm.getX(), lstm.getSequenceLens(), lstm.getLayout(),
+                   lstm.getHiddenSize(), lstm.getDirection());
     if (!p)
       return failure();
     Location loc = lstm.getLoc();
@@ -166,9 +165,9 @@ struct SplitLSTM : public OpRewritePattern<LSTMOp> {
     // Both halves of the bias [D, 8H] (Wb, Rb) add to the projection.
     Value wb = biasColumns(rewriter, loc, lstm.getB(), 0, 4 * H);
     Value rb = biasColumns(rewriter, loc, lstm.getB(), 4 * H, 4 * H);
-    Value sum = wb && rb ? passes::buildKilnValue(rewriter, loc, "kiln.add",
-                                                  {wb, rb})
-                         : Value();
+    Value sum =
+        wb && rb ? passes::buildKilnValue(rewriter, loc, "kiln.add", {wb, rb})
+                 : Value();
     Value xw = buildProjection(rewriter, loc, *p, 4, lstm.getX(), lstm.getW(),
                                flatten(rewriter, loc, sum, p->dirs * 4 * H));
     if (!xw)

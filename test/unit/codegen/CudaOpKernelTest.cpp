@@ -4,13 +4,13 @@
 // prints for single top-level ops (CudaOpKernels.cpp's table: gather,
 // resize, conv_transpose, depthwise conv, avg_pool, gather_elements,
 // argmax/argmin, cumsum/cumprod, gru_recurrence, lstm_recurrence, concat,
-// max_pool) on a machine without a GPU: each case is a function with one such op whose operands are
-// its arguments (random values) or constants; the op's kernel is printed, built
-// for the emulation (CudaEmulation.h), run with a grid smaller than the
-// printer's (the kernels grid-stride), and its output compared with the
-// runtime's reference kernel of the op on the same operands. NVRTC compiles the
-// same kernels (the last test), and the compiled-cuda conformance checks them
-// on the GPU.
+// max_pool) on a machine without a GPU: each case is a function with one such
+// op whose operands are its arguments (random values) or constants; the op's
+// kernel is printed, built for the emulation (CudaEmulation.h), run with a grid
+// smaller than the printer's (the kernels grid-stride), and its output compared
+// with the runtime's reference kernel of the op on the same operands. NVRTC
+// compiles the same kernels (the last test), and the compiled-cuda conformance
+// checks them on the GPU.
 //
 //===----------------------------------------------------------------------===//
 
