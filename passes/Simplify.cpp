@@ -12,6 +12,8 @@
 //     reductions (trait Kiln_Reduction) whose result type equals the
 //     operand's (every reduced dim has size 1, or empty axes with
 //     noop_with_empty_axes);
+//   * a reduction over a run-time axes operand with no elements (ONNX's
+//     "default axes") gets the constant axes [0, rank) it means;
 //   * chains of views merge: transpose(transpose(x)) becomes one transpose
 //     (or x), and a reshape, flatten, squeeze or unsqueeze of another one
 //     becomes a single reshape of the original operand to the static result
@@ -261,6 +263,33 @@ struct ConstantIndexGather : public KilnPattern {
   }
 };
 
+/// A reduction whose axes operand has no elements but is not a constant (a
+/// graph input of type tensor<0xi64>, as ONNX's "default axes" tests give
+/// it) reduces over every axis unless noop_with_empty_axes: its axes become
+/// the constant [0, rank), which fusion takes (it needs constant axes).
+struct EmptyAxesReduction : public KilnPattern {
+  using KilnPattern::KilnPattern;
+  LogicalResult apply(Operation *op, PatternRewriter &rewriter) const override {
+    if (op->getNumOperands() != 2)
+      return failure();
+    Value axes = op->getOperand(1);
+    auto at = dyn_cast<RankedTensorType>(axes.getType());
+    auto xt = dyn_cast<RankedTensorType>(op->getOperand(0).getType());
+    auto noop = op->getAttrOfType<IntegerAttr>("noop_with_empty_axes");
+    if (!at || !xt || !at.hasStaticShape() || at.getNumElements() != 0 ||
+        !noop || noop.getInt() != 0 || getConstantInts(axes))
+      return failure();
+    SmallVector<int64_t> all;
+    for (int64_t d = 0; d < xt.getRank(); ++d)
+      all.push_back(d);
+    Value constant = buildI64Vector(rewriter, op->getLoc(), all);
+    if (!constant)
+      return failure();
+    rewriter.modifyOpInPlace(op, [&] { op->setOperand(1, constant); });
+    return success();
+  }
+};
+
 /// Binary ops with a splat identity constant: x + 0, 0 + x, x - 0, x * 1,
 /// 1 * x, x / 1, pow(x, 1).
 struct BinaryIdentity : public KilnPattern {
@@ -316,9 +345,11 @@ struct SimplifyPass
           kiln::CastOp::getOperationName()})
       patterns.add<SameTypeIsIdentity>(name, ctx, /*benefit=*/2);
     for (RegisteredOperationName name : ctx->getRegisteredOperations())
-      if (name.hasTrait<kiln::OpTrait::Reduction>())
+      if (name.hasTrait<kiln::OpTrait::Reduction>()) {
         patterns.add<SameTypeIsIdentity>(name.getStringRef(), ctx,
                                          /*benefit=*/2);
+        patterns.add<EmptyAxesReduction>(name.getStringRef(), ctx);
+      }
     for (StringRef name : {kiln::ReshapeOp::getOperationName(),
                            kiln::FlattenOp::getOperationName(),
                            kiln::SqueezeOp::getOperationName(),

@@ -164,3 +164,18 @@ func.func @constant_gathers(%x: tensor<3x4x6xf32>) -> (tensor<4x6xf32>, tensor<3
   %3 = kiln.gather %x, %o {axis = 0 : i64} : (tensor<3x4x6xf32>, tensor<i64>) -> tensor<4x6xf32>
   return %0, %1, %2, %3 : tensor<4x6xf32>, tensor<3x2x6xf32>, tensor<3x2x6xf32>, tensor<4x6xf32>
 }
+
+// -----
+
+// Axes that are a run-time operand with no elements (ONNX's default axes)
+// mean every axis, unless noop_with_empty_axes (then the reduction is the
+// identity); they become a constant.
+// CHECK-LABEL: func.func @empty_axes
+// CHECK: %[[ALL:.*]] = kiln.constant dense<[0, 1]> : tensor<2xi64>
+// CHECK: %[[SUM:.*]] = kiln.reduce_sum %arg0, %[[ALL]]
+// CHECK: return %[[SUM]], %arg0
+func.func @empty_axes(%x: tensor<3x4xf32>, %axes: tensor<0xi64>) -> (tensor<1x1xf32>, tensor<3x4xf32>) {
+  %0 = kiln.reduce_sum %x, %axes {keepdims = 1 : i64, noop_with_empty_axes = 0 : i64} : (tensor<3x4xf32>, tensor<0xi64>) -> tensor<1x1xf32>
+  %1 = kiln.reduce_max %x, %axes {keepdims = 1 : i64, noop_with_empty_axes = 1 : i64} : (tensor<3x4xf32>, tensor<0xi64>) -> tensor<3x4xf32>
+  return %0, %1 : tensor<1x1xf32>, tensor<3x4xf32>
+}
