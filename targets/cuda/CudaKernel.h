@@ -160,10 +160,10 @@ std::string beginElementKernel(CudaKernel &k, mlir::Operation *op,
 std::string elementLoopHead(int64_t total);
 
 /// The kind of kernel the CUDA target prints directly for a top-level op:
-/// its name's stem ("max_pool", "concat", "attention", "gather", "resize",
-/// "conv_transpose", "depthwise_conv", "gru", "lstm") and the letter the
-/// lowering's names start with (the N-th kernel of a kind is
-/// `<letter><N>_<stem>`, e.g. `p0_max_pool`).
+/// its name's stem ("max_pool", "gather_elements", "depthwise_conv", ...;
+/// CudaOpKernels.cpp's table lists them all) and the letter the lowering's
+/// names start with (the N-th kernel of a kind is `<letter><N>_<stem>`,
+/// e.g. `p0_max_pool`).
 struct CudaOpKernelKind {
   char letter;
   llvm::StringRef stem;
