@@ -17,6 +17,8 @@
 //    constant, or read at run time and switched over), accumulating as the
 //    reference does (f64 for floats,
 //    wrapping 64-bit integers), exclusive and reverse as attributes say;
+//  - kiln.hardmax: one thread per line along the axis, 1 at the first
+//    maximum (a NaN wins), as the reference's softmax-family kernel;
 //  - kiln.trilu: one thread per element, the diagonal k read at run time;
 //  - kiln.scatter_elements: launched twice (CudaKernel::launches): the first
 //    launch copies x into the result (grid-stride), the second applies the
@@ -205,6 +207,55 @@ std::optional<CudaKernel> emitCudaArgReduceKernel(Operation *op,
        "      }\n";
   s += "    }\n";
   s += "    out0[kiln_i] = kiln_arg;\n";
+  s += "  }\n}\n";
+  k.definition = s;
+  return k;
+}
+
+std::optional<CudaKernel> emitCudaHardmaxKernel(Operation *op,
+                                                llvm::StringRef name) {
+  auto hardmax = dyn_cast<HardmaxOp>(op);
+  if (!hardmax)
+    return std::nullopt;
+  RankedTensorType xt = staticType(hardmax.getX());
+  std::optional<codegen::ScalarType> st =
+      xt ? codegen::scalarTypeOf(xt.getElementType()) : std::nullopt;
+  if (!xt || !st || !codegen::isFloatType(*st) || xt.getRank() < 1 ||
+      xt.getNumElements() == 0)
+    return std::nullopt;
+  int64_t axis = normalizedAxis(hardmax.getAxis(), xt.getRank());
+  if (axis < 0)
+    return std::nullopt;
+  AxisSplit a = splitAround(xt.getShape(), axis);
+  std::string storage = codegen::storageCType(*st);
+  std::string compute = codegen::computeCType(*st);
+  int64_t total = a.outer * a.inner;
+  CudaKernel k;
+  std::string head =
+      beginElementKernel(k, op, name, total,
+                         "const " + storage + " *__restrict__ in0, " + storage +
+                             " *__restrict__ out0");
+  std::string s = describe(
+      k,
+      "hardmax along axis " + std::to_string(axis) + " of " +
+          std::to_string(a.len),
+      "one thread per line along the axis: 1 at its first maximum (a NaN "
+      "wins), 0 elsewhere");
+  s += head + " {\n";
+  s += elementLoopHead(total);
+  s += "    const long long kiln_base = (kiln_i / " + str(a.inner) + ") * " +
+       str(a.len * a.inner) + " + kiln_i % " + str(a.inner) + ";\n";
+  s += "    " + compute + " kiln_best = -INFINITY;\n";
+  s += "    long long kiln_arg = 0;\n";
+  s += "    for (long long r = 0; r < " + str(a.len) + "; ++r) {\n";
+  s += "      const " + compute + " v = (" + compute + ")in0[kiln_base + r * " +
+       str(a.inner) + "];\n";
+  s += "      if (v > kiln_best || (v != v && kiln_best == kiln_best)) {\n";
+  s += "        kiln_best = v;\n        kiln_arg = r;\n      }\n";
+  s += "    }\n";
+  s += "    for (long long r = 0; r < " + str(a.len) + "; ++r)\n";
+  s += "      out0[kiln_base + r * " + str(a.inner) + "] = " + storage +
+       "(r == kiln_arg ? 1.0f : 0.0f);\n";
   s += "  }\n}\n";
   k.definition = s;
   return k;

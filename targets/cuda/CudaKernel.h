@@ -131,6 +131,10 @@ std::optional<CudaKernel> emitCudaScanKernel(mlir::Operation *op,
 /// order from one thread), also CudaIndexKernels.cpp.
 std::optional<CudaKernel> emitCudaTriluKernel(mlir::Operation *op,
                                               llvm::StringRef name);
+/// kiln.hardmax (one thread per line along the axis), also
+/// CudaIndexKernels.cpp.
+std::optional<CudaKernel> emitCudaHardmaxKernel(mlir::Operation *op,
+                                                llvm::StringRef name);
 std::optional<CudaKernel> emitCudaScatterElementsKernel(mlir::Operation *op,
                                                         llvm::StringRef name);
 

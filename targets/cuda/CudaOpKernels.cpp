@@ -71,6 +71,7 @@ const OpKernelEntry kOpKernels[] = {
     {isOneOf<CumSumOp>, {'s', "cumsum"}, emitCudaScanKernel},
     {isOneOf<CumProdOp>, {'q', "cumprod"}, emitCudaScanKernel},
     {isOneOf<TriluOp>, {'w', "trilu"}, emitCudaTriluKernel},
+    {isOneOf<HardmaxOp>, {'h', "hardmax"}, emitCudaHardmaxKernel},
     {isOneOf<ScatterElementsOp>,
      {'z', "scatter_elements"},
      emitCudaScatterElementsKernel},

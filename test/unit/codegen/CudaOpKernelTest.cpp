@@ -312,6 +312,11 @@ func.func @s1(%x: tensor<3x4xi32>, %axis: tensor<i32>) -> tensor<3x4xi32> {
   return %0 : tensor<3x4xi32>
 })",
                    0.0f, 1.99f});
+  cases.push_back({"h0_hardmax", R"(
+func.func @h0(%x: tensor<3x4x5xf32>) -> tensor<3x4x5xf32> {
+  %0 = kiln.hardmax %x {axis = 1 : i64} : (tensor<3x4x5xf32>) -> tensor<3x4x5xf32>
+  return %0 : tensor<3x4x5xf32>
+})"});
   // trilu (the diagonal a constant operand, read at run time); scatters
   // with duplicate indices (small random ones): the last wins, sums, max.
   cases.push_back({"w0_trilu", R"(
