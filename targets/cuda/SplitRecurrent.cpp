@@ -15,7 +15,9 @@
 // state (CudaRecurrenceKernel.cpp runs it, a launch per step). A kiln.lstm
 // likewise becomes a matmul with both halves of its bias (Wb + Rb) and a
 // kiln.lstm_recurrence of the projection, the recurrence weights, the
-// peepholes and both initial states. It takes recurrent ops with layout 0,
+// peepholes and both initial states. A batch-first op (layout 1) gets
+// transposes of x and the initial states to the recurrence's order and of
+// its results back (kernels of their own). It takes recurrent ops with
 // static shapes and constant sequence lengths that are all the full length
 // (what PyTorch's exported GRUs and LSTMs have), GRUs with
 // linear_before_reset = 1 only (the form the recurrence kernel computes);
@@ -47,19 +49,25 @@ bool hasStaticShape(Value v) {
 /// The checks and the input projection shared by the GRU and LSTM splits.
 struct Projection {
   int64_t seq = 0, batch = 0, input = 0, hidden = 0, dirs = 1;
+  bool batchFirst = false; ///< layout 1: x [batch, seq, input]
 };
 
-/// The dims of a recurrent op that the split takes (layout 0, static
-/// shapes, every sequence the full length), or nullopt.
+/// The dims of a recurrent op that the split takes (static shapes, every
+/// sequence the full length), or nullopt.
 std::optional<Projection> splittable(Operation *op, Value x, Value lens,
                                      int64_t layout, int64_t hidden,
                                      StringRef direction) {
-  if (layout != 0 || !llvm::all_of(op->getOperands(), hasStaticShape) ||
+  if ((layout != 0 && layout != 1) ||
+      !llvm::all_of(op->getOperands(), hasStaticShape) ||
       !llvm::all_of(op->getResults(), hasStaticShape))
     return std::nullopt;
   auto xt = cast<RankedTensorType>(x.getType());
-  Projection p{xt.getDimSize(0), xt.getDimSize(1), xt.getDimSize(2), hidden,
-               direction == "bidirectional" ? 2 : 1};
+  Projection p{xt.getDimSize(layout),
+               xt.getDimSize(1 - layout),
+               xt.getDimSize(2),
+               hidden,
+               direction == "bidirectional" ? 2 : 1,
+               layout == 1};
   std::optional<SmallVector<int64_t>> values = passes::getConstantInts(lens);
   if (!values || p.seq < 1 || p.batch < 1 ||
       llvm::any_of(*values, [&](int64_t l) { return l != p.seq; }))
@@ -96,6 +104,51 @@ Value buildProjection(PatternRewriter &rewriter, Location loc,
   return biased ? build("kiln.reshape", {biased, vec({p.seq, p.batch, width})},
                         {allowZero})
                 : Value();
+}
+
+/// `v` with its first two dims swapped when the op is batch first (x
+/// [batch, seq, input] and the states [batch, D, H] to the recurrence's
+/// order), or `v`.
+Value seqFirst(PatternRewriter &rewriter, Location loc, const Projection &p,
+               Value v) {
+  if (!p.batchFirst || !v)
+    return v;
+  return passes::buildKilnValue(
+      rewriter, loc, "kiln.transpose", {v},
+      {rewriter.getNamedAttr("perm",
+                             rewriter.getDenseI64ArrayAttr({1, 0, 2}))});
+}
+
+/// The recurrence's result types (y [seq, D, batch, H], then `states` of
+/// [D, batch, H]) for the op's `element` type.
+SmallVector<Type> recurrenceTypes(const Projection &p, Type element,
+                                  unsigned states) {
+  SmallVector<Type> types = {
+      RankedTensorType::get({p.seq, p.dirs, p.batch, p.hidden}, element)};
+  for (unsigned i = 0; i < states; ++i)
+    types.push_back(
+        RankedTensorType::get({p.dirs, p.batch, p.hidden}, element));
+  return types;
+}
+
+/// Replaces `op` by the recurrence's results, transposed back to batch first
+/// (y to [batch, seq, D, H], the states to [batch, D, H]) when it is.
+LogicalResult replaceWithResults(PatternRewriter &rewriter, Operation *op,
+                                 const Projection &p, ValueRange results) {
+  SmallVector<Value> values(results.begin(), results.end());
+  if (p.batchFirst) {
+    for (auto [i, v] : llvm::enumerate(values)) {
+      SmallVector<int64_t> perm = i == 0 ? SmallVector<int64_t>{2, 0, 1, 3}
+                                         : SmallVector<int64_t>{1, 0, 2};
+      v = passes::buildKilnValue(
+          rewriter, op->getLoc(), "kiln.transpose", {v},
+          {rewriter.getNamedAttr("perm", rewriter.getDenseI64ArrayAttr(perm))});
+      if (!v || v.getType() != op->getResult(i).getType())
+        return rewriter.notifyMatchFailure(op, "the results did not build");
+    }
+  }
+  rewriter.replaceOp(op, values);
+  return success();
 }
 
 /// `count` values of each direction's row of the bias `b` [D, n], from
@@ -137,16 +190,17 @@ struct SplitGRU : public OpRewritePattern<GRUOp> {
         flatten(rewriter, loc, biasColumns(rewriter, loc, gru.getB(), 0, 3 * H),
                 p->dirs * 3 * H);
     Value rb = biasColumns(rewriter, loc, gru.getB(), 3 * H, 3 * H);
-    Value xw =
-        buildProjection(rewriter, loc, *p, 3, gru.getX(), gru.getW(), wb);
-    if (!xw || !rb)
+    Value xw = buildProjection(rewriter, loc, *p, 3,
+                               seqFirst(rewriter, loc, *p, gru.getX()),
+                               gru.getW(), wb);
+    Value h0 = seqFirst(rewriter, loc, *p, gru.getInitialH());
+    if (!xw || !rb || !h0)
       return rewriter.notifyMatchFailure(gru, "the projection did not build");
     auto recurrence = rewriter.create<GRURecurrenceOp>(
-        loc, gru->getResultTypes(), xw, gru.getR(), rb, gru.getInitialH(),
-        gru.getDirectionAttr(), gru.getHiddenSizeAttr(), gru.getClipAttr(),
-        gru.getLinearBeforeResetAttr());
-    rewriter.replaceOp(gru, recurrence->getResults());
-    return success();
+        loc, recurrenceTypes(*p, gru.getY().getType().getElementType(), 1), xw,
+        gru.getR(), rb, h0, gru.getDirectionAttr(), gru.getHiddenSizeAttr(),
+        gru.getClipAttr(), gru.getLinearBeforeResetAttr());
+    return replaceWithResults(rewriter, gru, *p, recurrence->getResults());
   }
 };
 
@@ -168,17 +222,19 @@ struct SplitLSTM : public OpRewritePattern<LSTMOp> {
     Value sum =
         wb && rb ? passes::buildKilnValue(rewriter, loc, "kiln.add", {wb, rb})
                  : Value();
-    Value xw = buildProjection(rewriter, loc, *p, 4, lstm.getX(), lstm.getW(),
-                               flatten(rewriter, loc, sum, p->dirs * 4 * H));
-    if (!xw)
+    Value xw = buildProjection(
+        rewriter, loc, *p, 4, seqFirst(rewriter, loc, *p, lstm.getX()),
+        lstm.getW(), flatten(rewriter, loc, sum, p->dirs * 4 * H));
+    Value h0 = seqFirst(rewriter, loc, *p, lstm.getInitialH());
+    Value c0 = seqFirst(rewriter, loc, *p, lstm.getInitialC());
+    if (!xw || !h0 || !c0)
       return rewriter.notifyMatchFailure(lstm, "the projection did not build");
     auto recurrence = rewriter.create<LSTMRecurrenceOp>(
-        loc, lstm->getResultTypes(), xw, lstm.getR(), lstm.getP(),
-        lstm.getInitialH(), lstm.getInitialC(), lstm.getDirectionAttr(),
+        loc, recurrenceTypes(*p, lstm.getY().getType().getElementType(), 2), xw,
+        lstm.getR(), lstm.getP(), h0, c0, lstm.getDirectionAttr(),
         lstm.getHiddenSizeAttr(), lstm.getClipAttr(),
         lstm.getInputForgetAttr());
-    rewriter.replaceOp(lstm, recurrence->getResults());
-    return success();
+    return replaceWithResults(rewriter, lstm, *p, recurrence->getResults());
   }
 };
 

@@ -26,14 +26,18 @@ func.func @gru(%x: tensor<4x2x3xf32>, %w: tensor<1x15x3xf32>, %r: tensor<1x15x5x
 
 // -----
 
-// Shorter sequences, run-time lengths, layout 1 and linear_before_reset = 0
-// keep their kiln.gru.
+// Shorter sequences, run-time lengths and linear_before_reset = 0 keep
+// their kiln.gru; a batch-first one (layout 1) is split between transposes.
 // CHECK-LABEL: func.func @kept(
-// CHECK-NOT: kiln.gru_recurrence
 // CHECK: kiln.gru %arg0
 // CHECK: kiln.gru %arg0
-// CHECK: kiln.gru %arg6
+// CHECK: %[[XS:.*]] = kiln.transpose %arg6 {perm = array<i64: 1, 0, 2>} : (tensor<2x4x3xf32>) -> tensor<4x2x3xf32>
+// CHECK: %[[HS:.*]] = kiln.transpose %arg7 {perm = array<i64: 1, 0, 2>} : (tensor<2x1x5xf32>) -> tensor<1x2x5xf32>
+// CHECK: %[[Y:.*]], %{{.*}} = kiln.gru_recurrence %{{.*}}, %arg2, %{{.*}}, %[[HS]]
+// CHECK-SAME: -> (tensor<4x1x2x5xf32>, tensor<1x2x5xf32>)
+// CHECK: %[[YB:.*]] = kiln.transpose %[[Y]] {perm = array<i64: 2, 0, 1, 3>} : (tensor<4x1x2x5xf32>) -> tensor<2x4x1x5xf32>
 // CHECK: kiln.gru %arg0
+// CHECK: return %{{.*}}, %{{.*}}, %[[YB]], %{{.*}} :
 func.func @kept(%x: tensor<4x2x3xf32>, %w: tensor<1x15x3xf32>, %r: tensor<1x15x5xf32>, %b: tensor<1x30xf32>, %h0: tensor<1x2x5xf32>, %lens: tensor<2xi32>, %xb: tensor<2x4x3xf32>, %hb: tensor<2x1x5xf32>) -> (tensor<4x1x2x5xf32>, tensor<4x1x2x5xf32>, tensor<2x4x1x5xf32>, tensor<4x1x2x5xf32>) {
   %short = kiln.constant dense<[4, 3]> : tensor<2xi32>
   %y0, %h1 = kiln.gru %x, %w, %r, %b, %short, %h0 {clip = 0.000000e+00 : f32, direction = "forward", hidden_size = 5 : i64, layout = 0 : i64, linear_before_reset = 1 : i64} : (tensor<4x2x3xf32>, tensor<1x15x3xf32>, tensor<1x15x5xf32>, tensor<1x30xf32>, tensor<2xi32>, tensor<1x2x5xf32>) -> (tensor<4x1x2x5xf32>, tensor<1x2x5xf32>)
