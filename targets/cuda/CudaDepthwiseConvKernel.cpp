@@ -40,6 +40,10 @@ namespace {
 
 std::string str(int64_t v) { return std::to_string(v); }
 
+/// Shared memory for a block's staged weights (f32), below the 48 KiB of
+/// static shared memory a kernel may use.
+constexpr int64_t kStagedWeightBytes = 40 * 1024;
+
 /// The geometry of a depthwise convolution, channels first.
 struct Depthwise {
   int64_t batch, channels, multiplier, inH, inW, outH, outW, kH, kW;
@@ -221,7 +225,7 @@ CudaKernel emitChannelsLast(Operation *op, llvm::StringRef name,
   // channels' and whose weights fit the shared memory.
   int64_t perBlock = 1;
   for (int64_t c = std::min<int64_t>(vectors, 32); c >= 1; --c)
-    if (vectors % c == 0 && c * vec * taps * 4 <= 40 * 1024) {
+    if (vectors % c == 0 && c * vec * taps * 4 <= kStagedWeightBytes) {
       perBlock = c;
       break;
     }
@@ -319,9 +323,11 @@ std::optional<CudaKernel> emitCudaDepthwiseConvKernel(Operation *op,
   int64_t bytes = st == codegen::ScalarType::F32 ? 4 : 2;
   // Channels last: V consecutive channels per thread, the widest vector of
   // at most 16 bytes that divides the channels (one input channel per
-  // output channel: a multiplier of 1).
+  // output channel: a multiplier of 1), when one vector's weights fit the
+  // shared memory (a huge window takes a thread per element instead).
   int64_t vec = 1;
-  if (g.channelsLast && g.multiplier == 1)
+  if (g.channelsLast && g.multiplier == 1 &&
+      g.kH * g.kW * (16 / bytes) * 4 <= kStagedWeightBytes)
     for (int64_t v = 16 / bytes; v > 1; v /= 2)
       if (g.channels % v == 0) {
         vec = v;

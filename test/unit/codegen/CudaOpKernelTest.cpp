@@ -263,6 +263,13 @@ func.func @d4(%x: tensor<1x5x5x512xbf16>, %w: tensor<512x3x3x1xbf16>) -> tensor<
   return %0 : tensor<1x3x3x512xbf16>
 })",
                    -1.0f, 1.0f});
+  // A window whose weights would not fit a block's shared memory: channels
+  // last, a thread per element.
+  cases.push_back({"d5_depthwise_conv", R"(
+func.func @d5(%x: tensor<1x3x3x4xf32>, %w: tensor<4x51x51x1xf32>) -> tensor<1x3x3x4xf32> {
+  %0 = kiln.conv %x, %w {dilations = array<i64: 1, 1>, group = 4 : i64, layout = "nhwc", pads = array<i64: 25, 25, 25, 25>, strides = array<i64: 1, 1>} : (tensor<1x3x3x4xf32>, tensor<4x51x51x1xf32>) -> tensor<1x3x3x4xf32>
+  return %0 : tensor<1x3x3x4xf32>
+})"});
   // Average pools: the divisor with and without the pads, ceil mode.
   cases.push_back({"v0_avg_pool", R"(
 func.func @v0(%x: tensor<1x2x7x7xf32>) -> tensor<1x2x4x4xf32> {
