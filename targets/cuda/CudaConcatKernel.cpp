@@ -52,22 +52,13 @@ std::optional<CudaKernel> emitCudaConcatKernel(Operation *op,
   }
 
   std::string storage = codegen::storageCType(*st);
-  CudaKernel k;
-  k.name = name.str();
-  k.sourceNodes = sourceNodeNames(op);
-  unsigned block = 256;
-  int64_t blocks = std::min<int64_t>((total + block - 1) / block, 65535);
-  k.grid[0] = static_cast<unsigned>(std::max<int64_t>(blocks, 1));
-  k.block[0] = block;
   std::string params;
   for (size_t i = 0; i < sizes.size(); ++i)
     params += "const " + storage + " *__restrict__ in" + std::to_string(i) +
               ", ";
   params += storage + " *__restrict__ out0";
-  std::string head = "extern \"C\" __global__ void __launch_bounds__(" +
-                     std::to_string(block) + ")\n" + k.name + "(" + params +
-                     ")";
-  k.declaration = head + ";";
+  CudaKernel k;
+  std::string head = beginElementKernel(k, op, name, total, params);
 
   std::string s = "// " + k.name + ": concat of " +
                   std::to_string(sizes.size()) + " inputs along axis " +
@@ -77,10 +68,7 @@ std::optional<CudaKernel> emitCudaConcatKernel(Operation *op,
     s += " " + n;
   s += "\n// mapping: one thread per output element, grid-stride\n";
   s += head + " {\n";
-  s += "  const long long kiln_n = (long long)gridDim.x * blockDim.x;\n";
-  s += "  for (long long kiln_i = (long long)blockIdx.x * blockDim.x + "
-       "threadIdx.x; kiln_i < " +
-       std::to_string(total) + "LL; kiln_i += kiln_n) {\n";
+  s += elementLoopHead(total);
   std::string in = std::to_string(inner) + "LL";
   s += "    const long long kiln_inner = kiln_i % " + in + ";\n";
   s += "    const long long kiln_a = (kiln_i / " + in + ") % " +

@@ -92,18 +92,10 @@ std::optional<CudaKernel> emitCudaPoolKernel(Operation *op,
     inPlane *= d;
 
   CudaKernel k;
-  k.name = name.str();
-  k.sourceNodes = sourceNodeNames(op);
-  unsigned block = 256;
-  int64_t blocks = std::min<int64_t>((total + block - 1) / block, 65535);
-  k.grid[0] = static_cast<unsigned>(std::max<int64_t>(blocks, 1));
-  k.block[0] = block;
-  std::string params = "const " + storage + " *__restrict__ in0, " + storage +
-                       " *__restrict__ out0";
-  std::string head = "extern \"C\" __global__ void __launch_bounds__(" +
-                     std::to_string(block) + ")\n" + k.name + "(" + params +
-                     ")";
-  k.declaration = head + ";";
+  std::string head = beginElementKernel(
+      k, op, name, total,
+      "const " + storage + " *__restrict__ in0, " + storage +
+          " *__restrict__ out0");
 
   std::string s;
   s += "// " + k.name + ": " + (average ? "avg_pool" : "max_pool") + " over [" +
@@ -118,13 +110,8 @@ std::optional<CudaKernel> emitCudaPoolKernel(Operation *op,
     s += " " + n;
   s += "\n// mapping: one thread per output element, grid-stride; positions "
        "outside the input are skipped\n";
-  s += "// launch: grid [" + std::to_string(k.grid[0]) + ", 1, 1], block [" +
-       std::to_string(block) + ", 1, 1]\n";
   s += head + " {\n";
-  s += "  const long long kiln_n = (long long)gridDim.x * blockDim.x;\n";
-  s += "  for (long long kiln_i = (long long)blockIdx.x * blockDim.x + "
-       "threadIdx.x; kiln_i < " +
-       std::to_string(total) + "LL; kiln_i += kiln_n) {\n";
+  s += elementLoopHead(total);
   s += "    long long kiln_r = kiln_i;\n";
   if (channelsLast) {
     s += "    const int kiln_c = (int)(kiln_r % " + std::to_string(channels) +
