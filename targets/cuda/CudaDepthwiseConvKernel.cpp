@@ -119,19 +119,18 @@ namespace {
 /// The kernel's comment: what it convolves and how it is mapped.
 std::string describe(const CudaKernel &k, const Depthwise &g,
                      const std::string &mapping) {
-  std::string s =
-      "// " + k.name + ": depthwise convolution (" +
-      (g.channelsLast ? "channels last" : "channels first") + ") of " +
-      str(g.channels) + " channels, " + str(g.inH) + "x" + str(g.inW) + " -> " +
-      str(g.outH) + "x" + str(g.outW) + ", taps " + str(g.kH) + "x" +
-      str(g.kW) + ", strides " + str(g.strideH) + "x" + str(g.strideW) +
-      ", dilations " + str(g.dilH) + "x" + str(g.dilW) + ", pads top/left " +
-      str(g.padTop) + "/" + str(g.padLeft) +
-      (g.multiplier > 1 ? ", multiplier " + str(g.multiplier) : "") +
-      ", batch " + str(g.batch) + "\n// ONNX nodes:";
-  for (const std::string &node : k.sourceNodes)
-    s += " " + node;
-  return s + "\n// mapping: " + mapping + "\n";
+  return opKernelComment(
+      k,
+      std::string("depthwise convolution (") +
+          (g.channelsLast ? "channels last" : "channels first") + ") of " +
+          str(g.channels) + " channels, " + str(g.inH) + "x" + str(g.inW) +
+          " -> " + str(g.outH) + "x" + str(g.outW) + ", taps " + str(g.kH) +
+          "x" + str(g.kW) + ", strides " + str(g.strideH) + "x" +
+          str(g.strideW) + ", dilations " + str(g.dilH) + "x" + str(g.dilW) +
+          ", pads top/left " + str(g.padTop) + "/" + str(g.padLeft) +
+          (g.multiplier > 1 ? ", multiplier " + str(g.multiplier) : "") +
+          ", batch " + str(g.batch),
+      mapping);
 }
 
 /// The loops over the taps inside the input around output (kiln_oy,

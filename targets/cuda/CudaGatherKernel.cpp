@@ -88,9 +88,7 @@ std::optional<CudaKernel> emitCudaGatherKernel(Operation *op,
   s += "    const long long kiln_j = (kiln_i / " + in + ") % " + n + ";\n";
   s += "    const long long kiln_outer = kiln_i / (" + in + " * " + n + ");\n";
   s += "    long long kiln_idx = (long long)in1[kiln_j];\n";
-  s += "    if (kiln_idx < 0)\n      kiln_idx += " + sz + ";\n";
-  s += "    if (kiln_idx < 0 || kiln_idx >= " + sz +
-       ")\n      __trap(); // an index out of range: a bad input\n";
+  s += wrapAndCheckIndex("kiln_idx", size, "    ");
   s += "    out0[kiln_i] = in0[(kiln_outer * " + sz + " + kiln_idx) * " + in +
        " + kiln_inner];\n";
   s += "  }\n}\n";

@@ -78,13 +78,24 @@ int64_t normalizedAxis(int64_t axis, int64_t rank) {
   return axis >= 0 && axis < rank ? axis : -1;
 }
 
-/// The kernel's first comment lines: what it computes and its nodes.
-std::string describe(const CudaKernel &k, const std::string &what,
-                     const std::string &mapping) {
-  std::string s = "// " + k.name + ": " + what + "\n// ONNX nodes:";
-  for (const std::string &node : k.sourceNodes)
-    s += " " + node;
-  return s + "\n// mapping: " + mapping + "\n";
+/// x's offset, in `xShape`'s strides, of the element at the coordinates of
+/// flat position `flat` in `shape` with the coordinate along `axis`
+/// replaced by `indexVar` (gather_elements' read, scatter_elements' write),
+/// accumulated in kiln_x.
+std::string elementOffset(ArrayRef<int64_t> shape, ArrayRef<int64_t> xShape,
+                          int64_t axis, const std::string &flat,
+                          const std::string &indexVar) {
+  std::string s = "    long long kiln_r = " + flat + ", kiln_x = 0;\n";
+  int64_t xStride = 1;
+  for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d) {
+    std::string coord =
+        d == axis ? indexVar : "(kiln_r % " + str(shape[d]) + ")";
+    s += "    kiln_x += " + coord + " * " + str(xStride) + ";\n";
+    if (d > 0)
+      s += "    kiln_r /= " + str(shape[d]) + ";\n";
+    xStride *= xShape[d];
+  }
+  return s;
 }
 
 } // namespace
@@ -107,11 +118,8 @@ std::optional<CudaKernel> emitCudaGatherElementsKernel(Operation *op,
   int64_t axis = normalizedAxis(gather.getAxis(), xt.getRank());
   if (!st || !indexType || axis < 0 || xt.getDimSize(axis) == 0)
     return std::nullopt;
-  // The indices may be smaller than x in the other dims: x is read at the
-  // output's coordinates with x's strides.
-  AxisSplit out = splitAround(yt.getShape(), axis);
-  AxisSplit in = splitAround(xt.getShape(), axis);
-  int64_t rank = xt.getRank(), total = yt.getNumElements();
+  // The indices may be smaller than x in the other dims.
+  int64_t size = xt.getDimSize(axis), total = yt.getNumElements();
   std::string storage = codegen::storageCType(*st);
   std::string index = codegen::storageCType(*indexType);
   CudaKernel k;
@@ -119,30 +127,19 @@ std::optional<CudaKernel> emitCudaGatherElementsKernel(Operation *op,
       k, op, name, total,
       "const " + storage + " *__restrict__ in0, const " + index +
           " *__restrict__ in1, " + storage + " *__restrict__ out0");
-  std::string s =
-      describe(k,
-               "gather_elements along axis " + std::to_string(axis) + " of " +
-                   std::to_string(in.len) + " into " + std::to_string(out.len) +
-                   " positions",
-               "one thread per output element, grid-stride; an index out "
-               "of range traps");
+  std::string s = opKernelComment(
+      k,
+      "gather_elements along axis " + std::to_string(axis) + " of " +
+          std::to_string(size) + " into " +
+          std::to_string(yt.getDimSize(axis)) + " positions",
+      "one thread per output element, grid-stride; an index out "
+      "of range traps");
   s += head + " {\n";
   s += elementLoopHead(total);
   s += "    long long kiln_idx = (long long)in1[kiln_i];\n";
-  s += "    if (kiln_idx < 0)\n      kiln_idx += " + str(in.len) + ";\n";
-  s += "    if (kiln_idx < 0 || kiln_idx >= " + str(in.len) +
-       ")\n      __trap(); // an index out of range: a bad input\n";
-  // x's offset from the output's coordinates, innermost first.
-  s += "    long long kiln_r = kiln_i, kiln_x = 0;\n";
-  int64_t xStride = 1;
-  for (int64_t d = rank - 1; d >= 0; --d) {
-    std::string coord =
-        d == axis ? "kiln_idx" : "(kiln_r % " + str(yt.getDimSize(d)) + ")";
-    s += "    kiln_x += " + coord + " * " + str(xStride) + ";\n";
-    if (d > 0)
-      s += "    kiln_r /= " + str(yt.getDimSize(d)) + ";\n";
-    xStride *= xt.getDimSize(d);
-  }
+  s += wrapAndCheckIndex("kiln_idx", size, "    ");
+  // x is read at the output's coordinates with x's strides.
+  s += elementOffset(yt.getShape(), xt.getShape(), axis, "kiln_i", "kiln_idx");
   s += "    out0[kiln_i] = in0[kiln_x];\n";
   s += "  }\n}\n";
   k.definition = s;
@@ -176,12 +173,12 @@ std::optional<CudaKernel> emitCudaArgReduceKernel(Operation *op,
   std::string head = beginElementKernel(
       k, op, name, total,
       "const " + storage + " *__restrict__ in0, long long *__restrict__ out0");
-  std::string s =
-      describe(k,
-               std::string(isMax ? "argmax" : "argmin") + " along axis " +
-                   std::to_string(axis) + " of " + std::to_string(a.len) +
-                   (last ? ", ties to the last index" : ""),
-               "one thread per output, walking the axis; NaN wins");
+  std::string s = opKernelComment(
+      k,
+      std::string(isMax ? "argmax" : "argmin") + " along axis " +
+          std::to_string(axis) + " of " + std::to_string(a.len) +
+          (last ? ", ties to the last index" : ""),
+      "one thread per output, walking the axis; NaN wins");
   s += head + " {\n";
   s += elementLoopHead(total);
   s += "    const " + storage + " *kiln_x = in0 + (kiln_i / " + str(a.inner) +
@@ -235,7 +232,7 @@ std::optional<CudaKernel> emitCudaHardmaxKernel(Operation *op,
       beginElementKernel(k, op, name, total,
                          "const " + storage + " *__restrict__ in0, " + storage +
                              " *__restrict__ out0");
-  std::string s = describe(
+  std::string s = opKernelComment(
       k,
       "hardmax along axis " + std::to_string(axis) + " of " +
           std::to_string(a.len),
@@ -316,13 +313,13 @@ std::optional<CudaKernel> emitCudaScanKernel(Operation *op,
       "const " + storage + " *__restrict__ in0, const " +
           codegen::storageCType(*axisType) + " *__restrict__ in1, " + storage +
           " *__restrict__ out0");
-  std::string s =
-      describe(k,
-               std::string(isProd ? "cumprod" : "cumsum") + " along " +
-                   (constantAxis ? "axis " + std::to_string(axes[0])
-                                 : std::string("the run-time axis")) +
-                   (excl ? ", exclusive" : "") + (rev ? ", reversed" : ""),
-               "one thread per line along the axis, grid-stride");
+  std::string s = opKernelComment(
+      k,
+      std::string(isProd ? "cumprod" : "cumsum") + " along " +
+          (constantAxis ? "axis " + std::to_string(axes[0])
+                        : std::string("the run-time axis")) +
+          (excl ? ", exclusive" : "") + (rev ? ", reversed" : ""),
+      "one thread per line along the axis, grid-stride");
   s += head + " {\n";
   s += "  long long kiln_len, kiln_inner, kiln_lines;\n";
   if (constantAxis) {
@@ -381,12 +378,12 @@ std::optional<CudaKernel> emitCudaTriluKernel(Operation *op,
       "const " + storage +
           " *__restrict__ in0, const long long *__restrict__ in1, " + storage +
           " *__restrict__ out0");
-  std::string s =
-      describe(k,
-               std::string(upper ? "upper" : "lower") + " triangle of [" +
-                   std::to_string(rows) + ", " + std::to_string(cols) +
-                   "] matrices, diagonal k read at run time",
-               "one thread per element, grid-stride");
+  std::string s = opKernelComment(k,
+                                  std::string(upper ? "upper" : "lower") +
+                                      " triangle of [" + std::to_string(rows) +
+                                      ", " + std::to_string(cols) +
+                                      "] matrices, diagonal k read at run time",
+                                  "one thread per element, grid-stride");
   s += head + " {\n";
   s += "  const long long kiln_k = in1[0];\n";
   s += elementLoopHead(total);
@@ -427,7 +424,7 @@ std::optional<CudaKernel> emitCudaScatterElementsKernel(Operation *op,
   std::string compute = codegen::computeCType(*st);
   std::string index = codegen::storageCType(*indexType);
   int64_t total = xt.getNumElements(), count = it.getNumElements();
-  int64_t rank = xt.getRank(), size = xt.getDimSize(axis);
+  int64_t size = xt.getDimSize(axis);
   CudaKernel k;
   std::string head = beginElementKernel(
       k, op, name, total,
@@ -435,7 +432,7 @@ std::optional<CudaKernel> emitCudaScatterElementsKernel(Operation *op,
           " *__restrict__ in1, const " + storage + " *__restrict__ in2, " +
           storage + " *__restrict__ out0, int kiln_step");
   k.launches = 2;
-  std::string s = describe(
+  std::string s = opKernelComment(
       k,
       "scatter_elements of " + std::to_string(count) + " updates along axis " +
           std::to_string(axis) + ", reduction " + reduction.str(),
@@ -449,19 +446,8 @@ std::optional<CudaKernel> emitCudaScatterElementsKernel(Operation *op,
   s +=
       "  for (long long kiln_u = 0; kiln_u < " + str(count) + "; ++kiln_u) {\n";
   s += "    long long kiln_idx = (long long)in1[kiln_u];\n";
-  s += "    if (kiln_idx < 0)\n      kiln_idx += " + str(size) + ";\n";
-  s += "    if (kiln_idx < 0 || kiln_idx >= " + str(size) +
-       ")\n      __trap(); // an index out of range: a bad input\n";
-  s += "    long long kiln_r = kiln_u, kiln_x = 0;\n";
-  int64_t xStride = 1;
-  for (int64_t d = rank - 1; d >= 0; --d) {
-    std::string coord =
-        d == axis ? "kiln_idx" : "(kiln_r % " + str(it.getDimSize(d)) + ")";
-    s += "    kiln_x += " + coord + " * " + str(xStride) + ";\n";
-    if (d > 0)
-      s += "    kiln_r /= " + str(it.getDimSize(d)) + ";\n";
-    xStride *= xt.getDimSize(d);
-  }
+  s += wrapAndCheckIndex("kiln_idx", size, "    ");
+  s += elementOffset(it.getShape(), xt.getShape(), axis, "kiln_u", "kiln_idx");
   std::string a = "(" + compute + ")out0[kiln_x]",
               b = "(" + compute + ")in2[kiln_u]";
   std::string combined =

@@ -163,6 +163,17 @@ std::string beginElementKernel(CudaKernel &k, mlir::Operation *op,
 /// element, kiln_n the stride), up to and including its `{`.
 std::string elementLoopHead(int64_t total);
 
+/// The comment a single-op kernel starts with: `// <name>: <what>`, its
+/// ONNX nodes, and `// mapping: <mapping>`.
+std::string opKernelComment(const CudaKernel &k, const std::string &what,
+                            const std::string &mapping);
+
+/// Statements (at `indent`) that count the run-time index `var` from the
+/// end when negative and trap when it is outside [0, size): a bad input
+/// fails the run with a CUDA error instead of reading outside the tensor.
+std::string wrapAndCheckIndex(const std::string &var, int64_t size,
+                              const std::string &indent);
+
 /// The kind of kernel the CUDA target prints directly for a top-level op:
 /// its name's stem ("max_pool", "gather_elements", "depthwise_conv", ...;
 /// CudaOpKernels.cpp's table lists them all) and the letter the lowering's

@@ -41,6 +41,23 @@ std::string elementLoopHead(int64_t total) {
          std::to_string(total) + "LL; kiln_i += kiln_n) {\n";
 }
 
+std::string opKernelComment(const CudaKernel &k, const std::string &what,
+                            const std::string &mapping) {
+  std::string s = "// " + k.name + ": " + what + "\n// ONNX nodes:";
+  for (const std::string &node : k.sourceNodes)
+    s += " " + node;
+  return s + "\n// mapping: " + mapping + "\n";
+}
+
+std::string wrapAndCheckIndex(const std::string &var, int64_t size,
+                              const std::string &indent) {
+  std::string n = std::to_string(size) + "LL";
+  return indent + "if (" + var + " < 0)\n" + indent + "  " + var +
+         " += " + n + ";\n" + indent + "if (" + var + " < 0 || " + var +
+         " >= " + n + ")\n" + indent +
+         "  __trap(); // an index out of range: a bad input\n";
+}
+
 namespace {
 
 /// One op family the CUDA target prints a kernel for: which ops, the name's

@@ -140,18 +140,17 @@ std::string beginRecurrenceKernel(CudaKernel &k, Operation *op,
 
   std::string H = str(p.hidden), U = str(p.units), HP = str(p.hidden + 1);
   std::string BH = str(p.batch * p.hidden), RU = str(G * p.units * p.hidden);
-  std::string s = "// " + k.name + ": " + what + " (" +
-                  (p.reverseOnly ? "reverse"
-                   : p.dirs == 2 ? "bidirectional"
-                                 : "forward") +
-                  ", hidden " + H + ", batch " + str(p.batch) +
-                  "), one launch per step of " + str(p.seq) +
-                  "\n// ONNX nodes:";
-  for (const std::string &node : k.sourceNodes)
-    s += " " + node;
-  s += "\n// mapping: a block per " + U +
-       " units of one direction (grid-stride), a thread per (batch entry, "
-       "unit); R's rows and the previous state in shared memory\n";
+  std::string s = opKernelComment(
+      k,
+      what + " (" +
+          (p.reverseOnly ? "reverse"
+           : p.dirs == 2 ? "bidirectional"
+                         : "forward") +
+          ", hidden " + H + ", batch " + str(p.batch) +
+          "), one launch per step of " + str(p.seq),
+      "a block per " + U +
+          " units of one direction (grid-stride), a thread per (batch entry, "
+          "unit); R's rows and the previous state in shared memory");
   s += head + " {\n";
   if (p.seq == 1)
     s += "  const int kiln_step = 0;\n";

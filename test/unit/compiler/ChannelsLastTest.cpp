@@ -55,13 +55,6 @@ func.func @main(%x: tensor<2x4x8x8xf32> {kiln.name = "x"},
   return %y, %r2 : tensor<2x8xf32>, tensor<2x8x4x4xf32>
 })mlir";
 
-Tensor randomTensor(const Shape &shape, std::mt19937 &rng) {
-  std::uniform_real_distribution<float> dist(-1, 1);
-  std::vector<float> v(numElements(shape));
-  for (float &e : v)
-    e = dist(rng);
-  return Tensor::fromVector<float>(v, shape);
-}
 
 } // namespace
 
@@ -72,10 +65,10 @@ TEST_CASE("kiln-channels-last keeps a ResNet block's values", "[passes]") {
       mlir::parseSourceString<mlir::ModuleOp>(kBlock, &ctx);
   REQUIRE(module);
   std::mt19937 rng(11);
-  NamedTensors inputs = {{"x", randomTensor({2, 4, 8, 8}, rng)},
-                         {"w1", randomTensor({8, 4, 3, 3}, rng)},
-                         {"w2", randomTensor({8, 8, 1, 1}, rng)},
-                         {"w3", randomTensor({8, 4, 3, 3}, rng)}};
+  NamedTensors inputs = {{"x", test::randomTensor({2, 4, 8, 8}, rng)},
+                         {"w1", test::randomTensor({8, 4, 3, 3}, rng)},
+                         {"w2", test::randomTensor({8, 8, 1, 1}, rng)},
+                         {"w3", test::randomTensor({8, 4, 3, 3}, rng)}};
   NamedTensors before = test::runOnReference(*module, inputs);
 
   mlir::PassManager pm(&ctx);

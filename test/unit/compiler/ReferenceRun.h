@@ -2,7 +2,7 @@
 //
 // This file declares runOnReference, shared by the compiler tests that check
 // a pass by running the graph before and after it (ChannelsLastTest.cpp,
-// FuseAttentionTest.cpp): the module's graph function becomes a runtime
+// FuseAttentionTest.cpp, SplitRecurrentTest.cpp), and their random inputs: the module's graph function becomes a runtime
 // Program (compiler/ProgramBuilder) run by the reference executor; a failure
 // is a test failure with the message.
 //
@@ -19,10 +19,20 @@
 
 #include <catch2/catch.hpp>
 
+#include <random>
 #include <string>
 
 namespace kiln {
 namespace test {
+
+/// An f32 tensor of `shape` with values uniform in [-1, 1).
+inline Tensor randomTensor(const Shape &shape, std::mt19937 &rng) {
+  std::uniform_real_distribution<float> dist(-1, 1);
+  std::vector<float> v(numElements(shape));
+  for (float &e : v)
+    e = dist(rng);
+  return Tensor::fromVector<float>(v, shape);
+}
 
 /// The outputs of `module`'s graph function on `inputs`.
 inline NamedTensors runOnReference(mlir::ModuleOp module,

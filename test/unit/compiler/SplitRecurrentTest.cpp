@@ -29,14 +29,6 @@ using namespace kiln;
 
 namespace {
 
-Tensor randomTensor(const Shape &shape, std::mt19937 &rng) {
-  std::uniform_real_distribution<float> dist(-1, 1);
-  std::vector<float> v(numElements(shape));
-  for (float &e : v)
-    e = dist(rng);
-  return Tensor::fromVector<float>(v, shape);
-}
-
 /// Runs `ir` before and after the split on random inputs of `shapes` and
 /// compares every output.
 void checkSplit(const char *ir,
@@ -49,7 +41,7 @@ void checkSplit(const char *ir,
   std::mt19937 rng(5);
   NamedTensors inputs;
   for (const auto &[name, shape] : shapes)
-    inputs.push_back({name, randomTensor(shape, rng)});
+    inputs.push_back({name, test::randomTensor(shape, rng)});
   NamedTensors before = test::runOnReference(*module, inputs);
 
   mlir::PassManager pm(&ctx);
