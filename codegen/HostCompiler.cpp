@@ -10,11 +10,15 @@
 // (model.so is not linked against libkiln_runtime.so: the runtime symbols
 // resolve from the loading process.) The log is kept for the manifest; a
 // failure is a diagnostic with the log's first lines, paths made relative to
-// the package, and the generated source line of the first error.
+// the package, and the generated source line of the first error. The
+// result is kept in the compile cache (CompileCache.h) under a key of the
+// command (paths of the package made relative), the compiler's identity, the
+// sources and the runtime headers' contents; a hit skips the compiler.
 //
 //===----------------------------------------------------------------------===//
 
 #include "codegen/HostCompiler.h"
+#include "codegen/CompileCache.h"
 
 #include "mlir/IR/Diagnostics.h"
 
@@ -106,6 +110,36 @@ LogicalResult runHostCompiler(Location loc, PackageBuild &build,
   args.push_back(build.dir + "/wrapper.cpp");
   args.push_back("-o");
   args.push_back(build.dir + "/model.so");
+  // The command as the manifest shows it: package paths made relative.
+  build.command.clear();
+  for (const std::string &a : args) {
+    std::string shown = a;
+    if (StringRef(a).starts_with(build.dir + "/"))
+      shown = a.substr(build.dir.size() + 1);
+    build.command += (build.command.empty() ? "" : " ") + shown;
+  }
+  std::optional<CompileCache> cache = CompileCache::open();
+  std::string key;
+  if (cache) {
+    CacheKey k("host-compiler-v1");
+    for (const std::string &a : args)
+      if (a != "-I" + build.includeDir)
+        k.add(StringRef(a).starts_with(build.dir + "/")
+                  ? a.substr(build.dir.size() + 1)
+                  : a);
+    k.addFileIdentity(build.cxxPath).addDirectoryContents(build.includeDir);
+    for (const auto &[name, text] : allSources)
+      k.add(name).add(text);
+    key = k.hex();
+    if (std::optional<std::string> log = cache->fetchText(key, ".log"))
+      if (cache->fetch(key, ".so", build.dir + "/model.so")) {
+        build.warnings = *log;
+        build.hostSeconds = std::chrono::duration<double>(
+                                std::chrono::steady_clock::now() - start)
+                                .count();
+        return success();
+      }
+  }
   std::vector<StringRef> argRefs(args.begin(), args.end());
   std::string logPath = build.dir + "/compiler.log";
   std::optional<StringRef> redirects[] = {std::nullopt, StringRef(logPath),
@@ -134,12 +168,9 @@ LogicalResult runHostCompiler(Location loc, PackageBuild &build,
               "compiler given by --cxx is unusable";
   llvm::sys::fs::remove(logPath);
   build.warnings = log;
-  build.command.clear();
-  for (const std::string &a : args) {
-    std::string shown = a;
-    if (StringRef(a).starts_with(build.dir + "/"))
-      shown = a.substr(build.dir.size() + 1);
-    build.command += (build.command.empty() ? "" : " ") + shown;
+  if (cache && llvm::sys::fs::exists(build.dir + "/model.so")) {
+    cache->store(key, ".so", build.dir + "/model.so");
+    cache->storeText(key, ".log", log);
   }
   return success();
 }

@@ -9,12 +9,15 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build="${KILN_BUILD_DIR:-$root/build}"
-# ccache (when installed) keeps compiled objects between builds of this
-# folder. No CCACHE_BASEDIR: it would make __FILE__ relative, and tests find
-# their data through it.
+# ccache (when installed) keeps compiled objects between builds, also of
+# other clones: paths under the checkout are hashed relative to it
+# (CCACHE_BASEDIR, and no working directory in the hash), so a clean clone
+# elsewhere (CI) hits the objects of this one. Nothing relies on __FILE__
+# being absolute (the tests get KILN_TEST_SOURCE_DIR).
 launcher=()
 if command -v ccache >/dev/null; then
   launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
+  export CCACHE_BASEDIR="$root" CCACHE_NOHASHDIR=1
 fi
 if [ ! -f "$build/build.ninja" ]; then
   cmake -G Ninja -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release "${launcher[@]}" \

@@ -282,12 +282,7 @@ void writeFile(const fs::path &path, const std::string &bytes) {
 }
 
 fs::path runtimeIncludeDir() {
-  return fs::path(__FILE__)
-             .parent_path()
-             .parent_path()
-             .parent_path()
-             .parent_path() /
-         "runtime" / "include";
+  return fs::path(KILN_TEST_SOURCE_DIR) / "runtime" / "include";
 }
 
 /// Compiles the fake cuda model with `defines` into `dir`/model.so.

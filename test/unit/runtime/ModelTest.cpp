@@ -113,14 +113,9 @@ void writeFile(const fs::path &path, const std::string &bytes) {
   out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
 }
 
-/// The runtime's include folder, found from this file's path.
+/// The runtime's include folder in the source tree.
 fs::path runtimeIncludeDir() {
-  return fs::path(__FILE__)
-             .parent_path()
-             .parent_path()
-             .parent_path()
-             .parent_path() /
-         "runtime" / "include";
+  return fs::path(KILN_TEST_SOURCE_DIR) / "runtime" / "include";
 }
 
 /// Compiles the fake model with `defines` once and returns the .so's path.

@@ -26,11 +26,7 @@ namespace testdata {
 
 /// The data/ folder next to this header.
 inline std::string dataDir() {
-  std::string file = __FILE__;
-  size_t slash = file.find_last_of('/');
-  return (slash == std::string::npos ? std::string(".")
-                                     : file.substr(0, slash)) +
-         "/data";
+  return std::string(KILN_TEST_SOURCE_DIR) + "/test/unit/runtime/data";
 }
 
 /// The case names listed in data/<op>_cases.txt (empty when missing).
