@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "EinsumPlan.h"
 #include "KernelUtils.h"
 #include "LinalgKernels.h"
 
@@ -230,141 +231,6 @@ Status matmulKernel(KernelContext &ctx) {
 // einsum
 //===----------------------------------------------------------------------===//
 
-/// Label ids: ASCII letters keep their code (so sorting is ASCII order);
-/// ellipsis dim j (of the broadcast ellipsis, left to right) is 128 + j.
-constexpr int kEllipsisBase = 128;
-
-/// A parsed einsum term: letters and at most one ellipsis position.
-struct Term {
-  std::vector<int> letters;
-  int ellipsisAt = -1; // Index into letters where `...` stands, or -1.
-};
-
-Expected<Term> parseTerm(const std::string &s, const std::string &what) {
-  Term t;
-  for (size_t i = 0; i < s.size();) {
-    char c = s[i];
-    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) {
-      t.letters.push_back(c);
-      ++i;
-    } else if (s.compare(i, 3, "...") == 0) {
-      if (t.ellipsisAt >= 0)
-        return Status::error(
-            strCat("einsum: ", what, " '", s, "' has more than one '...'"));
-      t.ellipsisAt = static_cast<int>(t.letters.size());
-      i += 3;
-    } else {
-      return Status::error(strCat("einsum: unexpected character '", c, "' in ",
-                                  what, " '", s, "'"));
-    }
-  }
-  return t;
-}
-
-/// The whole contraction: per-input label of every dim, output labels and
-/// the size of every label.
-struct EinsumPlan {
-  std::vector<std::vector<int>> inputLabels;
-  std::vector<int> outLabels;
-  std::map<int, int64_t> sizes;
-};
-
-Expected<EinsumPlan> planEinsum(std::string eq,
-                                const std::vector<Tensor> &inputs) {
-  eq.erase(std::remove_if(eq.begin(), eq.end(),
-                          [](char c) { return c == ' ' || c == '\t'; }),
-           eq.end());
-  std::string lhs = eq, rhs;
-  size_t arrow = eq.find("->");
-  bool explicitOut = arrow != std::string::npos;
-  if (explicitOut) {
-    lhs = eq.substr(0, arrow);
-    rhs = eq.substr(arrow + 2);
-  }
-  std::vector<std::string> termStrs;
-  size_t start = 0;
-  while (true) {
-    size_t comma = lhs.find(',', start);
-    termStrs.push_back(lhs.substr(start, comma - start));
-    if (comma == std::string::npos)
-      break;
-    start = comma + 1;
-  }
-  if (termStrs.size() != inputs.size())
-    return Status::error(strCat("einsum: equation '", eq, "' has ",
-                                termStrs.size(), " input terms but ",
-                                inputs.size(), " operands were given"));
-  EinsumPlan p;
-  std::vector<Term> terms;
-  int maxEll = 0;
-  for (size_t i = 0; i < termStrs.size(); ++i) {
-    auto t = parseTerm(termStrs[i], strCat("input term ", i));
-    if (!t)
-      return t.status();
-    int64_t rank = inputs[i].rank(), nl = t->letters.size();
-    if (t->ellipsisAt < 0 ? rank != nl : rank < nl)
-      return Status::error(strCat("einsum: term '", termStrs[i],
-                                  "' does not match operand ", i, " of shape ",
-                                  shapeToString(inputs[i].shape())));
-    maxEll = std::max<int>(maxEll, static_cast<int>(rank - nl));
-    terms.push_back(t.take());
-  }
-  for (size_t i = 0; i < terms.size(); ++i) {
-    const Term &t = terms[i];
-    int ell = static_cast<int>(inputs[i].rank() - t.letters.size());
-    std::vector<int> labels;
-    for (size_t j = 0; j <= t.letters.size(); ++j) {
-      if (static_cast<int>(j) == t.ellipsisAt)
-        for (int e = 0; e < ell; ++e)
-          labels.push_back(kEllipsisBase + maxEll - ell + e);
-      if (j < t.letters.size())
-        labels.push_back(t.letters[j]);
-    }
-    for (size_t d = 0; d < labels.size(); ++d) {
-      int64_t size = inputs[i].dim(d);
-      auto it = p.sizes.find(labels[d]);
-      if (it == p.sizes.end() || it->second == 1)
-        p.sizes[labels[d]] = size;
-      else if (size != it->second && size != 1)
-        return Status::error(strCat("einsum: dimension ", d, " of operand ", i,
-                                    " has size ", size, " but its label has ",
-                                    "size ", it->second, " elsewhere"));
-    }
-    p.inputLabels.push_back(std::move(labels));
-  }
-  if (explicitOut) {
-    auto t = parseTerm(rhs, "output term");
-    if (!t)
-      return t.status();
-    for (size_t j = 0; j <= t->letters.size(); ++j) {
-      if (static_cast<int>(j) == t->ellipsisAt)
-        for (int e = 0; e < maxEll; ++e)
-          p.outLabels.push_back(kEllipsisBase + e);
-      if (j < t->letters.size()) {
-        int l = t->letters[j];
-        if (!p.sizes.count(l))
-          return Status::error(strCat("einsum: output label '", char(l),
-                                      "' appears in no input term"));
-        if (std::count(p.outLabels.begin(), p.outLabels.end(), l))
-          return Status::error(
-              strCat("einsum: output label '", char(l), "' appears twice"));
-        p.outLabels.push_back(l);
-      }
-    }
-  } else {
-    for (int e = 0; e < maxEll; ++e)
-      p.outLabels.push_back(kEllipsisBase + e);
-    std::map<int, int> counts;
-    for (const Term &t : terms)
-      for (int l : t.letters)
-        ++counts[l];
-    for (auto &[l, c] : counts)
-      if (c == 1)
-        p.outLabels.push_back(l);
-  }
-  return p;
-}
-
 template <typename T>
 using EinsumAcc = std::conditional_t<std::is_integral_v<T>, uint64_t, double>;
 
@@ -380,7 +246,7 @@ template <typename T> EinsumAcc<T> toAcc(T v) {
 /// The general einsum: walks the joint index space (output labels outer,
 /// summed labels inner) and sums the products of the operands.
 template <typename T>
-void einsumLoop(const EinsumPlan &p, const std::vector<Tensor> &inputs,
+void einsumLoop(const einsum::EinsumPlan &p, const std::vector<Tensor> &inputs,
                 Tensor &out) {
   std::vector<int> order = p.outLabels;
   for (auto &[l, s] : p.sizes)
@@ -430,7 +296,7 @@ void einsumLoop(const EinsumPlan &p, const std::vector<Tensor> &inputs,
         idx[d] = 0;
       }
     }
-    if constexpr (std::is_integral_v<T>)
+    if constexpr (std::is_integral_v<T> || std::is_same_v<T, double>)
       o[oi] = static_cast<T>(acc);
     else
       o[oi] = static_cast<T>(static_cast<float>(acc));
@@ -442,7 +308,7 @@ void einsumLoop(const EinsumPlan &p, const std::vector<Tensor> &inputs,
 /// inputs, summed), with no repeated label and no broadcasting: computes it
 /// as a batched GEMM. Returns false when the contraction is not of that form.
 template <typename T>
-bool einsumAsMatmul(const EinsumPlan &p, const std::vector<Tensor> &inputs,
+bool einsumAsMatmul(const einsum::EinsumPlan &p, const std::vector<Tensor> &inputs,
                     Tensor &out) {
   if (inputs.size() != 2)
     return false;
@@ -511,7 +377,10 @@ Status einsumKernel(KernelContext &ctx) {
     KILN_CHECK(ctx.input(i).dtype() == dt, "einsum: operand ", i, " is ",
                ctx.input(i).typeString(), " but operand 0 is ",
                ctx.input(0).typeString());
-  auto plan = planEinsum(ctx.attrs.getString("equation"), ctx.inputs);
+  std::vector<Shape> shapes;
+  for (const Tensor &t : ctx.inputs)
+    shapes.push_back(t.shape());
+  auto plan = einsum::planEinsum(ctx.attrs.getString("equation"), shapes);
   if (!plan)
     return plan.status();
   Shape outShape;

@@ -20,6 +20,10 @@
 //  - kiln.hardmax: one thread per line along the axis, 1 at the first
 //    maximum (a NaN wins), as the reference's softmax-family kernel;
 //  - kiln.trilu: one thread per element, the diagonal k read at run time;
+//  - kiln.gather_nd: one thread per output element, its index tuple read
+//    and checked at run time (batch_dims as the reference's);
+//  - kiln.scatter_nd: launched twice, the copy, then a thread per position
+//    within a slice applying every tuple's update there in order;
 //  - kiln.scatter_elements: launched twice (CudaKernel::launches): the first
 //    launch copies x into the result (grid-stride), the second applies the
 //    updates in the reference's order from one thread, so duplicate indices
@@ -98,7 +102,175 @@ std::string elementOffset(ArrayRef<int64_t> shape, ArrayRef<int64_t> xShape,
   return s;
 }
 
+/// A scatter's combination of the element `a` with the update `b` for
+/// `reduction` (none: the update wins), as the reference's combineRun.
+std::string combineExpr(StringRef reduction, const std::string &a,
+                        const std::string &b) {
+  return reduction == "none"  ? b
+         : reduction == "add" ? a + " + " + b
+         : reduction == "mul" ? a + " * " + b
+         : reduction == "max"
+             ? "(" + a + " > " + b + " ? " + a + " : " + b + ")"
+             : "(" + a + " < " + b + " ? " + a + " : " + b + ")";
+}
+
+/// Statements that read the index tuple `tuple` (of `dims.size()` indices
+/// at in1), check each index against `dims` and accumulate the element
+/// offset they select, with `strides`, into kiln_off.
+std::string tupleOffset(const std::string &tuple, ArrayRef<int64_t> dims,
+                        ArrayRef<int64_t> strides, const std::string &indent) {
+  std::string s = indent + "long long kiln_off = 0;\n";
+  int64_t m = static_cast<int64_t>(dims.size());
+  for (int64_t j = 0; j < m; ++j) {
+    s += indent + "{\n" + indent + "  long long kiln_idx = (long long)in1[(" +
+         tuple + ") * " + str(m) + " + " + str(j) + "];\n";
+    s += wrapAndCheckIndex("kiln_idx", dims[j], indent + "  ");
+    s += indent + "  kiln_off += kiln_idx * " + str(strides[j]) + ";\n" +
+         indent + "}\n";
+  }
+  return s;
+}
+
+/// Row-major strides of `shape`.
+std::vector<int64_t> rowMajorStrides(ArrayRef<int64_t> shape) {
+  std::vector<int64_t> strides(shape.size(), 1);
+  for (int64_t d = static_cast<int64_t>(shape.size()) - 2; d >= 0; --d)
+    strides[d] = strides[d + 1] * shape[d + 1];
+  return strides;
+}
+
+/// The product of `dims`.
+int64_t product(ArrayRef<int64_t> dims) {
+  int64_t p = 1;
+  for (int64_t d : dims)
+    p *= d;
+  return p;
+}
+
 } // namespace
+
+std::optional<CudaKernel> emitCudaGatherNDKernel(Operation *op,
+                                                 llvm::StringRef name) {
+  auto gather = dyn_cast<GatherNDOp>(op);
+  if (!gather)
+    return std::nullopt;
+  RankedTensorType xt = staticType(gather.getX()),
+                   it = staticType(gather.getIndices()),
+                   yt = staticType(gather.getResult());
+  if (!xt || !it || !yt || yt.getNumElements() == 0 || it.getRank() < 1)
+    return std::nullopt;
+  std::optional<codegen::ScalarType> st =
+      codegen::scalarTypeOf(xt.getElementType());
+  std::optional<codegen::ScalarType> indexType =
+      codegen::scalarTypeOf(it.getElementType());
+  int64_t b = gather.getBatchDims(), r = xt.getRank(), q = it.getRank();
+  if (!st || !indexType || b < 0 || b >= std::min(r, q))
+    return std::nullopt;
+  int64_t m = it.getDimSize(q - 1);
+  if (m < 0 || m > r - b)
+    return std::nullopt;
+  ArrayRef<int64_t> xs = xt.getShape(), is = it.getShape();
+  int64_t tuplesPerBatch = product(is.slice(b, q - 1 - b));
+  int64_t slice = product(xs.drop_front(b + m));
+  int64_t batchElems = product(xs.drop_front(b));
+  std::vector<int64_t> strides = rowMajorStrides(xs);
+  int64_t total = yt.getNumElements();
+  std::string storage = codegen::storageCType(*st);
+  std::string index = codegen::storageCType(*indexType);
+  CudaKernel k;
+  std::string head = beginElementKernel(
+      k, op, name, total,
+      "const " + storage + " *__restrict__ in0, const " + index +
+          " *__restrict__ in1, " + storage + " *__restrict__ out0");
+  std::string s = opKernelComment(
+      k,
+      "gather_nd of " + std::to_string(m) + "-index tuples, batch_dims " +
+          std::to_string(b) + ", slices of " + std::to_string(slice),
+      "one thread per output element, grid-stride; an index out of range "
+      "traps");
+  s += head + " {\n";
+  s += elementLoopHead(total);
+  // kiln_i = (batch * tuplesPerBatch + tuple) * slice + position.
+  s += "    const long long kiln_t = kiln_i / " + str(slice) +
+       "; // the tuple, counted over all batches\n";
+  s += "    const long long kiln_b = kiln_t / " + str(tuplesPerBatch) + ";\n";
+  s += tupleOffset("kiln_t", xs.slice(b, m),
+                   ArrayRef<int64_t>(strides).slice(b, m), "    ");
+  s += "    out0[kiln_i] = in0[kiln_b * " + str(batchElems) +
+       " + kiln_off + kiln_i % " + str(slice) + "];\n";
+  s += "  }\n}\n";
+  k.definition = s;
+  return k;
+}
+
+std::optional<CudaKernel> emitCudaScatterNDKernel(Operation *op,
+                                                  llvm::StringRef name) {
+  auto scatter = dyn_cast<ScatterNDOp>(op);
+  if (!scatter)
+    return std::nullopt;
+  RankedTensorType xt = staticType(scatter.getX()),
+                   it = staticType(scatter.getIndices()),
+                   ut = staticType(scatter.getUpdates());
+  if (!xt || !it || !ut || xt.getNumElements() == 0 || it.getRank() < 1)
+    return std::nullopt;
+  std::optional<codegen::ScalarType> st =
+      codegen::scalarTypeOf(xt.getElementType());
+  std::optional<codegen::ScalarType> indexType =
+      codegen::scalarTypeOf(it.getElementType());
+  StringRef reduction = scatter.getReduction();
+  bool isBool = st && *st == codegen::ScalarType::Bool;
+  int64_t r = xt.getRank(), q = it.getRank(), m = it.getDimSize(q - 1);
+  if (!st || !indexType || m < 0 || m > r ||
+      !llvm::is_contained({"none", "add", "mul", "max", "min"}, reduction) ||
+      (isBool && reduction != "none"))
+    return std::nullopt;
+  ArrayRef<int64_t> xs = xt.getShape();
+  int64_t tuples = product(it.getShape().drop_back());
+  int64_t slice = product(xs.drop_front(m));
+  if (ut.getNumElements() != tuples * slice)
+    return std::nullopt;
+  std::vector<int64_t> strides = rowMajorStrides(xs);
+  std::string storage = codegen::storageCType(*st);
+  std::string compute = codegen::computeCType(*st);
+  std::string index = codegen::storageCType(*indexType);
+  int64_t total = xt.getNumElements();
+  CudaKernel k;
+  std::string head = beginElementKernel(
+      k, op, name, total,
+      "const " + storage + " *__restrict__ in0, const " + index +
+          " *__restrict__ in1, const " + storage + " *__restrict__ in2, " +
+          storage + " *__restrict__ out0, int kiln_step");
+  k.launches = 2;
+  std::string s = opKernelComment(
+      k,
+      "scatter_nd of " + std::to_string(tuples) + " slices of " +
+          std::to_string(slice) + ", reduction " + reduction.str(),
+      "launch 0: one thread per element copies x; launch 1: one thread per "
+      "position within a slice applies every tuple's update there in order "
+      "(duplicate tuples combine as in the reference; an index out of range "
+      "traps)");
+  s += head + " {\n";
+  s += "  if (kiln_step == 0) {\n";
+  s += elementLoopHead(total);
+  s += "      out0[kiln_i] = in0[kiln_i];\n    }\n    return;\n  }\n";
+  s += "  const long long kiln_n = (long long)gridDim.x * blockDim.x;\n";
+  s += "  for (long long kiln_e = (long long)blockIdx.x * blockDim.x + "
+       "threadIdx.x; kiln_e < " +
+       str(slice) + "; kiln_e += kiln_n) {\n";
+  s += "    for (long long kiln_t = 0; kiln_t < " + str(tuples) +
+       "; ++kiln_t) {\n";
+  s += tupleOffset("kiln_t", xs.take_front(m),
+                   ArrayRef<int64_t>(strides).take_front(m), "      ");
+  s += "      const long long kiln_x = kiln_off + kiln_e;\n";
+  s += "      out0[kiln_x] = (" + storage + ")(" +
+       combineExpr(reduction, "(" + compute + ")out0[kiln_x]",
+                   "(" + compute + ")in2[kiln_t * " + str(slice) +
+                       " + kiln_e]") +
+       ");\n";
+  s += "    }\n  }\n}\n";
+  k.definition = s;
+  return k;
+}
 
 std::optional<CudaKernel> emitCudaGatherElementsKernel(Operation *op,
                                                        llvm::StringRef name) {
@@ -448,15 +620,10 @@ std::optional<CudaKernel> emitCudaScatterElementsKernel(Operation *op,
   s += "    long long kiln_idx = (long long)in1[kiln_u];\n";
   s += wrapAndCheckIndex("kiln_idx", size, "    ");
   s += elementOffset(it.getShape(), xt.getShape(), axis, "kiln_u", "kiln_idx");
-  std::string a = "(" + compute + ")out0[kiln_x]",
-              b = "(" + compute + ")in2[kiln_u]";
-  std::string combined =
-      reduction == "none"  ? b
-      : reduction == "add" ? a + " + " + b
-      : reduction == "mul" ? a + " * " + b
-      : reduction == "max" ? "(" + a + " > " + b + " ? " + a + " : " + b + ")"
-                           : "(" + a + " < " + b + " ? " + a + " : " + b + ")";
-  s += "    out0[kiln_x] = (" + storage + ")(" + combined + ");\n";
+  s += "    out0[kiln_x] = (" + storage + ")(" +
+       combineExpr(reduction, "(" + compute + ")out0[kiln_x]",
+                   "(" + compute + ")in2[kiln_u]") +
+       ");\n";
   s += "  }\n}\n";
   k.definition = s;
   return k;

@@ -137,6 +137,19 @@ std::optional<CudaKernel> emitCudaHardmaxKernel(mlir::Operation *op,
                                                 llvm::StringRef name);
 std::optional<CudaKernel> emitCudaScatterElementsKernel(mlir::Operation *op,
                                                         llvm::StringRef name);
+/// kiln.gather_nd (one thread per output element) and kiln.scatter_nd (two
+/// launches: the copy, then a thread per slice position over the tuples in
+/// order), also CudaIndexKernels.cpp.
+std::optional<CudaKernel> emitCudaGatherNDKernel(mlir::Operation *op,
+                                                 llvm::StringRef name);
+std::optional<CudaKernel> emitCudaScatterNDKernel(mlir::Operation *op,
+                                                  llvm::StringRef name);
+
+/// The kernel of a top-level kiln.einsum (static shapes, one dtype, not
+/// bool): one thread per output element, a loop per summed label
+/// (CudaEinsumKernel.cpp), named `name`; nullopt when it does not qualify.
+std::optional<CudaKernel> emitCudaEinsumKernel(mlir::Operation *op,
+                                               llvm::StringRef name);
 
 /// The kernel of a top-level kiln.gru_recurrence (static shapes,
 /// f32/f16/bf16, linear_before_reset = 1), launched once per step

@@ -3,7 +3,8 @@
 // This file implements the numerical tests of the kernels the CUDA target
 // prints for single top-level ops (CudaOpKernels.cpp's table: gather,
 // resize, conv_transpose, depthwise conv, avg_pool, gather_elements,
-// argmax/argmin, cumsum/cumprod, gru_recurrence, lstm_recurrence, concat,
+// argmax/argmin, cumsum/cumprod, einsum, gather_nd, scatter_nd,
+// gru_recurrence, lstm_recurrence, concat,
 // max_pool) on a machine without a GPU: each case is a function with one such
 // op whose operands are its arguments (random values) or constants; the op's
 // kernel is printed, built for the emulation (CudaEmulation.h), run with a grid
@@ -403,6 +404,55 @@ func.func @p0(%x: tensor<1x2x7x7xf32>) -> tensor<1x2x4x4xf32> {
   %0 = kiln.max_pool %x {ceil_mode = 1 : i64, dilations = array<i64: 1, 1>, kernel_shape = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<1x2x7x7xf32>) -> tensor<1x2x4x4xf32>
   return %0 : tensor<1x2x4x4xf32>
 })"});
+  // einsum: a batched matmul with a broadcast operand, a diagonal with a sum
+  // (repeated label), an implicit output over three operands, integers;
+  // gather_nd with batch dims; scatter_nd with duplicate tuples (small
+  // random indices, negative ones too) combining by add and by max.
+  cases.push_back({"i0_einsum", R"(
+func.func @i0(%a: tensor<2x3x4xf32>, %b: tensor<1x4x5xf32>) -> tensor<2x3x5xf32> {
+  %0 = kiln.einsum %a, %b {equation = "...ij,...jk->...ik"} : (tensor<2x3x4xf32>, tensor<1x4x5xf32>) -> tensor<2x3x5xf32>
+  return %0 : tensor<2x3x5xf32>
+})"});
+  cases.push_back({"i1_einsum", R"(
+func.func @i1(%a: tensor<3x4x4x2xf64>) -> tensor<2x3xf64> {
+  %0 = kiln.einsum %a {equation = "bii j -> jb"} : (tensor<3x4x4x2xf64>) -> tensor<2x3xf64>
+  return %0 : tensor<2x3xf64>
+})"});
+  cases.push_back({"i2_einsum", R"(
+func.func @i2(%a: tensor<2x3xi32>, %b: tensor<3x4xi32>, %c: tensor<4xi32>) -> tensor<2xi32> {
+  %0 = kiln.einsum %a, %b, %c {equation = "ij,jk,k"} : (tensor<2x3xi32>, tensor<3x4xi32>, tensor<4xi32>) -> tensor<2xi32>
+  return %0 : tensor<2xi32>
+})",
+                   -3.0f, 3.0f});
+  cases.push_back({"i3_einsum", R"(
+func.func @i3(%a: tensor<2x5x3xbf16>) -> tensor<2x3xbf16> {
+  %0 = kiln.einsum %a {equation = "...ij->...j"} : (tensor<2x5x3xbf16>) -> tensor<2x3xbf16>
+  return %0 : tensor<2x3xbf16>
+})"});
+  cases.push_back({"j0_gather_nd", R"(
+func.func @j0(%x: tensor<2x3x4x5xf32>, %i: tensor<2x6x2xi64>) -> tensor<2x6x5xf32> {
+  %0 = kiln.gather_nd %x, %i {batch_dims = 1 : i64} : (tensor<2x3x4x5xf32>, tensor<2x6x2xi64>) -> tensor<2x6x5xf32>
+  return %0 : tensor<2x6x5xf32>
+})",
+                   -2.0f, 2.99f});
+  cases.push_back({"j1_gather_nd", R"(
+func.func @j1(%x: tensor<4x3xi32>, %i: tensor<5x2xi32>) -> tensor<5xi32> {
+  %0 = kiln.gather_nd %x, %i {batch_dims = 0 : i64} : (tensor<4x3xi32>, tensor<5x2xi32>) -> tensor<5xi32>
+  return %0 : tensor<5xi32>
+})",
+                   -2.0f, 2.99f});
+  cases.push_back({"o0_scatter_nd", R"(
+func.func @o0(%x: tensor<4x3x2xf32>, %i: tensor<5x1xi64>, %u: tensor<5x3x2xf32>) -> tensor<4x3x2xf32> {
+  %0 = kiln.scatter_nd %x, %i, %u {reduction = "add"} : (tensor<4x3x2xf32>, tensor<5x1xi64>, tensor<5x3x2xf32>) -> tensor<4x3x2xf32>
+  return %0 : tensor<4x3x2xf32>
+})",
+                   -3.0f, 3.99f});
+  cases.push_back({"o1_scatter_nd", R"(
+func.func @o1(%x: tensor<3x4xi32>, %i: tensor<2x3x2xi32>, %u: tensor<2x3xi32>) -> tensor<3x4xi32> {
+  %0 = kiln.scatter_nd %x, %i, %u {reduction = "max"} : (tensor<3x4xi32>, tensor<2x3x2xi32>, tensor<2x3xi32>) -> tensor<3x4xi32>
+  return %0 : tensor<3x4xi32>
+})",
+                   -2.0f, 2.99f});
   return cases;
 }
 

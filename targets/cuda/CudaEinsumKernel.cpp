@@ -1,0 +1,169 @@
+//===- CudaEinsumKernel.cpp - The CUDA kernel of kiln.einsum --------------===//
+//
+// This file implements the CUDA kernel of a top-level kiln.einsum that the
+// graph passes left as one op (any number of operands, repeated labels such
+// as diagonals, `...`, broadcasting): the contraction is planned at compile
+// time with the reference's planner (runtime/kernels/EinsumPlan.h), so both
+// agree on labels and sizes, and printed as
+//
+//   one thread per output element (grid-stride): the output labels'
+//   coordinates give each operand's base offset, then one nested loop per
+//   summed label walks the operands with the plan's strides (a label that
+//   repeats in an operand adds its strides: a diagonal) and sums the
+//   products in double for floats, wrapping 64-bit integers for integers,
+//   as the reference kernel does.
+//
+// Einsums that are matmuls in disguise are the graph passes' business (they
+// become kiln.matmul and library calls); this kernel is for the rest, which
+// in real models are small.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/ExprPrinter.h"
+#include "ir/KilnOps.h"
+#include "runtime/kernels/EinsumPlan.h"
+#include "targets/cuda/CudaKernel.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+
+#include <algorithm>
+#include <string>
+
+using namespace mlir;
+
+namespace kiln {
+
+namespace {
+
+std::string str(int64_t v) { return std::to_string(v) + "LL"; }
+
+/// A label's name in comments: its letter, or `...<j>`.
+std::string labelName(int label) {
+  return label < einsum::kEllipsisBase
+             ? std::string(1, static_cast<char>(label))
+             : "..." + std::to_string(label - einsum::kEllipsisBase);
+}
+
+} // namespace
+
+std::optional<CudaKernel> emitCudaEinsumKernel(Operation *op,
+                                               llvm::StringRef name) {
+  auto einsumOp = dyn_cast<EinsumOp>(op);
+  if (!einsumOp)
+    return std::nullopt;
+  auto yt = dyn_cast<RankedTensorType>(einsumOp.getResult().getType());
+  if (!yt || !yt.hasStaticShape() || yt.getNumElements() == 0)
+    return std::nullopt;
+  std::optional<codegen::ScalarType> st =
+      codegen::scalarTypeOf(yt.getElementType());
+  if (!st || *st == codegen::ScalarType::Bool)
+    return std::nullopt;
+  std::vector<Shape> shapes;
+  for (Value v : einsumOp.getInputs()) {
+    auto t = dyn_cast<RankedTensorType>(v.getType());
+    if (!t || !t.hasStaticShape() || t.getElementType() != yt.getElementType())
+      return std::nullopt;
+    shapes.emplace_back(t.getShape().begin(), t.getShape().end());
+  }
+  Expected<einsum::EinsumPlan> planned =
+      einsum::planEinsum(einsumOp.getEquation().str(), shapes);
+  if (!planned)
+    return std::nullopt; // The verifier's business; the host reports it.
+  const einsum::EinsumPlan &p = *planned;
+  // The joint index space: output labels, then the summed ones.
+  std::vector<int> order = p.outLabels;
+  for (const auto &[label, size] : p.sizes)
+    if (!llvm::is_contained(order, label))
+      order.push_back(label);
+  size_t nOut = p.outLabels.size(), nIn = shapes.size();
+  int64_t total = 1;
+  for (size_t d = 0; d < nOut; ++d)
+    total *= p.sizes.at(order[d]);
+  if (total != yt.getNumElements() || total >= (int64_t(1) << 62))
+    return std::nullopt;
+  // strides[i][d]: the step in operand i when label order[d] advances.
+  std::vector<std::vector<int64_t>> strides(nIn,
+                                            std::vector<int64_t>(order.size()));
+  for (size_t i = 0; i < nIn; ++i) {
+    int64_t stride = 1;
+    for (int64_t d = static_cast<int64_t>(shapes[i].size()) - 1; d >= 0;
+         --d) {
+      if (shapes[i][d] != 1) { // a size-1 dim broadcasts
+        size_t pos = llvm::find(order, p.inputLabels[i][d]) - order.begin();
+        strides[i][pos] += stride;
+      }
+      stride *= shapes[i][d];
+    }
+  }
+  bool isFloat = codegen::isFloatType(*st);
+  std::string storage = codegen::storageCType(*st);
+  std::string compute = codegen::computeCType(*st);
+  std::string acc = isFloat ? "double" : "unsigned long long";
+  std::string params;
+  for (size_t i = 0; i < nIn; ++i)
+    params += "const " + storage + " *__restrict__ in" + std::to_string(i) +
+              ", ";
+  params += storage + " *__restrict__ out0";
+  CudaKernel k;
+  std::string head = beginElementKernel(k, op, name, total, params);
+  std::string summed;
+  for (size_t d = nOut; d < order.size(); ++d)
+    summed += (summed.empty() ? "" : ", ") + labelName(order[d]) + "=" +
+              std::to_string(p.sizes.at(order[d]));
+  std::string s = opKernelComment(
+      k, "einsum \"" + einsumOp.getEquation().str() + "\"",
+      "one thread per output element, grid-stride; a loop per summed label (" +
+          (summed.empty() ? std::string("none") : summed) + "), " + acc +
+          " accumulation");
+  s += head + " {\n";
+  s += elementLoopHead(total);
+  // The output coordinates, innermost label first.
+  for (size_t i = 0; i < nIn; ++i)
+    s += "    long long kiln_o" + std::to_string(i) + " = 0;\n";
+  s += "    long long kiln_r = kiln_i;\n";
+  for (int64_t d = static_cast<int64_t>(nOut) - 1; d >= 0; --d) {
+    int64_t size = p.sizes.at(order[d]);
+    s += "    {\n      const long long c = kiln_r % " + str(size) +
+         "; // label " + labelName(order[d]) + "\n";
+    for (size_t i = 0; i < nIn; ++i)
+      if (strides[i][d])
+        s += "      kiln_o" + std::to_string(i) + " += c * " +
+             str(strides[i][d]) + ";\n";
+    s += "      kiln_r /= " + str(size) + ";\n    }\n";
+  }
+  s += "    " + acc + " kiln_acc = 0;\n";
+  std::string indent = "    ";
+  for (size_t d = nOut; d < order.size(); ++d) {
+    std::string var = "kiln_s" + std::to_string(d - nOut);
+    s += indent + "for (long long " + var + " = 0; " + var + " < " +
+         str(p.sizes.at(order[d])) + "; ++" + var + ") { // label " +
+         labelName(order[d]) + "\n";
+    indent += "  ";
+  }
+  std::string product;
+  for (size_t i = 0; i < nIn; ++i) {
+    std::string offset = "kiln_o" + std::to_string(i);
+    for (size_t d = nOut; d < order.size(); ++d)
+      if (strides[i][d])
+        offset += " + kiln_s" + std::to_string(d - nOut) + " * " +
+                  str(strides[i][d]);
+    std::string value = "in" + std::to_string(i) + "[" + offset + "]";
+    value = isFloat ? "(double)(" + compute + ")" + value
+                    : "(unsigned long long)(long long)" + value;
+    product += (product.empty() ? "" : " * ") + value;
+  }
+  s += indent + "kiln_acc += " + product + ";\n";
+  for (size_t d = nOut; d < order.size(); ++d) {
+    indent.resize(indent.size() - 2);
+    s += indent + "}\n";
+  }
+  s += "    out0[kiln_i] = " +
+       (isFloat ? storage + "((" + compute + ")kiln_acc)"
+                : "(" + storage + ")(long long)kiln_acc") +
+       ";\n";
+  s += "  }\n}\n";
+  k.definition = s;
+  return k;
+}
+
+} // namespace kiln
