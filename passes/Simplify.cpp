@@ -12,6 +12,8 @@
 //     reductions (trait Kiln_Reduction) whose result type equals the
 //     operand's (every reduced dim has size 1, or empty axes with
 //     noop_with_empty_axes);
+//   * an op whose results all have no elements (static shapes) becomes
+//     empty constants;
 //   * a reduction over a run-time axes operand with no elements (ONNX's
 //     "default axes") gets the constant axes [0, rank) it means;
 //   * chains of views merge: transpose(transpose(x)) becomes one transpose
@@ -290,6 +292,28 @@ struct EmptyAxesReduction : public KilnPattern {
   }
 };
 
+/// An op whose every result is a static tensor with no elements computes
+/// nothing: its results become empty constants (ops are Pure; one that
+/// would reject its operands has no element to reject them for). A kernel
+/// for a 0-element output would be a launch of no threads.
+struct EmptyResults : public KilnPattern {
+  using KilnPattern::KilnPattern;
+  LogicalResult apply(Operation *op, PatternRewriter &rewriter) const override {
+    if (op->getNumResults() == 0 || op->getNumRegions() != 0)
+      return failure();
+    SmallVector<Value> constants;
+    for (Value r : op->getResults()) {
+      auto t = dyn_cast<RankedTensorType>(r.getType());
+      if (!t || !t.hasStaticShape() || t.getNumElements() != 0)
+        return failure();
+      constants.push_back(buildConstant(
+          rewriter, op->getLoc(), DenseElementsAttr::get(t, ArrayRef<Attribute>{})));
+    }
+    rewriter.replaceOp(op, constants);
+    return success();
+  }
+};
+
 /// Binary ops with a splat identity constant: x + 0, 0 + x, x - 0, x * 1,
 /// 1 * x, x / 1, pow(x, 1).
 struct BinaryIdentity : public KilnPattern {
@@ -350,6 +374,13 @@ struct SimplifyPass
                                          /*benefit=*/2);
         patterns.add<EmptyAxesReduction>(name.getStringRef(), ctx);
       }
+    for (RegisteredOperationName name : ctx->getRegisteredOperations())
+      if (name.getDialectNamespace() == kiln::KilnDialect::getDialectNamespace() &&
+          !name.hasTrait<OpTrait::ConstantLike>() &&
+          name.getStringRef() != kiln::ConstantOp::getOperationName() &&
+          name.getStringRef() != kiln::FusionOp::getOperationName() &&
+          name.getStringRef() != kiln::LibraryCallOp::getOperationName())
+        patterns.add<EmptyResults>(name.getStringRef(), ctx);
     for (StringRef name : {kiln::ReshapeOp::getOperationName(),
                            kiln::FlattenOp::getOperationName(),
                            kiln::SqueezeOp::getOperationName(),

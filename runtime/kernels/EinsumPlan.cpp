@@ -79,7 +79,8 @@ Expected<EinsumPlan> planEinsum(std::string eq,
     auto t = parseTerm(termStrs[i], strCat("input term ", i));
     if (!t)
       return t.status();
-    int64_t rank = static_cast<int64_t>(inputs[i].size()), nl = t->letters.size();
+    int64_t rank = static_cast<int64_t>(inputs[i].size()),
+            nl = t->letters.size();
     if (t->ellipsisAt < 0 ? rank != nl : rank < nl)
       return Status::error(strCat("einsum: term '", termStrs[i],
                                   "' does not match operand ", i, " of shape ",
@@ -89,7 +90,8 @@ Expected<EinsumPlan> planEinsum(std::string eq,
   }
   for (size_t i = 0; i < terms.size(); ++i) {
     const Term &t = terms[i];
-    int ell = static_cast<int>(static_cast<int64_t>(inputs[i].size()) - t.letters.size());
+    int ell = static_cast<int>(static_cast<int64_t>(inputs[i].size()) -
+                               t.letters.size());
     std::vector<int> labels;
     for (size_t j = 0; j <= t.letters.size(); ++j) {
       if (static_cast<int>(j) == t.ellipsisAt)

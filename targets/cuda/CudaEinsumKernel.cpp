@@ -86,8 +86,7 @@ std::optional<CudaKernel> emitCudaEinsumKernel(Operation *op,
                                             std::vector<int64_t>(order.size()));
   for (size_t i = 0; i < nIn; ++i) {
     int64_t stride = 1;
-    for (int64_t d = static_cast<int64_t>(shapes[i].size()) - 1; d >= 0;
-         --d) {
+    for (int64_t d = static_cast<int64_t>(shapes[i].size()) - 1; d >= 0; --d) {
       if (shapes[i][d] != 1) { // a size-1 dim broadcasts
         size_t pos = llvm::find(order, p.inputLabels[i][d]) - order.begin();
         strides[i][pos] += stride;
@@ -101,8 +100,8 @@ std::optional<CudaKernel> emitCudaEinsumKernel(Operation *op,
   std::string acc = isFloat ? "double" : "unsigned long long";
   std::string params;
   for (size_t i = 0; i < nIn; ++i)
-    params += "const " + storage + " *__restrict__ in" + std::to_string(i) +
-              ", ";
+    params +=
+        "const " + storage + " *__restrict__ in" + std::to_string(i) + ", ";
   params += storage + " *__restrict__ out0";
   CudaKernel k;
   std::string head = beginElementKernel(k, op, name, total, params);
@@ -145,8 +144,8 @@ std::optional<CudaKernel> emitCudaEinsumKernel(Operation *op,
     std::string offset = "kiln_o" + std::to_string(i);
     for (size_t d = nOut; d < order.size(); ++d)
       if (strides[i][d])
-        offset += " + kiln_s" + std::to_string(d - nOut) + " * " +
-                  str(strides[i][d]);
+        offset +=
+            " + kiln_s" + std::to_string(d - nOut) + " * " + str(strides[i][d]);
     std::string value = "in" + std::to_string(i) + "[" + offset + "]";
     value = isFloat ? "(double)(" + compute + ")" + value
                     : "(unsigned long long)(long long)" + value;

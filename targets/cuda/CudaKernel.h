@@ -151,6 +151,19 @@ std::optional<CudaKernel> emitCudaScatterNDKernel(mlir::Operation *op,
 std::optional<CudaKernel> emitCudaEinsumKernel(mlir::Operation *op,
                                                llvm::StringRef name);
 
+/// The kernel of a top-level kiln.matmul that cuBLASLt does not take
+/// (vectors, broadcast batches, f64, integers): one thread per output
+/// element (CudaMatmulKernel.cpp), named `name`; nullopt when it does not
+/// qualify.
+std::optional<CudaKernel> emitCudaMatmulKernel(mlir::Operation *op,
+                                               llvm::StringRef name);
+
+/// The kernel of a top-level kiln.pad with constant pads (any mode): one
+/// thread per output element (CudaPadKernel.cpp), named `name`; nullopt
+/// when it does not qualify.
+std::optional<CudaKernel> emitCudaPadKernel(mlir::Operation *op,
+                                            llvm::StringRef name);
+
 /// The kernel of a top-level kiln.gru_recurrence (static shapes,
 /// f32/f16/bf16, linear_before_reset = 1), launched once per step
 /// (CudaKernel::launches), named `name` (CudaRecurrenceKernel.cpp);

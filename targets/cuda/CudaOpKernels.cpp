@@ -90,6 +90,8 @@ const OpKernelEntry kOpKernels[] = {
     {isOneOf<TriluOp>, {'w', "trilu"}, emitCudaTriluKernel},
     {isOneOf<HardmaxOp>, {'h', "hardmax"}, emitCudaHardmaxKernel},
     {isOneOf<EinsumOp>, {'i', "einsum"}, emitCudaEinsumKernel},
+    {isOneOf<MatMulOp>, {'m', "matmul"}, emitCudaMatmulKernel},
+    {isOneOf<PadOp>, {'b', "pad"}, emitCudaPadKernel},
     {isOneOf<GatherNDOp>, {'j', "gather_nd"}, emitCudaGatherNDKernel},
     {isOneOf<ScatterNDOp>, {'o', "scatter_nd"}, emitCudaScatterNDKernel},
     {isOneOf<ScatterElementsOp>,

@@ -7,7 +7,8 @@
 // clipped at the borders), so instead of running it on the host, the CUDA
 // target prints it directly: one thread per output element, grid-stride, the
 // window loops unrolled by the compiler (kernel, strides, pads and dilations
-// are literals), positions outside the input skipped, NaN propagated (max),
+// are literals), positions outside the input skipped, NaN propagated (max;
+// a max also of integers, from the type's lowest value),
 // as the reference kernel (runtime/kernels/Pooling.cpp) computes. An average
 // sums in f32 and divides by the positions inside the input, or with
 // count_include_pad by those inside the explicitly padded input (a product
@@ -67,8 +68,11 @@ std::optional<CudaKernel> emitCudaPoolKernel(Operation *op,
     return std::nullopt;
   std::optional<codegen::ScalarType> st =
       codegen::scalarTypeOf(xt.getElementType());
-  if (!st || !codegen::isFloatType(*st))
+  // Averages are of floats; a max also of integers (not bool).
+  if (!st || *st == codegen::ScalarType::Bool ||
+      (average && !codegen::isFloatType(*st)))
     return std::nullopt;
+  bool isFloat = codegen::isFloatType(*st);
   int64_t total = yt.getNumElements();
   if (total == 0 || xt.getNumElements() >= (int64_t(1) << 62))
     return std::nullopt;
@@ -155,8 +159,16 @@ std::optional<CudaKernel> emitCudaPoolKernel(Operation *op,
       s += "    int kiln_count = 0;\n";
     }
   } else {
-    s += "    " + compute + " kiln_m = -INFINITY;\n";
-    s += "    bool kiln_nan = false;\n";
+    // The reference's start: -inf, or the integer type's lowest value.
+    std::string lowest =
+        isFloat                           ? "-INFINITY"
+        : *st == codegen::ScalarType::U8  ? "0"
+        : *st == codegen::ScalarType::I8  ? "-128"
+        : *st == codegen::ScalarType::I32 ? "(-2147483647 - 1)"
+                                          : "(-9223372036854775807LL - 1)";
+    s += "    " + compute + " kiln_m = " + lowest + ";\n";
+    if (isFloat)
+      s += "    bool kiln_nan = false;\n";
   }
   std::string indent = "    ";
   std::string offset;
@@ -184,7 +196,8 @@ std::optional<CudaKernel> emitCudaPoolKernel(Operation *op,
   } else {
     s += indent + "const " + compute + " kiln_v = (" + compute + ")kiln_x[" +
          offset + "];\n";
-    s += indent + "kiln_nan |= kiln_v != kiln_v;\n";
+    if (isFloat)
+      s += indent + "kiln_nan |= kiln_v != kiln_v;\n";
     s += indent + "kiln_m = kiln_v > kiln_m ? kiln_v : kiln_m;\n";
   }
   for (int64_t d = 0; d < nsp; ++d) {
@@ -195,8 +208,10 @@ std::optional<CudaKernel> emitCudaPoolKernel(Operation *op,
     s += "    out0[kiln_i] = " + storage +
          "(kiln_sum / (float)kiln_count); // an empty window: 0/0, NaN\n";
   else
-    s += "    out0[kiln_i] = " + storage + "(kiln_nan ? (" + compute +
-         ")NAN : kiln_m);\n";
+    s += "    out0[kiln_i] = " +
+         (isFloat ? storage + "(kiln_nan ? (" + compute + ")NAN : kiln_m)"
+                  : "(" + storage + ")kiln_m") +
+         ";\n";
   s += "  }\n}\n";
   k.definition = s;
   return k;

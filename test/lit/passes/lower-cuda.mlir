@@ -213,12 +213,12 @@ func.func @conv_relu_shared(%x: tensor<2x8x10x10xf32>, %w: tensor<8x8x3x3xf32>) 
 // -----
 
 // Asymmetric pads: cuDNN does not take them; the convolution runs on the
-// host. A max pool is a generated kernel of its own; an integer matmul runs
-// on the host.
+// host. A max pool is a generated kernel of its own, so is an integer
+// matmul (cuBLASLt takes the float ones).
 // CHECK-LABEL: func.func @host_and_kernels(
 // CHECK: kiln.conv %arg0, %arg1 {{{.*}}kiln.reference = "host"
 // CHECK: kiln.max_pool {{.*}}kiln.kernel = "p0_max_pool"
-// CHECK: kiln.matmul %arg2, %arg3 {kiln.reference = "host"}
+// CHECK: kiln.matmul %arg2, %arg3 {kiln.kernel = "m0_matmul"}
 func.func @host_and_kernels(%x: tensor<1x2x6x6xf32>, %w: tensor<2x2x3x3xf32>, %a: tensor<2x3xi32>, %b: tensor<3x2xi32>) -> (tensor<1x2x2x2xf32>, tensor<2x2xi32>) {
   %0 = kiln.conv %x, %w {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x2x6x6xf32>, tensor<2x2x3x3xf32>) -> tensor<1x2x5x5xf32>
   %1 = kiln.max_pool %0 {ceil_mode = 0 : i64, dilations = array<i64: 1, 1>, kernel_shape = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>} : (tensor<1x2x5x5xf32>) -> tensor<1x2x2x2xf32>

@@ -179,3 +179,19 @@ func.func @empty_axes(%x: tensor<3x4xf32>, %axes: tensor<0xi64>) -> (tensor<1x1x
   %1 = kiln.reduce_max %x, %axes {keepdims = 1 : i64, noop_with_empty_axes = 1 : i64} : (tensor<3x4xf32>, tensor<0xi64>) -> tensor<3x4xf32>
   return %0, %1 : tensor<1x1xf32>, tensor<3x4xf32>
 }
+
+// -----
+
+// Ops whose results have no elements compute nothing: empty constants.
+// CHECK-LABEL: func.func @empty_results
+// CHECK-DAG: %[[T:.*]] = kiln.constant dense<> : tensor<3x0x5xi64>
+// CHECK-DAG: %[[A:.*]] = kiln.constant dense<> : tensor<0x4xf32>
+// CHECK-NOT: kiln.trilu
+// CHECK: %[[B:.*]] = kiln.add %arg3, %arg3
+// CHECK: return %[[T]], %[[A]], %[[B]]
+func.func @empty_results(%x: tensor<3x0x5xi64>, %k: tensor<i64>, %a: tensor<0x4xf32>, %b: tensor<3x4xf32>) -> (tensor<3x0x5xi64>, tensor<0x4xf32>, tensor<3x4xf32>) {
+  %0 = kiln.trilu %x, %k {upper = 0 : i64} : (tensor<3x0x5xi64>, tensor<i64>) -> tensor<3x0x5xi64>
+  %1 = kiln.add %a, %a : (tensor<0x4xf32>, tensor<0x4xf32>) -> tensor<0x4xf32>
+  %2 = kiln.add %b, %b : (tensor<3x4xf32>, tensor<3x4xf32>) -> tensor<3x4xf32>
+  return %0, %1, %2 : tensor<3x0x5xi64>, tensor<0x4xf32>, tensor<3x4xf32>
+}

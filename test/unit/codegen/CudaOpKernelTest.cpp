@@ -4,7 +4,7 @@
 // prints for single top-level ops (CudaOpKernels.cpp's table: gather,
 // resize, conv_transpose, depthwise conv, avg_pool, gather_elements,
 // argmax/argmin, cumsum/cumprod, einsum, gather_nd, scatter_nd,
-// gru_recurrence, lstm_recurrence, concat,
+// matmul, pad, gru_recurrence, lstm_recurrence, concat,
 // max_pool) on a machine without a GPU: each case is a function with one such
 // op whose operands are its arguments (random values) or constants; the op's
 // kernel is printed, built for the emulation (CudaEmulation.h), run with a grid
@@ -453,6 +453,56 @@ func.func @o1(%x: tensor<3x4xi32>, %i: tensor<2x3x2xi32>, %u: tensor<2x3xi32>) -
   return %0 : tensor<3x4xi32>
 })",
                    -2.0f, 2.99f});
+  // The matmuls cuBLASLt does not take: a vector times a batch, broadcast
+  // batches, f64, integers.
+  cases.push_back({"m0_matmul", R"(
+func.func @m0(%a: tensor<4xf32>, %b: tensor<2x4x3xf32>) -> tensor<2x3xf32> {
+  %0 = kiln.matmul %a, %b : (tensor<4xf32>, tensor<2x4x3xf32>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+})"});
+  cases.push_back({"m1_matmul", R"(
+func.func @m1(%a: tensor<3x1x2x4xf64>, %b: tensor<1x2x4x5xf64>) -> tensor<3x2x2x5xf64> {
+  %0 = kiln.matmul %a, %b : (tensor<3x1x2x4xf64>, tensor<1x2x4x5xf64>) -> tensor<3x2x2x5xf64>
+  return %0 : tensor<3x2x2x5xf64>
+})"});
+  cases.push_back({"m2_matmul", R"(
+func.func @m2(%a: tensor<2x3x4xi32>, %b: tensor<4xi32>) -> tensor<2x3xi32> {
+  %0 = kiln.matmul %a, %b : (tensor<2x3x4xi32>, tensor<4xi32>) -> tensor<2x3xi32>
+  return %0 : tensor<2x3xi32>
+})",
+                   -5.0f, 5.0f});
+  // Pads: constant (a crop on one side), reflect, edge and wrap wider than
+  // the axis; a max pool of unsigned bytes.
+  cases.push_back({"b0_pad", R"(
+func.func @b0(%x: tensor<2x3x4xf32>, %v: tensor<f32>) -> tensor<3x2x7xf32> {
+  %p = kiln.constant dense<[1, -1, 2, 0, 0, 1]> : tensor<6xi64>
+  %0 = kiln.pad %x, %p, %v {mode = "constant"} : (tensor<2x3x4xf32>, tensor<6xi64>, tensor<f32>) -> tensor<3x2x7xf32>
+  return %0 : tensor<3x2x7xf32>
+})"});
+  cases.push_back({"b1_pad", R"(
+func.func @b1(%x: tensor<3x4xf32>, %v: tensor<f32>) -> tensor<7x10xf32> {
+  %p = kiln.constant dense<[2, 3, 2, 3]> : tensor<4xi64>
+  %0 = kiln.pad %x, %p, %v {mode = "reflect"} : (tensor<3x4xf32>, tensor<4xi64>, tensor<f32>) -> tensor<7x10xf32>
+  return %0 : tensor<7x10xf32>
+})"});
+  cases.push_back({"b2_pad", R"(
+func.func @b2(%x: tensor<2x3xi64>, %v: tensor<i64>) -> tensor<4x9xi64> {
+  %p = kiln.constant dense<[1, 4, 1, 2]> : tensor<4xi64>
+  %0 = kiln.pad %x, %p, %v {mode = "edge"} : (tensor<2x3xi64>, tensor<4xi64>, tensor<i64>) -> tensor<4x9xi64>
+  return %0 : tensor<4x9xi64>
+})"});
+  cases.push_back({"b3_pad", R"(
+func.func @b3(%x: tensor<2x3xbf16>, %v: tensor<bf16>) -> tensor<5x9xbf16> {
+  %p = kiln.constant dense<[2, 4, 1, 2]> : tensor<4xi64>
+  %0 = kiln.pad %x, %p, %v {mode = "wrap"} : (tensor<2x3xbf16>, tensor<4xi64>, tensor<bf16>) -> tensor<5x9xbf16>
+  return %0 : tensor<5x9xbf16>
+})"});
+  cases.push_back({"p1_max_pool", R"(
+func.func @p1(%x: tensor<1x2x5x5xui8>) -> tensor<1x2x5x5xui8> {
+  %0 = kiln.max_pool %x {ceil_mode = 0 : i64, dilations = array<i64: 1, 1>, kernel_shape = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x2x5x5xui8>) -> tensor<1x2x5x5xui8>
+  return %0 : tensor<1x2x5x5xui8>
+})",
+                   0.0f, 250.0f});
   return cases;
 }
 

@@ -61,10 +61,13 @@ func.func @f(%x: tensor<2x3x7x7xbf16>, %i: tensor<2x3x6xi64>) -> (tensor<2x3x4x4
   CHECK(contains(k->definition, "kiln_x[p0 * 7 + p1]"));
   CHECK(contains(k->definition, "kiln_nan |= kiln_v != kiln_v;"));
 
-  // Integer pools stay on the host.
+  // An integer max starts from the type's lowest value, with no NaN test.
   mlir::Operation *intPool = pool->getNextNode();
   REQUIRE(intPool);
-  CHECK(!emitCudaPoolKernel(intPool, "p1_max_pool"));
+  std::optional<CudaKernel> ik = emitCudaPoolKernel(intPool, "p1_max_pool");
+  REQUIRE(ik);
+  CHECK(!contains(ik->definition, "kiln_nan"));
+  CHECK(!contains(ik->definition, "INFINITY"));
 
   if (!haveNvrtc()) {
     WARN("NVRTC unavailable: the kernel was printed, not compiled");
