@@ -138,6 +138,14 @@ GraphBreakReport collectGraphBreaks(ModuleOp module, StringRef target) {
   return report;
 }
 
+void collectReferenceSteps(ModuleOp lowered, GraphBreakReport &report) {
+  lowered.walk([&](Operation *op) {
+    if (op->hasAttr("kiln.reference"))
+      report.referenceSteps.push_back({getGraphBreakSource(op->getLoc()),
+                                  op->getName().getStringRef().str()});
+  });
+}
+
 std::string formatGraphBreakLine(const GraphBreakEntry &entry) {
   std::string s = "node " + nodeLabel(entry.op) + ": " + entry.reason.reason +
                   ": " + entry.reason.detail;
@@ -172,6 +180,27 @@ void printGraphBreakReport(const GraphBreakReport &report,
           os << (k > 1 ? "," : "") << " " << nodeLabel(entry.ops[k]);
         os << "\n";
       }
+    }
+  }
+  if (report.loweringFailed) {
+    os << "\nThe graphs could not be lowered for " << report.target
+       << " (`kiln compile` reports why): their steps are unknown.\n";
+  } else if (!report.referenceSteps.empty()) {
+    if (report.target == "cpu")
+      os << "\nReference-kernel steps (no generated kernel for these ops: "
+            "each calls the runtime's reference kernel, a copy into the "
+            "arena):\n";
+    else
+      os << "\nHost steps (" << report.target
+         << " has no kernel for these ops: each runs the reference CPU "
+            "kernel, its operands and results copied through host "
+            "memory):\n";
+    for (auto [i, step] : llvm::enumerate(report.referenceSteps)) {
+      os << "  " << i + 1 << ". node " << nodeLabel(step) << " -> "
+         << step.kilnOp;
+      if (!step.source.file.empty())
+        os << ", " << step.source.file << " node #" << step.source.line - 1;
+      os << "\n";
     }
   }
   os << "\nGraphs:\n";

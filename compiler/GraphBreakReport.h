@@ -63,12 +63,23 @@ struct GraphBreakReport {
   std::string target; ///< "cpu" or "cuda".
   std::vector<GraphSummary> graphs;
   std::vector<GraphBreakEntry> breaks;
+  /// The ops of the compiled graphs that the target's lowering left to the
+  /// runtime's reference kernels (tagged kiln.reference: "host" on the
+  /// CUDA target, a round trip through host memory), in program order;
+  /// filled by collectReferenceSteps from the lowered module.
+  std::vector<GraphBreakOp> referenceSteps;
+  /// Set when the graphs could not be lowered (the steps are unknown).
+  bool loweringFailed = false;
 };
 
 /// Builds the report of `module` (planned by kiln-plan-graph-breaks for
 /// `target`; an unplanned single graph reports one graph, no breaks).
 GraphBreakReport collectGraphBreaks(mlir::ModuleOp module,
                                     llvm::StringRef target);
+
+/// Adds to `report` the ops of `lowered` (after lowerGraphs) that run as
+/// reference kernels.
+void collectReferenceSteps(mlir::ModuleOp lowered, GraphBreakReport &report);
 
 /// Prints the report as `kiln explain` does.
 void printGraphBreakReport(const GraphBreakReport &report,

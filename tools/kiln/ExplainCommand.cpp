@@ -15,6 +15,7 @@
 #include "compiler/GraphBreakReport.h"
 #include "compiler/Pipeline.h"
 #include "compiler/onnx/OnnxTracer.h"
+#include "targets/TargetRegistry.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -97,6 +98,22 @@ int runExplainCommand(const ExplainOptions &options) {
                : reportError("planning the graph breaks failed");
   GraphBreakReport report = collectGraphBreaks(**module, options.target);
   report.model = options.model;
+  // The host steps: what the target's lowering of the compiled graphs
+  // leaves to reference kernels (as `kiln dump --stage lowered` shows it).
+  // Only for static shapes (the graphs compile only then).
+  if (hasStaticInputs(**module)) {
+    mlir::OwningOpRef<mlir::ModuleOp> lowered((*module)->clone());
+    mlir::ScopedDiagnosticHandler quiet(
+        &context, [](mlir::Diagnostic &) { return mlir::success(); });
+    const Target *target = lookupTarget(options.target);
+    if (target &&
+        mlir::succeeded(
+            runGraphPasses(*lowered, PipelineStage::Fused, target)) &&
+        mlir::succeeded(lowerGraphs(*lowered, *target)))
+      collectReferenceSteps(*lowered, report);
+    else
+      report.loweringFailed = true;
+  }
   printGraphBreakReport(report, llvm::outs());
   return 0;
 }
