@@ -92,16 +92,16 @@ std::optional<CudaKernel> emitCudaMatmulKernel(Operation *op,
   std::string acc = !isFloat                          ? "unsigned long long"
                     : *st == codegen::ScalarType::F64 ? "double"
                                                       : "float";
-  CudaKernel k2;
+  CudaKernel kernel;
   std::string head = beginElementKernel(
-      k2, op, name, total,
+      kernel, op, name, total,
       "const " + storage + " *__restrict__ in0, const " + storage +
           " *__restrict__ in1, " + storage + " *__restrict__ out0");
   std::string shapes = "[" + std::to_string(m) + "x" + std::to_string(k) +
                        "] x [" + std::to_string(k) + "x" + std::to_string(n) +
                        "]";
   std::string s = opKernelComment(
-      k2,
+      kernel,
       "matmul " + shapes + " over " + std::to_string(total / (m * n)) +
           " broadcast batches",
       "one thread per output element, grid-stride; a loop over k, " + acc +
@@ -133,8 +133,8 @@ std::optional<CudaKernel> emitCudaMatmulKernel(Operation *op,
                 : "(" + storage + ")(long long)kiln_acc") +
        ";\n";
   s += "  }\n}\n";
-  k2.definition = s;
-  return k2;
+  kernel.definition = s;
+  return kernel;
 }
 
 } // namespace kiln
