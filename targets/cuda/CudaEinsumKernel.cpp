@@ -35,8 +35,6 @@ namespace kiln {
 
 namespace {
 
-std::string str(int64_t v) { return std::to_string(v) + "LL"; }
-
 /// A label's name in comments: its letter, or `...<j>`.
 std::string labelName(int label) {
   return label < einsum::kEllipsisBase
@@ -94,10 +92,9 @@ std::optional<CudaKernel> emitCudaEinsumKernel(Operation *op,
       stride *= shapes[i][d];
     }
   }
-  bool isFloat = codegen::isFloatType(*st);
   std::string storage = codegen::storageCType(*st);
-  std::string compute = codegen::computeCType(*st);
-  std::string acc = isFloat ? "double" : "unsigned long long";
+  ProductAccumulator accumulator(*st, /*f64ForFloats=*/true);
+  const std::string &acc = accumulator.type;
   std::string params;
   for (size_t i = 0; i < nIn; ++i)
     params +=
@@ -122,20 +119,20 @@ std::optional<CudaKernel> emitCudaEinsumKernel(Operation *op,
   s += "    long long kiln_r = kiln_i;\n";
   for (int64_t d = static_cast<int64_t>(nOut) - 1; d >= 0; --d) {
     int64_t size = p.sizes.at(order[d]);
-    s += "    {\n      const long long c = kiln_r % " + str(size) +
+    s += "    {\n      const long long c = kiln_r % " + llLiteral(size) +
          "; // label " + labelName(order[d]) + "\n";
     for (size_t i = 0; i < nIn; ++i)
       if (strides[i][d])
         s += "      kiln_o" + std::to_string(i) + " += c * " +
-             str(strides[i][d]) + ";\n";
-    s += "      kiln_r /= " + str(size) + ";\n    }\n";
+             llLiteral(strides[i][d]) + ";\n";
+    s += "      kiln_r /= " + llLiteral(size) + ";\n    }\n";
   }
   s += "    " + acc + " kiln_acc = 0;\n";
   std::string indent = "    ";
   for (size_t d = nOut; d < order.size(); ++d) {
     std::string var = "kiln_s" + std::to_string(d - nOut);
     s += indent + "for (long long " + var + " = 0; " + var + " < " +
-         str(p.sizes.at(order[d])) + "; ++" + var + ") { // label " +
+         llLiteral(p.sizes.at(order[d])) + "; ++" + var + ") { // label " +
          labelName(order[d]) + "\n";
     indent += "  ";
   }
@@ -144,11 +141,10 @@ std::optional<CudaKernel> emitCudaEinsumKernel(Operation *op,
     std::string offset = "kiln_o" + std::to_string(i);
     for (size_t d = nOut; d < order.size(); ++d)
       if (strides[i][d])
-        offset +=
-            " + kiln_s" + std::to_string(d - nOut) + " * " + str(strides[i][d]);
+        offset += " + kiln_s" + std::to_string(d - nOut) + " * " +
+                  llLiteral(strides[i][d]);
     std::string value = "in" + std::to_string(i) + "[" + offset + "]";
-    value = isFloat ? "(double)(" + compute + ")" + value
-                    : "(unsigned long long)(long long)" + value;
+    value = accumulator.load + value;
     product += (product.empty() ? "" : " * ") + value;
   }
   s += indent + "kiln_acc += " + product + ";\n";
@@ -156,10 +152,7 @@ std::optional<CudaKernel> emitCudaEinsumKernel(Operation *op,
     indent.resize(indent.size() - 2);
     s += indent + "}\n";
   }
-  s += "    out0[kiln_i] = " +
-       (isFloat ? storage + "((" + compute + ")kiln_acc)"
-                : "(" + storage + ")(long long)kiln_acc") +
-       ";\n";
+  s += "    out0[kiln_i] = " + accumulator.store("kiln_acc") + ";\n";
   s += "  }\n}\n";
   k.definition = s;
   return k;

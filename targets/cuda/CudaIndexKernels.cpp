@@ -53,8 +53,6 @@ namespace kiln {
 
 namespace {
 
-std::string str(int64_t v) { return std::to_string(v) + "LL"; }
-
 /// A static-shaped tensor type of at most 2^62 elements, or null.
 RankedTensorType staticType(Value v) {
   auto t = dyn_cast<RankedTensorType>(v.getType());
@@ -93,10 +91,10 @@ std::string elementOffset(ArrayRef<int64_t> shape, ArrayRef<int64_t> xShape,
   int64_t xStride = 1;
   for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d) {
     std::string coord =
-        d == axis ? indexVar : "(kiln_r % " + str(shape[d]) + ")";
-    s += "    kiln_x += " + coord + " * " + str(xStride) + ";\n";
+        d == axis ? indexVar : "(kiln_r % " + llLiteral(shape[d]) + ")";
+    s += "    kiln_x += " + coord + " * " + llLiteral(xStride) + ";\n";
     if (d > 0)
-      s += "    kiln_r /= " + str(shape[d]) + ";\n";
+      s += "    kiln_r /= " + llLiteral(shape[d]) + ";\n";
     xStride *= xShape[d];
   }
   return s;
@@ -123,9 +121,9 @@ std::string tupleOffset(const std::string &tuple, ArrayRef<int64_t> dims,
   int64_t m = static_cast<int64_t>(dims.size());
   for (int64_t j = 0; j < m; ++j) {
     s += indent + "{\n" + indent + "  long long kiln_idx = (long long)in1[(" +
-         tuple + ") * " + str(m) + " + " + str(j) + "];\n";
+         tuple + ") * " + llLiteral(m) + " + " + llLiteral(j) + "];\n";
     s += wrapAndCheckIndex("kiln_idx", dims[j], indent + "  ");
-    s += indent + "  kiln_off += kiln_idx * " + str(strides[j]) + ";\n" +
+    s += indent + "  kiln_off += kiln_idx * " + llLiteral(strides[j]) + ";\n" +
          indent + "}\n";
   }
   return s;
@@ -191,13 +189,13 @@ std::optional<CudaKernel> emitCudaGatherNDKernel(Operation *op,
   s += head + " {\n";
   s += elementLoopHead(total);
   // kiln_i = (batch * tuplesPerBatch + tuple) * slice + position.
-  s += "    const long long kiln_t = kiln_i / " + str(slice) +
+  s += "    const long long kiln_t = kiln_i / " + llLiteral(slice) +
        "; // the tuple, counted over all batches\n";
-  s += "    const long long kiln_b = kiln_t / " + str(tuplesPerBatch) + ";\n";
+  s += "    const long long kiln_b = kiln_t / " + llLiteral(tuplesPerBatch) + ";\n";
   s += tupleOffset("kiln_t", xs.slice(b, m),
                    ArrayRef<int64_t>(strides).slice(b, m), "    ");
-  s += "    out0[kiln_i] = in0[kiln_b * " + str(batchElems) +
-       " + kiln_off + kiln_i % " + str(slice) + "];\n";
+  s += "    out0[kiln_i] = in0[kiln_b * " + llLiteral(batchElems) +
+       " + kiln_off + kiln_i % " + llLiteral(slice) + "];\n";
   s += "  }\n}\n";
   k.definition = s;
   return k;
@@ -256,15 +254,15 @@ std::optional<CudaKernel> emitCudaScatterNDKernel(Operation *op,
   s += "  const long long kiln_n = (long long)gridDim.x * blockDim.x;\n";
   s += "  for (long long kiln_e = (long long)blockIdx.x * blockDim.x + "
        "threadIdx.x; kiln_e < " +
-       str(slice) + "; kiln_e += kiln_n) {\n";
-  s += "    for (long long kiln_t = 0; kiln_t < " + str(tuples) +
+       llLiteral(slice) + "; kiln_e += kiln_n) {\n";
+  s += "    for (long long kiln_t = 0; kiln_t < " + llLiteral(tuples) +
        "; ++kiln_t) {\n";
   s += tupleOffset("kiln_t", xs.take_front(m),
                    ArrayRef<int64_t>(strides).take_front(m), "      ");
   s += "      const long long kiln_x = kiln_off + kiln_e;\n";
   s += "      out0[kiln_x] = (" + storage + ")(" +
        combineExpr(reduction, "(" + compute + ")out0[kiln_x]",
-                   "(" + compute + ")in2[kiln_t * " + str(slice) +
+                   "(" + compute + ")in2[kiln_t * " + llLiteral(slice) +
                        " + kiln_e]") +
        ");\n";
   s += "    }\n  }\n}\n";
@@ -353,13 +351,13 @@ std::optional<CudaKernel> emitCudaArgReduceKernel(Operation *op,
       "one thread per output, walking the axis; NaN wins");
   s += head + " {\n";
   s += elementLoopHead(total);
-  s += "    const " + storage + " *kiln_x = in0 + (kiln_i / " + str(a.inner) +
-       ") * " + str(a.len * a.inner) + " + kiln_i % " + str(a.inner) + ";\n";
+  s += "    const " + storage + " *kiln_x = in0 + (kiln_i / " + llLiteral(a.inner) +
+       ") * " + llLiteral(a.len * a.inner) + " + kiln_i % " + llLiteral(a.inner) + ";\n";
   s += "    " + compute + " kiln_best = (" + compute + ")kiln_x[0];\n";
   s += "    long long kiln_arg = 0;\n";
-  s += "    for (long long r = 1; r < " + str(a.len) + "; ++r) {\n";
+  s += "    for (long long r = 1; r < " + llLiteral(a.len) + "; ++r) {\n";
   s += "      const " + compute + " v = (" + compute + ")kiln_x[r * " +
-       str(a.inner) + "];\n";
+       llLiteral(a.inner) + "];\n";
   std::string better = std::string("v ") +
                        (isMax ? (last ? ">=" : ">") : (last ? "<=" : "<")) +
                        " kiln_best";
@@ -412,18 +410,18 @@ std::optional<CudaKernel> emitCudaHardmaxKernel(Operation *op,
       "wins), 0 elsewhere");
   s += head + " {\n";
   s += elementLoopHead(total);
-  s += "    const long long kiln_base = (kiln_i / " + str(a.inner) + ") * " +
-       str(a.len * a.inner) + " + kiln_i % " + str(a.inner) + ";\n";
+  s += "    const long long kiln_base = (kiln_i / " + llLiteral(a.inner) + ") * " +
+       llLiteral(a.len * a.inner) + " + kiln_i % " + llLiteral(a.inner) + ";\n";
   s += "    " + compute + " kiln_best = -INFINITY;\n";
   s += "    long long kiln_arg = 0;\n";
-  s += "    for (long long r = 0; r < " + str(a.len) + "; ++r) {\n";
+  s += "    for (long long r = 0; r < " + llLiteral(a.len) + "; ++r) {\n";
   s += "      const " + compute + " v = (" + compute + ")in0[kiln_base + r * " +
-       str(a.inner) + "];\n";
+       llLiteral(a.inner) + "];\n";
   s += "      if (v > kiln_best || (v != v && kiln_best == kiln_best)) {\n";
   s += "        kiln_best = v;\n        kiln_arg = r;\n      }\n";
   s += "    }\n";
-  s += "    for (long long r = 0; r < " + str(a.len) + "; ++r)\n";
-  s += "      out0[kiln_base + r * " + str(a.inner) + "] = " + storage +
+  s += "    for (long long r = 0; r < " + llLiteral(a.len) + "; ++r)\n";
+  s += "      out0[kiln_base + r * " + llLiteral(a.inner) + "] = " + storage +
        "(r == kiln_arg ? 1.0f : 0.0f);\n";
   s += "  }\n}\n";
   k.definition = s;
@@ -496,17 +494,17 @@ std::optional<CudaKernel> emitCudaScanKernel(Operation *op,
   s += "  long long kiln_len, kiln_inner, kiln_lines;\n";
   if (constantAxis) {
     AxisSplit a = splitAround(xt.getShape(), axes[0]);
-    s += "  kiln_len = " + str(a.len) + ", kiln_inner = " + str(a.inner) +
-         ", kiln_lines = " + str(a.outer * a.inner) + ";\n";
+    s += "  kiln_len = " + llLiteral(a.len) + ", kiln_inner = " + llLiteral(a.inner) +
+         ", kiln_lines = " + llLiteral(a.outer * a.inner) + ";\n";
   } else {
     s += "  long long kiln_axis = (long long)in1[0];\n";
-    s += "  if (kiln_axis < 0)\n    kiln_axis += " + str(rank) + ";\n";
+    s += "  if (kiln_axis < 0)\n    kiln_axis += " + llLiteral(rank) + ";\n";
     s += "  switch (kiln_axis) {\n";
     for (int64_t axis : axes) {
       AxisSplit a = splitAround(xt.getShape(), axis);
-      s += "  case " + std::to_string(axis) + ": kiln_len = " + str(a.len) +
-           ", kiln_inner = " + str(a.inner) +
-           ", kiln_lines = " + str(a.outer * a.inner) + "; break;\n";
+      s += "  case " + std::to_string(axis) + ": kiln_len = " + llLiteral(a.len) +
+           ", kiln_inner = " + llLiteral(a.inner) +
+           ", kiln_lines = " + llLiteral(a.outer * a.inner) + "; break;\n";
     }
     s += "  default:\n    __trap(); // an axis out of range: a bad input\n";
     s += "  }\n";
@@ -559,9 +557,9 @@ std::optional<CudaKernel> emitCudaTriluKernel(Operation *op,
   s += head + " {\n";
   s += "  const long long kiln_k = in1[0];\n";
   s += elementLoopHead(total);
-  s += "    const long long kiln_c = kiln_i % " + str(cols) + ";\n";
-  s += "    const long long kiln_r = (kiln_i / " + str(cols) + ") % " +
-       str(rows) + ";\n";
+  s += "    const long long kiln_c = kiln_i % " + llLiteral(cols) + ";\n";
+  s += "    const long long kiln_r = (kiln_i / " + llLiteral(cols) + ") % " +
+       llLiteral(rows) + ";\n";
   s += "    out0[kiln_i] = kiln_c - kiln_r " +
        std::string(upper ? ">=" : "<=") + " kiln_k ? in0[kiln_i] : " + storage +
        "(0);\n";
@@ -616,7 +614,7 @@ std::optional<CudaKernel> emitCudaScatterElementsKernel(Operation *op,
   s += "      out0[kiln_i] = in0[kiln_i];\n    }\n    return;\n  }\n";
   s += "  if (blockIdx.x != 0 || threadIdx.x != 0)\n    return;\n";
   s +=
-      "  for (long long kiln_u = 0; kiln_u < " + str(count) + "; ++kiln_u) {\n";
+      "  for (long long kiln_u = 0; kiln_u < " + llLiteral(count) + "; ++kiln_u) {\n";
   s += "    long long kiln_idx = (long long)in1[kiln_u];\n";
   s += wrapAndCheckIndex("kiln_idx", size, "    ");
   s += elementOffset(it.getShape(), xt.getShape(), axis, "kiln_u", "kiln_idx");

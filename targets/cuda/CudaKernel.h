@@ -189,6 +189,21 @@ std::string beginElementKernel(CudaKernel &k, mlir::Operation *op,
 /// element, kiln_n the stride), up to and including its `{`.
 std::string elementLoopHead(int64_t total);
 
+/// `v` as a `long long` literal of generated code ("12LL").
+std::string llLiteral(int64_t v);
+
+/// The accumulator of a single-op kernel that sums products of elements of
+/// type `t` (einsum, matmul): its C type ("float", "double" for f64,
+/// "unsigned long long" for integers, which wrap as the reference's), the
+/// cast that reads an element into it, and the store of the sum `acc` back
+/// into type `t`.
+struct ProductAccumulator {
+  std::string type, load;
+  std::string store(const std::string &acc) const;
+  codegen::ScalarType element;
+  ProductAccumulator(codegen::ScalarType t, bool f64ForFloats);
+};
+
 /// The comment a single-op kernel starts with: `// <name>: <what>`, its
 /// ONNX nodes, and `// mapping: <mapping>`.
 std::string opKernelComment(const CudaKernel &k, const std::string &what,

@@ -29,12 +29,6 @@ using namespace mlir;
 
 namespace kiln {
 
-namespace {
-
-std::string str(int64_t v) { return std::to_string(v) + "LL"; }
-
-} // namespace
-
 std::optional<CudaKernel> emitCudaMatmulKernel(Operation *op,
                                                llvm::StringRef name) {
   auto mm = dyn_cast<MatMulOp>(op);
@@ -86,12 +80,9 @@ std::optional<CudaKernel> emitCudaMatmulKernel(Operation *op,
     total *= b;
   if (total != td.getNumElements() || total >= (int64_t(1) << 62))
     return std::nullopt;
-  bool isFloat = codegen::isFloatType(*st);
   std::string storage = codegen::storageCType(*st);
-  std::string compute = codegen::computeCType(*st);
-  std::string acc = !isFloat                          ? "unsigned long long"
-                    : *st == codegen::ScalarType::F64 ? "double"
-                                                      : "float";
+  ProductAccumulator accumulator(*st, /*f64ForFloats=*/false);
+  const std::string &acc = accumulator.type;
   CudaKernel kernel;
   std::string head = beginElementKernel(
       kernel, op, name, total,
@@ -108,30 +99,28 @@ std::optional<CudaKernel> emitCudaMatmulKernel(Operation *op,
           " accumulation");
   s += head + " {\n";
   s += elementLoopHead(total);
-  s += "    const long long kiln_m = (kiln_i / " + str(n) + ") % " + str(m) +
-       ", kiln_col = kiln_i % " + str(n) + ";\n";
-  s += "    long long kiln_a = kiln_m * " + str(k) + ", kiln_b = kiln_col;\n";
-  s += "    long long kiln_r = kiln_i / " + str(m * n) + ";\n";
+  s += "    const long long kiln_m = (kiln_i / " + llLiteral(n) + ") % " +
+       llLiteral(m) + ", kiln_col = kiln_i % " + llLiteral(n) + ";\n";
+  s += "    long long kiln_a = kiln_m * " + llLiteral(k) +
+       ", kiln_b = kiln_col;\n";
+  s += "    long long kiln_r = kiln_i / " + llLiteral(m * n) + ";\n";
   for (int64_t d = static_cast<int64_t>(batchRank) - 1; d >= 0; --d) {
     if (batch[d] == 1)
       continue;
-    s += "    {\n      const long long c = kiln_r % " + str(batch[d]) + ";\n";
+    s += "    {\n      const long long c = kiln_r % " + llLiteral(batch[d]) +
+         ";\n";
     if (strideA[d])
-      s += "      kiln_a += c * " + str(strideA[d]) + ";\n";
+      s += "      kiln_a += c * " + llLiteral(strideA[d]) + ";\n";
     if (strideB[d])
-      s += "      kiln_b += c * " + str(strideB[d]) + ";\n";
-    s += "      kiln_r /= " + str(batch[d]) + ";\n    }\n";
+      s += "      kiln_b += c * " + llLiteral(strideB[d]) + ";\n";
+    s += "      kiln_r /= " + llLiteral(batch[d]) + ";\n    }\n";
   }
-  std::string load = isFloat ? "(" + acc + ")(" + compute + ")"
-                             : "(unsigned long long)(long long)";
+  const std::string &load = accumulator.load;
   s += "    " + acc + " kiln_acc = 0;\n";
-  s += "    for (long long kk = 0; kk < " + str(k) + "; ++kk)\n";
+  s += "    for (long long kk = 0; kk < " + llLiteral(k) + "; ++kk)\n";
   s += "      kiln_acc += " + load + "in0[kiln_a + kk] * " + load +
-       "in1[kiln_b + kk * " + str(n) + "];\n";
-  s += "    out0[kiln_i] = " +
-       (isFloat ? storage + "((" + compute + ")kiln_acc)"
-                : "(" + storage + ")(long long)kiln_acc") +
-       ";\n";
+       "in1[kiln_b + kk * " + llLiteral(n) + "];\n";
+  s += "    out0[kiln_i] = " + accumulator.store("kiln_acc") + ";\n";
   s += "  }\n}\n";
   kernel.definition = s;
   return kernel;

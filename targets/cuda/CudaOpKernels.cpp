@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "codegen/ExprPrinter.h"
 #include "codegen/MemoryPlanner.h"
 #include "ir/KilnOps.h"
 #include "targets/cuda/CudaKernel.h"
@@ -41,6 +42,26 @@ std::string elementLoopHead(int64_t total) {
          std::to_string(total) + "LL; kiln_i += kiln_n) {\n";
 }
 
+std::string llLiteral(int64_t v) { return std::to_string(v) + "LL"; }
+
+ProductAccumulator::ProductAccumulator(codegen::ScalarType t, bool f64ForFloats)
+    : element(t) {
+  bool isFloat = codegen::isFloatType(t);
+  std::string compute = codegen::computeCType(t);
+  type = !isFloat ? "unsigned long long"
+         : (f64ForFloats || t == codegen::ScalarType::F64) ? "double"
+                                                           : "float";
+  load = isFloat ? "(" + type + ")(" + compute + ")"
+                 : "(unsigned long long)(long long)";
+}
+
+std::string ProductAccumulator::store(const std::string &acc) const {
+  std::string storage = codegen::storageCType(element);
+  return codegen::isFloatType(element)
+             ? storage + "((" + codegen::computeCType(element) + ")" + acc + ")"
+             : "(" + storage + ")(long long)" + acc;
+}
+
 std::string opKernelComment(const CudaKernel &k, const std::string &what,
                             const std::string &mapping) {
   std::string s = "// " + k.name + ": " + what + "\n// ONNX nodes:";
@@ -52,10 +73,9 @@ std::string opKernelComment(const CudaKernel &k, const std::string &what,
 std::string wrapAndCheckIndex(const std::string &var, int64_t size,
                               const std::string &indent) {
   std::string n = std::to_string(size) + "LL";
-  return indent + "if (" + var + " < 0)\n" + indent + "  " + var +
-         " += " + n + ";\n" + indent + "if (" + var + " < 0 || " + var +
-         " >= " + n + ")\n" + indent +
-         "  __trap(); // an index out of range: a bad input\n";
+  return indent + "if (" + var + " < 0)\n" + indent + "  " + var + " += " + n +
+         ";\n" + indent + "if (" + var + " < 0 || " + var + " >= " + n + ")\n" +
+         indent + "  __trap(); // an index out of range: a bad input\n";
 }
 
 namespace {

@@ -27,12 +27,6 @@ using namespace mlir;
 
 namespace kiln {
 
-namespace {
-
-std::string str(int64_t v) { return std::to_string(v) + "LL"; }
-
-} // namespace
-
 std::optional<CudaKernel> emitCudaPadKernel(Operation *op,
                                             llvm::StringRef name) {
   auto pad = dyn_cast<PadOp>(op);
@@ -97,32 +91,33 @@ std::optional<CudaKernel> emitCudaPadKernel(Operation *op,
     s += "    bool kiln_inside = true;\n";
   for (int64_t d = r - 1; d >= 0; --d) {
     int64_t out = yt.getDimSize(d);
-    s += "    {\n      long long j = kiln_r % " + str(out) + " - " +
-         str(pb[d]) + "; // axis " + std::to_string(d) + "\n";
-    s += "      kiln_r /= " + str(out) + ";\n";
+    s += "    {\n      long long j = kiln_r % " + llLiteral(out) + " - " +
+         llLiteral(pb[d]) + "; // axis " + std::to_string(d) + "\n";
+    s += "      kiln_r /= " + llLiteral(out) + ";\n";
     bool padded = pb[d] != 0 || out != c[d];
     if (padded) {
-      std::string outside = "j < 0 || j >= " + str(c[d]);
+      std::string outside = "j < 0 || j >= " + llLiteral(c[d]);
       if (mode == "constant")
         s += "      kiln_inside = kiln_inside && !(" + outside + ");\n";
       else if (mode == "edge")
-        s += "      j = j < 0 ? 0 : j >= " + str(c[d]) + " ? " + str(c[d] - 1) +
-             " : j;\n";
+        s += "      j = j < 0 ? 0 : j >= " + llLiteral(c[d]) + " ? " +
+             llLiteral(c[d] - 1) + " : j;\n";
       else if (mode == "wrap")
-        s += "      j = ((j % " + str(c[d]) + ") + " + str(c[d]) + ") % " +
-             str(c[d]) + ";\n";
+        s += "      j = ((j % " + llLiteral(c[d]) + ") + " + llLiteral(c[d]) +
+             ") % " + llLiteral(c[d]) + ";\n";
       else if (c[d] == 1)
         s += "      j = 0;\n";
       else {
         int64_t period = 2 * (c[d] - 1);
         s += "      if (" + outside +
-             ") {\n        const long long m = ((j % " + str(period) + ") + " +
-             str(period) + ") % " + str(period) + ";\n        j = m < " +
-             str(c[d]) + " ? m : " + str(period) + " - m;\n      }\n";
+             ") {\n        const long long m = ((j % " + llLiteral(period) +
+             ") + " + llLiteral(period) + ") % " + llLiteral(period) +
+             ";\n        j = m < " + llLiteral(c[d]) +
+             " ? m : " + llLiteral(period) + " - m;\n      }\n";
       }
     }
-    s += "      kiln_x += (j + " + str(lo[d]) + ") * " + str(strides[d]) +
-         ";\n    }\n";
+    s += "      kiln_x += (j + " + llLiteral(lo[d]) + ") * " +
+         llLiteral(strides[d]) + ";\n    }\n";
   }
   if (mode == "constant") {
     std::string value =
