@@ -513,13 +513,15 @@ def Kiln_GRURecurrenceOp : Kiln_Op<"gru_recurrence", "gruRecurrence"> {
   let summary = "the recurrence of a GRU whose input projection is done";
   let description = [{
     The sequential part of `kiln.gru` (linear_before_reset or not, default
-    activations, `layout = 0`, every sequence full length): `xw` is
+    activations, `layout = 0`): `xw` is
     `[seq, batch, num_directions·3·hidden]`, `W x + Wb` of every step and
     direction (gates z, r, h), computed beforehand as one GEMM; `r` is
     `[num_directions, 3·hidden, hidden]`, `rb` `[num_directions,
     3·hidden]` (the recurrence bias), `initial_h` `[num_directions, batch,
-    hidden]`. Results as `kiln.gru`'s: `y` `[seq, num_directions, batch,
-    hidden]`, `y_h` `[num_directions, batch, hidden]`. The tracer does not
+    hidden]`, and `sequence_lens` `[batch]` when the sequences are not all
+    full length (absent: every one is). Results as `kiln.gru`'s: `y` `[seq,
+    num_directions, batch, hidden]` (zero beyond an entry's length), `y_h`
+    `[num_directions, batch, hidden]`. The tracer does not
     produce it: the CUDA target's `kiln-cuda-split-recurrent` pass splits a
     `kiln.gru` into its input projection (a matmul over all steps) and this
     op, which runs one device kernel launch per step.
@@ -532,6 +534,7 @@ def Kiln_GRURecurrenceOp : Kiln_Op<"gru_recurrence", "gruRecurrence"> {
   }];
   let arguments = (ins Kiln_FloatTensor:$xw, Kiln_FloatTensor:$r,
                    Kiln_FloatTensor:$rb, Kiln_FloatTensor:$initial_h,
+                   Optional<Kiln_I32Tensor>:$sequence_lens,
                    StrAttr:$direction, I64Attr:$hidden_size, F32Attr:$clip,
                    I64Attr:$linear_before_reset);
   let results = (outs Kiln_FloatTensor:$y, Kiln_FloatTensor:$y_h);
@@ -540,14 +543,16 @@ def Kiln_GRURecurrenceOp : Kiln_Op<"gru_recurrence", "gruRecurrence"> {
 def Kiln_LSTMRecurrenceOp : Kiln_Op<"lstm_recurrence", "lstmRecurrence"> {
   let summary = "the recurrence of an LSTM whose input projection is done";
   let description = [{
-    The sequential part of `kiln.lstm` (default activations, `layout = 0`,
-    every sequence full length): `xw` is `[seq, batch,
+    The sequential part of `kiln.lstm` (default activations, `layout = 0`):
+    `xw` is `[seq, batch,
     num_directions·4·hidden]`, `W x + Wb + Rb` of every step and direction
     (gates i, o, f, c; both biases), computed beforehand as one GEMM; `r` is
     `[num_directions, 4·hidden, hidden]`, `p` `[num_directions, 3·hidden]`
     (the peepholes i, o, f), `initial_h` and `initial_c` `[num_directions,
-    batch, hidden]`. Results as `kiln.lstm`'s: `y` `[seq, num_directions,
-    batch, hidden]`, `y_h` and `y_c` `[num_directions, batch, hidden]`. The
+    batch, hidden]`, and `sequence_lens` `[batch]` when the sequences are
+    not all full length (absent: every one is). Results as `kiln.lstm`'s:
+    `y` `[seq, num_directions, batch, hidden]` (zero beyond an entry's
+    length), `y_h` and `y_c` `[num_directions, batch, hidden]`. The
     tracer does not produce it: the CUDA target's
     `kiln-cuda-split-recurrent` pass splits a `kiln.lstm` into its input
     projection (a matmul over all steps) and this op, which runs one device
@@ -561,8 +566,10 @@ def Kiln_LSTMRecurrenceOp : Kiln_Op<"lstm_recurrence", "lstmRecurrence"> {
   }];
   let arguments = (ins Kiln_FloatTensor:$xw, Kiln_FloatTensor:$r,
                    Kiln_FloatTensor:$p, Kiln_FloatTensor:$initial_h,
-                   Kiln_FloatTensor:$initial_c, StrAttr:$direction,
-                   I64Attr:$hidden_size, F32Attr:$clip, I64Attr:$input_forget);
+                   Kiln_FloatTensor:$initial_c,
+                   Optional<Kiln_I32Tensor>:$sequence_lens,
+                   StrAttr:$direction, I64Attr:$hidden_size, F32Attr:$clip,
+                   I64Attr:$input_forget);
   let results = (outs Kiln_FloatTensor:$y, Kiln_FloatTensor:$y_h,
                   Kiln_FloatTensor:$y_c);
 }

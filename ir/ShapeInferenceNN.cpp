@@ -530,12 +530,15 @@ LogicalResult kiln::infer::gru(const InferContext &ctx, Results &results) {
 /// The recurrence half of a split GRU (3 gates) or LSTM (4 gates): xw
 /// [seq, batch, D·gates·H], then `operands` with their shapes' forms
 /// ("gates": [D, gates·H, H], "peepholes": [D, 3·H], "state": [D, B, H]),
-/// then y and `states` state results.
+/// optionally sequence_lens [B], then y and `states` state results.
 static LogicalResult
 inferRecurrence(const InferContext &ctx, int64_t gates,
                 ArrayRef<std::pair<StringRef, StringRef>> operands,
                 unsigned states, Results &results) {
-  if (failed(ctx.expectOperands(operands.size() + 1)))
+  if (failed(ctx.expectOperands(operands.size() + 1, /*atLeast=*/true)))
+    return failure();
+  bool hasLens = ctx.getOperands().size() == operands.size() + 2;
+  if (!hasLens && failed(ctx.expectOperands(operands.size() + 1)))
     return failure();
   FailureOr<RankedTensorType> xw = ctx.tensor(0);
   FailureOr<StringRef> direction =
@@ -560,6 +563,8 @@ inferRecurrence(const InferContext &ctx, int64_t gates,
                               : SmallVector<int64_t>{nd, batch, h};
     expected.push_back({name, shape});
   }
+  if (hasLens)
+    expected.push_back({"sequence_lens", {batch}});
   for (auto [i, entry] : llvm::enumerate(expected)) {
     FailureOr<RankedTensorType> type = ctx.tensor(i);
     if (failed(type))

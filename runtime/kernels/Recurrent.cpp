@@ -104,6 +104,24 @@ Status expectShape(const char *op, const char *name, size_t index,
   return Status::ok();
 }
 
+/// Reads operand `index`, the sequence lengths [batch], into `dims.lens`
+/// (every one in [0, seq]).
+Status readLens(const char *op, KernelContext &ctx, size_t index,
+                RnnDims &dims) {
+  const Tensor &lens = ctx.input(index);
+  KILN_RETURN_IF_ERROR(
+      expectShape(op, "sequence_lens", index, lens, {dims.batch}));
+  KILN_CHECK(!isFloatingPoint(lens.dtype()) && lens.dtype() != DType::Bool, op,
+             ": sequence_lens must be an integer tensor, got ",
+             lens.typeString());
+  dims.lens = lens.toIntVector();
+  for (int64_t b = 0; b < dims.batch; ++b)
+    KILN_CHECK(dims.lens[b] >= 0 && dims.lens[b] <= dims.seq, op,
+               ": sequence_lens[", b, "] = ", dims.lens[b], " is outside [0, ",
+               dims.seq, "]");
+  return Status::ok();
+}
+
 /// Validates x/w/r and the common attributes; `gates` is 4 (lstm) or 3.
 Status parseDims(const char *op, KernelContext &ctx, int64_t gates,
                  RnnDims &dims) {
@@ -143,16 +161,7 @@ Status parseDims(const char *op, KernelContext &ctx, int64_t gates,
   KILN_RETURN_IF_ERROR(expectShape(op, "r", 2, r, {dims.numDir, gates * H, H}));
   KILN_RETURN_IF_ERROR(
       expectShape(op, "b", 3, ctx.input(3), {dims.numDir, 2 * gates * H}));
-  const Tensor &lens = ctx.input(4);
-  KILN_RETURN_IF_ERROR(expectShape(op, "sequence_lens", 4, lens, {dims.batch}));
-  KILN_CHECK(!isFloatingPoint(lens.dtype()) && lens.dtype() != DType::Bool, op,
-             ": sequence_lens must be an integer tensor, got ",
-             lens.typeString());
-  dims.lens = lens.toIntVector();
-  for (int64_t b = 0; b < dims.batch; ++b)
-    KILN_CHECK(dims.lens[b] >= 0 && dims.lens[b] <= dims.seq, op,
-               ": sequence_lens[", b, "] = ", dims.lens[b], " is outside [0, ",
-               dims.seq, "]");
+  KILN_RETURN_IF_ERROR(readLens(op, ctx, 4, dims));
   KILN_RETURN_IF_ERROR(
       expectShape(op, "initial_h", 5, ctx.input(5), dims.stateShape()));
   for (size_t i = 3; i < ctx.numInputs(); ++i)
@@ -347,8 +356,9 @@ Status gruKernel(KernelContext &ctx) {
 }
 
 /// Reads the attributes of a recurrence op (kiln.gru_recurrence,
-/// kiln.lstm_recurrence) and checks its projection xw [seq, batch,
-/// numDir·gates·H] (every sequence full length, layout 0).
+/// kiln.lstm_recurrence), checks its projection xw [seq, batch,
+/// numDir·gates·H] (layout 0) and reads its sequence lengths (all full
+/// length when the op has none).
 Status parseRecurrenceDims(const char *op, KernelContext &ctx, int64_t gates,
                            RnnDims &dims) {
   const Tensor &xw = ctx.input(0);
@@ -368,15 +378,23 @@ Status parseRecurrenceDims(const char *op, KernelContext &ctx, int64_t gates,
   dims.batch = xw.shape()[1];
   KILN_CHECK(dims.hidden >= 1, op, ": hidden_size must be >= 1, got ",
              dims.hidden);
-  return expectShape(op, "xw", 0, xw,
-                     {dims.seq, dims.batch, dims.numDir * gates * dims.hidden});
+  KILN_RETURN_IF_ERROR(expectShape(
+      op, "xw", 0, xw,
+      {dims.seq, dims.batch, dims.numDir * gates * dims.hidden}));
+  // The last operand after the `gates`-dependent ones: sequence_lens.
+  size_t lensIndex = gates == 3 ? 4 : 5;
+  if (ctx.numInputs() > lensIndex)
+    return readLens(op, ctx, lensIndex, dims);
+  dims.lens.assign(static_cast<size_t>(dims.batch), dims.seq);
+  return Status::ok();
 }
 
 /// kiln.gru_recurrence: kiln.gru's steps from a precomputed projection
 /// xw [seq, batch, numDir * 3H].
 Status gruRecurrenceKernel(KernelContext &ctx) {
-  KILN_CHECK(ctx.numInputs() == 4, "gru_recurrence: expected 4 operands (xw, ",
-             "r, rb, initial_h), got ", ctx.numInputs());
+  KILN_CHECK(ctx.numInputs() == 4 || ctx.numInputs() == 5,
+             "gru_recurrence: expected 4 or 5 operands (xw, r, rb, initial_h, ",
+             "optionally sequence_lens), got ", ctx.numInputs());
   KILN_CHECK(!ctx.outputs.empty() && ctx.outputs.size() <= 2,
              "gru_recurrence: expected 1 or 2 result slots, got ",
              ctx.outputs.size());
@@ -402,12 +420,15 @@ Status gruRecurrenceKernel(KernelContext &ctx) {
     for (int64_t b = 0; b < dims.batch; ++b) {
       int64_t s0 = dims.stateIndex(d, b);
       std::copy(h0.begin() + s0, h0.begin() + s0 + H, h.begin());
-      for (int64_t step = 0; step < dims.seq; ++step) {
-        int64_t t = reverse ? dims.seq - 1 - step : step;
+      int64_t len = dims.lens[b];
+      for (int64_t step = 0; step < len; ++step) {
+        int64_t t = reverse ? len - 1 - step : step;
         const double *xwt = xw.data() + ((t * dims.batch + b) * D + d) * 3 * H;
         gruStep(xwt, R, Rb, linearBeforeReset, dims, H, h, hr, z, rg, hNew);
         std::copy(h.begin(), h.end(), y.begin() + dims.yIndex(t, d, b));
       }
+      if (len == 0)
+        std::fill(h.begin(), h.end(), 0.0);
       std::copy(h.begin(), h.end(), yh.begin() + s0);
     }
   }
@@ -421,8 +442,9 @@ Status gruRecurrenceKernel(KernelContext &ctx) {
 /// kiln.lstm_recurrence: kiln.lstm's steps from a precomputed projection
 /// xw [seq, batch, numDir * 4H] (both biases included).
 Status lstmRecurrenceKernel(KernelContext &ctx) {
-  KILN_CHECK(ctx.numInputs() == 5, "lstm_recurrence: expected 5 operands ",
-             "(xw, r, p, initial_h, initial_c), got ", ctx.numInputs());
+  KILN_CHECK(ctx.numInputs() == 5 || ctx.numInputs() == 6,
+             "lstm_recurrence: expected 5 or 6 operands (xw, r, p, initial_h, ",
+             "initial_c, optionally sequence_lens), got ", ctx.numInputs());
   KILN_CHECK(!ctx.outputs.empty() && ctx.outputs.size() <= 3,
              "lstm_recurrence: expected 1 to 3 result slots, got ",
              ctx.outputs.size());
@@ -452,12 +474,17 @@ Status lstmRecurrenceKernel(KernelContext &ctx) {
       int64_t s0 = dims.stateIndex(d, b);
       std::copy(h0.begin() + s0, h0.begin() + s0 + H, h.begin());
       std::copy(c0.begin() + s0, c0.begin() + s0 + H, c.begin());
-      for (int64_t step = 0; step < dims.seq; ++step) {
-        int64_t t = reverse ? dims.seq - 1 - step : step;
+      int64_t len = dims.lens[b];
+      for (int64_t step = 0; step < len; ++step) {
+        int64_t t = reverse ? len - 1 - step : step;
         const double *xwt = xw.data() + ((t * dims.batch + b) * D + d) * 4 * H;
         std::copy(xwt, xwt + 4 * H, gates.begin());
         lstmStep(gates.data(), R, P, inputForget, dims, H, h, c);
         std::copy(h.begin(), h.end(), y.begin() + dims.yIndex(t, d, b));
+      }
+      if (len == 0) {
+        std::fill(h.begin(), h.end(), 0.0);
+        std::fill(c.begin(), c.end(), 0.0);
       }
       std::copy(h.begin(), h.end(), yh.begin() + s0);
       std::copy(c.begin(), c.end(), yc.begin() + s0);

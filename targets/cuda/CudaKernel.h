@@ -165,9 +165,9 @@ std::optional<CudaKernel> emitCudaPadKernel(mlir::Operation *op,
                                             llvm::StringRef name);
 
 /// The kernel of a top-level kiln.gru_recurrence (static shapes,
-/// f32/f16/bf16, linear_before_reset = 1), launched once per step
-/// (CudaKernel::launches), named `name` (CudaRecurrenceKernel.cpp);
-/// nullopt when the op does not qualify.
+/// f32/f16/bf16, any sequence lengths), launched once per step, twice with
+/// linear_before_reset = 0 (CudaKernel::launches), named `name`
+/// (CudaRecurrenceKernel.cpp); nullopt when the op does not qualify.
 std::optional<CudaKernel> emitCudaGRURecurrenceKernel(mlir::Operation *op,
                                                       llvm::StringRef name);
 

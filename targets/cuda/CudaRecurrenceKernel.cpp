@@ -3,25 +3,38 @@
 // This file implements the CUDA kernels of a top-level kiln.gru_recurrence
 // and kiln.lstm_recurrence (kiln-cuda-split-recurrent's second half of a
 // kiln.gru / kiln.lstm: the input projection is already a GEMM), launched
-// once per step (the launch index is the last argument, kiln_step;
+// once per step (the launch index is the last argument, kiln_launch;
 // CudaKernel::launches), so that a GRU or an LSTM runs on the device instead
 // of on the host. One launch computes the hidden state of one step for
 // every batch entry and direction: a block per `U` hidden units of one
-// direction (grid-stride over direction x unit groups), its G·U rows of the
-// recurrence weights (G = 3 gates for a GRU, 4 for an LSTM) staged in shared
-// memory transposed ([hidden][gate·U + unit], so the threads of a warp read
-// consecutive words) with the previous state [batch][hidden] (padded rows:
-// no bank conflicts); a thread per (batch entry, unit) computes the G dot
-// products of R·h_prev in f32, the gates (sigmoid, tanh, the clip), and
-// writes the new state into y at this step's position, from which the next
-// launch reads it (y_h at the last step). The previous state is initial_h at
-// the first step. An LSTM's cell state is the thread's own element: it
-// lives in y_c, read and rewritten in place by the same thread each step
-// (initial_c at the first), with the peepholes. Every result has a buffer
-// (an unused one is the memory planner's scratch for a generated kernel).
-// A GRU takes linear_before_reset = 1 only (PyTorch's GRU): the other form
-// applies the reset gate of every unit before the product, which needs all
-// of the step's reset gates in every block; such a GRU runs on the host.
+// direction (grid-stride over direction x unit groups), the rows of the
+// recurrence weights it needs (G·U rows: G = 3 gates for a GRU, 4 for an
+// LSTM) staged in shared memory transposed ([hidden][gate·U + unit], so the
+// threads of a warp read consecutive words) with the previous state
+// [batch][hidden] (padded rows: no bank conflicts); a thread per (batch
+// entry, unit) computes the dot products of R·h_prev in f32, the gates
+// (sigmoid, tanh, the clip), and writes the new state into y at this step's
+// position, from which the next launch reads it (y_h at the last step). The
+// previous state is initial_h at the first step. An LSTM's cell state is
+// the thread's own element: it lives in y_c, read and rewritten in place by
+// the same thread each step (initial_c at the first), with the peepholes.
+//
+// A GRU with linear_before_reset = 0 applies the reset gate of every unit
+// before the candidate's product, R_h·(r ⊙ h_prev), which needs all of the
+// step's reset gates in every block: it takes two launches a step. Phase 0
+// computes z and r, leaves z in y at the step's position and r ⊙ h_prev in
+// y_h; phase 1 stages r ⊙ h_prev as its state, computes the candidate and
+// the new state into y. A last launch copies each entry's final state into
+// y_h (2·seq + 1 launches). In f16/bf16, z and r ⊙ h_prev are rounded to
+// the storage type between the phases.
+//
+// With sequence lengths (an operand when they are not all full length), an
+// entry's steps stop at its length: a reverse direction starts at its last
+// valid step, y is zero past the length, y_h / y_c hold the state after the
+// last valid step (zero for a length of 0, as the reference kernels); a
+// length outside [0, seq] traps (the run fails) instead of reading out of
+// bounds. Every result has a buffer (an unused one is the memory planner's
+// scratch for a generated kernel).
 //
 //===----------------------------------------------------------------------===//
 
@@ -49,8 +62,15 @@ std::string str(int64_t v) { return std::to_string(v); }
 /// The launch and the names shared by both recurrences' kernels.
 struct RecurrencePlan {
   int64_t seq = 0, batch = 0, hidden = 0, dirs = 1, gates = 3;
+  /// The gates whose rows of R one launch stages: `gates`, or 2 for the
+  /// two-phase GRU (z and r in phase 0, the candidate in phase 1).
+  int64_t staged = 3;
   int64_t units = 0, groups = 0;
   bool reverseOnly = false;
+  /// A GRU with linear_before_reset = 0: two launches a step and a last one.
+  bool twoPhase = false;
+  /// The operand holding the sequence lengths, or -1 (all full length).
+  int lensOperand = -1;
   double clip = 0;
   std::string storage;
 
@@ -61,14 +81,38 @@ struct RecurrencePlan {
     std::string c = codegen::printLiteral(codegen::ScalarType::F32, clip, 0);
     return "fminf(fmaxf(" + e + ", -" + c + "), " + c + ")";
   }
+  std::string sigmoid(const std::string &e) const {
+    return "1.0f / (1.0f + expf(-" + clipped(e) + "))";
+  }
+  int64_t launches() const { return twoPhase ? 2 * seq + 1 : seq; }
+  /// The sequence length of batch entry `b` (an int expression).
+  std::string len(const std::string &b) const {
+    return lensOperand < 0 ? str(seq) : "kiln_len(" + b + ")";
+  }
+  /// Whether direction `d` (an int expression) runs backwards.
+  std::string reverse(const std::string &d) const {
+    return reverseOnly ? "true" : dirs == 2 ? d + " == 1" : "false";
+  }
+  /// The offset in y of the thread's element at time step `t`.
+  std::string yAt(const std::string &t) const {
+    return "((long long)(" + t + ") * " + str(dirs) + " + kiln_d) * " +
+           str(batch * hidden) + " + kiln_b * " + str(hidden) + " + j";
+  }
+  /// The offset in y_h / y_c of the thread's element.
+  std::string stateAt() const {
+    return "kiln_d * " + str(batch * hidden) + " + kiln_b * " + str(hidden) +
+           " + j";
+  }
 };
 
-/// Plans the kernel of a recurrence op with `gates` gates, operands
-/// (xw, r, ...) of one float element type and static shapes; nullopt when
-/// it does not qualify (it then runs on the host).
+/// Plans the kernel of a recurrence op with `gates` gates, float operands
+/// (xw, r, ...) of one element type, i32 sequence lengths when it has them,
+/// and static shapes; nullopt when it does not qualify (it then runs on the
+/// host).
 std::optional<RecurrencePlan> planRecurrence(Operation *op, int64_t gates,
                                              int64_t hidden,
-                                             StringRef direction, double clip) {
+                                             StringRef direction, double clip,
+                                             Value lens) {
   for (Value v : op->getOperands())
     if (!cast<RankedTensorType>(v.getType()).hasStaticShape())
       return std::nullopt;
@@ -77,83 +121,141 @@ std::optional<RecurrencePlan> planRecurrence(Operation *op, int64_t gates,
       codegen::scalarTypeOf(xt.getElementType());
   if (!st || !codegen::isFloatType(*st) || *st == codegen::ScalarType::F64)
     return std::nullopt;
-  for (Value v : op->getOperands())
-    if (cast<RankedTensorType>(v.getType()).getElementType() !=
-        xt.getElementType())
-      return std::nullopt;
   RecurrencePlan p;
+  for (OpOperand &operand : op->getOpOperands()) {
+    if (operand.get() == lens && lens) {
+      p.lensOperand = static_cast<int>(operand.getOperandNumber());
+      if (!cast<RankedTensorType>(lens.getType()).getElementType().isInteger(32))
+        return std::nullopt;
+    } else if (cast<RankedTensorType>(operand.get().getType())
+                   .getElementType() != xt.getElementType()) {
+      return std::nullopt;
+    }
+  }
   p.seq = xt.getDimSize(0);
   p.batch = xt.getDimSize(1);
   p.hidden = hidden;
   p.dirs = direction == "bidirectional" ? 2 : 1;
   p.reverseOnly = direction == "reverse";
-  p.gates = gates;
+  p.gates = p.staged = gates;
   p.clip = clip;
   p.storage = codegen::storageCType(*st);
-  if (p.seq < 1 || p.batch < 1 || p.hidden < 1 || p.seq > (int64_t(1) << 30) ||
+  if (p.seq < 1 || p.batch < 1 || p.hidden < 1 || p.seq > (int64_t(1) << 29) ||
       xt.getNumElements() >= (int64_t(1) << 62))
     return std::nullopt;
-  // Units per block: a thread per (batch entry, unit), the staged weights
-  // and state within the shared memory.
+  return p;
+}
+
+/// Chooses the units per block of `p` (a thread per (batch entry, unit), the
+/// staged rows of R and the state within the shared memory); false when
+/// none fits.
+bool planUnits(RecurrencePlan &p) {
   auto sharedBytes = [&](int64_t u) {
-    return (gates * u * p.hidden + p.batch * (p.hidden + 1)) * 4;
+    return (p.staged * u * p.hidden + p.batch * (p.hidden + 1)) * 4;
   };
   int64_t units = kBlock / p.batch;
   while (units > 1 &&
          (p.hidden % units != 0 || sharedBytes(units) > kSharedBytes))
     --units;
   if (units < 1 || sharedBytes(units) > kSharedBytes)
-    return std::nullopt;
+    return false;
   p.units = units;
   p.groups = p.hidden / units;
-  return p;
+  return true;
+}
+
+/// The two-phase GRU's last launch: y_h from y at each entry's last valid
+/// step (until then y_h held r ⊙ h_prev).
+std::string finalStateCopy(const RecurrencePlan &p) {
+  std::string H = str(p.hidden), BH = str(p.batch * p.hidden);
+  std::string s;
+  s += "  if (kiln_launch == " + str(2 * p.seq) + ") {\n";
+  s += "    // The final states: y at each entry's last step (zero for an "
+       "empty sequence).\n";
+  s += "    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < " +
+       str(p.dirs * p.batch * p.hidden) + "; i += gridDim.x * blockDim.x) {\n";
+  s += "      const int kiln_d = i / " + BH + ", b = (i / " + H + ") % " +
+       str(p.batch) + ", j = i % " + H + ";\n";
+  s += "      const int l = " + p.len("b") + ";\n";
+  s += "      out1[i] = l == 0 ? " + p.storage + "(0.0f) : out0[((long long)(" +
+       p.reverse("kiln_d") + " ? 0 : l - 1) * " + str(p.dirs) +
+       " + kiln_d) * " + BH + " + (long long)b * " + H + " + j];\n";
+  s += "    }\n    return;\n  }\n";
+  return s;
 }
 
 /// Fills in `k`'s launch and declaration for `inputs` operands and
 /// `outputs` results; returns the definition up to the point where the
-/// block has staged R's rows of its units (kiln_r) and the previous state
-/// (kiln_h), with kiln_d (direction), kiln_j0 (first unit), kiln_t (time
-/// step), kiln_reverse, kiln_u and kiln_b (the thread's unit and batch
-/// entry) defined; the caller closes `if (kiln_b < batch) {`, the work loop
-/// and the function.
+/// thread of an active (batch entry, unit) has its dot products of the
+/// staged rows of R with the staged state (a[]), its time step kiln_t and
+/// this step's projection xw; kiln_r, kiln_h (hb: the thread's state row),
+/// kiln_d (direction), kiln_j0 (first unit), kiln_reverse, kiln_u, kiln_b,
+/// j, kiln_l (the entry's length) and kiln_prev(b) (the previous state of
+/// entry b) defined. An inactive thread (past its entry's length) zeroes y
+/// and, with `cells`, y_h and y_c states of an empty sequence. The caller
+/// closes the active branch with endRecurrenceKernel.
 std::string beginRecurrenceKernel(CudaKernel &k, Operation *op,
                                   llvm::StringRef name, const RecurrencePlan &p,
-                                  unsigned inputs, unsigned outputs,
-                                  const std::string &what) {
-  int64_t work = p.dirs * p.groups, G = p.gates;
+                                  unsigned outputs, const std::string &what) {
+  int64_t work = p.dirs * p.groups, G = p.gates, S = p.staged;
+  unsigned inputs = op->getNumOperands();
   k.name = name.str();
   k.sourceNodes = sourceNodeNames(op);
   k.grid[0] = static_cast<unsigned>(work);
   k.block[0] = kBlock;
-  k.launches = static_cast<unsigned>(p.seq);
+  k.launches = static_cast<unsigned>(p.launches());
   std::string params;
   for (unsigned i = 0; i < inputs; ++i)
-    params += "const " + p.storage + " *__restrict__ in" + str(i) + ", ";
+    params += "const " +
+              (static_cast<int>(i) == p.lensOperand ? std::string("int")
+                                                     : p.storage) +
+              " *__restrict__ in" + str(i) + ", ";
   for (unsigned i = 0; i < outputs; ++i)
     params += p.storage + " *__restrict__ out" + str(i) +
               (i + 1 < outputs ? ", " : "");
-  if (p.seq > 1)
-    params += ", int kiln_step";
+  if (k.launches > 1)
+    params += ", int kiln_launch";
   std::string head = "extern \"C\" __global__ void __launch_bounds__(" +
                      str(kBlock) + ")\n" + k.name + "(" + params + ")";
   k.declaration = head + ";";
 
   std::string H = str(p.hidden), U = str(p.units), HP = str(p.hidden + 1);
-  std::string BH = str(p.batch * p.hidden), RU = str(G * p.units * p.hidden);
+  std::string B = str(p.batch), BH = str(p.batch * p.hidden);
+  std::string RU = str(S * p.units * p.hidden);
   std::string s = opKernelComment(
       k,
       what + " (" +
           (p.reverseOnly ? "reverse"
            : p.dirs == 2 ? "bidirectional"
                          : "forward") +
-          ", hidden " + H + ", batch " + str(p.batch) +
-          "), one launch per step of " + str(p.seq),
+          ", hidden " + H + ", batch " + B + "), " +
+          (p.twoPhase ? "two launches per step of " + str(p.seq) +
+                            " and the final states"
+                      : "one launch per step of " + str(p.seq)) +
+          (p.lensOperand >= 0 ? ", sequence lengths in operand " +
+                                    str(p.lensOperand)
+                              : ""),
       "a block per " + U +
           " units of one direction (grid-stride), a thread per (batch entry, "
           "unit); R's rows and the previous state in shared memory");
   s += head + " {\n";
-  if (p.seq == 1)
-    s += "  const int kiln_step = 0;\n";
+  if (k.launches == 1)
+    s += "  const int kiln_launch = 0;\n";
+  if (p.twoPhase)
+    s += "  const int kiln_step = kiln_launch / 2, kiln_phase = kiln_launch "
+         "% 2;\n";
+  else
+    s += "  const int kiln_step = kiln_launch;\n";
+  if (p.lensOperand >= 0) {
+    s += "  // The sequence length of batch entry b; one outside [0, " +
+         str(p.seq) + "] is a bad input.\n";
+    s += "  auto kiln_len = [&](int b) {\n";
+    s += "    const int l = in" + str(p.lensOperand) + "[b];\n";
+    s += "    if (l < 0 || l > " + str(p.seq) + ")\n      __trap();\n";
+    s += "    return l;\n  };\n";
+  }
+  if (p.twoPhase)
+    s += finalStateCopy(p);
   s += "  __shared__ float kiln_r[" + RU + "]; // [hidden][gate * " + U +
        " + unit]\n";
   s += "  __shared__ float kiln_h[" + str(p.batch * (p.hidden + 1)) +
@@ -164,59 +266,98 @@ std::string beginRecurrenceKernel(CudaKernel &k, Operation *op,
        "; kiln_w += gridDim.x) {\n";
   s += "    const int kiln_d = kiln_w / " + str(p.groups) +
        ", kiln_j0 = (kiln_w % " + str(p.groups) + ") * " + U + ";\n";
-  std::string reverse =
-      p.reverseOnly ? "true" : (p.dirs == 2 ? "kiln_d == 1" : "false");
-  s += "    const bool kiln_reverse = " + reverse + ";\n";
-  s += "    const int kiln_t = kiln_reverse ? " + str(p.seq - 1) +
-       " - kiln_step : kiln_step;\n";
-  s += "    // The previous state: initial_h, or y at the previous step.\n";
+  s += "    const bool kiln_reverse = " + p.reverse("kiln_d") + ";\n";
   // initial_h is operand 3 of both ops.
-  s += "    const " + p.storage +
-       " *kiln_prev = kiln_step == 0 ? in3 + kiln_d * " + BH +
-       " : out0 + ((long long)(kiln_reverse ? kiln_t + 1 : kiln_t - 1) * " +
-       str(p.dirs) + " + kiln_d) * " + BH + ";\n";
+  s += "    // The previous state of entry b: initial_h at its first step, "
+       "else y at its previous step.\n";
+  s += "    auto kiln_prev = [&](int b) -> const " + p.storage + " * {\n";
+  s += "      const int t = kiln_reverse ? " + p.len("b") +
+       " - 1 - kiln_step : kiln_step;\n";
+  s += "      return kiln_step == 0 ? in3 + ((long long)kiln_d * " + B +
+       " + b) * " + H + "\n";
+  s += "                            : out0 + ((long long)(kiln_reverse ? t + 1 "
+       ": t - 1) * " +
+       str(p.dirs) + " + kiln_d) * " + BH + " + (long long)b * " + H + ";\n";
+  s += "    };\n";
   s += "    __syncthreads(); // the previous work item's reads are done\n";
-  s += "    for (int i = threadIdx.x; i < " + RU + "; i += blockDim.x) {\n";
+  std::string g0 = "0", staged = str(S);
+  if (p.twoPhase) {
+    s += "    // Phase 0 stages R_z and R_r, phase 1 R_h.\n";
+    s += "    const int kiln_g0 = kiln_phase ? 2 : 0, kiln_gates = kiln_phase "
+         "? 1 : 2;\n";
+    g0 = "kiln_g0";
+    staged = "kiln_gates";
+  }
+  s += "    for (int i = threadIdx.x; i < " + staged + " * " +
+       str(p.units * p.hidden) + "; i += blockDim.x) {\n";
   s += "      const int g = i / " + str(p.units * p.hidden) + ", u = (i / " +
        H + ") % " + U + ", c = i % " + H + ";\n";
-  s += "      kiln_r[c * " + str(G * p.units) + " + g * " + U +
+  s += "      kiln_r[c * " + str(S * p.units) + " + g * " + U +
        " + u] = (float)in1[((long long)kiln_d * " + str(G * p.hidden) +
-       " + g * " + H + " + kiln_j0 + u) * " + H + " + c];\n";
+       " + (" + g0 + " + g) * " + H + " + kiln_j0 + u) * " + H + " + c];\n";
   s += "    }\n";
-  s += "    for (int i = threadIdx.x; i < " + BH + "; i += blockDim.x)\n";
-  s += "      kiln_h[(i / " + H + ") * " + HP + " + i % " + H +
-       "] = (float)kiln_prev[i];\n";
+  s += "    for (int i = threadIdx.x; i < " + BH + "; i += blockDim.x) {\n";
+  s += "      const int b = i / " + H + ", c = i % " + H + ";\n";
+  std::string active =
+      p.lensOperand >= 0 ? "kiln_step < " + p.len("b") + " ? " : "";
+  std::string inactive = p.lensOperand >= 0 ? " : 0.0f" : "";
+  std::string fromPrev = "(float)kiln_prev(b)[c]";
+  if (p.twoPhase)
+    fromPrev = "(kiln_phase ? (float)out1[kiln_d * " + BH +
+               " + i] : (float)kiln_prev(b)[c])";
+  s += "      kiln_h[b * " + HP + " + c] = " + active + fromPrev + inactive +
+       ";\n";
+  s += "    }\n";
   s += "    __syncthreads();\n";
-  s += "    if (kiln_b < " + str(p.batch) + ") {\n";
+  s += "    if (kiln_b < " + B + ") {\n";
   s += "      const int j = kiln_j0 + kiln_u;\n";
+  s += "      const int kiln_l = " + p.len("kiln_b") + ";\n";
+  if (p.lensOperand >= 0) {
+    s += "      if (kiln_step >= kiln_l) {\n";
+    s += "        // Past the entry's length: y is zero there.\n";
+    std::string zero = p.storage + "(0.0f)";
+    s += std::string(p.twoPhase ? "        if (kiln_phase == 1)\n  " : "") +
+         "        out0[" + p.yAt("kiln_step") + "] = " + zero + ";\n";
+    if (!p.twoPhase) {
+      s += "        if (kiln_step == 0 && kiln_l == 0) { // an empty "
+           "sequence's final states\n";
+      for (unsigned i = 1; i < outputs; ++i)
+        s += "          out" + str(i) + "[" + p.stateAt() + "] = " + zero +
+             ";\n";
+      s += "        }\n";
+    }
+    s += "        continue;\n";
+    s += "      }\n";
+  }
+  s += "      const int kiln_t = kiln_reverse ? kiln_l - 1 - kiln_step : "
+       "kiln_step;\n";
   s += "      const float *hb = kiln_h + kiln_b * " + HP + ";\n";
-  // The G dot products R_g · h_prev.
-  s += "      float a[" + str(G) + "] = {};\n";
+  // The dot products of the staged rows of R with the staged state.
+  s += "      float a[" + str(S) + "] = {};\n";
   s += "      for (int c = 0; c < " + H + "; ++c) {\n";
-  s += "        const float *rc = kiln_r + c * " + str(G * p.units) +
+  s += "        const float *rc = kiln_r + c * " + str(S * p.units) +
        " + kiln_u;\n";
   s += "        const float hc = hb[c];\n";
   s += "#pragma unroll\n";
-  s += "        for (int g = 0; g < " + str(G) + "; ++g)\n";
-  s += "          a[g] += rc[g * " + U + "] * hc;\n";
+  s += "        for (int g = 0; g < " + str(S) + "; ++g)\n";
+  s += std::string(p.twoPhase ? "          if (g < kiln_gates)\n  " : "") +
+       "          a[g] += rc[g * " + U + "] * hc;\n";
   s += "      }\n";
   // This step's projection of the thread's batch entry and direction.
-  s += "      const " + p.storage + " *xw = in0 + ((long long)kiln_t * " +
-       str(p.batch) + " + kiln_b) * " + str(p.dirs * G * p.hidden) +
-       " + kiln_d * " + str(G * p.hidden) + ";\n";
+  s += "      const " + p.storage + " *xw = in0 + ((long long)kiln_t * " + B +
+       " + kiln_b) * " + str(p.dirs * G * p.hidden) + " + kiln_d * " +
+       str(G * p.hidden) + ";\n";
   return s;
 }
 
 /// The end of a recurrence kernel: the new state h into y at this step (and
-/// y_h at the last step), the batch guard, the work loop and the function.
+/// y_h at the entry's last step), the batch guard, the work loop and the
+/// function.
 std::string endRecurrenceKernel(const RecurrencePlan &p) {
-  std::string H = str(p.hidden), BH = str(p.batch * p.hidden);
   std::string s;
-  s += "      out0[((long long)kiln_t * " + str(p.dirs) + " + kiln_d) * " + BH +
-       " + kiln_b * " + H + " + j] = " + p.storage + "(h);\n";
-  s += "      if (kiln_step == " + str(p.seq - 1) + ") // y_h\n";
-  s += "        out1[kiln_d * " + BH + " + kiln_b * " + H +
-       " + j] = " + p.storage + "(h);\n";
+  s += "      out0[" + p.yAt("kiln_t") + "] = " + p.storage + "(h);\n";
+  s += "      if (kiln_step == kiln_l - 1) // y_h\n";
+  s += "        out1[" + p.stateAt() + "] = " + p.storage + "(h);\n";
   s += "    }\n";
   s += "  }\n}\n";
   return s;
@@ -227,32 +368,64 @@ std::string endRecurrenceKernel(const RecurrencePlan &p) {
 std::optional<CudaKernel> emitCudaGRURecurrenceKernel(Operation *op,
                                                       llvm::StringRef name) {
   auto gru = dyn_cast<GRURecurrenceOp>(op);
-  if (!gru || gru.getLinearBeforeReset() == 0)
+  if (!gru)
     return std::nullopt;
-  std::optional<RecurrencePlan> p =
-      planRecurrence(op, 3, gru.getHiddenSize(), gru.getDirection(),
-                     gru.getClip().convertToDouble());
+  std::optional<RecurrencePlan> p = planRecurrence(
+      op, 3, gru.getHiddenSize(), gru.getDirection(),
+      gru.getClip().convertToDouble(), gru.getSequenceLens());
   if (!p)
     return std::nullopt;
+  if (gru.getLinearBeforeReset() == 0) {
+    p->twoPhase = true;
+    p->staged = 2;
+  }
+  if (!planUnits(*p))
+    return std::nullopt;
   CudaKernel k;
-  std::string s =
-      beginRecurrenceKernel(k, op, name, *p, 4, 2, "GRU recurrence");
+  std::string s = beginRecurrenceKernel(k, op, name, *p, 2, "GRU recurrence");
   std::string H = str(p->hidden), H2 = str(2 * p->hidden);
-  // Gates z, r, h; the recurrence bias rb inside the reset gate's product.
   s += "      const " + p->storage + " *rb = in2 + kiln_d * " +
        str(3 * p->hidden) + ";\n";
-  s += "      const float z = 1.0f / (1.0f + expf(-" +
-       p->clipped("((float)xw[j] + a[0] + (float)rb[j])") + "));\n";
-  s += "      const float r = 1.0f / (1.0f + expf(-" +
-       p->clipped("((float)xw[" + H + " + j] + a[1] + (float)rb[" + H +
+  if (!p->twoPhase) {
+    // Gates z, r, h; the recurrence bias rb inside the reset gate's product.
+    s += "      const float z = " +
+         p->sigmoid("((float)xw[j] + a[0] + (float)rb[j])") + ";\n";
+    s += "      const float r = " +
+         p->sigmoid("((float)xw[" + H + " + j] + a[1] + (float)rb[" + H +
+                    " + j])") +
+         ";\n";
+    s += "      const float n = tanhf(" +
+         p->clipped("((float)xw[" + H2 + " + j] + r * (a[2] + (float)rb[" +
+                    H2 + " + j]))") +
+         ");\n";
+    s += "      const float h = (1.0f - z) * n + z * hb[j];\n";
+    s += endRecurrenceKernel(*p);
+    k.definition = s;
+    return k;
+  }
+  // linear_before_reset = 0: phase 0 leaves z in y and r ⊙ h_prev in y_h;
+  // phase 1 has R_h · (r ⊙ h_prev) in a[0].
+  s += "      if (kiln_phase == 0) { // z waits in y, r * h_prev in y_h\n";
+  s += "        const float z = " +
+       p->sigmoid("((float)xw[j] + a[0] + (float)rb[j])") + ";\n";
+  s += "        const float r = " +
+       p->sigmoid("((float)xw[" + H + " + j] + a[1] + (float)rb[" + H +
                   " + j])") +
-       "));\n";
+       ";\n";
+  s += "        out0[" + p->yAt("kiln_t") + "] = " + p->storage + "(z);\n";
+  s += "        out1[" + p->stateAt() + "] = " + p->storage + "(r * hb[j]);\n";
+  s += "        continue;\n";
+  s += "      }\n";
+  s += "      // Phase 1: a[0] is R_h . (r * h_prev).\n";
+  s += "      const float z = (float)out0[" + p->yAt("kiln_t") + "];\n";
   s += "      const float n = tanhf(" +
-       p->clipped("((float)xw[" + H2 + " + j] + r * (a[2] + (float)rb[" + H2 +
-                  " + j]))") +
+       p->clipped("((float)xw[" + H2 + " + j] + a[0] + (float)rb[" + H2 +
+                  " + j])") +
        ");\n";
-  s += "      const float h = (1.0f - z) * n + z * hb[j];\n";
-  s += endRecurrenceKernel(*p);
+  s += "      const float h = (1.0f - z) * n + z * (float)kiln_prev(kiln_b)[j];\n";
+  s += "      out0[" + p->yAt("kiln_t") + "] = " + p->storage + "(h);\n";
+  s += "    }\n";
+  s += "  }\n}\n";
   k.definition = s;
   return k;
 }
@@ -262,43 +435,38 @@ std::optional<CudaKernel> emitCudaLSTMRecurrenceKernel(Operation *op,
   auto lstm = dyn_cast<LSTMRecurrenceOp>(op);
   if (!lstm)
     return std::nullopt;
-  std::optional<RecurrencePlan> p =
-      planRecurrence(op, 4, lstm.getHiddenSize(), lstm.getDirection(),
-                     lstm.getClip().convertToDouble());
-  if (!p)
+  std::optional<RecurrencePlan> p = planRecurrence(
+      op, 4, lstm.getHiddenSize(), lstm.getDirection(),
+      lstm.getClip().convertToDouble(), lstm.getSequenceLens());
+  if (!p || !planUnits(*p))
     return std::nullopt;
   CudaKernel k;
   std::string s =
-      beginRecurrenceKernel(k, op, name, *p, 5, 3, "LSTM recurrence");
-  std::string H = str(p->hidden), BH = str(p->batch * p->hidden);
-  auto sigmoid = [&](const std::string &e) {
-    return "1.0f / (1.0f + expf(-" + p->clipped(e) + "))";
-  };
+      beginRecurrenceKernel(k, op, name, *p, 3, "LSTM recurrence");
+  std::string H = str(p->hidden);
   // Gates i, o, f, c; peepholes i, o, f; the cell state in y_c (out2), the
   // thread's own element.
   s += "      const " + p->storage + " *pp = in2 + kiln_d * " +
        str(3 * p->hidden) + ";\n";
-  s += "      const long long kiln_s = (long long)kiln_d * " + BH +
-       " + kiln_b * " + H + " + j;\n";
+  s += "      const long long kiln_s = " + p->stateAt() + ";\n";
   s += "      const float cp = (float)(kiln_step == 0 ? in4 : out2)[kiln_s];\n";
   s += "      const float gi = " +
-       sigmoid("((float)xw[j] + a[0] + (float)pp[j] * cp)") + ";\n";
+       p->sigmoid("((float)xw[j] + a[0] + (float)pp[j] * cp)") + ";\n";
   if (lstm.getInputForget() != 0)
     s += "      const float gf = 1.0f - gi;\n";
   else
     s += "      const float gf = " +
-         sigmoid("((float)xw[" + str(2 * p->hidden) +
-                 " + j] + a[2] + "
-                 "(float)pp[" +
-                 str(2 * p->hidden) + " + j] * cp)") +
+         p->sigmoid("((float)xw[" + str(2 * p->hidden) +
+                    " + j] + a[2] + (float)pp[" + str(2 * p->hidden) +
+                    " + j] * cp)") +
          ";\n";
   s += "      const float gc = tanhf(" +
        p->clipped("((float)xw[" + str(3 * p->hidden) + " + j] + a[3])") +
        ");\n";
   s += "      const float c = gf * cp + gi * gc;\n";
   s += "      const float go = " +
-       sigmoid("((float)xw[" + H + " + j] + a[1] + (float)pp[" + H +
-               " + j] * c)") +
+       p->sigmoid("((float)xw[" + H + " + j] + a[1] + (float)pp[" + H +
+                  " + j] * c)") +
        ";\n";
   s += "      out2[kiln_s] = " + p->storage + "(c);\n";
   s += "      const float h = go * tanhf(c);\n";

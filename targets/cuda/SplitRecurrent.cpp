@@ -17,11 +17,12 @@
 // kiln.lstm_recurrence of the projection, the recurrence weights, the
 // peepholes and both initial states. A batch-first op (layout 1) gets
 // transposes of x and the initial states to the recurrence's order and of
-// its results back (kernels of their own). It takes recurrent ops with
-// static shapes and constant sequence lengths that are all the full length
-// (what PyTorch's exported GRUs and LSTMs have), GRUs with
-// linear_before_reset = 1 only (the form the recurrence kernel computes);
-// others keep their kiln.gru / kiln.lstm, which run on the host.
+// its results back (kernels of their own). The sequence lengths go to the
+// recurrence unless they are constants that are all the full length (what
+// PyTorch's exported GRUs and LSTMs have): the projection of the steps past
+// an entry's length is computed and unused. It takes recurrent ops with
+// static shapes; others keep their kiln.gru / kiln.lstm, which run on the
+// host.
 //
 //===----------------------------------------------------------------------===//
 
@@ -50,10 +51,13 @@ bool hasStaticShape(Value v) {
 struct Projection {
   int64_t seq = 0, batch = 0, input = 0, hidden = 0, dirs = 1;
   bool batchFirst = false; ///< layout 1: x [batch, seq, input]
+  /// The sequence lengths the recurrence takes; null when every sequence is
+  /// known to be full length.
+  Value lens;
 };
 
-/// The dims of a recurrent op that the split takes (static shapes, every
-/// sequence the full length), or nullopt.
+/// The dims of a recurrent op that the split takes (static shapes), or
+/// nullopt.
 std::optional<Projection> splittable(Operation *op, Value x, Value lens,
                                      int64_t layout, int64_t hidden,
                                      StringRef direction) {
@@ -67,11 +71,13 @@ std::optional<Projection> splittable(Operation *op, Value x, Value lens,
                xt.getDimSize(2),
                hidden,
                direction == "bidirectional" ? 2 : 1,
-               layout == 1};
-  std::optional<SmallVector<int64_t>> values = passes::getConstantInts(lens);
-  if (!values || p.seq < 1 || p.batch < 1 ||
-      llvm::any_of(*values, [&](int64_t l) { return l != p.seq; }))
+               layout == 1,
+               lens};
+  if (p.seq < 1 || p.batch < 1)
     return std::nullopt;
+  std::optional<SmallVector<int64_t>> values = passes::getConstantInts(lens);
+  if (values && llvm::all_of(*values, [&](int64_t l) { return l == p.seq; }))
+    p.lens = Value();
   return p;
 }
 
@@ -180,7 +186,7 @@ struct SplitGRU : public OpRewritePattern<GRUOp> {
     std::optional<Projection> p =
         splittable(gru, gru.getX(), gru.getSequenceLens(), gru.getLayout(),
                    gru.getHiddenSize(), gru.getDirection());
-    if (!p || gru.getLinearBeforeReset() != 1)
+    if (!p)
       return failure();
     Location loc = gru.getLoc();
     int64_t H = p->hidden;
@@ -198,7 +204,8 @@ struct SplitGRU : public OpRewritePattern<GRUOp> {
       return rewriter.notifyMatchFailure(gru, "the projection did not build");
     auto recurrence = rewriter.create<GRURecurrenceOp>(
         loc, recurrenceTypes(*p, gru.getY().getType().getElementType(), 1), xw,
-        gru.getR(), rb, h0, gru.getDirectionAttr(), gru.getHiddenSizeAttr(),
+        gru.getR(), rb, h0, p->lens, gru.getDirectionAttr(),
+        gru.getHiddenSizeAttr(),
         gru.getClipAttr(), gru.getLinearBeforeResetAttr());
     return replaceWithResults(rewriter, gru, *p, recurrence->getResults());
   }
@@ -231,7 +238,7 @@ struct SplitLSTM : public OpRewritePattern<LSTMOp> {
       return rewriter.notifyMatchFailure(lstm, "the projection did not build");
     auto recurrence = rewriter.create<LSTMRecurrenceOp>(
         loc, recurrenceTypes(*p, lstm.getY().getType().getElementType(), 2), xw,
-        lstm.getR(), lstm.getP(), h0, c0, lstm.getDirectionAttr(),
+        lstm.getR(), lstm.getP(), h0, c0, p->lens, lstm.getDirectionAttr(),
         lstm.getHiddenSizeAttr(), lstm.getClipAttr(),
         lstm.getInputForgetAttr());
     return replaceWithResults(rewriter, lstm, *p, recurrence->getResults());

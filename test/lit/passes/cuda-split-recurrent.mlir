@@ -26,26 +26,31 @@ func.func @gru(%x: tensor<4x2x3xf32>, %w: tensor<1x15x3xf32>, %r: tensor<1x15x5x
 
 // -----
 
-// Shorter sequences, run-time lengths and linear_before_reset = 0 keep
-// their kiln.gru; a batch-first one (layout 1) is split between transposes.
+// Shorter sequences and run-time lengths go to the recurrence as its last
+// operand (the constant full-length ones do not); linear_before_reset = 0
+// is split too; a batch-first one (layout 1) is split between transposes;
+// a GRU with a dynamic dimension keeps its kiln.gru.
 // CHECK-LABEL: func.func @kept(
-// CHECK: kiln.gru %arg0
-// CHECK: kiln.gru %arg0
+// CHECK: %[[SHORT:.*]] = kiln.constant dense<[4, 3]> : tensor<2xi32>
+// CHECK: kiln.gru_recurrence %{{.*}}, %arg2, %{{.*}}, %arg4, %[[SHORT]] {
+// CHECK: kiln.gru_recurrence %{{.*}}, %arg2, %{{.*}}, %arg4, %arg5 {
 // CHECK: %[[XS:.*]] = kiln.transpose %arg6 {perm = array<i64: 1, 0, 2>} : (tensor<2x4x3xf32>) -> tensor<4x2x3xf32>
 // CHECK: %[[HS:.*]] = kiln.transpose %arg7 {perm = array<i64: 1, 0, 2>} : (tensor<2x1x5xf32>) -> tensor<1x2x5xf32>
-// CHECK: %[[Y:.*]], %{{.*}} = kiln.gru_recurrence %{{.*}}, %arg2, %{{.*}}, %[[HS]]
+// CHECK: %[[Y:.*]], %{{.*}} = kiln.gru_recurrence %{{.*}}, %arg2, %{{.*}}, %[[HS]] {
 // CHECK-SAME: -> (tensor<4x1x2x5xf32>, tensor<1x2x5xf32>)
 // CHECK: %[[YB:.*]] = kiln.transpose %[[Y]] {perm = array<i64: 2, 0, 1, 3>} : (tensor<4x1x2x5xf32>) -> tensor<2x4x1x5xf32>
-// CHECK: kiln.gru %arg0
-// CHECK: return %{{.*}}, %{{.*}}, %[[YB]], %{{.*}} :
-func.func @kept(%x: tensor<4x2x3xf32>, %w: tensor<1x15x3xf32>, %r: tensor<1x15x5xf32>, %b: tensor<1x30xf32>, %h0: tensor<1x2x5xf32>, %lens: tensor<2xi32>, %xb: tensor<2x4x3xf32>, %hb: tensor<2x1x5xf32>) -> (tensor<4x1x2x5xf32>, tensor<4x1x2x5xf32>, tensor<2x4x1x5xf32>, tensor<4x1x2x5xf32>) {
+// CHECK: kiln.gru_recurrence %{{.*}}, %arg2, %{{.*}}, %arg4 {{{.*}}linear_before_reset = 0 : i64}
+// CHECK: kiln.gru %arg8
+// CHECK: return %{{.*}}, %{{.*}}, %[[YB]], %{{.*}}, %{{.*}} :
+func.func @kept(%x: tensor<4x2x3xf32>, %w: tensor<1x15x3xf32>, %r: tensor<1x15x5xf32>, %b: tensor<1x30xf32>, %h0: tensor<1x2x5xf32>, %lens: tensor<2xi32>, %xb: tensor<2x4x3xf32>, %hb: tensor<2x1x5xf32>, %xd: tensor<?x2x3xf32>) -> (tensor<4x1x2x5xf32>, tensor<4x1x2x5xf32>, tensor<2x4x1x5xf32>, tensor<4x1x2x5xf32>, tensor<?x1x2x5xf32>) {
   %short = kiln.constant dense<[4, 3]> : tensor<2xi32>
   %y0, %h1 = kiln.gru %x, %w, %r, %b, %short, %h0 {clip = 0.000000e+00 : f32, direction = "forward", hidden_size = 5 : i64, layout = 0 : i64, linear_before_reset = 1 : i64} : (tensor<4x2x3xf32>, tensor<1x15x3xf32>, tensor<1x15x5xf32>, tensor<1x30xf32>, tensor<2xi32>, tensor<1x2x5xf32>) -> (tensor<4x1x2x5xf32>, tensor<1x2x5xf32>)
   %y1, %h2 = kiln.gru %x, %w, %r, %b, %lens, %h0 {clip = 0.000000e+00 : f32, direction = "forward", hidden_size = 5 : i64, layout = 0 : i64, linear_before_reset = 1 : i64} : (tensor<4x2x3xf32>, tensor<1x15x3xf32>, tensor<1x15x5xf32>, tensor<1x30xf32>, tensor<2xi32>, tensor<1x2x5xf32>) -> (tensor<4x1x2x5xf32>, tensor<1x2x5xf32>)
   %full = kiln.constant dense<4> : tensor<2xi32>
   %y2, %h3 = kiln.gru %xb, %w, %r, %b, %full, %hb {clip = 0.000000e+00 : f32, direction = "forward", hidden_size = 5 : i64, layout = 1 : i64, linear_before_reset = 1 : i64} : (tensor<2x4x3xf32>, tensor<1x15x3xf32>, tensor<1x15x5xf32>, tensor<1x30xf32>, tensor<2xi32>, tensor<2x1x5xf32>) -> (tensor<2x4x1x5xf32>, tensor<2x1x5xf32>)
   %y3, %h4 = kiln.gru %x, %w, %r, %b, %full, %h0 {clip = 0.000000e+00 : f32, direction = "forward", hidden_size = 5 : i64, layout = 0 : i64, linear_before_reset = 0 : i64} : (tensor<4x2x3xf32>, tensor<1x15x3xf32>, tensor<1x15x5xf32>, tensor<1x30xf32>, tensor<2xi32>, tensor<1x2x5xf32>) -> (tensor<4x1x2x5xf32>, tensor<1x2x5xf32>)
-  return %y0, %y1, %y2, %y3 : tensor<4x1x2x5xf32>, tensor<4x1x2x5xf32>, tensor<2x4x1x5xf32>, tensor<4x1x2x5xf32>
+  %y4, %h5 = kiln.gru %xd, %w, %r, %b, %full, %h0 {clip = 0.000000e+00 : f32, direction = "forward", hidden_size = 5 : i64, layout = 0 : i64, linear_before_reset = 1 : i64} : (tensor<?x2x3xf32>, tensor<1x15x3xf32>, tensor<1x15x5xf32>, tensor<1x30xf32>, tensor<2xi32>, tensor<1x2x5xf32>) -> (tensor<?x1x2x5xf32>, tensor<1x2x5xf32>)
+  return %y0, %y1, %y2, %y3, %y4 : tensor<4x1x2x5xf32>, tensor<4x1x2x5xf32>, tensor<2x4x1x5xf32>, tensor<4x1x2x5xf32>, tensor<?x1x2x5xf32>
 }
 
 // -----
@@ -74,11 +79,11 @@ func.func @lstm(%x: tensor<4x2x3xf32>, %w: tensor<2x20x3xf32>, %r: tensor<2x20x5
 
 // -----
 
-// An LSTM with run-time lengths keeps its kiln.lstm.
-// CHECK-LABEL: func.func @lstm_kept(
-// CHECK-NOT: kiln.lstm_recurrence
-// CHECK: kiln.lstm %arg0
-func.func @lstm_kept(%x: tensor<4x2x3xf32>, %w: tensor<1x20x3xf32>, %r: tensor<1x20x5xf32>, %b: tensor<1x40xf32>, %lens: tensor<2xi32>, %h0: tensor<1x2x5xf32>, %c0: tensor<1x2x5xf32>, %p: tensor<1x15xf32>) -> tensor<4x1x2x5xf32> {
+// An LSTM with run-time lengths passes them to its recurrence.
+// CHECK-LABEL: func.func @lstm_lens(
+// CHECK-NOT: kiln.lstm %
+// CHECK: kiln.lstm_recurrence %{{.*}}, %arg2, %arg7, %arg5, %arg6, %arg4 {
+func.func @lstm_lens(%x: tensor<4x2x3xf32>, %w: tensor<1x20x3xf32>, %r: tensor<1x20x5xf32>, %b: tensor<1x40xf32>, %lens: tensor<2xi32>, %h0: tensor<1x2x5xf32>, %c0: tensor<1x2x5xf32>, %p: tensor<1x15xf32>) -> tensor<4x1x2x5xf32> {
   %y, %yh, %yc = kiln.lstm %x, %w, %r, %b, %lens, %h0, %c0, %p {clip = 0.000000e+00 : f32, direction = "forward", hidden_size = 5 : i64, input_forget = 0 : i64, layout = 0 : i64} : (tensor<4x2x3xf32>, tensor<1x20x3xf32>, tensor<1x20x5xf32>, tensor<1x40xf32>, tensor<2xi32>, tensor<1x2x5xf32>, tensor<1x2x5xf32>, tensor<1x15xf32>) -> (tensor<4x1x2x5xf32>, tensor<1x2x5xf32>, tensor<1x2x5xf32>)
   return %y : tensor<4x1x2x5xf32>
 }

@@ -393,6 +393,37 @@ func.func @l2(%xw: tensor<2x3x32xf32>, %r: tensor<1x32x8xf32>, %p: tensor<1x24xf
   return %y, %yh, %yc : tensor<2x1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>
 })",
                    -1.0f, 1.0f});
+  // GRUs with linear_before_reset = 0 (two launches a step): forward
+  // with two blocks of 8 units, bidirectional with a clip and sequence
+  // lengths (one of them 0); a PyTorch-style GRU and an LSTM with
+  // lengths, reverse and bidirectional.
+  cases.push_back({"u2_gru", R"(
+func.func @u2(%xw: tensor<4x32x48xf32>, %r: tensor<1x48x16xf32>, %rb: tensor<1x48xf32>, %h0: tensor<1x32x16xf32>) -> (tensor<4x1x32x16xf32>, tensor<1x32x16xf32>) {
+  %y, %yh = kiln.gru_recurrence %xw, %r, %rb, %h0 {clip = 0.000000e+00 : f32, direction = "forward", hidden_size = 16 : i64, linear_before_reset = 0 : i64} : (tensor<4x32x48xf32>, tensor<1x48x16xf32>, tensor<1x48xf32>, tensor<1x32x16xf32>) -> (tensor<4x1x32x16xf32>, tensor<1x32x16xf32>)
+  return %y, %yh : tensor<4x1x32x16xf32>, tensor<1x32x16xf32>
+})",
+                   -1.0f, 1.0f});
+  cases.push_back({"u3_gru", R"(
+func.func @u3(%xw: tensor<3x3x36xf32>, %r: tensor<2x18x6xf32>, %rb: tensor<2x18xf32>, %h0: tensor<2x3x6xf32>) -> (tensor<3x2x3x6xf32>, tensor<2x3x6xf32>) {
+  %len = kiln.constant dense<[3, 0, 2]> : tensor<3xi32>
+  %y, %yh = kiln.gru_recurrence %xw, %r, %rb, %h0, %len {clip = 1.500000e+00 : f32, direction = "bidirectional", hidden_size = 6 : i64, linear_before_reset = 0 : i64} : (tensor<3x3x36xf32>, tensor<2x18x6xf32>, tensor<2x18xf32>, tensor<2x3x6xf32>, tensor<3xi32>) -> (tensor<3x2x3x6xf32>, tensor<2x3x6xf32>)
+  return %y, %yh : tensor<3x2x3x6xf32>, tensor<2x3x6xf32>
+})",
+                   -2.0f, 2.0f});
+  cases.push_back({"u4_gru", R"(
+func.func @u4(%xw: tensor<4x3x24xf32>, %r: tensor<1x24x8xf32>, %rb: tensor<1x24xf32>, %h0: tensor<1x3x8xf32>) -> (tensor<4x1x3x8xf32>, tensor<1x3x8xf32>) {
+  %len = kiln.constant dense<[2, 4, 0]> : tensor<3xi32>
+  %y, %yh = kiln.gru_recurrence %xw, %r, %rb, %h0, %len {clip = 0.000000e+00 : f32, direction = "reverse", hidden_size = 8 : i64, linear_before_reset = 1 : i64} : (tensor<4x3x24xf32>, tensor<1x24x8xf32>, tensor<1x24xf32>, tensor<1x3x8xf32>, tensor<3xi32>) -> (tensor<4x1x3x8xf32>, tensor<1x3x8xf32>)
+  return %y, %yh : tensor<4x1x3x8xf32>, tensor<1x3x8xf32>
+})",
+                   -1.0f, 1.0f});
+  cases.push_back({"l3_lstm", R"(
+func.func @l3(%xw: tensor<4x3x40xf32>, %r: tensor<2x20x5xf32>, %p: tensor<2x15xf32>, %h0: tensor<2x3x5xf32>, %c0: tensor<2x3x5xf32>) -> (tensor<4x2x3x5xf32>, tensor<2x3x5xf32>, tensor<2x3x5xf32>) {
+  %len = kiln.constant dense<[4, 1, 0]> : tensor<3xi32>
+  %y, %yh, %yc = kiln.lstm_recurrence %xw, %r, %p, %h0, %c0, %len {clip = 0.000000e+00 : f32, direction = "bidirectional", hidden_size = 5 : i64, input_forget = 0 : i64} : (tensor<4x3x40xf32>, tensor<2x20x5xf32>, tensor<2x15xf32>, tensor<2x3x5xf32>, tensor<2x3x5xf32>, tensor<3xi32>) -> (tensor<4x2x3x5xf32>, tensor<2x3x5xf32>, tensor<2x3x5xf32>)
+  return %y, %yh, %yc : tensor<4x2x3x5xf32>, tensor<2x3x5xf32>, tensor<2x3x5xf32>
+})",
+                   -1.0f, 1.0f});
   // The kernels printed before this file's: concat and max pool.
   cases.push_back({"c0_concat", R"(
 func.func @c0(%a: tensor<2x3x4xf32>, %b: tensor<2x1x4xf32>) -> tensor<2x4x4xf32> {
