@@ -76,6 +76,37 @@ def Kiln_ConvOp : Kiln_Op<"conv", "conv", [Kiln_Library], "conv"> {
   let results = (outs Kiln_FloatTensor:$output);
 }
 
+def Kiln_DepthwiseConvOp : Kiln_Op<"depthwise_conv", "depthwiseConv"> {
+  let summary = "a depthwise convolution with activations on its input and output";
+  let description = [{
+    `activation(conv(input_activation(x), w))`: a `kiln.conv` (same operands
+    and attributes) whose `group` is the input channels, each output channel
+    reading one input channel, with an activation applied to every element
+    of `x` as it is read (`input_activation`) and to every element of the
+    result as it is written (`activation`). An activation is `"none"`,
+    `"relu"`, `"relu6"` (`min(max(v, 0), 6)`), `"silu"` (`v * sigmoid(v)`)
+    or `"hard_swish"` (`v * min(max(v / 6 + 0.5, 0), 1)`). The reference
+    rounds the activated input and the convolution's result to the dtype,
+    as the ops it replaces; the CUDA kernel computes both activations in f32
+    on the loaded element and the accumulator. The tracer does not produce
+    it: the CUDA target's `kiln-cuda-fuse-depthwise` pass forms it from a
+    depthwise convolution and the activations next to it (MobileNet's
+    ReLU6, EfficientNet's SiLU), so that they are not kernels of their own.
+
+    Example:
+
+    ```mlir
+    %0 = kiln.depthwise_conv %x, %w {activation = "relu6", dilations = array<i64: 1, 1>, group = 4 : i64, input_activation = "none", pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x4x8x8xf32>, tensor<4x1x3x3xf32>) -> tensor<1x4x8x8xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_FloatTensor:$x, Kiln_FloatTensor:$w,
+                   DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$dilations,
+                   DenseI64ArrayAttr:$pads, I64Attr:$group,
+                   OptionalAttr<StrAttr>:$layout, StrAttr:$input_activation,
+                   StrAttr:$activation);
+  let results = (outs Kiln_FloatTensor:$output);
+}
+
 def Kiln_ConvTransposeOp : Kiln_Op<"conv_transpose", "convTranspose",
                                    [Kiln_Library],
                                    "convTranspose"> {

@@ -158,6 +158,7 @@ mlir::LogicalResult attention(const InferContext &ctx, Results &results);
 /// kiln.packed_attention: qkv [B, T, 3·H·D] with `heads` H -> [B, T, H, D].
 mlir::LogicalResult packedAttention(const InferContext &ctx, Results &results);
 mlir::LogicalResult conv(const InferContext &ctx, Results &results);
+mlir::LogicalResult depthwiseConv(const InferContext &ctx, Results &results);
 mlir::LogicalResult convTranspose(const InferContext &ctx, Results &results);
 mlir::LogicalResult pool(const InferContext &ctx, Results &results);
 mlir::LogicalResult einsum(const InferContext &ctx, Results &results);

@@ -147,6 +147,32 @@ LogicalResult kiln::infer::conv(const InferContext &ctx, Results &results) {
   return success();
 }
 
+LogicalResult kiln::infer::depthwiseConv(const InferContext &ctx,
+                                         Results &results) {
+  if (failed(conv(ctx, results)))
+    return failure();
+  for (StringRef name : {"input_activation", "activation"})
+    if (failed(ctx.enumAttr(name,
+                            {"none", "relu", "relu6", "silu", "hard_swish"})))
+      return failure();
+  // Channels first: x [N, C, ...], w [M, 1, ...] with group = C.
+  RankedTensorType x = *ctx.tensor(0), w = *ctx.tensor(1);
+  if (*isChannelsLast(ctx)) {
+    x = moveChannels(x, /*toLast=*/false);
+    w = moveChannels(w, /*toLast=*/false);
+  }
+  int64_t group = *ctx.i64Attr("group");
+  if (!x.isDynamicDim(1) && x.getDimSize(1) != group)
+    return ctx.emitError("a depthwise convolution's group must be its input "
+                         "channels (",
+                         x.getDimSize(1), "), got ", group);
+  if (!w.isDynamicDim(1) && w.getDimSize(1) != 1)
+    return ctx.emitError("a depthwise convolution's weight must have one "
+                         "input channel per group, got ",
+                         w);
+  return success();
+}
+
 LogicalResult kiln::infer::convTranspose(const InferContext &ctx,
                                          Results &results) {
   if (failed(ctx.expectOperands(2)))

@@ -52,6 +52,7 @@ void registerTargetPasses() {
   mlir::registerPass(createLowerCudaPass);
   mlir::registerPass(createFuseAttentionPass);
   mlir::registerPass(createSplitRecurrentPass);
+  mlir::registerPass(createFuseDepthwisePass);
 }
 
 } // namespace kiln

@@ -7,7 +7,8 @@
 // matrix (im2col) and multiplies the weights by it; conv_transpose multiplies
 // the transposed weights by the input and scatter-adds the columns into the
 // output (col2im). f32 and f64 use BLAS; f16 and bf16 compute in f32 and
-// round once on store.
+// round once on store. kiln.depthwise_conv (the CUDA target's depthwise
+// convolution with its activations) is the conv between its activations.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,6 +16,7 @@
 #include "LinalgKernels.h"
 
 #include <algorithm>
+#include <cmath>
 #include <type_traits>
 
 namespace kiln {
@@ -256,6 +258,66 @@ Status convKernel(KernelContext &ctx) {
   });
 }
 
+/// `t` with the depthwise activation `name` (kiln.depthwise_conv's
+/// input_activation / activation) applied to every element, computed in
+/// double and rounded to t's dtype.
+Expected<Tensor> applyActivation(const Tensor &t, const std::string &name) {
+  if (name == "none")
+    return t;
+  auto fn = [&]() -> double (*)(double) {
+    if (name == "relu")
+      return [](double v) { return std::max(v, 0.0); };
+    if (name == "relu6")
+      return [](double v) { return std::min(std::max(v, 0.0), 6.0); };
+    if (name == "silu")
+      return [](double v) { return v / (1.0 + std::exp(-v)); };
+    if (name == "hard_swish")
+      return [](double v) {
+        return v * std::min(std::max(v / 6.0 + 0.5, 0.0), 1.0);
+      };
+    return nullptr;
+  }();
+  KILN_CHECK(fn, "depthwise_conv: unknown activation '", name,
+             "' (expected none, relu, relu6, silu or hard_swish)");
+  Tensor c = t.contiguous();
+  Tensor out = Tensor::empty(c.dtype(), c.shape());
+  visitDType(c.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_floating_point_v<T> || std::is_same_v<T, Half> ||
+                  std::is_same_v<T, BFloat16>) {
+      using C = typename ComputeType<T>::type;
+      const T *in = c.data<T>();
+      T *o = out.data<T>();
+      for (int64_t i = 0; i < c.numel(); ++i)
+        o[i] = T(static_cast<C>(
+            fn(static_cast<double>(static_cast<C>(in[i])))));
+    }
+  });
+  return out;
+}
+
+/// kiln.depthwise_conv: the activations around a conv, each rounded to the
+/// dtype as the ops it replaces.
+Status depthwiseConvKernel(KernelContext &ctx) {
+  KILN_CHECK(ctx.numInputs() == 2 && ctx.input(0).defined() &&
+                 isFloatingPoint(ctx.input(0).dtype()),
+             "depthwise_conv: expected a float x and w");
+  Expected<Tensor> x = applyActivation(
+      ctx.input(0), ctx.attrs.getString("input_activation", "none"));
+  if (!x)
+    return x.status();
+  std::vector<Tensor> inputs = {*x, ctx.input(1)};
+  KernelContext conv{inputs, ctx.attrs, ctx.outputs};
+  KILN_RETURN_IF_ERROR(
+      kernels::runChannelsFirst("depthwise_conv", conv, 2, convKernel));
+  Expected<Tensor> y = applyActivation(
+      ctx.outputs[0], ctx.attrs.getString("activation", "none"));
+  if (!y)
+    return y.status();
+  ctx.outputs[0] = *y;
+  return Status::ok();
+}
+
 Status convTransposeKernel(KernelContext &ctx) {
   ConvGeometry g;
   Shape padEnd;
@@ -294,6 +356,7 @@ void registerConvolutionKernels(Dispatcher &d) {
   d.add("conv", Device::CPU, kFloatTypes, [](KernelContext &ctx) {
     return kernels::runChannelsFirst("conv", ctx, 2, convKernel);
   });
+  d.add("depthwise_conv", Device::CPU, kFloatTypes, depthwiseConvKernel);
   d.add("conv_transpose", Device::CPU, kFloatTypes, convTransposeKernel);
 }
 

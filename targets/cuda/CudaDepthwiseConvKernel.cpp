@@ -1,8 +1,9 @@
 //===- CudaDepthwiseConvKernel.cpp - CUDA kernel of a depthwise conv ------===//
 //
 // This file implements the direct CUDA kernel of a top-level depthwise
-// kiln.conv (2-D, group = input channels, each output channel reading one
-// input channel: MobileNet's and EfficientNet's 3x3 and 5x5 convolutions).
+// kiln.conv or kiln.depthwise_conv (2-D, group = input channels, each output
+// channel reading one input channel: MobileNet's and EfficientNet's 3x3 and
+// 5x5 convolutions).
 // cuDNN runs these as grouped direct convolutions far from the memory
 // bandwidth (its channels-last bf16 kernel took 57 us a call on mobilenet_v2
 // at batch 8, against a few microseconds for the bytes it moves), so the
@@ -14,7 +15,10 @@
 // stride, dilation and pads. Channels last, a block takes a group of
 // channels and stages their weights tap-major in shared memory, so that the
 // V weights of a tap are consecutive words (read from the weight tensor
-// [C, kH, kW, 1], they were V loads of V different lines per tap).
+// [C, kH, kW, 1], they were V loads of V different lines per tap). A
+// kiln.depthwise_conv (kiln-cuda-fuse-depthwise) is the same kernel with its
+// input activation applied in f32 to every loaded element and its output
+// activation to every accumulator before the store.
 // `KILN_CUDA_DEPTHWISE_KERNEL=0` at compile time leaves them to cuDNN (to
 // compare).
 //
@@ -31,6 +35,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <type_traits>
 
 using namespace mlir;
 
@@ -44,14 +49,49 @@ std::string str(int64_t v) { return std::to_string(v); }
 /// static shared memory a kernel may use.
 constexpr int64_t kStagedWeightBytes = 40 * 1024;
 
-/// The geometry of a depthwise convolution, channels first.
+/// The geometry of a depthwise convolution, channels first, and the
+/// activations of a kiln.depthwise_conv ("none" for a kiln.conv).
 struct Depthwise {
   int64_t batch, channels, multiplier, inH, inW, outH, outW, kH, kW;
   int64_t strideH, strideW, dilH, dilW, padTop, padLeft;
   bool channelsLast;
+  std::string inputActivation = "none", activation = "none";
 };
 
-std::optional<Depthwise> depthwiseGeometry(ConvOp conv) {
+/// The f32 C expression of the depthwise activation `name` of `v` (a
+/// parenthesized or simple expression).
+std::string activate(const std::string &name, const std::string &v) {
+  if (name == "relu")
+    return "fmaxf(" + v + ", 0.0f)";
+  if (name == "relu6")
+    return "fminf(fmaxf(" + v + ", 0.0f), 6.0f)";
+  if (name == "silu")
+    return "kiln_silu(" + v + ")";
+  if (name == "hard_swish")
+    return "kiln_hard_swish(" + v + ")";
+  return v;
+}
+
+/// The device functions `activate` calls for the activations of `g`
+/// (guarded: every depthwise kernel of kernels.cu may need them).
+std::string activationHelpers(const Depthwise &g) {
+  std::string s;
+  auto uses = [&](const char *name) {
+    return g.inputActivation == name || g.activation == name;
+  };
+  if (uses("silu"))
+    s += "#ifndef KILN_SILU\n#define KILN_SILU\n"
+         "static __device__ __forceinline__ float kiln_silu(float v) { "
+         "return v / (1.0f + expf(-v)); }\n#endif\n";
+  if (uses("hard_swish"))
+    s += "#ifndef KILN_HARD_SWISH\n#define KILN_HARD_SWISH\n"
+         "static __device__ __forceinline__ float kiln_hard_swish(float v) {\n"
+         "  return v * fminf(fmaxf(v * (1.0f / 6.0f) + 0.5f, 0.0f), 1.0f);\n"
+         "}\n#endif\n";
+  return s;
+}
+
+template <typename OpT> std::optional<Depthwise> depthwiseGeometry(OpT conv) {
   auto xt = cast<RankedTensorType>(conv.getX().getType());
   auto wt = cast<RankedTensorType>(conv.getW().getType());
   auto yt = cast<RankedTensorType>(conv.getResult().getType());
@@ -89,6 +129,10 @@ std::optional<Depthwise> depthwiseGeometry(ConvOp conv) {
       dim(yt, 0) != g.batch)
     return std::nullopt;
   g.multiplier = dim(wt, 0) / group;
+  if constexpr (std::is_same_v<OpT, DepthwiseConvOp>) {
+    g.inputActivation = conv.getInputActivation().str();
+    g.activation = conv.getActivation().str();
+  }
   for (int64_t v : {g.strideH, g.strideW, g.dilH, g.dilW})
     if (v < 1)
       return std::nullopt;
@@ -104,11 +148,19 @@ std::optional<Depthwise> depthwiseGeometry(ConvOp conv) {
   return g;
 }
 
+/// The geometry of a depthwise kiln.conv or a kiln.depthwise_conv.
+std::optional<Depthwise> geometryOf(Operation *op) {
+  if (auto conv = dyn_cast<ConvOp>(op))
+    return depthwiseGeometry(conv);
+  if (auto conv = dyn_cast<DepthwiseConvOp>(op))
+    return depthwiseGeometry(conv);
+  return std::nullopt;
+}
+
 } // namespace
 
 bool cudaDepthwiseConvQualifies(Operation *op) {
-  auto conv = dyn_cast<ConvOp>(op);
-  if (!conv || !depthwiseGeometry(conv))
+  if (!geometryOf(op))
     return false;
   const char *env = std::getenv("KILN_CUDA_DEPTHWISE_KERNEL");
   return !(env && std::strcmp(env, "0") == 0);
@@ -129,7 +181,12 @@ std::string describe(const CudaKernel &k, const Depthwise &g,
           str(g.strideW) + ", dilations " + str(g.dilH) + "x" + str(g.dilW) +
           ", pads top/left " + str(g.padTop) + "/" + str(g.padLeft) +
           (g.multiplier > 1 ? ", multiplier " + str(g.multiplier) : "") +
-          ", batch " + str(g.batch),
+          ", batch " + str(g.batch) +
+          (g.inputActivation != "none"
+               ? ", " + g.inputActivation + " on its input"
+               : "") +
+          (g.activation != "none" ? ", " + g.activation + " on its output"
+                                  : ""),
       mapping);
 }
 
@@ -172,6 +229,7 @@ CudaKernel emitChannelsFirst(Operation *op, llvm::StringRef name,
   std::string s = describe(k, g,
                            "one thread per output element, grid-stride; taps "
                            "outside the input skipped; f32 accumulation");
+  s += activationHelpers(g);
   s += head + " {\n";
   s += elementLoopHead(total);
   s += "    long long kiln_r = kiln_i;\n";
@@ -200,9 +258,12 @@ CudaKernel emitChannelsFirst(Operation *op, llvm::StringRef name,
        str(taps) + ";\n";
   s += "    float kiln_acc = 0.0f;\n";
   s += tapLoops(g, "    ",
-                "        kiln_acc += (float)in0[" + pixel +
-                    "] * (float)kiln_w[kiln_t];\n");
-  s += "    out0[kiln_i] = " + storage + "(kiln_acc);\n";
+                "        kiln_acc += " +
+                    activate(g.inputActivation,
+                             "(float)in0[" + pixel + "]") +
+                    " * (float)kiln_w[kiln_t];\n");
+  s += "    out0[kiln_i] = " + storage + "(" +
+       activate(g.activation, "kiln_acc") + ");\n";
   s += "  }\n}\n";
   k.definition = s;
   return k;
@@ -256,6 +317,7 @@ CudaKernel emitChannelsLast(Operation *op, llvm::StringRef name,
           " channels (" + str(vec * bytes) +
           "-byte loads and stores); taps outside the input skipped; f32 "
           "accumulation");
+  s += activationHelpers(g);
   s += "struct alignas(" + str(vec * bytes) + ") " + vt + " { " + storage +
        " v[" + str(vec) + "]; };\n";
   s += head + " {\n";
@@ -295,12 +357,15 @@ CudaKernel emitChannelsLast(Operation *op, llvm::StringRef name,
                      "        const float *wv = kiln_ws + kiln_t * " + str(cb) +
                      " + kiln_cv * " + str(vec) + ";\n" + "#pragma unroll\n" +
                      "        for (int v = 0; v < " + str(vec) + "; ++v)\n" +
-                     "          kiln_acc[v] += (float)xv.v[v] * wv[v];\n";
+                     "          kiln_acc[v] += " +
+                     activate(g.inputActivation, "(float)xv.v[v]") +
+                     " * wv[v];\n";
   s += tapLoops(g, "    ", body);
   s += "    " + vt + " yv;\n";
   s += "#pragma unroll\n";
   s += "    for (int v = 0; v < " + str(vec) + "; ++v)\n";
-  s += "      yv.v[v] = " + storage + "(kiln_acc[v]);\n";
+  s += "      yv.v[v] = " + storage + "(" +
+       activate(g.activation, "kiln_acc[v]") + ");\n";
   s += "    *reinterpret_cast<" + vt + " *>(out0 + kiln_p * " +
        str(g.channels) + " + kiln_c0) = yv;\n";
   s += "  }\n}\n";
@@ -314,9 +379,8 @@ std::optional<CudaKernel> emitCudaDepthwiseConvKernel(Operation *op,
                                                       llvm::StringRef name) {
   if (!cudaDepthwiseConvQualifies(op))
     return std::nullopt;
-  auto conv = cast<ConvOp>(op);
-  Depthwise g = *depthwiseGeometry(conv);
-  auto yt = cast<RankedTensorType>(conv.getResult().getType());
+  Depthwise g = *geometryOf(op);
+  auto yt = cast<RankedTensorType>(op->getResult(0).getType());
   codegen::ScalarType st = *codegen::scalarTypeOf(yt.getElementType());
   std::string storage = codegen::storageCType(st);
   int64_t bytes = st == codegen::ScalarType::F32 ? 4 : 2;

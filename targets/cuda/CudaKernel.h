@@ -107,8 +107,9 @@ std::optional<CudaKernel> emitCudaConvTransposeKernel(mlir::Operation *op,
 
 /// Whether the CUDA target prints its own kernel for `op`, a depthwise
 /// kiln.conv (2-D, static shapes, f32/f16/bf16, group = input channels,
-/// one input channel per group), instead of calling cuDNN
-/// (CudaDepthwiseConvKernel.cpp); KILN_CUDA_DEPTHWISE_KERNEL=0 says no.
+/// one input channel per group) or a kiln.depthwise_conv, instead of
+/// calling cuDNN (CudaDepthwiseConvKernel.cpp); KILN_CUDA_DEPTHWISE_KERNEL=0
+/// says no.
 bool cudaDepthwiseConvQualifies(mlir::Operation *op);
 
 /// The direct kernel of such a depthwise convolution, named `name`;

@@ -237,6 +237,13 @@ public:
     // Convolutions channels last; KILN_CUDA_CHANNELS_LAST=0 keeps NCHW.
     if (!envIsZero("KILN_CUDA_CHANNELS_LAST"))
       pm.addPass(createChannelsLastPass());
+    // The activations around a depthwise convolution into its kernel, once
+    // the layout's transposes between them are gone;
+    // KILN_CUDA_DEPTHWISE_FUSION=0 at compile time keeps them apart.
+    if (!envIsZero("KILN_CUDA_DEPTHWISE_FUSION")) {
+      pm.addPass(createLayoutCleanupPass());
+      pm.addPass(createFuseDepthwisePass());
+    }
   }
   /// True when the environment sets `name` to 0 (a comparison switch read at
   /// compile time).

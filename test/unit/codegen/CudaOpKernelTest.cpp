@@ -271,6 +271,32 @@ func.func @d5(%x: tensor<1x3x3x4xf32>, %w: tensor<4x51x51x1xf32>) -> tensor<1x3x
   %0 = kiln.conv %x, %w {dilations = array<i64: 1, 1>, group = 4 : i64, layout = "nhwc", pads = array<i64: 25, 25, 25, 25>, strides = array<i64: 1, 1>} : (tensor<1x3x3x4xf32>, tensor<4x51x51x1xf32>) -> tensor<1x3x3x4xf32>
   return %0 : tensor<1x3x3x4xf32>
 })"});
+  // kiln.depthwise_conv: the same kernels with the activations on the
+  // loaded elements and the accumulators (each activation on each side,
+  // both layouts, a multiplier of 2).
+  cases.push_back({"d6_depthwise_conv", R"(
+func.func @d6(%x: tensor<2x4x9x9xf32>, %w: tensor<4x1x3x3xf32>) -> tensor<2x4x4x4xf32> {
+  %0 = kiln.depthwise_conv %x, %w {activation = "silu", dilations = array<i64: 1, 1>, group = 4 : i64, input_activation = "relu6", pads = array<i64: 1, 0, 0, 1>, strides = array<i64: 2, 2>} : (tensor<2x4x9x9xf32>, tensor<4x1x3x3xf32>) -> tensor<2x4x4x4xf32>
+  return %0 : tensor<2x4x4x4xf32>
+})",
+                   -8.0f, 8.0f});
+  cases.push_back({"d7_depthwise_conv", R"(
+func.func @d7(%x: tensor<1x6x7x16xbf16>, %w: tensor<16x3x3x1xbf16>) -> tensor<1x6x7x16xbf16> {
+  %0 = kiln.depthwise_conv %x, %w {activation = "hard_swish", dilations = array<i64: 1, 1>, group = 16 : i64, input_activation = "silu", layout = "nhwc", pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x6x7x16xbf16>, tensor<16x3x3x1xbf16>) -> tensor<1x6x7x16xbf16>
+  return %0 : tensor<1x6x7x16xbf16>
+})",
+                   -2.0f, 2.0f});
+  cases.push_back({"d8_depthwise_conv", R"(
+func.func @d8(%x: tensor<1x8x8x6xf32>, %w: tensor<6x3x3x1xf32>) -> tensor<1x8x8x6xf32> {
+  %0 = kiln.depthwise_conv %x, %w {activation = "relu", dilations = array<i64: 2, 2>, group = 6 : i64, input_activation = "hard_swish", layout = "nhwc", pads = array<i64: 2, 2, 2, 2>, strides = array<i64: 1, 1>} : (tensor<1x8x8x6xf32>, tensor<6x3x3x1xf32>) -> tensor<1x8x8x6xf32>
+  return %0 : tensor<1x8x8x6xf32>
+})",
+                   -5.0f, 5.0f});
+  cases.push_back({"d9_depthwise_conv", R"(
+func.func @d9(%x: tensor<1x3x6x6xf32>, %w: tensor<6x1x5x5xf32>) -> tensor<1x6x6x6xf32> {
+  %0 = kiln.depthwise_conv %x, %w {activation = "relu6", dilations = array<i64: 1, 1>, group = 3 : i64, input_activation = "relu", pads = array<i64: 2, 2, 2, 2>, strides = array<i64: 1, 1>} : (tensor<1x3x6x6xf32>, tensor<6x1x5x5xf32>) -> tensor<1x6x6x6xf32>
+  return %0 : tensor<1x6x6x6xf32>
+})"});
   // Average pools: the divisor with and without the pads, ceil mode.
   cases.push_back({"v0_avg_pool", R"(
 func.func @v0(%x: tensor<1x2x7x7xf32>) -> tensor<1x2x4x4xf32> {
