@@ -52,6 +52,7 @@ VARIANTS = [
     ("-nchw", "convolutions NCHW (KILN_CUDA_CHANNELS_LAST=0)"),
     ("-written-attention", "attention written out (KILN_CUDA_FLASH_ATTENTION=0)"),
     ("-cudnn-depthwise", "depthwise convolutions by cuDNN (KILN_CUDA_DEPTHWISE_KERNEL=0)"),
+    ("-unfused-depthwise", "activations apart from the depthwise kernel (KILN_CUDA_DEPTHWISE_FUSION=0)"),
 ]
 
 def run(cmd, **kw):

@@ -434,6 +434,25 @@ GraphTracer::trace(const onnx::ModelProto &model) {
     if (!boundInputs.count(entry.first))
       return error(strCat("a value is given for '", entry.first,
                           "', which is not an input of the graph"));
+  // Every size given (`--dim NAME=SIZE`) names a dimension of an input.
+  std::set<std::string> dimParams;
+  for (const onnx::ValueInfoProto &in : graph.input())
+    if (!initNames.count(in.name()) && in.type().has_tensor_type())
+      for (const auto &d : in.type().tensor_type().shape().dim())
+        if (d.has_dim_param())
+          dimParams.insert(d.dim_param());
+  for (const auto &[dimName, size] : options_.dimSizes) {
+    if (dimParams.count(dimName))
+      continue;
+    std::string known;
+    for (const std::string &p : dimParams)
+      known += (known.empty() ? "" : ", ") + p;
+    return error(strCat("--dim ", dimName, "=", size,
+                        ": the graph's inputs have no dimension named '",
+                        dimName, "'; ",
+                        known.empty() ? "they have no named dimensions"
+                                      : "their dimension names: " + known));
+  }
   size_t numRuntimeInputs = argTypes.size();
   for (const Param &p : params) {
     argTypes.push_back(p.type);

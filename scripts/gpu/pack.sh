@@ -79,6 +79,11 @@ for model in mobilenet_v2 efficientnet_b0; do
     "$ROOT/test/models/bench-graphs/$model.onnx" "$model-cudnn-depthwise"
   KILN_CUDA_DEPTHWISE_KERNEL=0 compile_package "$BF16/$model.onnx" \
     "$model-bf16-cudnn-depthwise"
+  # ... and with their activations apart (KILN_CUDA_DEPTHWISE_FUSION=0).
+  KILN_CUDA_DEPTHWISE_FUSION=0 compile_package \
+    "$ROOT/test/models/bench-graphs/$model.onnx" "$model-unfused-depthwise"
+  KILN_CUDA_DEPTHWISE_FUSION=0 compile_package "$BF16/$model.onnx" \
+    "$model-bf16-unfused-depthwise"
 done
 # The bf16 transformers with attention written out (KILN_CUDA_FLASH_ATTENTION=0).
 for model in gpt2_block gpt2_block_b1; do
