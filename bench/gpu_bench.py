@@ -141,6 +141,16 @@ def main():
                 flags += ["--input", f"{n}={path}"]
             # 2. Kiln's outputs (one run), then its timing.
             run([runner, pkg, *flags, "--output-dir", os.path.join(case, "out")])
+            if os.environ.get("KILN_BENCH_MEMCHECK") and shutil.which("compute-sanitizer"):
+                # One run (no CUDA graph: every launch direct) under
+                # compute-sanitizer's memcheck; 0 errors or what it found.
+                check = subprocess.run(["compute-sanitizer", "--tool", "memcheck", "--error-exitcode", "7",
+                                        runner, pkg, *flags, "--warmup", "0", "--iterations", "1",
+                                        "--no-cuda-graphs"], text=True, capture_output=True)
+                summary = [l for l in check.stdout.splitlines() if "ERROR SUMMARY" in l]
+                row["memcheck"] = summary[-1].strip("= ") if summary else f"exit {check.returncode}"
+                if check.returncode != 0:
+                    row["error"] = "memcheck: " + row["memcheck"]
             worst = 0.0
             ok = True
             for n, r in zip(out_names, refs):

@@ -25,9 +25,11 @@
 #   5. reliability (docs/reliability.md): concurrency, one cuda package run
 #      from 8 threads x 1,000 runs with bit-identical outputs; sanitize,
 #      compute-sanitizer memcheck and racecheck over the GPU tests.
+#      sanitize-conformance: memcheck over the node-test cases matching
+#      KILN_SANITIZE_FILTER (default "gru lstm rnn").
 # Usage: gpu-pack/run.sh [tests] [breaks] [attention] [train] [train-bench]
-#   [profile] [conformance] [bench] [concurrency] [sanitize]
-#   (default: all but profile)
+#   [profile] [conformance] [sanitize-conformance] [bench] [concurrency]
+#   [sanitize]   (default: all but profile and sanitize-conformance)
 #===----------------------------------------------------------------------===#
 set -uo pipefail
 PACK="$(cd "$(dirname "$0")" && pwd)"
@@ -216,10 +218,36 @@ if [[ " $STEPS " == *" conformance "* && -f "$PACK/conformance.tar.gz" ]]; then
   rm -rf "$WORK"
 fi
 
+if [[ " $STEPS " == *" sanitize-conformance "* && -f "$PACK/conformance.tar.gz" ]]; then
+  # compute-sanitizer memcheck over the node-test cases whose names contain
+  # one of KILN_SANITIZE_FILTER's words (default: the recurrent ops), every
+  # data set, each launch direct (no CUDA graph).
+  FILTER="${KILN_SANITIZE_FILTER:-gru lstm rnn}"
+  echo "== compute-sanitizer memcheck over the conformance cases matching: $FILTER"
+  WORK="$(mktemp -d)"
+  tar -C "$WORK" -xzf "$PACK/conformance.tar.gz"
+  sets=0; bad=0
+  for c in $(for f in $FILTER; do ls -d "$WORK"/*"$f"* 2>/dev/null; done | sort -u); do
+    for set in "$c"/set*/; do
+      sets=$((sets + 1))
+      log="$RESULTS/memcheck-$(basename "$c")-$(basename "$set").txt"
+      if ! (cd "$c" && compute-sanitizer --tool memcheck --error-exitcode 7 \
+          "$PACK/bin/kiln-runner" package $(cat "$set/args") --no-cuda-graphs \
+          > "$log" 2>&1); then
+        echo "FAIL $(basename "$c") $(basename "$set"): $(grep -m1 -E 'ERROR SUMMARY|error' "$log")"
+        bad=$((bad + 1)); STATUS=1
+      fi
+    done
+  done
+  echo "memcheck: $sets data sets, $bad with errors or mismatches"
+  rm -rf "$WORK"
+fi
+
 if [[ " $STEPS " == *" bench "* ]]; then
   echo "== benchmark: Kiln vs PyTorch eager and torch.compile"
   # KILN_BENCH_MODELS="softmax ln_gelu" limits the models; KILN_BENCH_PROFILE=1
-  # adds each package's longest kernels (ncu).
+  # adds each package's longest kernels (ncu); KILN_BENCH_MEMCHECK=1 runs each
+  # package once under compute-sanitizer memcheck.
   python3 "$PACK/gpu_bench.py" --pack "$PACK" --json "$RESULTS/bench.jsonl" \
     ${KILN_BENCH_MODELS:+--models $KILN_BENCH_MODELS} ${KILN_BENCH_PROFILE:+--profile} || STATUS=1
 fi
