@@ -11,10 +11,13 @@
 // recurrence weights it needs (G·U rows: G = 3 gates for a GRU, 4 for an
 // LSTM) staged in shared memory transposed ([hidden][gate·U + unit], so the
 // threads of a warp read consecutive words) with the previous state
-// [batch][hidden] (padded rows: no bank conflicts); a thread per (batch
-// entry, unit) computes the dot products of R·h_prev in f32, the gates
-// (sigmoid, tanh, the clip), and writes the new state into y at this step's
-// position, from which the next launch reads it (y_h at the last step). The
+// [batch][hidden] (padded rows: no bank conflicts); the threads of a
+// (batch entry, unit) split its dot products of R·h_prev over up to 8
+// slices of the hidden dimension (the serial part of a step: few units per
+// block and many blocks, since the batch is small and the GPU wide), and
+// the slice-0 thread adds their partial sums (shared memory), computes the
+// gates in f32 (sigmoid, tanh, the clip) and writes the new state into y at
+// this step's position, from which the next launch reads it (y_h at the last step). The
 // previous state is initial_h at the first step. An LSTM's cell state is
 // the thread's own element: it lives in y_c, read and rewritten in place by
 // the same thread each step (initial_c at the first), with the peepholes.
@@ -66,6 +69,9 @@ struct RecurrencePlan {
   /// two-phase GRU (z and r in phase 0, the candidate in phase 1).
   int64_t staged = 3;
   int64_t units = 0, groups = 0;
+  /// Threads that split one dot product over the hidden dimension (each a
+  /// slice of hidden / slices), their partial sums added in shared memory.
+  int64_t slices = 1;
   bool reverseOnly = false;
   /// A GRU with linear_before_reset = 0: two launches a step and a last one.
   bool twoPhase = false;
@@ -146,14 +152,24 @@ std::optional<RecurrencePlan> planRecurrence(Operation *op, int64_t gates,
   return p;
 }
 
-/// Chooses the units per block of `p` (a thread per (batch entry, unit), the
-/// staged rows of R and the state within the shared memory); false when
-/// none fits.
+/// Chooses the slices and units per block of `p` (a thread per (slice of
+/// the hidden dimension, batch entry, unit); the staged rows of R, the state
+/// and the partial sums within the shared memory); false when none fits.
+/// The serial part of a step is the dot products over the hidden dimension:
+/// up to 8 slices of at least 16 each, and few units per block (many
+/// blocks: the batch is small, the GPU wide).
 bool planUnits(RecurrencePlan &p) {
+  p.slices = 1;
+  while (p.slices < 8 && p.hidden % (2 * p.slices) == 0 &&
+         p.hidden / (2 * p.slices) >= 16 &&
+         2 * p.slices * p.batch <= int64_t(kBlock))
+    p.slices *= 2;
   auto sharedBytes = [&](int64_t u) {
-    return (p.staged * u * p.hidden + p.batch * (p.hidden + 1)) * 4;
+    return (p.staged * u * p.hidden + p.batch * (p.hidden + 1) +
+            (p.slices > 1 ? p.slices * p.batch * u * p.staged : 0)) *
+           4;
   };
-  int64_t units = kBlock / p.batch;
+  int64_t units = kBlock / (p.batch * p.slices);
   while (units > 1 &&
          (p.hidden % units != 0 || sharedBytes(units) > kSharedBytes))
     --units;
@@ -184,16 +200,16 @@ std::string finalStateCopy(const RecurrencePlan &p) {
   return s;
 }
 
-/// Fills in `k`'s launch and declaration for `inputs` operands and
-/// `outputs` results; returns the definition up to the point where the
+/// Fills in `k`'s launch and declaration for `op`'s operands and `outputs`
+/// results; returns the definition up to the point where the slice-0
 /// thread of an active (batch entry, unit) has its dot products of the
 /// staged rows of R with the staged state (a[]), its time step kiln_t and
 /// this step's projection xw; kiln_r, kiln_h (hb: the thread's state row),
 /// kiln_d (direction), kiln_j0 (first unit), kiln_reverse, kiln_u, kiln_b,
 /// j, kiln_l (the entry's length) and kiln_prev(b) (the previous state of
-/// entry b) defined. An inactive thread (past its entry's length) zeroes y
-/// and, with `cells`, y_h and y_c states of an empty sequence. The caller
-/// closes the active branch with endRecurrenceKernel.
+/// entry b) defined. A thread past its entry's length zeroes y there (and
+/// the final states of an empty sequence). The caller closes the branch
+/// with endRecurrenceKernel.
 std::string beginRecurrenceKernel(CudaKernel &k, Operation *op,
                                   llvm::StringRef name, const RecurrencePlan &p,
                                   unsigned outputs, const std::string &what) {
@@ -236,8 +252,10 @@ std::string beginRecurrenceKernel(CudaKernel &k, Operation *op,
                                     str(p.lensOperand)
                               : ""),
       "a block per " + U +
-          " units of one direction (grid-stride), a thread per (batch entry, "
-          "unit); R's rows and the previous state in shared memory");
+          " units of one direction (grid-stride), a thread per (slice of " +
+          str(p.slices) +
+          " of the hidden dimension, batch entry, unit); R's rows and the "
+          "previous state in shared memory");
   s += head + " {\n";
   if (k.launches == 1)
     s += "  const int kiln_launch = 0;\n";
@@ -260,8 +278,13 @@ std::string beginRecurrenceKernel(CudaKernel &k, Operation *op,
        " + unit]\n";
   s += "  __shared__ float kiln_h[" + str(p.batch * (p.hidden + 1)) +
        "]; // [batch][hidden + 1]\n";
-  s += "  const int kiln_u = threadIdx.x % " + U + ", kiln_b = threadIdx.x / " +
-       U + ";\n";
+  int64_t BU = p.batch * p.units;
+  if (p.slices > 1)
+    s += "  __shared__ float kiln_p[" + str(p.slices * BU * S) +
+         "]; // partial sums [slice][batch * " + U + " + unit][gate]\n";
+  s += "  const int kiln_u = threadIdx.x % " + U + ", kiln_b = (threadIdx.x / " +
+       U + ") % " + B + ", kiln_s = threadIdx.x / " + str(BU) +
+       "; // unit, batch entry, slice\n";
   s += "  for (int kiln_w = blockIdx.x; kiln_w < " + str(work) +
        "; kiln_w += gridDim.x) {\n";
   s += "    const int kiln_d = kiln_w / " + str(p.groups) +
@@ -309,8 +332,38 @@ std::string beginRecurrenceKernel(CudaKernel &k, Operation *op,
        ";\n";
   s += "    }\n";
   s += "    __syncthreads();\n";
-  s += "    if (kiln_b < " + B + ") {\n";
-  s += "      const int j = kiln_j0 + kiln_u;\n";
+  s += "    const int j = kiln_j0 + kiln_u;\n";
+  s += "    const float *hb = kiln_h + kiln_b * " + HP + ";\n";
+  // The dot products of the staged rows of R with the staged state, each
+  // thread over its slice of the hidden dimension.
+  int64_t CS = p.hidden / p.slices;
+  s += "    float a[" + str(S) + "] = {};\n";
+  s += "    if (kiln_s < " + str(p.slices) + ") {\n";
+  s += "      for (int c = kiln_s * " + str(CS) + "; c < (kiln_s + 1) * " +
+       str(CS) + "; ++c) {\n";
+  s += "        const float *rc = kiln_r + c * " + str(S * p.units) +
+       " + kiln_u;\n";
+  s += "        const float hc = hb[c];\n";
+  s += "#pragma unroll\n";
+  s += "        for (int g = 0; g < " + str(S) + "; ++g)\n";
+  s += std::string(p.twoPhase ? "          if (g < kiln_gates)\n  " : "") +
+       "          a[g] += rc[g * " + U + "] * hc;\n";
+  s += "      }\n";
+  s += "    }\n";
+  if (p.slices > 1) {
+    s += "    // The slices' partial sums, added by the slice-0 thread.\n";
+    s += "    if (kiln_s < " + str(p.slices) + ")\n";
+    s += "      for (int g = 0; g < " + str(S) + "; ++g)\n";
+    s += "        kiln_p[(kiln_s * " + str(BU) + " + threadIdx.x % " +
+         str(BU) + ") * " + str(S) + " + g] = a[g];\n";
+    s += "    __syncthreads();\n";
+    s += "    if (kiln_s == 0)\n";
+    s += "      for (int k = 1; k < " + str(p.slices) + "; ++k)\n";
+    s += "        for (int g = 0; g < " + str(S) + "; ++g)\n";
+    s += "          a[g] += kiln_p[(k * " + str(BU) + " + threadIdx.x) * " +
+         str(S) + " + g];\n";
+  }
+  s += "    if (kiln_s == 0) { // the thread of (batch entry, unit)\n";
   s += "      const int kiln_l = " + p.len("kiln_b") + ";\n";
   if (p.lensOperand >= 0) {
     s += "      if (kiln_step >= kiln_l) {\n";
@@ -331,18 +384,6 @@ std::string beginRecurrenceKernel(CudaKernel &k, Operation *op,
   }
   s += "      const int kiln_t = kiln_reverse ? kiln_l - 1 - kiln_step : "
        "kiln_step;\n";
-  s += "      const float *hb = kiln_h + kiln_b * " + HP + ";\n";
-  // The dot products of the staged rows of R with the staged state.
-  s += "      float a[" + str(S) + "] = {};\n";
-  s += "      for (int c = 0; c < " + H + "; ++c) {\n";
-  s += "        const float *rc = kiln_r + c * " + str(S * p.units) +
-       " + kiln_u;\n";
-  s += "        const float hc = hb[c];\n";
-  s += "#pragma unroll\n";
-  s += "        for (int g = 0; g < " + str(S) + "; ++g)\n";
-  s += std::string(p.twoPhase ? "          if (g < kiln_gates)\n  " : "") +
-       "          a[g] += rc[g * " + U + "] * hc;\n";
-  s += "      }\n";
   // This step's projection of the thread's batch entry and direction.
   s += "      const " + p.storage + " *xw = in0 + ((long long)kiln_t * " + B +
        " + kiln_b) * " + str(p.dirs * G * p.hidden) + " + kiln_d * " +

@@ -23,11 +23,14 @@ func.func @relu6(%x: tensor<1x4x8x8xf32>, %we: tensor<8x4x1x1xf32>, %wd: tensor<
 
 // -----
 
-// EfficientNet's: SiLU as x * sigmoid(x) on both sides (channels last); the
-// activated result feeds two ops (the squeeze-excite mean and its scale),
-// which now read the kernel's output.
+// EfficientNet's: SiLU as x * sigmoid(x) on both sides (channels last). The
+// output's becomes the kernel's activation; its result feeds two ops (the
+// squeeze-excite mean and its scale), which now read the kernel's output.
+// The input's stays an op (the kernel would compute it once per tap).
 // CHECK-LABEL: func.func @silu(
-// CHECK: %[[D:.*]] = kiln.depthwise_conv %arg0, %arg1 {activation = "silu", {{.*}}input_activation = "silu", layout = "nhwc"
+// CHECK: %[[S:.*]] = kiln.sigmoid %arg0
+// CHECK: %[[A:.*]] = kiln.mul %arg0, %[[S]]
+// CHECK: %[[D:.*]] = kiln.depthwise_conv %[[A]], %arg1 {activation = "silu", {{.*}}input_activation = "none", layout = "nhwc"
 // CHECK-NOT: kiln.sigmoid
 // CHECK: kiln.reduce_mean %[[D]]
 // CHECK: kiln.mul %[[D]]

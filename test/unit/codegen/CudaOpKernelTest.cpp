@@ -450,6 +450,28 @@ func.func @l3(%xw: tensor<4x3x40xf32>, %r: tensor<2x20x5xf32>, %p: tensor<2x15xf
   return %y, %yh, %yc : tensor<4x2x3x5xf32>, tensor<2x3x5xf32>, tensor<2x3x5xf32>
 })",
                    -1.0f, 1.0f});
+  // A hidden size of 64: the dot products split over 4 slices of 16 (the
+  // partial sums added in shared memory), GRU and LSTM, with lengths.
+  cases.push_back({"u5_gru", R"(
+func.func @u5(%xw: tensor<3x4x192xf32>, %r: tensor<1x192x64xf32>, %rb: tensor<1x192xf32>, %h0: tensor<1x4x64xf32>) -> (tensor<3x1x4x64xf32>, tensor<1x4x64xf32>) {
+  %y, %yh = kiln.gru_recurrence %xw, %r, %rb, %h0 {clip = 0.000000e+00 : f32, direction = "forward", hidden_size = 64 : i64, linear_before_reset = 1 : i64} : (tensor<3x4x192xf32>, tensor<1x192x64xf32>, tensor<1x192xf32>, tensor<1x4x64xf32>) -> (tensor<3x1x4x64xf32>, tensor<1x4x64xf32>)
+  return %y, %yh : tensor<3x1x4x64xf32>, tensor<1x4x64xf32>
+})",
+                   -0.5f, 0.5f});
+  cases.push_back({"u6_gru", R"(
+func.func @u6(%xw: tensor<3x4x384xf32>, %r: tensor<2x192x64xf32>, %rb: tensor<2x192xf32>, %h0: tensor<2x4x64xf32>) -> (tensor<3x2x4x64xf32>, tensor<2x4x64xf32>) {
+  %len = kiln.constant dense<[3, 1, 0, 2]> : tensor<4xi32>
+  %y, %yh = kiln.gru_recurrence %xw, %r, %rb, %h0, %len {clip = 0.000000e+00 : f32, direction = "bidirectional", hidden_size = 64 : i64, linear_before_reset = 0 : i64} : (tensor<3x4x384xf32>, tensor<2x192x64xf32>, tensor<2x192xf32>, tensor<2x4x64xf32>, tensor<4xi32>) -> (tensor<3x2x4x64xf32>, tensor<2x4x64xf32>)
+  return %y, %yh : tensor<3x2x4x64xf32>, tensor<2x4x64xf32>
+})",
+                   -0.5f, 0.5f});
+  cases.push_back({"l4_lstm", R"(
+func.func @l4(%xw: tensor<3x4x256xf32>, %r: tensor<1x256x64xf32>, %p: tensor<1x192xf32>, %h0: tensor<1x4x64xf32>, %c0: tensor<1x4x64xf32>) -> (tensor<3x1x4x64xf32>, tensor<1x4x64xf32>, tensor<1x4x64xf32>) {
+  %len = kiln.constant dense<[2, 3, 3, 0]> : tensor<4xi32>
+  %y, %yh, %yc = kiln.lstm_recurrence %xw, %r, %p, %h0, %c0, %len {clip = 0.000000e+00 : f32, direction = "reverse", hidden_size = 64 : i64, input_forget = 0 : i64} : (tensor<3x4x256xf32>, tensor<1x256x64xf32>, tensor<1x192xf32>, tensor<1x4x64xf32>, tensor<1x4x64xf32>, tensor<4xi32>) -> (tensor<3x1x4x64xf32>, tensor<1x4x64xf32>, tensor<1x4x64xf32>)
+  return %y, %yh, %yc : tensor<3x1x4x64xf32>, tensor<1x4x64xf32>, tensor<1x4x64xf32>
+})",
+                   -0.5f, 0.5f});
   // The kernels printed before this file's: concat and max pool.
   cases.push_back({"c0_concat", R"(
 func.func @c0(%a: tensor<2x3x4xf32>, %b: tensor<2x1x4xf32>) -> tensor<2x4x4xf32> {
