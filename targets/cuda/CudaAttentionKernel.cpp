@@ -5,20 +5,22 @@
 // flash attention with tensor-core MMA, so the [B, H, T, T] scores and
 // probabilities stay in registers.
 //
-//   grid  [T / 64, B * H], block 128 (4 warps); each block owns 64 queries of
-//         one (batch, head), each warp 16 of them;
+//   grid  [ceil(T / 64), B * H], block 128 (4 warps); each block owns 64
+//         queries of one (batch, head), each warp 16 of them (past T, the
+//         last tile's rows are zeros, never stored);
 //   Q     the warp's 16 x D query rows as mma A fragments, loaded once;
 //   loop  over key tiles of 64 (with `causal`, up to the diagonal tile):
-//         K and V tiles through shared memory (16-byte loads), S = Q K^T
-//         with mma.sync.m16n8k16 (f32 accumulators), the causal mask on the
-//         diagonal tile, the online softmax (running max and sum per row,
+//         K and V tiles through shared memory (16-byte loads; keys past T
+//         zeros and masked), S = Q K^T with mma.sync.m16n8k16 (f32
+//         accumulators), the causal mask on the diagonal tile, the online
+//         softmax (running max and sum per row,
 //         exp2 of log2(e)-scaled scores, O rescaled when the max grows),
 //         then O += P V with P (rounded to the input type) taken straight
 //         from the S accumulators as the A operand;
 //   end   O / sum, rounded once, stored.
 //
 // Requirements (the pass checks them too): f16/bf16, static shapes,
-// Tq = Tk = T a multiple of 64, D = Dv a multiple of 16 up to 128; q, k, v
+// Tq = Tk = T (any: ViT's 197), D = Dv a multiple of 16 up to 128; q, k, v
 // and the result contiguous [B, H, T, D], or, for kiln.packed_attention,
 // q, k and v the heads of one [B, T, 3 * H * D] tensor and the result
 // [B, T, H, D] (only the row strides and the first elements differ). The scores are f32 (not rounded
@@ -73,8 +75,8 @@ std::optional<CudaKernel> emitCudaAttentionKernel(Operation *op,
   }
   if (!e.isBF16() && !e.isF16())
     return std::nullopt;
-  if (t % 64 != 0 || t == 0 || d % 16 != 0 || d == 0 || d > 128 || b * h == 0 ||
-      b * h > 65535)
+  if (t < 1 || t > (int64_t(1) << 30) || d % 16 != 0 || d == 0 || d > 128 ||
+      b * h == 0 || b * h > 65535)
     return std::nullopt;
   bool causal =
       (packed ? packedOp.getCausal() : attention.getCausal()) != 0;
@@ -87,7 +89,7 @@ std::optional<CudaKernel> emitCudaAttentionKernel(Operation *op,
   CudaKernel k;
   k.name = name.str();
   k.sourceNodes = sourceNodeNames(op);
-  k.grid[0] = static_cast<unsigned>(t / 64);
+  k.grid[0] = static_cast<unsigned>((t + 63) / 64);
   k.grid[1] = static_cast<unsigned>(b * h);
   k.block[0] = 128;
   std::string params =
@@ -139,6 +141,8 @@ std::optional<CudaKernel> emitCudaAttentionKernel(Operation *op,
   const int g = lane >> 2, t4 = lane & 3;
   const int qt = blockIdx.x;
 KILN_ATTENTION_POINTERS  const int row0 = qt * 64 + warp * 16; // the warp's first query
+  // Whether the thread's rows g and g + 8 are queries (past T: zeros).
+  const bool q0 = row0 + g < T, q1 = row0 + g + 8 < T;
   // The warp's queries as A fragments: rows g and g + 8, columns 2 t4 (+1)
   // and 2 t4 + 8 (+1) of each 16-wide k step.
   uint32_t qa[D / 16][4];
@@ -146,26 +150,29 @@ KILN_ATTENTION_POINTERS  const int row0 = qt * 64 + warp * 16; // the warp's fir
   for (int kk = 0; kk < D / 16; ++kk) {
     const uint16_t *r0 = q + (size_t)(row0 + g) * RS + kk * 16 + 2 * t4;
     const uint16_t *r1 = r0 + 8 * RS;
-    qa[kk][0] = *reinterpret_cast<const uint32_t *>(r0);
-    qa[kk][1] = *reinterpret_cast<const uint32_t *>(r1);
-    qa[kk][2] = *reinterpret_cast<const uint32_t *>(r0 + 8);
-    qa[kk][3] = *reinterpret_cast<const uint32_t *>(r1 + 8);
+    qa[kk][0] = q0 ? *reinterpret_cast<const uint32_t *>(r0) : 0u;
+    qa[kk][1] = q1 ? *reinterpret_cast<const uint32_t *>(r1) : 0u;
+    qa[kk][2] = q0 ? *reinterpret_cast<const uint32_t *>(r0 + 8) : 0u;
+    qa[kk][3] = q1 ? *reinterpret_cast<const uint32_t *>(r1 + 8) : 0u;
   }
   float m0 = -INFINITY, m1 = -INFINITY, l0 = 0.f, l1 = 0.f; // rows g, g + 8
   float acc[D / 8][4];
 #pragma unroll
   for (int n = 0; n < D / 8; ++n)
     acc[n][0] = acc[n][1] = acc[n][2] = acc[n][3] = 0.f;
-  const int tiles = kCausal ? qt + 1 : T / BC;
+  const int tiles = kCausal ? qt + 1 : (T + BC - 1) / BC;
   for (int kt = 0; kt < tiles; ++kt) {
     __syncthreads(); // the previous tile's readers are done
     for (int c = threadIdx.x; c < BC * D / 8; c += 128) {
       const int r = c / (D / 8), col = (c % (D / 8)) * 8;
       const size_t at = (size_t)(kt * BC + r) * RS + col;
+      // Keys past T: zeros (their scores are masked; V's zeros keep P V
+      // finite).
+      const bool valid = kt * BC + r < T;
       *reinterpret_cast<uint4 *>(&ks[r][col]) =
-          *reinterpret_cast<const uint4 *>(k + at);
+          valid ? *reinterpret_cast<const uint4 *>(k + at) : make_uint4(0, 0, 0, 0);
       *reinterpret_cast<uint4 *>(&vs[r][col]) =
-          *reinterpret_cast<const uint4 *>(v + at);
+          valid ? *reinterpret_cast<const uint4 *>(v + at) : make_uint4(0, 0, 0, 0);
     }
     __syncthreads();
     // S = Q K^T: 8 tiles of 8 keys; B fragment (k = d, n = key) from K rows.
@@ -194,6 +201,8 @@ KILN_ATTENTION_POINTERS  const int row0 = qt * 64 + warp * 16; // the warp's fir
           x0 = -INFINITY;
         if (kCausal && key > row0 + g + 8)
           x1 = -INFINITY;
+        if (T % BC != 0 && key >= T)
+          x0 = x1 = -INFINITY;
         s[j][e] = x0;
         s[j][2 + e] = x1;
         mx0 = fmaxf(mx0, x0);
@@ -256,10 +265,12 @@ KILN_ATTENTION_POINTERS  const int row0 = qt * 64 + warp * 16; // the warp's fir
 #pragma unroll
   for (int n = 0; n < D / 8; ++n) {
     const int c = n * 8 + 2 * t4;
-    *reinterpret_cast<uint32_t *>(o + (size_t)(row0 + g) * OS + c) =
-        kiln_pack2(acc[n][0] * inv0, acc[n][1] * inv0);
-    *reinterpret_cast<uint32_t *>(o + (size_t)(row0 + g + 8) * OS + c) =
-        kiln_pack2(acc[n][2] * inv1, acc[n][3] * inv1);
+    if (q0)
+      *reinterpret_cast<uint32_t *>(o + (size_t)(row0 + g) * OS + c) =
+          kiln_pack2(acc[n][0] * inv0, acc[n][1] * inv0);
+    if (q1)
+      *reinterpret_cast<uint32_t *>(o + (size_t)(row0 + g + 8) * OS + c) =
+          kiln_pack2(acc[n][2] * inv1, acc[n][3] * inv1);
   }
 }
 )cu";

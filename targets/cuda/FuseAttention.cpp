@@ -5,6 +5,7 @@
 // written out as ops,
 //
 //   s = matmul(q, kT)                       q [B,H,T,D], kT [B,H,D,T]
+//                                           (each optionally times a scalar)
 //   z = mul(s, scale)                       optional, scale a scalar constant
 //   y = where(causal, -inf, z)              optional, causal[i][j] = j > i
 //   x = cast(y, f32)                        optional (a bf16/f16 softmax)
@@ -18,7 +19,7 @@
 // Every intermediate value must have no other user (x and e exactly their
 // two), so a training graph's forward, which saves the probabilities for the
 // backward pass, keeps its ops. What the kernel takes, and so what the pass
-// matches: f16/bf16, static shapes, Tq = Tk a multiple of 64, D a multiple of
+// matches: f16/bf16, static shapes, Tq = Tk (any length), D a multiple of
 // 16 up to 128. Other attention (f32, other masks, other shapes) keeps its
 // ops and runs as before. kiln-layout-cleanup after it merges the new
 // transpose of kT with the one that made it.
@@ -43,6 +44,7 @@
 #include "mlir/Pass/Pass.h"
 
 #include <cmath>
+#include <tuple>
 
 using namespace mlir;
 using namespace kiln::passes;
@@ -100,6 +102,19 @@ bool isNegativeInfinity(Value v) {
   return value && std::isinf(*value) && *value < 0;
 }
 
+/// `mul`'s other operand and the factor when one of its operands is a
+/// one-element constant (a scale) and the other has the result's type.
+std::optional<std::pair<Value, double>> scalarFactor(MulOp mul) {
+  for (unsigned i = 0; i < 2; ++i) {
+    Value c = mul.getOperand(i), x = mul.getOperand(1 - i);
+    std::optional<double> value = getSplatValue(c);
+    if (value && rankedType(c) && rankedType(c).getNumElements() == 1 &&
+        x.getType() == mul.getType())
+      return std::make_pair(x, *value);
+  }
+  return std::nullopt;
+}
+
 /// o = matmul(p, v) of written-out attention -> kiln.attention.
 struct FormAttention : public OpRewritePattern<MatMulOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -117,7 +132,7 @@ struct FormAttention : public OpRewritePattern<MatMulOp> {
     if (!dtype.isBF16() && !dtype.isF16())
       return failure();
     int64_t t = ot.getDimSize(2), d = ot.getDimSize(3);
-    if (t % 64 != 0 || d % 16 != 0 || d > 128 || vt.getDimSize(2) != t)
+    if (d % 16 != 0 || d > 128 || vt.getDimSize(2) != t)
       return failure();
 
     // The probabilities: div(e, reduce_sum(e)), e = exp(x - reduce_max(x)).
@@ -169,20 +184,10 @@ struct FormAttention : public OpRewritePattern<MatMulOp> {
     double scale = 1.0;
     Value s = z;
     if (auto mul = z.getDefiningOp<MulOp>()) {
-      if (isInsideFusion(mul))
+      std::optional<std::pair<Value, double>> factor = scalarFactor(mul);
+      if (isInsideFusion(mul) || !factor)
         return failure();
-      std::optional<double> c0 = getSplatValue(mul.getOperand(0)),
-                            c1 = getSplatValue(mul.getOperand(1));
-      auto isScalar = [](Value v) {
-        return rankedType(v) && rankedType(v).getNumElements() == 1;
-      };
-      if (c1 && isScalar(mul.getOperand(1))) {
-        scale = *c1, s = mul.getOperand(0);
-      } else if (c0 && isScalar(mul.getOperand(0))) {
-        scale = *c0, s = mul.getOperand(1);
-      } else {
-        return failure();
-      }
+      std::tie(s, scale) = *factor;
       if (!s.hasOneUse())
         return failure();
     }
@@ -190,6 +195,14 @@ struct FormAttention : public OpRewritePattern<MatMulOp> {
     if (!qk || isInsideFusion(qk))
       return failure();
     Value q = qk.getOperand(0), kT = qk.getOperand(1);
+    // q and k scaled before their product (PyTorch's exported
+    // scaled_dot_product_attention multiplies each by sqrt(scale)).
+    for (Value *operand : {&q, &kT})
+      if (auto mul = defOnly<MulOp>(*operand))
+        if (std::optional<std::pair<Value, double>> factor = scalarFactor(mul)) {
+          *operand = factor->first;
+          scale *= factor->second;
+        }
     RankedTensorType qt = rankedType(q), kt = rankedType(kT);
     if (!qt || !kt || qt.getShape() != ot.getShape() ||
         qt.getElementType() != dtype || kt.getRank() != 4 ||

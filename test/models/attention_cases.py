@@ -44,6 +44,11 @@ CASES = {
     "attn_causal_d32": (1, 4, 256, 32, True, False),
     "attn_packed_causal_d64": (2, 3, 128, 64, True, True),
     "attn_packed_full_d32": (1, 4, 192, 32, False, True),
+    # Lengths that are not a multiple of the kernel's 64-row tiles (ViT's
+    # 197 tokens): the last query tile and key tile are partial.
+    "attn_full_d64_t197": (2, 3, 197, 64, False, False),
+    "attn_causal_d32_t40": (1, 2, 40, 32, True, False),
+    "attn_packed_full_d64_t100": (1, 2, 100, 64, False, True),
 }
 
 

@@ -48,10 +48,13 @@ func.func @saved(%q: tensor<1x1x64x16xf16>, %kt: tensor<1x1x16x64xf16>, %v: tens
 
 // -----
 
-// f32 (no f32 kernel: without TF32 the matmuls stay cuBLASLt's) and a
-// sequence that is not a multiple of 64: the ops stay.
+// f32 (no f32 kernel: without TF32 the matmuls stay cuBLASLt's): the ops
+// stay. A sequence that is not a multiple of 64 (48) is taken: the kernel's
+// last tiles are partial.
 // CHECK-LABEL: func.func @not_taken
-// CHECK-NOT: kiln.attention
+// CHECK: kiln.matmul %arg0, %arg1
+// CHECK: kiln.matmul %{{.*}}, %arg2
+// CHECK: kiln.attention %arg3, %{{.*}}, %arg5 {causal = 0 : i64, scale = 1.000000e+00 : f32}
 // CHECK: return
 func.func @not_taken(%q: tensor<1x1x64x16xf32>, %kt: tensor<1x1x16x64xf32>, %v: tensor<1x1x64x16xf32>, %qh: tensor<1x1x48x16xf16>, %kth: tensor<1x1x16x48xf16>, %vh: tensor<1x1x48x16xf16>) -> (tensor<1x1x64x16xf32>, tensor<1x1x48x16xf16>) {
   %axes = kiln.constant dense<3> : tensor<1xi64>
@@ -134,4 +137,30 @@ func.func @not_packed(%x: tensor<1x64x96xbf16>, %w: tensor<1x64x96xbf16>) -> ten
   %a = kiln.attention %qt, %kt, %vt {causal = 1 : i64, scale = 2.500000e-01 : f32} : (tensor<1x2x64x16xbf16>, tensor<1x2x64x16xbf16>, tensor<1x2x64x16xbf16>) -> tensor<1x2x64x16xbf16>
   %b = kiln.transpose %a {perm = array<i64: 0, 2, 1, 3>} : (tensor<1x2x64x16xbf16>) -> tensor<1x64x2x16xbf16>
   return %b : tensor<1x64x2x16xbf16>
+}
+
+// -----
+
+// q and k each scaled by sqrt(scale) before their product (PyTorch's
+// exported scaled_dot_product_attention; ViT's 197 tokens): one attention
+// with the product of the factors (of the bf16 constant: 0.35351562^2).
+// CHECK-LABEL: func.func @prescaled
+// CHECK: %[[K:.*]] = kiln.transpose %arg1 {perm = array<i64: 0, 1, 3, 2>}
+// CHECK: kiln.attention %arg0, %[[K]], %arg2 {causal = 0 : i64, scale = 0.124973297 : f32}
+// CHECK-NOT: kiln.mul
+func.func @prescaled(%q: tensor<2x6x197x64xbf16>, %kt: tensor<2x6x64x197xbf16>, %v: tensor<2x6x197x64xbf16>) -> tensor<2x6x197x64xbf16> {
+  %c = kiln.constant dense<0.353553385> : tensor<1xbf16>
+  %axes = kiln.constant dense<3> : tensor<1xi64>
+  %qs = kiln.mul %q, %c : (tensor<2x6x197x64xbf16>, tensor<1xbf16>) -> tensor<2x6x197x64xbf16>
+  %ks = kiln.mul %kt, %c : (tensor<2x6x64x197xbf16>, tensor<1xbf16>) -> tensor<2x6x64x197xbf16>
+  %s = kiln.matmul %qs, %ks : (tensor<2x6x197x64xbf16>, tensor<2x6x64x197xbf16>) -> tensor<2x6x197x197xbf16>
+  %x = kiln.cast %s {to = f32} : (tensor<2x6x197x197xbf16>) -> tensor<2x6x197x197xf32>
+  %m = kiln.reduce_max %x, %axes {keepdims = 1 : i64, noop_with_empty_axes = 0 : i64} : (tensor<2x6x197x197xf32>, tensor<1xi64>) -> tensor<2x6x197x1xf32>
+  %d = kiln.sub %x, %m : (tensor<2x6x197x197xf32>, tensor<2x6x197x1xf32>) -> tensor<2x6x197x197xf32>
+  %e = kiln.exp %d : (tensor<2x6x197x197xf32>) -> tensor<2x6x197x197xf32>
+  %sum = kiln.reduce_sum %e, %axes {keepdims = 1 : i64, noop_with_empty_axes = 0 : i64} : (tensor<2x6x197x197xf32>, tensor<1xi64>) -> tensor<2x6x197x1xf32>
+  %p = kiln.div %e, %sum : (tensor<2x6x197x197xf32>, tensor<2x6x197x1xf32>) -> tensor<2x6x197x197xf32>
+  %pb = kiln.cast %p {to = bf16} : (tensor<2x6x197x197xf32>) -> tensor<2x6x197x197xbf16>
+  %y = kiln.matmul %pb, %v : (tensor<2x6x197x197xbf16>, tensor<2x6x197x64xbf16>) -> tensor<2x6x197x64xbf16>
+  return %y : tensor<2x6x197x64xbf16>
 }
