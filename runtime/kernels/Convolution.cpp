@@ -289,8 +289,8 @@ Expected<Tensor> applyActivation(const Tensor &t, const std::string &name) {
       const T *in = c.data<T>();
       T *o = out.data<T>();
       for (int64_t i = 0; i < c.numel(); ++i)
-        o[i] = T(static_cast<C>(
-            fn(static_cast<double>(static_cast<C>(in[i])))));
+        o[i] =
+            T(static_cast<C>(fn(static_cast<double>(static_cast<C>(in[i])))));
     }
   });
   return out;

@@ -378,9 +378,9 @@ Status parseRecurrenceDims(const char *op, KernelContext &ctx, int64_t gates,
   dims.batch = xw.shape()[1];
   KILN_CHECK(dims.hidden >= 1, op, ": hidden_size must be >= 1, got ",
              dims.hidden);
-  KILN_RETURN_IF_ERROR(expectShape(
-      op, "xw", 0, xw,
-      {dims.seq, dims.batch, dims.numDir * gates * dims.hidden}));
+  KILN_RETURN_IF_ERROR(
+      expectShape(op, "xw", 0, xw,
+                  {dims.seq, dims.batch, dims.numDir * gates * dims.hidden}));
   // The last operand after the `gates`-dependent ones: sequence_lens.
   size_t lensIndex = gates == 3 ? 4 : 5;
   if (ctx.numInputs() > lensIndex)

@@ -259,8 +259,7 @@ CudaKernel emitChannelsFirst(Operation *op, llvm::StringRef name,
   s += "    float kiln_acc = 0.0f;\n";
   s += tapLoops(g, "    ",
                 "        kiln_acc += " +
-                    activate(g.inputActivation,
-                             "(float)in0[" + pixel + "]") +
+                    activate(g.inputActivation, "(float)in0[" + pixel + "]") +
                     " * (float)kiln_w[kiln_t];\n");
   s += "    out0[kiln_i] = " + storage + "(" +
        activate(g.activation, "kiln_acc") + ");\n";
@@ -350,16 +349,15 @@ CudaKernel emitChannelsLast(Operation *op, llvm::StringRef name,
   s += "    const int kiln_c0 = kiln_g * " + str(cb) + " + kiln_cv * " +
        str(vec) + ";\n";
   s += "    float kiln_acc[" + str(vec) + "] = {};\n";
-  std::string body = "        const " + vt + " xv = *reinterpret_cast<const " +
-                     vt + " *>(in0 + ((kiln_n * " + str(g.inH) + " + iy) * " +
-                     str(g.inW) + " + ix) * " + str(g.channels) +
-                     " + kiln_c0);\n" +
-                     "        const float *wv = kiln_ws + kiln_t * " + str(cb) +
-                     " + kiln_cv * " + str(vec) + ";\n" + "#pragma unroll\n" +
-                     "        for (int v = 0; v < " + str(vec) + "; ++v)\n" +
-                     "          kiln_acc[v] += " +
-                     activate(g.inputActivation, "(float)xv.v[v]") +
-                     " * wv[v];\n";
+  std::string body =
+      "        const " + vt + " xv = *reinterpret_cast<const " + vt +
+      " *>(in0 + ((kiln_n * " + str(g.inH) + " + iy) * " + str(g.inW) +
+      " + ix) * " + str(g.channels) + " + kiln_c0);\n" +
+      "        const float *wv = kiln_ws + kiln_t * " + str(cb) +
+      " + kiln_cv * " + str(vec) + ";\n" + "#pragma unroll\n" +
+      "        for (int v = 0; v < " + str(vec) + "; ++v)\n" +
+      "          kiln_acc[v] += " +
+      activate(g.inputActivation, "(float)xv.v[v]") + " * wv[v];\n";
   s += tapLoops(g, "    ", body);
   s += "    " + vt + " yv;\n";
   s += "#pragma unroll\n";

@@ -17,10 +17,11 @@
 // block and many blocks, since the batch is small and the GPU wide), and
 // the slice-0 thread adds their partial sums (shared memory), computes the
 // gates in f32 (sigmoid, tanh, the clip) and writes the new state into y at
-// this step's position, from which the next launch reads it (y_h at the last step). The
-// previous state is initial_h at the first step. An LSTM's cell state is
-// the thread's own element: it lives in y_c, read and rewritten in place by
-// the same thread each step (initial_c at the first), with the peepholes.
+// this step's position, from which the next launch reads it (y_h at the last
+// step). The previous state is initial_h at the first step. An LSTM's cell
+// state is the thread's own element: it lives in y_c, read and rewritten in
+// place by the same thread each step (initial_c at the first), with the
+// peepholes.
 //
 // A GRU with linear_before_reset = 0 applies the reset gate of every unit
 // before the candidate's product, R_h·(r ⊙ h_prev), which needs all of the
@@ -131,7 +132,9 @@ std::optional<RecurrencePlan> planRecurrence(Operation *op, int64_t gates,
   for (OpOperand &operand : op->getOpOperands()) {
     if (operand.get() == lens && lens) {
       p.lensOperand = static_cast<int>(operand.getOperandNumber());
-      if (!cast<RankedTensorType>(lens.getType()).getElementType().isInteger(32))
+      if (!cast<RankedTensorType>(lens.getType())
+               .getElementType()
+               .isInteger(32))
         return std::nullopt;
     } else if (cast<RankedTensorType>(operand.get().getType())
                    .getElementType() != xt.getElementType()) {
@@ -200,6 +203,119 @@ std::string finalStateCopy(const RecurrencePlan &p) {
   return s;
 }
 
+/// The staging of a work item: the rows of R of the block's units (the
+/// gates this launch needs) and every entry's state of this step (the
+/// previous state, or r ⊙ h_prev in the two-phase GRU's phase 1; zeros
+/// for an entry past its length) into shared memory.
+std::string stageRowsAndState(const RecurrencePlan &p) {
+  int64_t G = p.gates, S = p.staged;
+  std::string H = str(p.hidden), U = str(p.units), HP = str(p.hidden + 1);
+  std::string BH = str(p.batch * p.hidden);
+  std::string s;
+  s += "    __syncthreads(); // the previous work item's reads are done\n";
+  std::string g0 = "0", staged = str(S);
+  if (p.twoPhase) {
+    s += "    // Phase 0 stages R_z and R_r, phase 1 R_h.\n";
+    s += "    const int kiln_g0 = kiln_phase ? 2 : 0, kiln_gates = kiln_phase "
+         "? 1 : 2;\n";
+    g0 = "kiln_g0";
+    staged = "kiln_gates";
+  }
+  s += "    for (int i = threadIdx.x; i < " + staged + " * " +
+       str(p.units * p.hidden) + "; i += blockDim.x) {\n";
+  s += "      const int g = i / " + str(p.units * p.hidden) + ", u = (i / " +
+       H + ") % " + U + ", c = i % " + H + ";\n";
+  s += "      kiln_r[c * " + str(S * p.units) + " + g * " + U +
+       " + u] = (float)in1[((long long)kiln_d * " + str(G * p.hidden) + " + (" +
+       g0 + " + g) * " + H + " + kiln_j0 + u) * " + H + " + c];\n";
+  s += "    }\n";
+  s += "    for (int i = threadIdx.x; i < " + BH + "; i += blockDim.x) {\n";
+  s += "      const int b = i / " + H + ", c = i % " + H + ";\n";
+  std::string active =
+      p.lensOperand >= 0 ? "kiln_step < " + p.len("b") + " ? " : "";
+  std::string inactive = p.lensOperand >= 0 ? " : 0.0f" : "";
+  std::string fromPrev = "(float)kiln_prev(b)[c]";
+  if (p.twoPhase)
+    fromPrev = "(kiln_phase ? (float)out1[kiln_d * " + BH +
+               " + i] : (float)kiln_prev(b)[c])";
+  s += "      kiln_h[b * " + HP + " + c] = " + active + fromPrev + inactive +
+       ";\n";
+  s += "    }\n";
+  s += "    __syncthreads();\n";
+  return s;
+}
+
+/// The dot products of the staged rows of R with the staged state, each
+/// thread over its slice of the hidden dimension, and the slices' partial
+/// sums added by the slice-0 thread (a[] of the thread's (batch entry,
+/// unit)).
+std::string dotProducts(const RecurrencePlan &p) {
+  int64_t S = p.staged, BU = p.batch * p.units;
+  std::string U = str(p.units);
+  std::string s;
+  int64_t CS = p.hidden / p.slices;
+  s += "    float a[" + str(S) + "] = {};\n";
+  s += "    if (kiln_s < " + str(p.slices) + ") {\n";
+  s += "      for (int c = kiln_s * " + str(CS) + "; c < (kiln_s + 1) * " +
+       str(CS) + "; ++c) {\n";
+  s += "        const float *rc = kiln_r + c * " + str(S * p.units) +
+       " + kiln_u;\n";
+  s += "        const float hc = hb[c];\n";
+  s += "#pragma unroll\n";
+  s += "        for (int g = 0; g < " + str(S) + "; ++g)\n";
+  s += std::string(p.twoPhase ? "          if (g < kiln_gates)\n  " : "") +
+       "          a[g] += rc[g * " + U + "] * hc;\n";
+  s += "      }\n";
+  s += "    }\n";
+  if (p.slices > 1) {
+    s += "    // The slices' partial sums, added by the slice-0 thread.\n";
+    s += "    if (kiln_s < " + str(p.slices) + ")\n";
+    s += "      for (int g = 0; g < " + str(S) + "; ++g)\n";
+    s += "        kiln_p[(kiln_s * " + str(BU) + " + threadIdx.x % " + str(BU) +
+         ") * " + str(S) + " + g] = a[g];\n";
+    s += "    __syncthreads();\n";
+    s += "    if (kiln_s == 0)\n";
+    s += "      for (int k = 1; k < " + str(p.slices) + "; ++k)\n";
+    s += "        for (int g = 0; g < " + str(S) + "; ++g)\n";
+    s += "          a[g] += kiln_p[(k * " + str(BU) + " + threadIdx.x) * " +
+         str(S) + " + g];\n";
+  }
+  return s;
+}
+
+/// The opening of the slice-0 thread's branch: its entry's length, the
+/// zeros past it, its time step and this step's projection.
+std::string entryHead(const RecurrencePlan &p, unsigned outputs) {
+  std::string B = str(p.batch);
+  std::string s;
+  s += "    if (kiln_s == 0) { // the thread of (batch entry, unit)\n";
+  s += "      const int kiln_l = " + p.len("kiln_b") + ";\n";
+  if (p.lensOperand >= 0) {
+    s += "      if (kiln_step >= kiln_l) {\n";
+    s += "        // Past the entry's length: y is zero there.\n";
+    std::string zero = p.storage + "(0.0f)";
+    s += std::string(p.twoPhase ? "        if (kiln_phase == 1)\n  " : "") +
+         "        out0[" + p.yAt("kiln_step") + "] = " + zero + ";\n";
+    if (!p.twoPhase) {
+      s += "        if (kiln_step == 0 && kiln_l == 0) { // an empty "
+           "sequence's final states\n";
+      for (unsigned i = 1; i < outputs; ++i)
+        s += "          out" + str(i) + "[" + p.stateAt() + "] = " + zero +
+             ";\n";
+      s += "        }\n";
+    }
+    s += "        continue;\n";
+    s += "      }\n";
+  }
+  s += "      const int kiln_t = kiln_reverse ? kiln_l - 1 - kiln_step : "
+       "kiln_step;\n";
+  // This step's projection of the thread's batch entry and direction.
+  s += "      const " + p.storage + " *xw = in0 + ((long long)kiln_t * " + B +
+       " + kiln_b) * " + str(p.dirs * p.gates * p.hidden) + " + kiln_d * " +
+       str(p.gates * p.hidden) + ";\n";
+  return s;
+}
+
 /// Fills in `k`'s launch and declaration for `op`'s operands and `outputs`
 /// results; returns the definition up to the point where the slice-0
 /// thread of an active (batch entry, unit) has its dot products of the
@@ -224,7 +340,7 @@ std::string beginRecurrenceKernel(CudaKernel &k, Operation *op,
   for (unsigned i = 0; i < inputs; ++i)
     params += "const " +
               (static_cast<int>(i) == p.lensOperand ? std::string("int")
-                                                     : p.storage) +
+                                                    : p.storage) +
               " *__restrict__ in" + str(i) + ", ";
   for (unsigned i = 0; i < outputs; ++i)
     params += p.storage + " *__restrict__ out" + str(i) +
@@ -248,9 +364,9 @@ std::string beginRecurrenceKernel(CudaKernel &k, Operation *op,
           (p.twoPhase ? "two launches per step of " + str(p.seq) +
                             " and the final states"
                       : "one launch per step of " + str(p.seq)) +
-          (p.lensOperand >= 0 ? ", sequence lengths in operand " +
-                                    str(p.lensOperand)
-                              : ""),
+          (p.lensOperand >= 0
+               ? ", sequence lengths in operand " + str(p.lensOperand)
+               : ""),
       "a block per " + U +
           " units of one direction (grid-stride), a thread per (slice of " +
           str(p.slices) +
@@ -282,8 +398,9 @@ std::string beginRecurrenceKernel(CudaKernel &k, Operation *op,
   if (p.slices > 1)
     s += "  __shared__ float kiln_p[" + str(p.slices * BU * S) +
          "]; // partial sums [slice][batch * " + U + " + unit][gate]\n";
-  s += "  const int kiln_u = threadIdx.x % " + U + ", kiln_b = (threadIdx.x / " +
-       U + ") % " + B + ", kiln_s = threadIdx.x / " + str(BU) +
+  s += "  const int kiln_u = threadIdx.x % " + U +
+       ", kiln_b = (threadIdx.x / " + U + ") % " + B +
+       ", kiln_s = threadIdx.x / " + str(BU) +
        "; // unit, batch entry, slice\n";
   s += "  for (int kiln_w = blockIdx.x; kiln_w < " + str(work) +
        "; kiln_w += gridDim.x) {\n";
@@ -302,92 +419,11 @@ std::string beginRecurrenceKernel(CudaKernel &k, Operation *op,
        ": t - 1) * " +
        str(p.dirs) + " + kiln_d) * " + BH + " + (long long)b * " + H + ";\n";
   s += "    };\n";
-  s += "    __syncthreads(); // the previous work item's reads are done\n";
-  std::string g0 = "0", staged = str(S);
-  if (p.twoPhase) {
-    s += "    // Phase 0 stages R_z and R_r, phase 1 R_h.\n";
-    s += "    const int kiln_g0 = kiln_phase ? 2 : 0, kiln_gates = kiln_phase "
-         "? 1 : 2;\n";
-    g0 = "kiln_g0";
-    staged = "kiln_gates";
-  }
-  s += "    for (int i = threadIdx.x; i < " + staged + " * " +
-       str(p.units * p.hidden) + "; i += blockDim.x) {\n";
-  s += "      const int g = i / " + str(p.units * p.hidden) + ", u = (i / " +
-       H + ") % " + U + ", c = i % " + H + ";\n";
-  s += "      kiln_r[c * " + str(S * p.units) + " + g * " + U +
-       " + u] = (float)in1[((long long)kiln_d * " + str(G * p.hidden) +
-       " + (" + g0 + " + g) * " + H + " + kiln_j0 + u) * " + H + " + c];\n";
-  s += "    }\n";
-  s += "    for (int i = threadIdx.x; i < " + BH + "; i += blockDim.x) {\n";
-  s += "      const int b = i / " + H + ", c = i % " + H + ";\n";
-  std::string active =
-      p.lensOperand >= 0 ? "kiln_step < " + p.len("b") + " ? " : "";
-  std::string inactive = p.lensOperand >= 0 ? " : 0.0f" : "";
-  std::string fromPrev = "(float)kiln_prev(b)[c]";
-  if (p.twoPhase)
-    fromPrev = "(kiln_phase ? (float)out1[kiln_d * " + BH +
-               " + i] : (float)kiln_prev(b)[c])";
-  s += "      kiln_h[b * " + HP + " + c] = " + active + fromPrev + inactive +
-       ";\n";
-  s += "    }\n";
-  s += "    __syncthreads();\n";
+  s += stageRowsAndState(p);
   s += "    const int j = kiln_j0 + kiln_u;\n";
   s += "    const float *hb = kiln_h + kiln_b * " + HP + ";\n";
-  // The dot products of the staged rows of R with the staged state, each
-  // thread over its slice of the hidden dimension.
-  int64_t CS = p.hidden / p.slices;
-  s += "    float a[" + str(S) + "] = {};\n";
-  s += "    if (kiln_s < " + str(p.slices) + ") {\n";
-  s += "      for (int c = kiln_s * " + str(CS) + "; c < (kiln_s + 1) * " +
-       str(CS) + "; ++c) {\n";
-  s += "        const float *rc = kiln_r + c * " + str(S * p.units) +
-       " + kiln_u;\n";
-  s += "        const float hc = hb[c];\n";
-  s += "#pragma unroll\n";
-  s += "        for (int g = 0; g < " + str(S) + "; ++g)\n";
-  s += std::string(p.twoPhase ? "          if (g < kiln_gates)\n  " : "") +
-       "          a[g] += rc[g * " + U + "] * hc;\n";
-  s += "      }\n";
-  s += "    }\n";
-  if (p.slices > 1) {
-    s += "    // The slices' partial sums, added by the slice-0 thread.\n";
-    s += "    if (kiln_s < " + str(p.slices) + ")\n";
-    s += "      for (int g = 0; g < " + str(S) + "; ++g)\n";
-    s += "        kiln_p[(kiln_s * " + str(BU) + " + threadIdx.x % " +
-         str(BU) + ") * " + str(S) + " + g] = a[g];\n";
-    s += "    __syncthreads();\n";
-    s += "    if (kiln_s == 0)\n";
-    s += "      for (int k = 1; k < " + str(p.slices) + "; ++k)\n";
-    s += "        for (int g = 0; g < " + str(S) + "; ++g)\n";
-    s += "          a[g] += kiln_p[(k * " + str(BU) + " + threadIdx.x) * " +
-         str(S) + " + g];\n";
-  }
-  s += "    if (kiln_s == 0) { // the thread of (batch entry, unit)\n";
-  s += "      const int kiln_l = " + p.len("kiln_b") + ";\n";
-  if (p.lensOperand >= 0) {
-    s += "      if (kiln_step >= kiln_l) {\n";
-    s += "        // Past the entry's length: y is zero there.\n";
-    std::string zero = p.storage + "(0.0f)";
-    s += std::string(p.twoPhase ? "        if (kiln_phase == 1)\n  " : "") +
-         "        out0[" + p.yAt("kiln_step") + "] = " + zero + ";\n";
-    if (!p.twoPhase) {
-      s += "        if (kiln_step == 0 && kiln_l == 0) { // an empty "
-           "sequence's final states\n";
-      for (unsigned i = 1; i < outputs; ++i)
-        s += "          out" + str(i) + "[" + p.stateAt() + "] = " + zero +
-             ";\n";
-      s += "        }\n";
-    }
-    s += "        continue;\n";
-    s += "      }\n";
-  }
-  s += "      const int kiln_t = kiln_reverse ? kiln_l - 1 - kiln_step : "
-       "kiln_step;\n";
-  // This step's projection of the thread's batch entry and direction.
-  s += "      const " + p.storage + " *xw = in0 + ((long long)kiln_t * " + B +
-       " + kiln_b) * " + str(p.dirs * G * p.hidden) + " + kiln_d * " +
-       str(G * p.hidden) + ";\n";
+  s += dotProducts(p);
+  s += entryHead(p, outputs);
   return s;
 }
 
@@ -411,9 +447,9 @@ std::optional<CudaKernel> emitCudaGRURecurrenceKernel(Operation *op,
   auto gru = dyn_cast<GRURecurrenceOp>(op);
   if (!gru)
     return std::nullopt;
-  std::optional<RecurrencePlan> p = planRecurrence(
-      op, 3, gru.getHiddenSize(), gru.getDirection(),
-      gru.getClip().convertToDouble(), gru.getSequenceLens());
+  std::optional<RecurrencePlan> p =
+      planRecurrence(op, 3, gru.getHiddenSize(), gru.getDirection(),
+                     gru.getClip().convertToDouble(), gru.getSequenceLens());
   if (!p)
     return std::nullopt;
   if (gru.getLinearBeforeReset() == 0) {
@@ -436,8 +472,8 @@ std::optional<CudaKernel> emitCudaGRURecurrenceKernel(Operation *op,
                     " + j])") +
          ";\n";
     s += "      const float n = tanhf(" +
-         p->clipped("((float)xw[" + H2 + " + j] + r * (a[2] + (float)rb[" +
-                    H2 + " + j]))") +
+         p->clipped("((float)xw[" + H2 + " + j] + r * (a[2] + (float)rb[" + H2 +
+                    " + j]))") +
          ");\n";
     s += "      const float h = (1.0f - z) * n + z * hb[j];\n";
     s += endRecurrenceKernel(*p);
@@ -463,7 +499,8 @@ std::optional<CudaKernel> emitCudaGRURecurrenceKernel(Operation *op,
        p->clipped("((float)xw[" + H2 + " + j] + a[0] + (float)rb[" + H2 +
                   " + j])") +
        ");\n";
-  s += "      const float h = (1.0f - z) * n + z * (float)kiln_prev(kiln_b)[j];\n";
+  s += "      const float h = (1.0f - z) * n + z * "
+       "(float)kiln_prev(kiln_b)[j];\n";
   s += "      out0[" + p->yAt("kiln_t") + "] = " + p->storage + "(h);\n";
   s += "    }\n";
   s += "  }\n}\n";
@@ -476,14 +513,13 @@ std::optional<CudaKernel> emitCudaLSTMRecurrenceKernel(Operation *op,
   auto lstm = dyn_cast<LSTMRecurrenceOp>(op);
   if (!lstm)
     return std::nullopt;
-  std::optional<RecurrencePlan> p = planRecurrence(
-      op, 4, lstm.getHiddenSize(), lstm.getDirection(),
-      lstm.getClip().convertToDouble(), lstm.getSequenceLens());
+  std::optional<RecurrencePlan> p =
+      planRecurrence(op, 4, lstm.getHiddenSize(), lstm.getDirection(),
+                     lstm.getClip().convertToDouble(), lstm.getSequenceLens());
   if (!p || !planUnits(*p))
     return std::nullopt;
   CudaKernel k;
-  std::string s =
-      beginRecurrenceKernel(k, op, name, *p, 3, "LSTM recurrence");
+  std::string s = beginRecurrenceKernel(k, op, name, *p, 3, "LSTM recurrence");
   std::string H = str(p->hidden);
   // Gates i, o, f, c; peepholes i, o, f; the cell state in y_c (out2), the
   // thread's own element.

@@ -205,8 +205,8 @@ struct SplitGRU : public OpRewritePattern<GRUOp> {
     auto recurrence = rewriter.create<GRURecurrenceOp>(
         loc, recurrenceTypes(*p, gru.getY().getType().getElementType(), 1), xw,
         gru.getR(), rb, h0, p->lens, gru.getDirectionAttr(),
-        gru.getHiddenSizeAttr(),
-        gru.getClipAttr(), gru.getLinearBeforeResetAttr());
+        gru.getHiddenSizeAttr(), gru.getClipAttr(),
+        gru.getLinearBeforeResetAttr());
     return replaceWithResults(rewriter, gru, *p, recurrence->getResults());
   }
 };

@@ -5,8 +5,8 @@
 // EfficientNet's SiLU blocks around a depthwise convolution (channels first
 // and last) run through the reference executor before and after
 // kiln-cuda-fuse-depthwise agree, and the pass leaves one
-// kiln.depthwise_conv and only the input SiLU's ops. The CUDA kernel of the op is
-// checked emulated against this reference kernel (CudaOpKernelTest.cpp).
+// kiln.depthwise_conv and only the input SiLU's ops. The CUDA kernel of the op
+// is checked emulated against this reference kernel (CudaOpKernelTest.cpp).
 //
 //===----------------------------------------------------------------------===//
 
@@ -52,8 +52,8 @@ void checkFusion(const char *ir,
   module->walk([&](mlir::Operation *op) {
     llvm::StringRef name = op->getName().getStringRef();
     fused += name == "kiln.depthwise_conv";
-    activations += name == "kiln.sigmoid" || name == "kiln.max" ||
-                   name == "kiln.min";
+    activations +=
+        name == "kiln.sigmoid" || name == "kiln.max" || name == "kiln.min";
   });
   CHECK(fused == 1);
   CHECK(activations == keptActivations);
@@ -69,8 +69,7 @@ void checkFusion(const char *ir,
 
 } // namespace
 
-TEST_CASE("kiln-cuda-fuse-depthwise keeps a ReLU6 block's values",
-          "[passes]") {
+TEST_CASE("kiln-cuda-fuse-depthwise keeps a ReLU6 block's values", "[passes]") {
   checkFusion(R"mlir(
 func.func @main(%e: tensor<2x4x7x7xf32> {kiln.name = "e"},
                 %w: tensor<4x1x3x3xf32> {kiln.name = "w"})

@@ -6,9 +6,9 @@
 // so the split adds transposes), a GRU with linear_before_reset = 0 and a
 // reverse LSTM with short sequences (the lengths go to the recurrence), run
 // through the reference executor before and after kiln-cuda-split-recurrent,
-// and the results agree; the pass leaves no kiln.gru or kiln.lstm. The recurrence kernels themselves are
-// checked emulated against these reference kernels (CudaOpKernelTest.cpp)
-// and on the GPU by the node tests.
+// and the results agree; the pass leaves no kiln.gru or kiln.lstm. The
+// recurrence kernels themselves are checked emulated against these reference
+// kernels (CudaOpKernelTest.cpp) and on the GPU by the node tests.
 //
 //===----------------------------------------------------------------------===//
 
