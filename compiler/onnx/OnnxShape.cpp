@@ -4,7 +4,8 @@
 // compute shapes: Reshape, Flatten, Squeeze/Unsqueeze, Transpose, Concat,
 // Split, Slice, the gathers and scatters, Expand, Tile, Pad, CenterCropPad,
 // Trilu, Shape and Size (folded when the dims are static), Constant,
-// ConstantOfShape, Range, OneHot, EyeLike, DepthToSpace and SpaceToDepth
+// ConstantOfShape, Range, the window functions (HannWindow, HammingWindow,
+// BlackmanWindow), OneHot, EyeLike, DepthToSpace and SpaceToDepth
 // (Resize and Upsample are in OnnxResize.cpp). Older
 // forms whose parameters were attributes (Slice-1, Pad-2, Squeeze-1/11,
 // Unsqueeze-1/11, Split-2/11, Upsample-7) become constant operands.
@@ -442,6 +443,43 @@ LogicalResult mapRange(NodeContext &nc) {
                                               toScalar(nc, nc.input(2))}));
 }
 
+/// HannWindow, HammingWindow and BlackmanWindow (opset 17): `a0 - a1
+/// cos(2 pi n / N) + a2 cos(4 pi n / N)` for n in [0, size), N = size
+/// (periodic) or size - 1 (symmetric), computed in f32 in the order of the
+/// operators' ONNX function bodies, then cast to output_datatype. A size
+/// known only at run time makes the range (and so the window) a
+/// data-dependent shape.
+MappingFn window(double a0, double a1, double a2) {
+  return [=](NodeContext &nc) -> LogicalResult {
+    auto outType = static_cast<int32_t>(nc.attrInt("output_datatype", 1));
+    std::optional<DType> dtype = dtypeFromOnnx(outType);
+    if (!dtype || !isFloatingPoint(*dtype))
+      return nc.fail("output_datatype " + onnxTypeName(outType) +
+                     " is not a float type Kiln supports");
+    mlir::Type f32 = nc.builder().getF32Type();
+    auto scalar = [&](double v) { return nc.constFill(v, f32); };
+    Value size = toScalar(nc, nc.cast(nc.input(0), f32));
+    Value n = nc.attrInt("periodic", 1) != 0
+                  ? size
+                  : nc.op("kiln.sub", {size, scalar(1.0)});
+    Value step = nc.op("kiln.div", {scalar(6.283185307179586), n});
+    Value angle = nc.op(
+        "kiln.mul",
+        {nc.op("kiln.range", {scalar(0.0), size, scalar(1.0)}), step});
+    Value y = nc.op(
+        "kiln.sub",
+        {scalar(a0),
+         nc.op("kiln.mul", {scalar(a1), nc.op("kiln.cos", {angle})})});
+    if (a2 != 0.0)
+      y = nc.op("kiln.add",
+                {y, nc.op("kiln.mul",
+                          {scalar(a2),
+                           nc.op("kiln.cos", {nc.op("kiln.mul",
+                                                    {angle, scalar(2.0)})})})});
+    return nc.setOutput(0, nc.cast(y, toMlirElementType(nc.ctx(), *dtype)));
+  };
+}
+
 LogicalResult mapOneHot(NodeContext &nc) {
   Value indices = nc.input(0);
   int64_t outRank = nc.rankOf(indices) + 1;
@@ -555,6 +593,9 @@ void addShapeMappings(MappingRegistry &r) {
   addMapping(r, "ConstantOfShape", mapConstantOfShape);
   addMapping(r, "Range", mapRange);
   addMapping(r, "OneHot", mapOneHot);
+  addMapping(r, "HannWindow", window(0.5, 0.5, 0.0));
+  addMapping(r, "HammingWindow", window(25.0 / 46.0, 21.0 / 46.0, 0.0));
+  addMapping(r, "BlackmanWindow", window(0.42, 0.5, 0.08));
   addMapping(r, "EyeLike", mapEyeLike);
   addMapping(r, "DepthToSpace", depthSpace(true));
   addMapping(r, "SpaceToDepth", depthSpace(false));
