@@ -2,12 +2,12 @@
 //
 // This file implements the mappings of the ONNX operators that move data or
 // compute shapes: Reshape, Flatten, Squeeze/Unsqueeze, Transpose, Concat,
-// Split, Slice, the gathers and scatters, Expand, Tile, Pad, CenterCropPad,
-// Trilu, Shape and Size (folded when the dims are static), Constant,
-// ConstantOfShape, Range, the window functions (HannWindow, HammingWindow,
-// BlackmanWindow), OneHot, EyeLike, DepthToSpace and SpaceToDepth
-// (Resize and Upsample are in OnnxResize.cpp). Older
-// forms whose parameters were attributes (Slice-1, Pad-2, Squeeze-1/11,
+// Split, Slice, the gathers and scatters, Compress, Expand, Tile, Pad,
+// CenterCropPad, Trilu, Shape and Size (folded when the dims are static),
+// Constant, ConstantOfShape, Range, the window functions (HannWindow,
+// HammingWindow, BlackmanWindow), OneHot, EyeLike, DepthToSpace and
+// SpaceToDepth (Resize and Upsample are in OnnxResize.cpp). Older forms
+// whose parameters were attributes (Slice-1, Pad-2, Squeeze-1/11,
 // Unsqueeze-1/11, Split-2/11, Upsample-7) become constant operands.
 //
 //===----------------------------------------------------------------------===//
@@ -370,6 +370,30 @@ LogicalResult mapNonZero(NodeContext &nc) {
   return nc.setOutput(0, nc.op("kiln.non_zero", {nc.input(0)}));
 }
 
+/// Compress: the slices along `axis` (of the flattened input without one)
+/// whose condition is true, as gather(x, squeeze(nonzero(condition))): a
+/// data-dependent shape. A condition shorter than the axis drops the rest;
+/// a longer one with a true element past the axis is the gather's index
+/// error.
+LogicalResult mapCompress(NodeContext &nc) {
+  Value x = nc.input(0), condition = nc.input(1);
+  if (nc.rankOf(condition) != 1)
+    return nc.fail("'condition' must be 1-D, got rank " +
+                   std::to_string(nc.rankOf(condition)));
+  int64_t axis = 0;
+  if (nc.hasAttr("axis")) {
+    std::optional<int64_t> a = nc.normAxis(nc.attrInt("axis", 0), nc.rankOf(x));
+    if (!a)
+      return mlir::failure();
+    axis = *a;
+  } else {
+    x = nc.reshape(x, {-1});
+  }
+  Value indices = nc.squeeze(nc.op("kiln.non_zero", {condition}), {0});
+  return nc.setOutput(
+      0, nc.op("kiln.gather", {x, indices}, {nc.aInt("axis", axis)}));
+}
+
 /// Reads a TENSOR attribute into a runtime tensor; records errors.
 std::optional<Tensor> tensorAttr(NodeContext &nc,
                                  const onnx::AttributeProto &a) {
@@ -589,6 +613,7 @@ void addShapeMappings(MappingRegistry &r) {
   addMapping(r, "Shape", mapShape);
   addMapping(r, "Size", mapSize);
   addMapping(r, "NonZero", mapNonZero, 9);
+  addMapping(r, "Compress", mapCompress, 9);
   addMapping(r, "Constant", mapConstant);
   addMapping(r, "ConstantOfShape", mapConstantOfShape);
   addMapping(r, "Range", mapRange);
