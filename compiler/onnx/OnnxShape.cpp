@@ -2,11 +2,11 @@
 //
 // This file implements the mappings of the ONNX operators that move data or
 // compute shapes: Reshape, Flatten, Squeeze/Unsqueeze, Transpose, Concat,
-// Split, Slice, the gathers and scatters, Compress, Expand, Tile, Pad,
-// CenterCropPad, Trilu, Shape and Size (folded when the dims are static),
-// Constant, ConstantOfShape, Range, the window functions (HannWindow,
-// HammingWindow, BlackmanWindow), OneHot, EyeLike, DepthToSpace and
-// SpaceToDepth (Resize and Upsample are in OnnxResize.cpp). Older forms
+// Split, Slice, the gathers and scatters, Compress, ReverseSequence, Expand,
+// Tile, Pad, CenterCropPad, Trilu, Shape and Size (folded when the dims are
+// static), Constant, ConstantOfShape, Range, the window functions
+// (HannWindow, HammingWindow, BlackmanWindow), OneHot, EyeLike, DepthToSpace
+// and SpaceToDepth (Resize and Upsample are in OnnxResize.cpp). Older forms
 // whose parameters were attributes (Slice-1, Pad-2, Squeeze-1/11,
 // Unsqueeze-1/11, Split-2/11, Upsample-7) become constant operands.
 //
@@ -487,21 +487,57 @@ MappingFn window(double a0, double a1, double a2) {
                   ? size
                   : nc.op("kiln.sub", {size, scalar(1.0)});
     Value step = nc.op("kiln.div", {scalar(6.283185307179586), n});
-    Value angle = nc.op(
-        "kiln.mul",
-        {nc.op("kiln.range", {scalar(0.0), size, scalar(1.0)}), step});
-    Value y = nc.op(
-        "kiln.sub",
-        {scalar(a0),
-         nc.op("kiln.mul", {scalar(a1), nc.op("kiln.cos", {angle})})});
+    Value angle =
+        nc.op("kiln.mul",
+              {nc.op("kiln.range", {scalar(0.0), size, scalar(1.0)}), step});
+    Value y =
+        nc.op("kiln.sub",
+              {scalar(a0),
+               nc.op("kiln.mul", {scalar(a1), nc.op("kiln.cos", {angle})})});
     if (a2 != 0.0)
       y = nc.op("kiln.add",
                 {y, nc.op("kiln.mul",
                           {scalar(a2),
-                           nc.op("kiln.cos", {nc.op("kiln.mul",
-                                                    {angle, scalar(2.0)})})})});
+                           nc.op("kiln.cos",
+                                 {nc.op("kiln.mul", {angle, scalar(2.0)})})})});
     return nc.setOutput(0, nc.cast(y, toMlirElementType(nc.ctx(), *dtype)));
   };
+}
+
+/// ReverseSequence: along time_axis, the first sequence_lens[b] elements of
+/// each batch entry b reversed, the rest kept, as gather_elements(x, idx)
+/// with idx[t, b] = t < len[b] ? len[b] - 1 - t : t broadcast over the
+/// trailing dims. A length past the time dimension is gather_elements'
+/// index error.
+LogicalResult mapReverseSequence(NodeContext &nc) {
+  Value x = nc.input(0);
+  int64_t rank = nc.rankOf(x);
+  int64_t timeAxis = nc.attrInt("time_axis", 0),
+          batchAxis = nc.attrInt("batch_axis", 1);
+  if (rank < 2)
+    return nc.fail("'input' must have rank >= 2, got " + std::to_string(rank));
+  if (!((timeAxis == 0 && batchAxis == 1) || (timeAxis == 1 && batchAxis == 0)))
+    return nc.fail("time_axis and batch_axis must be 0 and 1 in some order, "
+                   "got " +
+                   std::to_string(timeAxis) + " and " +
+                   std::to_string(batchAxis));
+  Value steps = toScalar(nc, nc.shapeOf(x, timeAxis, timeAxis + 1));
+  Value t = nc.op("kiln.range", {nc.scalarI64(0), steps, nc.scalarI64(1)});
+  Value lens = nc.cast(nc.input(1), i64Type(nc));
+  // The [time, batch] (or [batch, time]) grid of source positions.
+  Value tg = nc.unsqueeze(t, {batchAxis});
+  Value lg = nc.unsqueeze(lens, {timeAxis});
+  Value reversed =
+      nc.op("kiln.sub", {nc.op("kiln.sub", {lg, nc.scalarI64(1)}), tg});
+  Value idx = nc.op("kiln.where", {nc.op("kiln.less", {tg, lg}), reversed, tg});
+  if (rank > 2) {
+    llvm::SmallVector<int64_t> trailing;
+    for (int64_t d = 2; d < rank; ++d)
+      trailing.push_back(d);
+    idx = nc.op("kiln.expand", {nc.unsqueeze(idx, trailing), nc.shapeOf(x)});
+  }
+  return nc.setOutput(
+      0, nc.op("kiln.gather_elements", {x, idx}, {nc.aInt("axis", timeAxis)}));
 }
 
 LogicalResult mapOneHot(NodeContext &nc) {
@@ -614,6 +650,7 @@ void addShapeMappings(MappingRegistry &r) {
   addMapping(r, "Size", mapSize);
   addMapping(r, "NonZero", mapNonZero, 9);
   addMapping(r, "Compress", mapCompress, 9);
+  addMapping(r, "ReverseSequence", mapReverseSequence, 10);
   addMapping(r, "Constant", mapConstant);
   addMapping(r, "ConstantOfShape", mapConstantOfShape);
   addMapping(r, "Range", mapRange);
