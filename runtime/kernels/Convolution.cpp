@@ -16,7 +16,6 @@
 #include "LinalgKernels.h"
 
 #include <algorithm>
-#include <cmath>
 #include <type_traits>
 
 namespace kiln {
@@ -259,41 +258,36 @@ Status convKernel(KernelContext &ctx) {
 }
 
 /// `t` with the depthwise activation `name` (kiln.depthwise_conv's
-/// input_activation / activation) applied to every element, computed in
-/// double and rounded to t's dtype.
+/// input_activation / activation) applied through the reference kernels of
+/// the ops kiln-cuda-fuse-depthwise replaces (relu; max and min; sigmoid
+/// and mul; hard_swish), so the result is theirs exactly.
 Expected<Tensor> applyActivation(const Tensor &t, const std::string &name) {
   if (name == "none")
     return t;
-  auto fn = [&]() -> double (*)(double) {
-    if (name == "relu")
-      return [](double v) { return std::max(v, 0.0); };
-    if (name == "relu6")
-      return [](double v) { return std::min(std::max(v, 0.0), 6.0); };
-    if (name == "silu")
-      return [](double v) { return v / (1.0 + std::exp(-v)); };
-    if (name == "hard_swish")
-      return [](double v) {
-        return v * std::min(std::max(v / 6.0 + 0.5, 0.0), 1.0);
-      };
-    return nullptr;
-  }();
-  KILN_CHECK(fn, "depthwise_conv: unknown activation '", name,
-             "' (expected none, relu, relu6, silu or hard_swish)");
-  Tensor c = t.contiguous();
-  Tensor out = Tensor::empty(c.dtype(), c.shape());
-  visitDType(c.dtype(), [&](auto tag) {
-    using T = decltype(tag);
-    if constexpr (std::is_floating_point_v<T> || std::is_same_v<T, Half> ||
-                  std::is_same_v<T, BFloat16>) {
-      using C = typename ComputeType<T>::type;
-      const T *in = c.data<T>();
-      T *o = out.data<T>();
-      for (int64_t i = 0; i < c.numel(); ++i)
-        o[i] =
-            T(static_cast<C>(fn(static_cast<double>(static_cast<C>(in[i])))));
-    }
-  });
-  return out;
+  const Dispatcher &d = Dispatcher::global();
+  auto call = [&](const char *op, std::vector<Tensor> operands,
+                  Tensor &out) -> Status {
+    std::vector<Tensor> results(1);
+    KILN_RETURN_IF_ERROR(d.call(op, operands, Attributes(), results));
+    out = results[0];
+    return Status::ok();
+  };
+  auto scalar = [&](float v) { return Tensor::scalar(v).to(t.dtype()); };
+  Tensor y;
+  if (name == "relu" || name == "hard_swish") {
+    KILN_RETURN_IF_ERROR(call(name.c_str(), {t}, y));
+  } else if (name == "relu6") {
+    KILN_RETURN_IF_ERROR(call("max", {t, scalar(0.0f)}, y));
+    KILN_RETURN_IF_ERROR(call("min", {y, scalar(6.0f)}, y));
+  } else if (name == "silu") {
+    KILN_RETURN_IF_ERROR(call("sigmoid", {t}, y));
+    KILN_RETURN_IF_ERROR(call("mul", {t, y}, y));
+  } else {
+    return Status::error(strCat(
+        "depthwise_conv: unknown activation '", name,
+        "' (expected none, relu, relu6, silu or hard_swish)"));
+  }
+  return y;
 }
 
 /// kiln.depthwise_conv: the activations around a conv, each rounded to the
