@@ -427,6 +427,9 @@ std::string beginRecurrenceKernel(CudaKernel &k, Operation *op,
   return s;
 }
 
+/// The slice-0 thread's branch, the work loop and the function closed.
+std::string closeRecurrenceKernel() { return "    }\n  }\n}\n"; }
+
 /// The end of a recurrence kernel: the new state h into y at this step (and
 /// y_h at the entry's last step), the batch guard, the work loop and the
 /// function.
@@ -435,9 +438,7 @@ std::string endRecurrenceKernel(const RecurrencePlan &p) {
   s += "      out0[" + p.yAt("kiln_t") + "] = " + p.storage + "(h);\n";
   s += "      if (kiln_step == kiln_l - 1) // y_h\n";
   s += "        out1[" + p.stateAt() + "] = " + p.storage + "(h);\n";
-  s += "    }\n";
-  s += "  }\n}\n";
-  return s;
+  return s + closeRecurrenceKernel();
 }
 
 } // namespace
@@ -463,14 +464,14 @@ std::optional<CudaKernel> emitCudaGRURecurrenceKernel(Operation *op,
   std::string H = str(p->hidden), H2 = str(2 * p->hidden);
   s += "      const " + p->storage + " *rb = in2 + kiln_d * " +
        str(3 * p->hidden) + ";\n";
+  // The update and reset gates, from a[0] and a[1] in both forms.
+  std::string z = p->sigmoid("((float)xw[j] + a[0] + (float)rb[j])");
+  std::string r = p->sigmoid("((float)xw[" + H + " + j] + a[1] + (float)rb[" +
+                             H + " + j])");
   if (!p->twoPhase) {
     // Gates z, r, h; the recurrence bias rb inside the reset gate's product.
-    s += "      const float z = " +
-         p->sigmoid("((float)xw[j] + a[0] + (float)rb[j])") + ";\n";
-    s += "      const float r = " +
-         p->sigmoid("((float)xw[" + H + " + j] + a[1] + (float)rb[" + H +
-                    " + j])") +
-         ";\n";
+    s += "      const float z = " + z + ";\n";
+    s += "      const float r = " + r + ";\n";
     s += "      const float n = tanhf(" +
          p->clipped("((float)xw[" + H2 + " + j] + r * (a[2] + (float)rb[" + H2 +
                     " + j]))") +
@@ -483,12 +484,8 @@ std::optional<CudaKernel> emitCudaGRURecurrenceKernel(Operation *op,
   // linear_before_reset = 0: phase 0 leaves z in y and r ⊙ h_prev in y_h;
   // phase 1 has R_h · (r ⊙ h_prev) in a[0].
   s += "      if (kiln_phase == 0) { // z waits in y, r * h_prev in y_h\n";
-  s += "        const float z = " +
-       p->sigmoid("((float)xw[j] + a[0] + (float)rb[j])") + ";\n";
-  s += "        const float r = " +
-       p->sigmoid("((float)xw[" + H + " + j] + a[1] + (float)rb[" + H +
-                  " + j])") +
-       ";\n";
+  s += "        const float z = " + z + ";\n";
+  s += "        const float r = " + r + ";\n";
   s += "        out0[" + p->yAt("kiln_t") + "] = " + p->storage + "(z);\n";
   s += "        out1[" + p->stateAt() + "] = " + p->storage + "(r * hb[j]);\n";
   s += "        continue;\n";
@@ -502,8 +499,7 @@ std::optional<CudaKernel> emitCudaGRURecurrenceKernel(Operation *op,
   s += "      const float h = (1.0f - z) * n + z * "
        "(float)kiln_prev(kiln_b)[j];\n";
   s += "      out0[" + p->yAt("kiln_t") + "] = " + p->storage + "(h);\n";
-  s += "    }\n";
-  s += "  }\n}\n";
+  s += closeRecurrenceKernel();
   k.definition = s;
   return k;
 }
