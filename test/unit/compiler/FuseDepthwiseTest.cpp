@@ -11,60 +11,26 @@
 //===----------------------------------------------------------------------===//
 
 #include "ReferenceRun.h"
-#include "ir/KilnDialect.h"
-#include "kiln/runtime/TensorCompare.h"
 #include "targets/cuda/CudaTarget.h"
 
-#include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/IR/MLIRContext.h"
-#include "mlir/Parser/Parser.h"
-#include "mlir/Pass/PassManager.h"
-
 #include <catch2/catch.hpp>
-
-#include <random>
 
 using namespace kiln;
 
 namespace {
 
-/// Runs `ir` before and after the pass on random inputs of `shapes` and
-/// compares every output; `keptActivations` of its sigmoid, max and min ops
-/// stay.
+/// Checks that the pass keeps `ir`'s values on random inputs of `shapes`
+/// and leaves one kiln.depthwise_conv and `keptActivations` of its sigmoid,
+/// max and min ops.
 void checkFusion(const char *ir,
                  const std::vector<std::pair<std::string, Shape>> &shapes,
                  int keptActivations) {
   mlir::MLIRContext ctx;
-  ctx.loadDialect<KilnDialect, mlir::func::FuncDialect>();
   mlir::OwningOpRef<mlir::ModuleOp> module =
-      mlir::parseSourceString<mlir::ModuleOp>(ir, &ctx);
-  REQUIRE(module);
-  std::mt19937 rng(7);
-  NamedTensors inputs;
-  for (const auto &[name, shape] : shapes)
-    inputs.push_back({name, test::randomTensor(shape, rng)});
-  NamedTensors before = test::runOnReference(*module, inputs);
-
-  mlir::PassManager pm(&ctx);
-  pm.nest<mlir::func::FuncOp>().addPass(createFuseDepthwisePass());
-  REQUIRE(mlir::succeeded(pm.run(*module)));
-  int fused = 0, activations = 0;
-  module->walk([&](mlir::Operation *op) {
-    llvm::StringRef name = op->getName().getStringRef();
-    fused += name == "kiln.depthwise_conv";
-    activations +=
-        name == "kiln.sigmoid" || name == "kiln.max" || name == "kiln.min";
-  });
-  CHECK(fused == 1);
-  CHECK(activations == keptActivations);
-
-  NamedTensors after = test::runOnReference(*module, inputs);
-  REQUIRE(after.size() == before.size());
-  for (size_t i = 0; i < after.size(); ++i) {
-    Status s = compareTensors(after[i].second, before[i].second, {1e-5, 1e-6});
-    INFO("output " << before[i].first << ": " << s.message());
-    CHECK(s.isOk());
-  }
+      test::checkPassKeepsValues(ctx, ir, shapes, createFuseDepthwisePass(), 7);
+  CHECK(test::countOps(*module, {"kiln.depthwise_conv"}) == 1);
+  CHECK(test::countOps(*module, {"kiln.sigmoid", "kiln.max", "kiln.min"}) ==
+        keptActivations);
 }
 
 } // namespace

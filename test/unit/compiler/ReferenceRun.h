@@ -2,9 +2,11 @@
 //
 // This file declares runOnReference, shared by the compiler tests that check
 // a pass by running the graph before and after it (ChannelsLastTest.cpp,
-// FuseAttentionTest.cpp, SplitRecurrentTest.cpp), and their random inputs: the module's graph function becomes a runtime
-// Program (compiler/ProgramBuilder) run by the reference executor; a failure
-// is a test failure with the message.
+// FuseAttentionTest.cpp, SplitRecurrentTest.cpp, FuseDepthwiseTest.cpp),
+// their random inputs, and checkPassKeepsValues, the whole check for a pass
+// on f32 inputs: the module's graph function becomes a runtime Program
+// (compiler/ProgramBuilder) run by the reference executor; a failure is a
+// test failure with the message.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,10 +14,14 @@
 #define KILN_TEST_UNIT_COMPILER_REFERENCERUN_H
 
 #include "compiler/ProgramBuilder.h"
+#include "ir/KilnDialect.h"
 #include "kiln/runtime/Executor.h"
+#include "kiln/runtime/TensorCompare.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
 
 #include <catch2/catch.hpp>
 
@@ -46,6 +52,47 @@ inline NamedTensors runOnReference(mlir::ModuleOp module,
   INFO((out ? std::string() : out.status().message()));
   REQUIRE(out.isOk());
   return *out;
+}
+
+/// Parses `ir` into `ctx`, runs its graph on random f32 inputs of `shapes`
+/// (seed `seed`) before and after `pass` (on every function), and checks
+/// that every output agrees within {1e-5, 1e-6}; returns the module after
+/// the pass, for the caller's checks of its ops.
+inline mlir::OwningOpRef<mlir::ModuleOp>
+checkPassKeepsValues(mlir::MLIRContext &ctx, const char *ir,
+                     const std::vector<std::pair<std::string, Shape>> &shapes,
+                     std::unique_ptr<mlir::Pass> pass, unsigned seed) {
+  ctx.loadDialect<KilnDialect, mlir::func::FuncDialect>();
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceString<mlir::ModuleOp>(ir, &ctx);
+  REQUIRE(module);
+  std::mt19937 rng(seed);
+  NamedTensors inputs;
+  for (const auto &[name, shape] : shapes)
+    inputs.push_back({name, randomTensor(shape, rng)});
+  NamedTensors before = runOnReference(*module, inputs);
+
+  mlir::PassManager pm(&ctx);
+  pm.nest<mlir::func::FuncOp>().addPass(std::move(pass));
+  REQUIRE(mlir::succeeded(pm.run(*module)));
+  NamedTensors after = runOnReference(*module, inputs);
+  REQUIRE(after.size() == before.size());
+  for (size_t i = 0; i < after.size(); ++i) {
+    Status s = compareTensors(after[i].second, before[i].second, {1e-5, 1e-6});
+    INFO("output " << before[i].first << ": " << s.message());
+    CHECK(s.isOk());
+  }
+  return module;
+}
+
+/// The number of ops under `module` whose name is one of `names`.
+inline int countOps(mlir::ModuleOp module,
+                    std::initializer_list<llvm::StringRef> names) {
+  int n = 0;
+  module->walk([&](mlir::Operation *op) {
+    n += llvm::is_contained(names, op->getName().getStringRef());
+  });
+  return n;
 }
 
 } // namespace test

@@ -13,57 +13,24 @@
 //===----------------------------------------------------------------------===//
 
 #include "ReferenceRun.h"
-#include "ir/KilnDialect.h"
-#include "kiln/runtime/TensorCompare.h"
 #include "targets/cuda/CudaTarget.h"
 
-#include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/IR/MLIRContext.h"
-#include "mlir/Parser/Parser.h"
-#include "mlir/Pass/PassManager.h"
-
 #include <catch2/catch.hpp>
-
-#include <random>
 
 using namespace kiln;
 
 namespace {
 
-/// Runs `ir` before and after the split on random inputs of `shapes` and
-/// compares every output.
+/// Checks that the split keeps `ir`'s values on random inputs of `shapes`
+/// and leaves one recurrence op and no kiln.gru or kiln.lstm.
 void checkSplit(const char *ir,
                 const std::vector<std::pair<std::string, Shape>> &shapes) {
   mlir::MLIRContext ctx;
-  ctx.loadDialect<KilnDialect, mlir::func::FuncDialect>();
-  mlir::OwningOpRef<mlir::ModuleOp> module =
-      mlir::parseSourceString<mlir::ModuleOp>(ir, &ctx);
-  REQUIRE(module);
-  std::mt19937 rng(5);
-  NamedTensors inputs;
-  for (const auto &[name, shape] : shapes)
-    inputs.push_back({name, test::randomTensor(shape, rng)});
-  NamedTensors before = test::runOnReference(*module, inputs);
-
-  mlir::PassManager pm(&ctx);
-  pm.nest<mlir::func::FuncOp>().addPass(createSplitRecurrentPass());
-  REQUIRE(mlir::succeeded(pm.run(*module)));
-  int kept = 0, recurrences = 0;
-  module->walk([&](mlir::Operation *op) {
-    llvm::StringRef name = op->getName().getStringRef();
-    kept += name == "kiln.gru" || name == "kiln.lstm";
-    recurrences += name.ends_with("_recurrence");
-  });
-  CHECK(kept == 0);
-  CHECK(recurrences == 1);
-
-  NamedTensors after = test::runOnReference(*module, inputs);
-  REQUIRE(after.size() == before.size());
-  for (size_t i = 0; i < after.size(); ++i) {
-    Status s = compareTensors(after[i].second, before[i].second, {1e-5, 1e-6});
-    INFO("output " << before[i].first << ": " << s.message());
-    CHECK(s.isOk());
-  }
+  mlir::OwningOpRef<mlir::ModuleOp> module = test::checkPassKeepsValues(
+      ctx, ir, shapes, createSplitRecurrentPass(), 5);
+  CHECK(test::countOps(*module, {"kiln.gru", "kiln.lstm"}) == 0);
+  CHECK(test::countOps(*module,
+                       {"kiln.gru_recurrence", "kiln.lstm_recurrence"}) == 1);
 }
 
 } // namespace
