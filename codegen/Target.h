@@ -180,6 +180,10 @@ public:
   /// passes and before fusion (the CUDA target's kiln-channels-last).
   /// Default: none.
   virtual void addLayoutPasses(mlir::OpPassManager &pm) const {}
+  /// Adds the target's passes that prepare its own kernels' ops for fusion,
+  /// run once the layout passes' transposes are cleaned up, right before
+  /// kiln-fuse (the CUDA target's kiln-cuda-fuse-depthwise). Default: none.
+  virtual void addPreFusionPasses(mlir::OpPassManager &pm) const {}
   /// Adds the target's lowering passes, run on each fused graph.
   virtual void addLoweringPasses(mlir::OpPassManager &pm) const = 0;
   /// The code of one lowered graph.

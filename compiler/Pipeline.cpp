@@ -139,6 +139,9 @@ LogicalResult runGraphPasses(ModuleOp module, PipelineStage stage,
     // 7c. Reductions the new layout made strided (a channels-last global
     //     average pool: a column sum of H·W rows per channel) in two stages.
     pm.addPass(createSplitReductionsPass());
+    // 7d. The target's own kernels take their neighbours (CUDA: the
+    //     activations around a depthwise convolution).
+    target->addPreFusionPasses(pm);
   }
   if (stage == PipelineStage::Fused) {
     // 8. Group elementwise ops, reductions and views into kiln.fusion

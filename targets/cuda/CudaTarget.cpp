@@ -237,13 +237,12 @@ public:
     // Convolutions channels last; KILN_CUDA_CHANNELS_LAST=0 keeps NCHW.
     if (!envIsZero("KILN_CUDA_CHANNELS_LAST"))
       pm.addPass(createChannelsLastPass());
-    // The activations around a depthwise convolution into its kernel, once
-    // the layout's transposes between them are gone;
+  }
+  void addPreFusionPasses(OpPassManager &pm) const override {
+    // The activations around a depthwise convolution into its kernel;
     // KILN_CUDA_DEPTHWISE_FUSION=0 at compile time keeps them apart.
-    if (!envIsZero("KILN_CUDA_DEPTHWISE_FUSION")) {
-      pm.addPass(createLayoutCleanupPass());
+    if (!envIsZero("KILN_CUDA_DEPTHWISE_FUSION"))
       pm.addPass(createFuseDepthwisePass());
-    }
   }
   /// True when the environment sets `name` to 0 (a comparison switch read at
   /// compile time).

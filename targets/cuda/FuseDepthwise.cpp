@@ -1,7 +1,8 @@
 //===- FuseDepthwise.cpp - Activations into depthwise convolutions --------===//
 //
-// This file implements `kiln-cuda-fuse-depthwise`, a layout pass of the CUDA
-// target (Target::addLayoutPasses, before fusion): a depthwise kiln.conv
+// This file implements `kiln-cuda-fuse-depthwise`, the CUDA target's
+// pre-fusion pass (Target::addPreFusionPasses: after the layout passes and
+// their cleanup, right before kiln-fuse): a depthwise kiln.conv
 // that the CUDA target runs as its own kernel (CudaDepthwiseConvKernel.cpp)
 // takes the activation that produces its input and the one that consumes
 // its result into one kiln.depthwise_conv,
