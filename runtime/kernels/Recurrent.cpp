@@ -205,6 +205,59 @@ void lstmStep(double *gates, const double *R, const double *P, bool inputForget,
   }
 }
 
+/// Stores y (dims.yShape()) and the final states (dims.stateShape()) into
+/// the result slots the op has, in the input's dtype.
+void storeResults(KernelContext &ctx, const RnnDims &dims,
+                  std::initializer_list<const std::vector<double> *> results) {
+  DType dt = ctx.input(0).dtype();
+  size_t i = 0;
+  for (const std::vector<double> *v : results) {
+    if (i < ctx.outputs.size())
+      ctx.outputs[i] =
+          fromDoubles(*v, dt, i == 0 ? dims.yShape() : dims.stateShape());
+    ++i;
+  }
+}
+
+/// The LSTM's steps of every direction and batch entry (a reverse
+/// direction from each entry's last valid step): `project(d, t, b, gates)`
+/// sets the 4H gates (i, o, f, c) to the step's W x + Wb + Rb; `r` [D, 4H,
+/// H], `peep` [D, 3H], `h0` and `c0` the initial states. Stores y (zero past
+/// a length), y_h and y_c (zero for an empty sequence, as in onnxruntime).
+template <typename Project>
+void runLstm(const RnnDims &dims, bool inputForget,
+             const std::vector<double> &r, const std::vector<double> &peep,
+             const std::vector<double> &h0, const std::vector<double> &c0,
+             Project project, KernelContext &ctx) {
+  const int64_t H = dims.hidden;
+  std::vector<double> y(static_cast<size_t>(numElements(dims.yShape())), 0.0);
+  std::vector<double> yh(static_cast<size_t>(numElements(dims.stateShape())));
+  std::vector<double> yc(yh.size()), gates(4 * H), h(H), c(H);
+  for (int64_t d = 0; d < dims.numDir; ++d) {
+    bool reverse = dims.reverseOnly || d == 1;
+    const double *R = r.data() + d * 4 * H * H, *P = peep.data() + d * 3 * H;
+    for (int64_t b = 0; b < dims.batch; ++b) {
+      int64_t s0 = dims.stateIndex(d, b);
+      std::copy(h0.begin() + s0, h0.begin() + s0 + H, h.begin());
+      std::copy(c0.begin() + s0, c0.begin() + s0 + H, c.begin());
+      int64_t len = dims.lens[b];
+      for (int64_t step = 0; step < len; ++step) {
+        int64_t t = reverse ? len - 1 - step : step;
+        project(d, t, b, gates.data());
+        lstmStep(gates.data(), R, P, inputForget, dims, H, h, c);
+        std::copy(h.begin(), h.end(), y.begin() + dims.yIndex(t, d, b));
+      }
+      if (len == 0) {
+        std::fill(h.begin(), h.end(), 0.0);
+        std::fill(c.begin(), c.end(), 0.0);
+      }
+      std::copy(h.begin(), h.end(), yh.begin() + s0);
+      std::copy(c.begin(), c.end(), yc.begin() + s0);
+    }
+  }
+  storeResults(ctx, dims, {&y, &yh, &yc});
+}
+
 Status lstmKernel(KernelContext &ctx) {
   KILN_CHECK(ctx.numInputs() == 8, "lstm: expected 8 operands (x, w, r, b, ",
              "sequence_lens, initial_h, initial_c, p), got ", ctx.numInputs());
@@ -225,47 +278,16 @@ Status lstmKernel(KernelContext &ctx) {
                       h0 = toDoubles(ctx.input(5)),
                       c0 = toDoubles(ctx.input(6)),
                       peep = toDoubles(ctx.input(7));
-  std::vector<double> y(static_cast<size_t>(numElements(dims.yShape())), 0.0);
-  std::vector<double> yh(static_cast<size_t>(numElements(dims.stateShape())));
-  std::vector<double> yc(yh.size());
-  std::vector<double> gates(4 * H), h(H), c(H);
-
-  for (int64_t d = 0; d < dims.numDir; ++d) {
-    bool reverse = dims.reverseOnly || d == 1;
-    const double *W = w.data() + d * 4 * H * I;
-    const double *R = r.data() + d * 4 * H * H;
-    const double *Wb = bias.data() + d * 8 * H;
-    const double *Rb = Wb + 4 * H;
-    const double *P = peep.data() + d * 3 * H;
-    for (int64_t b = 0; b < dims.batch; ++b) {
-      int64_t s0 = dims.stateIndex(d, b);
-      std::copy(h0.begin() + s0, h0.begin() + s0 + H, h.begin());
-      std::copy(c0.begin() + s0, c0.begin() + s0 + H, c.begin());
-      int64_t len = dims.lens[b];
-      for (int64_t step = 0; step < len; ++step) {
-        int64_t t = reverse ? len - 1 - step : step;
+  runLstm(
+      dims, inputForget, r, peep, h0, c0,
+      [&](int64_t d, int64_t t, int64_t b, double *gates) {
+        const double *Wb = bias.data() + d * 8 * H, *Rb = Wb + 4 * H;
         for (int64_t j = 0; j < 4 * H; ++j)
           gates[j] = Wb[j] + Rb[j];
-        matVecAdd(W, x.data() + dims.xIndex(t, b), 4 * H, I, gates.data());
-        lstmStep(gates.data(), R, P, inputForget, dims, H, h, c);
-        std::copy(h.begin(), h.end(), y.begin() + dims.yIndex(t, d, b));
-      }
-      // An entry of length 0 has no valid step: its final state is zero
-      // (as in onnxruntime).
-      if (len == 0) {
-        std::fill(h.begin(), h.end(), 0.0);
-        std::fill(c.begin(), c.end(), 0.0);
-      }
-      std::copy(h.begin(), h.end(), yh.begin() + s0);
-      std::copy(c.begin(), c.end(), yc.begin() + s0);
-    }
-  }
-  DType dt = ctx.input(0).dtype();
-  ctx.outputs[0] = fromDoubles(y, dt, dims.yShape());
-  if (ctx.outputs.size() > 1)
-    ctx.outputs[1] = fromDoubles(yh, dt, dims.stateShape());
-  if (ctx.outputs.size() > 2)
-    ctx.outputs[2] = fromDoubles(yc, dt, dims.stateShape());
+        matVecAdd(w.data() + d * 4 * H * I, x.data() + dims.xIndex(t, b), 4 * H,
+                  I, gates);
+      },
+      ctx);
   return Status::ok();
 }
 
@@ -305,6 +327,40 @@ void gruStep(const double *xw, const double *R, const double *Rb,
   h = hNew;
 }
 
+/// The GRU's steps of every direction and batch entry, as runLstm:
+/// `project(d, t, b, xw)` sets the 3H values (z, r, h) to the step's W x +
+/// Wb, `recurrenceBias(d)` is the direction's Rb (3H); `r` [D, 3H, H] and
+/// `h0` the initial state. Stores y and y_h.
+template <typename Bias, typename Project>
+void runGru(const RnnDims &dims, bool linearBeforeReset,
+            const std::vector<double> &r, const std::vector<double> &h0,
+            Bias recurrenceBias, Project project, KernelContext &ctx) {
+  const int64_t H = dims.hidden;
+  std::vector<double> y(static_cast<size_t>(numElements(dims.yShape())), 0.0);
+  std::vector<double> yh(static_cast<size_t>(numElements(dims.stateShape())));
+  std::vector<double> xw(3 * H), hr(3 * H), z(H), rg(H), h(H), hNew(H);
+  for (int64_t d = 0; d < dims.numDir; ++d) {
+    bool reverse = dims.reverseOnly || d == 1;
+    const double *R = r.data() + d * 3 * H * H, *Rb = recurrenceBias(d);
+    for (int64_t b = 0; b < dims.batch; ++b) {
+      int64_t s0 = dims.stateIndex(d, b);
+      std::copy(h0.begin() + s0, h0.begin() + s0 + H, h.begin());
+      int64_t len = dims.lens[b];
+      for (int64_t step = 0; step < len; ++step) {
+        int64_t t = reverse ? len - 1 - step : step;
+        project(d, t, b, xw.data());
+        gruStep(xw.data(), R, Rb, linearBeforeReset, dims, H, h, hr, z, rg,
+                hNew);
+        std::copy(h.begin(), h.end(), y.begin() + dims.yIndex(t, d, b));
+      }
+      if (len == 0)
+        std::fill(h.begin(), h.end(), 0.0);
+      std::copy(h.begin(), h.end(), yh.begin() + s0);
+    }
+  }
+  storeResults(ctx, dims, {&y, &yh});
+}
+
 Status gruKernel(KernelContext &ctx) {
   KILN_CHECK(ctx.numInputs() == 6, "gru: expected 6 operands (x, w, r, b, ",
              "sequence_lens, initial_h), got ", ctx.numInputs());
@@ -319,39 +375,16 @@ Status gruKernel(KernelContext &ctx) {
                       r = toDoubles(ctx.input(2)),
                       bias = toDoubles(ctx.input(3)),
                       h0 = toDoubles(ctx.input(5));
-  std::vector<double> y(static_cast<size_t>(numElements(dims.yShape())), 0.0);
-  std::vector<double> yh(static_cast<size_t>(numElements(dims.stateShape())));
-  std::vector<double> xw(3 * H), hr(3 * H), z(H), rg(H), h(H), hNew(H);
-
-  for (int64_t d = 0; d < dims.numDir; ++d) {
-    bool reverse = dims.reverseOnly || d == 1;
-    const double *W = w.data() + d * 3 * H * I;
-    const double *R = r.data() + d * 3 * H * H;
-    const double *Wb = bias.data() + d * 6 * H;
-    const double *Rb = Wb + 3 * H;
-    for (int64_t b = 0; b < dims.batch; ++b) {
-      int64_t s0 = dims.stateIndex(d, b);
-      std::copy(h0.begin() + s0, h0.begin() + s0 + H, h.begin());
-      int64_t len = dims.lens[b];
-      for (int64_t step = 0; step < len; ++step) {
-        int64_t t = reverse ? len - 1 - step : step;
-        // xw = W x + Wb (z, r, h), then the step.
-        for (int64_t j = 0; j < 3 * H; ++j)
-          xw[j] = Wb[j];
-        matVecAdd(W, x.data() + dims.xIndex(t, b), 3 * H, I, xw.data());
-        gruStep(xw.data(), R, Rb, linearBeforeReset, dims, H, h, hr, z, rg,
-                hNew);
-        std::copy(h.begin(), h.end(), y.begin() + dims.yIndex(t, d, b));
-      }
-      if (len == 0)
-        std::fill(h.begin(), h.end(), 0.0);
-      std::copy(h.begin(), h.end(), yh.begin() + s0);
-    }
-  }
-  DType dt = ctx.input(0).dtype();
-  ctx.outputs[0] = fromDoubles(y, dt, dims.yShape());
-  if (ctx.outputs.size() > 1)
-    ctx.outputs[1] = fromDoubles(yh, dt, dims.stateShape());
+  runGru(
+      dims, linearBeforeReset, r, h0,
+      [&](int64_t d) { return bias.data() + d * 6 * H + 3 * H; },
+      [&](int64_t d, int64_t t, int64_t b, double *xw) {
+        const double *Wb = bias.data() + d * 6 * H;
+        std::copy(Wb, Wb + 3 * H, xw);
+        matVecAdd(w.data() + d * 3 * H * I, x.data() + dims.xIndex(t, b), 3 * H,
+                  I, xw);
+      },
+      ctx);
   return Status::ok();
 }
 
@@ -411,31 +444,14 @@ Status gruRecurrenceKernel(KernelContext &ctx) {
   std::vector<double> xw = toDoubles(ctx.input(0)), r = toDoubles(ctx.input(1)),
                       rb = toDoubles(ctx.input(2)),
                       h0 = toDoubles(ctx.input(3));
-  std::vector<double> y(static_cast<size_t>(numElements(dims.yShape())), 0.0);
-  std::vector<double> yh(static_cast<size_t>(numElements(dims.stateShape())));
-  std::vector<double> hr(3 * H), z(H), rg(H), h(H), hNew(H);
-  for (int64_t d = 0; d < D; ++d) {
-    bool reverse = dims.reverseOnly || d == 1;
-    const double *R = r.data() + d * 3 * H * H, *Rb = rb.data() + d * 3 * H;
-    for (int64_t b = 0; b < dims.batch; ++b) {
-      int64_t s0 = dims.stateIndex(d, b);
-      std::copy(h0.begin() + s0, h0.begin() + s0 + H, h.begin());
-      int64_t len = dims.lens[b];
-      for (int64_t step = 0; step < len; ++step) {
-        int64_t t = reverse ? len - 1 - step : step;
-        const double *xwt = xw.data() + ((t * dims.batch + b) * D + d) * 3 * H;
-        gruStep(xwt, R, Rb, linearBeforeReset, dims, H, h, hr, z, rg, hNew);
-        std::copy(h.begin(), h.end(), y.begin() + dims.yIndex(t, d, b));
-      }
-      if (len == 0)
-        std::fill(h.begin(), h.end(), 0.0);
-      std::copy(h.begin(), h.end(), yh.begin() + s0);
-    }
-  }
-  DType dt = ctx.input(0).dtype();
-  ctx.outputs[0] = fromDoubles(y, dt, dims.yShape());
-  if (ctx.outputs.size() > 1)
-    ctx.outputs[1] = fromDoubles(yh, dt, dims.stateShape());
+  runGru(
+      dims, linearBeforeReset, r, h0,
+      [&](int64_t d) { return rb.data() + d * 3 * H; },
+      [&](int64_t d, int64_t t, int64_t b, double *step) {
+        const double *at = xw.data() + ((t * dims.batch + b) * D + d) * 3 * H;
+        std::copy(at, at + 3 * H, step);
+      },
+      ctx);
   return Status::ok();
 }
 
@@ -464,38 +480,13 @@ Status lstmRecurrenceKernel(KernelContext &ctx) {
                       peep = toDoubles(ctx.input(2)),
                       h0 = toDoubles(ctx.input(3)),
                       c0 = toDoubles(ctx.input(4));
-  std::vector<double> y(static_cast<size_t>(numElements(dims.yShape())), 0.0);
-  std::vector<double> yh(static_cast<size_t>(numElements(dims.stateShape())));
-  std::vector<double> yc(yh.size()), gates(4 * H), h(H), c(H);
-  for (int64_t d = 0; d < D; ++d) {
-    bool reverse = dims.reverseOnly || d == 1;
-    const double *R = r.data() + d * 4 * H * H, *P = peep.data() + d * 3 * H;
-    for (int64_t b = 0; b < dims.batch; ++b) {
-      int64_t s0 = dims.stateIndex(d, b);
-      std::copy(h0.begin() + s0, h0.begin() + s0 + H, h.begin());
-      std::copy(c0.begin() + s0, c0.begin() + s0 + H, c.begin());
-      int64_t len = dims.lens[b];
-      for (int64_t step = 0; step < len; ++step) {
-        int64_t t = reverse ? len - 1 - step : step;
-        const double *xwt = xw.data() + ((t * dims.batch + b) * D + d) * 4 * H;
-        std::copy(xwt, xwt + 4 * H, gates.begin());
-        lstmStep(gates.data(), R, P, inputForget, dims, H, h, c);
-        std::copy(h.begin(), h.end(), y.begin() + dims.yIndex(t, d, b));
-      }
-      if (len == 0) {
-        std::fill(h.begin(), h.end(), 0.0);
-        std::fill(c.begin(), c.end(), 0.0);
-      }
-      std::copy(h.begin(), h.end(), yh.begin() + s0);
-      std::copy(c.begin(), c.end(), yc.begin() + s0);
-    }
-  }
-  DType dt = ctx.input(0).dtype();
-  ctx.outputs[0] = fromDoubles(y, dt, dims.yShape());
-  if (ctx.outputs.size() > 1)
-    ctx.outputs[1] = fromDoubles(yh, dt, dims.stateShape());
-  if (ctx.outputs.size() > 2)
-    ctx.outputs[2] = fromDoubles(yc, dt, dims.stateShape());
+  runLstm(
+      dims, inputForget, r, peep, h0, c0,
+      [&](int64_t d, int64_t t, int64_t b, double *gates) {
+        const double *at = xw.data() + ((t * dims.batch + b) * D + d) * 4 * H;
+        std::copy(at, at + 4 * H, gates);
+      },
+      ctx);
   return Status::ok();
 }
 
