@@ -275,7 +275,17 @@ NodeContext::ops(llvm::StringRef name, mlir::ValueRange operands,
     return {};
   for (Value v : operands)
     if (!v) {
-      setError(("internal error: missing operand of " + name).str());
+      // Most often an absent input the operator requires (a hand-made or
+      // damaged model); say which inputs the node has.
+      std::string present;
+      for (int i = 0; i < node_.input_size(); ++i)
+        if (!node_.input(i).empty())
+          present += (present.empty() ? "" : ", ") + std::to_string(i) +
+                     " ('" + node_.input(i) + "')";
+      setError(strCat("a required input is missing (", name.str(),
+                      " has no operand for it); the node's inputs are ",
+                      present.empty() ? std::string("none") : present,
+                      ": check the model against the operator's definition"));
       return {};
     }
   state_.diagnostics.clear();
