@@ -53,6 +53,7 @@ void registerTargetPasses() {
   mlir::registerPass(createFuseAttentionPass);
   mlir::registerPass(createSplitRecurrentPass);
   mlir::registerPass(createFuseDepthwisePass);
+  mlir::registerPass(createConvTransposeAsMatmulPass);
 }
 
 } // namespace kiln

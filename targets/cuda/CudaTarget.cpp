@@ -237,6 +237,12 @@ public:
     // Convolutions channels last; KILN_CUDA_CHANNELS_LAST=0 keeps NCHW.
     if (!envIsZero("KILN_CUDA_CHANNELS_LAST"))
       pm.addPass(createChannelsLastPass());
+    // Up-sampling ConvTransposes (stride = kernel) as a GEMM and a shuffle,
+    // reading a channels-last input as it is (after kiln-cuda-channels-last,
+    // whose transposes the cleanup then cancels);
+    // KILN_CUDA_CONV_TRANSPOSE_GEMM=0 at compile time keeps the direct kernel.
+    if (!envIsZero("KILN_CUDA_CONV_TRANSPOSE_GEMM"))
+      pm.addPass(createConvTransposeAsMatmulPass());
   }
   void addPreFusionPasses(OpPassManager &pm) const override {
     // The activations around a depthwise convolution into its kernel;

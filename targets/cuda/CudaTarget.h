@@ -34,6 +34,9 @@ std::unique_ptr<mlir::Pass> createSplitRecurrentPass();
 /// kiln-cuda-fuse-depthwise (FuseDepthwise.cpp): the activations around a
 /// depthwise convolution into one kiln.depthwise_conv.
 std::unique_ptr<mlir::Pass> createFuseDepthwisePass();
+/// kiln-cuda-conv-transpose-as-matmul (ConvTransposeAsMatmul.cpp): an
+/// up-sampling kiln.conv_transpose (stride = kernel) as a GEMM and a shuffle.
+std::unique_ptr<mlir::Pass> createConvTransposeAsMatmulPass();
 
 namespace cudawrapper {
 
