@@ -1,4 +1,5 @@
-//===- CudaAttentionKernel.cpp - Flash attention kernels -------------------===//
+//===- CudaAttentionKernel.cpp - Flash attention kernels
+//-------------------===//
 //
 // This file implements the CUDA kernel of a top-level kiln.attention or
 // kiln.packed_attention (formed by kiln-cuda-attention, FuseAttention.cpp):
@@ -19,20 +20,22 @@
 //         from the S accumulators as the A operand;
 //   end   O / sum, rounded once, stored.
 //
-// Requirements (the pass checks them too): f16/bf16, static shapes,
+// f32 operands get the CUDA-core kernel of CudaAttentionF32Kernel.cpp
+// instead (D up to 64). Requirements (the pass checks them too): f16/bf16
+// (or f32), static shapes,
 // Tq = Tk = T (any: ViT's 197), D = Dv a multiple of 16 up to 128; q, k, v
 // and the result contiguous [B, H, T, D], or, for kiln.packed_attention,
 // q, k and v the heads of one [B, T, 3 * H * D] tensor and the result
-// [B, T, H, D] (only the row strides and the first elements differ). The scores are f32 (not rounded
-// to the input type, unlike the written-out ops' first matmul), the
-// probabilities are rounded to the input type for the second MMA, as
-// PyTorch's flash attention does.
+// [B, T, H, D] (only the row strides and the first elements differ). The scores
+// are f32 (not rounded to the input type, unlike the written-out ops' first
+// matmul), the probabilities are rounded to the input type for the second MMA,
+// as PyTorch's flash attention does.
 //
 //===----------------------------------------------------------------------===//
 
+#include "targets/cuda/CudaAttentionKernel.h"
 #include "codegen/MemoryPlanner.h"
 #include "ir/KilnOps.h"
-#include "targets/cuda/CudaKernel.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 
@@ -73,15 +76,23 @@ std::optional<CudaKernel> emitCudaAttentionKernel(Operation *op,
     b = qt.getDimSize(0), h = qt.getDimSize(1), t = qt.getDimSize(2),
     d = qt.getDimSize(3);
   }
-  if (!e.isBF16() && !e.isF16())
+  bool f32 = e.isF32();
+  if ((!e.isBF16() && !e.isF16() && !f32) ||
+      (f32 && d > kMaxF32AttentionHeadDim))
     return std::nullopt;
   if (t < 1 || t > (int64_t(1) << 30) || d % 16 != 0 || d == 0 || d > 128 ||
       b * h == 0 || b * h > 65535)
     return std::nullopt;
-  bool causal =
-      (packed ? packedOp.getCausal() : attention.getCausal()) != 0;
+  bool causal = (packed ? packedOp.getCausal() : attention.getCausal()) != 0;
   float scale =
       (packed ? packedOp.getScale() : attention.getScale()).convertToFloat();
+  if (f32) {
+    CudaKernel k;
+    k.name = name.str();
+    k.sourceNodes = sourceNodeNames(op);
+    return emitCudaAttentionF32Kernel(
+        AttentionGeometry{b, h, t, d, packed, causal, scale}, std::move(k));
+  }
   bool bf16 = e.isBF16();
   std::string storage = bf16 ? "kiln_bf16" : "kiln_f16";
   std::string mmaType = bf16 ? "bf16" : "f16";

@@ -19,9 +19,10 @@
 // Every intermediate value must have no other user (x and e exactly their
 // two), so a training graph's forward, which saves the probabilities for the
 // backward pass, keeps its ops. What the kernel takes, and so what the pass
-// matches: f16/bf16, static shapes, Tq = Tk (any length), D a multiple of
-// 16 up to 128. Other attention (f32, other masks, other shapes) keeps its
-// ops and runs as before. kiln-layout-cleanup after it merges the new
+// matches: f16/bf16 with D a multiple of 16 up to 128, or f32 (the CUDA-core
+// kernel, CudaAttentionF32Kernel.cpp) with D up to 64; static shapes, Tq = Tk
+// (any length). Other attention (other masks, other shapes) keeps its ops
+// and runs as before. kiln-layout-cleanup after it merges the new
 // transpose of kT with the one that made it.
 //
 // A second pattern packs an attention whose q, k and v are the heads of
@@ -37,6 +38,7 @@
 #include "ir/KilnDialect.h"
 #include "ir/KilnOps.h"
 #include "passes/PassDetail.h"
+#include "targets/cuda/CudaAttentionKernel.h"
 #include "targets/cuda/CudaTarget.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -129,10 +131,11 @@ struct FormAttention : public OpRewritePattern<MatMulOp> {
         vt.getRank() != 4 || !vt.hasStaticShape())
       return failure();
     Type dtype = ot.getElementType();
-    if (!dtype.isBF16() && !dtype.isF16())
+    if (!dtype.isBF16() && !dtype.isF16() && !dtype.isF32())
       return failure();
     int64_t t = ot.getDimSize(2), d = ot.getDimSize(3);
-    if (d % 16 != 0 || d > 128 || vt.getDimSize(2) != t)
+    if (d % 16 != 0 || d > (dtype.isF32() ? kMaxF32AttentionHeadDim : 128) ||
+        vt.getDimSize(2) != t)
       return failure();
 
     // The probabilities: div(e, reduce_sum(e)), e = exp(x - reduce_max(x)).
@@ -199,7 +202,8 @@ struct FormAttention : public OpRewritePattern<MatMulOp> {
     // scaled_dot_product_attention multiplies each by sqrt(scale)).
     for (Value *operand : {&q, &kT})
       if (auto mul = defOnly<MulOp>(*operand))
-        if (std::optional<std::pair<Value, double>> factor = scalarFactor(mul)) {
+        if (std::optional<std::pair<Value, double>> factor =
+                scalarFactor(mul)) {
           *operand = factor->first;
           scale *= factor->second;
         }
@@ -291,7 +295,8 @@ Value packedSource(Value operand, int64_t part,
       xt.getDimSize(0) != st.getDimSize(0) ||
       xt.getDimSize(1) != st.getDimSize(1) || xt.getDimSize(2) != 3 * c)
     return nullptr;
-  std::optional<SmallVector<int64_t>> starts = getConstantInts(slice.getStarts()),
+  std::optional<SmallVector<int64_t>> starts =
+                                          getConstantInts(slice.getStarts()),
                                       ends = getConstantInts(slice.getEnds()),
                                       axes = getConstantInts(slice.getAxes()),
                                       steps = getConstantInts(slice.getSteps());

@@ -3,8 +3,9 @@
 
 Each case is an ONNX graph that computes attention the way exporters write
 it (Transpose, MatMul, Mul by the scale, an optional causal Where with -inf,
-Softmax, MatMul) over f16 inputs q, k, v of [B, H, T, D], or, for the packed
-cases, over one f16 input qkv of [B, T, 3 * H * D] split, reshaped into heads
+Softmax, MatMul) over f16 (or f32: the CUDA-core kernel) inputs q, k, v of
+[B, H, T, D], or, for the packed cases, over one input qkv of [B, T, 3 * H * D]
+split, reshaped into heads
 and transposed the way GPT-2 writes it, the result transposed back and
 reshaped to [B, T, H * D]; plus one set of random inputs. scripts/gpu/pack.sh
 compiles each for --target cuda (where kiln-cuda-attention makes it one
@@ -18,7 +19,7 @@ The exact result (float64 from the same f16 inputs) goes to
 executor's distance from it (both compute in f16 with different roundings:
 the written-out ops round the scores to f16, the kernel rounds the
 probabilities) and passes when the kernel is no further from it than the
-reference executor (plus half an f16 ulp of 1).
+reference executor (plus half an f16 ulp of 1; for f32, plus 1e-5).
 
 Usage: attention_cases.py OUTDIR   (writes OUTDIR/<case>.onnx,
 OUTDIR/<case>.{q,k,v,exact}.npy or OUTDIR/<case>.{qkv,exact}.npy, and prints
@@ -37,7 +38,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-# name: (B, H, T, D, causal, packed)
+# name: (B, H, T, D, causal, packed[, dtype]) (dtype: np.float16 unless named)
 CASES = {
     "attn_causal_d64": (2, 3, 128, 64, True, False),
     "attn_full_d128": (1, 2, 192, 128, False, False),
@@ -49,11 +50,16 @@ CASES = {
     "attn_full_d64_t197": (2, 3, 197, 64, False, False),
     "attn_causal_d32_t40": (1, 2, 40, 32, True, False),
     "attn_packed_full_d64_t100": (1, 2, 100, 64, False, True),
+    # f32 (CudaAttentionF32Kernel.cpp: 64-query blocks, 32-key tiles).
+    "attn_f32_full_d64_t197": (2, 3, 197, 64, False, False, np.float32),
+    "attn_f32_causal_d32_t300": (1, 2, 300, 32, True, False, np.float32),
+    "attn_f32_packed_causal_d64": (2, 3, 128, 64, True, True, np.float32),
+    "attn_f32_packed_full_d16_t100": (1, 2, 100, 16, False, True, np.float32),
 }
 
 
-def build(path, b, h, t, d, causal, packed):
-    f16 = TensorProto.FLOAT16
+def build(path, b, h, t, d, causal, packed, dtype=np.float16):
+    f16 = TensorProto.FLOAT16 if dtype == np.float16 else TensorProto.FLOAT
     shape = [b, h, t, d]
     inits, nodes = [], []
     if packed:
@@ -72,7 +78,7 @@ def build(path, b, h, t, d, causal, packed):
         inputs = [helper.make_tensor_value_info(n, f16, shape) for n in "qkv"]
         out = helper.make_tensor_value_info("y", f16, shape)
         result = "y"
-    inits.append(numpy_helper.from_array(np.array(1.0 / np.sqrt(d), np.float16), "scale"))
+    inits.append(numpy_helper.from_array(np.array(1.0 / np.sqrt(d), dtype), "scale"))
     nodes += [
         helper.make_node("Transpose", ["k"], ["kt"], perm=[0, 1, 3, 2]),
         helper.make_node("MatMul", ["q", "kt"], ["s"]),
@@ -82,7 +88,7 @@ def build(path, b, h, t, d, causal, packed):
     if causal:
         mask = np.triu(np.ones((t, t), dtype=bool), k=1)
         inits += [numpy_helper.from_array(mask, "mask"),
-                  numpy_helper.from_array(np.array(-np.inf, np.float16), "ninf")]
+                  numpy_helper.from_array(np.array(-np.inf, dtype), "ninf")]
         nodes.append(helper.make_node("Where", ["mask", "ninf", "z"], ["masked"]))
         logits = "masked"
     nodes += [
@@ -109,10 +115,12 @@ def exact(q, k, v, causal):
 
 
 def compare(got, ref, want):
-    got, ref, want = (np.load(f).astype(np.float64) for f in (got, ref, want))
+    got, ref, want = (np.load(f) for f in (got, ref, want))
+    slack = 2.0 ** -11 if got.dtype == np.float16 else 1e-5
+    got, ref, want = (x.astype(np.float64) for x in (got, ref, want))
     kiln_err = float(np.max(np.abs(got - want)))
     ref_err = float(np.max(np.abs(ref - want)))
-    ok = kiln_err <= ref_err + 2.0 ** -11
+    ok = kiln_err <= ref_err + slack
     print(f"max |error| vs float64: flash kernel {kiln_err:.3g}, reference executor "
           f"{ref_err:.3g} -> {'ok' if ok else 'TOO FAR'}")
     return 0 if ok else 1
@@ -167,16 +175,17 @@ def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
     rng = np.random.default_rng(5)
-    for name, (b, h, t, d, causal, packed) in CASES.items():
-        build(os.path.join(out, name + ".onnx"), b, h, t, d, causal, packed)
+    for name, (b, h, t, d, causal, packed, *dtype) in CASES.items():
+        dtype = dtype[0] if dtype else np.float16
+        build(os.path.join(out, name + ".onnx"), b, h, t, d, causal, packed, dtype)
         if packed:
-            x = rng.standard_normal((b, t, 3 * h * d)).astype(np.float16)
+            x = rng.standard_normal((b, t, 3 * h * d)).astype(dtype)
             np.save(os.path.join(out, f"{name}.qkv.npy"), x)
             # [B, T, 3, H, D] -> q, k, v of [B, H, T, D]; the result back.
             q, k, v = x.reshape(b, t, 3, h, d).transpose(2, 0, 3, 1, 4)
             want = exact(q, k, v, causal).transpose(0, 2, 1, 3).reshape(b, t, h * d)
         else:
-            q, k, v = (rng.standard_normal((b, h, t, d)).astype(np.float16) for _ in "qkv")
+            q, k, v = (rng.standard_normal((b, h, t, d)).astype(dtype) for _ in "qkv")
             for n, value in zip("qkv", (q, k, v)):
                 np.save(os.path.join(out, f"{name}.{n}.npy"), value)
             want = exact(q, k, v, causal)

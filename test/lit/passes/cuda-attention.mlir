@@ -48,23 +48,23 @@ func.func @saved(%q: tensor<1x1x64x16xf16>, %kt: tensor<1x1x16x64xf16>, %v: tens
 
 // -----
 
-// f32 (no f32 kernel: without TF32 the matmuls stay cuBLASLt's): the ops
-// stay. A sequence that is not a multiple of 64 (48) is taken: the kernel's
+// f32 with a head of 128 (the f32 kernel takes up to 64): the ops stay. A
+// sequence that is not a multiple of 64 (48) is taken: the kernel's
 // last tiles are partial.
 // CHECK-LABEL: func.func @not_taken
 // CHECK: kiln.matmul %arg0, %arg1
 // CHECK: kiln.matmul %{{.*}}, %arg2
 // CHECK: kiln.attention %arg3, %{{.*}}, %arg5 {causal = 0 : i64, scale = 1.000000e+00 : f32}
 // CHECK: return
-func.func @not_taken(%q: tensor<1x1x64x16xf32>, %kt: tensor<1x1x16x64xf32>, %v: tensor<1x1x64x16xf32>, %qh: tensor<1x1x48x16xf16>, %kth: tensor<1x1x16x48xf16>, %vh: tensor<1x1x48x16xf16>) -> (tensor<1x1x64x16xf32>, tensor<1x1x48x16xf16>) {
+func.func @not_taken(%q: tensor<1x1x64x128xf32>, %kt: tensor<1x1x128x64xf32>, %v: tensor<1x1x64x128xf32>, %qh: tensor<1x1x48x16xf16>, %kth: tensor<1x1x16x48xf16>, %vh: tensor<1x1x48x16xf16>) -> (tensor<1x1x64x128xf32>, tensor<1x1x48x16xf16>) {
   %axes = kiln.constant dense<3> : tensor<1xi64>
-  %s = kiln.matmul %q, %kt : (tensor<1x1x64x16xf32>, tensor<1x1x16x64xf32>) -> tensor<1x1x64x64xf32>
+  %s = kiln.matmul %q, %kt : (tensor<1x1x64x128xf32>, tensor<1x1x128x64xf32>) -> tensor<1x1x64x64xf32>
   %m = kiln.reduce_max %s, %axes {keepdims = 1 : i64, noop_with_empty_axes = 0 : i64} : (tensor<1x1x64x64xf32>, tensor<1xi64>) -> tensor<1x1x64x1xf32>
   %d = kiln.sub %s, %m : (tensor<1x1x64x64xf32>, tensor<1x1x64x1xf32>) -> tensor<1x1x64x64xf32>
   %e = kiln.exp %d : (tensor<1x1x64x64xf32>) -> tensor<1x1x64x64xf32>
   %sum = kiln.reduce_sum %e, %axes {keepdims = 1 : i64, noop_with_empty_axes = 0 : i64} : (tensor<1x1x64x64xf32>, tensor<1xi64>) -> tensor<1x1x64x1xf32>
   %p = kiln.div %e, %sum : (tensor<1x1x64x64xf32>, tensor<1x1x64x1xf32>) -> tensor<1x1x64x64xf32>
-  %y = kiln.matmul %p, %v : (tensor<1x1x64x64xf32>, tensor<1x1x64x16xf32>) -> tensor<1x1x64x16xf32>
+  %y = kiln.matmul %p, %v : (tensor<1x1x64x64xf32>, tensor<1x1x64x128xf32>) -> tensor<1x1x64x128xf32>
   %sh = kiln.matmul %qh, %kth : (tensor<1x1x48x16xf16>, tensor<1x1x16x48xf16>) -> tensor<1x1x48x48xf16>
   %mh = kiln.reduce_max %sh, %axes {keepdims = 1 : i64, noop_with_empty_axes = 0 : i64} : (tensor<1x1x48x48xf16>, tensor<1xi64>) -> tensor<1x1x48x1xf16>
   %dh = kiln.sub %sh, %mh : (tensor<1x1x48x48xf16>, tensor<1x1x48x1xf16>) -> tensor<1x1x48x48xf16>
@@ -72,7 +72,7 @@ func.func @not_taken(%q: tensor<1x1x64x16xf32>, %kt: tensor<1x1x16x64xf32>, %v: 
   %sumh = kiln.reduce_sum %eh, %axes {keepdims = 1 : i64, noop_with_empty_axes = 0 : i64} : (tensor<1x1x48x48xf16>, tensor<1xi64>) -> tensor<1x1x48x1xf16>
   %ph = kiln.div %eh, %sumh : (tensor<1x1x48x48xf16>, tensor<1x1x48x1xf16>) -> tensor<1x1x48x48xf16>
   %yh = kiln.matmul %ph, %vh : (tensor<1x1x48x48xf16>, tensor<1x1x48x16xf16>) -> tensor<1x1x48x16xf16>
-  return %y, %yh : tensor<1x1x64x16xf32>, tensor<1x1x48x16xf16>
+  return %y, %yh : tensor<1x1x64x128xf32>, tensor<1x1x48x16xf16>
 }
 
 // -----
@@ -163,4 +163,25 @@ func.func @prescaled(%q: tensor<2x6x197x64xbf16>, %kt: tensor<2x6x64x197xbf16>, 
   %pb = kiln.cast %p {to = bf16} : (tensor<2x6x197x197xf32>) -> tensor<2x6x197x197xbf16>
   %y = kiln.matmul %pb, %v : (tensor<2x6x197x197xbf16>, tensor<2x6x197x64xbf16>) -> tensor<2x6x197x64xbf16>
   return %y : tensor<2x6x197x64xbf16>
+}
+
+// -----
+
+// f32 with a head of 64 or less: the CUDA-core flash kernel
+// (CudaAttentionF32Kernel.cpp) takes it.
+// CHECK-LABEL: func.func @f32
+// CHECK: %[[K:.*]] = kiln.transpose %arg1 {perm = array<i64: 0, 1, 3, 2>}
+// CHECK: %[[A:.*]] = kiln.attention %arg0, %[[K]], %arg2 {causal = 0 : i64, scale = 1.000000e+00 : f32}
+// CHECK-NOT: kiln.matmul
+// CHECK: return %[[A]]
+func.func @f32(%q: tensor<2x3x40x64xf32>, %kt: tensor<2x3x64x40xf32>, %v: tensor<2x3x40x64xf32>) -> tensor<2x3x40x64xf32> {
+  %axes = kiln.constant dense<3> : tensor<1xi64>
+  %s = kiln.matmul %q, %kt : (tensor<2x3x40x64xf32>, tensor<2x3x64x40xf32>) -> tensor<2x3x40x40xf32>
+  %m = kiln.reduce_max %s, %axes {keepdims = 1 : i64, noop_with_empty_axes = 0 : i64} : (tensor<2x3x40x40xf32>, tensor<1xi64>) -> tensor<2x3x40x1xf32>
+  %d = kiln.sub %s, %m : (tensor<2x3x40x40xf32>, tensor<2x3x40x1xf32>) -> tensor<2x3x40x40xf32>
+  %e = kiln.exp %d : (tensor<2x3x40x40xf32>) -> tensor<2x3x40x40xf32>
+  %sum = kiln.reduce_sum %e, %axes {keepdims = 1 : i64, noop_with_empty_axes = 0 : i64} : (tensor<2x3x40x40xf32>, tensor<1xi64>) -> tensor<2x3x40x1xf32>
+  %p = kiln.div %e, %sum : (tensor<2x3x40x40xf32>, tensor<2x3x40x1xf32>) -> tensor<2x3x40x40xf32>
+  %y = kiln.matmul %p, %v : (tensor<2x3x40x40xf32>, tensor<2x3x40x64xf32>) -> tensor<2x3x40x64xf32>
+  return %y : tensor<2x3x40x64xf32>
 }

@@ -261,15 +261,17 @@ func.func @reshape_output(%x: tensor<2x3xf32>) -> tensor<6xf32> {
 // -----
 
 // kiln.attention (from kiln-cuda-attention) is the flash-attention kernel
-// a0_attention; one the kernel does not take (f32) runs the reference
-// kernel on the host.
+// a0_attention (f32 too, a1_attention: the CUDA-core kernel); one the kernels
+// do not take (f32 with a head of 128) runs the reference kernel on the host.
 // CHECK-LABEL: func.func @attention(
 // CHECK: kiln.attention %arg0, %arg1, %arg2 {causal = 1 : i64, kiln.kernel = "a0_attention"
-// CHECK: kiln.attention %arg3, %arg4, %arg5 {causal = 0 : i64, kiln.reference = "host"
-func.func @attention(%q: tensor<2x4x128x64xbf16>, %k: tensor<2x4x128x64xbf16>, %v: tensor<2x4x128x64xbf16>, %qf: tensor<1x1x64x16xf32>, %kf: tensor<1x1x64x16xf32>, %vf: tensor<1x1x64x16xf32>) -> (tensor<2x4x128x64xbf16>, tensor<1x1x64x16xf32>) {
+// CHECK: kiln.attention %arg3, %arg4, %arg5 {causal = 0 : i64, kiln.kernel = "a1_attention"
+// CHECK: kiln.attention %arg6, %arg7, %arg8 {causal = 0 : i64, kiln.reference = "host"
+func.func @attention(%q: tensor<2x4x128x64xbf16>, %k: tensor<2x4x128x64xbf16>, %v: tensor<2x4x128x64xbf16>, %qf: tensor<1x1x64x16xf32>, %kf: tensor<1x1x64x16xf32>, %vf: tensor<1x1x64x16xf32>, %qw: tensor<1x1x64x128xf32>, %kw: tensor<1x1x64x128xf32>, %vw: tensor<1x1x64x128xf32>) -> (tensor<2x4x128x64xbf16>, tensor<1x1x64x16xf32>, tensor<1x1x64x128xf32>) {
   %0 = kiln.attention %q, %k, %v {causal = 1 : i64, scale = 1.250000e-01 : f32} : (tensor<2x4x128x64xbf16>, tensor<2x4x128x64xbf16>, tensor<2x4x128x64xbf16>) -> tensor<2x4x128x64xbf16>
   %1 = kiln.attention %qf, %kf, %vf {causal = 0 : i64, scale = 2.500000e-01 : f32} : (tensor<1x1x64x16xf32>, tensor<1x1x64x16xf32>, tensor<1x1x64x16xf32>) -> tensor<1x1x64x16xf32>
-  return %0, %1 : tensor<2x4x128x64xbf16>, tensor<1x1x64x16xf32>
+  %2 = kiln.attention %qw, %kw, %vw {causal = 0 : i64, scale = 2.500000e-01 : f32} : (tensor<1x1x64x128xf32>, tensor<1x1x64x128xf32>, tensor<1x1x64x128xf32>) -> tensor<1x1x64x128xf32>
+  return %0, %1, %2 : tensor<2x4x128x64xbf16>, tensor<1x1x64x16xf32>, tensor<1x1x64x128xf32>
 }
 
 // -----

@@ -3,8 +3,8 @@
 //
 // This file implements what the emulated CUDA tests share: the emulation of
 // the CUDA built-ins the printers use (one std::thread per CUDA thread of a
-// block, blocks one after another, __syncthreads as a block barrier,
-// __shfl_xor_sync through a per-warp barrier and exchange slots, __trap as
+// block, blocks one after another (a grid of x and y), __syncthreads as a
+// block barrier, __syncwarp as a warp barrier, __shfl_xor_sync through a per-warp barrier and exchange slots, __trap as
 // abort) and the build of a kernels.cu (its f16/bf16 conversions and float
 // max/min, which are PTX, replaced by the host prelude's code) with the
 // test's launch thunks into a shared library loaded with dlopen.
@@ -52,6 +52,7 @@ inline const char *const kEmulation = R"EMU(
 #define __launch_bounds__(n)
 #define __restrict__ __restrict
 #define __shared__ static
+#define __align__(n) __attribute__((aligned(n)))
 struct kiln_emu_dim3 { unsigned x = 0, y = 0, z = 0; };
 static thread_local kiln_emu_dim3 threadIdx;
 static kiln_emu_dim3 blockIdx, blockDim, gridDim;
@@ -102,20 +103,27 @@ static inline unsigned __float_as_uint(float f) {
   std::memcpy(&u, &f, sizeof(u));
   return u;
 }
-template <class F> static void kiln_emu_launch(unsigned grid, unsigned block, F f) {
+template <class F> static void kiln_emu_launch(unsigned grid, unsigned block, F f,
+                                               unsigned gridY = 1) {
   gridDim.x = grid;
+  gridDim.y = gridY;
   blockDim.x = block;
   kiln_emu_block.n = block;
   for (unsigned w = 0; w < 32; ++w)
     kiln_emu_warp[w].n = block > 32 * w ? (block - 32 * w < 32 ? block - 32 * w : 32) : 0;
-  for (unsigned b = 0; b < grid; ++b) {
-    blockIdx.x = b;
-    std::vector<std::thread> threads;
-    for (unsigned t = 0; t < block; ++t)
-      threads.emplace_back([=] { threadIdx.x = t; f(); });
-    for (std::thread &th : threads)
-      th.join();
-  }
+  for (unsigned y = 0; y < gridY; ++y)
+    for (unsigned b = 0; b < grid; ++b) {
+      blockIdx.x = b;
+      blockIdx.y = y;
+      std::vector<std::thread> threads;
+      for (unsigned t = 0; t < block; ++t)
+        threads.emplace_back([=] { threadIdx.x = t; f(); });
+      for (std::thread &th : threads)
+        th.join();
+    }
+}
+static inline void __syncwarp() {
+  kiln_emu_warp[threadIdx.x >> 5].wait();
 }
 )EMU";
 

@@ -71,6 +71,7 @@ void checkOpCases(const std::vector<OpCase> &cases, unsigned maxGrid = 2) {
               "  kiln_emu_launch(" +
               std::to_string(std::min(k->grid[0], maxGrid)) + ", " +
               std::to_string(k->block[0]) + ", [=] { " + k->name + "(";
+    std::string gridY = std::to_string(k->grid[1]);
     // The kernel's parameters: the operands, then the result (casts to
     // the parameter types through void *, which every pointer accepts).
     size_t n = op->getNumOperands() + op->getNumResults();
@@ -84,7 +85,7 @@ void checkOpCases(const std::vector<OpCase> &cases, unsigned maxGrid = 2) {
                 (i < op->getNumOperands() ? "const " : "") + ctype + " *)b[" +
                 std::to_string(i) + "]";
     }
-    thunks += std::string(stepped ? ", s" : "") + "); });\n}\n";
+    thunks += std::string(stepped ? ", s" : "") + "); }, " + gridY + ");\n}\n";
   }
   std::string dir;
   void *handle = buildEmulation(kernels, thunks, dir);
@@ -582,6 +583,25 @@ func.func @p1(%x: tensor<1x2x5x5xui8>) -> tensor<1x2x5x5xui8> {
   return %0 : tensor<1x2x5x5xui8>
 })",
                    0.0f, 250.0f});
+  // f32 flash attention (the CUDA-core kernel): a partial last query and
+  // key tile (T = 100, D = 64: 16-byte loads of V), causal with D = 32
+  // (interleaved columns) over two (batch, head) blocks, and q, k and v read
+  // in place from one packed tensor (D = 16).
+  cases.push_back({"a0_attention", R"(
+func.func @a0(%q: tensor<1x2x100x64xf32>, %k: tensor<1x2x100x64xf32>, %v: tensor<1x2x100x64xf32>) -> tensor<1x2x100x64xf32> {
+  %0 = kiln.attention %q, %k, %v {causal = 0 : i64, scale = 1.250000e-01 : f32} : (tensor<1x2x100x64xf32>, tensor<1x2x100x64xf32>, tensor<1x2x100x64xf32>) -> tensor<1x2x100x64xf32>
+  return %0 : tensor<1x2x100x64xf32>
+})"});
+  cases.push_back({"a1_attention", R"(
+func.func @a1(%q: tensor<2x1x40x32xf32>, %k: tensor<2x1x40x32xf32>, %v: tensor<2x1x40x32xf32>) -> tensor<2x1x40x32xf32> {
+  %0 = kiln.attention %q, %k, %v {causal = 1 : i64, scale = 0.176776692 : f32} : (tensor<2x1x40x32xf32>, tensor<2x1x40x32xf32>, tensor<2x1x40x32xf32>) -> tensor<2x1x40x32xf32>
+  return %0 : tensor<2x1x40x32xf32>
+})"});
+  cases.push_back({"a2_attention", R"(
+func.func @a2(%qkv: tensor<1x70x96xf32>) -> tensor<1x70x2x16xf32> {
+  %0 = kiln.packed_attention %qkv {causal = 1 : i64, heads = 2 : i64, scale = 2.500000e-01 : f32} : (tensor<1x70x96xf32>) -> tensor<1x70x2x16xf32>
+  return %0 : tensor<1x70x2x16xf32>
+})"});
   return cases;
 }
 
