@@ -106,6 +106,12 @@ bool hasStaticInputs(ModuleOp module) {
   return ok;
 }
 
+LogicalResult applyAutocast(ModuleOp module, const AutocastOptions &options) {
+  PassManager pm(module.getContext(), func::FuncOp::getOperationName());
+  pm.addPass(createAutocastPass(options));
+  return runOnGraphs(pm, module);
+}
+
 LogicalResult runGraphPasses(ModuleOp module, PipelineStage stage,
                              const Target *target, double *seconds) {
   auto start = std::chrono::steady_clock::now();
@@ -383,6 +389,10 @@ LogicalResult runCompilePipeline(ModuleOp module,
   // Static shapes are required: every dynamic dim must have come with --dim.
   if (failed(checkStaticShapes(module)) ||
       failed(dumpIr(module, options, "00-traced.mlir")))
+    return failure();
+  // 0. --precision bf16|f16: GEMMs and convolutions in the low precision,
+  //    statistics in f32 (the policy table of passes/Autocast.cpp).
+  if (options.autocastEnabled && failed(applyAutocast(module, options.autocast)))
     return failure();
 
   // 1. Graph breaks: ops no code generator of the target compiles, and

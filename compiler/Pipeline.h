@@ -18,6 +18,7 @@
 #include "codegen/Packager.h"
 #include "codegen/Target.h"
 #include "kiln/runtime/Status.h"
+#include "passes/Passes.h"
 
 #include <cstdint>
 #include <map>
@@ -53,6 +54,10 @@ struct CompileOptions {
   /// (`00-traced.mlir`, `01-planned.mlir`, `02-optimized.<graph>.mlir`,
   /// `03-fused.<graph>.mlir`, `04-lowered.<graph>.mlir`); empty: none.
   std::string dumpIrDir;
+  /// `--precision bf16|f16`: kiln-autocast runs on the traced graphs
+  /// (passes/Autocast.cpp), with these options.
+  bool autocastEnabled = false;
+  AutocastOptions autocast;
   /// Artifacts printed to stderr during compile (KILN_LOGS): any of
   /// "graph_breaks", "fusion", "output_code".
   std::set<std::string> logs;
@@ -65,6 +70,11 @@ Status parseLogArtifacts(const std::string &value, std::set<std::string> &logs);
 /// True when every graph input has a static shape (checkStaticShapes would
 /// pass), without diagnostics.
 bool hasStaticInputs(mlir::ModuleOp module);
+
+/// Runs kiln-autocast with `options` on each function of `module` tagged
+/// `kiln.graph` (`--precision bf16|f16`, before graph-break planning).
+mlir::LogicalResult applyAutocast(mlir::ModuleOp module,
+                                  const AutocastOptions &options);
 
 /// How far runGraphPasses goes.
 enum class PipelineStage {

@@ -12,7 +12,12 @@
 
 #include "mlir/Pass/Pass.h"
 
+#include "llvm/ADT/StringRef.h"
+
+#include <map>
 #include <memory>
+#include <optional>
+#include <string>
 
 namespace kiln {
 
@@ -36,6 +41,28 @@ std::unique_ptr<mlir::Pass> createSplitReductionsPass();
 /// until they cancel (ChannelsLast.cpp; the CUDA target's layout pass).
 std::unique_ptr<mlir::Pass> createChannelsLastPass();
 std::unique_ptr<mlir::Pass> createChannelsLastPass(bool includeF32);
+/// A row of kiln-autocast's policy (Autocast.cpp): compute in the low
+/// precision, in f32, or in the precision of the operands.
+enum class PrecisionClass { Low, F32, Follow };
+/// "low", "f32" or "follow"; nullopt otherwise.
+std::optional<PrecisionClass> parsePrecisionClass(llvm::StringRef name);
+/// The policy table: the class of `op` (a kiln op) before overrides.
+PrecisionClass precisionClassOf(mlir::Operation *op);
+/// Options of kiln-autocast.
+struct AutocastOptions {
+  /// "bf16" or "f16".
+  std::string precision = "bf16";
+  /// Op name (without `kiln.`) -> its class, replacing the table's.
+  std::map<std::string, PrecisionClass> overrides;
+  /// The graph's f32 inputs (not weights) and results become bf16/f16 too
+  /// (`--io-precision low`: the package's signature changes).
+  bool lowInterface = false;
+};
+/// `kiln-autocast`: mixed precision, GEMMs and convolutions in bf16/f16,
+/// statistics in f32 (Autocast.cpp).
+std::unique_ptr<mlir::Pass> createAutocastPass(const AutocastOptions &options);
+std::unique_ptr<mlir::Pass> createAutocastPass();
+
 /// Registers every Kiln pass with MLIR's pass registry (for kiln-opt).
 void registerKilnPasses();
 

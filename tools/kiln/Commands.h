@@ -50,6 +50,11 @@ struct DumpOptions {
   std::string target = "cpu"; ///< for --stage program.
   /// --train: the stages are joint, forward, backward, optimizer.
   TrainFlags training;
+  /// --precision (f32: none) and --precision-override NAME=CLASS flags.
+  std::string precision = "f32";
+  std::vector<std::string> precisionOverrides;
+  /// --io-precision keep|low.
+  std::string ioPrecision = "keep";
 };
 int runDumpCommand(const DumpOptions &options);
 
@@ -101,6 +106,11 @@ struct CompileCommandOptions {
   bool fullgraph = false;
   std::string dumpIrDir;
   TrainFlags training;
+  /// --precision (f32: none) and --precision-override NAME=CLASS flags.
+  std::string precision = "f32";
+  std::vector<std::string> precisionOverrides;
+  /// --io-precision keep|low.
+  std::string ioPrecision = "keep";
 };
 int runCompileCommand(const CompileCommandOptions &options);
 
@@ -143,6 +153,14 @@ Status parseInputValueFlags(const std::vector<std::string> &flags,
 /// Parses `--dim NAME=SIZE` flags into `sizes`; errors name the flag.
 Status parseDimFlags(const std::vector<std::string> &flags,
                      std::map<std::string, int64_t> &sizes);
+
+/// Parses `--precision P` and `--precision-override NAME=CLASS` flags into
+/// `options` (kiln-autocast's); `enabled` is false for P = f32. Errors name
+/// the flag.
+Status parsePrecisionFlags(const std::string &precision,
+                           const std::vector<std::string> &overrides,
+                           const std::string &ioPrecision,
+                           AutocastOptions &options, bool &enabled);
 
 /// A diagnostic as one message, prefixed with its ONNX node when known.
 std::string formatDiagnostic(const mlir::Diagnostic &diag);

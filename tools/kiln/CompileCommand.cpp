@@ -48,6 +48,41 @@ Status parseDimFlags(const std::vector<std::string> &flags,
   return Status::ok();
 }
 
+Status parsePrecisionFlags(const std::string &precision,
+                           const std::vector<std::string> &overrides,
+                           const std::string &ioPrecision,
+                           AutocastOptions &options, bool &enabled) {
+  enabled = precision != "f32";
+  if (precision != "f32" && precision != "bf16" && precision != "f16")
+    return Status::error(strCat("--precision '", precision,
+                                "': expected f32, bf16 or f16"));
+  if (!enabled && !overrides.empty())
+    return Status::error("--precision-override needs --precision bf16 or f16");
+  if (ioPrecision != "keep" && ioPrecision != "low")
+    return Status::error(strCat("--io-precision '", ioPrecision,
+                                "': expected keep or low"));
+  if (!enabled && ioPrecision == "low")
+    return Status::error("--io-precision low needs --precision bf16 or f16");
+  options.precision = precision;
+  options.lowInterface = ioPrecision == "low";
+  for (const std::string &flag : overrides) {
+    size_t eq = flag.find('=');
+    std::string name = eq == std::string::npos ? "" : flag.substr(0, eq);
+    std::optional<PrecisionClass> cls =
+        eq == std::string::npos ? std::nullopt
+                                : parsePrecisionClass(flag.substr(eq + 1));
+    if (name.empty() || !cls)
+      return Status::error(strCat(
+          "--precision-override '", flag,
+          "': expected OP=low|f32|follow with OP a kiln op name, e.g. "
+          "--precision-override softmax=low"));
+    if (llvm::StringRef(name).starts_with("kiln."))
+      name = name.substr(5);
+    options.overrides[name] = *cls;
+  }
+  return Status::ok();
+}
+
 std::string formatDiagnostic(const mlir::Diagnostic &diag) {
   std::string message = diag.str();
   for (const mlir::Diagnostic &note : diag.getNotes())
@@ -129,6 +164,15 @@ int runCompileCommand(const CompileCommandOptions &flags) {
   Status dims = parseDimFlags(flags.dims, options.dimSizes);
   if (!dims)
     return reportError(dims.message());
+  if (Status precision =
+          parsePrecisionFlags(flags.precision, flags.precisionOverrides,
+                              flags.ioPrecision, options.autocast,
+                              options.autocastEnabled);
+      !precision)
+    return reportError(precision.message());
+  if (options.autocastEnabled && flags.training.train)
+    return reportError("--precision with --train is not supported yet: "
+                       "training packages compute in f32");
   if (const char *logs = std::getenv("KILN_LOGS"))
     if (Status parsed = parseLogArtifacts(logs, options.logs); !parsed)
       return reportError(parsed.message());

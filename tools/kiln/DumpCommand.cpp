@@ -107,6 +107,9 @@ static int dumpTraining(const DumpOptions &options) {
 }
 
 int runDumpCommand(const DumpOptions &options) {
+  if (options.training.train && options.precision != "f32")
+    return reportError("--precision with --train is not supported yet: "
+                       "training graphs compute in f32");
   if (options.training.train)
     return dumpTraining(options);
   mlir::MLIRContext context;
@@ -120,6 +123,13 @@ int runDumpCommand(const DumpOptions &options) {
       options.stage == "backward" || options.stage == "optimizer")
     return reportError("--stage " + options.stage +
                        " is a training stage: add --train");
+  AutocastOptions autocast;
+  bool autocastEnabled = false;
+  if (Status precision =
+          parsePrecisionFlags(options.precision, options.precisionOverrides,
+                              options.ioPrecision, autocast, autocastEnabled);
+      !precision)
+    return reportError(precision.message());
   auto module = traceOnnxFile(context, options.model, traceOptions);
   if (!module)
     return reportError(module.status().message());
@@ -133,6 +143,8 @@ int runDumpCommand(const DumpOptions &options) {
            " (target " + options.target + ")\n";
   };
   DiagnosticReporter diagnostics(&context);
+  if (autocastEnabled && mlir::failed(applyAutocast(**module, autocast)))
+    return diagnostics.errors() ? 1 : reportError("kiln-autocast failed");
   if (options.stage == "program") {
     if (mlir::failed(planGraphBreaks(**module, options.target)))
       return diagnostics.errors()

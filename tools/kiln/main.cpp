@@ -88,6 +88,18 @@ int main(int argc, char **argv) {
   dumpCmd->add_option("--dim", dump.dims,
                       "Size of a named dynamic dimension, NAME=SIZE "
                       "(repeatable)");
+  dumpCmd
+      ->add_option("--precision", dump.precision,
+                   "Compute precision, as kiln compile's: f32, bf16 or f16 "
+                   "(kiln-autocast after tracing)")
+      ->check(CLI::IsMember({"f32", "bf16", "f16"}));
+  dumpCmd->add_option("--precision-override", dump.precisionOverrides,
+                      "Replace a row of the --precision policy, OP=CLASS "
+                      "(as kiln compile's); repeatable");
+  dumpCmd
+      ->add_option("--io-precision", dump.ioPrecision,
+                   "With --precision: keep or low (as kiln compile's)")
+      ->check(CLI::IsMember({"keep", "low"}));
   dumpCmd->add_option("-o,--output", dump.output,
                       "Write the IR to this file instead of stdout");
   dumpCmd->add_flag("--weights-as-parameters", dump.weightsAsParameters,
@@ -193,6 +205,23 @@ int main(int argc, char **argv) {
       "Bind an input to a value at compile time, NAME=FILE (.npy or .pb): "
       "it becomes a constant of the package (for inputs that are shapes, "
       "scales or axes); repeatable");
+  compileCmd
+      ->add_option("--precision", compile.precision,
+                   "Compute precision: f32 (as the model is written), or "
+                   "bf16 / f16 (mixed: matmuls and convolutions in it with "
+                   "f32 accumulation, reductions, norms and softmax in f32; "
+                   "the inputs and outputs keep their types)")
+      ->check(CLI::IsMember({"f32", "bf16", "f16"}));
+  compileCmd->add_option("--precision-override", compile.precisionOverrides,
+                         "Replace a row of the --precision policy, OP=low, "
+                         "OP=f32 or OP=follow (OP a kiln op name, e.g. "
+                         "softmax); repeatable");
+  compileCmd
+      ->add_option("--io-precision", compile.ioPrecision,
+                   "With --precision bf16|f16: keep (the package's inputs "
+                   "and outputs keep the model's types) or low (its f32 "
+                   "inputs and outputs become bf16/f16 too)")
+      ->check(CLI::IsMember({"keep", "low"}));
   compileCmd->add_option("--cxx", compile.cxx,
                          "Host C++ compiler (default: $KILN_CXX, else the "
                          "compiler Kiln was built with)");

@@ -56,12 +56,13 @@ inline NamedTensors runOnReference(mlir::ModuleOp module,
 
 /// Parses `ir` into `ctx`, runs its graph on random f32 inputs of `shapes`
 /// (seed `seed`) before and after `pass` (on every function), and checks
-/// that every output agrees within {1e-5, 1e-6}; returns the module after
+/// that every output agrees within `tolerance`; returns the module after
 /// the pass, for the caller's checks of its ops.
 inline mlir::OwningOpRef<mlir::ModuleOp>
 checkPassKeepsValues(mlir::MLIRContext &ctx, const char *ir,
                      const std::vector<std::pair<std::string, Shape>> &shapes,
-                     std::unique_ptr<mlir::Pass> pass, unsigned seed) {
+                     std::unique_ptr<mlir::Pass> pass, unsigned seed,
+                     Tolerance tolerance = {1e-5, 1e-6}) {
   ctx.loadDialect<KilnDialect, mlir::func::FuncDialect>();
   mlir::OwningOpRef<mlir::ModuleOp> module =
       mlir::parseSourceString<mlir::ModuleOp>(ir, &ctx);
@@ -78,7 +79,7 @@ checkPassKeepsValues(mlir::MLIRContext &ctx, const char *ir,
   NamedTensors after = runOnReference(*module, inputs);
   REQUIRE(after.size() == before.size());
   for (size_t i = 0; i < after.size(); ++i) {
-    Status s = compareTensors(after[i].second, before[i].second, {1e-5, 1e-6});
+    Status s = compareTensors(after[i].second, before[i].second, tolerance);
     INFO("output " << before[i].first << ": " << s.message());
     CHECK(s.isOk());
   }
