@@ -53,6 +53,7 @@ VARIANTS = [
     ("-written-attention", "attention written out (KILN_CUDA_FLASH_ATTENTION=0)"),
     ("-cudnn-depthwise", "depthwise convolutions by cuDNN (KILN_CUDA_DEPTHWISE_KERNEL=0)"),
     ("-unfused-depthwise", "activations apart from the depthwise kernel (KILN_CUDA_DEPTHWISE_FUSION=0)"),
+    ("-autocast", "kiln compile --precision bf16 --io-precision low of the f32 graph"),
 ]
 
 def run(cmd, **kw):
@@ -216,6 +217,20 @@ def main():
                     t = json.loads(run([runner, pkg + suffix, *flags, "--iterations", str(args.iterations)])
                                    .stdout.strip().splitlines()[-1])
                     row.setdefault("variants", {})[label] = t.get("device_median_ms", t["median_ms"])
+                    # Its outputs against PyTorch's too (max |diff|, within
+                    # the dtype's tolerance or not).
+                    vout = os.path.join(case, "out" + suffix)
+                    os.makedirs(vout, exist_ok=True)
+                    run([runner, pkg + suffix, *flags, "--output-dir", vout])
+                    vdiff, vok = 0.0, True
+                    for n, r in zip(out_names, refs):
+                        got = np.load(os.path.join(vout, "".join(c if c.isalnum() or c == "_" else "_" for c in n) + ".npy"))
+                        want = r.float().cpu().numpy()
+                        vdiff = max(vdiff, float(np.max(np.abs(got.astype(np.float32) - want))))
+                        rtol, atol = TOLERANCE[dtype]
+                        scale = min(1.0, float(np.max(np.abs(want)))) or 1.0
+                        vok &= bool(np.allclose(got.astype(np.float32), want, rtol=rtol, atol=atol * scale))
+                    row.setdefault("variant_outputs", {})[label] = {"max_abs_diff": vdiff, "matches": vok}
             if args.profile and shutil.which("ncu"):
                 # One run's kernels (and the load-time ones, once), longest
                 # first, for the package and its variants.
@@ -307,12 +322,14 @@ def main():
     variants = [r for r in rows if r.get("variants")]
     if variants:
         print()
-        print("| model | dtype | Kiln ms | variant (compiled with) | variant ms | Kiln/variant |")
-        print("|---|---|---:|---|---:|---:|")
+        print("| model | dtype | Kiln ms | variant (compiled with) | variant ms | Kiln/variant | variant matches |")
+        print("|---|---|---:|---|---:|---:|---|")
         for r in variants:
             for label, ms in r["variants"].items():
+                out = r.get("variant_outputs", {}).get(label, {})
+                match = ("yes" if out.get("matches") else "no") + f" ({out.get('max_abs_diff', 0):.3g})"
                 print(f"| {r['model']} | {r['dtype']} | {r['kiln_ms']:.3f} | {label} | {ms:.3f} | "
-                      f"{r['kiln_ms'] / ms:.2f} |")
+                      f"{r['kiln_ms'] / ms:.2f} | {match} |")
     return 0 if all("error" not in r and r["matches_pytorch"] for r in rows) else 1
 
 

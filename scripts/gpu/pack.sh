@@ -46,8 +46,8 @@ for lib in libopenblas.so.0 libgfortran.so.5 libquadmath.so.0; do
   cp -L "$(ldconfig -p | awk -v l="$lib" '$1 == l {print $NF; exit}')" "$OUT/lib/"
 done
 
-compile_package() { # graph, package name
-  "$BUILD/bin/kiln" compile "$1" --target cuda --weights external \
+compile_package() { # graph, package name, extra kiln compile flags...
+  "$BUILD/bin/kiln" compile "$1" --target cuda --weights external "${@:3}" \
     -o "$OUT/packages/$2" | tail -1
   rm -f "$OUT/packages/$2"/{wrapper.cpp,model.h}
 }
@@ -65,6 +65,14 @@ for model in softmax ln_gelu mlp gpt2_block resnet50 gpt2_block_b1 resnet50_b1 \
   "$ROOT/.venv/bin/python3" "$ROOT/bench/onnx_to_bf16.py" \
     "$ROOT/test/models/bench-graphs/$model.onnx" "$BF16/$model.onnx"
   compile_package "$BF16/$model.onnx" "$model-bf16"
+done
+# The same bf16 models from the f32 graphs by Kiln's own mixed precision
+# (kiln compile --precision bf16 --io-precision low, passes/Autocast.cpp):
+# gpu_bench.py times these "-autocast" variants next to the converted ones.
+for model in softmax ln_gelu mlp gpt2_block resnet50 mobilenet_v2 efficientnet_b0 \
+    vit_small unet_small; do
+  compile_package "$ROOT/test/models/bench-graphs/$model.onnx" "$model-bf16-autocast" \
+    --precision bf16 --io-precision low
 done
 # The bf16 convolution networks also channels first
 # (KILN_CUDA_CHANNELS_LAST=0; f32 stays channels first anyway): gpu_bench.py
