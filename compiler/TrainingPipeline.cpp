@@ -44,7 +44,8 @@ LogicalResult checkNoGraphBreaks(ModuleOp module, const Target &target) {
   module.walk([&](Operation *op) {
     if (isa<func::FuncOp, ModuleOp>(op))
       return;
-    if (std::optional<GraphBreakReason> reason = classifyGraphBreak(op, breaks)) {
+    if (std::optional<GraphBreakReason> reason =
+            classifyGraphBreak(op, breaks)) {
       op->emitError("training graphs compile whole, but this op breaks the "
                     "graph (")
           << reason->reason << "): " << reason->detail;
@@ -59,7 +60,6 @@ func::FuncOp graphNamed(ModuleOp module, StringRef name) {
   return module.lookupSymbol<func::FuncOp>(name);
 }
 
-
 /// The manifest entry of a value of type `type` named by `name`.
 ManifestValue manifestValueOf(Type type, StringAttr name) {
   ManifestValue v;
@@ -67,14 +67,14 @@ ManifestValue manifestValueOf(Type type, StringAttr name) {
   v.name = name ? name.getValue().str() : "";
   v.dtype = *fromMlirElementType(tensor.getElementType());
   v.shape = Shape(tensor.getShape().begin(), tensor.getShape().end());
-  v.bytes =
-      static_cast<uint64_t>(tensor.getNumElements() * dtypeSize(v.dtype));
+  v.bytes = static_cast<uint64_t>(tensor.getNumElements() * dtypeSize(v.dtype));
   return v;
 }
 
 ManifestValue valueOf(func::FuncOp f, unsigned result) {
-  return manifestValueOf(f.getResultTypes()[result],
-                         f.getResultAttrOfType<StringAttr>(result, "kiln.name"));
+  return manifestValueOf(
+      f.getResultTypes()[result],
+      f.getResultAttrOfType<StringAttr>(result, "kiln.name"));
 }
 
 ManifestValue argumentOf(func::FuncOp f, unsigned arg) {
@@ -93,6 +93,11 @@ ManifestTraining describeTraining(func::FuncOp forward, func::FuncOp backward,
     t.savedBytes = bytes.getInt();
   if (auto ops = forward->getAttrOfType<IntegerAttr>(kRecomputedOpsAttr))
     t.recomputedOps = ops.getInt();
+  if (auto flops = forward->getAttrOfType<IntegerAttr>(kRecomputeFlopsAttr))
+    t.recomputeFlops = flops.getInt();
+  if (auto all =
+          forward->getAttrOfType<IntegerAttr>(kSavedBytesNoRecomputeAttr))
+    t.savedBytesNoRecompute = all.getInt();
   std::vector<std::string> suffixes =
       optimizerStateSuffixes(train.optimizer.kind);
   for (unsigned i = 0; i < backward.getNumResults(); ++i) {
@@ -114,7 +119,7 @@ ManifestTraining describeTraining(func::FuncOp forward, func::FuncOp backward,
     }
   }
   const OptimizerOptions &o = train.optimizer;
-  t.optimizer = ManifestOptimizer{o.kind, train.lr, o.momentum, o.beta1,
+  t.optimizer = ManifestOptimizer{o.kind,  train.lr, o.momentum,   o.beta1,
                                   o.beta2, o.eps,    o.weightDecay};
   return t;
 }
@@ -126,9 +131,9 @@ LogicalResult deriveTrainingGraphs(ModuleOp module, const std::string &target,
                                    TrainingStage stage) {
   const Target *t = lookupTarget(target);
   if (!t)
-    return emitError(module.getLoc()) << "unknown --target '" << target
-                                      << "' (supported: " << targetNameList()
-                                      << ")";
+    return emitError(module.getLoc())
+           << "unknown --target '" << target
+           << "' (supported: " << targetNameList() << ")";
   // 1. Static shapes, and no graph breaks: a train step compiles whole.
   if (failed(checkStaticShapes(module)) ||
       failed(checkNoGraphBreaks(module, *t)))
@@ -149,7 +154,8 @@ LogicalResult deriveTrainingGraphs(ModuleOp module, const std::string &target,
   if (stage != TrainingStage::Joint) {
     // 4. The min-cut partition: @forward saves what @backward reads,
     //    cheap elementwise chains are recomputed instead.
-    pm.addPass(createPartitionPass(PartitionOptions{train.recompute}));
+    pm.addPass(createPartitionPass(
+        PartitionOptions{train.recompute, train.memoryBudget}));
   }
   if (stage == TrainingStage::Complete) {
     // 5. The parameter update as a graph (@optimizer).
@@ -226,8 +232,7 @@ runTrainingPipeline(ModuleOp module, const CompileOptions &options,
   }
 
   // 9. The initial parameters, in safetensors (a format other tools read).
-  ManifestTraining training =
-      describeTraining(forward, backward, train);
+  ManifestTraining training = describeTraining(forward, backward, train);
   // Parameters whose data the model does not carry (an absent external
   // data file) are left out: the trainer needs a weights file for them
   // (TrainerOptions::weightsPath, kiln train --load-weights).
@@ -241,16 +246,14 @@ runTrainingPipeline(ModuleOp module, const CompileOptions &options,
       params.emplace_back(p.name, it->second);
   }
   if (!missing.empty())
-    emitWarning(loc) << missing.size() << " of "
-                     << training.parameters.size()
+    emitWarning(loc) << missing.size() << " of " << training.parameters.size()
                      << " parameters have no data in the model (e.g. '"
                      << missing.front()
                      << "'); give their values when training starts "
                         "(kiln train --load-weights FILE.safetensors)";
-  if (Status written =
-          writeSafeTensors(tmp + "/" + training.weightsFile, params,
-                           {{"format", "kiln-training"},
-                            {"source", options.modelPath}});
+  if (Status written = writeSafeTensors(
+          tmp + "/" + training.weightsFile, params,
+          {{"format", "kiln-training"}, {"source", options.modelPath}});
       !written) {
     emitError(loc) << written.message();
     return failure();

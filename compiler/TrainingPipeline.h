@@ -30,6 +30,8 @@ struct TrainOptions {
   /// Recompute cheap forward ops in the backward graph (`--no-recompute`
   /// turns it off).
   bool recompute = true;
+  /// `--memory-budget` (PartitionOptions::memoryBudget).
+  double memoryBudget = 1.0;
 };
 
 /// How far deriveTrainingGraphs goes (`kiln dump --train --stage`).

@@ -1,4 +1,5 @@
-//===- Autocast.cpp - Mixed precision: low-precision GEMMs, f32 statistics -===//
+//===- Autocast.cpp - Mixed precision: low-precision GEMMs, f32 statistics
+//-===//
 //
 // This file implements `kiln-autocast` (`kiln compile --precision bf16|f16`),
 // the counterpart of torch.autocast for a whole graph: the ops that are
@@ -34,8 +35,9 @@
 // that fuses into the kernel producing its operand) and results are cast
 // back to their declared types; with `low-interface` (`--io-precision low`)
 // the f32 inputs that are not weights and the f32 results become low too,
-// as a model converted to bf16 has them (PyTorch's `model.to(bfloat16)`). Casts are inserted once per value and
-// precision (a value read by three GEMMs is cast once).
+// as a model converted to bf16 has them (PyTorch's `model.to(bfloat16)`). Casts
+// are inserted once per value and precision (a value read by three GEMMs is
+// cast once).
 //
 //===----------------------------------------------------------------------===//
 
@@ -109,8 +111,8 @@ public:
   Autocaster(func::FuncOp func, Type low,
              const std::map<std::string, PrecisionClass> &overrides,
              bool lowInterface)
-      : func(func), low(low), overrides(overrides),
-        lowInterface(lowInterface), rewriter(func.getContext()) {}
+      : func(func), low(low), overrides(overrides), lowInterface(lowInterface),
+        rewriter(func.getContext()) {}
 
   LogicalResult run();
 
@@ -146,9 +148,9 @@ private:
       rewriter.setInsertionPointAfter(def);
     else
       rewriter.setInsertionPointToStart(v.getParentBlock());
-    Value c = passes::buildKilnValue(rewriter, v.getLoc(), "kiln.cast", {v},
-                                     {rewriter.getNamedAttr(
-                                         "to", TypeAttr::get(to))});
+    Value c = passes::buildKilnValue(
+        rewriter, v.getLoc(), "kiln.cast", {v},
+        {rewriter.getNamedAttr("to", TypeAttr::get(to))});
     casts[key] = c;
     return c;
   }
@@ -235,10 +237,9 @@ LogicalResult Autocaster::run() {
     rewriter.setInsertionPoint(&op);
     Operation *rebuilt = nullptr;
     if (op.getNumRegions() == 0) {
-      FailureOr<Operation *> built =
-          passes::buildKilnOp(rewriter, op.getLoc(),
-                              op.getName().getStringRef(), operands,
-                              op.getAttrs());
+      FailureOr<Operation *> built = passes::buildKilnOp(
+          rewriter, op.getLoc(), op.getName().getStringRef(), operands,
+          op.getAttrs());
       if (succeeded(built))
         rebuilt = *built;
     }
@@ -284,8 +285,8 @@ LogicalResult Autocaster::run() {
       rewriter.setInsertionPointToStart(&body);
       Value up = passes::buildKilnValue(
           rewriter, old.getLoc(), "kiln.cast", {lowered},
-          {rewriter.getNamedAttr("to", TypeAttr::get(
-                                           getElementTypeOrSelf(old.getType())))});
+          {rewriter.getNamedAttr(
+              "to", TypeAttr::get(getElementTypeOrSelf(old.getType())))});
       old.replaceAllUsesWith(up);
     }
   }
@@ -324,11 +325,10 @@ struct AutocastPass
     precision = o.precision;
     lowInterface = o.lowInterface;
     for (const auto &[name, cls] : o.overrides)
-      overrideList.push_back(
-          name + "=" +
-          (cls == PrecisionClass::Low
-               ? "low"
-               : cls == PrecisionClass::F32 ? "f32" : "follow"));
+      overrideList.push_back(name + "=" +
+                             (cls == PrecisionClass::Low   ? "low"
+                              : cls == PrecisionClass::F32 ? "f32"
+                                                           : "follow"));
   }
   StringRef getArgument() const final { return "kiln-autocast"; }
   StringRef getDescription() const final {

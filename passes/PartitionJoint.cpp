@@ -23,8 +23,16 @@
 // loss, then the saved values; @backward takes the saved values, then the
 // joint graph's arguments it reads, and returns the gradients. Both keep
 // the joint graph's names, locations and result attributes;
-// kiln.saved_bytes and kiln.recomputed_ops on them say what was chosen.
+// kiln.saved_bytes and kiln.recomputed_ops on them say what was chosen,
+// kiln.recompute_flops what the recomputation costs (an estimate) and
+// kiln.saved_bytes_no_recompute what saving everything would take.
 // With recompute=false every forward value backward reads is saved.
+//
+// A memory budget F < 1 (memory-budget=F) limits the saved bytes to F times
+// the no-recompute plan's: while the min-cut's plan saves more, the
+// expensive forward op with the lowest recompute cost per byte of its saved
+// results is allowed to be recomputed too, and the cut is made again (each
+// such permission can only lower the saved bytes: the cut is by bytes).
 //
 //===----------------------------------------------------------------------===//
 
@@ -135,10 +143,42 @@ int64_t bytesOf(Value v) {
 }
 
 /// Whether the backward graph may compute `op` again instead of reading
-/// its saved result: cheap ops only (elementwise, views).
+/// its saved result without a memory budget: cheap ops only (elementwise,
+/// views).
 bool isRecomputable(Operation *op) {
-  return op->hasTrait<OpTrait::Elementwise>() ||
-         op->hasTrait<OpTrait::View>();
+  return op->hasTrait<OpTrait::Elementwise>() || op->hasTrait<OpTrait::View>();
+}
+
+int64_t elementsOf(Value v) {
+  auto type = dyn_cast<RankedTensorType>(v.getType());
+  return type && type.hasStaticShape() ? type.getNumElements() : 0;
+}
+
+/// The estimated cost of computing `op` once (kRecomputeFlopsAttr's units).
+int64_t flopsOf(Operation *op) {
+  if (op->getNumResults() == 0)
+    return 0;
+  int64_t out = elementsOf(op->getResult(0));
+  if (isa<MatMulOp>(op)) {
+    auto a = cast<RankedTensorType>(op->getOperand(0).getType());
+    return 2 * out * a.getShape().back();
+  }
+  if (isa<ConvOp>(op)) {
+    auto w = cast<RankedTensorType>(op->getOperand(1).getType());
+    return 2 * out *
+           (w.getNumElements() / std::max<int64_t>(1, w.getDimSize(0)));
+  }
+  if (isa<ConvTransposeOp>(op)) {
+    auto w = cast<RankedTensorType>(op->getOperand(1).getType());
+    return 2 * elementsOf(op->getOperand(0)) *
+           (w.getNumElements() / std::max<int64_t>(1, w.getDimSize(0)));
+  }
+  int64_t n = 0;
+  for (Value v : op->getOperands())
+    n += elementsOf(v);
+  for (Value v : op->getResults())
+    n += elementsOf(v);
+  return n;
 }
 
 class Partitioner {
@@ -149,7 +189,17 @@ public:
 
 private:
   void findBackwardOps();
-  void chooseForwardOps();
+  /// The min-cut's forward ops when the ops in `allowed` may be recomputed
+  /// besides the cheap ones.
+  llvm::DenseSet<Operation *>
+  chooseForwardOps(const llvm::DenseSet<Operation *> &allowed);
+  /// The forward values (not constants) the backward side reads when the
+  /// forward graph computes `forward`, in program order.
+  llvm::SetVector<Value>
+  savedValues(const llvm::DenseSet<Operation *> &forward);
+  /// Chooses forwardOps: the min-cut, then more recomputation while the
+  /// memory budget is exceeded.
+  void planWithinBudget();
   func::FuncOp buildForward(OpBuilder &b);
   func::FuncOp buildBackward(OpBuilder &b);
 
@@ -161,7 +211,8 @@ private:
   llvm::DenseSet<Operation *> forwardOps;
   /// Forward values the backward graph reads, in program order.
   llvm::SetVector<Value> saved;
-  int64_t savedBytes = 0, recomputed = 0;
+  int64_t savedBytes = 0, recomputed = 0, recomputeFlops = 0;
+  int64_t savedBytesNoRecompute = 0;
 };
 
 void Partitioner::findBackwardOps() {
@@ -177,7 +228,9 @@ void Partitioner::findBackwardOps() {
   }
 }
 
-void Partitioner::chooseForwardOps() {
+llvm::DenseSet<Operation *>
+Partitioner::chooseForwardOps(const llvm::DenseSet<Operation *> &allowed) {
+  llvm::DenseSet<Operation *> chosen;
   Block &body = joint.getBody().front();
   Value loss = body.getTerminator()->getOperand(0);
   FlowGraph graph;
@@ -201,7 +254,7 @@ void Partitioner::chooseForwardOps() {
       if (backward)
         graph.addEdge(in, sink, FlowGraph::kInfinite);
       else if (constant || r == loss || !options.recompute ||
-               !isRecomputable(&op))
+               (!isRecomputable(&op) && !allowed.contains(&op)))
         graph.addEdge(source, in, FlowGraph::kInfinite);
     }
   }
@@ -212,7 +265,70 @@ void Partitioner::chooseForwardOps() {
   for (Operation &op : body.without_terminator())
     if (!backwardOps.contains(&op) && op.getNumResults() > 0 &&
         sourceSide[nodes[op.getResult(0)].first])
-      forwardOps.insert(&op);
+      chosen.insert(&op);
+  return chosen;
+}
+
+llvm::SetVector<Value>
+Partitioner::savedValues(const llvm::DenseSet<Operation *> &forward) {
+  Block &body = joint.getBody().front();
+  llvm::SetVector<Value> values;
+  auto readByBackward = [&](Value v) {
+    Operation *def = v.getDefiningOp();
+    if (def && !isa<ConstantOp>(def) && forward.contains(def))
+      values.insert(v);
+  };
+  for (Operation &op : body.without_terminator())
+    if (!forward.contains(&op))
+      for (Value v : op.getOperands())
+        readByBackward(v);
+  for (Value v : body.getTerminator()->getOperands().drop_front())
+    readByBackward(v);
+  return values;
+}
+
+void Partitioner::planWithinBudget() {
+  auto bytesOfAll = [](const llvm::SetVector<Value> &values) {
+    int64_t n = 0;
+    for (Value v : values)
+      n += bytesOf(v);
+    return n;
+  };
+  // The no-recompute plan: the forward graph computes every forward op.
+  llvm::DenseSet<Operation *> everything;
+  for (Operation &op : joint.getBody().front().without_terminator())
+    if (!backwardOps.contains(&op))
+      everything.insert(&op);
+  savedBytesNoRecompute = bytesOfAll(savedValues(everything));
+
+  llvm::DenseSet<Operation *> allowed;
+  forwardOps = chooseForwardOps(allowed);
+  if (!options.recompute || options.memoryBudget >= 1.0)
+    return;
+  Value loss = joint.getBody().front().getTerminator()->getOperand(0);
+  auto limit = static_cast<int64_t>(options.memoryBudget *
+                                    static_cast<double>(savedBytesNoRecompute));
+  while (true) {
+    llvm::SetVector<Value> values = savedValues(forwardOps);
+    if (bytesOfAll(values) <= limit)
+      return;
+    // The saved value whose producer is cheapest to recompute per byte.
+    Operation *best = nullptr;
+    double bestCost = 0;
+    for (Value v : values) {
+      Operation *def = v.getDefiningOp();
+      if (!def || allowed.contains(def) || isRecomputable(def) ||
+          llvm::is_contained(def->getResults(), loss) || bytesOf(v) == 0)
+        continue;
+      double cost = static_cast<double>(flopsOf(def)) / bytesOf(v);
+      if (!best || cost < bestCost)
+        best = def, bestCost = cost;
+    }
+    if (!best)
+      return; // nothing more can be recomputed: the closest plan
+    allowed.insert(best);
+    forwardOps = chooseForwardOps(allowed);
+  }
 }
 
 func::FuncOp Partitioner::buildForward(OpBuilder &b) {
@@ -220,19 +336,9 @@ func::FuncOp Partitioner::buildForward(OpBuilder &b) {
   Operation *terminator = body.getTerminator();
   // The forward values the backward side (its ops and the gradients)
   // reads, constants aside (the backward graph makes its own).
-  auto readByBackward = [&](Value v) {
-    Operation *def = v.getDefiningOp();
-    if (!def || isa<ConstantOp>(def) || !forwardOps.contains(def))
-      return;
-    if (saved.insert(v))
-      savedBytes += bytesOf(v);
-  };
-  for (Operation &op : body.without_terminator())
-    if (!forwardOps.contains(&op))
-      for (Value v : op.getOperands())
-        readByBackward(v);
-  for (Value v : terminator->getOperands().drop_front())
-    readByBackward(v);
+  saved = savedValues(forwardOps);
+  for (Value v : saved)
+    savedBytes += bytesOf(v);
 
   // Which ops the forward graph needs: those the loss and the saved values
   // depend on.
@@ -257,7 +363,8 @@ func::FuncOp Partitioner::buildForward(OpBuilder &b) {
       b.getFunctionType(joint.getArgumentTypes(), resultTypes));
   Block *entry = f.addEntryBlock();
   IRMapping map;
-  for (auto [from, to] : llvm::zip(body.getArguments(), entry->getArguments())) {
+  for (auto [from, to] :
+       llvm::zip(body.getArguments(), entry->getArguments())) {
     map.map(from, to);
     to.setLoc(from.getLoc());
   }
@@ -328,8 +435,10 @@ func::FuncOp Partitioner::buildBackward(OpBuilder &b) {
       continue;
     Operation *copy = inner.clone(op, map);
     copy->removeAttr(kGradSeedAttr);
-    if (!backwardOps.contains(&op) && !isa<ConstantOp>(op))
+    if (!backwardOps.contains(&op) && !isa<ConstantOp>(op)) {
       ++recomputed;
+      recomputeFlops += flopsOf(&op);
+    }
   }
   SmallVector<Value> mapped;
   for (Value v : terminator->getOperands().drop_front())
@@ -346,7 +455,7 @@ func::FuncOp Partitioner::buildBackward(OpBuilder &b) {
 
 LogicalResult Partitioner::run() {
   findBackwardOps();
-  chooseForwardOps();
+  planWithinBudget();
   OpBuilder b(joint);
   func::FuncOp forward = buildForward(b);
   func::FuncOp backward = buildBackward(b);
@@ -354,6 +463,9 @@ LogicalResult Partitioner::run() {
     f->setAttr("kiln.graph", b.getUnitAttr());
     f->setAttr(kSavedBytesAttr, b.getI64IntegerAttr(savedBytes));
     f->setAttr(kRecomputedOpsAttr, b.getI64IntegerAttr(recomputed));
+    f->setAttr(kRecomputeFlopsAttr, b.getI64IntegerAttr(recomputeFlops));
+    f->setAttr(kSavedBytesNoRecomputeAttr,
+               b.getI64IntegerAttr(savedBytesNoRecompute));
   }
   joint.erase();
   return success();
@@ -366,6 +478,7 @@ struct PartitionPass
   PartitionPass(const PartitionPass &other) : PassWrapper(other) {}
   explicit PartitionPass(PartitionOptions options) {
     recompute = options.recompute;
+    memoryBudget = options.memoryBudget;
   }
   StringRef getArgument() const final { return "kiln-partition"; }
   StringRef getDescription() const final {
@@ -382,7 +495,14 @@ struct PartitionPass
                                "run kiln-autodiff first");
       return signalPassFailure();
     }
-    if (failed(Partitioner(joint, PartitionOptions{recompute}).run()))
+    if (!(memoryBudget > 0.0 && memoryBudget <= 1.0)) {
+      getOperation().emitError("kiln-partition: memory-budget must be in "
+                               "(0, 1], not ")
+          << memoryBudget.getValue();
+      return signalPassFailure();
+    }
+    if (failed(Partitioner(joint, PartitionOptions{recompute, memoryBudget})
+                   .run()))
       signalPassFailure();
   }
   Option<bool> recompute{*this, "recompute",
@@ -390,6 +510,12 @@ struct PartitionPass
                                         "backward graph instead of saving "
                                         "their results"),
                          llvm::cl::init(true)};
+  Option<double> memoryBudget{
+      *this, "memory-budget",
+      llvm::cl::desc("Saved activations at most this fraction (0, 1] of the "
+                     "no-recompute plan's; expensive ops are recomputed as "
+                     "needed"),
+      llvm::cl::init(1.0)};
 };
 
 } // namespace

@@ -44,6 +44,14 @@ inline constexpr const char *kGradientOfAttr = "kiln.gradient_of";
 /// Function attributes kiln-partition leaves on @forward and @backward.
 inline constexpr const char *kSavedBytesAttr = "kiln.saved_bytes";
 inline constexpr const char *kRecomputedOpsAttr = "kiln.recomputed_ops";
+/// The estimated cost of the recomputed ops (floating-point operations of
+/// one step: 2 M N K a matmul, 2 per multiply-add of a convolution, one per
+/// element read or written of any other op).
+inline constexpr const char *kRecomputeFlopsAttr = "kiln.recompute_flops";
+/// The no-recompute plan's saved bytes, which a memory budget is a fraction
+/// of.
+inline constexpr const char *kSavedBytesNoRecomputeAttr =
+    "kiln.saved_bytes_no_recompute";
 /// The names of the optimizer's run-time scalars (f32, rank 0).
 inline constexpr const char *kLearningRateName = "kiln.lr";
 inline constexpr const char *kStepName = "kiln.step";
@@ -61,6 +69,13 @@ struct PartitionOptions {
   /// Recompute cheap ops (elementwise, views) where that saves memory;
   /// false saves every forward value the backward graph reads.
   bool recompute = true;
+  /// The saved activations' limit, a fraction (0, 1] of what the
+  /// no-recompute plan saves (`--memory-budget`, as torch's
+  /// activation_memory_budget): below what the cheap recomputations reach,
+  /// expensive forward ops (matmuls, convolutions, reductions) become
+  /// recomputable too, cheapest recompute cost per saved byte first, until
+  /// the plan fits (or nothing more can be recomputed).
+  double memoryBudget = 1.0;
 };
 /// `kiln-partition` (PartitionJoint.cpp).
 std::unique_ptr<mlir::Pass> createPartitionPass(PartitionOptions options = {});

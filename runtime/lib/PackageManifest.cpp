@@ -217,6 +217,8 @@ Json trainingJson(const ManifestTraining &t) {
       {"saved", listJson(t.saved, valueJson)},
       {"saved_bytes", t.savedBytes},
       {"recomputed_ops", t.recomputedOps},
+      {"recompute_flops", t.recomputeFlops},
+      {"saved_bytes_no_recompute", t.savedBytesNoRecompute},
       {"optimizer",
        {{"kind", o.kind},
         {"lr", o.lr},

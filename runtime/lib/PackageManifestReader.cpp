@@ -475,6 +475,9 @@ Status parseTraining(const Json &j, ManifestTraining &t) {
                                  [](const auto &u) { return u.target; }));
   KILN_RETURN_IF_ERROR(fields.count("saved_bytes", t.savedBytes));
   KILN_RETURN_IF_ERROR(fields.count("recomputed_ops", t.recomputedOps));
+  KILN_RETURN_IF_ERROR(fields.count("recompute_flops", t.recomputeFlops));
+  KILN_RETURN_IF_ERROR(
+      fields.count("saved_bytes_no_recompute", t.savedBytesNoRecompute));
   KILN_RETURN_IF_ERROR(
       parseObject(fields, "optimizer", t.optimizer, parseOptimizer));
   KILN_RETURN_IF_ERROR(

@@ -37,6 +37,9 @@ struct TrainFlags {
   /// Glob patterns (fnmatch) of initializers that are not trained.
   std::vector<std::string> freeze;
   bool noRecompute = false;
+  /// --memory-budget F: saved activations at most F (0, 1] of the
+  /// no-recompute plan's.
+  double memoryBudget = 1.0;
 };
 
 /// `kiln dump MODEL [--stage traced|optimized|fused] [--dim NAME=SIZE]...

@@ -54,13 +54,13 @@ Status parsePrecisionFlags(const std::string &precision,
                            AutocastOptions &options, bool &enabled) {
   enabled = precision != "f32";
   if (precision != "f32" && precision != "bf16" && precision != "f16")
-    return Status::error(strCat("--precision '", precision,
-                                "': expected f32, bf16 or f16"));
+    return Status::error(
+        strCat("--precision '", precision, "': expected f32, bf16 or f16"));
   if (!enabled && !overrides.empty())
     return Status::error("--precision-override needs --precision bf16 or f16");
   if (ioPrecision != "keep" && ioPrecision != "low")
-    return Status::error(strCat("--io-precision '", ioPrecision,
-                                "': expected keep or low"));
+    return Status::error(
+        strCat("--io-precision '", ioPrecision, "': expected keep or low"));
   if (!enabled && ioPrecision == "low")
     return Status::error("--io-precision low needs --precision bf16 or f16");
   options.precision = precision;
@@ -72,10 +72,10 @@ Status parsePrecisionFlags(const std::string &precision,
         eq == std::string::npos ? std::nullopt
                                 : parsePrecisionClass(flag.substr(eq + 1));
     if (name.empty() || !cls)
-      return Status::error(strCat(
-          "--precision-override '", flag,
-          "': expected OP=low|f32|follow with OP a kiln op name, e.g. "
-          "--precision-override softmax=low"));
+      return Status::error(
+          strCat("--precision-override '", flag,
+                 "': expected OP=low|f32|follow with OP a kiln op name, e.g. "
+                 "--precision-override softmax=low"));
     if (llvm::StringRef(name).starts_with("kiln."))
       name = name.substr(5);
     options.overrides[name] = *cls;
@@ -128,10 +128,10 @@ static int reportTrainingPackage(const CompileOptions &options) {
   Expected<PackageManifest> manifest =
       readManifest(options.outputDir + "/manifest.json");
   if (!manifest || !manifest->training)
-    return reportError("the training package '" + options.outputDir +
-                       "' was written but its manifest does not read back: " +
-                       (manifest ? "no training section"
-                                 : manifest.status().message()));
+    return reportError(
+        "the training package '" + options.outputDir +
+        "' was written but its manifest does not read back: " +
+        (manifest ? "no training section" : manifest.status().message()));
   const ManifestTraining &t = *manifest->training;
   int64_t paramBytes = 0;
   for (const ManifestValue &p : t.parameters)
@@ -140,9 +140,11 @@ static int reportTrainingPackage(const CompileOptions &options) {
             << "' for training into '" << options.outputDir
             << "': " << t.parameters.size() << " parameters (" << paramBytes
             << " bytes), optimizer " << t.optimizer.kind << "; saved "
-            << "activations " << t.saved.size() << " values, "
-            << t.savedBytes << " bytes; " << t.recomputedOps
-            << " ops recomputed in backward";
+            << "activations " << t.saved.size() << " values, " << t.savedBytes
+            << " bytes (of " << t.savedBytesNoRecompute
+            << " without recomputation); " << t.recomputedOps
+            << " ops recomputed in backward (~" << t.recomputeFlops
+            << " FLOP a step)";
   if (manifest->counts)
     std::cout << "; " << manifest->counts->fused << " fused kernels, "
               << manifest->counts->library << " library calls, "
@@ -164,10 +166,9 @@ int runCompileCommand(const CompileCommandOptions &flags) {
   Status dims = parseDimFlags(flags.dims, options.dimSizes);
   if (!dims)
     return reportError(dims.message());
-  if (Status precision =
-          parsePrecisionFlags(flags.precision, flags.precisionOverrides,
-                              flags.ioPrecision, options.autocast,
-                              options.autocastEnabled);
+  if (Status precision = parsePrecisionFlags(
+          flags.precision, flags.precisionOverrides, flags.ioPrecision,
+          options.autocast, options.autocastEnabled);
       !precision)
     return reportError(precision.message());
   if (options.autocastEnabled && flags.training.train)
@@ -187,8 +188,8 @@ int runCompileCommand(const CompileCommandOptions &flags) {
   // External weights: initializers stored as ONNX external data stay in
   // their file; the package references them and the loader binds them.
   trace.externalDataAsParameters = options.weights == "external";
-  if (Status values = parseInputValueFlags(flags.inputValues,
-                                           trace.inputValues);
+  if (Status values =
+          parseInputValueFlags(flags.inputValues, trace.inputValues);
       !values)
     return reportError(values.message());
   const TrainFlags &training = flags.training;

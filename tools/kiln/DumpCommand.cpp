@@ -11,11 +11,11 @@
 #include "Commands.h"
 
 #include "codegen/Packager.h"
-#include "targets/TargetRegistry.h"
 #include "compiler/GraphBreakReport.h"
 #include "compiler/Pipeline.h"
 #include "compiler/onnx/OnnxTracer.h"
 #include "passes/FusionPasses.h"
+#include "targets/TargetRegistry.h"
 
 #include "mlir/IR/Diagnostics.h"
 
@@ -64,8 +64,8 @@ static int printIr(mlir::Operation *op, const std::string &summary,
 /// joint graph, or one of the derived forward, backward and optimizer
 /// graphs.
 static int dumpTraining(const DumpOptions &options) {
-  static const char *const stages[] = {"traced", "joint", "forward",
-                                       "backward", "optimizer"};
+  static const char *const stages[] = {"traced", "joint", "forward", "backward",
+                                       "optimizer"};
   if (!llvm::is_contained(stages, options.stage))
     return reportError("--train: --stage '" + options.stage +
                        "' is not a training stage; use traced, joint, "
@@ -85,8 +85,8 @@ static int dumpTraining(const DumpOptions &options) {
   if (options.stage == "traced")
     return printIr(module->get(), "", options.output);
   DiagnosticReporter diagnostics(&context);
-  TrainingStage stage = options.stage == "joint" ? TrainingStage::Joint
-                                                 : TrainingStage::Complete;
+  TrainingStage stage =
+      options.stage == "joint" ? TrainingStage::Joint : TrainingStage::Complete;
   if (mlir::failed(
           deriveTrainingGraphs(**module, options.target, train, stage)))
     return diagnostics.errors() ? 1
@@ -97,12 +97,22 @@ static int dumpTraining(const DumpOptions &options) {
   auto graph = (*module)->lookupSymbol<mlir::func::FuncOp>(options.stage);
   std::string summary;
   if (auto bytes = graph->getAttrOfType<mlir::IntegerAttr>(kSavedBytesAttr))
-    summary = "// saved activations: " + std::to_string(bytes.getInt()) +
-              " bytes; forward ops recomputed in backward: " +
-              std::to_string(graph->getAttrOfType<mlir::IntegerAttr>(
-                                      kRecomputedOpsAttr)
-                                 .getInt()) +
-              "\n";
+    summary =
+        "// saved activations: " + std::to_string(bytes.getInt()) +
+        " bytes (of " +
+        std::to_string(
+            graph->getAttrOfType<mlir::IntegerAttr>(kSavedBytesNoRecomputeAttr)
+                .getInt()) +
+        " without recomputation); forward ops recomputed in "
+        "backward: " +
+        std::to_string(
+            graph->getAttrOfType<mlir::IntegerAttr>(kRecomputedOpsAttr)
+                .getInt()) +
+        " (~" +
+        std::to_string(
+            graph->getAttrOfType<mlir::IntegerAttr>(kRecomputeFlopsAttr)
+                .getInt()) +
+        " FLOP a step)\n";
   return printIr(graph, summary, options.output);
 }
 

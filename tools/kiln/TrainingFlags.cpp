@@ -47,6 +47,14 @@ Status trainOptionsOf(const TrainFlags &flags, TrainOptions &options) {
   options.optimizer.weightDecay = flags.weightDecay;
   options.lr = flags.lr;
   options.recompute = !flags.noRecompute;
+  if (!(flags.memoryBudget > 0.0 && flags.memoryBudget <= 1.0))
+    return Status::error(strCat("--memory-budget ", flags.memoryBudget,
+                                ": expected a fraction in (0, 1] of the "
+                                "activations the no-recompute plan saves"));
+  if (flags.noRecompute && flags.memoryBudget < 1.0)
+    return Status::error("--memory-budget needs recomputation: drop "
+                         "--no-recompute");
+  options.memoryBudget = flags.memoryBudget;
   return Status::ok();
 }
 

@@ -50,6 +50,12 @@ void addTrainFlags(CLI::App *cmd, kiln::TrainFlags &t, bool optimizer) {
   cmd->add_flag("--no-recompute", t.noRecompute,
                 "With --train: save every activation the backward graph "
                 "reads instead of recomputing cheap ones");
+  cmd->add_option("--memory-budget", t.memoryBudget,
+                  "With --train: save at most this fraction (0, 1] of the "
+                  "activations the no-recompute plan saves, recomputing "
+                  "matmuls, convolutions and reductions too where needed, "
+                  "cheapest per byte first (1: only cheap ops are "
+                  "recomputed)");
 }
 
 int main(int argc, char **argv) {
@@ -76,14 +82,15 @@ int main(int argc, char **argv) {
                    "kiln.eager breaks inline, control flow); with --train: "
                    "traced, joint (forward + backward), forward, backward, "
                    "optimizer")
-      ->check(CLI::IsMember({"traced", "optimized", "fused", "lowered",
-                             "program", "joint", "forward", "backward",
-                             "optimizer"}));
+      ->check(
+          CLI::IsMember({"traced", "optimized", "fused", "lowered", "program",
+                         "joint", "forward", "backward", "optimizer"}));
   dumpCmd
       ->add_option("--target", dump.target,
                    "Target whose graph breaks the program, optimized, fused "
                    "and lowered stages plan, and whose lowering the lowered "
-                   "stage shows (" + kiln::targetNameList() + "; default cpu)")
+                   "stage shows (" +
+                       kiln::targetNameList() + "; default cpu)")
       ->check(CLI::IsMember(kiln::targetNames()));
   dumpCmd->add_option("--dim", dump.dims,
                       "Size of a named dynamic dimension, NAME=SIZE "
@@ -187,8 +194,7 @@ int main(int argc, char **argv) {
                    "Package folder to write (replaced only after a "
                    "successful compile)")
       ->required();
-  compileCmd
-      ->add_option("--target", compile.target, targetHelp())
+  compileCmd->add_option("--target", compile.target, targetHelp())
       ->check(CLI::IsMember(kiln::targetNames()));
   compileCmd
       ->add_option("--weights", compile.weights,
@@ -245,8 +251,7 @@ int main(int argc, char **argv) {
                  "(graph breaks, with a hint each) and the ops of each graph");
   explainCmd->add_option("MODEL", explain.model, "ONNX model file (.onnx)")
       ->required();
-  explainCmd
-      ->add_option("--target", explain.target, targetHelp())
+  explainCmd->add_option("--target", explain.target, targetHelp())
       ->check(CLI::IsMember(kiln::targetNames()));
   explainCmd->add_option("--dim", explain.dims,
                          "Size of a named dynamic dimension, NAME=SIZE "

@@ -7,13 +7,16 @@
 
 // RUN: kiln-opt %s -kiln-autodiff -kiln-partition | FileCheck %s
 // RUN: kiln-opt %s -kiln-autodiff -kiln-partition=recompute=false | FileCheck %s --check-prefix=SAVE
+// RUN: kiln-opt %s -kiln-autodiff -kiln-partition=memory-budget=0.5 | FileCheck %s --check-prefix=HALF
+// RUN: kiln-opt %s -kiln-autodiff -kiln-partition=memory-budget=0.25 | FileCheck %s --check-prefix=QUARTER
+// RUN: not kiln-opt %s -kiln-autodiff -kiln-partition=memory-budget=0 2>&1 | FileCheck %s --check-prefix=ZERO
 
 // Only the matmul's output is saved (4x5 f32 = 80 bytes); the add and tanh
 // after it are recomputed from it in @backward.
 // CHECK-LABEL: func.func @forward(
 // CHECK-SAME: %[[X:[^:]+]]: tensor<4x3xf32> {kiln.name = "x"}, %[[W:[^:]+]]: tensor<3x5xf32> {kiln.name = "w", kiln.trainable}, %[[B:[^:]+]]: tensor<5xf32> {kiln.name = "b", kiln.trainable}
 // CHECK-SAME: -> (tensor<f32> {kiln.name = "loss"}, tensor<4x5xf32> {kiln.name = "saved.0"})
-// CHECK-SAME: attributes {kiln.graph, kiln.recomputed_ops = {{[0-9]+}} : i64, kiln.saved_bytes = 80 : i64}
+// CHECK-SAME: attributes {kiln.graph, kiln.recompute_flops = {{[0-9]+}} : i64, kiln.recomputed_ops = {{[0-9]+}} : i64, kiln.saved_bytes = 80 : i64, kiln.saved_bytes_no_recompute = 208 : i64}
 // CHECK-NEXT: %[[MM:.*]] = kiln.matmul %[[X]], %[[W]]
 // CHECK-NEXT: kiln.add %[[MM]], %[[B]]
 // CHECK-NEXT: kiln.tanh
@@ -28,7 +31,7 @@
 // CHECK-LABEL: func.func @backward(
 // CHECK-SAME: %[[S:[^:]+]]: tensor<4x5xf32> {kiln.name = "saved.0"}, %[[BB:[^:]+]]: tensor<5xf32> {kiln.name = "b", kiln.trainable}, %[[BX:[^:]+]]: tensor<4x3xf32> {kiln.name = "x"}
 // CHECK-SAME: -> (tensor<3x5xf32> {kiln.gradient_of = "w", kiln.name = "w.grad"}, tensor<5xf32> {kiln.gradient_of = "b", kiln.name = "b.grad"})
-// CHECK-SAME: attributes {kiln.graph, kiln.recomputed_ops = {{[0-9]+}} : i64, kiln.saved_bytes = 80 : i64}
+// CHECK-SAME: attributes {kiln.graph, kiln.recompute_flops = {{[0-9]+}} : i64, kiln.recomputed_ops = {{[0-9]+}} : i64, kiln.saved_bytes = 80 : i64, kiln.saved_bytes_no_recompute = 208 : i64}
 // It starts with the recomputed add and tanh.
 // CHECK-NEXT: %[[RA:.*]] = kiln.add %[[S]], %[[BB]] : (tensor<4x5xf32>, tensor<5xf32>) -> tensor<4x5xf32>
 // CHECK-NEXT: %[[RY:.*]] = kiln.tanh %[[RA]]
@@ -46,19 +49,36 @@
 // recomputed.
 // SAVE-LABEL: func.func @forward(
 // SAVE-SAME: -> (tensor<f32> {kiln.name = "loss"}, tensor<4x5xf32> {kiln.name = "saved.0"}, tensor<4x5xf32> {kiln.name = "saved.1"}, tensor<3x4xf32> {kiln.name = "saved.2"})
-// SAVE-SAME: attributes {kiln.graph, kiln.recomputed_ops = 0 : i64, kiln.saved_bytes = 208 : i64}
+// SAVE-SAME: attributes {kiln.graph, kiln.recompute_flops = 0 : i64, kiln.recomputed_ops = 0 : i64, kiln.saved_bytes = 208 : i64, kiln.saved_bytes_no_recompute = 208 : i64}
 // SAVE: %[[Y:.*]] = kiln.tanh
 // SAVE: %[[D:.*]] = kiln.sub
 // SAVE: %[[XT:.*]] = kiln.transpose
 // SAVE-NEXT: return %{{.*}}, %[[Y]], %[[D]], %[[XT]]
 // SAVE-LABEL: func.func @backward(
 // SAVE-SAME: %[[SY:[^:]+]]: tensor<4x5xf32> {kiln.name = "saved.0"}, %[[SD:[^:]+]]: tensor<4x5xf32> {kiln.name = "saved.1"}, %[[SXT:[^:]+]]: tensor<3x4xf32> {kiln.name = "saved.2"})
-// SAVE-SAME: attributes {kiln.graph, kiln.recomputed_ops = 0 : i64, kiln.saved_bytes = 208 : i64}
+// SAVE-SAME: attributes {kiln.graph, kiln.recompute_flops = 0 : i64, kiln.recomputed_ops = 0 : i64, kiln.saved_bytes = 208 : i64, kiln.saved_bytes_no_recompute = 208 : i64}
 // SAVE-NOT: kiln.tanh
 // SAVE: kiln.mul %{{.*}}, %[[SY]]
 // SAVE: kiln.mul %{{.*}}, %[[SD]]
 // SAVE: kiln.matmul %[[SXT]], %{{.*}} : (tensor<3x4xf32>, tensor<4x5xf32>) -> tensor<3x5xf32>
 // SAVE-NOT: kiln.tanh
+// A memory budget of half the no-recompute plan's 208 bytes (104): the
+// default plan's 80 bytes fit, nothing changes.
+// HALF-LABEL: func.func @forward(
+// HALF-SAME: kiln.saved_bytes = 80 : i64, kiln.saved_bytes_no_recompute = 208 : i64
+
+// A quarter (52 bytes): the matmul is recomputed too (from x and w, which
+// cost nothing to keep), so nothing is saved; the recomputation costs the
+// matmul's 2 M N K = 120 FLOP plus the elementwise ops'.
+// QUARTER-LABEL: func.func @forward(
+// QUARTER-SAME: -> (tensor<f32> {kiln.name = "loss"})
+// QUARTER-SAME: kiln.saved_bytes = 0 : i64
+// QUARTER-LABEL: func.func @backward(
+// QUARTER-SAME: %[[QX:[^:]+]]: tensor<4x3xf32> {kiln.name = "x"}, %[[QW:[^:]+]]: tensor<3x5xf32> {kiln.name = "w", kiln.trainable}
+// QUARTER-SAME: kiln.recompute_flops = [[FLOPS:[0-9]+]] : i64
+// QUARTER-NEXT: kiln.matmul %[[QX]], %[[QW]] : (tensor<4x3xf32>, tensor<3x5xf32>) -> tensor<4x5xf32>
+
+// ZERO: error: kiln-partition: memory-budget must be in (0, 1], not 0
 module {
   func.func @main(%x: tensor<4x3xf32> {kiln.name = "x"}, %w: tensor<3x5xf32> {kiln.name = "w", kiln.trainable}, %b: tensor<5xf32> {kiln.name = "b", kiln.trainable}) -> (tensor<f32> {kiln.name = "loss"}) attributes {kiln.graph} {
     %0 = kiln.matmul %x, %w : (tensor<4x3xf32>, tensor<3x5xf32>) -> tensor<4x5xf32>

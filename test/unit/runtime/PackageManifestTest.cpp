@@ -117,10 +117,12 @@ static bool operator==(const ManifestTrainingGraphs &a,
 static bool operator==(const ManifestTraining &a, const ManifestTraining &b) {
   return std::tie(a.loss, a.parameters, a.weightsFile, a.state, a.gradients,
                   a.updates, a.saved, a.savedBytes, a.recomputedOps,
-                  a.optimizer, a.graphs) ==
+                  a.recomputeFlops, a.savedBytesNoRecompute, a.optimizer,
+                  a.graphs) ==
          std::tie(b.loss, b.parameters, b.weightsFile, b.state, b.gradients,
                   b.updates, b.saved, b.savedBytes, b.recomputedOps,
-                  b.optimizer, b.graphs);
+                  b.recomputeFlops, b.savedBytesNoRecompute, b.optimizer,
+                  b.graphs);
 }
 static bool operator==(const PackageManifest &a, const PackageManifest &b) {
   return std::tie(a.format, a.formatVersion, a.kind, a.abiVersion, a.model,
@@ -292,6 +294,8 @@ PackageManifest trainingManifest() {
                {"fc1.bias.v.next", "fc1.bias.v"}};
   t.saved = {{"h", DType::F32, {4, 8}, 128}};
   t.savedBytes = 128;
+  t.recomputeFlops = 4096;
+  t.savedBytesNoRecompute = 512;
   t.recomputedOps = 3;
   t.optimizer = {"adamw", 0.05, 0.0, 0.9, 0.98, 1e-6, 0.01};
   t.graphs = {"graphs/fwd", "graphs/bwd", "graphs/opt"};

@@ -95,7 +95,8 @@
 //       "updates": [{"value": "fc1.weight.next",
 //                    "target": "fc1.weight"}],         optimizer outputs
 //       "saved": [VALUE...], "saved_bytes": 1234,
-//       "recomputed_ops": 3,
+//       "recomputed_ops": 3, "recompute_flops": 4096,
+//       "saved_bytes_no_recompute": 2048,
 //       "optimizer": {"kind": "adamw", "lr": 0.05, "momentum": 0.9,
 //                     "beta1": 0.9, "beta2": 0.999, "eps": 1e-8,
 //                     "weight_decay": 0.0},
@@ -414,6 +415,12 @@ struct ManifestTraining {
   /// "recomputed_ops": forward ops the backward graph recomputes instead of
   /// reading saved values.
   int64_t recomputedOps = 0;
+  /// "recompute_flops": the estimated cost of those recomputations per step
+  /// (2 M N K a matmul; one per element moved for other ops).
+  int64_t recomputeFlops = 0;
+  /// "saved_bytes_no_recompute": what saving every activation would take
+  /// (what --memory-budget is a fraction of).
+  int64_t savedBytesNoRecompute = 0;
   ManifestOptimizer optimizer;
   ManifestTrainingGraphs graphs;
 };
