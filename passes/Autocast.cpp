@@ -103,7 +103,8 @@ bool isWeak(Value v) {
   if (!arg)
     return false;
   auto func = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
-  return func && func.getArgAttr(arg.getArgNumber(), "kiln.weight");
+  return func && (func.getArgAttr(arg.getArgNumber(), "kiln.weight") ||
+                  func.getArgAttr(arg.getArgNumber(), "kiln.trainable"));
 }
 
 class Autocaster {

@@ -171,9 +171,6 @@ int runCompileCommand(const CompileCommandOptions &flags) {
           options.autocast, options.autocastEnabled);
       !precision)
     return reportError(precision.message());
-  if (options.autocastEnabled && flags.training.train)
-    return reportError("--precision with --train is not supported yet: "
-                       "training packages compute in f32");
   if (const char *logs = std::getenv("KILN_LOGS"))
     if (Status parsed = parseLogArtifacts(logs, options.logs); !parsed)
       return reportError(parsed.message());
@@ -212,6 +209,12 @@ int runCompileCommand(const CompileCommandOptions &flags) {
           .count();
 
   if (training.train) {
+    // Mixed precision before autodiff: the parameters stay f32 (the master
+    // weights), the forward computes on their bf16/f16 casts, and the
+    // casts' gradients bring the parameters' gradients back to f32.
+    if (options.autocastEnabled &&
+        mlir::failed(applyAutocast(**module, options.autocast)))
+      return 1;
     if (mlir::failed(
             runTrainingPipeline(**module, options, train, initialValues))) {
       if (diagnostics.errors() == 0)

@@ -79,12 +79,22 @@ static int dumpTraining(const DumpOptions &options) {
   if (Status dims = parseDimFlags(options.dims, trace.dimSizes); !dims)
     return reportError(dims.message());
   setUpTrainingTrace(options.training, trace, nullptr);
+  AutocastOptions autocast;
+  bool autocastEnabled = false;
+  if (Status precision =
+          parsePrecisionFlags(options.precision, options.precisionOverrides,
+                              options.ioPrecision, autocast, autocastEnabled);
+      !precision)
+    return reportError(precision.message());
   auto module = traceOnnxFile(context, options.model, trace);
   if (!module)
     return reportError(module.status().message());
+  DiagnosticReporter diagnostics(&context);
+  // Mixed precision before autodiff, as kiln compile --train does.
+  if (autocastEnabled && mlir::failed(applyAutocast(**module, autocast)))
+    return diagnostics.errors() ? 1 : reportError("kiln-autocast failed");
   if (options.stage == "traced")
     return printIr(module->get(), "", options.output);
-  DiagnosticReporter diagnostics(&context);
   TrainingStage stage =
       options.stage == "joint" ? TrainingStage::Joint : TrainingStage::Complete;
   if (mlir::failed(
@@ -117,9 +127,6 @@ static int dumpTraining(const DumpOptions &options) {
 }
 
 int runDumpCommand(const DumpOptions &options) {
-  if (options.training.train && options.precision != "f32")
-    return reportError("--precision with --train is not supported yet: "
-                       "training graphs compute in f32");
   if (options.training.train)
     return dumpTraining(options);
   mlir::MLIRContext context;
