@@ -118,6 +118,18 @@ ManifestTraining describeTraining(func::FuncOp forward, func::FuncOp backward,
       t.updates.push_back({nextName(s.name), s.name});
     }
   }
+  // Dynamic loss scaling's state: two scalars the runtime keeps like an
+  // optimizer's (zero at the start: the scale is S0 * 2^0).
+  if (train.optimizer.initialLossScale > 0)
+    for (const char *name : {kLossScaleExponentName, kLossScaleGoodStepsName}) {
+      ManifestValue s;
+      s.name = name;
+      s.dtype = DType::F32;
+      s.shape = {};
+      s.bytes = 4;
+      t.state.push_back(s);
+      t.updates.push_back({nextName(name), name});
+    }
   const OptimizerOptions &o = train.optimizer;
   t.optimizer = ManifestOptimizer{o.kind,  train.lr, o.momentum,   o.beta1,
                                   o.beta2, o.eps,    o.weightDecay};
@@ -149,7 +161,7 @@ LogicalResult deriveTrainingGraphs(ModuleOp module, const std::string &target,
   cleanup.addPass(createCSEPass());
   // 3. Reverse mode: the joint graph (loss, gradients), by the ops'
   //    gradient rules; CSE shares what forward and backward both compute.
-  pm.addPass(createAutodiffPass());
+  pm.addPass(createAutodiffPass(train.optimizer.initialLossScale));
   pm.nest<func::FuncOp>().addPass(createCSEPass());
   if (stage != TrainingStage::Joint) {
     // 4. The min-cut partition: @forward saves what @backward reads,
@@ -260,9 +272,13 @@ runTrainingPipeline(ModuleOp module, const CompileOptions &options,
   }
 
   // 10. The manifest: the model's inputs and loss, the training section.
-  for (unsigned i = 0; i < forward.getNumArguments(); ++i)
-    if (!forward.getArgAttr(i, kTrainableAttr))
+  // (Dynamic loss scaling's exponent is state the runtime keeps.)
+  for (unsigned i = 0; i < forward.getNumArguments(); ++i) {
+    auto name = forward.getArgAttrOfType<StringAttr>(i, "kiln.name");
+    if (!forward.getArgAttr(i, kTrainableAttr) &&
+        !(name && name.getValue() == kLossScaleExponentName))
       manifest.inputs.push_back(argumentOf(forward, i));
+  }
   manifest.outputs.push_back(valueOf(forward, 0));
   manifest.training = std::move(training);
   manifest.compileTimes.trace = options.traceSeconds;

@@ -68,7 +68,8 @@ func::FuncOp findForwardGraph(ModuleOp module) {
 
 class Differentiator {
 public:
-  explicit Differentiator(func::FuncOp f) : f(f), builder(f.getContext()) {}
+  Differentiator(func::FuncOp f, double initialLossScale)
+      : f(f), builder(f.getContext()), initialLossScale(initialLossScale) {}
   LogicalResult run();
 
 private:
@@ -78,8 +79,12 @@ private:
   LogicalResult differentiate(Operation *op);
   void accumulate(Value v, Value grad, Location loc);
 
+  /// S0 * 2^exponent of type `type` (whose shape broadcasts with []).
+  Value lossScale(Value exponent, RankedTensorType type, Location loc);
+
   func::FuncOp f;
   OpBuilder builder;
+  double initialLossScale;
   llvm::DenseSet<Value> requiresGrad;
   llvm::DenseMap<Value, Value> grads;
 };
@@ -207,6 +212,30 @@ LogicalResult Differentiator::differentiate(Operation *op) {
   return success();
 }
 
+Value Differentiator::lossScale(Value exponent, RankedTensorType type,
+                                Location loc) {
+  Type et = type.getElementType();
+  auto constant = [&](RankedTensorType t, double v) {
+    return builder
+        .create<ConstantOp>(
+            loc, t,
+            DenseElementsAttr::get(t, FloatAttr::get(t.getElementType(), v)))
+        .getResult();
+  };
+  auto scalarF32 = RankedTensorType::get({}, builder.getF32Type());
+  auto build = [&](StringRef name, ValueRange operands) {
+    FailureOr<Operation *> op = createKilnOp(builder, loc, name, operands, {});
+    assert(succeeded(op) && "a loss-scale op failed to build");
+    return (*op)->getResult(0);
+  };
+  Value power = build("kiln.pow", {constant(scalarF32, 2.0), exponent});
+  if (!et.isF32())
+    power = (*createKilnOp(builder, loc, "kiln.cast", {power},
+                           {builder.getNamedAttr("to", TypeAttr::get(et))}))
+                ->getResult(0);
+  return build("kiln.mul", {constant(type, initialLossScale), power});
+}
+
 LogicalResult Differentiator::run() {
   Value loss;
   if (failed(checkGraph(loss)))
@@ -218,19 +247,34 @@ LogicalResult Differentiator::run() {
   auto ret = cast<func::ReturnOp>(body.getTerminator());
   builder.setInsertionPoint(ret);
 
-  // The seed: d loss / d loss = 1.
+  // The seed: d loss / d loss = 1 (or the loss scale S, the exponent a new
+  // argument).
   auto lossType = cast<RankedTensorType>(loss.getType());
-  auto seed = builder.create<ConstantOp>(
-      ret.getLoc(), lossType,
-      DenseElementsAttr::get(lossType,
-                             FloatAttr::get(lossType.getElementType(), 1.0)));
+  Value exponent;
+  if (initialLossScale > 0) {
+    auto scalar = RankedTensorType::get({}, builder.getF32Type());
+    unsigned at = f.getNumArguments();
+    f.insertArgument(
+        at, scalar,
+        builder.getDictionaryAttr(builder.getNamedAttr(
+            "kiln.name", builder.getStringAttr(kLossScaleExponentName))),
+        ret.getLoc());
+    exponent = f.getArgument(at);
+  }
+  Operation *seed =
+      exponent
+          ? lossScale(exponent, lossType, ret.getLoc()).getDefiningOp()
+          : builder.create<ConstantOp>(
+                ret.getLoc(), lossType,
+                DenseElementsAttr::get(
+                    lossType, FloatAttr::get(lossType.getElementType(), 1.0)));
   seed->setAttr(kGradSeedAttr, builder.getUnitAttr());
-  grads[loss] = seed.getResult();
+  grads[loss] = seed->getResult(0);
 
   // Reverse mode over the forward ops, last to first.
   SmallVector<Operation *> forwardOps;
   for (Operation &op : body.without_terminator())
-    if (&op != seed.getOperation())
+    if (&op != seed)
       forwardOps.push_back(&op);
   for (Operation *op : llvm::reverse(forwardOps))
     if (failed(differentiate(op)))
@@ -250,6 +294,19 @@ LogicalResult Differentiator::run() {
           arg.getLoc(), type,
           DenseElementsAttr::get(type,
                                  FloatAttr::get(type.getElementType(), 0.0)));
+    }
+    if (exponent && grad.getDefiningOp<ConstantOp>() == nullptr) {
+      // The loss's gradient: the scaled one divided by S.
+      auto type = cast<RankedTensorType>(grad.getType());
+      FailureOr<Operation *> unscaled = createKilnOp(
+          builder, arg.getLoc(), "kiln.div",
+          {grad,
+           lossScale(exponent, RankedTensorType::get({}, type.getElementType()),
+                     arg.getLoc())},
+          {});
+      if (failed(unscaled))
+        return f.emitError("internal error: unscaling a gradient failed");
+      grad = (*unscaled)->getResult(0);
     }
     auto name = f.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "kiln.name");
     std::string param = name ? name.getValue().str()
@@ -287,15 +344,23 @@ struct AutodiffPass
       getOperation().emitError("no graph to differentiate (@main)");
       return signalPassFailure();
     }
-    if (failed(Differentiator(f).run()))
+    if (failed(Differentiator(f, lossScale).run()))
       signalPassFailure();
   }
+  AutodiffPass() = default;
+  AutodiffPass(const AutodiffPass &other) : PassWrapper(other) {}
+  Option<double> lossScale{
+      *this, "loss-scale",
+      llvm::cl::desc("Dynamic loss scaling from this initial scale (0: off)"),
+      llvm::cl::init(0.0)};
 };
 
 } // namespace
 
-std::unique_ptr<Pass> createAutodiffPass() {
-  return std::make_unique<AutodiffPass>();
+std::unique_ptr<Pass> createAutodiffPass(double initialLossScale) {
+  auto pass = std::make_unique<AutodiffPass>();
+  pass->lossScale = initialLossScale;
+  return pass;
 }
 
 } // namespace kiln

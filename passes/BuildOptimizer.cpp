@@ -19,6 +19,15 @@
 // Locations name the parameter ("P.update"), so kernels say what they
 // update.
 //
+// With dynamic loss scaling (OptimizerOptions::initialLossScale), two state
+// scalars follow kiln.step, kiln.loss_scale_exponent e and
+// kiln.loss_scale_good_steps n (results: their ".next"), and the step is
+// guarded in the graph, without a host round trip: ok = every gradient is
+// finite (the sum of g * 0 over all gradients is 0, not NaN); each update is
+// where(ok, update, unchanged); e' = ok ? (n + 1 >= N ? e + 1 : e) : e - 1,
+// n' = ok && n + 1 < N ? n + 1 : 0 (N the growth interval): an overflow
+// skips the step and halves the scale, N good steps double it.
+//
 //===----------------------------------------------------------------------===//
 
 #include "passes/TrainingPasses.h"
@@ -57,10 +66,30 @@ public:
   Value sub(Value x, Value y) { return op("kiln.sub", {x, y}); }
   Value mul(Value x, Value y) { return op("kiln.mul", {x, y}); }
   Value div(Value x, Value y) { return op("kiln.div", {x, y}); }
+  Value where(Value c, Value x, Value y) { return op("kiln.where", {c, x, y}); }
+  /// The sum of every element of `x`, rank 0.
+  Value sumAll(Value x) {
+    auto type = cast<RankedTensorType>(x.getType());
+    SmallVector<int64_t> axes;
+    for (int64_t i = 0; i < type.getRank(); ++i)
+      axes.push_back(i);
+    if (axes.empty())
+      return x;
+    auto axesType = RankedTensorType::get({type.getRank()}, b.getI64Type());
+    Value a = b.create<ConstantOp>(
+        loc, axesType, DenseElementsAttr::get(axesType, ArrayRef(axes)));
+    FailureOr<Operation *> created = createKilnOp(
+        b, loc, "kiln.reduce_sum", {x, a},
+        {b.getNamedAttr("keepdims", b.getI64IntegerAttr(0)),
+         b.getNamedAttr("noop_with_empty_axes", b.getI64IntegerAttr(0))});
+    assert(succeeded(created) && "an optimizer reduction failed to build");
+    return (*created)->getResult(0);
+  }
   Value scalar(double v, Type elementType) {
     auto type = RankedTensorType::get({}, elementType);
     return b.create<ConstantOp>(
-        loc, type, DenseElementsAttr::get(type, FloatAttr::get(elementType, v)));
+        loc, type,
+        DenseElementsAttr::get(type, FloatAttr::get(elementType, v)));
   }
 
 private:
@@ -158,14 +187,22 @@ LogicalResult OptimizerBuilder::run() {
   argTypes.append({scalarType, scalarType});
   argNames.push_back(kLearningRateName);
   argNames.push_back(kStepName);
+  bool scaling = options.initialLossScale > 0;
+  if (scaling) {
+    for (const char *name : {kLossScaleExponentName, kLossScaleGoodStepsName}) {
+      argTypes.push_back(scalarType);
+      argNames.push_back(name);
+      resultTypes.push_back(scalarType);
+      resultNames.push_back(nextName(name));
+    }
+  }
 
   OpBuilder b(ctx);
   b.setInsertionPointToEnd(module.getBody());
   Location fileLoc = FileLineColLoc::get(ctx, "optimizer", 0, 0);
-  auto f = b.create<func::FuncOp>(NameLoc::get(b.getStringAttr("optimizer"),
-                                               fileLoc),
-                                  "optimizer",
-                                  b.getFunctionType(argTypes, resultTypes));
+  auto f = b.create<func::FuncOp>(
+      NameLoc::get(b.getStringAttr("optimizer"), fileLoc), "optimizer",
+      b.getFunctionType(argTypes, resultTypes));
   f->setAttr("kiln.graph", b.getUnitAttr());
   f->setAttr("kiln.optimizer", b.getStringAttr(options.kind));
   Block *entry = f.addEntryBlock();
@@ -174,10 +211,23 @@ LogicalResult OptimizerBuilder::run() {
   for (auto [i, name] : llvm::enumerate(resultNames))
     f.setResultAttr(i, "kiln.name", b.getStringAttr(name));
   b.setInsertionPointToEnd(entry);
-  Value lr = entry->getArgument(argTypes.size() - 2);
-  Value step = entry->getArgument(argTypes.size() - 1);
-  SmallVector<Value> results;
   size_t perParam = 2 + suffixes.size();
+  size_t scalars = params.size() * perParam;
+  Value lr = entry->getArgument(scalars);
+  Value step = entry->getArgument(scalars + 1);
+  // Loss scaling's guard: are all gradients finite?
+  Value ok;
+  if (scaling) {
+    Location loc = NameLoc::get(b.getStringAttr("loss_scale.check"), fileLoc);
+    UpdateBuilder u(b, loc);
+    Type f32 = Float32Type::get(ctx);
+    Value total = u.scalar(0, f32);
+    for (size_t i = 0; i < params.size(); ++i)
+      total = u.add(total, u.sumAll(u.mul(entry->getArgument(i * perParam + 1),
+                                          u.scalar(0, f32))));
+    ok = u.op("kiln.not", {u.op("kiln.is_nan", {total})});
+  }
+  SmallVector<Value> results;
   for (auto [i, p] : llvm::enumerate(params)) {
     Location loc = FusedLoc::get(
         ctx, {NameLoc::get(b.getStringAttr(p.name + ".update"), fileLoc)},
@@ -185,7 +235,28 @@ LogicalResult OptimizerBuilder::run() {
     UpdateBuilder u(b, loc);
     auto args = entry->getArguments().slice(i * perParam, perParam);
     SmallVector<Value> state(args.begin() + 2, args.end());
-    llvm::append_range(results, update(u, args[0], args[1], state, lr, step));
+    SmallVector<Value> next = update(u, args[0], args[1], state, lr, step);
+    if (ok) // an overflow leaves the parameter and its state as they were
+      for (auto [j, v] : llvm::enumerate(next))
+        v = u.where(ok, v, j == 0 ? args[0] : state[j - 1]);
+    llvm::append_range(results, next);
+  }
+  if (scaling) {
+    Location loc = NameLoc::get(b.getStringAttr("loss_scale.update"), fileLoc);
+    UpdateBuilder u(b, loc);
+    Type f32 = Float32Type::get(ctx);
+    Value e = entry->getArgument(scalars + 2);
+    Value n = entry->getArgument(scalars + 3);
+    Value n1 = u.add(n, u.scalar(1, f32));
+    Value grow = u.op(
+        "kiln.not",
+        {u.op("kiln.less", {n1, u.scalar(static_cast<double>(
+                                             options.lossScaleGrowthInterval),
+                                         f32)})});
+    Value one = u.scalar(1, f32), zero = u.scalar(0, f32);
+    results.push_back(
+        u.where(ok, u.where(grow, u.add(e, one), e), u.sub(e, one)));
+    results.push_back(u.where(ok, u.where(grow, zero, n1), zero));
   }
   b.create<func::ReturnOp>(fileLoc, results);
   return success();
@@ -203,6 +274,8 @@ struct BuildOptimizerPass
     beta2 = o.beta2;
     eps = o.eps;
     weightDecay = o.weightDecay;
+    lossScale = o.initialLossScale;
+    growthInterval = o.lossScaleGrowthInterval;
   }
   StringRef getArgument() const final { return "kiln-build-optimizer"; }
   StringRef getDescription() const final {
@@ -210,7 +283,8 @@ struct BuildOptimizerPass
            "from @backward's gradients";
   }
   void runOnOperation() final {
-    OptimizerOptions o{kind, momentum, beta1, beta2, eps, weightDecay};
+    OptimizerOptions o{kind, momentum,    beta1,     beta2,
+                       eps,  weightDecay, lossScale, growthInterval};
     if (failed(OptimizerBuilder(getOperation(), o).run()))
       signalPassFailure();
   }
@@ -222,6 +296,14 @@ struct BuildOptimizerPass
   Option<double> beta2{*this, "beta2", llvm::cl::init(0.999)};
   Option<double> eps{*this, "eps", llvm::cl::init(1e-8)};
   Option<double> weightDecay{*this, "weight-decay", llvm::cl::init(0.0)};
+  Option<double> lossScale{
+      *this, "loss-scale",
+      llvm::cl::desc("Dynamic loss scaling's initial scale (0: off)"),
+      llvm::cl::init(0.0)};
+  Option<int64_t> growthInterval{
+      *this, "loss-scale-growth-interval",
+      llvm::cl::desc("Good steps after which the loss scale doubles"),
+      llvm::cl::init(2000)};
 };
 
 } // namespace

@@ -55,14 +55,26 @@ inline constexpr const char *kSavedBytesNoRecomputeAttr =
 /// The names of the optimizer's run-time scalars (f32, rank 0).
 inline constexpr const char *kLearningRateName = "kiln.lr";
 inline constexpr const char *kStepName = "kiln.step";
+/// Dynamic loss scaling's state (f32, rank 0), kept by the runtime like an
+/// optimizer's: the scale is S0 * 2^exponent (0 at the start, so a
+/// weights file without it starts at S0), and the steps since the last
+/// change without an overflow.
+inline constexpr const char *kLossScaleExponentName =
+    "kiln.loss_scale_exponent";
+inline constexpr const char *kLossScaleGoodStepsName =
+    "kiln.loss_scale_good_steps";
 
 /// The name of the gradient of parameter `name` ("fc1.weight.grad").
 std::string gradientName(llvm::StringRef name);
 /// The name of an updated parameter or state tensor ("fc1.weight.next").
 std::string nextName(llvm::StringRef name);
 
-/// `kiln-autodiff` (Autodiff.cpp).
-std::unique_ptr<mlir::Pass> createAutodiffPass();
+/// `kiln-autodiff` (Autodiff.cpp). With `initialLossScale` S0 > 0, dynamic
+/// loss scaling: the joint graph takes kLossScaleExponentName, seeds the
+/// backward pass with S = S0 * 2^exponent instead of 1 and divides each
+/// gradient by S (so gradients are the loss's; f16 intermediate gradients
+/// are scaled up past f16's underflow).
+std::unique_ptr<mlir::Pass> createAutodiffPass(double initialLossScale = 0);
 
 /// What kiln-partition may recompute in the backward graph.
 struct PartitionOptions {
@@ -87,6 +99,12 @@ struct OptimizerOptions {
   double momentum = 0.9;
   double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
   double weightDecay = 0.0;
+  /// Dynamic loss scaling (the joint graph was made with a loss scale,
+  /// createAutodiffPass): S0 > 0, and the steps without an overflow after
+  /// which the scale doubles. A step whose gradients are not all finite
+  /// updates nothing and halves the scale.
+  double initialLossScale = 0;
+  int64_t lossScaleGrowthInterval = 2000;
 };
 /// The optimizer state tensors of one parameter, as suffixes of its name
 /// (".momentum"; ".m", ".v"), for `kind`.

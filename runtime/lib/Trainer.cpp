@@ -266,13 +266,15 @@ Status Trainer::Impl::checkWiring() {
         return Status::error(strCat(dir, ": '", sig.name,
                                     "' is both a parameter or state tensor "
                                     "and a model input or reserved name"));
-  KILN_RETURN_IF_ERROR(resolveInputs(*forward, t.graphs.forward,
-                                     {Source::ModelInput, Source::Parameter},
-                                     forwardSources));
-  KILN_RETURN_IF_ERROR(
-      resolveInputs(*backward, t.graphs.backward,
-                    {Source::Forward, Source::ModelInput, Source::Parameter},
-                    backwardSources));
+  // State tensors other than an optimizer's (dynamic loss scaling's
+  // exponent) may feed forward and backward too.
+  KILN_RETURN_IF_ERROR(resolveInputs(
+      *forward, t.graphs.forward,
+      {Source::ModelInput, Source::Parameter, Source::State}, forwardSources));
+  KILN_RETURN_IF_ERROR(resolveInputs(*backward, t.graphs.backward,
+                                     {Source::Forward, Source::ModelInput,
+                                      Source::Parameter, Source::State},
+                                     backwardSources));
   KILN_RETURN_IF_ERROR(resolveInputs(
       *optimizer, t.graphs.optimizer,
       {Source::Parameter, Source::State, Source::Backward, Source::Lr},

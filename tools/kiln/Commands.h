@@ -40,6 +40,11 @@ struct TrainFlags {
   /// --memory-budget F: saved activations at most F (0, 1] of the
   /// no-recompute plan's.
   double memoryBudget = 1.0;
+  /// --loss-scale auto|dynamic|none (auto: dynamic with --precision f16),
+  /// --loss-scale-init S0, --loss-scale-growth-interval N.
+  std::string lossScale = "auto";
+  double lossScaleInit = 65536.0;
+  int64_t lossScaleGrowthInterval = 2000;
 };
 
 /// `kiln dump MODEL [--stage traced|optimized|fused] [--dim NAME=SIZE]...
@@ -147,7 +152,8 @@ int runTrainCommand(const TrainCommandOptions &options);
 void setUpTrainingTrace(const TrainFlags &flags, TraceOptions &trace,
                         std::map<std::string, Tensor> *initialValues);
 /// The pipeline's training options from the flags; errors name the flag.
-Status trainOptionsOf(const TrainFlags &flags, TrainOptions &options);
+Status trainOptionsOf(const TrainFlags &flags, TrainOptions &options,
+                      const std::string &precision = "f32");
 
 /// Parses `--input-value NAME=FILE` flags into values of `trace`.
 Status parseInputValueFlags(const std::vector<std::string> &flags,

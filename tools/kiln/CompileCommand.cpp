@@ -193,7 +193,7 @@ int runCompileCommand(const CompileCommandOptions &flags) {
   TrainOptions train;
   std::map<std::string, Tensor> initialValues;
   if (training.train) {
-    if (Status ok = trainOptionsOf(training, train); !ok)
+    if (Status ok = trainOptionsOf(training, train, flags.precision); !ok)
       return reportError(ok.message());
     if (options.weights != "embed")
       return reportError("--train: --weights external is not supported; "

@@ -71,7 +71,8 @@ static int dumpTraining(const DumpOptions &options) {
                        "' is not a training stage; use traced, joint, "
                        "forward, backward or optimizer");
   TrainOptions train;
-  if (Status ok = trainOptionsOf(options.training, train); !ok)
+  if (Status ok = trainOptionsOf(options.training, train, options.precision);
+      !ok)
     return reportError(ok.message());
   mlir::MLIRContext context;
   context.printOpOnDiagnostic(false);

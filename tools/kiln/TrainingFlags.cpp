@@ -26,7 +26,8 @@ void setUpTrainingTrace(const TrainFlags &flags, TraceOptions &trace,
   };
 }
 
-Status trainOptionsOf(const TrainFlags &flags, TrainOptions &options) {
+Status trainOptionsOf(const TrainFlags &flags, TrainOptions &options,
+                      const std::string &precision) {
   if (flags.optimizer != "sgd" && flags.optimizer != "momentum" &&
       flags.optimizer != "adamw")
     return Status::error("--optimizer '" + flags.optimizer +
@@ -55,6 +56,17 @@ Status trainOptionsOf(const TrainFlags &flags, TrainOptions &options) {
     return Status::error("--memory-budget needs recomputation: drop "
                          "--no-recompute");
   options.memoryBudget = flags.memoryBudget;
+  if (flags.lossScale != "auto" && flags.lossScale != "dynamic" &&
+      flags.lossScale != "none")
+    return Status::error(strCat("--loss-scale '", flags.lossScale,
+                                "': expected auto, dynamic or none"));
+  if (!(flags.lossScaleInit >= 1) || flags.lossScaleGrowthInterval < 1)
+    return Status::error("--loss-scale-init must be at least 1 and "
+                         "--loss-scale-growth-interval at least 1");
+  bool dynamic = flags.lossScale == "dynamic" ||
+                 (flags.lossScale == "auto" && precision == "f16");
+  options.optimizer.initialLossScale = dynamic ? flags.lossScaleInit : 0;
+  options.optimizer.lossScaleGrowthInterval = flags.lossScaleGrowthInterval;
   return Status::ok();
 }
 

@@ -56,6 +56,17 @@ void addTrainFlags(CLI::App *cmd, kiln::TrainFlags &t, bool optimizer) {
                   "matmuls, convolutions and reductions too where needed, "
                   "cheapest per byte first (1: only cheap ops are "
                   "recomputed)");
+  cmd->add_option("--loss-scale", t.lossScale,
+                  "With --train: dynamic loss scaling (dynamic), none, or "
+                  "auto (dynamic with --precision f16): the backward pass "
+                  "is seeded with the scale, a step whose gradients "
+                  "overflow is skipped and halves it")
+      ->check(CLI::IsMember({"auto", "dynamic", "none"}));
+  cmd->add_option("--loss-scale-init", t.lossScaleInit,
+                  "The initial loss scale (65536)");
+  cmd->add_option("--loss-scale-growth-interval", t.lossScaleGrowthInterval,
+                  "Steps without an overflow after which the loss scale "
+                  "doubles (2000)");
 }
 
 int main(int argc, char **argv) {
