@@ -170,7 +170,8 @@ LogicalResult deriveTrainingGraphs(ModuleOp module, const std::string &target,
         PartitionOptions{train.recompute, train.memoryBudget}));
   }
   if (stage == TrainingStage::Complete) {
-    // 5. The parameter update as a graph (@optimizer).
+    // 5. The parameter update as a graph (@optimizer), and the gradient
+    //    sums over micro-batches (@accumulate).
     pm.addPass(createBuildOptimizerPass(train.optimizer));
   }
   return pm.run(module);
@@ -182,13 +183,14 @@ runTrainingPipeline(ModuleOp module, const CompileOptions &options,
                     const std::map<std::string, Tensor> &initialValues) {
   Location loc = module.getLoc();
   auto start = std::chrono::steady_clock::now();
-  // 1-5. The forward, backward and optimizer graphs.
+  // 1-5. The forward, backward, optimizer and accumulate graphs.
   if (failed(deriveTrainingGraphs(module, options.target, train,
                                   TrainingStage::Complete)))
     return failure();
   func::FuncOp forward = graphNamed(module, "forward"),
                backward = graphNamed(module, "backward"),
-               optimizer = graphNamed(module, "optimizer");
+               optimizer = graphNamed(module, "optimizer"),
+               accumulate = graphNamed(module, "accumulate");
 
   // 6. A temporary folder, renamed into place at the end.
   StagedPackage staged(loc, options.outputDir);
@@ -218,7 +220,7 @@ runTrainingPipeline(ModuleOp module, const CompileOptions &options,
   manifest.target = options.target;
   ManifestCounts &counts = manifest.counts.emplace();
   std::map<std::string, int64_t> savedOffsets;
-  for (func::FuncOp graph : {backward, forward, optimizer}) {
+  for (func::FuncOp graph : {backward, forward, optimizer, accumulate}) {
     std::string name = graph.getName().str();
     if (graph == forward)
       for (unsigned i = 1; i < forward.getNumResults(); ++i) {
@@ -245,6 +247,7 @@ runTrainingPipeline(ModuleOp module, const CompileOptions &options,
 
   // 9. The initial parameters, in safetensors (a format other tools read).
   ManifestTraining training = describeTraining(forward, backward, train);
+  training.graphs.accumulate = "graphs/accumulate";
   // Parameters whose data the model does not carry (an absent external
   // data file) are left out: the trainer needs a weights file for them
   // (TrainerOptions::weightsPath, kiln train --load-weights).

@@ -28,6 +28,14 @@
 // n' = ok && n + 1 < N ? n + 1 : 0 (N the growth interval): an overflow
 // skips the step and halves the scale, N good steps double it.
 //
+// It also builds @accumulate, gradient accumulation over micro-batches:
+// per parameter "P.grad" (a micro-batch's gradient) and "P.grad.sum" (the
+// running sum), then kiln.accumulate_scale w and kiln.accumulate_first f;
+// results "P.grad.sum.next" = (f > 0.5 ? 0 : sum) + w g, a select rather
+// than a product so that the first micro-batch ignores whatever the sum's
+// memory held. kiln::Trainer runs it after each micro-batch's backward
+// graph and hands the sums to @optimizer as the gradients.
+//
 //===----------------------------------------------------------------------===//
 
 #include "passes/TrainingPasses.h"
@@ -111,6 +119,8 @@ public:
 private:
   SmallVector<Value> update(UpdateBuilder &u, Value p, Value g,
                             ArrayRef<Value> state, Value lr, Value step);
+  /// @accumulate, the gradient sums over micro-batches.
+  void buildAccumulate(OpBuilder &b, ArrayRef<Parameter> params);
 
   ModuleOp module;
   OptimizerOptions options;
@@ -259,7 +269,53 @@ LogicalResult OptimizerBuilder::run() {
     results.push_back(u.where(ok, u.where(grow, zero, n1), zero));
   }
   b.create<func::ReturnOp>(fileLoc, results);
+  buildAccumulate(b, params);
   return success();
+}
+
+void OptimizerBuilder::buildAccumulate(OpBuilder &b,
+                                       ArrayRef<Parameter> params) {
+  MLIRContext *ctx = module.getContext();
+  auto scalarType = RankedTensorType::get({}, Float32Type::get(ctx));
+  SmallVector<Type> argTypes, resultTypes;
+  SmallVector<std::string> argNames, resultNames;
+  for (const Parameter &p : params) {
+    argTypes.append({p.type, p.type});
+    argNames.push_back(gradientName(p.name));
+    argNames.push_back(gradientName(p.name) + kGradSumSuffix);
+    resultTypes.push_back(p.type);
+    resultNames.push_back(nextName(gradientName(p.name) + kGradSumSuffix));
+  }
+  argTypes.append({scalarType, scalarType});
+  argNames.push_back(kAccumulateScaleName);
+  argNames.push_back(kAccumulateFirstName);
+  b.setInsertionPointToEnd(module.getBody());
+  Location fileLoc = FileLineColLoc::get(ctx, "accumulate", 0, 0);
+  auto f = b.create<func::FuncOp>(
+      NameLoc::get(b.getStringAttr("accumulate"), fileLoc), "accumulate",
+      b.getFunctionType(argTypes, resultTypes));
+  f->setAttr("kiln.graph", b.getUnitAttr());
+  Block *entry = f.addEntryBlock();
+  for (auto [i, name] : llvm::enumerate(argNames))
+    f.setArgAttr(i, "kiln.name", b.getStringAttr(name));
+  for (auto [i, name] : llvm::enumerate(resultNames))
+    f.setResultAttr(i, "kiln.name", b.getStringAttr(name));
+  b.setInsertionPointToEnd(entry);
+  Value w = entry->getArgument(2 * params.size());
+  Value first = entry->getArgument(2 * params.size() + 1);
+  SmallVector<Value> results;
+  for (auto [i, p] : llvm::enumerate(params)) {
+    Location loc = FusedLoc::get(
+        ctx, {NameLoc::get(b.getStringAttr(p.name + ".accumulate"), fileLoc)},
+        b.getStringAttr("Optimizer"));
+    UpdateBuilder u(b, loc);
+    Type et = p.type.getElementType();
+    Value isFirst = u.op("kiln.greater", {first, u.scalar(0.5, et)});
+    Value base =
+        u.where(isFirst, u.scalar(0, et), entry->getArgument(2 * i + 1));
+    results.push_back(u.add(base, u.mul(w, entry->getArgument(2 * i))));
+  }
+  b.create<func::ReturnOp>(fileLoc, results);
 }
 
 struct BuildOptimizerPass

@@ -63,6 +63,13 @@ inline constexpr const char *kLossScaleExponentName =
     "kiln.loss_scale_exponent";
 inline constexpr const char *kLossScaleGoodStepsName =
     "kiln.loss_scale_good_steps";
+/// Gradient accumulation (@accumulate): the running sum's name suffix
+/// ("P.grad.sum") and the graph's run-time scalars (f32, rank 0): the weight
+/// of each micro-batch (1 / micro-batches) and whether it is the first (1:
+/// the sum starts from this micro-batch's gradient).
+inline constexpr const char *kGradSumSuffix = ".sum";
+inline constexpr const char *kAccumulateScaleName = "kiln.accumulate_scale";
+inline constexpr const char *kAccumulateFirstName = "kiln.accumulate_first";
 
 /// The name of the gradient of parameter `name` ("fc1.weight.grad").
 std::string gradientName(llvm::StringRef name);

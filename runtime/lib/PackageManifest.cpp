@@ -197,6 +197,16 @@ Json programManifestJson(const PackageManifest &m) {
   return j;
 }
 
+/// The "graphs" object of a training section (accumulate only when set).
+static Json graphsJson(const ManifestTrainingGraphs &g) {
+  Json j = {{"forward", g.forward},
+            {"backward", g.backward},
+            {"optimizer", g.optimizer}};
+  if (!g.accumulate.empty())
+    j["accumulate"] = g.accumulate;
+  return j;
+}
+
 Json trainingJson(const ManifestTraining &t) {
   const ManifestOptimizer &o = t.optimizer;
   return Json{
@@ -227,10 +237,7 @@ Json trainingJson(const ManifestTraining &t) {
         {"beta2", o.beta2},
         {"eps", o.eps},
         {"weight_decay", o.weightDecay}}},
-      {"graphs",
-       {{"forward", t.graphs.forward},
-        {"backward", t.graphs.backward},
-        {"optimizer", t.graphs.optimizer}}}};
+      {"graphs", graphsJson(t.graphs)}};
 }
 
 Json trainingManifestJson(const PackageManifest &m) {

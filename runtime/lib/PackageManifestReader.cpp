@@ -401,8 +401,11 @@ Status parseTrainingGraphs(const Json &j, ManifestTrainingGraphs &g) {
   Fields fields(j);
   for (auto [key, field] : {std::pair{"forward", &g.forward},
                             {"backward", &g.backward},
-                            {"optimizer", &g.optimizer}}) {
+                            {"optimizer", &g.optimizer},
+                            {"accumulate", &g.accumulate}}) {
     KILN_RETURN_IF_ERROR(fields.string(key, *field));
+    if (field == &g.accumulate && g.accumulate.empty())
+      continue; // optional
     KILN_RETURN_IF_ERROR(checkRelativePath(key, *field));
   }
   return Status::ok();

@@ -88,8 +88,31 @@ Tensor scalarOf(DType dtype, double value) {
   return Tensor::scalar<double>(value).to(dtype);
 }
 
-/// Where a graph input comes from.
-enum class Source { ModelInput, Parameter, State, Forward, Backward, Lr, Step };
+/// Where a graph input comes from (Extra: the caller's run-time values,
+/// the accumulate graph's sums and scalars).
+enum class Source {
+  ModelInput,
+  Parameter,
+  State,
+  Forward,
+  Backward,
+  Lr,
+  Step,
+  Extra
+};
+
+/// The accumulate graph's run-time scalars and the suffix of its sums
+/// (passes/TrainingPasses.h).
+constexpr const char *kAccumulateScale = "kiln.accumulate_scale";
+constexpr const char *kAccumulateFirst = "kiln.accumulate_first";
+constexpr const char *kGradSumSuffix = ".sum";
+
+/// True when `name` is one of the accumulate graph's own inputs.
+bool isAccumulateInput(const std::string &name) {
+  return name == kAccumulateScale || name == kAccumulateFirst ||
+         (name.size() > 4 &&
+          name.compare(name.size() - 4, 4, kGradSumSuffix) == 0);
+}
 
 } // namespace
 
@@ -101,6 +124,11 @@ struct Trainer::Impl {
   std::string dir;
   PackageManifest manifest;
   std::optional<Model> forward, backward, optimizer;
+  /// Gradient accumulation's graph (absent in older packages).
+  std::optional<Model> accumulate;
+  /// The gradient sums over a step's micro-batches, {"P.grad" -> sum}, on
+  /// `device`; made at the first step with several micro-batches.
+  mutable NamedTensors gradSums;
   std::vector<ValueSignature> inputs, parameters, state;
   /// On `device`, in manifest order.
   NamedTensors parameterTensors, stateTensors;
@@ -134,7 +162,14 @@ struct Trainer::Impl {
     ~StreamWait() { (void)m.synchronize(); }
   };
   /// Each graph's inputs' sources, in the graph's input order.
-  std::vector<Source> forwardSources, backwardSources, optimizerSources;
+  std::vector<Source> forwardSources, backwardSources, optimizerSources,
+      accumulateSources;
+  /// How many micro-batches `inputs` hold: k when every input's first dim
+  /// is k times the declared one (the rest as declared), else 1.
+  int64_t microBatches(const NamedTensors &inputs) const;
+  /// Micro-batch `i` of `k`: each input's slice along its first dim (views).
+  NamedTensors microBatch(const NamedTensors &inputs, int64_t i,
+                          int64_t k) const;
 
   Status resolveInputs(const Model &graph, const std::string &label,
                        const std::set<Source> &allowed,
@@ -189,6 +224,10 @@ Status Trainer::Impl::resolveInputs(const Model &graph,
         source = s;
         break;
       }
+    if (!found && allowed.count(Source::Extra) && isAccumulateInput(in.name)) {
+      sources.push_back(Source::Extra);
+      continue;
+    }
     if (!found && allowed.count(Source::Lr) &&
         (in.name == kLrInput || in.name == kStepInput)) {
       if (in.shape != Shape{} || !isFloatingPoint(in.dtype))
@@ -271,14 +310,18 @@ Status Trainer::Impl::checkWiring() {
   KILN_RETURN_IF_ERROR(resolveInputs(
       *forward, t.graphs.forward,
       {Source::ModelInput, Source::Parameter, Source::State}, forwardSources));
-  KILN_RETURN_IF_ERROR(resolveInputs(*backward, t.graphs.backward,
-                                     {Source::Forward, Source::ModelInput,
-                                      Source::Parameter, Source::State},
-                                     backwardSources));
+  KILN_RETURN_IF_ERROR(resolveInputs(
+      *backward, t.graphs.backward,
+      {Source::Forward, Source::ModelInput, Source::Parameter, Source::State},
+      backwardSources));
   KILN_RETURN_IF_ERROR(resolveInputs(
       *optimizer, t.graphs.optimizer,
       {Source::Parameter, Source::State, Source::Backward, Source::Lr},
       optimizerSources));
+  if (accumulate)
+    KILN_RETURN_IF_ERROR(resolveInputs(*accumulate, t.graphs.accumulate,
+                                       {Source::Backward, Source::Extra},
+                                       accumulateSources));
   KILN_RETURN_IF_ERROR(checkArenaValues());
   return checkOutputs();
 }
@@ -305,16 +348,15 @@ Status Trainer::Impl::checkArenaValues() const {
     if (left == forward->arenaValues().end())
       return inconsistent(t.graphs.backward,
                           strCat("reads '", in.value.name,
-                                 "' from the arena, which ",
-                                 t.graphs.forward, " does not leave there"));
+                                 "' from the arena, which ", t.graphs.forward,
+                                 " does not leave there"));
     if (left->offset != in.offset || left->value.dtype != in.value.dtype ||
         left->value.shape != in.value.shape)
       return inconsistent(
           t.graphs.backward,
           strCat("reads '", in.value.name, "' ", typeOf(in.value),
                  " at arena offset ", in.offset, " but ", t.graphs.forward,
-                 " leaves ", typeOf(left->value), " at offset ",
-                 left->offset));
+                 " leaves ", typeOf(left->value), " at offset ", left->offset));
   }
   for (const ArenaValueSignature &v : forward->arenaValues())
     if (v.isInput)
@@ -443,6 +485,7 @@ const Tensor *Trainer::Impl::lookup(Source source, const std::string &name,
     return bwd ? findNamed(*bwd, name) : nullptr;
   case Source::Lr:
   case Source::Step:
+  case Source::Extra:
     return nullptr; // Passed in `extra`.
   }
   return nullptr;
@@ -458,7 +501,8 @@ Trainer::Impl::runGraph(const Model &graph, const std::vector<Source> &sources,
   NamedTensors feed;
   for (size_t i = 0; i < graph.inputs().size(); ++i) {
     const std::string &name = graph.inputs()[i].name;
-    const Tensor *t = sources[i] == Source::Lr || sources[i] == Source::Step
+    const Tensor *t = sources[i] == Source::Lr || sources[i] == Source::Step ||
+                              sources[i] == Source::Extra
                           ? findNamed(extra, name)
                           : lookup(sources[i], name, given, fwd, bwd);
     if (!t)
@@ -467,8 +511,9 @@ Trainer::Impl::runGraph(const Model &graph, const std::vector<Source> &sources,
     feed.emplace_back(name, *t);
   }
   if (!scratch.defined()) {
-    size_t bytes = std::max({forward->arenaBytes(), backward->arenaBytes(),
-                             optimizer->arenaBytes(), size_t(1)});
+    size_t bytes = std::max(
+        {forward->arenaBytes(), backward->arenaBytes(), optimizer->arenaBytes(),
+         accumulate ? accumulate->arenaBytes() : 0, size_t(1)});
     Expected<Tensor> arena =
         Tensor::empty(DType::U8, {static_cast<int64_t>(bytes)}, device);
     if (!arena)
@@ -550,7 +595,10 @@ Expected<Trainer> Trainer::load(const std::string &dir,
   for (auto [which, path, slot] :
        {std::tuple{"forward", &t.graphs.forward, &impl->forward},
         {"backward", &t.graphs.backward, &impl->backward},
-        {"optimizer", &t.graphs.optimizer, &impl->optimizer}}) {
+        {"optimizer", &t.graphs.optimizer, &impl->optimizer},
+        {"accumulate", &t.graphs.accumulate, &impl->accumulate}}) {
+    if (path->empty())
+      continue; // a package without gradient accumulation
     Expected<Model> m = loadGraph(dir, *path, which);
     if (!m)
       return m.status();
@@ -558,7 +606,8 @@ Expected<Trainer> Trainer::load(const std::string &dir,
   }
   impl->device = impl->forward->device();
   if (impl->backward->device() != impl->device ||
-      impl->optimizer->device() != impl->device)
+      impl->optimizer->device() != impl->device ||
+      (impl->accumulate && impl->accumulate->device() != impl->device))
     return Status::error(strCat(dir, ": its graphs are compiled for different "
                                      "devices (the package is inconsistent; "
                                      "recompile it)"));
@@ -647,15 +696,90 @@ Expected<NamedTensors> Trainer::gradients(const NamedTensors &inputs) {
   return out;
 }
 
+int64_t Trainer::Impl::microBatches(const NamedTensors &given) const {
+  int64_t k = 0;
+  for (const ValueSignature &sig : inputs) {
+    const Tensor *t = findNamed(given, sig.name);
+    if (!t || sig.shape.empty() ||
+        t->rank() != static_cast<int64_t>(sig.shape.size()) ||
+        sig.shape[0] <= 0 || t->dim(0) % sig.shape[0] != 0)
+      return 1;
+    for (size_t d = 1; d < sig.shape.size(); ++d)
+      if (t->dim(static_cast<int64_t>(d)) != sig.shape[d])
+        return 1;
+    int64_t ki = t->dim(0) / sig.shape[0];
+    if (k && ki != k)
+      return 1;
+    k = ki;
+  }
+  return k > 0 ? k : 1;
+}
+
+NamedTensors Trainer::Impl::microBatch(const NamedTensors &given, int64_t i,
+                                       int64_t k) const {
+  NamedTensors out;
+  for (const auto &[name, t] : given) {
+    int64_t rows = t.dim(0) / k;
+    Shape shape = t.shape();
+    shape[0] = rows;
+    out.emplace_back(name, Tensor(t.storage(), t.dtype(), shape, t.strides(),
+                                  t.offset() + i * rows * t.strides()[0]));
+  }
+  return out;
+}
+
 Expected<double> Trainer::trainStep(const NamedTensors &inputs) {
   Impl &m = *impl_;
   Impl::StreamWait wait{m};
-  Expected<NamedTensors> fwd = m.runForward(inputs);
-  if (!fwd)
-    return fwd.status();
-  Expected<NamedTensors> bwd = m.runBackward(inputs, *fwd);
-  if (!bwd)
-    return bwd.status();
+  // Inputs holding k micro-batches (their first dim k times the declared
+  // one): gradient accumulation, each micro-batch's forward and backward
+  // graphs, then the accumulate graph adding its gradients (weighted 1 / k)
+  // into the sums the optimizer then reads.
+  int64_t k = m.microBatches(inputs);
+  if (k > 1 && !m.accumulate)
+    return Status::error(strCat(
+        m.dir, ": the inputs hold ", k,
+        " micro-batches, but this package has no accumulate graph (it was "
+        "compiled before gradient accumulation existed): recompile it"));
+  std::vector<NamedTensors> forwards;
+  std::optional<NamedTensors> lastBackward;
+  for (int64_t i = 0; i < k; ++i) {
+    NamedTensors batch = k == 1 ? inputs : m.microBatch(inputs, i, k);
+    Expected<NamedTensors> fwd = m.runForward(batch);
+    if (!fwd)
+      return k == 1 ? fwd.status()
+                    : fwd.status().withContext(
+                          strCat("micro-batch ", i + 1, " of ", k));
+    Expected<NamedTensors> bwd = m.runBackward(batch, *fwd);
+    if (!bwd)
+      return bwd.status();
+    forwards.push_back(fwd.take());
+    if (k == 1) {
+      lastBackward = bwd.take();
+      break;
+    }
+    if (m.gradSums.empty())
+      for (const ValueSignature &g : m.backward->outputs()) {
+        Expected<Tensor> sum = Tensor::empty(g.dtype, g.shape, m.device);
+        if (!sum)
+          return sum.status().withContext(strCat("the sum of '", g.name, "'"));
+        m.gradSums.emplace_back(g.name, sum.take());
+      }
+    NamedTensors extra = {
+        {kAccumulateScale, scalarOf(DType::F32, 1.0 / static_cast<double>(k))},
+        {kAccumulateFirst, scalarOf(DType::F32, i == 0 ? 1.0 : 0.0)}};
+    NamedTensors into;
+    for (const auto &[name, sum] : m.gradSums) {
+      extra.emplace_back(name + kGradSumSuffix, sum);
+      into.emplace_back(name + kGradSumSuffix + std::string(".next"), sum);
+    }
+    Expected<NamedTensors> summed =
+        m.runGraph(*m.accumulate, m.accumulateSources, batch, nullptr, &*bwd,
+                   extra, &into);
+    if (!summed)
+      return summed.status();
+  }
+  const NamedTensors &grads = k == 1 ? *lastBackward : m.gradSums;
 
   NamedTensors scalars;
   for (const ValueSignature &in : m.optimizer->inputs()) {
@@ -674,7 +798,7 @@ Expected<double> Trainer::trainStep(const NamedTensors &inputs) {
     into.emplace_back(u.value, *target);
   }
   Expected<NamedTensors> updated =
-      m.runGraph(*m.optimizer, m.optimizerSources, inputs, nullptr, &*bwd,
+      m.runGraph(*m.optimizer, m.optimizerSources, inputs, nullptr, &grads,
                  scalars, m.inPlace ? &into : nullptr);
   if (!updated)
     return updated.status();
@@ -686,9 +810,16 @@ Expected<double> Trainer::trainStep(const NamedTensors &inputs) {
       *target = *findNamed(*updated, u.value);
     }
   ++m.step;
-  // The step's one wait, then the loss.
+  // The step's one wait, then the loss (the micro-batches' mean).
   KILN_RETURN_IF_ERROR(m.synchronize());
-  return m.lossOf(*fwd);
+  double loss = 0;
+  for (const NamedTensors &fwd : forwards) {
+    Expected<double> l = m.lossOf(fwd);
+    if (!l)
+      return l.status();
+    loss += *l;
+  }
+  return loss / static_cast<double>(forwards.size());
 }
 
 /// CPU copies of `tensors`.

@@ -392,6 +392,9 @@ struct ManifestTrainingGraphs {
   std::string forward = "graphs/forward";
   std::string backward = "graphs/backward";
   std::string optimizer = "graphs/optimizer";
+  /// Gradient accumulation's graph (the sums over micro-batches); empty in
+  /// packages made before it existed (they train one batch a step).
+  std::string accumulate;
 };
 
 /// The "training" section of a training package's manifest.

@@ -107,8 +107,11 @@ public:
   /// increments step(). `inputs` are matched by name against inputs()
   /// (unknown, repeated or missing names are errors naming them; CPU
   /// tensors, or CUDA ones for a cuda package, of the declared dtype and
-  /// shape). Returns the loss computed before the update. When the
-  /// optimizer graph fails the parameters may be partly updated.
+  /// shape). Inputs whose first dim is k times the declared one (the rest
+  /// as declared) are k micro-batches: gradient accumulation, the step on
+  /// the mean of their gradients (the package's accumulate graph). Returns
+  /// the loss computed before the update (the micro-batches' mean). When
+  /// the optimizer graph fails the parameters may be partly updated.
   Expected<double> trainStep(const NamedTensors &inputs);
   /// Forward and backward without an update: {parameter name -> gradient}
   /// as CPU tensors, in parameter order (parameters without a gradient in
