@@ -185,6 +185,16 @@ done
 for model in mlp_train gpt2_block_train; do
   "$BUILD/bin/kiln" compile "$FIXTURES/$model.onnx" --train --target cuda \
     --lr 0.05 -o "$TRAIN/$model" 2>/dev/null | tail -1
+  # Mixed precision (issue 16): bf16 compute, f32 master weights.
+  "$BUILD/bin/kiln" compile "$FIXTURES/$model.onnx" --train --target cuda \
+    --lr 0.05 --precision bf16 -o "$TRAIN/$model-bf16" 2>/dev/null | tail -1
+done
+# The activation memory budget's plans (issue 16): peak memory and step
+# time at 0.5 and 0.25 of the no-recompute plan's saved activations.
+for budget in 0.5 0.25; do
+  "$BUILD/bin/kiln" compile "$FIXTURES/gpt2_block_train.onnx" --train --target cuda \
+    --lr 0.05 --memory-budget "$budget" -o "$TRAIN/gpt2_block_train-budget$budget" \
+    2>/dev/null | tail -1
 done
 cp "$ROOT/scripts/gpu/train_weights.py" "$OUT/"
 find "$TRAIN" \( -name wrapper.cpp -o -name model.h -o -name kernels.cu \

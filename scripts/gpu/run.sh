@@ -140,8 +140,23 @@ if [[ " $STEPS " == *" train-bench "* && -d "$PACK/train/mlp_train" ]]; then
     KILN_CUBLASLT_AUTOTUNE=1 "$PACK/bin/kiln-runner" "$PACK/train/$model" \
       --load-weights "$REF/$model.safetensors" --input inputs_0="$REF/$model.inputs_0.npy" \
       --steps 0 --warmup 5 --iterations 30 | tail -1
+    # The same graph compiled with --precision bf16 and with memory
+    # budgets (pack.sh), if packed: 20 steps' losses, then the step time
+    # and peak memory.
+    for variant in "$PACK/train/$model"-*; do
+      [[ -d "$variant" ]] || continue
+      echo "-- $(basename "$variant")"
+      "$PACK/bin/kiln-runner" "$variant" --load-weights "$REF/$model.safetensors" \
+        --input inputs_0="$REF/$model.inputs_0.npy" --steps 20 \
+        --losses "$RESULTS/$(basename "$variant").losses.json" > /dev/null || STATUS=1
+      python3 -c "import json,sys; a=json.load(open(sys.argv[1])); r=json.load(open(sys.argv[2])); r=r['losses'] if isinstance(r, dict) else r; print('losses vs f32 reference: max relative', max(abs(x - y) / abs(y) for x, y in zip(a, r)))" \
+        "$RESULTS/$(basename "$variant").losses.json" "$REF/$model.losses.json" || true
+      "$PACK/bin/kiln-runner" "$variant" --load-weights "$REF/$model.safetensors" \
+        --input inputs_0="$REF/$model.inputs_0.npy" --steps 0 --warmup 5 --iterations 30 | tail -1
+    done
   done
   python3 "$PACK/models.py" baseline mlp_train gpt2_block_train --modes eager,compile
+  python3 "$PACK/models.py" baseline mlp_train gpt2_block_train --modes eager,compile --dtype bfloat16
 fi
 
 if [[ " $STEPS " == *" profile "* && -d "$PACK/train/mlp_train" ]]; then
