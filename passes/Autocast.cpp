@@ -1,5 +1,4 @@
-//===- Autocast.cpp - Mixed precision: low-precision GEMMs, f32 statistics
-//-===//
+//===- Autocast.cpp - Mixed precision: GEMMs low, statistics f32 ----------===//
 //
 // This file implements `kiln-autocast` (`kiln compile --precision bf16|f16`),
 // the counterpart of torch.autocast for a whole graph: the ops that are
@@ -180,16 +179,14 @@ SmallVector<Value> Autocaster::castOperands(Operation *op) {
     operands.push_back(current(v));
   // Explicit casts and ops with regions compute as the model wrote them:
   // their float operands get their original types back.
-  bool asWritten = isa<CastOp>(op) || op->getNumRegions() > 0;
-  PrecisionClass cls = asWritten ? PrecisionClass::F32 : classOf(op);
-  if (asWritten) {
+  Type f32 = Float32Type::get(op->getContext());
+  if (isa<CastOp>(op) || op->getNumRegions() > 0) {
     for (auto [i, v] : llvm::enumerate(operands))
       if (isF32Tensor(op->getOperand(i).getType()))
-        v = as(v, cast<RankedTensorType>(op->getOperand(i).getType())
-                      .getElementType());
+        v = as(v, f32);
     return operands;
   }
-  Type f32 = Float32Type::get(op->getContext());
+  PrecisionClass cls = classOf(op);
   if (cls == PrecisionClass::Follow) {
     // Low when every float operand that was f32 is now low or weak.
     bool anyLow = false, strongF32 = false;

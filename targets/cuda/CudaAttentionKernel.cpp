@@ -1,5 +1,4 @@
-//===- CudaAttentionKernel.cpp - Flash attention kernels
-//-------------------===//
+//===- CudaAttentionKernel.cpp - Flash attention kernels ------------------===//
 //
 // This file implements the CUDA kernel of a top-level kiln.attention or
 // kiln.packed_attention (formed by kiln-cuda-attention, FuseAttention.cpp):

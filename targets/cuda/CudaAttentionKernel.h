@@ -1,5 +1,4 @@
-//===- CudaAttentionKernel.h - Flash attention kernels, shared parts -*- C++
-//-*-===//
+//===- CudaAttentionKernel.h - Flash attention, shared parts ----*- C++ -*-===//
 //
 // This file declares what the flash-attention kernels share: the geometry
 // of a kiln.attention / kiln.packed_attention that CudaAttentionKernel.cpp

@@ -1,5 +1,4 @@
-//===- CudaEmulation.h - Generated CUDA kernels built for the host -*- C++
-//-*-===//
+//===- CudaEmulation.h - Generated CUDA kernels on the host -----*- C++ -*-===//
 //
 // This file implements what the emulated CUDA tests share: the emulation of
 // the CUDA built-ins the printers use (one std::thread per CUDA thread of a

@@ -1,4 +1,4 @@
-//===- AutocastTest.cpp - kiln-autocast keeps values within bf16/f16 -------===//
+//===- AutocastTest.cpp - kiln-autocast keeps values within bf16/f16 ------===//
 //
 // This file implements the numeric test of passes/Autocast.cpp: a
 // transformer MLP block (matmul, a constant bias, erf GELU, matmul,
