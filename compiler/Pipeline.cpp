@@ -387,8 +387,10 @@ LogicalResult compileGraph(ModuleOp module, const CompileOptions &options,
 LogicalResult runCompilePipeline(ModuleOp module,
                                  const CompileOptions &options) {
   // Static shapes are required: every dynamic dim must have come with --dim.
-  if (failed(checkStaticShapes(module)) ||
-      failed(dumpIr(module, options, "00-traced.mlir")))
+  // Dynamic input dims (no --dim) are planned as explain plans them: the
+  // ops whose shapes depend on them are graph breaks (step 1) and run
+  // eagerly, on any size; --dim NAME=SIZE compiles them.
+  if (failed(dumpIr(module, options, "00-traced.mlir")))
     return failure();
   // 0. --precision bf16|f16: GEMMs and convolutions in the low precision,
   //    statistics in f32 (the policy table of passes/Autocast.cpp).
@@ -402,6 +404,16 @@ LogicalResult runCompilePipeline(ModuleOp module,
       failed(dumpIr(module, options, "01-planned.mlir")))
     return failure();
   GraphBreakReport report = collectGraphBreaks(module, options.target);
+  size_t dynamicBreaks = llvm::count_if(
+      report.breaks, [](const GraphBreakEntry &e) {
+        return e.reason.reason == "dynamic-shape";
+      });
+  if (dynamicBreaks && !options.fullgraph)
+    emitWarning(module.getLoc())
+        << dynamicBreaks << " of the " << report.breaks.size()
+        << " graph breaks come from dynamic input dimensions: their ops run "
+           "eagerly (reference kernels, any size); give the sizes with --dim "
+           "NAME=SIZE to compile them (`kiln explain` lists them)";
   if (options.logs.count("graph_breaks")) {
     llvm::errs() << "[kiln graph_breaks] ";
     printGraphBreakReport(report, llvm::errs());

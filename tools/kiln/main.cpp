@@ -216,7 +216,8 @@ int main(int argc, char **argv) {
       ->check(CLI::IsMember({"embed", "external"}));
   compileCmd->add_option("--dim", compile.dims,
                          "Size of a named dynamic dimension, NAME=SIZE "
-                         "(repeatable; compiled models need static shapes)");
+                         "(repeatable; without it the ops that depend on the "
+                         "dimension are graph breaks that run eagerly)");
   compileCmd->add_option(
       "--input-value", compile.inputValues,
       "Bind an input to a value at compile time, NAME=FILE (.npy or .pb): "
