@@ -54,6 +54,7 @@ VARIANTS = [
     ("-cudnn-depthwise", "depthwise convolutions by cuDNN (KILN_CUDA_DEPTHWISE_KERNEL=0)"),
     ("-unfused-depthwise", "activations apart from the depthwise kernel (KILN_CUDA_DEPTHWISE_FUSION=0)"),
     ("-autocast", "kiln compile --precision bf16 --io-precision low of the f32 graph"),
+    ("-attention32", "f32 attention in 32-query blocks (KILN_CUDA_F32_ATTENTION_QUERIES=32)"),
 ]
 
 def run(cmd, **kw):

@@ -93,6 +93,15 @@ for model in mobilenet_v2 efficientnet_b0; do
   KILN_CUDA_DEPTHWISE_FUSION=0 compile_package "$BF16/$model.onnx" \
     "$model-bf16-unfused-depthwise"
 done
+# The f32 attention kernel with 32-query blocks (twice the blocks:
+# KILN_CUDA_F32_ATTENTION_QUERIES=32) for the small-batch f32 transformers,
+# and with attention written out.
+for model in vit_small gpt2_block; do
+  KILN_CUDA_F32_ATTENTION_QUERIES=32 compile_package \
+    "$ROOT/test/models/bench-graphs/$model.onnx" "$model-attention32"
+  KILN_CUDA_FLASH_ATTENTION=0 compile_package \
+    "$ROOT/test/models/bench-graphs/$model.onnx" "$model-written-attention"
+done
 # The bf16 transformers with attention written out (KILN_CUDA_FLASH_ATTENTION=0).
 for model in gpt2_block gpt2_block_b1; do
   KILN_CUDA_FLASH_ATTENTION=0 compile_package "$BF16/$model.onnx" \

@@ -9,6 +9,7 @@
 // kernel: CUTLASS's memory-efficient attention).
 //
 //   grid   [ceil(T / 64), B * H], block 256: a block owns 64 queries of one
+//          (32, block 128, with KILN_CUDA_F32_ATTENTION_QUERIES=32)
 //          (batch, head); thread (ty, tx) = (tid / 16, tid % 16) owns query
 //          rows 4 ty .. 4 ty + 3, key columns tx and tx + 16 of each tile
 //          and D / 16 output columns of its rows;
@@ -31,22 +32,33 @@
 #include "targets/cuda/CudaAttentionKernel.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 
 namespace kiln {
 
 CudaKernel emitCudaAttentionF32Kernel(const AttentionGeometry &g,
                                       CudaKernel k) {
-  k.grid[0] = static_cast<unsigned>((g.t + 63) / 64);
+  // Queries a block owns: 64 (256 threads), or 32 (128 threads: twice the
+  // blocks, for small batches) with KILN_CUDA_F32_ATTENTION_QUERIES=32 at
+  // compile time (to compare; not measured as a default yet).
+  int64_t bq = 64;
+  if (const char *env = std::getenv("KILN_CUDA_F32_ATTENTION_QUERIES"))
+    if (std::string(env) == "32")
+      bq = 32;
+  int64_t threads = 4 * bq;
+  k.grid[0] = static_cast<unsigned>((g.t + bq - 1) / bq);
   k.grid[1] = static_cast<unsigned>(g.b * g.h);
-  k.block[0] = 256;
+  k.block[0] = static_cast<unsigned>(threads);
+  k.gridStride = false; // a block per query tile
   std::string params =
       g.packed ? "const float *__restrict__ in0, float *__restrict__ out0"
                : "const float *__restrict__ in0, const float *__restrict__ "
                  "in1, const float *__restrict__ in2, float *__restrict__ "
                  "out0";
-  std::string head = "extern \"C\" __global__ void __launch_bounds__(256)\n" +
-                     k.name + "(" + params + ")";
+  std::string head = "extern \"C\" __global__ void __launch_bounds__(" +
+                     std::to_string(threads) + ")\n" + k.name + "(" + params +
+                     ")";
   k.declaration = head + ";";
 
   char scaleText[64];
@@ -63,14 +75,16 @@ CudaKernel emitCudaAttentionF32Kernel(const AttentionGeometry &g,
   s += "// ONNX nodes:";
   for (const std::string &n : k.sourceNodes)
     s += " " + n;
-  s += "\n// mapping: a block per 64 queries of one (batch, head), 16 threads "
+  s += "\n// mapping: a block per " + str(bq) +
+       " queries of one (batch, head), 16 threads "
        "per 4 rows; key tiles of 32 through shared memory; f32 FMA, online "
        "softmax\n";
   s += "// launch: grid [" + str(k.grid[0]) + ", " + str(k.grid[1]) +
-       ", 1], block [256, 1, 1]\n";
+       ", 1], block [" + str(threads) + ", 1, 1]\n";
   s += head + " {\n";
   s += "  constexpr int T = " + str(g.t) + ", D = " + str(g.d) +
-       ", BQ = 64, BC = 32, LD = D + 4, LP = BC + 4, DC = D / 16;\n";
+       ", BQ = " + str(bq) + ", NT = " + str(threads) +
+       ", BC = 32, LD = D + 4, LP = BC + 4, DC = D / 16;\n";
   int64_t c = g.h * g.d;
   s += "  constexpr int RS = " + str(g.packed ? 3 * c : g.d) +
        ", OS = " + str(g.packed ? c : g.d) + ";\n";
@@ -88,7 +102,7 @@ CudaKernel emitCudaAttentionF32Kernel(const AttentionGeometry &g,
   const int tx = threadIdx.x & 15, ty = threadIdx.x >> 4;
   const int qt = blockIdx.x;
 KILN_ATTENTION_POINTERS  // The block's queries (past T: zeros), 16 bytes at a time.
-  for (int i = threadIdx.x; i < BQ * D / 4; i += 256) {
+  for (int i = threadIdx.x; i < BQ * D / 4; i += NT) {
     const int r = i / (D / 4), col = (i % (D / 4)) * 4;
     const int row = qt * BQ + r;
     *reinterpret_cast<f4 *>(&qs[r][col]) =
@@ -108,7 +122,7 @@ KILN_ATTENTION_POINTERS  // The block's queries (past T: zeros), 16 bytes at a t
   const int tiles = (lastKey + BC - 1) / BC;
   for (int kt = 0; kt < tiles; ++kt) {
     __syncthreads(); // the previous tile's readers are done (and Q stored)
-    for (int i = threadIdx.x; i < BC * D / 4; i += 256) {
+    for (int i = threadIdx.x; i < BC * D / 4; i += NT) {
       const int r = i / (D / 4), col = (i % (D / 4)) * 4;
       const int key = kt * BC + r;
       const size_t at = (size_t)key * RS + col;

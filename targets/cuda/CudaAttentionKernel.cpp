@@ -102,6 +102,7 @@ std::optional<CudaKernel> emitCudaAttentionKernel(Operation *op,
   k.grid[0] = static_cast<unsigned>((t + 63) / 64);
   k.grid[1] = static_cast<unsigned>(b * h);
   k.block[0] = 128;
+  k.gridStride = false; // a block per query tile
   std::string params =
       packed ? "const " + storage + " *__restrict__ in0, " + storage +
                    " *__restrict__ out0"

@@ -44,8 +44,12 @@ struct CudaKernel {
   /// mapping; every line of it appears verbatim in kernels.cu.
   std::string definition;
   /// The grid (blocks in x, y, z) to launch with. Kernels loop over their
-  /// work (grid-stride), so a smaller grid stays correct, only slower.
+  /// work (grid-stride), so a smaller grid stays correct, only slower,
+  /// unless `gridStride` is false.
   unsigned grid[3] = {1, 1, 1};
+  /// False for kernels whose blocks each own a fixed tile (the
+  /// flash-attention kernels): they need exactly `grid`.
+  bool gridStride = true;
   /// The block (threads in x, y, z); block[0] * block[1] * block[2] is the
   /// kernel's __launch_bounds__ and must not be exceeded.
   unsigned block[3] = {1, 1, 1};

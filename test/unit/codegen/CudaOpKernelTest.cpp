@@ -69,7 +69,9 @@ void checkOpCases(const std::vector<OpCase> &cases, unsigned maxGrid = 2) {
                              std::to_string(k->launches) + "; ++s)\n"
                        : "") +
               "  kiln_emu_launch(" +
-              std::to_string(std::min(k->grid[0], maxGrid)) + ", " +
+              std::to_string(k->gridStride ? std::min(k->grid[0], maxGrid)
+                                           : k->grid[0]) +
+              ", " +
               std::to_string(k->block[0]) + ", [=] { " + k->name + "(";
     std::string gridY = std::to_string(k->grid[1]);
     // The kernel's parameters: the operands, then the result (casts to
