@@ -188,6 +188,12 @@ for model in mlp_small_train gpt2_tiny_train; do
     --lr 0.05 -o "$TRAIN/$model" | tail -1
   cp -r "$FIXTURES/$model.inputs_0.npy" "$FIXTURES/$model.grad" \
     "$FIXTURES/$model.losses.json" "$TRAIN/"
+  # Mixed precision on the device (issue 16): bf16, and f16 with dynamic
+  # loss scaling; run.sh follows their losses against PyTorch's f32 ones.
+  for precision in bf16 f16; do
+    "$BUILD/bin/kiln" compile "$FIXTURES/$model.onnx" --train --target cuda \
+      --lr 0.05 --precision "$precision" -o "$TRAIN/$model-$precision" | tail -1
+  done
 done
 # The full-size training graphs (graph only: run.sh makes their weights
 # with train_weights.py and PyTorch's reference with models.py train-ref).

@@ -118,6 +118,20 @@ if [[ " $STEPS " == *" train "* && -d "$PACK/train" ]]; then
     fi
     "$PACK/bin/kiln-runner" "$T/$model" --input inputs_0="$T/$model.inputs_0.npy" \
       --steps 0 --warmup 10 --iterations 100 | tail -1
+    # Mixed precision (bf16; f16 with loss scaling): 20 steps' losses within
+    # 1e-3 of PyTorch's f32 ones (CPU: 5.3e-5 and 6.5e-6, docs/training.md).
+    for variant in "$T/$model"-bf16 "$T/$model"-f16; do
+      [[ -d "$variant" ]] || continue
+      name="$(basename "$variant")"
+      if "$PACK/bin/kiln-runner" "$variant" --input inputs_0="$T/$model.inputs_0.npy" \
+          --steps 20 --losses "$RESULTS/$name.losses.json" > "$RESULTS/$name.steps.txt" 2>&1 &&
+         python3 -c "import json,sys; a=json.load(open(sys.argv[1])); r=json.load(open(sys.argv[2]))['losses']; d=max(abs(x - y) / abs(y) for x, y in zip(a, r)); print('max relative loss difference', d); sys.exit(0 if d < 1e-3 else 1)" \
+           "$RESULTS/$name.losses.json" "$T/$model.losses.json"; then
+        echo "PASS $name"
+      else
+        echo "FAIL $name"; cat "$RESULTS/$name.steps.txt"; STATUS=1
+      fi
+    done
   done
 fi
 
