@@ -3,8 +3,8 @@
 // This file declares kiln::Trainer, the C++ API of a training package (the
 // folder the compiler writes for a model with a loss; manifest "kind":
 // "training", PackageManifest.h): manifest.json, weights.safetensors (the
-// initial parameters) and three graph packages, each an ordinary package
-// that kiln::Model loads:
+// initial parameters) and three or four graph packages, each an ordinary
+// package that kiln::Model loads:
 //
 //   graphs/forward    model inputs + parameters -> the loss, then the
 //                     activations the backward graph reads ("saved")
@@ -13,10 +13,13 @@
 //   graphs/optimizer  parameters, gradients, optimizer state, "kiln.lr" and
 //                     "kiln.step" (f32 rank 0; the 1-based number of the
 //                     step being taken) -> the updated parameters and state
+//   graphs/accumulate gradients, their sums, "kiln.accumulate_scale" and
+//                     "kiln.accumulate_first" -> the new sums (gradient
+//                     accumulation; absent in packages made before it)
 //
 // The Trainer owns the parameters and the optimizer state and keeps them on
 // the package's device between steps (CUDA for a cuda package); a step runs
-// the three graphs and writes the optimizer's outputs into the parameter
+// the graphs (forward and backward once per micro-batch) and writes the optimizer's outputs into the parameter
 // and state tensors in place (RunOptions::outputsInto).
 // docs/runtime-api.md, "Training packages", describes the package, the
 // checkpoint format and the C ABI (TrainerABI.h).
