@@ -91,7 +91,7 @@ struct PartitionOptions {
   /// The saved activations' limit, a fraction (0, 1] of what the
   /// no-recompute plan saves (`--memory-budget`, as torch's
   /// activation_memory_budget): below what the cheap recomputations reach,
-  /// expensive forward ops (matmuls, convolutions, reductions) become
+  /// expensive forward ops (matmuls, convolutions) become
   /// recomputable too, cheapest recompute cost per saved byte first, until
   /// the plan fits (or nothing more can be recomputed).
   double memoryBudget = 1.0;

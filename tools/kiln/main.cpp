@@ -53,7 +53,7 @@ void addTrainFlags(CLI::App *cmd, kiln::TrainFlags &t, bool optimizer) {
   cmd->add_option("--memory-budget", t.memoryBudget,
                   "With --train: save at most this fraction (0, 1] of the "
                   "activations the no-recompute plan saves, recomputing "
-                  "matmuls, convolutions and reductions too where needed, "
+                  "matmuls and convolutions too where needed, "
                   "cheapest per byte first (1: only cheap ops are "
                   "recomputed)");
   cmd->add_option("--loss-scale", t.lossScale,
