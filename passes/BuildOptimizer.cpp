@@ -121,6 +121,11 @@ private:
                             ArrayRef<Value> state, Value lr, Value step);
   /// @accumulate, the gradient sums over micro-batches.
   void buildAccumulate(OpBuilder &b, ArrayRef<Parameter> params);
+  /// A new function @`name` (kiln.graph) at the module's end, its arguments
+  /// and results named (kiln.name); `b` left at the start of its body.
+  Block *createGraph(OpBuilder &b, StringRef name, ArrayRef<Type> argTypes,
+                     ArrayRef<std::string> argNames, ArrayRef<Type> resultTypes,
+                     ArrayRef<std::string> resultNames);
 
   ModuleOp module;
   OptimizerOptions options;
@@ -208,19 +213,11 @@ LogicalResult OptimizerBuilder::run() {
   }
 
   OpBuilder b(ctx);
-  b.setInsertionPointToEnd(module.getBody());
   Location fileLoc = FileLineColLoc::get(ctx, "optimizer", 0, 0);
-  auto f = b.create<func::FuncOp>(
-      NameLoc::get(b.getStringAttr("optimizer"), fileLoc), "optimizer",
-      b.getFunctionType(argTypes, resultTypes));
-  f->setAttr("kiln.graph", b.getUnitAttr());
-  f->setAttr("kiln.optimizer", b.getStringAttr(options.kind));
-  Block *entry = f.addEntryBlock();
-  for (auto [i, name] : llvm::enumerate(argNames))
-    f.setArgAttr(i, "kiln.name", b.getStringAttr(name));
-  for (auto [i, name] : llvm::enumerate(resultNames))
-    f.setResultAttr(i, "kiln.name", b.getStringAttr(name));
-  b.setInsertionPointToEnd(entry);
+  Block *entry =
+      createGraph(b, "optimizer", argTypes, argNames, resultTypes, resultNames);
+  entry->getParentOp()->setAttr("kiln.optimizer",
+                                b.getStringAttr(options.kind));
   size_t perParam = 2 + suffixes.size();
   size_t scalars = params.size() * perParam;
   Value lr = entry->getArgument(scalars);
@@ -273,6 +270,26 @@ LogicalResult OptimizerBuilder::run() {
   return success();
 }
 
+Block *OptimizerBuilder::createGraph(OpBuilder &b, StringRef name,
+                                     ArrayRef<Type> argTypes,
+                                     ArrayRef<std::string> argNames,
+                                     ArrayRef<Type> resultTypes,
+                                     ArrayRef<std::string> resultNames) {
+  b.setInsertionPointToEnd(module.getBody());
+  Location fileLoc = FileLineColLoc::get(b.getContext(), name, 0, 0);
+  auto f =
+      b.create<func::FuncOp>(NameLoc::get(b.getStringAttr(name), fileLoc), name,
+                             b.getFunctionType(argTypes, resultTypes));
+  f->setAttr("kiln.graph", b.getUnitAttr());
+  Block *entry = f.addEntryBlock();
+  for (auto [i, n] : llvm::enumerate(argNames))
+    f.setArgAttr(i, "kiln.name", b.getStringAttr(n));
+  for (auto [i, n] : llvm::enumerate(resultNames))
+    f.setResultAttr(i, "kiln.name", b.getStringAttr(n));
+  b.setInsertionPointToEnd(entry);
+  return entry;
+}
+
 void OptimizerBuilder::buildAccumulate(OpBuilder &b,
                                        ArrayRef<Parameter> params) {
   MLIRContext *ctx = module.getContext();
@@ -289,18 +306,9 @@ void OptimizerBuilder::buildAccumulate(OpBuilder &b,
   argTypes.append({scalarType, scalarType});
   argNames.push_back(kAccumulateScaleName);
   argNames.push_back(kAccumulateFirstName);
-  b.setInsertionPointToEnd(module.getBody());
   Location fileLoc = FileLineColLoc::get(ctx, "accumulate", 0, 0);
-  auto f = b.create<func::FuncOp>(
-      NameLoc::get(b.getStringAttr("accumulate"), fileLoc), "accumulate",
-      b.getFunctionType(argTypes, resultTypes));
-  f->setAttr("kiln.graph", b.getUnitAttr());
-  Block *entry = f.addEntryBlock();
-  for (auto [i, name] : llvm::enumerate(argNames))
-    f.setArgAttr(i, "kiln.name", b.getStringAttr(name));
-  for (auto [i, name] : llvm::enumerate(resultNames))
-    f.setResultAttr(i, "kiln.name", b.getStringAttr(name));
-  b.setInsertionPointToEnd(entry);
+  Block *entry = createGraph(b, "accumulate", argTypes, argNames, resultTypes,
+                             resultNames);
   Value w = entry->getArgument(2 * params.size());
   Value first = entry->getArgument(2 * params.size() + 1);
   SmallVector<Value> results;

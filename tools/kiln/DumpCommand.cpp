@@ -63,7 +63,9 @@ static int printIr(mlir::Operation *op, const std::string &summary,
 /// `kiln dump --train`: the traced graph with its trainable parameters, the
 /// joint graph, or one of the derived forward, backward and optimizer
 /// graphs.
-static int dumpTraining(const DumpOptions &options) {
+/// `autocast` is kiln-autocast's options, or null without --precision.
+static int dumpTraining(const DumpOptions &options,
+                        const AutocastOptions *autocast) {
   static const char *const stages[] = {"traced", "joint", "forward", "backward",
                                        "optimizer"};
   if (!llvm::is_contained(stages, options.stage))
@@ -80,19 +82,12 @@ static int dumpTraining(const DumpOptions &options) {
   if (Status dims = parseDimFlags(options.dims, trace.dimSizes); !dims)
     return reportError(dims.message());
   setUpTrainingTrace(options.training, trace, nullptr);
-  AutocastOptions autocast;
-  bool autocastEnabled = false;
-  if (Status precision =
-          parsePrecisionFlags(options.precision, options.precisionOverrides,
-                              options.ioPrecision, autocast, autocastEnabled);
-      !precision)
-    return reportError(precision.message());
   auto module = traceOnnxFile(context, options.model, trace);
   if (!module)
     return reportError(module.status().message());
   DiagnosticReporter diagnostics(&context);
   // Mixed precision before autodiff, as kiln compile --train does.
-  if (autocastEnabled && mlir::failed(applyAutocast(**module, autocast)))
+  if (autocast && mlir::failed(applyAutocast(**module, *autocast)))
     return diagnostics.errors() ? 1 : reportError("kiln-autocast failed");
   if (options.stage == "traced")
     return printIr(module->get(), "", options.output);
@@ -128,8 +123,18 @@ static int dumpTraining(const DumpOptions &options) {
 }
 
 int runDumpCommand(const DumpOptions &options) {
+  // --precision: kiln-autocast after tracing, for both kinds of dump.
+  AutocastOptions autocastOptions;
+  bool autocastEnabled = false;
+  if (Status precision = parsePrecisionFlags(
+          options.precision, options.precisionOverrides, options.ioPrecision,
+          autocastOptions, autocastEnabled);
+      !precision)
+    return reportError(precision.message());
+  const AutocastOptions *autocast =
+      autocastEnabled ? &autocastOptions : nullptr;
   if (options.training.train)
-    return dumpTraining(options);
+    return dumpTraining(options, autocast);
   mlir::MLIRContext context;
   context.printOpOnDiagnostic(false);
   TraceOptions traceOptions;
@@ -141,13 +146,6 @@ int runDumpCommand(const DumpOptions &options) {
       options.stage == "backward" || options.stage == "optimizer")
     return reportError("--stage " + options.stage +
                        " is a training stage: add --train");
-  AutocastOptions autocast;
-  bool autocastEnabled = false;
-  if (Status precision =
-          parsePrecisionFlags(options.precision, options.precisionOverrides,
-                              options.ioPrecision, autocast, autocastEnabled);
-      !precision)
-    return reportError(precision.message());
   auto module = traceOnnxFile(context, options.model, traceOptions);
   if (!module)
     return reportError(module.status().message());
@@ -161,7 +159,7 @@ int runDumpCommand(const DumpOptions &options) {
            " (target " + options.target + ")\n";
   };
   DiagnosticReporter diagnostics(&context);
-  if (autocastEnabled && mlir::failed(applyAutocast(**module, autocast)))
+  if (autocast && mlir::failed(applyAutocast(**module, *autocast)))
     return diagnostics.errors() ? 1 : reportError("kiln-autocast failed");
   if (options.stage == "program") {
     if (mlir::failed(planGraphBreaks(**module, options.target)))

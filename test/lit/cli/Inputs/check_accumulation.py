@@ -5,26 +5,13 @@ PARAMETER.npy, from `kiln train --gradients`), within float32 rounding.
 
   check_accumulation.py INITIAL.safetensors CKPT.safetensors LR GRADS_DIR...
 """
-import json
 import os
-import struct
 import sys
 
 import numpy as np
 
-
-def read(path):
-    data = open(path, "rb").read()
-    n = struct.unpack("<Q", data[:8])[0]
-    header = json.loads(data[8:8 + n])
-    out = {}
-    for name, v in header.items():
-        if name == "__metadata__":
-            continue
-        dtype = {"F32": np.float32, "F16": np.float16, "I64": np.int64}[v["dtype"]]
-        start, end = v["data_offsets"]
-        out[name] = np.frombuffer(data[8 + n + start:8 + n + end], dtype).reshape(v["shape"])
-    return out
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from safetensors_read import read  # noqa: E402
 
 
 initial, after, lr = read(sys.argv[1]), read(sys.argv[2]), float(sys.argv[3])
