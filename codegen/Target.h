@@ -176,6 +176,11 @@ public:
   /// eagerly between compiled graphs. Default: every op but the EagerOnly
   /// ones.
   virtual bool compilesOp(mlir::Operation *op) const;
+  /// Adds the target's passes that run on a training graph before autodiff
+  /// (after its cleanup), forming ops whose gradient rules build the
+  /// target's fused backward ops (the CUDA target's kiln-cuda-attention
+  /// {training}: flash attention, forward and backward). Default: none.
+  virtual void addTrainingForwardPasses(mlir::OpPassManager &pm) const {}
   /// Adds the target's layout passes, run on each graph after the graph
   /// passes and before fusion (the CUDA target's kiln-channels-last).
   /// Default: none.

@@ -159,6 +159,9 @@ LogicalResult deriveTrainingGraphs(ModuleOp module, const std::string &target,
   cleanup.addPass(createFoldConstantsPass());
   cleanup.addPass(createSimplifyPass());
   cleanup.addPass(createCSEPass());
+  // 2b. The target's forward passes (CUDA: attention as kiln.attention,
+  //     whose gradient is flash attention's backward kernel).
+  t->addTrainingForwardPasses(cleanup);
   // 3. Reverse mode: the joint graph (loss, gradients), by the ops'
   //    gradient rules; CSE shares what forward and backward both compute.
   pm.addPass(createAutodiffPass(train.optimizer.initialLossScale));

@@ -106,6 +106,8 @@ void registerGradientRules(MLIRContext *context) {
   attach<AvgPoolOp, avgPool>(context);
   attach<MaxPoolOp, maxPool>(context);
   attach<SoftmaxOp, softmax>(context);
+  attach<AttentionOp, attention>(context);
+  attach<PackedAttentionOp, packedAttention>(context);
   attach<LogSoftmaxOp, logSoftmax>(context);
   attach<LayerNormOp, layerNorm>(context);
   attach<RMSNormOp, rmsNorm>(context);

@@ -3,7 +3,8 @@
 // This file implements the gradient rules of matmul (NumPy semantics: 1-D
 // operands, batch broadcasting), conv and conv_transpose (each one's input
 // gradient is the other op; weight gradients are correlations of the input
-// with the output gradient, one per group), softmax and log_softmax, layer,
+// with the output gradient, one per group), softmax and log_softmax,
+// attention (kiln.attention_grad, flash attention's backward), layer,
 // RMS and batch normalization (inference form: mean and variance are
 // operands), and the reductions.
 //
@@ -261,6 +262,49 @@ KILN_GRADIENT_RULE(softmax) {
   int64_t axis = gb.forward()->getAttrOfType<IntegerAttr>("axis").getInt();
   Value dot = gb.reduceSum(gb.mul(g[0], y), {axis}, /*keepdims=*/true);
   out[0] = gb.mul(y, gb.sub(g[0], dot));
+  return gb.status();
+}
+
+/// The attention rules' shared part: `delta` = each query row's
+/// sum(grad * output) in lse's type, summed over the output's `axis`.
+static Value attentionDelta(GradientBuilder &gb, Value grad, int64_t axis) {
+  Type rowType = GradientBuilder::typeOf(gb.result(1)).getElementType();
+  Value g = gb.castTo(grad, rowType);
+  Value o = gb.castTo(gb.result(0), rowType);
+  return gb.reduceSum(gb.mul(g, o), {axis}, /*keepdims=*/false);
+}
+
+KILN_GRADIENT_RULE(attention) {
+  // Flash attention's backward: kiln.attention_grad rebuilds the
+  // probabilities from q, k and lse.
+  if (g[1])
+    return gb.unsupported("the lse result reaches the loss; only the "
+                          "attention result is differentiated");
+  if (!g[0])
+    return gb.status();
+  Value delta = attentionDelta(gb, g[0], 3);
+  SmallVector<Value> grads = gb.createMulti(
+      "kiln.attention_grad",
+      {gb.operand(0), gb.operand(1), gb.operand(2), g[0], gb.result(1), delta},
+      gb.forward()->getAttrDictionary().getValue());
+  for (unsigned i = 0; i < 3 && grads.size() == 3; ++i)
+    if (gb.needs(i))
+      out[i] = grads[i];
+  return gb.status();
+}
+
+KILN_GRADIENT_RULE(packedAttention) {
+  if (g[1])
+    return gb.unsupported("the lse result reaches the loss; only the "
+                          "attention result is differentiated");
+  if (!g[0] || !gb.needs(0))
+    return gb.status();
+  // The output is [B, T, H, D]: delta [B, T, H], transposed to lse's
+  // [B, H, T].
+  Value delta = gb.transpose(attentionDelta(gb, g[0], 3), {0, 2, 1});
+  out[0] = gb.create("kiln.packed_attention_grad",
+                     {gb.operand(0), g[0], gb.result(1), delta},
+                     gb.forward()->getAttrDictionary().getValue());
   return gb.status();
 }
 

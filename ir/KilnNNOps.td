@@ -307,22 +307,56 @@ def Kiln_AttentionOp : Kiln_Op<"attention", "attention"> {
     Computes `softmax(scale * q k^T + mask) v` per batch and head: `q` is
     `B x H x Tq x D`, `k` is `B x H x Tk x D`, `v` is `B x H x Tk x Dv`, all
     of one float type; the result is `B x H x Tq x Dv`. With `causal = 1`
-    key `j` is masked (-inf) for query `i` when `j > i`. The reference
-    computes the scores, the softmax and the weighted sum in f32 (f64 for
-    f64) and rounds the result once. The tracer does not produce it: the
-    CUDA target's `kiln-cuda-attention` pass recognizes the matmul, scale,
-    causal mask, softmax, matmul chain and runs it as one flash-attention
-    kernel.
+    key `j` is masked (-inf) for query `i` when `j > i`. The second result,
+    `lse` (`B x H x Tq`, f32, f64 for f64 operands), is each query row's
+    log-sum-exp `log(sum_j exp(scale * q k_j^T + mask))`, what
+    `kiln.attention_grad` needs to rebuild the probabilities without the
+    `Tq x Tk` scores ever reaching memory. The reference computes the
+    scores, the softmax and the weighted sum in f32 (f64 for f64) and rounds
+    the result once. The tracer does not produce it: the CUDA target's
+    `kiln-cuda-attention` pass recognizes the matmul, scale, causal mask,
+    softmax, matmul chain and runs it as one flash-attention kernel (for a
+    training graph before autodiff, so the backward pass gets
+    `kiln.attention_grad`).
 
     Example:
 
     ```mlir
-    %0 = kiln.attention %q, %k, %v {causal = 1 : i64, scale = 1.250000e-01 : f32} : (tensor<1x2x8x4xbf16>, tensor<1x2x8x4xbf16>, tensor<1x2x8x4xbf16>) -> tensor<1x2x8x4xbf16>
+    %0, %lse = kiln.attention %q, %k, %v {causal = 1 : i64, scale = 1.250000e-01 : f32} : (tensor<1x2x8x4xbf16>, tensor<1x2x8x4xbf16>, tensor<1x2x8x4xbf16>) -> (tensor<1x2x8x4xbf16>, tensor<1x2x8xf32>)
     ```
   }];
   let arguments = (ins Kiln_FloatTensor:$q, Kiln_FloatTensor:$k,
                    Kiln_FloatTensor:$v, F32Attr:$scale, I64Attr:$causal);
-  let results = (outs Kiln_FloatTensor:$output);
+  let results = (outs Kiln_FloatTensor:$output, Kiln_FloatTensor:$lse);
+}
+
+def Kiln_AttentionGradOp : Kiln_Op<"attention_grad", "attentionGrad"> {
+  let summary = "the gradients of scaled dot-product attention";
+  let description = [{
+    The backward pass of `kiln.attention` (flash attention's): with `q`,
+    `k`, `v` and the attributes of the forward op, `grad` the gradient of
+    its result (`B x H x Tq x Dv`), `lse` its second result and `delta`
+    (`B x H x Tq`, `lse`'s type) each query row's `sum_e grad * output`,
+    it rebuilds the probabilities `P = exp(scale * q k^T + mask - lse)` and
+    computes `dv = P^T grad`, `dS = P * (grad v^T - delta)`,
+    `dq = scale * dS k` and `dk = scale * dS^T q`: three results with the
+    types of `q`, `k` and `v`. The reference works in f32 (f64 for f64).
+    kiln-autodiff's rule for `kiln.attention` creates it; the CUDA target
+    runs it as one kernel (a block per key tile for `dk` and `dv`, one per
+    query tile for `dq`).
+
+    Example:
+
+    ```mlir
+    %dq, %dk, %dv = kiln.attention_grad %q, %k, %v, %g, %lse, %delta {causal = 1 : i64, scale = 5.000000e-01 : f32} : (tensor<1x2x8x4xbf16>, tensor<1x2x8x4xbf16>, tensor<1x2x8x4xbf16>, tensor<1x2x8x4xbf16>, tensor<1x2x8xf32>, tensor<1x2x8xf32>) -> (tensor<1x2x8x4xbf16>, tensor<1x2x8x4xbf16>, tensor<1x2x8x4xbf16>)
+    ```
+  }];
+  let arguments = (ins Kiln_FloatTensor:$q, Kiln_FloatTensor:$k,
+                   Kiln_FloatTensor:$v, Kiln_FloatTensor:$grad,
+                   Kiln_FloatTensor:$lse, Kiln_FloatTensor:$delta,
+                   F32Attr:$scale, I64Attr:$causal);
+  let results = (outs Kiln_FloatTensor:$dq, Kiln_FloatTensor:$dk,
+                  Kiln_FloatTensor:$dv);
 }
 
 def Kiln_PackedAttentionOp : Kiln_Op<"packed_attention", "packedAttention"> {
@@ -333,21 +367,44 @@ def Kiln_PackedAttentionOp : Kiln_Op<"packed_attention", "packedAttention"> {
     are q, the next k, the last v, each `H` heads of `D` (the layout
     FlashAttention's `qkvpacked` functions take). The result is `B x T x H
     x D`, the heads of each position next to each other, so a reshape to
-    `B x T x H·D` is a view. `heads` is `H`; `scale` and `causal` are as in
-    `kiln.attention`. The tracer does not produce it: the CUDA target's
-    `kiln-cuda-attention` pass forms it when the q, k and v of a
-    `kiln.attention` are slices of one tensor, reshaped into heads and
-    transposed, and its result is transposed back, so the slices and the
-    transposes are not copies.
+    `B x T x H·D` is a view; `lse` is `B x H x T` as `kiln.attention`'s.
+    `heads` is `H`; `scale` and `causal` are as in `kiln.attention`. The
+    tracer does not produce it: the CUDA target's `kiln-cuda-attention`
+    pass forms it when the q, k and v of a `kiln.attention` are slices of
+    one tensor, reshaped into heads and transposed, and its result is
+    transposed back, so the slices and the transposes are not copies.
 
     Example:
 
     ```mlir
-    %0 = kiln.packed_attention %qkv {causal = 1 : i64, heads = 2 : i64, scale = 5.000000e-01 : f32} : (tensor<1x8x24xbf16>) -> tensor<1x8x2x4xbf16>
+    %0, %lse = kiln.packed_attention %qkv {causal = 1 : i64, heads = 2 : i64, scale = 5.000000e-01 : f32} : (tensor<1x8x24xbf16>) -> (tensor<1x8x2x4xbf16>, tensor<1x2x8xf32>)
     ```
   }];
   let arguments = (ins Kiln_FloatTensor:$qkv, I64Attr:$heads, F32Attr:$scale,
                    I64Attr:$causal);
+  let results = (outs Kiln_FloatTensor:$output, Kiln_FloatTensor:$lse);
+}
+
+def Kiln_PackedAttentionGradOp
+    : Kiln_Op<"packed_attention_grad", "packedAttentionGrad"> {
+  let summary = "the gradients of attention reading q, k and v packed";
+  let description = [{
+    `kiln.attention_grad` of a `kiln.packed_attention`: `qkv` is its
+    operand, `grad` the gradient of its result (`B x T x H x D`), `lse` its
+    second result and `delta` (`B x H x T`) each query row's
+    `sum_e grad * output`. The result is the gradient of `qkv`, `B x T x
+    3·H·D`, with dq, dk and dv of each head where q, k and v were read, so
+    the gradient of the fused q/k/v projection needs no concatenation.
+
+    Example:
+
+    ```mlir
+    %0 = kiln.packed_attention_grad %qkv, %g, %lse, %delta {causal = 1 : i64, heads = 2 : i64, scale = 5.000000e-01 : f32} : (tensor<1x8x24xbf16>, tensor<1x8x2x4xbf16>, tensor<1x2x8xf32>, tensor<1x2x8xf32>) -> tensor<1x8x24xbf16>
+    ```
+  }];
+  let arguments = (ins Kiln_FloatTensor:$qkv, Kiln_FloatTensor:$grad,
+                   Kiln_FloatTensor:$lse, Kiln_FloatTensor:$delta,
+                   I64Attr:$heads, F32Attr:$scale, I64Attr:$causal);
   let results = (outs Kiln_FloatTensor:$output);
 }
 

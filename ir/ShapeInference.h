@@ -154,9 +154,16 @@ mlir::LogicalResult constant(const InferContext &ctx, Results &results);
 // Linear algebra, convolution, normalization, reductions
 // (ShapeInferenceNN.cpp).
 mlir::LogicalResult matmul(const InferContext &ctx, Results &results);
+/// kiln.attention: q [B, H, Tq, D], k, v -> [B, H, Tq, Dv], lse [B, H, Tq].
 mlir::LogicalResult attention(const InferContext &ctx, Results &results);
-/// kiln.packed_attention: qkv [B, T, 3·H·D] with `heads` H -> [B, T, H, D].
+/// kiln.attention_grad: q, k, v, grad, lse, delta -> dq, dk, dv.
+mlir::LogicalResult attentionGrad(const InferContext &ctx, Results &results);
+/// kiln.packed_attention: qkv [B, T, 3·H·D] with `heads` H -> [B, T, H, D],
+/// lse [B, H, T].
 mlir::LogicalResult packedAttention(const InferContext &ctx, Results &results);
+/// kiln.packed_attention_grad: qkv, grad, lse, delta -> dqkv (qkv's type).
+mlir::LogicalResult packedAttentionGrad(const InferContext &ctx,
+                                        Results &results);
 mlir::LogicalResult conv(const InferContext &ctx, Results &results);
 mlir::LogicalResult depthwiseConv(const InferContext &ctx, Results &results);
 mlir::LogicalResult convTranspose(const InferContext &ctx, Results &results);

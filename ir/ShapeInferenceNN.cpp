@@ -77,10 +77,17 @@ LogicalResult kiln::infer::matmul(const InferContext &ctx, Results &results) {
 // Attention
 //===----------------------------------------------------------------------===//
 
-LogicalResult kiln::infer::attention(const InferContext &ctx,
-                                     Results &results) {
-  if (failed(ctx.expectOperands(3)))
-    return failure();
+/// The statistic type of an attention over `element` (lse, delta): f64 for
+/// f64, f32 otherwise.
+static Type attentionRowType(Type element) {
+  return element.isF64() ? Type(Float64Type::get(element.getContext()))
+                         : Type(Float32Type::get(element.getContext()));
+}
+
+/// The result types of kiln.attention over q, k and v (operands 0-2):
+/// [B, H, Tq, Dv] and lse [B, H, Tq].
+static LogicalResult inferAttention(const InferContext &ctx,
+                                    Results &results) {
   FailureOr<RankedTensorType> q = ctx.tensor(0), k = ctx.tensor(1),
                               v = ctx.tensor(2);
   FailureOr<int64_t> causal = ctx.i64Attr("causal");
@@ -110,13 +117,60 @@ LogicalResult kiln::infer::attention(const InferContext &ctx,
   results.push_back(RankedTensorType::get(
       {q->getDimSize(0), q->getDimSize(1), q->getDimSize(2), v->getDimSize(3)},
       q->getElementType()));
+  results.push_back(RankedTensorType::get(
+      {q->getDimSize(0), q->getDimSize(1), q->getDimSize(2)},
+      attentionRowType(q->getElementType())));
   return success();
 }
 
-LogicalResult kiln::infer::packedAttention(const InferContext &ctx,
-                                           Results &results) {
-  if (failed(ctx.expectOperands(1)))
+/// Checks the operands `index` (grad: `output`'s type) and `index` + 1,
+/// `index` + 2 (lse and delta: `rows`' type) of an attention gradient.
+static LogicalResult checkAttentionGradOperands(const InferContext &ctx,
+                                                unsigned index,
+                                                RankedTensorType output,
+                                                RankedTensorType rows) {
+  FailureOr<RankedTensorType> grad = ctx.tensor(index),
+                              lse = ctx.tensor(index + 1),
+                              delta = ctx.tensor(index + 2);
+  if (failed(grad) || failed(lse) || failed(delta))
     return failure();
+  if (!areCompatibleResultTypes(TypeRange{*grad}, TypeRange{output}))
+    return ctx.emitError("'grad' must have the attention result's type ",
+                         output, ", got ", *grad);
+  for (auto [row, what] : {std::make_pair(*lse, "lse"),
+                           std::make_pair(*delta, "delta")})
+    if (!areCompatibleResultTypes(TypeRange{row}, TypeRange{rows}))
+      return ctx.emitError("'", what, "' must be B x H x Tq ", rows, ", got ",
+                           row);
+  return success();
+}
+
+LogicalResult kiln::infer::attention(const InferContext &ctx,
+                                     Results &results) {
+  if (failed(ctx.expectOperands(3)))
+    return failure();
+  return inferAttention(ctx, results);
+}
+
+LogicalResult kiln::infer::attentionGrad(const InferContext &ctx,
+                                         Results &results) {
+  if (failed(ctx.expectOperands(6)))
+    return failure();
+  SmallVector<Type, 2> forward;
+  if (failed(inferAttention(ctx, forward)) ||
+      failed(checkAttentionGradOperands(
+          ctx, 3, cast<RankedTensorType>(forward[0]),
+          cast<RankedTensorType>(forward[1]))))
+    return failure();
+  for (unsigned i = 0; i < 3; ++i)
+    results.push_back(*ctx.tensor(i));
+  return success();
+}
+
+/// The result types of kiln.packed_attention over qkv (operand 0):
+/// [B, T, H, D] and lse [B, H, T].
+static LogicalResult inferPackedAttention(const InferContext &ctx,
+                                          Results &results) {
   FailureOr<RankedTensorType> qkv = ctx.tensor(0);
   FailureOr<int64_t> heads = ctx.i64Attr("heads"), causal = ctx.i64Attr("causal");
   if (failed(qkv) || failed(heads) || failed(causal) ||
@@ -138,6 +192,30 @@ LogicalResult kiln::infer::packedAttention(const InferContext &ctx,
   results.push_back(RankedTensorType::get(
       {qkv->getDimSize(0), qkv->getDimSize(1), *heads, d},
       qkv->getElementType()));
+  results.push_back(RankedTensorType::get(
+      {qkv->getDimSize(0), *heads, qkv->getDimSize(1)},
+      attentionRowType(qkv->getElementType())));
+  return success();
+}
+
+LogicalResult kiln::infer::packedAttention(const InferContext &ctx,
+                                           Results &results) {
+  if (failed(ctx.expectOperands(1)))
+    return failure();
+  return inferPackedAttention(ctx, results);
+}
+
+LogicalResult kiln::infer::packedAttentionGrad(const InferContext &ctx,
+                                               Results &results) {
+  if (failed(ctx.expectOperands(4)))
+    return failure();
+  SmallVector<Type, 2> forward;
+  if (failed(inferPackedAttention(ctx, forward)) ||
+      failed(checkAttentionGradOperands(
+          ctx, 1, cast<RankedTensorType>(forward[0]),
+          cast<RankedTensorType>(forward[1]))))
+    return failure();
+  results.push_back(*ctx.tensor(0));
   return success();
 }
 

@@ -50,7 +50,7 @@ std::string targetNameList() {
 void registerTargetPasses() {
   mlir::registerPass(createLowerCpuPass);
   mlir::registerPass(createLowerCudaPass);
-  mlir::registerPass(createFuseAttentionPass);
+  mlir::registerPass([] { return createFuseAttentionPass(); });
   mlir::registerPass(createSplitRecurrentPass);
   mlir::registerPass(createFuseDepthwisePass);
   mlir::registerPass(createConvTransposeAsMatmulPass);

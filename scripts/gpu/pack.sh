@@ -204,6 +204,12 @@ for model in mlp_train gpt2_block_train; do
   "$BUILD/bin/kiln" compile "$FIXTURES/$model.onnx" --train --target cuda \
     --lr 0.05 --precision bf16 -o "$TRAIN/$model-bf16" 2>/dev/null | tail -1
 done
+# gpt2_block_train in bf16 with its attention written out (no flash
+# attention forward and backward: KILN_CUDA_FLASH_ATTENTION=0), the
+# comparison for the flash-attention training kernels.
+KILN_CUDA_FLASH_ATTENTION=0 "$BUILD/bin/kiln" compile "$FIXTURES/gpt2_block_train.onnx" \
+  --train --target cuda --lr 0.05 --precision bf16 \
+  -o "$TRAIN/gpt2_block_train-bf16-written-attention" 2>/dev/null | tail -1
 # The activation memory budget's plans (issue 16): peak memory and step
 # time at 0.5 and 0.25 of the no-recompute plan's saved activations.
 for budget in 0.5 0.25; do

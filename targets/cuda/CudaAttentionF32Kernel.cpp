@@ -52,10 +52,12 @@ CudaKernel emitCudaAttentionF32Kernel(const AttentionGeometry &g,
   k.block[0] = static_cast<unsigned>(threads);
   k.gridStride = false; // a block per query tile
   std::string params =
-      g.packed ? "const float *__restrict__ in0, float *__restrict__ out0"
-               : "const float *__restrict__ in0, const float *__restrict__ "
-                 "in1, const float *__restrict__ in2, float *__restrict__ "
-                 "out0";
+      std::string(g.packed
+                      ? "const float *__restrict__ in0, float *__restrict__ out0"
+                      : "const float *__restrict__ in0, const float "
+                        "*__restrict__ in1, const float *__restrict__ in2, "
+                        "float *__restrict__ out0") +
+      ", float *__restrict__ out1";
   std::string head = "extern \"C\" __global__ void __launch_bounds__(" +
                      std::to_string(threads) + ")\n" + k.name + "(" + params +
                      ")";
@@ -214,7 +216,8 @@ KILN_LOAD_V#pragma unroll
     }
     __syncwarp(); // P read before the next tile overwrites it
   }
-  // O / sum.
+  // O / sum; lse = (m + log2(l)) ln 2 per row (m in log2 units), the
+  // op's second result.
 #pragma unroll
   for (int i = 0; i < 4; ++i) {
     if (row0 + i >= T)
@@ -223,6 +226,9 @@ KILN_LOAD_V#pragma unroll
 #pragma unroll
     for (int j = 0; j < DC; ++j)
       o[(size_t)(row0 + i) * OS + KILN_COLUMN] = acc[i][j] * inv;
+    if (tx == 0)
+      out1[(size_t)blockIdx.y * T + row0 + i] =
+          (m[i] + log2f(l[i])) * 0.6931471805599453f;
   }
 }
 )cu";

@@ -17,7 +17,8 @@
 //         exp2 of log2(e)-scaled scores, O rescaled when the max grows),
 //         then O += P V with P (rounded to the input type) taken straight
 //         from the S accumulators as the A operand;
-//   end   O / sum, rounded once, stored.
+//   end   O / sum, rounded once, stored; each row's log-sum-exp (lse, f32
+//         [B, H, T], the op's second result) for the backward pass.
 //
 // f32 operands get the CUDA-core kernel of CudaAttentionF32Kernel.cpp
 // instead (D up to 64). Requirements (the pass checks them too): f16/bf16
@@ -45,6 +46,46 @@ using namespace mlir;
 
 namespace kiln {
 
+void replaceAllText(std::string &text, const std::string &from,
+                const std::string &to) {
+  for (size_t at = text.find(from); at != std::string::npos;
+       at = text.find(from, at + to.size()))
+    text.replace(at, from.size(), to);
+}
+
+std::string attentionMmaHelpers(std::string &body, const std::string &kernel,
+                                const std::string &mmaType) {
+  std::string helpers =
+      "// " + kernel + "'s helpers: one m16n8k16 MMA (" + mmaType +
+      " inputs, f32 accumulators) and two floats rounded into a " + mmaType +
+      "x2 register (the first in the low half).\n";
+  // Each kernel gets its own helper names so several attention kernels
+  // can share kernels.cu.
+  std::string mma = kernel + "_mma", pack = kernel + "_pack2";
+  helpers += "__device__ __forceinline__ void " + mma +
+             "(float (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t "
+             "b1) {\n"
+             "  asm volatile(\"mma.sync.aligned.m16n8k16.row.col.f32." +
+             mmaType + "." + mmaType +
+             ".f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, "
+             "%2, %3};\"\n"
+             "               : \"+f\"(c[0]), \"+f\"(c[1]), \"+f\"(c[2]), "
+             "\"+f\"(c[3])\n"
+             "               : \"r\"(a[0]), \"r\"(a[1]), \"r\"(a[2]), "
+             "\"r\"(a[3]), \"r\"(b0), \"r\"(b1));\n}\n";
+  helpers += "__device__ __forceinline__ uint32_t " + pack +
+             "(float lo, float hi) {\n"
+             "  uint32_t r;\n"
+             "  asm(\"cvt.rn." +
+             mmaType +
+             "x2.f32 %0, %1, %2;\" : \"=r\"(r) : \"f\"(hi), \"f\"(lo));\n"
+             "  return r;\n}\n";
+  // Use this kernel's helper names in its body.
+  replaceAllText(body, "kiln_mma(", mma + "(");
+  replaceAllText(body, "kiln_pack2(", pack + "(");
+  return helpers;
+}
+
 std::optional<CudaKernel> emitCudaAttentionKernel(Operation *op,
                                                   llvm::StringRef name) {
   // The operands' geometry: [B, H, T, D] each (kiln.attention), or the
@@ -58,7 +99,7 @@ std::optional<CudaKernel> emitCudaAttentionKernel(Operation *op,
   Type e;
   if (packed) {
     auto xt = dyn_cast<RankedTensorType>(packedOp.getQkv().getType());
-    auto ot = dyn_cast<RankedTensorType>(packedOp.getResult().getType());
+    auto ot = dyn_cast<RankedTensorType>(packedOp.getOutput().getType());
     if (!xt || !ot || !xt.hasStaticShape() || !ot.hasStaticShape() ||
         ot.getRank() != 4)
       return std::nullopt;
@@ -104,11 +145,12 @@ std::optional<CudaKernel> emitCudaAttentionKernel(Operation *op,
   k.block[0] = 128;
   k.gridStride = false; // a block per query tile
   std::string params =
-      packed ? "const " + storage + " *__restrict__ in0, " + storage +
-                   " *__restrict__ out0"
-             : "const " + storage + " *__restrict__ in0, const " + storage +
-                   " *__restrict__ in1, const " + storage +
-                   " *__restrict__ in2, " + storage + " *__restrict__ out0";
+      (packed ? "const " + storage + " *__restrict__ in0, " + storage +
+                    " *__restrict__ out0"
+              : "const " + storage + " *__restrict__ in0, const " + storage +
+                    " *__restrict__ in1, const " + storage +
+                    " *__restrict__ in2, " + storage + " *__restrict__ out0") +
+      ", float *__restrict__ out1";
   std::string head = "extern \"C\" __global__ void __launch_bounds__(128)\n" +
                      k.name + "(" + params + ")";
   k.declaration = head + ";";
@@ -283,14 +325,15 @@ KILN_ATTENTION_POINTERS  const int row0 = qt * 64 + warp * 16; // the warp's fir
       *reinterpret_cast<uint32_t *>(o + (size_t)(row0 + g + 8) * OS + c) =
           kiln_pack2(acc[n][2] * inv1, acc[n][3] * inv1);
   }
+  // lse, each row's ln(sum exp(scale q k^T)) = (m + log2(l)) ln 2 (m in
+  // log2 units), for the backward pass.
+  float *lse = out1 + (size_t)blockIdx.y * T;
+  if (t4 == 0 && q0)
+    lse[row0 + g] = (m0 + log2f(l0)) * 0.6931471805599453f;
+  if (t4 == 0 && q1)
+    lse[row0 + g + 8] = (m1 + log2f(l1)) * 0.6931471805599453f;
 }
 )cu";
-  auto replaceAll = [](std::string &text, const std::string &from,
-                       const std::string &to) {
-    for (size_t at = text.find(from); at != std::string::npos;
-         at = text.find(from, at + to.size()))
-      text.replace(at, from.size(), to);
-  };
   // The operands' first elements for this block's (batch, head).
   std::string pointers =
       packed
@@ -312,36 +355,9 @@ KILN_ATTENTION_POINTERS  const int row0 = qt * 64 + warp * 16; // the warp's fir
             "  const uint16_t *v = reinterpret_cast<const uint16_t *>(in2) + "
             "base;\n"
             "  uint16_t *o = reinterpret_cast<uint16_t *>(out0) + base;\n";
-  replaceAll(s, "KILN_ATTENTION_POINTERS", pointers);
+  replaceAllText(s, "KILN_ATTENTION_POINTERS", pointers);
   // The helpers, specialised to the type, ahead of the kernel.
-  std::string helpers =
-      "// " + k.name + "'s helpers: one m16n8k16 MMA (" + mmaType +
-      " inputs, f32 accumulators) and two floats rounded into a " + mmaType +
-      "x2 register (the first in the low half).\n";
-  // Each kernel gets its own helper names so several attention kernels
-  // can share kernels.cu.
-  std::string mma = k.name + "_mma", pack = k.name + "_pack2";
-  helpers += "__device__ __forceinline__ void " + mma +
-             "(float (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t "
-             "b1) {\n"
-             "  asm volatile(\"mma.sync.aligned.m16n8k16.row.col.f32." +
-             mmaType + "." + mmaType +
-             ".f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, "
-             "%2, %3};\"\n"
-             "               : \"+f\"(c[0]), \"+f\"(c[1]), \"+f\"(c[2]), "
-             "\"+f\"(c[3])\n"
-             "               : \"r\"(a[0]), \"r\"(a[1]), \"r\"(a[2]), "
-             "\"r\"(a[3]), \"r\"(b0), \"r\"(b1));\n}\n";
-  helpers += "__device__ __forceinline__ uint32_t " + pack +
-             "(float lo, float hi) {\n"
-             "  uint32_t r;\n"
-             "  asm(\"cvt.rn." +
-             mmaType +
-             "x2.f32 %0, %1, %2;\" : \"=r\"(r) : \"f\"(hi), \"f\"(lo));\n"
-             "  return r;\n}\n";
-  // Use this kernel's helper names in its body.
-  replaceAll(s, "kiln_mma(", mma + "(");
-  replaceAll(s, "kiln_pack2(", pack + "(");
+  std::string helpers = attentionMmaHelpers(s, k.name, mmaType);
   k.definition = helpers + s;
   return k;
 }

@@ -2,8 +2,9 @@
 //
 // This file declares what the flash-attention kernels share: the geometry
 // of a kiln.attention / kiln.packed_attention that CudaAttentionKernel.cpp
-// reads and checks, and the f32 kernel's emitter (CudaAttentionF32Kernel.cpp)
-// it calls for f32 operands.
+// reads and checks, the f32 kernel's emitter (CudaAttentionF32Kernel.cpp)
+// it calls for f32 operands, and the tensor-core helpers the f16/bf16
+// forward and backward (CudaAttentionGradKernel.cpp) kernels print.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,12 +14,18 @@
 #include "targets/cuda/CudaKernel.h"
 
 #include <cstdint>
+#include <string>
 
 namespace kiln {
 
 /// The largest head dimension the f32 kernel takes (its shared memory
 /// stays within the 48 KiB of static arrays).
 constexpr int64_t kMaxF32AttentionHeadDim = 64;
+
+/// The largest head dimension the backward kernel (kiln.attention_grad,
+/// f16/bf16) takes: its per-thread accumulators of dk and dv (16 rows of D
+/// each per warp) stay in registers up to 64.
+constexpr int64_t kMaxAttentionGradHeadDim = 64;
 
 /// A flash-attention op's geometry: [b, h, t, d] (q, k, v and the result
 /// [B, H, T, D]; packed: q, k and v the heads of one [B, T, 3 * H * D]
@@ -32,6 +39,18 @@ struct AttentionGeometry {
 /// The f32 (FFMA) flash-attention kernel for `g` (d a multiple of 16 up to
 /// 64), `k` carrying its name and source nodes.
 CudaKernel emitCudaAttentionF32Kernel(const AttentionGeometry &g, CudaKernel k);
+
+/// Replaces every `from` in `text` by `to`.
+void replaceAllText(std::string &text, const std::string &from,
+                    const std::string &to);
+
+/// The tensor-core helpers of the flash-attention kernel `kernel`, for
+/// `mmaType` "bf16" or "f16": `<kernel>_mma` (one mma.sync m16n8k16, f32
+/// accumulators) and `<kernel>_pack2` (two floats rounded into one 32-bit
+/// register, the first in the low half). `body`'s `kiln_mma(` and
+/// `kiln_pack2(` are renamed to them, so several kernels share kernels.cu.
+std::string attentionMmaHelpers(std::string &body, const std::string &kernel,
+                                const std::string &mmaType);
 
 } // namespace kiln
 

@@ -90,6 +90,12 @@ std::optional<CudaKernel> emitCudaConcatKernel(mlir::Operation *op,
 /// (CudaAttentionKernel.cpp); nullopt when the op does not qualify.
 std::optional<CudaKernel> emitCudaAttentionKernel(mlir::Operation *op,
                                                   llvm::StringRef name);
+/// The backward kernel of a top-level kiln.attention_grad or
+/// kiln.packed_attention_grad (f16/bf16, D a multiple of 16 up to 64),
+/// named `name` (CudaAttentionGradKernel.cpp); nullopt when the op does not
+/// qualify.
+std::optional<CudaKernel> emitCudaAttentionGradKernel(mlir::Operation *op,
+                                                      llvm::StringRef name);
 /// The kernel of a top-level kiln.gather (static shapes, i32/i64
 /// indices read at run time; an index out of range traps), named `name`
 /// (CudaGatherKernel.cpp); nullopt when the op does not qualify.

@@ -244,6 +244,13 @@ public:
     if (!envIsZero("KILN_CUDA_CONV_TRANSPOSE_GEMM"))
       pm.addPass(createConvTransposeAsMatmulPass());
   }
+  void addTrainingForwardPasses(OpPassManager &pm) const override {
+    // Attention formed before autodiff, so its gradient is one
+    // kiln.attention_grad (flash attention's backward kernel) and the
+    // probabilities are neither stored nor saved.
+    if (!envIsZero("KILN_CUDA_FLASH_ATTENTION"))
+      pm.addPass(createFuseAttentionPass(/*trainingForward=*/true));
+  }
   void addPreFusionPasses(OpPassManager &pm) const override {
     // The activations around a depthwise convolution into its kernel;
     // KILN_CUDA_DEPTHWISE_FUSION=0 at compile time keeps them apart.

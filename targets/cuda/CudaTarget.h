@@ -25,9 +25,12 @@ std::unique_ptr<Target> createCudaTarget();
 
 /// kiln-lower-cuda (LowerCudaLibraryCalls.cpp).
 std::unique_ptr<mlir::Pass> createLowerCudaPass();
-/// kiln-cuda-attention (FuseAttention.cpp): written-out f16/bf16 attention
-/// as kiln.attention, for the flash-attention kernel.
-std::unique_ptr<mlir::Pass> createFuseAttentionPass();
+/// kiln-cuda-attention (FuseAttention.cpp): written-out attention as
+/// kiln.attention, for the flash-attention kernel; with `trainingForward`,
+/// on a training graph before autodiff, only the attention whose gradient
+/// kernel exists.
+std::unique_ptr<mlir::Pass>
+createFuseAttentionPass(bool trainingForward = false);
 /// kiln-cuda-split-recurrent (SplitRecurrent.cpp): a kiln.gru as its input
 /// projection (one matmul) and a kiln.gru_recurrence.
 std::unique_ptr<mlir::Pass> createSplitRecurrentPass();

@@ -25,6 +25,14 @@
 // and runs as before. kiln-layout-cleanup after it merges the new
 // transpose of kT with the one that made it.
 //
+// With `training` (kiln-cuda-attention{training=1}, the CUDA target's
+// Target::addTrainingForwardPasses) it runs on a training graph before
+// autodiff, where the softmax is still kiln.softmax and the forward's
+// values have no backward users yet, and forms only attention whose
+// gradient kernel exists (f16/bf16, D up to 64): kiln-autodiff's rule then
+// builds kiln.attention_grad from q, k, v and the result's lse, so neither
+// pass stores the [B, H, T, T] probabilities.
+//
 // A second pattern packs an attention whose q, k and v are the heads of
 // three slices of one [B, T, 3·H·D] tensor (a fused q/k/v projection split,
 // reshaped to [B, T, H, D] and transposed to [B, H, T, D], as GPT-2 writes
@@ -119,7 +127,10 @@ std::optional<std::pair<Value, double>> scalarFactor(MulOp mul) {
 
 /// o = matmul(p, v) of written-out attention -> kiln.attention.
 struct FormAttention : public OpRewritePattern<MatMulOp> {
-  using OpRewritePattern::OpRewritePattern;
+  FormAttention(MLIRContext *context, bool training)
+      : OpRewritePattern(context), training(training) {}
+  /// Whether the graph is a training graph's forward, before autodiff.
+  bool training;
 
   LogicalResult matchAndRewrite(MatMulOp pv,
                                 PatternRewriter &rewriter) const override {
@@ -137,25 +148,43 @@ struct FormAttention : public OpRewritePattern<MatMulOp> {
     if (d % 16 != 0 || d > (dtype.isF32() ? kMaxF32AttentionHeadDim : 128) ||
         vt.getDimSize(2) != t)
       return failure();
+    // A training graph's attention is differentiated next: only what the
+    // backward kernel (kiln.attention_grad) takes.
+    if (training && (dtype.isF32() || d > kMaxAttentionGradHeadDim))
+      return failure();
 
-    // The probabilities: div(e, reduce_sum(e)), e = exp(x - reduce_max(x)).
+    // The probabilities: kiln.softmax over the last axis (before
+    // kiln-decompose: a training graph's forward) or written out,
+    // div(e, reduce_sum(e)), e = exp(x - reduce_max(x)).
     Value p = pv.getOperand(0);
     if (auto cast = defOnly<CastOp>(p))
       p = cast.getOperand();
-    auto div = defOnly<DivOp>(p);
-    auto sum = div ? defOnly<ReduceSumOp>(div.getOperand(1)) : nullptr;
-    auto exp = div ? defOnly<ExpOp>(div.getOperand(0), 2) : nullptr;
-    if (!div || !sum || !exp || sum.getOperand(0) != exp.getResult() ||
-        !reducesLastAxis(sum))
-      return failure();
-    auto sub = defOnly<SubOp>(exp.getOperand());
-    auto max = sub ? defOnly<ReduceMaxOp>(sub.getOperand(1)) : nullptr;
-    if (!sub || !max || max.getOperand(0) != sub.getOperand(0) ||
-        !reducesLastAxis(max))
-      return failure();
-    Value x = sub.getOperand(0);
-    if (std::distance(x.use_begin(), x.use_end()) != 2)
-      return failure();
+    Value x;
+    Location softmaxLoc = pv.getLoc();
+    if (auto softmax = defOnly<SoftmaxOp>(p)) {
+      if (softmax.getAxis() != 3)
+        return failure();
+      x = softmax.getOperand();
+      softmaxLoc = softmax.getLoc();
+      if (!x.hasOneUse())
+        return failure();
+    } else {
+      auto div = defOnly<DivOp>(p);
+      auto sum = div ? defOnly<ReduceSumOp>(div.getOperand(1)) : nullptr;
+      auto exp = div ? defOnly<ExpOp>(div.getOperand(0), 2) : nullptr;
+      if (!div || !sum || !exp || sum.getOperand(0) != exp.getResult() ||
+          !reducesLastAxis(sum))
+        return failure();
+      auto sub = defOnly<SubOp>(exp.getOperand());
+      auto max = sub ? defOnly<ReduceMaxOp>(sub.getOperand(1)) : nullptr;
+      if (!sub || !max || max.getOperand(0) != sub.getOperand(0) ||
+          !reducesLastAxis(max))
+        return failure();
+      x = sub.getOperand(0);
+      softmaxLoc = sub.getLoc();
+      if (std::distance(x.use_begin(), x.use_end()) != 2)
+        return failure();
+    }
     // x: an optional cast (bf16/f16 softmax in f32) of the masked scores.
     Value y = x;
     if (auto cast = x.getDefiningOp<CastOp>()) {
@@ -217,27 +246,28 @@ struct FormAttention : public OpRewritePattern<MatMulOp> {
       return failure();
 
     Location loc =
-        FusedLoc::get(getContext(), {qk.getLoc(), sub.getLoc(), pv.getLoc()});
+        FusedLoc::get(getContext(), {qk.getLoc(), softmaxLoc, pv.getLoc()});
     Value k = buildKilnValue(
         rewriter, loc, "kiln.transpose", {kT},
         {rewriter.getNamedAttr("perm",
                                rewriter.getDenseI64ArrayAttr({0, 1, 3, 2}))});
     if (!k)
       return failure();
-    Value attention = buildKilnValue(
+    FailureOr<Operation *> attention = buildKilnOp(
         rewriter, loc, "kiln.attention", {q, k, pv.getOperand(1)},
         {rewriter.getNamedAttr(
              "scale", rewriter.getF32FloatAttr(static_cast<float>(scale))),
          rewriter.getNamedAttr("causal",
                                rewriter.getI64IntegerAttr(causal ? 1 : 0))});
-    if (!attention || attention.getType() != pv.getType()) {
-      if (attention)
-        rewriter.eraseOp(attention.getDefiningOp());
+    if (failed(attention) ||
+        (*attention)->getResult(0).getType() != pv.getType()) {
+      if (succeeded(attention))
+        rewriter.eraseOp(*attention);
       rewriter.eraseOp(k.getDefiningOp());
       return failure();
     }
     // The written-out ops are dead now; cse erases them.
-    rewriter.replaceOp(pv, attention);
+    rewriter.replaceOp(pv, (*attention)->getResult(0));
     return success();
   }
 };
@@ -268,8 +298,9 @@ Value throughTransposes(Value v, SmallVector<int64_t> &perm) {
 /// For q, k or v (`part` 0, 1, 2) of an attention [B, H, T, D]: the packed
 /// tensor X [B, T, 3 * H * D] when the operand is
 /// transpose(reshape(slice(X, part * H * D, (part + 1) * H * D, last axis)),
-/// [0, 2, 1, 3]); null otherwise. The slice's and reshape's locations are
-/// added to `locs`.
+/// [0, 2, 1, 3]), or the same of result `part` of an equal three-way split
+/// of X along its last axis; null otherwise. The slice's (split's) and
+/// reshape's locations are added to `locs`.
 Value packedSource(Value operand, int64_t part,
                    SmallVectorImpl<Location> &locs) {
   SmallVector<int64_t> perm;
@@ -279,7 +310,30 @@ Value packedSource(Value operand, int64_t part,
   auto reshape = heads.getDefiningOp<ReshapeOp>();
   if (!reshape || isInsideFusion(reshape))
     return nullptr;
-  auto slice = reshape.getOperand(0).getDefiningOp<SliceOp>();
+  Value part3 = reshape.getOperand(0);
+  // Result `part` of a three-way split along the last axis (a training
+  // graph's forward, before kiln-decompose makes it slices).
+  if (auto split = part3.getDefiningOp<SplitOp>()) {
+    RankedTensorType xt = rankedType(split.getX()), pt = rankedType(part3);
+    if (isInsideFusion(split) || split.getNumResults() != 3 ||
+        static_cast<int64_t>(cast<OpResult>(part3).getResultNumber()) != part ||
+        !xt || !pt ||
+        xt.getRank() != 3 || (split.getAxis() != 2 && split.getAxis() != -1))
+      return nullptr;
+    for (Value out : split.getResults())
+      if (out.getType() != pt)
+        return nullptr;
+    RankedTensorType ht = rankedType(heads);
+    if (!ht || !ht.hasStaticShape() || !pt.hasStaticShape() ||
+        ht.getRank() != 4 || ht.getDimSize(0) != pt.getDimSize(0) ||
+        ht.getDimSize(1) != pt.getDimSize(1) ||
+        ht.getDimSize(2) * ht.getDimSize(3) != pt.getDimSize(2))
+      return nullptr;
+    locs.push_back(split.getLoc());
+    locs.push_back(reshape.getLoc());
+    return split.getX();
+  }
+  auto slice = part3.getDefiningOp<SliceOp>();
   if (!slice || isInsideFusion(slice))
     return nullptr;
   RankedTensorType ht = rankedType(heads), st = rankedType(slice.getResult()),
@@ -323,32 +377,35 @@ struct PackAttention : public OpRewritePattern<AttentionOp> {
 
   LogicalResult matchAndRewrite(AttentionOp attention,
                                 PatternRewriter &rewriter) const override {
-    if (isInsideFusion(attention) || !attention.getResult().hasOneUse())
+    if (isInsideFusion(attention) || !attention.getOutput().hasOneUse())
       return failure();
     SmallVector<Location> locs = {attention.getLoc()};
     Value x = packedSource(attention.getQ(), 0, locs);
     if (!x || packedSource(attention.getK(), 1, locs) != x ||
         packedSource(attention.getV(), 2, locs) != x)
       return failure();
-    auto back = dyn_cast<TransposeOp>(*attention.getResult().user_begin());
+    auto back = dyn_cast<TransposeOp>(*attention.getOutput().user_begin());
     if (!back || isInsideFusion(back) ||
         back.getPerm() != ArrayRef<int64_t>{0, 2, 1, 3})
       return failure();
     locs.push_back(back.getLoc());
     RankedTensorType qt = rankedType(attention.getQ());
-    Value packed = buildKilnValue(
+    FailureOr<Operation *> packed = buildKilnOp(
         rewriter, FusedLoc::get(getContext(), locs), "kiln.packed_attention",
         {x},
         {rewriter.getNamedAttr("heads",
                                rewriter.getI64IntegerAttr(qt.getDimSize(1))),
          rewriter.getNamedAttr("scale", attention.getScaleAttr()),
          rewriter.getNamedAttr("causal", attention.getCausalAttr())});
-    if (!packed || packed.getType() != back.getType()) {
-      if (packed)
-        rewriter.eraseOp(packed.getDefiningOp());
+    if (failed(packed) || (*packed)->getResult(0).getType() != back.getType() ||
+        (*packed)->getResult(1).getType() != attention.getLse().getType()) {
+      if (succeeded(packed))
+        rewriter.eraseOp(*packed);
       return failure();
     }
-    rewriter.replaceOp(back, packed);
+    // lse is [B, H, T] in both forms.
+    rewriter.replaceAllUsesWith(attention.getLse(), (*packed)->getResult(1));
+    rewriter.replaceOp(back, (*packed)->getResult(0));
     rewriter.eraseOp(attention);
     return success();
   }
@@ -357,6 +414,19 @@ struct PackAttention : public OpRewritePattern<AttentionOp> {
 struct FuseAttentionPass
     : public PassWrapper<FuseAttentionPass, OperationPass<func::FuncOp>> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(FuseAttentionPass)
+
+  FuseAttentionPass() = default;
+  FuseAttentionPass(const FuseAttentionPass &other) : PassWrapper(other) {}
+  explicit FuseAttentionPass(bool trainingForward) {
+    training = trainingForward;
+  }
+
+  Option<bool> training{
+      *this, "training",
+      llvm::cl::desc("The graph is a training graph's forward, before "
+                     "autodiff: form only the attention kiln.attention_grad "
+                     "takes (f16/bf16, D up to 64)"),
+      llvm::cl::init(false)};
 
   StringRef getArgument() const final { return "kiln-cuda-attention"; }
   StringRef getDescription() const final {
@@ -368,7 +438,8 @@ struct FuseAttentionPass
   }
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<FormAttention, PackAttention>(&getContext());
+    patterns.add<FormAttention>(&getContext(), training.getValue());
+    patterns.add<PackAttention>(&getContext());
     FrozenRewritePatternSet frozen(std::move(patterns));
     applyPatternsOutsideFusions(getOperation(), frozen);
   }
@@ -376,8 +447,8 @@ struct FuseAttentionPass
 
 } // namespace
 
-std::unique_ptr<Pass> createFuseAttentionPass() {
-  return std::make_unique<FuseAttentionPass>();
+std::unique_ptr<Pass> createFuseAttentionPass(bool trainingForward) {
+  return std::make_unique<FuseAttentionPass>(trainingForward);
 }
 
 } // namespace kiln

@@ -71,9 +71,9 @@ func.func @asinh(%x: tensor<2x3xf32>) {
 }
 
 // CHECK-LABEL: func.func @attention(
-// CHECK: kiln.attention {{.*}} : (tensor<1x2x8x4xbf16>, tensor<1x2x8x4xbf16>, tensor<1x2x8x4xbf16>) -> tensor<1x2x8x4xbf16>
+// CHECK: kiln.attention {{.*}} : (tensor<1x2x8x4xbf16>, tensor<1x2x8x4xbf16>, tensor<1x2x8x4xbf16>) -> (tensor<1x2x8x4xbf16>, tensor<1x2x8xf32>)
 func.func @attention(%q: tensor<1x2x8x4xbf16>, %k: tensor<1x2x8x4xbf16>, %v: tensor<1x2x8x4xbf16>) {
-  %0 = kiln.attention %q, %k, %v {causal = 1 : i64, scale = 1.250000e-01 : f32} : (tensor<1x2x8x4xbf16>, tensor<1x2x8x4xbf16>, tensor<1x2x8x4xbf16>) -> tensor<1x2x8x4xbf16>
+  %0:2 = kiln.attention %q, %k, %v {causal = 1 : i64, scale = 1.250000e-01 : f32} : (tensor<1x2x8x4xbf16>, tensor<1x2x8x4xbf16>, tensor<1x2x8x4xbf16>) -> (tensor<1x2x8x4xbf16>, tensor<1x2x8xf32>)
   return
 }
 
@@ -528,9 +528,9 @@ func.func @or(%a: tensor<2x3xi1>, %b: tensor<3xi1>) {
 }
 
 // CHECK-LABEL: func.func @packed_attention(
-// CHECK: kiln.packed_attention {{.*}} : (tensor<1x8x24xbf16>) -> tensor<1x8x2x4xbf16>
+// CHECK: kiln.packed_attention {{.*}} : (tensor<1x8x24xbf16>) -> (tensor<1x8x2x4xbf16>, tensor<1x2x8xf32>)
 func.func @packed_attention(%qkv: tensor<1x8x24xbf16>) {
-  %0 = kiln.packed_attention %qkv {causal = 1 : i64, heads = 2 : i64, scale = 5.000000e-01 : f32} : (tensor<1x8x24xbf16>) -> tensor<1x8x2x4xbf16>
+  %0:2 = kiln.packed_attention %qkv {causal = 1 : i64, heads = 2 : i64, scale = 5.000000e-01 : f32} : (tensor<1x8x24xbf16>) -> (tensor<1x8x2x4xbf16>, tensor<1x2x8xf32>)
   return
 }
 

@@ -92,3 +92,29 @@ func.func @bcast(%x: tensor<2x3x4xf32> {kiln.name = "x"}, %s: tensor<3x1xf32> {k
   %2 = kiln.reduce_sum %1, %axes {keepdims = 0 : i64, noop_with_empty_axes = 0 : i64} : (tensor<2x3x4xf32>, tensor<3xi64>) -> tensor<f32>
   return %2 : tensor<f32>
 }
+
+// -----
+
+// kiln.packed_attention's rule (flash attention's backward): delta, each
+// query row's sum(grad * output) in f32, summed over D of [B, T, H, D] and
+// transposed to lse's [B, H, T], then one kiln.packed_attention_grad
+// reading qkv and the forward's lse; its result is qkv's gradient.
+// CHECK-LABEL: func.func @main(
+// CHECK-SAME: -> (tensor<f32> {kiln.name = "loss"}, tensor<1x16x96xbf16> {kiln.gradient_of = "qkv", kiln.name = "qkv.grad"})
+// CHECK: %[[O:[^,]*]], %[[LSE:.*]] = kiln.packed_attention %arg0 {causal = 1 : i64, heads = 2 : i64, scale = 2.500000e-01 : f32}
+// CHECK: kiln.grad_seed
+// CHECK: %[[GF:.*]] = kiln.cast %[[G:.*]] {to = f32} : (tensor<1x16x2x16xbf16>) -> tensor<1x16x2x16xf32>
+// CHECK-NEXT: %[[OF:.*]] = kiln.cast %[[O]] {to = f32} : (tensor<1x16x2x16xbf16>) -> tensor<1x16x2x16xf32>
+// CHECK-NEXT: %[[M:.*]] = kiln.mul %[[GF]], %[[OF]]
+// CHECK: %[[S:.*]] = kiln.reduce_sum %[[M]], %{{.*}} {keepdims = 0 : i64, noop_with_empty_axes = 0 : i64} : (tensor<1x16x2x16xf32>, tensor<1xi64>) -> tensor<1x16x2xf32>
+// CHECK-NEXT: %[[D:.*]] = kiln.transpose %[[S]] {perm = array<i64: 0, 2, 1>} : (tensor<1x16x2xf32>) -> tensor<1x2x16xf32>
+// CHECK-NEXT: %[[DQKV:.*]] = kiln.packed_attention_grad %arg0, %[[G]], %[[LSE]], %[[D]] {causal = 1 : i64, heads = 2 : i64, scale = 2.500000e-01 : f32} : (tensor<1x16x96xbf16>, tensor<1x16x2x16xbf16>, tensor<1x2x16xf32>, tensor<1x2x16xf32>) -> tensor<1x16x96xbf16>
+// CHECK: return %{{.*}}, %[[DQKV]]
+func.func @main(%qkv: tensor<1x16x96xbf16> {kiln.name = "qkv", kiln.trainable}) -> (tensor<f32> {kiln.name = "loss"}) attributes {kiln.graph} {
+  %o:2 = kiln.packed_attention %qkv {causal = 1 : i64, heads = 2 : i64, scale = 2.500000e-01 : f32} : (tensor<1x16x96xbf16>) -> (tensor<1x16x2x16xbf16>, tensor<1x2x16xf32>)
+  %f = kiln.cast %o#0 {to = f32} : (tensor<1x16x2x16xbf16>) -> tensor<1x16x2x16xf32>
+  %sq = kiln.mul %f, %f : (tensor<1x16x2x16xf32>, tensor<1x16x2x16xf32>) -> tensor<1x16x2x16xf32>
+  %axes = kiln.constant dense<[]> : tensor<0xi64>
+  %loss = kiln.reduce_mean %sq, %axes {keepdims = 0 : i64, noop_with_empty_axes = 0 : i64} : (tensor<1x16x2x16xf32>, tensor<0xi64>) -> tensor<f32>
+  return %loss : tensor<f32>
+}

@@ -5,7 +5,7 @@
 // k^T back to k is left for kiln-layout-cleanup to merge.
 // CHECK-LABEL: func.func @bf16
 // CHECK: %[[K:.*]] = kiln.transpose %{{.*}} {perm = array<i64: 0, 1, 3, 2>} : (tensor<1x2x16x64xbf16>) -> tensor<1x2x64x16xbf16>
-// CHECK: %[[A:.*]] = kiln.attention %arg0, %[[K]], %arg2 {causal = 0 : i64, scale = 2.500000e-01 : f32}
+// CHECK: %[[A:[^,]*]], %{{.*}} = kiln.attention %arg0, %[[K]], %arg2 {causal = 0 : i64, scale = 2.500000e-01 : f32}
 // CHECK-NOT: kiln.matmul
 // CHECK-NOT: kiln.exp
 // CHECK: return %[[A]]
@@ -82,7 +82,7 @@ func.func @not_taken(%q: tensor<1x1x64x128xf32>, %kt: tensor<1x1x128x64xf32>, %v
 // kiln.packed_attention reads the heads in place, no slice or transpose is
 // left.
 // CHECK-LABEL: func.func @packed
-// CHECK: %[[A:.*]] = kiln.packed_attention %arg0 {causal = 1 : i64, heads = 2 : i64, scale = 2.500000e-01 : f32} : (tensor<1x64x96xbf16>) -> tensor<1x64x2x16xbf16>
+// CHECK: %[[A:[^,]*]], %{{.*}} = kiln.packed_attention %arg0 {causal = 1 : i64, heads = 2 : i64, scale = 2.500000e-01 : f32} : (tensor<1x64x96xbf16>) -> (tensor<1x64x2x16xbf16>, tensor<1x2x64xf32>)
 // CHECK-NOT: kiln.slice
 // CHECK-NOT: kiln.transpose
 // CHECK: kiln.reshape %[[A]]
@@ -105,8 +105,8 @@ func.func @packed(%x: tensor<1x64x96xbf16>) -> tensor<1x64x32xbf16> {
   %kt0 = kiln.transpose %kh {perm = array<i64: 0, 2, 3, 1>} : (tensor<1x64x2x16xbf16>) -> tensor<1x2x16x64xbf16>
   %kt = kiln.transpose %kt0 {perm = array<i64: 0, 1, 3, 2>} : (tensor<1x2x16x64xbf16>) -> tensor<1x2x64x16xbf16>
   %vt = kiln.transpose %vh {perm = array<i64: 0, 2, 1, 3>} : (tensor<1x64x2x16xbf16>) -> tensor<1x2x64x16xbf16>
-  %a = kiln.attention %qt, %kt, %vt {causal = 1 : i64, scale = 2.500000e-01 : f32} : (tensor<1x2x64x16xbf16>, tensor<1x2x64x16xbf16>, tensor<1x2x64x16xbf16>) -> tensor<1x2x64x16xbf16>
-  %b = kiln.transpose %a {perm = array<i64: 0, 2, 1, 3>} : (tensor<1x2x64x16xbf16>) -> tensor<1x64x2x16xbf16>
+  %a:2 = kiln.attention %qt, %kt, %vt {causal = 1 : i64, scale = 2.500000e-01 : f32} : (tensor<1x2x64x16xbf16>, tensor<1x2x64x16xbf16>, tensor<1x2x64x16xbf16>) -> (tensor<1x2x64x16xbf16>, tensor<1x2x64xf32>)
+  %b = kiln.transpose %a#0 {perm = array<i64: 0, 2, 1, 3>} : (tensor<1x2x64x16xbf16>) -> tensor<1x64x2x16xbf16>
   %y = kiln.reshape %b, %merged {allowzero = 0 : i64} : (tensor<1x64x2x16xbf16>, tensor<3xi64>) -> tensor<1x64x32xbf16>
   return %y : tensor<1x64x32xbf16>
 }
@@ -134,8 +134,8 @@ func.func @not_packed(%x: tensor<1x64x96xbf16>, %w: tensor<1x64x96xbf16>) -> ten
   %qt = kiln.transpose %qh {perm = array<i64: 0, 2, 1, 3>} : (tensor<1x64x2x16xbf16>) -> tensor<1x2x64x16xbf16>
   %kt = kiln.transpose %kh {perm = array<i64: 0, 2, 1, 3>} : (tensor<1x64x2x16xbf16>) -> tensor<1x2x64x16xbf16>
   %vt = kiln.transpose %vh {perm = array<i64: 0, 2, 1, 3>} : (tensor<1x64x2x16xbf16>) -> tensor<1x2x64x16xbf16>
-  %a = kiln.attention %qt, %kt, %vt {causal = 1 : i64, scale = 2.500000e-01 : f32} : (tensor<1x2x64x16xbf16>, tensor<1x2x64x16xbf16>, tensor<1x2x64x16xbf16>) -> tensor<1x2x64x16xbf16>
-  %b = kiln.transpose %a {perm = array<i64: 0, 2, 1, 3>} : (tensor<1x2x64x16xbf16>) -> tensor<1x64x2x16xbf16>
+  %a:2 = kiln.attention %qt, %kt, %vt {causal = 1 : i64, scale = 2.500000e-01 : f32} : (tensor<1x2x64x16xbf16>, tensor<1x2x64x16xbf16>, tensor<1x2x64x16xbf16>) -> (tensor<1x2x64x16xbf16>, tensor<1x2x64xf32>)
+  %b = kiln.transpose %a#0 {perm = array<i64: 0, 2, 1, 3>} : (tensor<1x2x64x16xbf16>) -> tensor<1x64x2x16xbf16>
   return %b : tensor<1x64x2x16xbf16>
 }
 
@@ -171,7 +171,7 @@ func.func @prescaled(%q: tensor<2x6x197x64xbf16>, %kt: tensor<2x6x64x197xbf16>, 
 // (CudaAttentionF32Kernel.cpp) takes it.
 // CHECK-LABEL: func.func @f32
 // CHECK: %[[K:.*]] = kiln.transpose %arg1 {perm = array<i64: 0, 1, 3, 2>}
-// CHECK: %[[A:.*]] = kiln.attention %arg0, %[[K]], %arg2 {causal = 0 : i64, scale = 1.000000e+00 : f32}
+// CHECK: %[[A:[^,]*]], %{{.*}} = kiln.attention %arg0, %[[K]], %arg2 {causal = 0 : i64, scale = 1.000000e+00 : f32}
 // CHECK-NOT: kiln.matmul
 // CHECK: return %[[A]]
 func.func @f32(%q: tensor<2x3x40x64xf32>, %kt: tensor<2x3x64x40xf32>, %v: tensor<2x3x40x64xf32>) -> tensor<2x3x40x64xf32> {

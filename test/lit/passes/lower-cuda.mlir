@@ -268,10 +268,10 @@ func.func @reshape_output(%x: tensor<2x3xf32>) -> tensor<6xf32> {
 // CHECK: kiln.attention %arg3, %arg4, %arg5 {causal = 0 : i64, kiln.kernel = "a1_attention"
 // CHECK: kiln.attention %arg6, %arg7, %arg8 {causal = 0 : i64, kiln.reference = "host"
 func.func @attention(%q: tensor<2x4x128x64xbf16>, %k: tensor<2x4x128x64xbf16>, %v: tensor<2x4x128x64xbf16>, %qf: tensor<1x1x64x16xf32>, %kf: tensor<1x1x64x16xf32>, %vf: tensor<1x1x64x16xf32>, %qw: tensor<1x1x64x128xf32>, %kw: tensor<1x1x64x128xf32>, %vw: tensor<1x1x64x128xf32>) -> (tensor<2x4x128x64xbf16>, tensor<1x1x64x16xf32>, tensor<1x1x64x128xf32>) {
-  %0 = kiln.attention %q, %k, %v {causal = 1 : i64, scale = 1.250000e-01 : f32} : (tensor<2x4x128x64xbf16>, tensor<2x4x128x64xbf16>, tensor<2x4x128x64xbf16>) -> tensor<2x4x128x64xbf16>
-  %1 = kiln.attention %qf, %kf, %vf {causal = 0 : i64, scale = 2.500000e-01 : f32} : (tensor<1x1x64x16xf32>, tensor<1x1x64x16xf32>, tensor<1x1x64x16xf32>) -> tensor<1x1x64x16xf32>
-  %2 = kiln.attention %qw, %kw, %vw {causal = 0 : i64, scale = 2.500000e-01 : f32} : (tensor<1x1x64x128xf32>, tensor<1x1x64x128xf32>, tensor<1x1x64x128xf32>) -> tensor<1x1x64x128xf32>
-  return %0, %1, %2 : tensor<2x4x128x64xbf16>, tensor<1x1x64x16xf32>, tensor<1x1x64x128xf32>
+  %0:2 = kiln.attention %q, %k, %v {causal = 1 : i64, scale = 1.250000e-01 : f32} : (tensor<2x4x128x64xbf16>, tensor<2x4x128x64xbf16>, tensor<2x4x128x64xbf16>) -> (tensor<2x4x128x64xbf16>, tensor<2x4x128xf32>)
+  %1:2 = kiln.attention %qf, %kf, %vf {causal = 0 : i64, scale = 2.500000e-01 : f32} : (tensor<1x1x64x16xf32>, tensor<1x1x64x16xf32>, tensor<1x1x64x16xf32>) -> (tensor<1x1x64x16xf32>, tensor<1x1x64xf32>)
+  %2:2 = kiln.attention %qw, %kw, %vw {causal = 0 : i64, scale = 2.500000e-01 : f32} : (tensor<1x1x64x128xf32>, tensor<1x1x64x128xf32>, tensor<1x1x64x128xf32>) -> (tensor<1x1x64x128xf32>, tensor<1x1x64xf32>)
+  return %0#0, %1#0, %2#0 : tensor<2x4x128x64xbf16>, tensor<1x1x64x16xf32>, tensor<1x1x64x128xf32>
 }
 
 // -----
@@ -280,8 +280,8 @@ func.func @attention(%q: tensor<2x4x128x64xbf16>, %k: tensor<2x4x128x64xbf16>, %
 // CHECK-LABEL: func.func @packed_attention(
 // CHECK: kiln.packed_attention %arg0 {causal = 1 : i64, heads = 4 : i64, kiln.kernel = "a0_attention"
 func.func @packed_attention(%x: tensor<2x128x768xbf16>) -> tensor<2x128x4x64xbf16> {
-  %0 = kiln.packed_attention %x {causal = 1 : i64, heads = 4 : i64, scale = 1.250000e-01 : f32} : (tensor<2x128x768xbf16>) -> tensor<2x128x4x64xbf16>
-  return %0 : tensor<2x128x4x64xbf16>
+  %0:2 = kiln.packed_attention %x {causal = 1 : i64, heads = 4 : i64, scale = 1.250000e-01 : f32} : (tensor<2x128x768xbf16>) -> (tensor<2x128x4x64xbf16>, tensor<2x4x128xf32>)
+  return %0#0 : tensor<2x128x4x64xbf16>
 }
 
 // -----

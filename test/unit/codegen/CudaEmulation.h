@@ -2,9 +2,10 @@
 //
 // This file implements what the emulated CUDA tests share: the emulation of
 // the CUDA built-ins the printers use (one std::thread per CUDA thread of a
-// block, blocks one after another (a grid of x and y), __syncthreads as a
-// block barrier, __syncwarp as a warp barrier, __shfl_xor_sync through a per-warp barrier and exchange slots, __trap as
-// abort) and the build of a kernels.cu (its f16/bf16 conversions and float
+// block, blocks one after another (a grid of x, y and z), __syncthreads as
+// a block barrier, __syncwarp as a warp barrier, __shfl_xor_sync through a
+// per-warp barrier and exchange slots, the flash-attention kernels'
+// mma.sync m16n8k16 through the same slots, __trap as abort) and the build of a kernels.cu (its f16/bf16 conversions and float
 // max/min, which are PTX, replaced by the host prelude's code) with the
 // test's launch thunks into a shared library loaded with dlopen.
 //
@@ -103,23 +104,78 @@ static inline unsigned __float_as_uint(float f) {
   return u;
 }
 template <class F> static void kiln_emu_launch(unsigned grid, unsigned block, F f,
-                                               unsigned gridY = 1) {
+                                               unsigned gridY = 1,
+                                               unsigned gridZ = 1) {
   gridDim.x = grid;
   gridDim.y = gridY;
+  gridDim.z = gridZ;
   blockDim.x = block;
   kiln_emu_block.n = block;
   for (unsigned w = 0; w < 32; ++w)
     kiln_emu_warp[w].n = block > 32 * w ? (block - 32 * w < 32 ? block - 32 * w : 32) : 0;
-  for (unsigned y = 0; y < gridY; ++y)
-    for (unsigned b = 0; b < grid; ++b) {
-      blockIdx.x = b;
-      blockIdx.y = y;
-      std::vector<std::thread> threads;
-      for (unsigned t = 0; t < block; ++t)
-        threads.emplace_back([=] { threadIdx.x = t; f(); });
-      for (std::thread &th : threads)
-        th.join();
-    }
+  for (unsigned z = 0; z < gridZ; ++z)
+    for (unsigned y = 0; y < gridY; ++y)
+      for (unsigned b = 0; b < grid; ++b) {
+        blockIdx.x = b;
+        blockIdx.y = y;
+        blockIdx.z = z;
+        std::vector<std::thread> threads;
+        for (unsigned t = 0; t < block; ++t)
+          threads.emplace_back([=] { threadIdx.x = t; f(); });
+        for (std::thread &th : threads)
+          th.join();
+      }
+}
+// CUDA's 16-byte vector type, as the flash-attention kernels use it.
+struct alignas(16) uint4 { unsigned x, y, z, w; };
+static inline uint4 make_uint4(unsigned x, unsigned y, unsigned z, unsigned w) {
+  return uint4{x, y, z, w};
+}
+// mma.sync.aligned.m16n8k16.row.col.f32 with f16 or bf16 inputs: each lane
+// publishes its fragments, the warp's A (16 x 16) and B (16 x 8) are
+// gathered, and each lane accumulates its four elements of C.
+static unsigned kiln_emu_mma_slots[1024][6];
+static inline float kiln_emu_half(unsigned h, bool bf16) {
+  if (bf16)
+    return __uint_as_float(h << 16);
+  unsigned e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
+  float v = e == 0    ? std::ldexp((float)m, -24)
+            : e == 31 ? __uint_as_float(m ? 0x7fc00000u : 0x7f800000u)
+                      : std::ldexp((float)(m | 0x400u), (int)e - 25);
+  return (h & 0x8000u) ? -v : v;
+}
+static inline void kiln_emu_mma(float (&c)[4], const unsigned (&a)[4],
+                                unsigned b0, unsigned b1, bool bf16) {
+  const unsigned t = threadIdx.x, w = t >> 5, lane = t & 31;
+  unsigned *slot = kiln_emu_mma_slots[t];
+  for (int i = 0; i < 4; ++i)
+    slot[i] = a[i];
+  slot[4] = b0;
+  slot[5] = b1;
+  kiln_emu_warp[w].wait();
+  float A[16][16], B[16][8];
+  for (unsigned l = 0; l < 32; ++l) {
+    const unsigned *s = kiln_emu_mma_slots[(w << 5) + l];
+    const unsigned g = l >> 2, c2 = 2 * (l & 3);
+    auto lo = [&](unsigned x) { return kiln_emu_half(x & 0xffffu, bf16); };
+    auto hi = [&](unsigned x) { return kiln_emu_half(x >> 16, bf16); };
+    A[g][c2] = lo(s[0]), A[g][c2 + 1] = hi(s[0]);
+    A[g + 8][c2] = lo(s[1]), A[g + 8][c2 + 1] = hi(s[1]);
+    A[g][c2 + 8] = lo(s[2]), A[g][c2 + 9] = hi(s[2]);
+    A[g + 8][c2 + 8] = lo(s[3]), A[g + 8][c2 + 9] = hi(s[3]);
+    B[c2][g] = lo(s[4]), B[c2 + 1][g] = hi(s[4]);
+    B[c2 + 8][g] = lo(s[5]), B[c2 + 9][g] = hi(s[5]);
+  }
+  kiln_emu_warp[w].wait(); // every lane has read the slots
+  const unsigned g = lane >> 2, c2 = 2 * (lane & 3);
+  const unsigned rows[4] = {g, g, g + 8, g + 8};
+  const unsigned cols[4] = {c2, c2 + 1, c2, c2 + 1};
+  for (int i = 0; i < 4; ++i) {
+    float acc = c[i];
+    for (int k = 0; k < 16; ++k)
+      acc += A[rows[i]][k] * B[k][cols[i]];
+    c[i] = acc;
+  }
 }
 static inline void __syncwarp() {
   kiln_emu_warp[threadIdx.x >> 5].wait();
@@ -154,6 +210,29 @@ inline void *buildEmulation(const std::vector<CudaKernel> &kernels,
   REQUIRE(e < f);
   REQUIRE(f != std::string::npos);
   cu.erase(e, f - e);
+  // The flash-attention kernels' tensor-core helpers are PTX too: the
+  // MMA becomes kiln_emu_mma, the conversion of two floats the host
+  // prelude's rounding.
+  for (const char *type : {"bf16", "f16"}) {
+    std::string mma = std::string("asm volatile(\"mma.sync.aligned.m16n8k16.row.col.f32.") +
+                      type + ".";
+    for (size_t at = cu.find(mma); at != std::string::npos; at = cu.find(mma, at)) {
+      size_t end = cu.find(");", at);
+      REQUIRE(end != std::string::npos);
+      cu.replace(at, end + 2 - at,
+                 std::string("kiln_emu_mma(c, a, b0, b1, ") +
+                     (std::string(type) == "bf16" ? "true" : "false") + ");");
+    }
+    std::string cvt = std::string("asm(\"cvt.rn.") + type + "x2.f32";
+    std::string to = std::string("kiln_float_to_") + type + "_bits";
+    for (size_t at = cu.find(cvt); at != std::string::npos; at = cu.find(cvt, at)) {
+      size_t end = cu.find(");", at);
+      REQUIRE(end != std::string::npos);
+      cu.replace(at, end + 2 - at,
+                 "r = (uint32_t)" + to + "(lo) | ((uint32_t)" + to +
+                     "(hi) << 16);");
+    }
+  }
   std::string source = std::string(kEmulation) + cu + "\n" + thunks;
   static int counter = 0;
   dir = "/tmp/kiln-cuda-emu-" + std::to_string(getpid()) + "-" +

@@ -3,6 +3,7 @@
 // This file implements the numerical tests of the kernels the CUDA target
 // prints for single top-level ops (CudaOpKernels.cpp's table: gather,
 // resize, conv_transpose, depthwise conv, avg_pool, gather_elements,
+// attention (f32, and f16/bf16 with emulated MMA) and its gradient,
 // argmax/argmin, cumsum/cumprod, einsum, gather_nd, scatter_nd,
 // matmul, pad, gru_recurrence, lstm_recurrence, concat,
 // max_pool) on a machine without a GPU: each case is a function with one such
@@ -30,6 +31,8 @@ struct OpCase {
   std::string name;
   std::string function;
   float lo = -4.0f, hi = 4.0f;
+  /// The comparison's tolerance when not the result type's default.
+  std::optional<Tolerance> tolerance = std::nullopt;
 };
 
 /// The one op of `func` that is not a kiln.constant or the return.
@@ -73,7 +76,8 @@ void checkOpCases(const std::vector<OpCase> &cases, unsigned maxGrid = 2) {
                                            : k->grid[0]) +
               ", " +
               std::to_string(k->block[0]) + ", [=] { " + k->name + "(";
-    std::string gridY = std::to_string(k->grid[1]);
+    std::string gridYZ =
+        std::to_string(k->grid[1]) + ", " + std::to_string(k->grid[2]);
     // The kernel's parameters: the operands, then the result (casts to
     // the parameter types through void *, which every pointer accepts).
     size_t n = op->getNumOperands() + op->getNumResults();
@@ -87,7 +91,7 @@ void checkOpCases(const std::vector<OpCase> &cases, unsigned maxGrid = 2) {
                 (i < op->getNumOperands() ? "const " : "") + ctype + " *)b[" +
                 std::to_string(i) + "]";
     }
-    thunks += std::string(stepped ? ", s" : "") + "); }, " + gridY + ");\n}\n";
+    thunks += std::string(stepped ? ", s" : "") + "); }, " + gridYZ + ");\n}\n";
   }
   std::string dir;
   void *handle = buildEmulation(kernels, thunks, dir);
@@ -134,8 +138,9 @@ void checkOpCases(const std::vector<OpCase> &cases, unsigned maxGrid = 2) {
       Tensor &out = outs[r];
       std::memcpy(out.rawData(), buffers[operands.size() + r],
                   out.numel() * dtypeSize(out.dtype()));
-      Status cmp =
-          compareTensors(out, expected[r], defaultTolerance(out.dtype()));
+      Status cmp = compareTensors(
+          out, expected[r],
+          cases[i].tolerance.value_or(defaultTolerance(out.dtype())));
       INFO("result " << r << ": " << cmp.message());
       CHECK(cmp);
     }
@@ -591,19 +596,53 @@ func.func @p1(%x: tensor<1x2x5x5xui8>) -> tensor<1x2x5x5xui8> {
   // in place from one packed tensor (D = 16).
   cases.push_back({"a0_attention", R"(
 func.func @a0(%q: tensor<1x2x100x64xf32>, %k: tensor<1x2x100x64xf32>, %v: tensor<1x2x100x64xf32>) -> tensor<1x2x100x64xf32> {
-  %0 = kiln.attention %q, %k, %v {causal = 0 : i64, scale = 1.250000e-01 : f32} : (tensor<1x2x100x64xf32>, tensor<1x2x100x64xf32>, tensor<1x2x100x64xf32>) -> tensor<1x2x100x64xf32>
-  return %0 : tensor<1x2x100x64xf32>
+  %0:2 = kiln.attention %q, %k, %v {causal = 0 : i64, scale = 1.250000e-01 : f32} : (tensor<1x2x100x64xf32>, tensor<1x2x100x64xf32>, tensor<1x2x100x64xf32>) -> (tensor<1x2x100x64xf32>, tensor<1x2x100xf32>)
+  return %0#0 : tensor<1x2x100x64xf32>
 })"});
   cases.push_back({"a1_attention", R"(
 func.func @a1(%q: tensor<2x1x40x32xf32>, %k: tensor<2x1x40x32xf32>, %v: tensor<2x1x40x32xf32>) -> tensor<2x1x40x32xf32> {
-  %0 = kiln.attention %q, %k, %v {causal = 1 : i64, scale = 0.176776692 : f32} : (tensor<2x1x40x32xf32>, tensor<2x1x40x32xf32>, tensor<2x1x40x32xf32>) -> tensor<2x1x40x32xf32>
-  return %0 : tensor<2x1x40x32xf32>
+  %0:2 = kiln.attention %q, %k, %v {causal = 1 : i64, scale = 0.176776692 : f32} : (tensor<2x1x40x32xf32>, tensor<2x1x40x32xf32>, tensor<2x1x40x32xf32>) -> (tensor<2x1x40x32xf32>, tensor<2x1x40xf32>)
+  return %0#0 : tensor<2x1x40x32xf32>
 })"});
   cases.push_back({"a2_attention", R"(
 func.func @a2(%qkv: tensor<1x70x96xf32>) -> tensor<1x70x2x16xf32> {
-  %0 = kiln.packed_attention %qkv {causal = 1 : i64, heads = 2 : i64, scale = 2.500000e-01 : f32} : (tensor<1x70x96xf32>) -> tensor<1x70x2x16xf32>
-  return %0 : tensor<1x70x2x16xf32>
+  %0:2 = kiln.packed_attention %qkv {causal = 1 : i64, heads = 2 : i64, scale = 2.500000e-01 : f32} : (tensor<1x70x96xf32>) -> (tensor<1x70x2x16xf32>, tensor<1x2x70xf32>)
+  return %0#0 : tensor<1x70x2x16xf32>
 })"});
+  // bf16 flash attention with tensor-core MMA (emulated), its lse, and its
+  // backward kernel (kiln.attention_grad: dK/dV blocks and dQ blocks,
+  // grid z = 2): partial last tiles (T = 100), causal, and the packed form
+  // reading q, k, v from (and writing dq, dk, dv into) one tensor. lse and
+  // delta are random operands here (the kernel's formula holds for any).
+  // The kernel rounds P and dS to the input type as MMA operands (as
+  // FlashAttention-2 does); with these unnormalized P (up to e^2.3) that
+  // costs up to 0.045 (bf16) and 0.006 (f16) times 1 + |exact| (a NumPy
+  // model of that arithmetic, 20 seeds), hence the tolerances.
+  const Tolerance bf16Grad{6e-2, 6e-2}, f16Grad{1e-2, 1e-2};
+  cases.push_back({"a3_attention", R"(
+func.func @a3(%q: tensor<1x2x100x32xbf16>, %k: tensor<1x2x100x32xbf16>, %v: tensor<1x2x100x32xbf16>) -> tensor<1x2x100x32xbf16> {
+  %0:2 = kiln.attention %q, %k, %v {causal = 1 : i64, scale = 0.176776692 : f32} : (tensor<1x2x100x32xbf16>, tensor<1x2x100x32xbf16>, tensor<1x2x100x32xbf16>) -> (tensor<1x2x100x32xbf16>, tensor<1x2x100xf32>)
+  return %0#0 : tensor<1x2x100x32xbf16>
+})",
+                   -1.0f, 1.0f});
+  cases.push_back({"y0_attention_grad", R"(
+func.func @y0(%q: tensor<2x1x100x32xbf16>, %k: tensor<2x1x100x32xbf16>, %v: tensor<2x1x100x32xbf16>, %g: tensor<2x1x100x32xbf16>, %lse: tensor<2x1x100xf32>, %delta: tensor<2x1x100xf32>) -> tensor<2x1x100x32xbf16> {
+  %0:3 = kiln.attention_grad %q, %k, %v, %g, %lse, %delta {causal = 0 : i64, scale = 0.176776692 : f32} : (tensor<2x1x100x32xbf16>, tensor<2x1x100x32xbf16>, tensor<2x1x100x32xbf16>, tensor<2x1x100x32xbf16>, tensor<2x1x100xf32>, tensor<2x1x100xf32>) -> (tensor<2x1x100x32xbf16>, tensor<2x1x100x32xbf16>, tensor<2x1x100x32xbf16>)
+  return %0#0 : tensor<2x1x100x32xbf16>
+})",
+                   -1.0f, 1.0f, bf16Grad});
+  cases.push_back({"y1_attention_grad", R"(
+func.func @y1(%q: tensor<1x2x80x64xf16>, %k: tensor<1x2x80x64xf16>, %v: tensor<1x2x80x64xf16>, %g: tensor<1x2x80x64xf16>, %lse: tensor<1x2x80xf32>, %delta: tensor<1x2x80xf32>) -> tensor<1x2x80x64xf16> {
+  %0:3 = kiln.attention_grad %q, %k, %v, %g, %lse, %delta {causal = 1 : i64, scale = 1.250000e-01 : f32} : (tensor<1x2x80x64xf16>, tensor<1x2x80x64xf16>, tensor<1x2x80x64xf16>, tensor<1x2x80x64xf16>, tensor<1x2x80xf32>, tensor<1x2x80xf32>) -> (tensor<1x2x80x64xf16>, tensor<1x2x80x64xf16>, tensor<1x2x80x64xf16>)
+  return %0#0 : tensor<1x2x80x64xf16>
+})",
+                   -1.0f, 1.0f, f16Grad});
+  cases.push_back({"y2_attention_grad", R"(
+func.func @y2(%qkv: tensor<1x70x96xbf16>, %g: tensor<1x70x2x16xbf16>, %lse: tensor<1x2x70xf32>, %delta: tensor<1x2x70xf32>) -> tensor<1x70x96xbf16> {
+  %0 = kiln.packed_attention_grad %qkv, %g, %lse, %delta {causal = 1 : i64, heads = 2 : i64, scale = 2.500000e-01 : f32} : (tensor<1x70x96xbf16>, tensor<1x70x2x16xbf16>, tensor<1x2x70xf32>, tensor<1x2x70xf32>) -> tensor<1x70x96xbf16>
+  return %0 : tensor<1x70x96xbf16>
+})",
+                   -1.0f, 1.0f, bf16Grad});
   return cases;
 }
 

@@ -290,6 +290,27 @@ TEST_CASE("gradient rules of linear algebra and normalization match finite "
             "  %y = kiln.softmax %x {axis = 1 : i64} : (tensor<2x4xf64>) -> "
             "tensor<2x4xf64>",
             "tensor<2x4xf64>"},
+           // Flash attention's backward (kiln.attention_grad): Tq != Tk
+           // and Dv != D, then causal, then q, k, v packed in one tensor.
+           {"attention",
+            "%q: tensor<1x2x3x4xf64>, %k: tensor<1x2x5x4xf64>, %v: "
+            "tensor<1x2x5x3xf64>",
+            "  %y, %lse = kiln.attention %q, %k, %v {causal = 0 : i64, scale = "
+            "0.5 : f32} : (tensor<1x2x3x4xf64>, tensor<1x2x5x4xf64>, "
+            "tensor<1x2x5x3xf64>) -> (tensor<1x2x3x3xf64>, tensor<1x2x3xf64>)",
+            "tensor<1x2x3x3xf64>"},
+           {"attention (causal)",
+            "%q: tensor<2x1x4x2xf64>, %k: tensor<2x1x4x2xf64>, %v: "
+            "tensor<2x1x4x2xf64>",
+            "  %y, %lse = kiln.attention %q, %k, %v {causal = 1 : i64, scale = "
+            "0.75 : f32} : (tensor<2x1x4x2xf64>, tensor<2x1x4x2xf64>, "
+            "tensor<2x1x4x2xf64>) -> (tensor<2x1x4x2xf64>, tensor<2x1x4xf64>)",
+            "tensor<2x1x4x2xf64>"},
+           {"packed_attention (causal)", "%qkv: tensor<1x3x12xf64>",
+            "  %y, %lse = kiln.packed_attention %qkv {causal = 1 : i64, heads = "
+            "2 : i64, scale = 0.5 : f32} : (tensor<1x3x12xf64>) -> "
+            "(tensor<1x3x2x2xf64>, tensor<1x2x3xf64>)",
+            "tensor<1x3x2x2xf64>"},
            {"log_softmax", "%x: tensor<2x4xf64>",
             "  %y = kiln.log_softmax %x {axis = 0 : i64} : (tensor<2x4xf64>) "
             "-> tensor<2x4xf64>",
