@@ -177,19 +177,24 @@ if [[ " $STEPS " == *" profile "* && -d "$PACK/train/mlp_train" ]]; then
   echo "== profile: one train step's kernels, Kiln (ncu) and torch.compile (torch.profiler)"
   REF="$RESULTS/train-ref"
   mkdir -p "$REF"
-  for model in mlp_train gpt2_block_train; do
+  # KILN_PROFILE_VARIANT=-bf16 profiles the bf16 packages (NAME-bf16) next
+  # to torch.compile in bfloat16.
+  VARIANT="${KILN_PROFILE_VARIANT:-}"
+  TORCH_DTYPE=float32
+  [[ "$VARIANT" == -bf16* ]] && TORCH_DTYPE=bfloat16
+  for model in ${KILN_PROFILE_MODELS:-mlp_train gpt2_block_train}; do
     [[ -f "$REF/$model.safetensors" ]] ||
       python3 "$PACK/train_weights.py" "$PACK" "$model" "$REF/$model.safetensors"
     [[ -f "$REF/$model.inputs_0.npy" ]] ||
       python3 "$PACK/models.py" train-ref "$REF" "$model" --steps 1 --lr 0.05 --device cuda
     # One warm-up step and one timed step: two steps' kernels.
     ncu --clock-control none --metrics gpu__time_duration.sum --csv \
-      "$PACK/bin/kiln-runner" "$PACK/train/$model" --load-weights "$REF/$model.safetensors" \
+      "$PACK/bin/kiln-runner" "$PACK/train/$model$VARIANT" --load-weights "$REF/$model.safetensors" \
       --input inputs_0="$REF/$model.inputs_0.npy" --steps 0 --warmup 1 --iterations 1 \
-      > "$RESULTS/$model.ncu.csv" 2> "$RESULTS/$model.ncu.err"
-    echo "-- kiln $model"
-    python3 "$PACK/ncu_summary.py" "$RESULTS/$model.ncu.csv" --steps 2 --top 20
-    python3 "$PACK/profile_train.py" "$model" --mode compile --top 20
+      > "$RESULTS/$model$VARIANT.ncu.csv" 2> "$RESULTS/$model$VARIANT.ncu.err"
+    echo "-- kiln $model$VARIANT"
+    python3 "$PACK/ncu_summary.py" "$RESULTS/$model$VARIANT.ncu.csv" --steps 2 --top 20
+    python3 "$PACK/profile_train.py" "$model" --mode compile --top 20 --dtype "$TORCH_DTYPE"
   done
 fi
 

@@ -104,7 +104,8 @@ const char *const kGradBody = R"cu(  __shared__ __align__(16) uint16_t as[64][LD
     }
   };
   // acc (16 x D) += p (16 x 64, the accumulators of c[8], rounded) times
-  // the 64 rows of `tile`.
+  // the 64 rows of `tile` (B fragments by ldmatrix .trans, two column
+  // tiles at a time).
   auto accumulateTimesTile = [&](float (&acc)[D / 8][4], const float (&p)[8][4],
                                  uint16_t (*tile)[LD]) {
 #pragma unroll
@@ -113,14 +114,13 @@ const char *const kGradBody = R"cu(  __shared__ __align__(16) uint16_t as[64][LD
                         kiln_pack2(p[2 * kk][2], p[2 * kk][3]),
                         kiln_pack2(p[2 * kk + 1][0], p[2 * kk + 1][1]),
                         kiln_pack2(p[2 * kk + 1][2], p[2 * kk + 1][3])};
-      const int r = kk * 16 + 2 * t4;
 #pragma unroll
-      for (int n = 0; n < D / 8; ++n) {
-        const int c = n * 8 + g;
-        const uint32_t b0 = (uint32_t)tile[r][c] | ((uint32_t)tile[r + 1][c] << 16);
-        const uint32_t b1 =
-            (uint32_t)tile[r + 8][c] | ((uint32_t)tile[r + 9][c] << 16);
-        kiln_mma(acc[n], pa, b0, b1);
+      for (int n = 0; n < D / 8; n += 2) {
+        uint32_t b[4];
+        kiln_ldsm_t(b, &tile[kk * 16 + (lane & 7) + ((lane >> 3) & 1) * 8]
+                            [(n + (lane >> 4)) * 8]);
+        kiln_mma(acc[n], pa, b[0], b[1]);
+        kiln_mma(acc[n + 1], pa, b[2], b[3]);
       }
     }
   };

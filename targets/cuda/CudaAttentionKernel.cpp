@@ -57,7 +57,8 @@ std::string attentionMmaHelpers(std::string &body, const std::string &kernel,
                                 const std::string &mmaType) {
   std::string helpers =
       "// " + kernel + "'s helpers: one m16n8k16 MMA (" + mmaType +
-      " inputs, f32 accumulators) and two floats rounded into a " + mmaType +
+      " inputs, f32 accumulators), two 8-column B fragments by ldmatrix "
+      ".trans, and two floats rounded into a " + mmaType +
       "x2 register (the first in the low half).\n";
   // Each kernel gets its own helper names so several attention kernels
   // can share kernels.cu.
@@ -73,6 +74,18 @@ std::string attentionMmaHelpers(std::string &body, const std::string &kernel,
              "\"+f\"(c[3])\n"
              "               : \"r\"(a[0]), \"r\"(a[1]), \"r\"(a[2]), "
              "\"r\"(a[3]), \"r\"(b0), \"r\"(b1));\n}\n";
+  // B fragments of two 8-column tiles (k 16 rows x n 16 columns of a
+  // row-major [k][n] tile in shared memory) in one ldmatrix .trans: lane l
+  // gives the address of row (l & 7) + 8 ((l >> 3) & 1), column 8 (l >> 4).
+  std::string ldsm = kernel + "_ldsm_t";
+  helpers += "__device__ __forceinline__ void " + ldsm +
+             "(uint32_t (&r)[4], const uint16_t *p) {\n"
+             "  asm volatile(\"ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 "
+             "{%0, %1, %2, %3}, [%4];\"\n"
+             "               : \"=r\"(r[0]), \"=r\"(r[1]), \"=r\"(r[2]), "
+             "\"=r\"(r[3])\n"
+             "               : \"r\"((uint32_t)__cvta_generic_to_shared(p)));"
+             "\n}\n";
   helpers += "__device__ __forceinline__ uint32_t " + pack +
              "(float lo, float hi) {\n"
              "  uint32_t r;\n"
@@ -83,6 +96,7 @@ std::string attentionMmaHelpers(std::string &body, const std::string &kernel,
   // Use this kernel's helper names in its body.
   replaceAllText(body, "kiln_mma(", mma + "(");
   replaceAllText(body, "kiln_pack2(", pack + "(");
+  replaceAllText(body, "kiln_ldsm_t(", ldsm + "(");
   return helpers;
 }
 
@@ -302,14 +316,14 @@ KILN_ATTENTION_POINTERS  const int row0 = qt * 64 + warp * 16; // the warp's fir
                         kiln_pack2(s[2 * kk][2], s[2 * kk][3]),
                         kiln_pack2(s[2 * kk + 1][0], s[2 * kk + 1][1]),
                         kiln_pack2(s[2 * kk + 1][2], s[2 * kk + 1][3])};
-      const int r = kk * 16 + 2 * t4;
+      // B fragments (k = key, n = d) of V, two column tiles per ldmatrix.
 #pragma unroll
-      for (int n = 0; n < D / 8; ++n) {
-        const int c = n * 8 + g;
-        const uint32_t b0 = (uint32_t)vs[r][c] | ((uint32_t)vs[r + 1][c] << 16);
-        const uint32_t b1 =
-            (uint32_t)vs[r + 8][c] | ((uint32_t)vs[r + 9][c] << 16);
-        kiln_mma(acc[n], pa, b0, b1);
+      for (int n = 0; n < D / 8; n += 2) {
+        uint32_t b[4];
+        kiln_ldsm_t(b, &vs[kk * 16 + (lane & 7) + ((lane >> 3) & 1) * 8]
+                          [(n + (lane >> 4)) * 8]);
+        kiln_mma(acc[n], pa, b[0], b[1]);
+        kiln_mma(acc[n + 1], pa, b[2], b[3]);
       }
     }
   }

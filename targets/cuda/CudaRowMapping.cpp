@@ -387,6 +387,9 @@ void CudaPrinter::printColumnSlices(const Stmt &loop) {
   ++loopDepth;
   declareAccumulators(loop);
   std::string extent = std::to_string(plan.rowSize);
+  // Unrolled, so a thread has several rows' loads in flight (its elements
+  // are far apart: each its own memory transaction).
+  line("#pragma unroll 4");
   open("for (" + it + " kiln_r = kiln_active ? kiln_slice : " + extent +
        "; kiln_r < " + extent + "; kiln_r += " +
        std::to_string(kColumnSlices) + ") {");

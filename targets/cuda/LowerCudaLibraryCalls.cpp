@@ -9,7 +9,7 @@
 //    kiln.library_call "cublaslt.matmul" with its GEMM geometry in `params`.
 //    An operand that is a transpose of the last two dims (of a weight: Linear
 //    layers export as MatMul(x, Transpose(W)); of an activation, also through
-//    a reshape merging its leading dims: weight gradients x^T g) is read in
+//    a reshape to a matrix: weight gradients x^T g) is read in
 //    place: `transpose_a/b`. A batch of row-major
 //    A matrices times one B is one taller GEMM. When the matmul's only user
 //    is a kiln.fusion computing `mm + bias`, `relu(mm)` or `relu(mm + bias)`
@@ -100,24 +100,23 @@ std::optional<int64_t> batchStride(ArrayRef<int64_t> shape,
   return std::nullopt;
 }
 
-/// Whether `op` is a kiln.reshape of `source` to a matrix [M, K] that only
-/// merges the leading dims of a source [..., K] (the same bytes, row-major).
-bool mergesLeadingDims(Operation *op, Value source) {
+/// Whether `op` is a kiln.reshape of `source` to a matrix [M, K]: the same
+/// bytes read row-major (a reshape never moves elements), e.g. [B, T, K] or
+/// the heads [B, T, H, D] of an attention result as [B*T, H*D].
+bool isMatrixView(Operation *op, Value source) {
   auto r = dyn_cast_or_null<ReshapeOp>(op);
   if (!r || r->getOperand(0) != source)
     return false;
   RankedTensorType from = tensorType(source), to = tensorType(r.getResult());
-  return from.hasStaticShape() && to.hasStaticShape() && to.getRank() == 2 &&
-         from.getRank() >= 2 && from.getShape().back() == to.getShape().back();
+  return from.hasStaticShape() && to.hasStaticShape() && to.getRank() == 2;
 }
 
 /// The value a matrix transpose `v` transposes, when cuBLASLt can read it in
 /// place instead: a kiln.transpose of the last two dims, or a fusion that is
 /// only that (FuseOps makes one of a transpose of an activation), possibly
-/// of a reshape merging the leading dims ([B, T, K] -> [B*T, K] -> its
-/// transpose: a weight gradient x^T g of a transformer's Linear layer, whose
-/// operand is then read as the [B*T, K] matrix it is in memory); null
-/// otherwise.
+/// of a reshape to a matrix ([B, T, K] -> [B*T, K] -> its transpose: a
+/// weight gradient x^T g of a transformer's Linear layer, whose operand is
+/// then read as the [B*T, K] matrix it is in memory); null otherwise.
 Value transposedSource(Value v) {
   Operation *def = v.getDefiningOp();
   if (isMatrixTranspose(def))
@@ -131,7 +130,7 @@ Value transposedSource(Value v) {
   if (!isMatrixTranspose(t))
     return {};
   Operation *reshape = t->getOperand(0).getDefiningOp();
-  bool viaReshape = mergesLeadingDims(reshape, body.getArgument(0));
+  bool viaReshape = isMatrixView(reshape, body.getArgument(0));
   if (!viaReshape && t->getOperand(0) != body.getArgument(0))
     return {};
   bool onlyTranspose = llvm::all_of(body.without_terminator(), [&](Operation &op) {

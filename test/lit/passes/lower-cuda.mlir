@@ -51,6 +51,22 @@ func.func @weight_gradient(%x: tensor<2x16x16xf32>, %g: tensor<32x8xf32>) -> ten
 
 // -----
 
+// The same through a reshape that merges attention heads [B, T, H, D] into
+// [B*T, H*D] (the output projection's weight gradient): any reshape to a
+// matrix is the same bytes, read in place.
+// CHECK-LABEL: func.func @heads_weight_gradient(
+// CHECK-NOT: kiln.fusion
+// CHECK: kiln.library_call "cublaslt.matmul"(%arg0, %arg1) {params = {batch = 1 : i64, k = 32 : i64, m = 16 : i64, n = 8 : i64, {{.*}}}, roles = ["a", "b"], transpose_a = true, workspace = 33554432 : i64}
+func.func @heads_weight_gradient(%x: tensor<2x16x4x4xbf16>, %g: tensor<32x8xbf16>) -> tensor<16x8xbf16> {
+  %s = kiln.constant dense<[32, 16]> : tensor<2xi64>
+  %x2 = kiln.reshape %x, %s {allowzero = 0 : i64} : (tensor<2x16x4x4xbf16>, tensor<2xi64>) -> tensor<32x16xbf16>
+  %xt = kiln.transpose %x2 {perm = array<i64: 1, 0>} : (tensor<32x16xbf16>) -> tensor<16x32xbf16>
+  %0 = kiln.matmul %xt, %g : (tensor<16x32xbf16>, tensor<32x8xbf16>) -> tensor<16x8xbf16>
+  return %0 : tensor<16x8xbf16>
+}
+
+// -----
+
 // A matmul whose result is read twice keeps its own buffer: no epilogue.
 // CHECK-LABEL: func.func @shared_result(
 // CHECK: %[[MM:.*]] = kiln.library_call "cublaslt.matmul"(%arg0, %arg1) {params

@@ -25,6 +25,24 @@ func.func @softmax_grad(%p: tensor<8x16xf32>, %dy: tensor<8x4xf32>, %v: tensor<4
 
 // -----
 
+// A column reduction (a bias gradient summed over the rows) with the
+// activation gradient it sums: its loads must not wait for its stores, so
+// no result is stored over the product.
+// CHECK-LABEL: func.func @column_reduction(
+// CHECK: kiln.fusion
+// CHECK-NOT: kiln.in_place
+// CHECK: return
+func.func @column_reduction(%x: tensor<8x4xf32>, %w: tensor<4x16xf32> {kiln.weight}, %k: tensor<16x4xf32> {kiln.weight}) -> (tensor<8x4xf32>, tensor<1x16xf32>) {
+  %h = kiln.matmul %x, %w : (tensor<8x4xf32>, tensor<4x16xf32>) -> tensor<8x16xf32>
+  %s = kiln.sin %h : (tensor<8x16xf32>) -> tensor<8x16xf32>
+  %axes = kiln.constant dense<0> : tensor<1xi64>
+  %b = kiln.reduce_sum %s, %axes {keepdims = 1 : i64, noop_with_empty_axes = 0 : i64} : (tensor<8x16xf32>, tensor<1xi64>) -> tensor<1x16xf32>
+  %g = kiln.matmul %s, %k : (tensor<8x16xf32>, tensor<16x4xf32>) -> tensor<8x4xf32>
+  return %g, %b : tensor<8x4xf32>, tensor<1x16xf32>
+}
+
+// -----
+
 // A pointwise chain over the product it reads.
 // CHECK-LABEL: func.func @pointwise(
 // CHECK: kiln.fusion "k0_mul" {{.*}} kind("pointwise") attributes {kiln.in_place = array<i64: 0, 0>}

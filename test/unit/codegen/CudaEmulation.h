@@ -5,7 +5,8 @@
 // block, blocks one after another (a grid of x, y and z), __syncthreads as
 // a block barrier, __syncwarp as a warp barrier, __shfl_xor_sync through a
 // per-warp barrier and exchange slots, the flash-attention kernels'
-// mma.sync m16n8k16 through the same slots, __trap as abort) and the build of a kernels.cu (its f16/bf16 conversions and float
+// mma.sync m16n8k16 and ldmatrix .trans through the same kind of slots,
+// __trap as abort) and the build of a kernels.cu (its f16/bf16 conversions and float
 // max/min, which are PTX, replaced by the host prelude's code) with the
 // test's launch thunks into a shared library loaded with dlopen.
 //
@@ -126,6 +127,22 @@ template <class F> static void kiln_emu_launch(unsigned grid, unsigned block, F 
           th.join();
       }
 }
+// ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16: each lane publishes its
+// row address; register m of lane l is rows 2 (l & 3) and 2 (l & 3) + 1 of
+// matrix m (lanes 8m..8m+7's rows), column l >> 2.
+static const void *kiln_emu_row_slots[1024];
+static inline void kiln_emu_ldsm_t(unsigned (&r)[4], const void *p) {
+  const unsigned t = threadIdx.x, w = t >> 5, lane = t & 31;
+  kiln_emu_row_slots[t] = p;
+  kiln_emu_warp[w].wait();
+  const unsigned g = lane >> 2, c2 = 2 * (lane & 3);
+  for (unsigned m = 0; m < 4; ++m) {
+    const unsigned short *r0 = (const unsigned short *)kiln_emu_row_slots[(w << 5) + m * 8 + c2];
+    const unsigned short *r1 = (const unsigned short *)kiln_emu_row_slots[(w << 5) + m * 8 + c2 + 1];
+    r[m] = (unsigned)r0[g] | ((unsigned)r1[g] << 16);
+  }
+  kiln_emu_warp[w].wait(); // every lane has read the addresses
+}
 // CUDA's 16-byte vector type, as the flash-attention kernels use it.
 struct alignas(16) uint4 { unsigned x, y, z, w; };
 static inline uint4 make_uint4(unsigned x, unsigned y, unsigned z, unsigned w) {
@@ -222,6 +239,12 @@ inline void *buildEmulation(const std::vector<CudaKernel> &kernels,
       cu.replace(at, end + 2 - at,
                  std::string("kiln_emu_mma(c, a, b0, b1, ") +
                      (std::string(type) == "bf16" ? "true" : "false") + ");");
+    }
+    std::string ldsm = "asm volatile(\"ldmatrix.sync.aligned.m8n8.x4.trans";
+    for (size_t at = cu.find(ldsm); at != std::string::npos; at = cu.find(ldsm, at)) {
+      size_t end = cu.find(");", at);
+      REQUIRE(end != std::string::npos);
+      cu.replace(at, end + 2 - at, "kiln_emu_ldsm_t(r, p);");
     }
     std::string cvt = std::string("asm(\"cvt.rn.") + type + "x2.f32";
     std::string to = std::string("kiln_float_to_") + type + "_bits";
