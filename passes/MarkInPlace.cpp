@@ -106,7 +106,7 @@ bool readsReduction(Value v, llvm::DenseMap<Value, bool> &memo) {
 bool reducesInnermost(Operation *op) {
   auto type = dyn_cast<RankedTensorType>(op->getOperand(0).getType());
   std::optional<SmallVector<int64_t>> axes =
-      op->getNumOperands() > 1 ? getConstantInts(op->getOperand(1))
+      op->getNumOperands() > 1 ? passes::getConstantInts(op->getOperand(1))
                                : std::nullopt;
   if (!type || !axes)
     return true;
