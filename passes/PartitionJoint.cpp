@@ -247,8 +247,14 @@ Partitioner::chooseForwardOps(const llvm::DenseSet<Operation *> &allowed) {
   for (Operation &op : body.without_terminator()) {
     bool backward = backwardOps.contains(&op);
     bool constant = isa<ConstantOp>(op);
+    // Twice the bytes, plus one for a value no cheap op computes: between
+    // cuts saving as many bytes, the one that saves values later in a
+    // recomputable chain wins (a matmul's output plus its bias add is the
+    // bias add's output; saving that spares @backward the recomputation,
+    // a kernel of its own when its reader is a library call or kernel op).
+    int64_t tieBreak = isRecomputable(&op) ? 0 : 1;
     for (Value r : op.getResults()) {
-      int in = addValue(r, constant ? 0 : bytesOf(r));
+      int in = addValue(r, constant ? 0 : 2 * bytesOf(r) + tieBreak);
       for (Value operand : op.getOperands())
         graph.addEdge(nodes[operand].second, in, FlowGraph::kInfinite);
       if (backward)
@@ -312,22 +318,36 @@ void Partitioner::planWithinBudget() {
     llvm::SetVector<Value> values = savedValues(forwardOps);
     if (bytesOfAll(values) <= limit)
       return;
-    // The saved value whose producer is cheapest to recompute per byte.
+    // The saved value whose producer is cheapest to recompute per byte:
+    // the matmul or convolution computing it, directly or through cheap
+    // (recomputable) ops such as a bias add.
     Operation *best = nullptr;
     double bestCost = 0;
     for (Value v : values) {
-      Operation *def = v.getDefiningOp();
-      // Matmuls and convolutions only: a recomputed reduction (a softmax)
-      // can meet its backward users in a fusion region that kiln-fuse
-      // forms but the kernel lowering rejects (two reduction domains), a
-      // fusion bug left for later.
-      if (!def || !def->hasTrait<OpTrait::Library>() ||
-          allowed.contains(def) || isRecomputable(def) ||
-          llvm::is_contained(def->getResults(), loss) || bytesOf(v) == 0)
+      if (bytesOf(v) == 0)
         continue;
-      double cost = static_cast<double>(flopsOf(def)) / bytesOf(v);
-      if (!best || cost < bestCost)
-        best = def, bestCost = cost;
+      llvm::SmallVector<Value> work = {v};
+      llvm::DenseSet<Operation *> seen;
+      while (!work.empty()) {
+        Operation *def = work.pop_back_val().getDefiningOp();
+        if (!def || !seen.insert(def).second ||
+            backwardOps.contains(def))
+          continue;
+        if (isRecomputable(def)) {
+          llvm::append_range(work, def->getOperands());
+          continue;
+        }
+        // Matmuls and convolutions only: a recomputed reduction (a
+        // softmax) can meet its backward users in a fusion region that
+        // kiln-fuse forms but the kernel lowering rejects (two reduction
+        // domains), a fusion bug left for later.
+        if (!def->hasTrait<OpTrait::Library>() || allowed.contains(def) ||
+            llvm::is_contained(def->getResults(), loss))
+          continue;
+        double cost = static_cast<double>(flopsOf(def)) / bytesOf(v);
+        if (!best || cost < bestCost)
+          best = def, bestCost = cost;
+      }
     }
     if (!best)
       return; // nothing more can be recomputed: the closest plan

@@ -93,13 +93,25 @@ const char *const kGradBody = R"cu(  __shared__ __align__(16) uint16_t as[64][LD
 #pragma unroll
     for (int j = 0; j < 8; ++j) {
       c[j][0] = c[j][1] = c[j][2] = c[j][3] = 0.f;
+      if constexpr (D % 32 == 0) {
+        // Two k steps' B fragments per ldmatrix.
 #pragma unroll
-      for (int kk = 0; kk < D / 16; ++kk) {
-        const uint32_t b0 =
-            *reinterpret_cast<const uint32_t *>(&tile[j * 8 + g][kk * 16 + 2 * t4]);
-        const uint32_t b1 = *reinterpret_cast<const uint32_t *>(
-            &tile[j * 8 + g][kk * 16 + 2 * t4 + 8]);
-        kiln_mma(c[j], a[kk], b0, b1);
+        for (int kk = 0; kk < D / 16; kk += 2) {
+          uint32_t b[4];
+          kiln_ldsm(b, &tile[j * 8 + (lane & 7)]
+                            [(kk + (lane >> 4)) * 16 + ((lane >> 3) & 1) * 8]);
+          kiln_mma(c[j], a[kk], b[0], b[1]);
+          kiln_mma(c[j], a[kk + 1], b[2], b[3]);
+        }
+      } else {
+#pragma unroll
+        for (int kk = 0; kk < D / 16; ++kk) {
+          const uint32_t b0 = *reinterpret_cast<const uint32_t *>(
+              &tile[j * 8 + g][kk * 16 + 2 * t4]);
+          const uint32_t b1 = *reinterpret_cast<const uint32_t *>(
+              &tile[j * 8 + g][kk * 16 + 2 * t4 + 8]);
+          kiln_mma(c[j], a[kk], b0, b1);
+        }
       }
     }
   };

@@ -57,8 +57,8 @@ std::string attentionMmaHelpers(std::string &body, const std::string &kernel,
                                 const std::string &mmaType) {
   std::string helpers =
       "// " + kernel + "'s helpers: one m16n8k16 MMA (" + mmaType +
-      " inputs, f32 accumulators), two 8-column B fragments by ldmatrix "
-      ".trans, and two floats rounded into a " + mmaType +
+      " inputs, f32 accumulators), B fragments of two k steps or two column "
+      "tiles by ldmatrix (.trans), and two floats rounded into a " + mmaType +
       "x2 register (the first in the low half).\n";
   // Each kernel gets its own helper names so several attention kernels
   // can share kernels.cu.
@@ -74,6 +74,18 @@ std::string attentionMmaHelpers(std::string &body, const std::string &kernel,
              "\"+f\"(c[3])\n"
              "               : \"r\"(a[0]), \"r\"(a[1]), \"r\"(a[2]), "
              "\"r\"(a[3]), \"r\"(b0), \"r\"(b1));\n}\n";
+  // B fragments of two k steps (n 8 rows x k 32 columns of a row-major
+  // [n][k] tile, K rows for Q K^T) in one ldmatrix: lane l gives the
+  // address of row l & 7, column 16 (l >> 4) + 8 ((l >> 3) & 1).
+  std::string ldsmRows = kernel + "_ldsm";
+  helpers += "__device__ __forceinline__ void " + ldsmRows +
+             "(uint32_t (&r)[4], const uint16_t *p) {\n"
+             "  asm volatile(\"ldmatrix.sync.aligned.m8n8.x4.shared.b16 "
+             "{%0, %1, %2, %3}, [%4];\"\n"
+             "               : \"=r\"(r[0]), \"=r\"(r[1]), \"=r\"(r[2]), "
+             "\"=r\"(r[3])\n"
+             "               : \"r\"((uint32_t)__cvta_generic_to_shared(p)));"
+             "\n}\n";
   // B fragments of two 8-column tiles (k 16 rows x n 16 columns of a
   // row-major [k][n] tile in shared memory) in one ldmatrix .trans: lane l
   // gives the address of row (l & 7) + 8 ((l >> 3) & 1), column 8 (l >> 4).
@@ -97,6 +109,7 @@ std::string attentionMmaHelpers(std::string &body, const std::string &kernel,
   replaceAllText(body, "kiln_mma(", mma + "(");
   replaceAllText(body, "kiln_pack2(", pack + "(");
   replaceAllText(body, "kiln_ldsm_t(", ldsm + "(");
+  replaceAllText(body, "kiln_ldsm(", ldsmRows + "(");
   return helpers;
 }
 
@@ -247,13 +260,25 @@ KILN_ATTENTION_POINTERS  const int row0 = qt * 64 + warp * 16; // the warp's fir
 #pragma unroll
     for (int j = 0; j < BC / 8; ++j) {
       s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.f;
+      if constexpr (D % 32 == 0) {
+        // Two k steps' B fragments per ldmatrix.
 #pragma unroll
-      for (int kk = 0; kk < D / 16; ++kk) {
-        const uint32_t b0 =
-            *reinterpret_cast<const uint32_t *>(&ks[j * 8 + g][kk * 16 + 2 * t4]);
-        const uint32_t b1 = *reinterpret_cast<const uint32_t *>(
-            &ks[j * 8 + g][kk * 16 + 2 * t4 + 8]);
-        kiln_mma(s[j], qa[kk], b0, b1);
+        for (int kk = 0; kk < D / 16; kk += 2) {
+          uint32_t b[4];
+          kiln_ldsm(b, &ks[j * 8 + (lane & 7)]
+                          [(kk + (lane >> 4)) * 16 + ((lane >> 3) & 1) * 8]);
+          kiln_mma(s[j], qa[kk], b[0], b[1]);
+          kiln_mma(s[j], qa[kk + 1], b[2], b[3]);
+        }
+      } else {
+#pragma unroll
+        for (int kk = 0; kk < D / 16; ++kk) {
+          const uint32_t b0 = *reinterpret_cast<const uint32_t *>(
+              &ks[j * 8 + g][kk * 16 + 2 * t4]);
+          const uint32_t b1 = *reinterpret_cast<const uint32_t *>(
+              &ks[j * 8 + g][kk * 16 + 2 * t4 + 8]);
+          kiln_mma(s[j], qa[kk], b0, b1);
+        }
       }
     }
     // The online softmax: scale, mask, running max and sum per row.

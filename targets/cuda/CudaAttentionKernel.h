@@ -46,11 +46,13 @@ void replaceAllText(std::string &text, const std::string &from,
 
 /// The tensor-core helpers of the flash-attention kernel `kernel`, for
 /// `mmaType` "bf16" or "f16": `<kernel>_mma` (one mma.sync m16n8k16, f32
-/// accumulators), `<kernel>_ldsm_t` (the B fragments of two 8-column tiles
-/// of a row-major [k][n] shared-memory tile, one ldmatrix.x4.trans) and
+/// accumulators), `<kernel>_ldsm` (the B fragments of two k steps of a
+/// row-major [n][k] shared-memory tile, one ldmatrix.x4), `<kernel>_ldsm_t`
+/// (the B fragments of two 8-column tiles of a row-major [k][n] tile, one
+/// ldmatrix.x4.trans) and
 /// `<kernel>_pack2` (two floats rounded into one 32-bit register, the first
-/// in the low half). `body`'s `kiln_mma(`, `kiln_ldsm_t(` and `kiln_pack2(`
-/// are renamed to them, so several kernels share kernels.cu.
+/// in the low half). `body`'s `kiln_mma(`, `kiln_ldsm(`, `kiln_ldsm_t(` and
+/// `kiln_pack2(` are renamed to them, so several kernels share kernels.cu.
 std::string attentionMmaHelpers(std::string &body, const std::string &kernel,
                                 const std::string &mmaType);
 

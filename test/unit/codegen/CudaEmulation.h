@@ -5,7 +5,8 @@
 // block, blocks one after another (a grid of x, y and z), __syncthreads as
 // a block barrier, __syncwarp as a warp barrier, __shfl_xor_sync through a
 // per-warp barrier and exchange slots, the flash-attention kernels'
-// mma.sync m16n8k16 and ldmatrix .trans through the same kind of slots,
+// mma.sync m16n8k16 and ldmatrix (.trans too) through the same kind of
+// slots,
 // __trap as abort) and the build of a kernels.cu (its f16/bf16 conversions and float
 // max/min, which are PTX, replaced by the host prelude's code) with the
 // test's launch thunks into a shared library loaded with dlopen.
@@ -143,6 +144,20 @@ static inline void kiln_emu_ldsm_t(unsigned (&r)[4], const void *p) {
   }
   kiln_emu_warp[w].wait(); // every lane has read the addresses
 }
+// ldmatrix.sync.aligned.m8n8.x4.shared.b16 (not transposed): register m of
+// lane l is row l >> 2 of matrix m (lane 8m + (l >> 2)'s row), columns
+// 2 (l & 3) and 2 (l & 3) + 1.
+static inline void kiln_emu_ldsm(unsigned (&r)[4], const void *p) {
+  const unsigned t = threadIdx.x, w = t >> 5, lane = t & 31;
+  kiln_emu_row_slots[t] = p;
+  kiln_emu_warp[w].wait();
+  const unsigned g = lane >> 2, c2 = 2 * (lane & 3);
+  for (unsigned m = 0; m < 4; ++m) {
+    const unsigned short *row = (const unsigned short *)kiln_emu_row_slots[(w << 5) + m * 8 + g];
+    r[m] = (unsigned)row[c2] | ((unsigned)row[c2 + 1] << 16);
+  }
+  kiln_emu_warp[w].wait(); // every lane has read the addresses
+}
 // CUDA's 16-byte vector type, as the flash-attention kernels use it.
 struct alignas(16) uint4 { unsigned x, y, z, w; };
 static inline uint4 make_uint4(unsigned x, unsigned y, unsigned z, unsigned w) {
@@ -245,6 +260,13 @@ inline void *buildEmulation(const std::vector<CudaKernel> &kernels,
       size_t end = cu.find(");", at);
       REQUIRE(end != std::string::npos);
       cu.replace(at, end + 2 - at, "kiln_emu_ldsm_t(r, p);");
+    }
+    std::string ldsmRows = "asm volatile(\"ldmatrix.sync.aligned.m8n8.x4.shared";
+    for (size_t at = cu.find(ldsmRows); at != std::string::npos;
+         at = cu.find(ldsmRows, at)) {
+      size_t end = cu.find(");", at);
+      REQUIRE(end != std::string::npos);
+      cu.replace(at, end + 2 - at, "kiln_emu_ldsm(r, p);");
     }
     std::string cvt = std::string("asm(\"cvt.rn.") + type + "x2.f32";
     std::string to = std::string("kiln_float_to_") + type + "_bits";
