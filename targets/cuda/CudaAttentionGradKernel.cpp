@@ -210,7 +210,12 @@ const char *const kGradBody = R"cu(  __shared__ __align__(16) uint16_t as[64][LD
     storeRows(dvOut, dv, key0, 1.f);
   } else {
     // dQ of the warp's 16 queries.
-    const int row0 = blockIdx.x * 64 + warp * 16;
+    // With the causal mask the last query tiles loop over the most key
+    // tiles: they take the first dQ blocks (the dK/dV blocks of the first
+    // key tiles, the longest there, come first already).
+    const int qtile =
+        kCausal ? (int)gridDim.x - 1 - (int)blockIdx.x : (int)blockIdx.x;
+    const int row0 = qtile * 64 + warp * 16;
     uint32_t qa[D / 16][4], ga[D / 16][4];
     loadRows(qa, q, RS, row0);
     loadRows(ga, dO, GS, row0);
@@ -223,7 +228,7 @@ const char *const kGradBody = R"cu(  __shared__ __align__(16) uint16_t as[64][LD
 #pragma unroll
     for (int n = 0; n < D / 8; ++n)
       dq[n][0] = dq[n][1] = dq[n][2] = dq[n][3] = 0.f;
-    const int last = kCausal ? blockIdx.x + 1 : tiles;
+    const int last = kCausal ? qtile + 1 : tiles;
     for (int kt = 0; kt < last; ++kt) {
       __syncthreads();
       loadTile(as, k, RS, kt * 64);

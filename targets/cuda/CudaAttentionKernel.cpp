@@ -219,7 +219,9 @@ std::optional<CudaKernel> emitCudaAttentionKernel(Operation *op,
   __shared__ __align__(16) uint16_t vs[BC][LD];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int g = lane >> 2, t4 = lane & 3;
-  const int qt = blockIdx.x;
+  // With the causal mask the last query tiles loop over the most key
+  // tiles: they take the first blocks, so the grid's tail is short work.
+  const int qt = kCausal ? (int)gridDim.x - 1 - (int)blockIdx.x : (int)blockIdx.x;
 KILN_ATTENTION_POINTERS  const int row0 = qt * 64 + warp * 16; // the warp's first query
   // Whether the thread's rows g and g + 8 are queries (past T: zeros).
   const bool q0 = row0 + g < T, q1 = row0 + g + 8 < T;
