@@ -13,13 +13,15 @@
 //         same result every run):
 //   z = 0 a block per 64 keys, a warp per 16 of them: dK and dV in
 //         registers, over the query tiles (with `causal`, from the
-//         diagonal tile on), Q and dO tiles through shared memory:
+//         diagonal tile on), Q and dO tiles through shared memory (two
+//         buffers: the next tile's cp.async copies overlap this tile's
+//         products):
 //           S^T  = K Q^T,  P^T = exp2(S^T scale log2(e) - lse log2(e))
 //           dV  += P^T dO, dP^T = V dO^T, dS^T = P^T (dP^T - delta)
 //           dK  += dS^T Q                       (dK scaled once, at the end)
 //   z = 1 a block per 64 queries, a warp per 16 of them: dQ in registers,
 //         over the key tiles (with `causal`, up to the diagonal), K and V
-//         tiles through shared memory:
+//         tiles through shared memory (two buffers, as above):
 //           S = Q K^T, P, dP = dO V^T, dS = P (dP - delta), dQ += dS K
 //   Every product is mma.sync m16n8k16 (f16/bf16 inputs, f32
 //   accumulators); P and dS are rounded to the input type as MMA operands,
@@ -54,22 +56,23 @@ namespace {
 /// `q`, `k`, `v`, `dO`, `dq`, `dk`, `dv` point at the block's (batch, head),
 /// rows RS (q, k, v and their gradients) and GS (dO) elements apart;
 /// `lse` and `delta` at its T rows.
-const char *const kGradBody = R"cu(  __shared__ __align__(16) uint16_t as[64][LD]; // Q (z = 0) or K (z = 1)
-  __shared__ __align__(16) uint16_t bs[64][LD]; // dO (z = 0) or V (z = 1)
-  __shared__ float ls[64], ds[64];              // the query tile's lse, delta
+const char *const kGradBody = R"cu(  // Two buffers of each tile: the next one is copied (cp.async) while the
+  // current one is used.
+  __shared__ __align__(16) uint16_t as[2][64][LD]; // Q (z = 0) or K (z = 1)
+  __shared__ __align__(16) uint16_t bs[2][64][LD]; // dO (z = 0) or V (z = 1)
+  __shared__ float ls[2][64], ds[2][64];           // the query tile's lse, delta
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int g = lane >> 2, t4 = lane & 3;
   const int tiles = (T + 63) / 64;
-  // Fills `dst` with 64 rows of D from `src` (rows `stride` apart) from
-  // row `first`; rows past T are zeros.
+  // Starts copying 64 rows of D from `src` (rows `stride` apart) from row
+  // `first` into `dst`; rows past T are zeros.
   auto loadTile = [&](uint16_t (*dst)[LD], const uint16_t *src, int stride,
                       int first) {
     for (int c = threadIdx.x; c < 64 * D / 8; c += 128) {
       const int r = c / (D / 8), col = (c % (D / 8)) * 8;
-      *reinterpret_cast<uint4 *>(&dst[r][col]) =
-          first + r < T
-              ? *reinterpret_cast<const uint4 *>(src + (size_t)(first + r) * stride + col)
-              : make_uint4(0, 0, 0, 0);
+      const bool valid = first + r < T;
+      kiln_cp16(&dst[r][col],
+                valid ? src + (size_t)(first + r) * stride + col : src, valid);
     }
   };
   // A fragments of 16 rows from `row0` of `src` (rows past T: zeros).
@@ -163,27 +166,41 @@ const char *const kGradBody = R"cu(  __shared__ __align__(16) uint16_t as[64][LD
 #pragma unroll
       for (int e = 0; e < 4; ++e)
         dk[n][e] = dv[n][e] = 0.f;
-    for (int qt = kCausal ? blockIdx.x : 0; qt < tiles; ++qt) {
-      __syncthreads(); // the previous tile's readers are done
-      loadTile(as, q, RS, qt * 64);
-      loadTile(bs, dO, GS, qt * 64);
+    // Query tile `qt` into buffer `b`: Q and dO copied, lse and delta.
+    auto stage = [&](int qt, int b) {
+      loadTile(as[b], q, RS, qt * 64);
+      loadTile(bs[b], dO, GS, qt * 64);
       if (threadIdx.x < 64) {
         const int row = qt * 64 + threadIdx.x;
         // Queries past T: lse +inf makes their P zero.
-        ls[threadIdx.x] = row < T ? lse[row] * 1.4426950408889634f : INFINITY;
-        ds[threadIdx.x] = row < T ? delta[row] : 0.f;
+        ls[b][threadIdx.x] = row < T ? lse[row] * 1.4426950408889634f : INFINITY;
+        ds[b][threadIdx.x] = row < T ? delta[row] : 0.f;
       }
+      kiln_cp_commit();
+    };
+    const int firstTile = kCausal ? (int)blockIdx.x : 0;
+    stage(firstTile, 0);
+    for (int qt = firstTile; qt < tiles; ++qt) {
+      const int b = (qt - firstTile) & 1;
+      // The next tile's copies start; this tile's (every thread's) are done.
+      if (qt + 1 < tiles)
+        stage(qt + 1, b ^ 1);
+      else
+        kiln_cp_commit();
+      kiln_cp_wait_previous();
       __syncthreads();
+      uint16_t (*qs)[LD] = as[b], (*dos)[LD] = bs[b];
+      const float *lsb = ls[b], *dsb = ds[b];
       // S^T = K Q^T, then P^T (keys g, g + 8 of the warp; queries in the
       // columns).
-      rowsTimesTileT(s, ka, as);
+      rowsTimesTileT(s, ka, qs);
 #pragma unroll
       for (int j = 0; j < 8; ++j)
 #pragma unroll
         for (int e = 0; e < 2; ++e) {
           const int col = j * 8 + 2 * t4 + e, query = qt * 64 + col;
-          float p0 = exp2f(s[j][e] * kScaleLog2 - ls[col]);
-          float p1 = exp2f(s[j][2 + e] * kScaleLog2 - ls[col]);
+          float p0 = exp2f(s[j][e] * kScaleLog2 - lsb[col]);
+          float p1 = exp2f(s[j][2 + e] * kScaleLog2 - lsb[col]);
           if (kCausal && key0 + g > query)
             p0 = 0.f;
           if (kCausal && key0 + g + 8 > query)
@@ -192,19 +209,20 @@ const char *const kGradBody = R"cu(  __shared__ __align__(16) uint16_t as[64][LD
           s[j][2 + e] = p1;
         }
       // dV += P^T dO.
-      accumulateTimesTile(dv, s, bs);
+      accumulateTimesTile(dv, s, dos);
       // dP^T = V dO^T; dS^T = P^T (dP^T - delta).
-      rowsTimesTileT(dp, va, bs);
+      rowsTimesTileT(dp, va, dos);
 #pragma unroll
       for (int j = 0; j < 8; ++j)
 #pragma unroll
         for (int e = 0; e < 2; ++e) {
-          const float d0 = ds[j * 8 + 2 * t4 + e];
+          const float d0 = dsb[j * 8 + 2 * t4 + e];
           s[j][e] *= dp[j][e] - d0;
           s[j][2 + e] *= dp[j][2 + e] - d0;
         }
       // dK += dS^T Q.
-      accumulateTimesTile(dk, s, as);
+      accumulateTimesTile(dk, s, qs);
+      __syncthreads(); // buffer b is read before the next tile's copies
     }
     storeRows(dkOut, dk, key0, kScale);
     storeRows(dvOut, dv, key0, 1.f);
@@ -229,13 +247,24 @@ const char *const kGradBody = R"cu(  __shared__ __align__(16) uint16_t as[64][LD
     for (int n = 0; n < D / 8; ++n)
       dq[n][0] = dq[n][1] = dq[n][2] = dq[n][3] = 0.f;
     const int last = kCausal ? qtile + 1 : tiles;
+    // Key tile `kt` into buffer `b`: K and V copied.
+    auto stage = [&](int kt, int b) {
+      loadTile(as[b], k, RS, kt * 64);
+      loadTile(bs[b], v, RS, kt * 64);
+      kiln_cp_commit();
+    };
+    stage(0, 0);
     for (int kt = 0; kt < last; ++kt) {
+      const int b = kt & 1;
+      if (kt + 1 < last)
+        stage(kt + 1, b ^ 1);
+      else
+        kiln_cp_commit();
+      kiln_cp_wait_previous();
       __syncthreads();
-      loadTile(as, k, RS, kt * 64);
-      loadTile(bs, v, RS, kt * 64);
-      __syncthreads();
+      uint16_t (*ks)[LD] = as[b], (*vs)[LD] = bs[b];
       // S = Q K^T, then P (masked keys, and keys past T, zero).
-      rowsTimesTileT(s, qa, as);
+      rowsTimesTileT(s, qa, ks);
 #pragma unroll
       for (int j = 0; j < 8; ++j)
 #pragma unroll
@@ -251,7 +280,7 @@ const char *const kGradBody = R"cu(  __shared__ __align__(16) uint16_t as[64][LD
           s[j][2 + e] = p1;
         }
       // dP = dO V^T; dS = P (dP - delta).
-      rowsTimesTileT(dp, ga, bs);
+      rowsTimesTileT(dp, ga, vs);
 #pragma unroll
       for (int j = 0; j < 8; ++j)
 #pragma unroll
@@ -260,7 +289,8 @@ const char *const kGradBody = R"cu(  __shared__ __align__(16) uint16_t as[64][LD
           s[j][2 + e] *= dp[j][2 + e] - d1;
         }
       // dQ += dS K.
-      accumulateTimesTile(dq, s, as);
+      accumulateTimesTile(dq, s, ks);
+      __syncthreads(); // buffer b is read before the next tile's copies
     }
     storeRows(dqOut, dq, row0, kScale);
   }

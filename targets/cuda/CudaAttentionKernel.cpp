@@ -10,9 +10,11 @@
 //         last tile's rows are zeros, never stored);
 //   Q     the warp's 16 x D query rows as mma A fragments, loaded once;
 //   loop  over key tiles of 64 (with `causal`, up to the diagonal tile):
-//         K and V tiles through shared memory (16-byte loads; keys past T
-//         zeros and masked), S = Q K^T with mma.sync.m16n8k16 (f32
-//         accumulators), the causal mask on the diagonal tile, the online
+//         K and V tiles through shared memory (16-byte cp.async copies into
+//         two buffers for D up to 64, so the next tile's copies overlap
+//         this tile's products; keys past T zeros and masked), S = Q K^T
+//         with mma.sync.m16n8k16 (f32 accumulators; B fragments by
+//         ldmatrix), the causal mask on the diagonal tile, the online
 //         softmax (running max and sum per row,
 //         exp2 of log2(e)-scaled scores, O rescaled when the max grows),
 //         then O += P V with P (rounded to the input type) taken straight
@@ -98,6 +100,21 @@ std::string attentionMmaHelpers(std::string &body, const std::string &kernel,
              "\"=r\"(r[3])\n"
              "               : \"r\"((uint32_t)__cvta_generic_to_shared(p)));"
              "\n}\n";
+  // 16 bytes copied global -> shared without the registers (cp.async.cg,
+  // zeros when !valid), a group's commit, and the wait for all but the
+  // last group committed.
+  std::string cp = kernel + "_cp16", commit = kernel + "_cp_commit",
+              waitPrevious = kernel + "_cp_wait_previous";
+  helpers += "__device__ __forceinline__ void " + cp +
+             "(void *dst, const void *src, bool valid) {\n"
+             "  asm volatile(\"cp.async.cg.shared.global [%0], [%1], 16, "
+             "%2;\"\n"
+             "               :: \"r\"((uint32_t)__cvta_generic_to_shared(dst)), "
+             "\"l\"(src), \"r\"(valid ? 16 : 0));\n}\n";
+  helpers += "__device__ __forceinline__ void " + commit +
+             "() {\n  asm volatile(\"cp.async.commit_group;\" ::);\n}\n";
+  helpers += "__device__ __forceinline__ void " + waitPrevious +
+             "() {\n  asm volatile(\"cp.async.wait_group 1;\" ::);\n}\n";
   helpers += "__device__ __forceinline__ uint32_t " + pack +
              "(float lo, float hi) {\n"
              "  uint32_t r;\n"
@@ -110,6 +127,9 @@ std::string attentionMmaHelpers(std::string &body, const std::string &kernel,
   replaceAllText(body, "kiln_pack2(", pack + "(");
   replaceAllText(body, "kiln_ldsm_t(", ldsm + "(");
   replaceAllText(body, "kiln_ldsm(", ldsmRows + "(");
+  replaceAllText(body, "kiln_cp16(", cp + "(");
+  replaceAllText(body, "kiln_cp_commit(", commit + "(");
+  replaceAllText(body, "kiln_cp_wait_previous(", waitPrevious + "(");
   return helpers;
 }
 
@@ -215,8 +235,12 @@ std::optional<CudaKernel> emitCudaAttentionKernel(Operation *op,
   s += "  // log2(e) * scale: the softmax runs on exp2.\n";
   s += "  const float kScaleLog2 = " + std::string(scaleText) +
        "f * 1.4426950408889634f;\n";
-  s += R"cu(  __shared__ __align__(16) uint16_t ks[BC][LD];
-  __shared__ __align__(16) uint16_t vs[BC][LD];
+  s += R"cu(  // Two buffers of K and V where they fit the 48 KiB of static shared
+  // memory (D up to 64): the next key tile's cp.async copies overlap this
+  // tile's products.
+  constexpr int NS = D <= 64 ? 2 : 1;
+  __shared__ __align__(16) uint16_t ksb[NS][BC][LD];
+  __shared__ __align__(16) uint16_t vsb[NS][BC][LD];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int g = lane >> 2, t4 = lane & 3;
   // With the causal mask the last query tiles loop over the most key
@@ -243,20 +267,29 @@ KILN_ATTENTION_POINTERS  const int row0 = qt * 64 + warp * 16; // the warp's fir
   for (int n = 0; n < D / 8; ++n)
     acc[n][0] = acc[n][1] = acc[n][2] = acc[n][3] = 0.f;
   const int tiles = kCausal ? qt + 1 : (T + BC - 1) / BC;
-  for (int kt = 0; kt < tiles; ++kt) {
-    __syncthreads(); // the previous tile's readers are done
+  // Key tile `kt` into buffer `b` (cp.async): K and V rows; keys past T
+  // zeros (their scores are masked; V's zeros keep P V finite).
+  auto stage = [&](int kt, int b) {
     for (int c = threadIdx.x; c < BC * D / 8; c += 128) {
       const int r = c / (D / 8), col = (c % (D / 8)) * 8;
-      const size_t at = (size_t)(kt * BC + r) * RS + col;
-      // Keys past T: zeros (their scores are masked; V's zeros keep P V
-      // finite).
       const bool valid = kt * BC + r < T;
-      *reinterpret_cast<uint4 *>(&ks[r][col]) =
-          valid ? *reinterpret_cast<const uint4 *>(k + at) : make_uint4(0, 0, 0, 0);
-      *reinterpret_cast<uint4 *>(&vs[r][col]) =
-          valid ? *reinterpret_cast<const uint4 *>(v + at) : make_uint4(0, 0, 0, 0);
+      const size_t at = valid ? (size_t)(kt * BC + r) * RS + col : 0;
+      kiln_cp16(&ksb[b][r][col], k + at, valid);
+      kiln_cp16(&vsb[b][r][col], v + at, valid);
     }
+    kiln_cp_commit();
+  };
+  stage(0, 0);
+  for (int kt = 0; kt < tiles; ++kt) {
+    const int b = NS == 2 ? (kt & 1) : 0;
+    // The next tile's copies start (two buffers); this tile's are done.
+    if (NS == 2 && kt + 1 < tiles)
+      stage(kt + 1, b ^ 1);
+    else
+      kiln_cp_commit();
+    kiln_cp_wait_previous();
     __syncthreads();
+    uint16_t (*ks)[LD] = ksb[b], (*vs)[LD] = vsb[b];
     // S = Q K^T: 8 tiles of 8 keys; B fragment (k = d, n = key) from K rows.
     float s[BC / 8][4];
 #pragma unroll
@@ -353,6 +386,9 @@ KILN_ATTENTION_POINTERS  const int row0 = qt * 64 + warp * 16; // the warp's fir
         kiln_mma(acc[n + 1], pa, b[2], b[3]);
       }
     }
+    __syncthreads(); // buffer b is read before the next tile's copies
+    if (NS == 1 && kt + 1 < tiles)
+      stage(kt + 1, 0);
   }
   // O / sum, rounded once: rows g and g + 8, columns 2 t4 (+1) of each tile.
   const float inv0 = 1.f / l0, inv1 = 1.f / l1;

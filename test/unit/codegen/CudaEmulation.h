@@ -158,6 +158,8 @@ static inline void kiln_emu_ldsm(unsigned (&r)[4], const void *p) {
   }
   kiln_emu_warp[w].wait(); // every lane has read the addresses
 }
+// What a cp.async with no valid source writes.
+static const unsigned char kiln_emu_zeros[16] = {};
 // CUDA's 16-byte vector type, as the flash-attention kernels use it.
 struct alignas(16) uint4 { unsigned x, y, z, w; };
 static inline uint4 make_uint4(unsigned x, unsigned y, unsigned z, unsigned w) {
@@ -268,6 +270,19 @@ inline void *buildEmulation(const std::vector<CudaKernel> &kernels,
       REQUIRE(end != std::string::npos);
       cu.replace(at, end + 2 - at, "kiln_emu_ldsm(r, p);");
     }
+    // cp.async copies at once (the waits are then no-ops).
+    for (auto [from, to] :
+         {std::pair<std::string, std::string>{
+              "asm volatile(\"cp.async.cg.shared.global",
+              "std::memcpy(dst, valid ? src : kiln_emu_zeros, 16);"},
+          {"asm volatile(\"cp.async.commit_group", ";"},
+          {"asm volatile(\"cp.async.wait_group", ";"}})
+      for (size_t at = cu.find(from); at != std::string::npos;
+           at = cu.find(from, at)) {
+        size_t end = cu.find(");", at);
+        REQUIRE(end != std::string::npos);
+        cu.replace(at, end + 2 - at, to);
+      }
     std::string cvt = std::string("asm(\"cvt.rn.") + type + "x2.f32";
     std::string to = std::string("kiln_float_to_") + type + "_bits";
     for (size_t at = cu.find(cvt); at != std::string::npos; at = cu.find(cvt, at)) {
