@@ -151,6 +151,16 @@ const Tensor *Trainer::Impl::lookup(Source source, const std::string &name,
   return nullptr;
 }
 
+Status Trainer::Impl::acquireStream() const {
+  if (device != Device::CUDA || stream)
+    return Status::ok();
+  Expected<void *> acquired = cuda::acquireStream();
+  if (!acquired)
+    return acquired.status().withContext(dir);
+  stream = *acquired;
+  return Status::ok();
+}
+
 /// Runs one graph with its inputs gathered by `sources`; outputs stay on
 /// the trainer's device.
 Expected<NamedTensors>
@@ -181,12 +191,7 @@ Trainer::Impl::runGraph(const Model &graph, const std::vector<Source> &sources,
           strCat(dir, ": the ", bytes, "-byte scratch arena"));
     scratch = arena.take();
   }
-  if (device == Device::CUDA && !stream) {
-    Expected<void *> acquired = cuda::acquireStream();
-    if (!acquired)
-      return acquired.status().withContext(dir);
-    stream = *acquired;
-  }
+  KILN_RETURN_IF_ERROR(acquireStream());
   RunOptions options;
   options.outputDevice = device;
   options.outputsInto = into;
@@ -401,6 +406,9 @@ Expected<double> Trainer::trainStep(const NamedTensors &inputs) {
         m.dir, ": the inputs hold ", k,
         " micro-batches, but this package has no accumulate graph (it was "
         "compiled before gradient accumulation existed): recompile it"));
+  // The step's device time: events on the stream around its work.
+  KILN_RETURN_IF_ERROR(m.acquireStream());
+  bool timed = m.device == Device::CUDA && m.stepTimer.start(m.stream).isOk();
   std::vector<NamedTensors> forwards;
   std::optional<NamedTensors> lastBackward;
   for (int64_t i = 0; i < k; ++i) {
@@ -470,8 +478,13 @@ Expected<double> Trainer::trainStep(const NamedTensors &inputs) {
       *target = *findNamed(*updated, u.value);
     }
   ++m.step;
+  timed = timed && m.stepTimer.stop().isOk();
   // The step's one wait, then the loss (the micro-batches' mean).
   KILN_RETURN_IF_ERROR(m.synchronize());
+  if (timed) {
+    Expected<double> ms = m.stepTimer.elapsedMilliseconds();
+    m.lastStepDeviceMs = ms ? std::optional<double>(*ms) : std::nullopt;
+  }
   double loss = 0;
   for (const NamedTensors &fwd : forwards) {
     Expected<double> l = m.lossOf(fwd);
@@ -492,6 +505,10 @@ static Expected<NamedTensors> hostCopies(const NamedTensors &tensors) {
     out.emplace_back(name, host.take());
   }
   return out;
+}
+
+std::optional<double> Trainer::lastStepDeviceMilliseconds() const {
+  return impl_->lastStepDeviceMs;
 }
 
 Expected<NamedTensors> Trainer::parameterValues() const {

@@ -135,6 +135,11 @@ struct Trainer::Impl {
   /// after another (RunOptions::stream) and a step waits once, at its end.
   /// Taken from the pool at the first run.
   mutable void *stream = nullptr;
+  /// The events around a cuda step's work, and its last device time.
+  cuda::StreamTimer stepTimer;
+  std::optional<double> lastStepDeviceMs;
+  /// Takes the cuda stream from the pool unless it has one.
+  Status acquireStream() const;
 
   ~Impl() {
     if (stream) {

@@ -128,6 +128,13 @@ public:
   /// CPU copies of the optimizer state, in state order.
   Expected<NamedTensors> stateValues() const;
 
+  /// The device time of the last trainStep's work on a cuda trainer: CUDA
+  /// events recorded on its stream before the first graph and after the
+  /// optimizer, what PyTorch's torch.cuda.Event timing of a step measures
+  /// (not the host's time to enqueue the first graph or to wait and read
+  /// the loss back); nullopt on the CPU or before the first step.
+  std::optional<double> lastStepDeviceMilliseconds() const;
+
   /// Steps taken (0 after loading a weights file; a checkpoint's
   /// "kiln.step" after loading one).
   int64_t step() const;
