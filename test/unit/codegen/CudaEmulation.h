@@ -244,54 +244,35 @@ inline void *buildEmulation(const std::vector<CudaKernel> &kernels,
   REQUIRE(e < f);
   REQUIRE(f != std::string::npos);
   cu.erase(e, f - e);
-  // The flash-attention kernels' tensor-core helpers are PTX too: the
-  // MMA becomes kiln_emu_mma, the conversion of two floats the host
-  // prelude's rounding.
-  for (const char *type : {"bf16", "f16"}) {
-    std::string mma = std::string("asm volatile(\"mma.sync.aligned.m16n8k16.row.col.f32.") +
-                      type + ".";
-    for (size_t at = cu.find(mma); at != std::string::npos; at = cu.find(mma, at)) {
+  // The flash-attention kernels' helpers are PTX too: each asm statement
+  // becomes its emulation (the MMA and ldmatrix through the warp's slots,
+  // cp.async a copy at once whose waits are no-ops, the conversion of two
+  // floats the host prelude's rounding).
+  auto replaceAsm = [&](const std::string &start, const std::string &with) {
+    for (size_t at = cu.find(start); at != std::string::npos;
+         at = cu.find(start, at)) {
       size_t end = cu.find(");", at);
       REQUIRE(end != std::string::npos);
-      cu.replace(at, end + 2 - at,
-                 std::string("kiln_emu_mma(c, a, b0, b1, ") +
-                     (std::string(type) == "bf16" ? "true" : "false") + ");");
+      cu.replace(at, end + 2 - at, with);
     }
-    std::string ldsm = "asm volatile(\"ldmatrix.sync.aligned.m8n8.x4.trans";
-    for (size_t at = cu.find(ldsm); at != std::string::npos; at = cu.find(ldsm, at)) {
-      size_t end = cu.find(");", at);
-      REQUIRE(end != std::string::npos);
-      cu.replace(at, end + 2 - at, "kiln_emu_ldsm_t(r, p);");
-    }
-    std::string ldsmRows = "asm volatile(\"ldmatrix.sync.aligned.m8n8.x4.shared";
-    for (size_t at = cu.find(ldsmRows); at != std::string::npos;
-         at = cu.find(ldsmRows, at)) {
-      size_t end = cu.find(");", at);
-      REQUIRE(end != std::string::npos);
-      cu.replace(at, end + 2 - at, "kiln_emu_ldsm(r, p);");
-    }
-    // cp.async copies at once (the waits are then no-ops).
-    for (auto [from, to] :
-         {std::pair<std::string, std::string>{
-              "asm volatile(\"cp.async.cg.shared.global",
-              "std::memcpy(dst, valid ? src : kiln_emu_zeros, 16);"},
-          {"asm volatile(\"cp.async.commit_group", ";"},
-          {"asm volatile(\"cp.async.wait_group", ";"}})
-      for (size_t at = cu.find(from); at != std::string::npos;
-           at = cu.find(from, at)) {
-        size_t end = cu.find(");", at);
-        REQUIRE(end != std::string::npos);
-        cu.replace(at, end + 2 - at, to);
-      }
-    std::string cvt = std::string("asm(\"cvt.rn.") + type + "x2.f32";
-    std::string to = std::string("kiln_float_to_") + type + "_bits";
-    for (size_t at = cu.find(cvt); at != std::string::npos; at = cu.find(cvt, at)) {
-      size_t end = cu.find(");", at);
-      REQUIRE(end != std::string::npos);
-      cu.replace(at, end + 2 - at,
-                 "r = (uint32_t)" + to + "(lo) | ((uint32_t)" + to +
-                     "(hi) << 16);");
-    }
+  };
+  const std::string asmV = "asm volatile(\"";
+  replaceAsm(asmV + "ldmatrix.sync.aligned.m8n8.x4.trans",
+             "kiln_emu_ldsm_t(r, p);");
+  replaceAsm(asmV + "ldmatrix.sync.aligned.m8n8.x4.shared",
+             "kiln_emu_ldsm(r, p);");
+  replaceAsm(asmV + "cp.async.cg.shared.global",
+             "std::memcpy(dst, valid ? src : kiln_emu_zeros, 16);");
+  replaceAsm(asmV + "cp.async.commit_group", ";");
+  replaceAsm(asmV + "cp.async.wait_group", ";");
+  for (std::string type : {"bf16", "f16"}) {
+    replaceAsm(asmV + "mma.sync.aligned.m16n8k16.row.col.f32." + type + ".",
+               "kiln_emu_mma(c, a, b0, b1, " +
+                   std::string(type == "bf16" ? "true" : "false") + ");");
+    std::string to = "kiln_float_to_" + type + "_bits";
+    replaceAsm("asm(\"cvt.rn." + type + "x2.f32",
+               "r = (uint32_t)" + to + "(lo) | ((uint32_t)" + to +
+                   "(hi) << 16);");
   }
   std::string source = std::string(kEmulation) + cu + "\n" + thunks;
   static int counter = 0;
