@@ -16,6 +16,12 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
 using namespace mlir;
 
 namespace kiln {
@@ -33,6 +39,57 @@ std::string nodeLabel(const GraphBreakOp &op) {
   if (!op.source.opType.empty())
     s += " (" + op.source.opType + ")";
   return s;
+}
+
+/// The other ops of a break's eager region, each node once (a node that
+/// became several kiln ops is listed once): up to kListedNodes by name,
+/// then, for longer regions, the count of each ONNX op type; lines wrap
+/// at about 100 columns.
+void printEagerCompanions(llvm::raw_ostream &os, const GraphBreakEntry &entry) {
+  constexpr size_t kListedNodes = 8;
+  std::vector<const GraphBreakOp *> nodes;
+  std::set<std::string> seen = {nodeLabel(entry.op)};
+  for (size_t k = 1; k < entry.ops.size(); ++k)
+    if (seen.insert(nodeLabel(entry.ops[k])).second)
+      nodes.push_back(&entry.ops[k]);
+  if (nodes.empty())
+    return;
+  const std::string indent = "       ";
+  size_t column = 0;
+  auto item = [&](const std::string &text, bool first) {
+    if (!first && column + text.size() + 2 > 100) {
+      os << ",\n" << indent << text;
+      column = indent.size() + text.size();
+      return;
+    }
+    os << (first ? " " : ", ") << text;
+    column += text.size() + 2;
+  };
+  if (nodes.size() <= kListedNodes) {
+    os << "     runs eagerly with it:";
+    column = 29;
+    for (size_t k = 0; k < nodes.size(); ++k)
+      item(nodeLabel(*nodes[k]), k == 0);
+    os << "\n";
+    return;
+  }
+  // Many nodes: how many of each op type, most frequent first.
+  std::map<std::string, size_t> counts;
+  for (const GraphBreakOp *n : nodes)
+    ++counts[n->source.opType.empty() ? "(unknown)" : n->source.opType];
+  std::vector<std::pair<std::string, size_t>> sorted(counts.begin(),
+                                                     counts.end());
+  std::stable_sort(sorted.begin(), sorted.end(),
+                   [](const auto &a, const auto &b) { return a.second > b.second; });
+  os << "     runs eagerly with it: " << nodes.size() << " more nodes,";
+  column = 45;
+  for (size_t k = 0; k < sorted.size(); ++k)
+    item(sorted[k].first + (sorted[k].second > 1
+                                ? " x" + std::to_string(sorted[k].second)
+                                : ""),
+         k == 0);
+  os << "\n" << indent << "the first: " << nodeLabel(*nodes.front())
+     << "; the last: " << nodeLabel(*nodes.back()) << "\n";
 }
 
 /// A graph's op counts (constants and the return excluded).
@@ -174,12 +231,8 @@ void printGraphBreakReport(const GraphBreakReport &report,
       os << "\n     reason: " << entry.reason.reason << ": "
          << entry.reason.detail << "\n     hint:   " << entry.reason.hint
          << "\n";
-      if (entry.ops.size() > 1) {
-        os << "     runs eagerly with it:";
-        for (size_t k = 1; k < entry.ops.size(); ++k)
-          os << (k > 1 ? "," : "") << " " << nodeLabel(entry.ops[k]);
-        os << "\n";
-      }
+      if (entry.ops.size() > 1)
+        printEagerCompanions(os, entry);
     }
   }
   if (report.loweringFailed) {

@@ -344,7 +344,9 @@ void CppPrinter::printReduceLoop(const Stmt &loop, const Stmt *nextRow,
   std::string clauses = declareAccumulators(loop.reductions, "", simd);
   if (nextRow)
     clauses += declareAccumulators(nextRow->reductions, "_nx", simd);
-  if (simd) {
+  // A reduce loop without variables (all its dims of extent 1, dropped by
+  // the kernel IR's cleanup) is its body once: no loop for the pragma.
+  if (simd && !loop.vars.empty()) {
     std::string collapse =
         loop.vars.size() > 1
             ? " collapse(" + std::to_string(loop.vars.size()) + ")"

@@ -220,6 +220,17 @@ TEST_CASE("reductions over leading axes, all axes and without keepdims",
     %m = kiln.reduce_mean %x0, %axes {keepdims = 1 : i64, noop_with_empty_axes = 0 : i64} : (tensor<3x7x5xf64>, tensor<1xi64>) -> tensor<3x1x5xf64>
     %d = kiln.sub %x0, %m : (tensor<3x7x5xf64>, tensor<3x1x5xf64>) -> tensor<3x7x5xf64>
     kiln.yield %d : tensor<3x7x5xf64>)"},
+      // Reduced dims of extent 1 only (a ReduceMean over axis 1 of [1, 1]
+      // without keepdims): the reduce loop has no variables left and is
+      // its body once, with no `omp simd` pragma before it.
+      {"k3_unit_axis",
+       "reduction",
+       {"tensor<1x1xf32>"},
+       {"tensor<1xf32>"},
+       R"(
+    %axes = kiln.constant dense<[1]> : tensor<1xi64>
+    %m = kiln.reduce_mean %x0, %axes {keepdims = 0 : i64, noop_with_empty_axes = 0 : i64} : (tensor<1x1xf32>, tensor<1xi64>) -> tensor<1xf32>
+    kiln.yield %m : tensor<1xf32>)"},
   });
 }
 
