@@ -79,8 +79,9 @@ void printEagerCompanions(llvm::raw_ostream &os, const GraphBreakEntry &entry) {
     ++counts[n->source.opType.empty() ? "(unknown)" : n->source.opType];
   std::vector<std::pair<std::string, size_t>> sorted(counts.begin(),
                                                      counts.end());
-  std::stable_sort(sorted.begin(), sorted.end(),
-                   [](const auto &a, const auto &b) { return a.second > b.second; });
+  std::stable_sort(
+      sorted.begin(), sorted.end(),
+      [](const auto &a, const auto &b) { return a.second > b.second; });
   os << "     runs eagerly with it: " << nodes.size() << " more nodes,";
   column = 45;
   for (size_t k = 0; k < sorted.size(); ++k)
@@ -88,7 +89,8 @@ void printEagerCompanions(llvm::raw_ostream &os, const GraphBreakEntry &entry) {
                                 ? " x" + std::to_string(sorted[k].second)
                                 : ""),
          k == 0);
-  os << "\n" << indent << "the first: " << nodeLabel(*nodes.front())
+  os << "\n"
+     << indent << "the first: " << nodeLabel(*nodes.front())
      << "; the last: " << nodeLabel(*nodes.back()) << "\n";
 }
 

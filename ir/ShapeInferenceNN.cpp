@@ -86,8 +86,7 @@ static Type attentionRowType(Type element) {
 
 /// The result types of kiln.attention over q, k and v (operands 0-2):
 /// [B, H, Tq, Dv] and lse [B, H, Tq].
-static LogicalResult inferAttention(const InferContext &ctx,
-                                    Results &results) {
+static LogicalResult inferAttention(const InferContext &ctx, Results &results) {
   FailureOr<RankedTensorType> q = ctx.tensor(0), k = ctx.tensor(1),
                               v = ctx.tensor(2);
   FailureOr<int64_t> causal = ctx.i64Attr("causal");
@@ -137,8 +136,8 @@ static LogicalResult checkAttentionGradOperands(const InferContext &ctx,
   if (!areCompatibleResultTypes(TypeRange{*grad}, TypeRange{output}))
     return ctx.emitError("'grad' must have the attention result's type ",
                          output, ", got ", *grad);
-  for (auto [row, what] : {std::make_pair(*lse, "lse"),
-                           std::make_pair(*delta, "delta")})
+  for (auto [row, what] :
+       {std::make_pair(*lse, "lse"), std::make_pair(*delta, "delta")})
     if (!areCompatibleResultTypes(TypeRange{row}, TypeRange{rows}))
       return ctx.emitError("'", what, "' must be B x H x Tq ", rows, ", got ",
                            row);
@@ -158,9 +157,9 @@ LogicalResult kiln::infer::attentionGrad(const InferContext &ctx,
     return failure();
   SmallVector<Type, 2> forward;
   if (failed(inferAttention(ctx, forward)) ||
-      failed(checkAttentionGradOperands(
-          ctx, 3, cast<RankedTensorType>(forward[0]),
-          cast<RankedTensorType>(forward[1]))))
+      failed(checkAttentionGradOperands(ctx, 3,
+                                        cast<RankedTensorType>(forward[0]),
+                                        cast<RankedTensorType>(forward[1]))))
     return failure();
   for (unsigned i = 0; i < 3; ++i)
     results.push_back(*ctx.tensor(i));
@@ -192,9 +191,9 @@ static LogicalResult inferPackedAttention(const InferContext &ctx,
   results.push_back(RankedTensorType::get(
       {qkv->getDimSize(0), qkv->getDimSize(1), *heads, d},
       qkv->getElementType()));
-  results.push_back(RankedTensorType::get(
-      {qkv->getDimSize(0), *heads, qkv->getDimSize(1)},
-      attentionRowType(qkv->getElementType())));
+  results.push_back(
+      RankedTensorType::get({qkv->getDimSize(0), *heads, qkv->getDimSize(1)},
+                            attentionRowType(qkv->getElementType())));
   return success();
 }
 
@@ -211,9 +210,9 @@ LogicalResult kiln::infer::packedAttentionGrad(const InferContext &ctx,
     return failure();
   SmallVector<Type, 2> forward;
   if (failed(inferPackedAttention(ctx, forward)) ||
-      failed(checkAttentionGradOperands(
-          ctx, 1, cast<RankedTensorType>(forward[0]),
-          cast<RankedTensorType>(forward[1]))))
+      failed(checkAttentionGradOperands(ctx, 1,
+                                        cast<RankedTensorType>(forward[0]),
+                                        cast<RankedTensorType>(forward[1]))))
     return failure();
   results.push_back(*ctx.tensor(0));
   return success();

@@ -330,8 +330,7 @@ void Partitioner::planWithinBudget() {
       llvm::DenseSet<Operation *> seen;
       while (!work.empty()) {
         Operation *def = work.pop_back_val().getDefiningOp();
-        if (!def || !seen.insert(def).second ||
-            backwardOps.contains(def))
+        if (!def || !seen.insert(def).second || backwardOps.contains(def))
           continue;
         if (isRecomputable(def)) {
           llvm::append_range(work, def->getOperands());

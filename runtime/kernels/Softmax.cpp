@@ -166,9 +166,9 @@ DType attentionComputeType(DType dtype) {
 }
 
 /// Each query row's scaled, masked scores of contiguous q [BH, Tq, D] and
-/// k [BH, Tk, D] in compute type C: `rowScores(b, i, s)` fills s[0, Tk)
-/// (-inf where masked). The scores are rounded to C before the scale, as
-/// the written-out matmul and mul do.
+/// k [BH, Tk, D] in compute type C: calling it with (b, i, s) fills
+/// s[0, Tk) with row i of batch b (-inf where masked). The scores are rounded
+/// to C before the scale, as the written-out matmul and mul do.
 template <typename C> struct AttentionScores {
   const C *q, *k;
   int64_t tq, tk, d;
@@ -203,8 +203,8 @@ Tensor attend(const Tensor &q, const Tensor &k, const Tensor &v, double scale,
     using C = decltype(tag);
     const C *vp = vc.data<C>();
     C *op = out.data<C>(), *lp = lse.data<C>();
-    AttentionScores<C> scores{qc.data<C>(), kc.data<C>(), tq, tk, d, scale,
-                              causal};
+    AttentionScores<C> scores{qc.data<C>(), kc.data<C>(), tq, tk, d,
+                              scale,        causal};
     std::vector<double> s(tk);
     for (int64_t b = 0; b < batches; ++b)
       for (int64_t i = 0; i < tq; ++i) {
@@ -283,8 +283,7 @@ std::array<Tensor, 3> attendGrad(const Tensor &q, const Tensor &k,
   else
     run(float());
   auto toTensor = [&](const std::vector<double> &values, const Tensor &like) {
-    Shape shape(like.shape().begin(), like.shape().end());
-    return Tensor::fromVector(values, shape).to(like.dtype());
+    return Tensor::fromVector(values, like.shape()).to(like.dtype());
   };
   return {toTensor(dq, q), toTensor(dk, k), toTensor(dvs, v)};
 }
@@ -314,8 +313,10 @@ Status checkAttentionGradOperands(const char *op, const Tensor &grad,
   KILN_CHECK(grad.shape() == output && grad.dtype() == dtype &&
                  lse.shape() == rows && lse.dtype() == compute &&
                  delta.shape() == rows && delta.dtype() == compute,
-             op, ": grad must match the attention result, lse and delta its "
-             "rows; got ", grad.typeString(), ", ", lse.typeString(), " and ",
+             op,
+             ": grad must match the attention result, lse and delta its "
+             "rows; got ",
+             grad.typeString(), ", ", lse.typeString(), " and ",
              delta.typeString());
   return Status::ok();
 }
@@ -344,10 +345,9 @@ Status attentionGradKernel(KernelContext &ctx) {
       "attention_grad", ctx.input(3), ctx.input(4), ctx.input(5),
       {q.dim(0), q.dim(1), q.dim(2), v.dim(3)}, {q.dim(0), q.dim(1), q.dim(2)},
       q.dtype()));
-  std::array<Tensor, 3> grads =
-      attendGrad(q, k, v, ctx.input(3), ctx.input(4), ctx.input(5),
-                 ctx.attrs.getFloat("scale", 1.0),
-                 ctx.attrs.getInt("causal", 0) != 0);
+  std::array<Tensor, 3> grads = attendGrad(
+      q, k, v, ctx.input(3), ctx.input(4), ctx.input(5),
+      ctx.attrs.getFloat("scale", 1.0), ctx.attrs.getInt("causal", 0) != 0);
   for (int i = 0; i < 3; ++i)
     ctx.outputs[i] = grads[i];
   return Status::ok();
@@ -363,7 +363,8 @@ Status unpackQkv(const KernelContext &ctx, const char *op, int64_t heads,
              op, ": qkv must be B x T x 3*H*D with heads = H; got ",
              qkv.typeString(), " with heads = ", heads);
   b = qkv.dim(0), t = qkv.dim(1), d = qkv.dim(2) / 3 / heads;
-  split = qkv.reshape({b, t, 3, heads, d}).permute({2, 0, 3, 1, 4}).contiguous();
+  split =
+      qkv.reshape({b, t, 3, heads, d}).permute({2, 0, 3, 1, 4}).contiguous();
   return Status::ok();
 }
 

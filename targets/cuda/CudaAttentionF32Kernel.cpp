@@ -52,11 +52,11 @@ CudaKernel emitCudaAttentionF32Kernel(const AttentionGeometry &g,
   k.block[0] = static_cast<unsigned>(threads);
   k.gridStride = false; // a block per query tile
   std::string params =
-      std::string(g.packed
-                      ? "const float *__restrict__ in0, float *__restrict__ out0"
-                      : "const float *__restrict__ in0, const float "
-                        "*__restrict__ in1, const float *__restrict__ in2, "
-                        "float *__restrict__ out0") +
+      std::string(
+          g.packed ? "const float *__restrict__ in0, float *__restrict__ out0"
+                   : "const float *__restrict__ in0, const float "
+                     "*__restrict__ in1, const float *__restrict__ in2, "
+                     "float *__restrict__ out0") +
       ", float *__restrict__ out1";
   std::string head = "extern \"C\" __global__ void __launch_bounds__(" +
                      std::to_string(threads) + ")\n" + k.name + "(" + params +

@@ -56,7 +56,8 @@ namespace {
 /// `q`, `k`, `v`, `dO`, `dq`, `dk`, `dv` point at the block's (batch, head),
 /// rows RS (q, k, v and their gradients) and GS (dO) elements apart;
 /// `lse` and `delta` at its T rows.
-const char *const kGradBody = R"cu(  // Two buffers of each tile: the next one is copied (cp.async) while the
+const char *const kGradBody =
+    R"cu(  // Two buffers of each tile: the next one is copied (cp.async) while the
   // current one is used.
   __shared__ __align__(16) uint16_t as[2][64][LD]; // Q (z = 0) or K (z = 1)
   __shared__ __align__(16) uint16_t bs[2][64][LD]; // dO (z = 0) or V (z = 1)
@@ -307,7 +308,8 @@ std::optional<CudaKernel> emitCudaAttentionGradKernel(Operation *op,
     return std::nullopt;
   bool packed = packedOp != nullptr;
   // [B, H, T, D] from q (plain) or grad ([B, T, H, D], packed).
-  auto gt = dyn_cast<RankedTensorType>(op->getOperand(packed ? 1 : 3).getType());
+  auto gt =
+      dyn_cast<RankedTensorType>(op->getOperand(packed ? 1 : 3).getType());
   if (!gt || !gt.hasStaticShape() || gt.getRank() != 4)
     return std::nullopt;
   for (Value v : op->getOperands())
@@ -325,7 +327,8 @@ std::optional<CudaKernel> emitCudaAttentionGradKernel(Operation *op,
       b * h == 0 || b * h > 65535)
     return std::nullopt;
   bool causal = (packed ? packedOp.getCausal() : plain.getCausal()) != 0;
-  float scale = (packed ? packedOp.getScale() : plain.getScale()).convertToFloat();
+  float scale =
+      (packed ? packedOp.getScale() : plain.getScale()).convertToFloat();
   std::string storage = e.isBF16() ? "kiln_bf16" : "kiln_f16";
   std::string mmaType = e.isBF16() ? "bf16" : "f16";
 
@@ -340,11 +343,14 @@ std::optional<CudaKernel> emitCudaAttentionGradKernel(Operation *op,
   std::string in = "const " + storage + " *__restrict__ ";
   std::string outT = storage + " *__restrict__ ";
   std::string params =
-      packed ? in + "in0, " + in + "in1, const float *__restrict__ in2, "
-                   "const float *__restrict__ in3, " + outT + "out0"
+      packed ? in + "in0, " + in +
+                   "in1, const float *__restrict__ in2, "
+                   "const float *__restrict__ in3, " +
+                   outT + "out0"
              : in + "in0, " + in + "in1, " + in + "in2, " + in + "in3, " +
                    "const float *__restrict__ in4, const float *__restrict__ "
-                   "in5, " + outT + "out0, " + outT + "out1, " + outT + "out2";
+                   "in5, " +
+                   outT + "out0, " + outT + "out1, " + outT + "out2";
   std::string head = "extern \"C\" __global__ void __launch_bounds__(128)\n" +
                      k.name + "(" + params + ")";
   k.declaration = head + ";";
@@ -353,11 +359,12 @@ std::optional<CudaKernel> emitCudaAttentionGradKernel(Operation *op,
   snprintf(scaleText, sizeof(scaleText), "%.9e", scale);
   int64_t c = h * d;
   std::string s;
-  s += "// " + k.name + ": flash attention's backward pass, the gradients of "
-       "softmax(" + std::string(scaleText) + " * Q K^T" +
-       (causal ? " + causal mask" : "") + ") V over [" + std::to_string(b) +
-       ", " + std::to_string(h) + ", " + std::to_string(t) + ", " +
-       std::to_string(d) + "] " + mmaType +
+  s += "// " + k.name +
+       ": flash attention's backward pass, the gradients of "
+       "softmax(" +
+       std::string(scaleText) + " * Q K^T" + (causal ? " + causal mask" : "") +
+       ") V over [" + std::to_string(b) + ", " + std::to_string(h) + ", " +
+       std::to_string(t) + ", " + std::to_string(d) + "] " + mmaType +
        (packed ? ", q, k and v read from (and dq, dk, dv written into) "
                  "[B, T, 3 * H * D], grad [B, T, H, D]"
                : "") +
@@ -370,8 +377,8 @@ std::optional<CudaKernel> emitCudaAttentionGradKernel(Operation *op,
   s += "// launch: grid [" + std::to_string(k.grid[0]) + ", " +
        std::to_string(k.grid[1]) + ", 2], block [128, 1, 1]\n";
   s += head + " {\n";
-  s += "  constexpr int T = " + std::to_string(t) + ", D = " +
-       std::to_string(d) + ", LD = D + 8;\n";
+  s += "  constexpr int T = " + std::to_string(t) +
+       ", D = " + std::to_string(d) + ", LD = D + 8;\n";
   s += "  constexpr int RS = " + std::to_string(packed ? 3 * c : d) +
        ", GS = " + std::to_string(packed ? c : d) + ";\n";
   s += "  constexpr bool kCausal = " + std::string(causal ? "true" : "false") +

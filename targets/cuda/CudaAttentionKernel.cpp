@@ -49,7 +49,7 @@ using namespace mlir;
 namespace kiln {
 
 void replaceAllText(std::string &text, const std::string &from,
-                const std::string &to) {
+                    const std::string &to) {
   for (size_t at = text.find(from); at != std::string::npos;
        at = text.find(from, at + to.size()))
     text.replace(at, from.size(), to);
@@ -60,8 +60,8 @@ std::string attentionMmaHelpers(std::string &body, const std::string &kernel,
   std::string helpers =
       "// " + kernel + "'s helpers: one m16n8k16 MMA (" + mmaType +
       " inputs, f32 accumulators), B fragments of two k steps or two column "
-      "tiles by ldmatrix (.trans), and two floats rounded into a " + mmaType +
-      "x2 register (the first in the low half).\n";
+      "tiles by ldmatrix (.trans), and two floats rounded into a " +
+      mmaType + "x2 register (the first in the low half).\n";
   // Each kernel gets its own helper names so several attention kernels
   // can share kernels.cu.
   std::string mma = kernel + "_mma", pack = kernel + "_pack2";
@@ -105,12 +105,13 @@ std::string attentionMmaHelpers(std::string &body, const std::string &kernel,
   // last group committed.
   std::string cp = kernel + "_cp16", commit = kernel + "_cp_commit",
               waitPrevious = kernel + "_cp_wait_previous";
-  helpers += "__device__ __forceinline__ void " + cp +
-             "(void *dst, const void *src, bool valid) {\n"
-             "  asm volatile(\"cp.async.cg.shared.global [%0], [%1], 16, "
-             "%2;\"\n"
-             "               :: \"r\"((uint32_t)__cvta_generic_to_shared(dst)), "
-             "\"l\"(src), \"r\"(valid ? 16 : 0));\n}\n";
+  helpers +=
+      "__device__ __forceinline__ void " + cp +
+      "(void *dst, const void *src, bool valid) {\n"
+      "  asm volatile(\"cp.async.cg.shared.global [%0], [%1], 16, "
+      "%2;\"\n"
+      "               :: \"r\"((uint32_t)__cvta_generic_to_shared(dst)), "
+      "\"l\"(src), \"r\"(valid ? 16 : 0));\n}\n";
   helpers += "__device__ __forceinline__ void " + commit +
              "() {\n  asm volatile(\"cp.async.commit_group;\" ::);\n}\n";
   helpers += "__device__ __forceinline__ void " + waitPrevious +
@@ -235,7 +236,8 @@ std::optional<CudaKernel> emitCudaAttentionKernel(Operation *op,
   s += "  // log2(e) * scale: the softmax runs on exp2.\n";
   s += "  const float kScaleLog2 = " + std::string(scaleText) +
        "f * 1.4426950408889634f;\n";
-  s += R"cu(  // Two buffers of K and V where they fit the 48 KiB of static shared
+  s +=
+      R"cu(  // Two buffers of K and V where they fit the 48 KiB of static shared
   // memory (D up to 64): the next key tile's cp.async copies overlap this
   // tile's products.
   constexpr int NS = D <= 64 ? 2 : 1;

@@ -317,8 +317,8 @@ Value packedSource(Value operand, int64_t part,
     RankedTensorType xt = rankedType(split.getX()), pt = rankedType(part3);
     if (isInsideFusion(split) || split.getNumResults() != 3 ||
         static_cast<int64_t>(cast<OpResult>(part3).getResultNumber()) != part ||
-        !xt || !pt ||
-        xt.getRank() != 3 || (split.getAxis() != 2 && split.getAxis() != -1))
+        !xt || !pt || xt.getRank() != 3 ||
+        (split.getAxis() != 2 && split.getAxis() != -1))
       return nullptr;
     for (Value out : split.getResults())
       if (out.getType() != pt)

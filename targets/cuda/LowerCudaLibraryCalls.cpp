@@ -28,8 +28,8 @@
 //  - An op the CUDA printer prints a kernel for (CudaOpKernels.cpp's table:
 //    max_pool, concat, attention, packed_attention and their gradients,
 //    gather, resize, conv_transpose, depthwise convolutions,
-//    gru_recurrence, lstm_recurrence) is tagged with the name of its generated kernel
-//    (kiln.kernel), `<letter><N>_<stem>`.
+//    gru_recurrence, lstm_recurrence) is tagged with the name of its generated
+//    kernel (kiln.kernel), `<letter><N>_<stem>`.
 //  - A reshape, flatten, squeeze or unsqueeze outside a fusion (a graph
 //    output included) is an alias of its operand (kiln.alias): no step, no
 //    copy (the memory planner places an output view's operand in the

@@ -117,7 +117,8 @@ int runTrainingPackage(const TrainRun &run) {
   // graph and the wait for the loss).
   if (deviceMs.size() == ms.size() && !deviceMs.empty())
     std::snprintf(peak + std::strlen(peak), sizeof(peak) - std::strlen(peak),
-                  ", \"device_median_ms\": %.4f", deviceMs[deviceMs.size() / 2]);
+                  ", \"device_median_ms\": %.4f",
+                  deviceMs[deviceMs.size() / 2]);
   std::printf("{\"package\": \"%s\", \"device\": \"%s\", \"train_steps\": %d, "
               "\"median_ms\": %.4f, \"min_ms\": %.4f, \"max_ms\": %.4f%s}\n",
               run.dir.c_str(), where.c_str(), run.iterations, ms[ms.size() / 2],

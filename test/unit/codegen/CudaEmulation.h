@@ -6,10 +6,10 @@
 // a block barrier, __syncwarp as a warp barrier, __shfl_xor_sync through a
 // per-warp barrier and exchange slots, the flash-attention kernels'
 // mma.sync m16n8k16 and ldmatrix (.trans too) through the same kind of
-// slots,
-// __trap as abort) and the build of a kernels.cu (its f16/bf16 conversions and float
-// max/min, which are PTX, replaced by the host prelude's code) with the
-// test's launch thunks into a shared library loaded with dlopen.
+// slots, cp.async as a copy at once, __trap as abort) and the build of a
+// kernels.cu (its f16/bf16 conversions and float max/min, which are PTX,
+// replaced by the host prelude's code) with the test's launch thunks into a
+// shared library loaded with dlopen.
 //
 //===----------------------------------------------------------------------===//
 
@@ -270,9 +270,9 @@ inline void *buildEmulation(const std::vector<CudaKernel> &kernels,
                "kiln_emu_mma(c, a, b0, b1, " +
                    std::string(type == "bf16" ? "true" : "false") + ");");
     std::string to = "kiln_float_to_" + type + "_bits";
-    replaceAsm("asm(\"cvt.rn." + type + "x2.f32",
-               "r = (uint32_t)" + to + "(lo) | ((uint32_t)" + to +
-                   "(hi) << 16);");
+    replaceAsm("asm(\"cvt.rn." + type + "x2.f32", "r = (uint32_t)" + to +
+                                                      "(lo) | ((uint32_t)" +
+                                                      to + "(hi) << 16);");
   }
   std::string source = std::string(kEmulation) + cu + "\n" + thunks;
   static int counter = 0;

@@ -269,7 +269,8 @@ TEST_CASE("gradient rules of linear algebra and normalization match finite "
             "  %y = kiln.matmul %a, %b : (tensor<2x3xf64>, tensor<3x4xf64>) "
             "-> tensor<2x4xf64>",
             "tensor<2x4xf64>"},
-           {"matmul batch x weight", "%a: tensor<2x2x3xf64>, %b: tensor<3x4xf64>",
+           {"matmul batch x weight",
+            "%a: tensor<2x2x3xf64>, %b: tensor<3x4xf64>",
             "  %y = kiln.matmul %a, %b : (tensor<2x2x3xf64>, tensor<3x4xf64>) "
             "-> tensor<2x2x4xf64>",
             "tensor<2x2x4xf64>"},
@@ -307,7 +308,8 @@ TEST_CASE("gradient rules of linear algebra and normalization match finite "
             "tensor<2x1x4x2xf64>) -> (tensor<2x1x4x2xf64>, tensor<2x1x4xf64>)",
             "tensor<2x1x4x2xf64>"},
            {"packed_attention (causal)", "%qkv: tensor<1x3x12xf64>",
-            "  %y, %lse = kiln.packed_attention %qkv {causal = 1 : i64, heads = "
+            "  %y, %lse = kiln.packed_attention %qkv {causal = 1 : i64, heads "
+            "= "
             "2 : i64, scale = 0.5 : f32} : (tensor<1x3x12xf64>) -> "
             "(tensor<1x3x2x2xf64>, tensor<1x2x3xf64>)",
             "tensor<1x3x2x2xf64>"},
@@ -315,7 +317,8 @@ TEST_CASE("gradient rules of linear algebra and normalization match finite "
             "  %y = kiln.log_softmax %x {axis = 0 : i64} : (tensor<2x4xf64>) "
             "-> tensor<2x4xf64>",
             "tensor<2x4xf64>"},
-           {"layer_norm", "%x: tensor<2x5xf64>, %s: tensor<5xf64>, %b: tensor<5xf64>",
+           {"layer_norm",
+            "%x: tensor<2x5xf64>, %s: tensor<5xf64>, %b: tensor<5xf64>",
             "  %y, %m, %i = kiln.layer_norm %x, %s, %b {axis = 1 : i64, "
             "epsilon = 1.0e-05 : f32} : (tensor<2x5xf64>, tensor<5xf64>, "
             "tensor<5xf64>) -> (tensor<2x5xf64>, tensor<2x1xf64>, "
@@ -360,8 +363,7 @@ TEST_CASE("gradient rules of linear algebra and normalization match finite "
             "array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : "
             "(tensor<2x4x3x3xf64>, tensor<4x1x2x2xf64>) -> tensor<2x2x4x4xf64>",
             "tensor<2x2x4x4xf64>"},
-           {"avg_pool 3x3, stride 2, pads",
-            "%x: tensor<1x2x5x5xf64>",
+           {"avg_pool 3x3, stride 2, pads", "%x: tensor<1x2x5x5xf64>",
             "  %y = kiln.avg_pool %x {ceil_mode = 0 : i64, count_include_pad "
             "= 1 : i64, dilations = array<i64: 1, 1>, kernel_shape = "
             "array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>, strides = "
