@@ -29,6 +29,7 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -229,6 +230,88 @@ private:
   std::string dir;
   void *handle = nullptr;
 };
+
+/// "tensor<2x1x3xf32>" of `shape` (rank 0: "tensor<f32>").
+inline std::string f32TensorType(const std::vector<int64_t> &shape) {
+  std::string s = "tensor<";
+  for (int64_t d : shape)
+    s += std::to_string(d) + "x";
+  return s + "f32>";
+}
+
+/// The degenerate-shape family, run through both printers (CppKernelTest,
+/// CudaEmulationTest) against the reference: pointwise chains, reduce_sum
+/// over the last, the first and all axes (keepdims or not; a sum over an
+/// empty axis is 0) and softmax rows, over shapes with dims of size 1 and 0
+/// and rank 0 (issue 19: a ReduceMean of [1, 1] over axis 1 did not
+/// compile). CaseT is each test's case struct: name, kind, input and output
+/// types, body, input range.
+template <typename CaseT> std::vector<CaseT> degenerateShapeCases() {
+  const std::vector<std::vector<int64_t>> shapes = {
+      {}, {1}, {1, 1}, {1, 5}, {5, 1}, {2, 1, 3}, {0, 3}, {3, 0}, {1, 0, 2}};
+  const std::string keepAttrs =
+      "{keepdims = 1 : i64, noop_with_empty_axes = 0 : i64}";
+  std::vector<CaseT> cases;
+  int n = 0;
+  auto name = [&](const std::string &what) {
+    return "k" + std::to_string(n++) + "_" + what;
+  };
+  auto reduce = [&](const std::vector<int64_t> &shape,
+                    const std::vector<int64_t> &axes, bool keep) {
+    std::vector<int64_t> out;
+    std::string list, sep;
+    for (size_t d = 0; d < shape.size(); ++d) {
+      bool reduced = axes.empty() || std::find(axes.begin(), axes.end(),
+                                               int64_t(d)) != axes.end();
+      if (!reduced)
+        out.push_back(shape[d]);
+      else if (keep)
+        out.push_back(1);
+    }
+    for (int64_t a : axes)
+      list += sep + std::to_string(a), sep = ", ";
+    std::string at = "tensor<" + std::to_string(axes.size()) + "xi64>";
+    std::string in = f32TensorType(shape), res = f32TensorType(out);
+    cases.push_back(CaseT{
+        name("sum"), "reduction", {in}, {res},
+        "    %axes = kiln.constant dense<[" + list + "]> : " + at +
+            "\n    %s = kiln.reduce_sum %x0, %axes {keepdims = " +
+            std::to_string(keep ? 1 : 0) +
+            " : i64, noop_with_empty_axes = 0 : i64} : (" + in + ", " + at +
+            ") -> " + res + "\n    kiln.yield %s : " + res});
+  };
+  for (const std::vector<int64_t> &s : shapes) {
+    std::string t = f32TensorType(s);
+    cases.push_back(CaseT{name("exp_mul"), "pointwise", {t}, {t},
+                          "    %a = kiln.exp %x0 : (" + t + ") -> " + t +
+                              "\n    %y = kiln.mul %a, %x0 : (" + t + ", " +
+                              t + ") -> " + t + "\n    kiln.yield %y : " + t,
+                          -1.0f, 1.0f});
+    reduce(s, {}, false);
+    if (s.empty())
+      continue;
+    int64_t last = static_cast<int64_t>(s.size()) - 1;
+    reduce(s, {last}, false);
+    reduce(s, {0}, true);
+    if (std::find(s.begin(), s.end(), 0) != s.end())
+      continue;
+    // Softmax over the last axis, decomposed.
+    std::vector<int64_t> kept = s;
+    kept.back() = 1;
+    std::string r = f32TensorType(kept);
+    cases.push_back(CaseT{
+        name("softmax"), "reduction", {t}, {t},
+        "    %axes = kiln.constant dense<[" + std::to_string(last) +
+            "]> : tensor<1xi64>\n    %m = kiln.reduce_max %x0, %axes " +
+            keepAttrs + " : (" + t + ", tensor<1xi64>) -> " + r +
+            "\n    %d = kiln.sub %x0, %m : (" + t + ", " + r + ") -> " + t +
+            "\n    %e = kiln.exp %d : (" + t + ") -> " + t +
+            "\n    %z = kiln.reduce_sum %e, %axes " + keepAttrs + " : (" + t +
+            ", tensor<1xi64>) -> " + r + "\n    %p = kiln.div %e, %z : (" +
+            t + ", " + r + ") -> " + t + "\n    kiln.yield %p : " + t});
+  }
+  return cases;
+}
 
 } // namespace test
 } // namespace kiln

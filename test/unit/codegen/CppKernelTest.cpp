@@ -443,3 +443,9 @@ TEST_CASE("generated softmax vs the reference softmax on [4096, 4096]",
   WARN("softmax [4096, 4096] f32: generated " << gen << " ms, reference "
                                               << refMs << " ms (best of 5)");
 }
+
+TEST_CASE("degenerate shapes: size-1 and size-0 dims and rank 0 in every "
+          "kernel kind",
+          "[codegen]") {
+  checkCases(degenerateShapeCases<Case>());
+}

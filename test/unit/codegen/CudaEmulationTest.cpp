@@ -296,3 +296,8 @@ TEST_CASE("emulated CUDA kernels match the reference: row reductions in "
                  "tensor<2x1xbf16>"),
   });
 }
+
+TEST_CASE("emulated CUDA kernels match the reference: degenerate shapes",
+          "[codegen][cuda][emulation]") {
+  checkCases(degenerateShapeCases<CudaCase>());
+}
