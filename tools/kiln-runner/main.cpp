@@ -41,6 +41,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -182,6 +183,14 @@ int main(int argc, char **argv) {
                 (long long)stats.branches, (long long)stats.loopIterations,
                 (long long)stats.copiedBytes, stats.graphSeconds * 1e3,
                 stats.eagerSeconds * 1e3);
+  if (!outputDir.empty()) {
+    // The folder is made when missing (as `kiln run -o` does).
+    std::error_code ec;
+    std::filesystem::create_directories(outputDir, ec);
+    if (ec)
+      return fail("--output-dir " + outputDir + ": cannot create it: " +
+                  ec.message());
+  }
   if (!outputDir.empty())
     for (const auto &[name, t] : *outputs) {
       std::string file = name;

@@ -171,7 +171,13 @@ int runDumpCommand(const DumpOptions &options) {
     bool fused = options.stage == "fused" || options.stage == "lowered";
     // Graph breaks first: the passes run on the compiled graphs. A model
     // with dynamic input sizes (no --dim) is shown as one graph with
-    // dynamic shapes, as the passes see it.
+    // dynamic shapes, as the passes see it, and a warning says so.
+    if (!hasStaticInputs(**module))
+      llvm::errs() << "kiln: warning: '" << options.model
+                   << "' has dynamic input dimensions: the graph passes see "
+                      "them as dynamic (`kiln compile` runs the ops that "
+                      "depend on them eagerly, `kiln explain` lists them); "
+                      "give --dim NAME=SIZE to see the compiled graphs\n";
     if (hasStaticInputs(**module) &&
         mlir::failed(planGraphBreaks(**module, options.target)))
       return diagnostics.errors()
