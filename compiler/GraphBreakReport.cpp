@@ -226,8 +226,8 @@ void printGraphBreakReport(const GraphBreakReport &report,
       os << "  " << i + 1 << ". node " << nodeLabel(entry.op) << " -> "
          << entry.op.kilnOp;
       if (!entry.op.source.file.empty())
-        os << ", " << entry.op.source.file << " node #"
-           << entry.op.source.line - 1;
+        // 1-based, as the locations of dumps and diagnostics count.
+        os << ", " << entry.op.source.file << " node #" << entry.op.source.line;
       if (entry.where != "main")
         os << ", in the " << entry.where;
       os << "\n     reason: " << entry.reason.reason << ": "
@@ -254,7 +254,7 @@ void printGraphBreakReport(const GraphBreakReport &report,
       os << "  " << i + 1 << ". node " << nodeLabel(step) << " -> "
          << step.kilnOp;
       if (!step.source.file.empty())
-        os << ", " << step.source.file << " node #" << step.source.line - 1;
+        os << ", " << step.source.file << " node #" << step.source.line;
       os << "\n";
     }
   }
