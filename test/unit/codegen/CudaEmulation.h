@@ -128,34 +128,24 @@ template <class F> static void kiln_emu_launch(unsigned grid, unsigned block, F 
           th.join();
       }
 }
-// ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16: each lane publishes its
-// row address; register m of lane l is rows 2 (l & 3) and 2 (l & 3) + 1 of
-// matrix m (lanes 8m..8m+7's rows), column l >> 2.
+// ldmatrix.sync.aligned.m8n8.x4[.trans].shared.b16: each lane publishes
+// its row address (lanes 8m..8m+7 the rows of matrix m). Not transposed,
+// register m of lane l is row l >> 2 of matrix m, columns 2 (l & 3) and
+// 2 (l & 3) + 1; transposed, rows 2 (l & 3) and 2 (l & 3) + 1, column l >> 2.
 static const void *kiln_emu_row_slots[1024];
-static inline void kiln_emu_ldsm_t(unsigned (&r)[4], const void *p) {
+static inline void kiln_emu_ldsm(unsigned (&r)[4], const void *p,
+                                 bool transposed) {
   const unsigned t = threadIdx.x, w = t >> 5, lane = t & 31;
   kiln_emu_row_slots[t] = p;
   kiln_emu_warp[w].wait();
   const unsigned g = lane >> 2, c2 = 2 * (lane & 3);
-  for (unsigned m = 0; m < 4; ++m) {
-    const unsigned short *r0 = (const unsigned short *)kiln_emu_row_slots[(w << 5) + m * 8 + c2];
-    const unsigned short *r1 = (const unsigned short *)kiln_emu_row_slots[(w << 5) + m * 8 + c2 + 1];
-    r[m] = (unsigned)r0[g] | ((unsigned)r1[g] << 16);
-  }
-  kiln_emu_warp[w].wait(); // every lane has read the addresses
-}
-// ldmatrix.sync.aligned.m8n8.x4.shared.b16 (not transposed): register m of
-// lane l is row l >> 2 of matrix m (lane 8m + (l >> 2)'s row), columns
-// 2 (l & 3) and 2 (l & 3) + 1.
-static inline void kiln_emu_ldsm(unsigned (&r)[4], const void *p) {
-  const unsigned t = threadIdx.x, w = t >> 5, lane = t & 31;
-  kiln_emu_row_slots[t] = p;
-  kiln_emu_warp[w].wait();
-  const unsigned g = lane >> 2, c2 = 2 * (lane & 3);
-  for (unsigned m = 0; m < 4; ++m) {
-    const unsigned short *row = (const unsigned short *)kiln_emu_row_slots[(w << 5) + m * 8 + g];
-    r[m] = (unsigned)row[c2] | ((unsigned)row[c2 + 1] << 16);
-  }
+  auto row = [&](unsigned m, unsigned i) {
+    return (const unsigned short *)kiln_emu_row_slots[(w << 5) + m * 8 + i];
+  };
+  for (unsigned m = 0; m < 4; ++m)
+    r[m] = transposed
+               ? (unsigned)row(m, c2)[g] | ((unsigned)row(m, c2 + 1)[g] << 16)
+               : (unsigned)row(m, g)[c2] | ((unsigned)row(m, g)[c2 + 1] << 16);
   kiln_emu_warp[w].wait(); // every lane has read the addresses
 }
 // What a cp.async with no valid source writes.
@@ -258,9 +248,9 @@ inline void *buildEmulation(const std::vector<CudaKernel> &kernels,
   };
   const std::string asmV = "asm volatile(\"";
   replaceAsm(asmV + "ldmatrix.sync.aligned.m8n8.x4.trans",
-             "kiln_emu_ldsm_t(r, p);");
+             "kiln_emu_ldsm(r, p, true);");
   replaceAsm(asmV + "ldmatrix.sync.aligned.m8n8.x4.shared",
-             "kiln_emu_ldsm(r, p);");
+             "kiln_emu_ldsm(r, p, false);");
   replaceAsm(asmV + "cp.async.cg.shared.global",
              "std::memcpy(dst, valid ? src : kiln_emu_zeros, 16);");
   replaceAsm(asmV + "cp.async.commit_group", ";");
