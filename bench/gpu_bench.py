@@ -35,7 +35,8 @@ MEMORY_BOUND = {"ln_gelu", "softmax"}
 # networks, a vision transformer, a recurrent tagger, a U-Net.
 USER_MODELS = ["mobilenet_v2", "efficientnet_b0", "vit_small", "gru_tagger", "unet_small"]
 MODELS = ["softmax", "ln_gelu", "mlp", "gpt2_block", "resnet50", "gpt2_block_b1", "resnet50_b1"] + USER_MODELS
-# Packages NAME-bf16 (pack.sh) exist for these (gru_tagger: float32 only).
+# Packages NAME-bf16 (pack.sh: kiln compile --precision bf16 --io-precision
+# low of the f32 graph) exist for these (gru_tagger: float32 only).
 BF16_MODELS = {"softmax", "ln_gelu", "mlp", "gpt2_block", "resnet50", "gpt2_block_b1", "resnet50_b1",
                "mobilenet_v2", "efficientnet_b0", "vit_small", "unet_small"}
 # Batch-1 latency models and the user models: also compared with
@@ -53,7 +54,6 @@ VARIANTS = [
     ("-written-attention", "attention written out (KILN_CUDA_FLASH_ATTENTION=0)"),
     ("-cudnn-depthwise", "depthwise convolutions by cuDNN (KILN_CUDA_DEPTHWISE_KERNEL=0)"),
     ("-unfused-depthwise", "activations apart from the depthwise kernel (KILN_CUDA_DEPTHWISE_FUSION=0)"),
-    ("-autocast", "kiln compile --precision bf16 --io-precision low of the f32 graph"),
     ("-attention32", "f32 attention in 32-query blocks (KILN_CUDA_F32_ATTENTION_QUERIES=32)"),
 ]
 

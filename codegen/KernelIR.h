@@ -287,10 +287,12 @@ std::string inPlaceComment(const Kernel &kernel);
 /// (KernelIRSimplify.cpp). lowerToKernelIR applies it.
 void hoistInvariantDivisors(Kernel &kernel);
 
-/// Rewrites `x / c`, `x` f16 or bf16 and `c` an immediate, into `x * (1 /
-/// c)` when an exhaustive check over the 65536 values of `x` shows the same
-/// rounded result (KernelIRSimplify.cpp). lowerToKernelIR applies it.
-void multiplyByExactReciprocals(Kernel &kernel);
+/// Rewrites `x / c`, `c` an immediate, into `x * (1 / c)`: for f16 or bf16
+/// `x` when an exhaustive check over its 65536 values shows the same rounded
+/// result; for f32 or f64 `x` with 1/c rounded to the type, when the
+/// quotient reaches no rounding-sensitive op (KernelIRSimplify.cpp).
+/// lowerToKernelIR applies it.
+void multiplyByReciprocals(Kernel &kernel);
 
 /// Rewrites f32/f64 `pow(x, 2)` and `pow(x, 3)`, the exponent an immediate,
 /// into products (KernelIRSimplify.cpp). lowerToKernelIR applies it.

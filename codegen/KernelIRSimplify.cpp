@@ -13,12 +13,18 @@
 // integer, comparisons, casts to integers (DynamicQuantizeLinear's
 // round(x / scale) flipped a tie when it was multiplied).
 //
-// multiplyByExactReciprocals turns `x / c`, for an f16 or bf16 `x` and an
-// immediate `c`, into `x * (1 / c)` when that gives the same f16/bf16 result
-// for every one of the 65536 possible `x` (checked here, exhaustively, at
-// compile time). GELU's `x / sqrt(2)` in bf16 is such a division: dividing
-// costs an IEEE division subroutine per element on the GPU, which kept a
-// bf16 LayerNorm+GELU compute-bound.
+// multiplyByReciprocals turns `x / c`, for an immediate `c`, into
+// `x * (1 / c)`. For an f16 or bf16 `x`, only when that gives the same
+// f16/bf16 result for every one of the 65536 possible `x` (checked here,
+// exhaustively, at compile time). For an f32 or f64 `x`, with 1/c rounded
+// once to the type (a normal number), as Inductor and XLA's algebraic
+// simplifier do: the product is within one rounding of the quotient (exact
+// when c is a power of two), under the same condition as the hoisted
+// divisors (the quotient reaches no rounding-sensitive op). GELU's
+// `x / sqrt(2)` is such a division: dividing costs an IEEE division
+// subroutine per element on the GPU, which kept LayerNorm+GELU
+// compute-bound (bf16, and f32 GELU after an f32 LayerNorm in
+// mixed precision).
 //
 // expandSmallPowers turns `pow(x, 2)` and `pow(x, 3)` (f32, f64; an
 // immediate exponent) into `x * x` and `x * x * x`: tanh-GELU's `x^3` and its
@@ -91,10 +97,11 @@ void collectUsers(const Kernel &k, const Body &body,
   }
 }
 
-class DivisorHoisting {
+/// Where a kernel's temps flow: whether a quotient reaches an op that turns
+/// its last bit into a different value.
+class RoundingReach {
 public:
-  explicit DivisorHoisting(Kernel &k) : k(k) { collectUsers(k, k.body, users); }
-  void run(Body &body);
+  explicit RoundingReach(const Kernel &k) { collectUsers(k, k.body, users); }
 
   /// True when `temp` flows (through computations) into a rounding-sensitive
   /// op.
@@ -118,13 +125,22 @@ public:
     return false;
   }
 
-  /// Immediates of the whole kernel: dividing by one stays a division (the
-  /// compiler folds it exactly where it can).
+private:
+  std::map<int, std::vector<Use>> users;
+};
+
+class DivisorHoisting {
+public:
+  explicit DivisorHoisting(Kernel &k) : k(k), reach(k) {}
+  void run(Body &body);
+
+  /// Immediates of the whole kernel: a division by one is left to
+  /// multiplyByReciprocals.
   std::set<int> constants;
 
 private:
   Kernel &k;
-  std::map<int, std::vector<Use>> users;
+  RoundingReach reach;
   int newTemp(ScalarType t) {
     k.temps.push_back(t);
     return (int)k.temps.size() - 1;
@@ -149,7 +165,7 @@ void DivisorHoisting::run(Body &body) {
       int divisor = s.args[1];
       if ((t != ScalarType::F32 && t != ScalarType::F64) ||
           k.temps[divisor] != t || inside.count(divisor) ||
-          constants.count(divisor) || reachesRounding(s.result))
+          constants.count(divisor) || reach.reachesRounding(s.result))
         continue;
       auto [it, isNew] = reciprocals.try_emplace(divisor, -1);
       if (isNew) {
@@ -236,22 +252,58 @@ bool reciprocalIsExact(float c, float r, bool half) {
   return true;
 }
 
-/// Applies multiplyByExactReciprocals to `body`; `values` maps immediate
-/// temps to their values.
-void rewriteExactDivisions(Kernel &k, Body &body,
-                           const std::map<int, double> &values,
-                           std::map<std::pair<int, int>, int> &reciprocals,
-                           Body &prologue) {
+/// The reciprocal of `c` rounded to `t` (f32 or f64), when it is a normal
+/// number: x * r is then within one rounding of x / c.
+std::optional<double> normalReciprocal(double c, ScalarType t) {
+  if (!std::isfinite(c) || c == 0)
+    return std::nullopt;
+  if (t == ScalarType::F32) {
+    float r = 1.0f / (float)c;
+    if (!std::isnormal(r) || (float)c != c)
+      return std::nullopt;
+    return r;
+  }
+  double r = 1.0 / c;
+  return std::isnormal(r) ? std::optional<double>(r) : std::nullopt;
+}
+
+/// Applies multiplyByReciprocals to `body`; `values` maps immediate temps
+/// to their values.
+void rewriteConstantDivisions(Kernel &k, Body &body,
+                              const std::map<int, double> &values,
+                              const RoundingReach &reach,
+                              std::map<std::pair<int, int>, int> &reciprocals,
+                              Body &prologue) {
   for (Stmt &s : body) {
-    rewriteExactDivisions(k, s.body, values, reciprocals, prologue);
+    rewriteConstantDivisions(k, s.body, values, reach, reciprocals, prologue);
     if (s.kind != Stmt::Kind::Compute || !isOp<DivOp>(*s.op) ||
         s.args.size() != 2)
       continue;
     ScalarType t = k.temps[s.result];
     auto divisor = values.find(s.args[1]);
-    if ((t != ScalarType::F16 && t != ScalarType::BF16) ||
-        k.temps[s.args[0]] != t || k.temps[s.args[1]] != t ||
+    if (k.temps[s.args[0]] != t || k.temps[s.args[1]] != t ||
         divisor == values.end())
+      continue;
+    if (t == ScalarType::F32 || t == ScalarType::F64) {
+      std::optional<double> r = normalReciprocal(divisor->second, t);
+      if (!r || divisor->second == 1.0 || reach.reachesRounding(s.result))
+        continue;
+      auto key = std::make_pair(s.args[1], (int)t);
+      auto it = reciprocals.find(key);
+      if (it == reciprocals.end()) {
+        Stmt rc;
+        rc.kind = Stmt::Kind::Const;
+        rc.result = (int)k.temps.size();
+        rc.floatValue = *r;
+        k.temps.push_back(t);
+        it = reciprocals.emplace(key, rc.result).first;
+        prologue.push_back(std::move(rc));
+      }
+      s.op = scalarOpOf<MulOp>(s.op->getContext());
+      s.args[1] = it->second;
+      continue;
+    }
+    if (t != ScalarType::F16 && t != ScalarType::BF16)
       continue;
     float c = (float)divisor->second;
     if (!std::isfinite(c) || c == 0.0f)
@@ -290,12 +342,14 @@ void collectImmediates(const Body &body, std::map<int, double> &values) {
 
 } // namespace
 
-void multiplyByExactReciprocals(Kernel &kernel) {
+void multiplyByReciprocals(Kernel &kernel) {
   std::map<int, double> values;
   collectImmediates(kernel.body, values);
   std::map<std::pair<int, int>, int> reciprocals;
   Body prologue;
-  rewriteExactDivisions(kernel, kernel.body, values, reciprocals, prologue);
+  RoundingReach reach(kernel);
+  rewriteConstantDivisions(kernel, kernel.body, values, reach, reciprocals,
+                           prologue);
   kernel.body.insert(kernel.body.begin(),
                      std::make_move_iterator(prologue.begin()),
                      std::make_move_iterator(prologue.end()));

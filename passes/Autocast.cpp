@@ -13,7 +13,11 @@
 //   f32     the reduction family, softmax / log_softmax, the norms (layer,
 //           batch, instance, group, RMS, LRN, Lp), exp, log, pow, the
 //           recurrences (LSTM, GRU, RNN), cumulative sums and products, the
-//           losses;
+//           losses; except pow by a constant integer exponent 2, 3 or 4,
+//           which is a product (x*x*x) and follows, as mul does (PyTorch's
+//           tanh GELU is one op in the input's precision; exported to ONNX it
+//           is pow(x, 3) and elementwise ops, which must not force the GELU
+//           after a bf16 GEMM into f32 and out of the GEMM's epilogue);
 //   follow  everything else (elementwise ops, views, data movement): in the
 //           low precision when every float operand is low or weak, else f32.
 //
@@ -67,7 +71,17 @@ std::optional<PrecisionClass> parsePrecisionClass(StringRef name) {
       .Default(std::nullopt);
 }
 
+/// pow(x, n) for a constant integer n in [2, 4]: a short product.
+static bool isSmallIntegerPower(Operation *op) {
+  if (op->getName().getStringRef() != "kiln.pow" || op->getNumOperands() != 2)
+    return false;
+  std::optional<double> n = passes::getSplatValue(op->getOperand(1));
+  return n && (*n == 2 || *n == 3 || *n == 4);
+}
+
 PrecisionClass precisionClassOf(Operation *op) {
+  if (isSmallIntegerPower(op))
+    return PrecisionClass::Follow;
   if (op->hasTrait<OpTrait::Library>())
     return PrecisionClass::Low;
   if (op->hasTrait<OpTrait::Reduction>())
@@ -158,8 +172,10 @@ private:
     auto it = mapping.find(v);
     return it == mapping.end() ? v : it->second;
   }
-  /// The operands `op` computes with under the policy.
-  SmallVector<Value> castOperands(Operation *op);
+  /// The operands `op` computes with under the policy. Without `castWeak`,
+  /// weak operands (constants, weights) keep their own type: for ops that
+  /// take parameters only in f32 (Resize's scales and roi).
+  SmallVector<Value> castOperands(Operation *op, bool castWeak = true);
 
   func::FuncOp func;
   Type low;
@@ -173,7 +189,7 @@ private:
   DenseMap<std::pair<Value, Type>, Value> casts;
 };
 
-SmallVector<Value> Autocaster::castOperands(Operation *op) {
+SmallVector<Value> Autocaster::castOperands(Operation *op, bool castWeak) {
   SmallVector<Value> operands;
   for (Value v : op->getOperands())
     operands.push_back(current(v));
@@ -201,7 +217,8 @@ SmallVector<Value> Autocaster::castOperands(Operation *op) {
   }
   Type to = cls == PrecisionClass::Low ? low : f32;
   for (auto [i, v] : llvm::enumerate(operands))
-    if (isF32Tensor(op->getOperand(i).getType()))
+    if (isF32Tensor(op->getOperand(i).getType()) &&
+        (castWeak || !isWeak(op->getOperand(i))))
       v = as(v, to);
   return operands;
 }
@@ -238,6 +255,14 @@ LogicalResult Autocaster::run() {
       FailureOr<Operation *> built = passes::buildKilnOp(
           rewriter, op.getLoc(), op.getName().getStringRef(), operands,
           op.getAttrs());
+      // An op whose f32 parameters must stay f32 (Resize's scales) still
+      // computes in the low precision, its parameters as they were.
+      if (failed(built)) {
+        operands = castOperands(&op, /*castWeak=*/false);
+        built = passes::buildKilnOp(rewriter, op.getLoc(),
+                                    op.getName().getStringRef(), operands,
+                                    op.getAttrs());
+      }
       if (succeeded(built))
         rebuilt = *built;
     }

@@ -57,41 +57,35 @@ USER_MODELS="mobilenet_v2 efficientnet_b0 vit_small gru_tagger unet_small"
 for model in softmax ln_gelu mlp gpt2_block resnet50 gpt2_block_b1 resnet50_b1 $USER_MODELS; do
   compile_package "$ROOT/test/models/bench-graphs/$model.onnx" "$model"
 done
-# bfloat16 variants (bench/onnx_to_bf16.py: bf16 inputs, outputs and math;
-# the f32 weights of NAME.onnx.data cast once, at load time).
-BF16="$(mktemp -d)"
+# bfloat16 packages: Kiln's own mixed precision on the f32 graphs
+# (kiln compile --precision bf16 --io-precision low, passes/Autocast.cpp):
+# GEMMs, convolutions and attention in bf16, reductions, norms and softmax
+# in f32, bf16 inputs and outputs as PyTorch's model.to(torch.bfloat16) has;
+# the f32 weights cast once, at load time.
+BF16_FLAGS=(--precision bf16 --io-precision low)
 for model in softmax ln_gelu mlp gpt2_block resnet50 gpt2_block_b1 resnet50_b1 \
     mobilenet_v2 efficientnet_b0 vit_small unet_small; do
-  "$ROOT/.venv/bin/python3" "$ROOT/bench/onnx_to_bf16.py" \
-    "$ROOT/test/models/bench-graphs/$model.onnx" "$BF16/$model.onnx"
-  compile_package "$BF16/$model.onnx" "$model-bf16"
-done
-# The same bf16 models from the f32 graphs by Kiln's own mixed precision
-# (kiln compile --precision bf16 --io-precision low, passes/Autocast.cpp):
-# gpu_bench.py times these "-autocast" variants next to the converted ones.
-for model in softmax ln_gelu mlp gpt2_block resnet50 mobilenet_v2 efficientnet_b0 \
-    vit_small unet_small; do
-  compile_package "$ROOT/test/models/bench-graphs/$model.onnx" "$model-bf16-autocast" \
-    --precision bf16 --io-precision low
+  compile_package "$ROOT/test/models/bench-graphs/$model.onnx" "$model-bf16" "${BF16_FLAGS[@]}"
 done
 # The bf16 convolution networks also channels first
 # (KILN_CUDA_CHANNELS_LAST=0; f32 stays channels first anyway): gpu_bench.py
 # times these "-nchw" variants next to the default packages.
 for model in resnet50 resnet50_b1 mobilenet_v2 efficientnet_b0; do
-  KILN_CUDA_CHANNELS_LAST=0 compile_package "$BF16/$model.onnx" "$model-bf16-nchw"
+  KILN_CUDA_CHANNELS_LAST=0 compile_package "$ROOT/test/models/bench-graphs/$model.onnx" \
+    "$model-bf16-nchw" "${BF16_FLAGS[@]}"
 done
 # The depthwise networks with their depthwise convolutions left to cuDNN
 # (KILN_CUDA_DEPTHWISE_KERNEL=0), f32 and bf16.
 for model in mobilenet_v2 efficientnet_b0; do
   KILN_CUDA_DEPTHWISE_KERNEL=0 compile_package \
     "$ROOT/test/models/bench-graphs/$model.onnx" "$model-cudnn-depthwise"
-  KILN_CUDA_DEPTHWISE_KERNEL=0 compile_package "$BF16/$model.onnx" \
-    "$model-bf16-cudnn-depthwise"
+  KILN_CUDA_DEPTHWISE_KERNEL=0 compile_package \
+    "$ROOT/test/models/bench-graphs/$model.onnx" "$model-bf16-cudnn-depthwise" "${BF16_FLAGS[@]}"
   # ... and with their activations apart (KILN_CUDA_DEPTHWISE_FUSION=0).
   KILN_CUDA_DEPTHWISE_FUSION=0 compile_package \
     "$ROOT/test/models/bench-graphs/$model.onnx" "$model-unfused-depthwise"
-  KILN_CUDA_DEPTHWISE_FUSION=0 compile_package "$BF16/$model.onnx" \
-    "$model-bf16-unfused-depthwise"
+  KILN_CUDA_DEPTHWISE_FUSION=0 compile_package \
+    "$ROOT/test/models/bench-graphs/$model.onnx" "$model-bf16-unfused-depthwise" "${BF16_FLAGS[@]}"
 done
 # The f32 attention kernel with 32-query blocks (twice the blocks:
 # KILN_CUDA_F32_ATTENTION_QUERIES=32) for the small-batch f32 transformers,
@@ -104,10 +98,9 @@ for model in vit_small gpt2_block; do
 done
 # The bf16 transformers with attention written out (KILN_CUDA_FLASH_ATTENTION=0).
 for model in gpt2_block gpt2_block_b1; do
-  KILN_CUDA_FLASH_ATTENTION=0 compile_package "$BF16/$model.onnx" \
-    "$model-bf16-written-attention"
+  KILN_CUDA_FLASH_ATTENTION=0 compile_package \
+    "$ROOT/test/models/bench-graphs/$model.onnx" "$model-bf16-written-attention" "${BF16_FLAGS[@]}"
 done
-rm -rf "$BF16"
 
 # Flash attention (targets/cuda/CudaAttentionKernel.cpp): written-out f16
 # attention models, their inputs and the reference executor's output.

@@ -64,3 +64,22 @@ func.func @kept(%x: tensor<4x4xf32> {kiln.name = "x"}, %y: tensor<4x4xf32> {kiln
   %g = kiln.gather %c, %i {axis = 0 : i64} : (tensor<4x4xf32>, tensor<2xi64>) -> tensor<2x4xf32>
   return %p, %q, %s, %t, %g : tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf64>, tensor<2x4xf32>
 }
+
+// -----
+
+// pow by a constant 2, 3 or 4 is a product and follows its operand (the
+// tanh GELU after a bf16 GEMM stays bf16, so it can fold into the GEMM's
+// epilogue); pow by another exponent runs in f32.
+// CHECK-LABEL: func.func @powers(
+// CHECK: %[[M:.*]] = kiln.matmul {{.*}} -> tensor<4x4xbf16>
+// CHECK: %[[UP:.*]] = kiln.cast %[[M]] {to = f32}
+// CHECK: kiln.pow %[[M]], %{{.*}} : (tensor<4x4xbf16>, tensor<bf16>) -> tensor<4x4xbf16>
+// CHECK: kiln.pow %[[UP]], %{{.*}} : (tensor<4x4xf32>, tensor<f32>) -> tensor<4x4xf32>
+func.func @powers(%x: tensor<4x4xf32> {kiln.name = "x"}) -> (tensor<4x4xf32> {kiln.name = "c"}, tensor<4x4xf32> {kiln.name = "r"}) attributes {kiln.graph} {
+  %three = kiln.constant dense<3.0> : tensor<f32>
+  %half = kiln.constant dense<0.5> : tensor<f32>
+  %m = kiln.matmul %x, %x : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  %c = kiln.pow %m, %three : (tensor<4x4xf32>, tensor<f32>) -> tensor<4x4xf32>
+  %r = kiln.pow %m, %half : (tensor<4x4xf32>, tensor<f32>) -> tensor<4x4xf32>
+  return %c, %r : tensor<4x4xf32>, tensor<4x4xf32>
+}

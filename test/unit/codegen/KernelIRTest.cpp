@@ -240,6 +240,44 @@ func.func @f(%a: tensor<8x16xbf16>) -> (tensor<8x16xbf16>, tensor<8x16xbf16>) {
   CHECK(contains(ir, "= div(t"));
 }
 
+TEST_CASE("an f32 division by an immediate multiplies by its reciprocal",
+          "[codegen][ir]") {
+  // GELU's x / sqrt(2) in f32: x * 0.707106769 (1/c rounded once to f32).
+  // A quotient that reaches round() keeps its division (a flipped last bit
+  // can change the integer), and so does a subnormal divisor (its
+  // reciprocal overflows) and a division by 1.
+  FusionModule m = parseModule(R"(
+func.func @f(%a: tensor<8x16xf32>) -> (tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>) {
+  %r:3 = kiln.fusion "k0_div" ins(%a : tensor<8x16xf32>) kind("pointwise") {
+  ^bb0(%x: tensor<8x16xf32>):
+    %c = kiln.constant dense<1.41421354> : tensor<f32>
+    %q = kiln.constant dense<3.0> : tensor<f32>
+    %s = kiln.constant dense<1.0e-39> : tensor<f32>
+    %y = kiln.div %x, %c : (tensor<8x16xf32>, tensor<f32>) -> tensor<8x16xf32>
+    %d = kiln.div %x, %q : (tensor<8x16xf32>, tensor<f32>) -> tensor<8x16xf32>
+    %n = kiln.round %d : (tensor<8x16xf32>) -> tensor<8x16xf32>
+    %z = kiln.div %x, %s : (tensor<8x16xf32>, tensor<f32>) -> tensor<8x16xf32>
+    kiln.yield %y, %n, %z : tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>
+  } -> (tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>)
+  return %r#0, %r#1, %r#2 : tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>
+}
+)");
+  REQUIRE(m.module);
+  mlir::FailureOr<Kernel> kernel =
+      lowerFusionToKernelIR(m.fusions()[0].getOperation());
+  REQUIRE(mlir::succeeded(kernel));
+  std::string ir = kernel->str();
+  INFO(ir);
+  CHECK(contains(ir, "= const 7.071068e-01 : f32"));
+  size_t muls = 0, divs = 0;
+  for (size_t at = 0; (at = ir.find("= mul(t", at)) != std::string::npos; ++at)
+    ++muls;
+  for (size_t at = 0; (at = ir.find("= div(t", at)) != std::string::npos; ++at)
+    ++divs;
+  CHECK(muls == 1);
+  CHECK(divs == 2);
+}
+
 TEST_CASE("f32 powers 2 and 3 by an immediate become products",
           "[codegen][ir]") {
   // tanh-GELU's x^3 and its gradient's x^2: products instead of pow calls.
