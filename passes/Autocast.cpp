@@ -13,11 +13,7 @@
 //   f32     the reduction family, softmax / log_softmax, the norms (layer,
 //           batch, instance, group, RMS, LRN, Lp), exp, log, pow, the
 //           recurrences (LSTM, GRU, RNN), cumulative sums and products, the
-//           losses; except pow by a constant integer exponent 2, 3 or 4,
-//           which is a product (x*x*x) and follows, as mul does (PyTorch's
-//           tanh GELU is one op in the input's precision; exported to ONNX it
-//           is pow(x, 3) and elementwise ops, which must not force the GELU
-//           after a bf16 GEMM into f32 and out of the GEMM's epilogue);
+//           losses;
 //   follow  everything else (elementwise ops, views, data movement): in the
 //           low precision when every float operand is low or weak, else f32.
 //
@@ -25,7 +21,9 @@
 // like a Python scalar in PyTorch's type promotion, they take the other
 // operands' precision instead of promoting them (a bias added to a bf16 GEMM
 // is rounded to bf16, once: kiln-fold-constants folds the cast of a
-// constant, kiln-mark-load-time runs that of a weight once, at load).
+// constant, kiln-mark-load-time runs that of a weight once, at load). An op
+// that takes such a parameter only in f32 (Resize's scales and roi) computes
+// in the low precision with the parameter left as it was.
 // Overrides per op (`--precision-override NAME=f32|low|follow`, pass option
 // `overrides=NAME=CLASS,...`, NAME the op's name without `kiln.`) replace a
 // row of the table.
@@ -71,17 +69,7 @@ std::optional<PrecisionClass> parsePrecisionClass(StringRef name) {
       .Default(std::nullopt);
 }
 
-/// pow(x, n) for a constant integer n in [2, 4]: a short product.
-static bool isSmallIntegerPower(Operation *op) {
-  if (op->getName().getStringRef() != "kiln.pow" || op->getNumOperands() != 2)
-    return false;
-  std::optional<double> n = passes::getSplatValue(op->getOperand(1));
-  return n && (*n == 2 || *n == 3 || *n == 4);
-}
-
 PrecisionClass precisionClassOf(Operation *op) {
-  if (isSmallIntegerPower(op))
-    return PrecisionClass::Follow;
   if (op->hasTrait<OpTrait::Library>())
     return PrecisionClass::Low;
   if (op->hasTrait<OpTrait::Reduction>())

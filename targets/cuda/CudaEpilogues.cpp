@@ -3,7 +3,8 @@
 // This file implements the epilogue matchers of kiln-lower-cuda
 // (CudaEpilogues.h): a fusion right after a GEMM or a convolution that only
 // adds a bias (and a residual) and applies a ReLU, or (GEMM) the tanh form of
-// GELU after the bias, is computed by the library call itself. The matchers
+// GELU after the bias (also computed in f32 between two casts, as mixed
+// precision leaves it), is computed by the library call itself. The matchers
 // read the fusion's body; they change nothing.
 //
 //===----------------------------------------------------------------------===//
@@ -243,8 +244,20 @@ std::optional<Epilogue> matmulEpilogue(Value mm) {
     x = add.getResult();
     counted = 1;
   }
-  SmallVector<Operation *> gelu =
-      matchGeluTanh(body.getTerminator()->getOperand(0), x);
+  // Mixed precision (kiln-autocast) computes the GELU of a low-precision
+  // GEMM in f32 (its pow is f32-class) between two casts: cuBLASLt computes
+  // it in f32 too, from the unrounded bias add.
+  Value y = body.getTerminator()->getOperand(0);
+  if (x.hasOneUse())
+    if (auto up = dyn_cast<CastOp>(*x.getUsers().begin()))
+      if (auto down = y.getDefiningOp<CastOp>())
+        if (tensorType(up.getResult()).getElementType().isF32() &&
+            down.getResult().getType() == mt) {
+          x = up.getResult();
+          y = down.getOperand();
+          counted += 2;
+        }
+  SmallVector<Operation *> gelu = matchGeluTanh(y, x);
   llvm::SmallPtrSet<Operation *, 16> distinct(gelu.begin(), gelu.end());
   size_t ops = llvm::count_if(body.without_terminator(), [](Operation &op) {
     return !isa<ConstantOp>(op);

@@ -67,19 +67,17 @@ func.func @kept(%x: tensor<4x4xf32> {kiln.name = "x"}, %y: tensor<4x4xf32> {kiln
 
 // -----
 
-// pow by a constant 2, 3 or 4 is a product and follows its operand (the
-// tanh GELU after a bf16 GEMM stays bf16, so it can fold into the GEMM's
-// epilogue); pow by another exponent runs in f32.
-// CHECK-LABEL: func.func @powers(
-// CHECK: %[[M:.*]] = kiln.matmul {{.*}} -> tensor<4x4xbf16>
-// CHECK: %[[UP:.*]] = kiln.cast %[[M]] {to = f32}
-// CHECK: kiln.pow %[[M]], %{{.*}} : (tensor<4x4xbf16>, tensor<bf16>) -> tensor<4x4xbf16>
-// CHECK: kiln.pow %[[UP]], %{{.*}} : (tensor<4x4xf32>, tensor<f32>) -> tensor<4x4xf32>
-func.func @powers(%x: tensor<4x4xf32> {kiln.name = "x"}) -> (tensor<4x4xf32> {kiln.name = "c"}, tensor<4x4xf32> {kiln.name = "r"}) attributes {kiln.graph} {
-  %three = kiln.constant dense<3.0> : tensor<f32>
-  %half = kiln.constant dense<0.5> : tensor<f32>
-  %m = kiln.matmul %x, %x : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
-  %c = kiln.pow %m, %three : (tensor<4x4xf32>, tensor<f32>) -> tensor<4x4xf32>
-  %r = kiln.pow %m, %half : (tensor<4x4xf32>, tensor<f32>) -> tensor<4x4xf32>
-  return %c, %r : tensor<4x4xf32>, tensor<4x4xf32>
+// An op that takes its f32 parameters only as f32 (Resize's scales) still
+// follows its low operand: the up-sampling of a bf16 convolution's output
+// runs in bf16, its scales stay f32 (U-Net's decoder took an f32 detour,
+// with its skip connection, before).
+// CHECK-LABEL: func.func @resize_params(
+// CHECK: %[[C:.*]] = kiln.conv {{.*}} -> tensor<1x4x3x3xbf16>
+// CHECK: kiln.resize %[[C]], %{{.*}}, %{{.*}} {{.*}} : (tensor<1x4x3x3xbf16>, tensor<4xf32>, tensor<0xi64>) -> tensor<1x4x6x6xbf16>
+func.func @resize_params(%x: tensor<1x4x3x3xf32> {kiln.name = "x"}, %w: tensor<4x4x1x1xf32> {kiln.name = "w", kiln.weight}) -> (tensor<1x4x6x6xf32> {kiln.name = "y"}) attributes {kiln.graph} {
+  %s = kiln.constant dense<[1.0, 1.0, 2.0, 2.0]> : tensor<4xf32>
+  %none = kiln.constant dense<> : tensor<0xi64>
+  %c = kiln.conv %x, %w {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x4x3x3xf32>, tensor<4x4x1x1xf32>) -> tensor<1x4x3x3xf32>
+  %y = kiln.resize %c, %s, %none {antialias = 0 : i64, coordinate_transformation_mode = "half_pixel", cubic_coeff_a = -7.500000e-01 : f32, exclude_outside = 0 : i64, extrapolation_value = 0.000000e+00 : f32, keep_aspect_ratio_policy = "stretch", mode = "linear", nearest_mode = "round_prefer_floor", roi = array<f32>} : (tensor<1x4x3x3xf32>, tensor<4xf32>, tensor<0xi64>) -> tensor<1x4x6x6xf32>
+  return %y : tensor<1x4x6x6xf32>
 }

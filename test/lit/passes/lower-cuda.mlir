@@ -133,6 +133,36 @@ func.func @gemm_bias_gelu_tanh(%x: tensor<8x16xf32>, %w: tensor<16x32xf32>, %b: 
 
 // -----
 
+// Mixed precision leaves the GELU of a bf16 GEMM in f32 between two casts
+// (kiln-autocast: pow is f32-class): the same epilogue, computed in f32 by
+// cuBLASLt.
+// CHECK-LABEL: func.func @gemm_bias_gelu_tanh_f32_between_casts(
+// CHECK: %[[Y:.*]] = kiln.library_call "cublaslt.matmul"(%arg0, %arg1, %arg2) {{[{]}}epilogue = "bias_gelu_tanh"
+// CHECK-NOT: kiln.fusion
+// CHECK: return %[[Y]]
+func.func @gemm_bias_gelu_tanh_f32_between_casts(%x: tensor<8x16xbf16>, %w: tensor<16x32xbf16>, %b: tensor<32xbf16>) -> tensor<8x32xbf16> {
+  %c3 = kiln.constant dense<3.0> : tensor<f32>
+  %c2 = kiln.constant dense<4.471500e-02> : tensor<f32>
+  %c1 = kiln.constant dense<0.797884583> : tensor<f32>
+  %one = kiln.constant dense<1.0> : tensor<f32>
+  %half = kiln.constant dense<0.5> : tensor<f32>
+  %mm = kiln.matmul %x, %w : (tensor<8x16xbf16>, tensor<16x32xbf16>) -> tensor<8x32xbf16>
+  %ub = kiln.add %mm, %b : (tensor<8x32xbf16>, tensor<32xbf16>) -> tensor<8x32xbf16>
+  %u = kiln.cast %ub {to = f32} : (tensor<8x32xbf16>) -> tensor<8x32xf32>
+  %p = kiln.pow %u, %c3 : (tensor<8x32xf32>, tensor<f32>) -> tensor<8x32xf32>
+  %m = kiln.mul %c2, %p : (tensor<f32>, tensor<8x32xf32>) -> tensor<8x32xf32>
+  %s = kiln.add %u, %m : (tensor<8x32xf32>, tensor<8x32xf32>) -> tensor<8x32xf32>
+  %a = kiln.mul %c1, %s : (tensor<f32>, tensor<8x32xf32>) -> tensor<8x32xf32>
+  %t = kiln.tanh %a : (tensor<8x32xf32>) -> tensor<8x32xf32>
+  %t1 = kiln.add %t, %one : (tensor<8x32xf32>, tensor<f32>) -> tensor<8x32xf32>
+  %h = kiln.mul %half, %t1 : (tensor<f32>, tensor<8x32xf32>) -> tensor<8x32xf32>
+  %y = kiln.mul %u, %h : (tensor<8x32xf32>, tensor<8x32xf32>) -> tensor<8x32xf32>
+  %yb = kiln.cast %y {to = bf16} : (tensor<8x32xf32>) -> tensor<8x32xbf16>
+  return %yb : tensor<8x32xbf16>
+}
+
+// -----
+
 // Another constant (not the tanh approximation cuBLASLt computes): the
 // fusion stays.
 // CHECK-LABEL: func.func @gemm_not_gelu_tanh(
