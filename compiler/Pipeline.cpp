@@ -15,6 +15,7 @@
 #include "codegen/Packager.h"
 #include "codegen/WrapperEmitter.h"
 #include "compiler/GraphBreakReport.h"
+#include "compiler/IrPrinting.h"
 #include "compiler/ProgramBuilder.h"
 #include "compiler/ProgramPackager.h"
 #include "ir/KilnOps.h"
@@ -206,10 +207,7 @@ LogicalResult dumpIr(Operation *op, const CompileOptions &options,
   if (ec)
     return emitError(op->getLoc())
            << "--dump-ir: cannot write '" << path << "': " << ec.message();
-  OpPrintingFlags flags;
-  flags.enableDebugInfo(/*enable=*/true, /*prettyForm=*/false);
-  flags.useLocalScope();
-  op->print(out, flags);
+  printIr(op, out, options.printConstants);
   out << "\n";
   return success();
 }

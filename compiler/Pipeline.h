@@ -54,6 +54,9 @@ struct CompileOptions {
   /// (`00-traced.mlir`, `01-planned.mlir`, `02-optimized.<graph>.mlir`,
   /// `03-fused.<graph>.mlir`, `04-lowered.<graph>.mlir`); empty: none.
   std::string dumpIrDir;
+  /// `--print-constants`: --dump-ir prints every constant's values instead
+  /// of eliding the large ones (compiler/IrPrinting.h).
+  bool printConstants = false;
   /// `--precision bf16|f16`: kiln-autocast runs on the traced graphs
   /// (passes/Autocast.cpp), with these options.
   bool autocastEnabled = false;

@@ -63,6 +63,10 @@ struct DumpOptions {
   std::vector<std::string> precisionOverrides;
   /// --io-precision keep|low.
   std::string ioPrecision = "keep";
+  /// --print-constants: every constant's values (the dump round-trips
+  /// through kiln-opt); without it, constants of more than 16 elements are
+  /// elided to a summary.
+  bool printConstants = false;
 };
 int runDumpCommand(const DumpOptions &options);
 
@@ -113,6 +117,8 @@ struct CompileCommandOptions {
   std::string cpuIsa = "host";
   bool fullgraph = false;
   std::string dumpIrDir;
+  /// --print-constants: --dump-ir prints every constant's values.
+  bool printConstants = false;
   TrainFlags training;
   /// --precision (f32: none) and --precision-override NAME=CLASS flags.
   std::string precision = "f32";

@@ -163,6 +163,7 @@ int runCompileCommand(const CompileCommandOptions &flags) {
   options.cpuIsa = flags.cpuIsa;
   options.fullgraph = flags.fullgraph;
   options.dumpIrDir = flags.dumpIrDir;
+  options.printConstants = flags.printConstants;
   Status dims = parseDimFlags(flags.dims, options.dimSizes);
   if (!dims)
     return reportError(dims.message());

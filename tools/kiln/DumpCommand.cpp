@@ -22,6 +22,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OperationSupport.h"
 
+#include "compiler/IrPrinting.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdio>
@@ -34,15 +35,13 @@ int reportError(const std::string &message) {
   return 1;
 }
 
-/// Prints `op` with its locations inline (each op names its ONNX node) and
-/// `summary` to `path` (written, then renamed) or stdout.
-static int printIr(mlir::Operation *op, const std::string &summary,
-                   const std::string &path) {
-  mlir::OpPrintingFlags flags;
-  flags.enableDebugInfo(/*enable=*/true, /*prettyForm=*/false);
-  flags.useLocalScope();
+/// Prints `op` (compiler/IrPrinting.h: locations inline, large constants
+/// elided unless `printConstants`) and `summary` to `path` (written, then
+/// renamed) or stdout.
+static int writeIr(mlir::Operation *op, const std::string &summary,
+                   const std::string &path, bool printConstants) {
   if (path.empty()) {
-    op->print(llvm::outs(), flags);
+    printIr(op, llvm::outs(), printConstants);
     llvm::outs() << "\n" << summary;
     return 0;
   }
@@ -52,7 +51,7 @@ static int printIr(mlir::Operation *op, const std::string &summary,
     llvm::raw_fd_ostream out(tmp, ec);
     if (ec)
       return reportError("cannot write '" + tmp + "': " + ec.message());
-    op->print(out, flags);
+    printIr(op, out, printConstants);
     out << "\n" << summary;
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0)
@@ -90,7 +89,7 @@ static int dumpTraining(const DumpOptions &options,
   if (autocast && mlir::failed(applyAutocast(**module, *autocast)))
     return diagnostics.errors() ? 1 : reportError("kiln-autocast failed");
   if (options.stage == "traced")
-    return printIr(module->get(), "", options.output);
+    return writeIr(module->get(), "", options.output, options.printConstants);
   TrainingStage stage =
       options.stage == "joint" ? TrainingStage::Joint : TrainingStage::Complete;
   if (mlir::failed(
@@ -99,7 +98,7 @@ static int dumpTraining(const DumpOptions &options,
                                 : reportError("deriving the training graphs "
                                               "failed");
   if (options.stage == "joint")
-    return printIr(module->get(), "", options.output);
+    return writeIr(module->get(), "", options.output, options.printConstants);
   auto graph = (*module)->lookupSymbol<mlir::func::FuncOp>(options.stage);
   std::string summary;
   if (auto bytes = graph->getAttrOfType<mlir::IntegerAttr>(kSavedBytesAttr))
@@ -119,7 +118,7 @@ static int dumpTraining(const DumpOptions &options,
             graph->getAttrOfType<mlir::IntegerAttr>(kRecomputeFlopsAttr)
                 .getInt()) +
         " FLOP a step)\n";
-  return printIr(graph, summary, options.output);
+  return writeIr(graph, summary, options.output, options.printConstants);
 }
 
 int runDumpCommand(const DumpOptions &options) {
@@ -212,7 +211,7 @@ int runDumpCommand(const DumpOptions &options) {
     }
   }
 
-  return printIr(module->get(), summary, options.output);
+  return writeIr(module->get(), summary, options.output, options.printConstants);
 }
 
 } // namespace kiln

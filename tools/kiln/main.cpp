@@ -123,6 +123,12 @@ int main(int argc, char **argv) {
   dumpCmd->add_flag("--weights-as-parameters", dump.weightsAsParameters,
                     "Turn initializers with more than 1024 elements into "
                     "function parameters instead of embedded constants");
+  dumpCmd->add_flag("--print-constants", dump.printConstants,
+                    "Print every constant's values (the dump then parses "
+                    "back with kiln-opt); without it, constants of more than "
+                    "16 elements print as dense_resource<__elided__> with a "
+                    "kiln.elided summary (count, first values, min, max, "
+                    "hash)");
   addTrainFlags(dumpCmd, dump.training, /*optimizer=*/true);
 
   RunCommandOptions run;
@@ -255,6 +261,10 @@ int main(int argc, char **argv) {
   compileCmd->add_option("--dump-ir", compile.dumpIrDir,
                          "Write the IR after each stage into this folder, one "
                          "file per stage and graph");
+  compileCmd->add_flag("--print-constants", compile.printConstants,
+                       "With --dump-ir: print every constant's values "
+                       "(elided to a summary when larger than 16 elements "
+                       "otherwise)");
   addTrainFlags(compileCmd, compile.training, /*optimizer=*/true);
 
   ExplainOptions explain;
