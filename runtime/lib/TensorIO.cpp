@@ -1,11 +1,11 @@
 //===- TensorIO.cpp - Reading and writing .npy files ----------------------===//
 //
 // This file implements the NumPy .npy reader (format versions 1.0, 2.0 and
-// 3.0; little-endian or byte-order-free dtypes f4 f2 f8 i8 i4 i1 u1 b1; C or
+// 3.0; little-endian or byte-order-free dtypes f4 f2 f8 i8 i4 i1 u1 b1, and
+// V2 as bfloat16, the descr ml_dtypes saves it with; C or
 // Fortran order, the latter transposed to C order) and writer (version 1.0,
 // or 2.0 when the header is long; written to "<path>.tmp" and renamed so no
-// half-written file is left under the final name). bf16 has no NumPy dtype
-// and is rejected on write.
+// half-written file is left under the final name; bf16 as <V2).
 //
 //===----------------------------------------------------------------------===//
 
@@ -109,9 +109,14 @@ Expected<DType> dtypeFromDescr(const std::string &descr,
     return DType::U8;
   if (d == "b1" || d == "?")
     return DType::Bool;
+  // NumPy has no bfloat16: ml_dtypes' bfloat16 (what JAX and PyTorch users
+  // save) is written as a 2-byte void, '<V2', and read back as bfloat16.
+  if (d == "V2")
+    return DType::BF16;
   return Status::error(strCat(what, ": unsupported dtype '", descr,
                               "' (supported: <f4 <f2 <f8 <i8 <i4 |i1 |u1 "
-                              "|b1)"));
+                              "|b1, and <V2 for bfloat16 as ml_dtypes saves "
+                              "it)"));
 }
 
 Expected<const char *> descrOf(DType t) {
@@ -133,10 +138,11 @@ Expected<const char *> descrOf(DType t) {
   case DType::Bool:
     return "|b1";
   case DType::BF16:
-    break;
+    // ml_dtypes' bfloat16 descr: np.load gives a 2-byte void array, which
+    // `.view(ml_dtypes.bfloat16)` makes bfloat16 again.
+    return "<V2";
   }
-  return Status::error("bf16 has no NumPy dtype; convert the tensor to f32 "
-                       "before writing it as .npy");
+  return Status::error("unknown dtype");
 }
 
 uint32_t readLE(const std::string &bytes, size_t pos, int n) {

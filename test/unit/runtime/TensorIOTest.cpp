@@ -11,6 +11,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <unistd.h>
 
@@ -148,9 +149,27 @@ TEST_CASE("npy errors name the file and the problem", "[npy]") {
   CHECK_THAT(missing.status().message(),
              Catch::Contains("/nonexistent/dir/file.npy"));
 
+}
+
+TEST_CASE("bf16 .npy files use ml_dtypes' descr <V2 both ways", "[tensorio]") {
+  // NumPy has no bfloat16; ml_dtypes saves its bfloat16 as a 2-byte void.
   std::string path = tempPath("bf16.npy");
-  Status st = writeNpy(path, Tensor::empty(DType::BF16, {2}));
-  REQUIRE(!st);
-  CHECK_THAT(st.message(), Catch::Contains("bf16"));
-  CHECK(std::ifstream(path).fail());
+  Tensor t = Tensor::empty(DType::BF16, {3});
+  const uint16_t bits[3] = {0x3f80, 0xc000, 0x7fc0}; // 1, -2, NaN
+  std::memcpy(t.rawData(), bits, sizeof(bits));
+  REQUIRE(writeNpy(path, t));
+  std::ifstream in(path, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), {});
+  CHECK(bytes.find("'descr': '<V2'") != std::string::npos);
+  auto back = readNpy(path);
+  REQUIRE(back);
+  CHECK(back->dtype() == DType::BF16);
+  CHECK(back->shape() == Shape{3});
+  CHECK(std::memcmp(back->rawData(), bits, sizeof(bits)) == 0);
+  auto other = parseNpy(npyBytes("{'descr': '<V4', 'fortran_order': False, "
+                                 "'shape': (1,), }",
+                                 std::string(4, '\0')),
+                        "v4.npy");
+  REQUIRE(!other);
+  CHECK_THAT(other.status().message(), Catch::Contains("<V2 for bfloat16"));
 }
