@@ -19,6 +19,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OwningOpRef.h"
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -83,6 +84,8 @@ private:
   TraceState state_;
   std::string modelDir_;
   int64_t opset_ = 0;
+  /// The opset the model imports for each domain ("" for ai.onnx aside).
+  std::map<std::string, int64_t> domainOpsets_;
   /// The subgraphs being traced, innermost last ("body of node 'loop'").
   std::vector<std::string> scopes_;
   /// Index of the top-level node being traced: nodes of its subgraphs get

@@ -179,8 +179,16 @@ Status GraphTracer::traceNode(const onnx::NodeProto &node, int index) {
   std::string domain = node.domain().empty() ? "ai.onnx" : node.domain();
   if (scopes_.empty())
     topIndex_ = index;
+  // The opset of the node's own domain (a custom domain's, if imported).
+  std::string opsetText = std::to_string(opset_);
+  if (domain != "ai.onnx") {
+    auto imported = domainOpsets_.find(domain);
+    opsetText = imported == domainOpsets_.end()
+                    ? std::string("not imported")
+                    : std::to_string(imported->second);
+  }
   std::string where = strCat("node '", name, "' (", opType, ", domain ", domain,
-                             ", opset ", opset_);
+                             ", opset ", opsetText);
   // Nodes of subgraphs say where they are after the operator version.
   std::string scope =
       scopes_.empty() ? "" : strCat(", in the ", scopes_.back());
@@ -298,6 +306,8 @@ GraphTracer::trace(const onnx::ModelProto &model) {
     if (imp.domain().empty() || imp.domain() == "ai.onnx") {
       opset_ = imp.version();
       found = true;
+    } else {
+      domainOpsets_[imp.domain()] = imp.version();
     }
   if (!found)
     for (const onnx::NodeProto &node : model.graph().node())
