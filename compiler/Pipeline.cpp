@@ -19,6 +19,7 @@
 #include "compiler/ProgramBuilder.h"
 #include "compiler/ProgramPackager.h"
 #include "ir/KilnOps.h"
+#include "kiln/runtime/Counted.h"
 #include "passes/FusionPasses.h"
 #include "passes/GraphBreaks.h"
 #include "passes/LoweringPasses.h"
@@ -408,8 +409,10 @@ LogicalResult runCompilePipeline(ModuleOp module,
       });
   if (dynamicBreaks && !options.fullgraph)
     emitWarning(module.getLoc())
-        << dynamicBreaks << " of the " << report.breaks.size()
-        << " graph breaks come from dynamic input dimensions: their ops run "
+        << dynamicBreaks << " of the "
+        << counted(report.breaks.size(), "graph break", "graph breaks")
+        << (dynamicBreaks == 1 ? " comes" : " come")
+        << " from dynamic input dimensions: their ops run "
            "eagerly (reference kernels, any size); give the sizes with --dim "
            "NAME=SIZE to compile them (`kiln explain` lists them)";
   if (options.logs.count("graph_breaks")) {
@@ -420,8 +423,7 @@ LogicalResult runCompilePipeline(ModuleOp module,
     InFlightDiagnostic diag = emitError(module.getLoc());
     diag << "--fullgraph: '" << options.modelPath << "' does not compile into "
          << "one graph for target " << options.target << ": "
-         << report.breaks.size()
-         << (report.breaks.size() == 1 ? " graph break" : " graph breaks");
+         << counted(report.breaks.size(), "graph break", "graph breaks");
     for (const GraphBreakEntry &entry : report.breaks)
       diag << "\n  " << formatGraphBreakLine(entry);
     diag << "\n(`kiln explain` shows the hints; without --fullgraph the "

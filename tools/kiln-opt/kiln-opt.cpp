@@ -6,6 +6,7 @@
 // check parsing, printing, verification and passes. It also registers
 // -test-kiln-infer, which re-creates every kiln op through createKilnOp (the
 // tracer's entry point) and reports the inferred result types as remarks.
+// LLVM's code-generation options are hidden from --help.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,6 +20,7 @@
 #include "mlir/Pass/Pass.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/raw_ostream.h"
 
 #ifdef KILN_HAVE_PASSES
@@ -67,6 +69,14 @@ struct TestKilnInferPass
 } // namespace
 
 int main(int argc, char **argv) {
+  // LLVM's own command-line options (code generation for AArch64, AMDGPU,
+  // ...: hundreds of lines of --help that kiln-opt never uses) are
+  // registered by static initializers before main. Hide them, so --help
+  // shows the passes and MLIR's options; --help-hidden still lists them.
+  for (auto &option : llvm::cl::getRegisteredOptions())
+    if (option.getKey() != "help" && option.getKey() != "version")
+      option.getValue()->setHiddenFlag(llvm::cl::Hidden);
+
   mlir::DialectRegistry registry;
   registry.insert<kiln::KilnDialect, mlir::func::FuncDialect,
                   mlir::arith::ArithDialect>();

@@ -15,6 +15,7 @@
 #include "codegen/MemoryPlanner.h"
 #include "compiler/Pipeline.h"
 #include "compiler/onnx/OnnxTracer.h"
+#include "kiln/runtime/Counted.h"
 #include "kiln/runtime/PackageManifest.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -239,12 +240,14 @@ int runCompileCommand(const CompileCommandOptions &flags) {
     std::cout << "kiln: compiled '" << options.modelPath << "' into '"
               << options.outputDir << "': ";
     if (manifest->kind == PackageKind::Program)
-      std::cout << c.graphs.value_or(0) << " graphs, "
-                << c.graphBreaks.value_or(0)
-                << " graph breaks (`kiln explain` says why), ";
-    std::cout << c.fused << " fused kernels, " << c.library
-              << " library calls, " << c.fallback << " fallback ops; arena "
-              << manifest->memoryPlan.arenaBytes << " bytes\n";
+      std::cout << counted(c.graphs.value_or(0), "graph", "graphs") << ", "
+                << counted(c.graphBreaks.value_or(0), "graph break",
+                           "graph breaks")
+                << " (`kiln explain` says why), ";
+    std::cout << counted(c.fused, "fused kernel", "fused kernels") << ", "
+              << counted(c.library, "library call", "library calls") << ", "
+              << counted(c.fallback, "fallback op", "fallback ops")
+              << "; arena " << manifest->memoryPlan.arenaBytes << " bytes\n";
   }
   return 0;
 }

@@ -17,6 +17,7 @@
 
 #include "compiler/ProgramBuilder.h"
 #include "compiler/onnx/OnnxTracer.h"
+#include "kiln/runtime/Counted.h"
 #include "kiln/runtime/Executor.h"
 #include "kiln/runtime/Model.h"
 
@@ -108,8 +109,10 @@ static int runPackage(const RunCommandOptions &options) {
     else
       std::cout << "profile: " << stats.graphCalls << " graph calls ("
                 << stats.graphSeconds * 1e3 << " ms), "
-                << stats.eagerRegions << " graph breaks taken, "
-                << stats.eagerOps << " ops on the reference runtime ("
+                << counted(stats.eagerRegions, "graph break", "graph breaks")
+                << " taken, "
+                << counted(stats.eagerOps, "op", "ops")
+                << " on the reference runtime ("
                 << stats.eagerSeconds * 1e3 << " ms), " << stats.branches
                 << " branches, " << stats.loopIterations
                 << " loop iterations, " << stats.copiedBytes
