@@ -9,6 +9,7 @@
 #include "TensorFiles.h"
 
 #include "compiler/onnx/OnnxTracer.h"
+#include "kiln/runtime/Counted.h"
 #include "kiln/runtime/TensorIO.h"
 
 #include "onnx/onnx_pb.h"
@@ -95,8 +96,10 @@ readInputArguments(const std::vector<ValueSignature> &signature,
     size_t eq = arg.find('=');
     if (eq == std::string::npos) {
       if (next >= signature.size())
-        return Status::error(strCat("--input '", arg, "': the model has only ",
-                                    signature.size(), " inputs"));
+        return Status::error(strCat("input file '", arg,
+                                    "': the model has only ",
+                                    counted(signature.size(), "input",
+                                            "inputs")));
       name = signature[next].name;
       file = arg;
     } else {

@@ -144,6 +144,10 @@ int main(int argc, char **argv) {
                      "An input as NAME=FILE (FILE is .npy or an ONNX "
                      "TensorProto .pb); repeat for each input. A bare FILE "
                      "binds the next input in model order");
+  std::vector<std::string> runInputFiles;
+  runCmd->add_option("INPUTS", runInputFiles,
+                     "Input files after MODEL, bound to the inputs in model "
+                     "order (as bare -i FILE)");
   runCmd->add_option("-o,--output-dir", run.outputDir,
                      "Folder for the outputs, one file per output named "
                      "after it (default: the current folder)");
@@ -328,8 +332,11 @@ int main(int argc, char **argv) {
     return runCompileCommand(compile);
   if (*explainCmd)
     return runExplainCommand(explain);
-  if (*runCmd)
+  if (*runCmd) {
+    run.inputs.insert(run.inputs.end(), runInputFiles.begin(),
+                      runInputFiles.end());
     return runRunCommand(run);
+  }
   if (*benchCmd)
     return runBenchCommand(bench);
   if (*trainCmd)
