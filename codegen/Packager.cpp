@@ -42,7 +42,9 @@
 
 #include "mlir/IR/Diagnostics.h"
 
+#include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -57,6 +59,24 @@
 #ifndef KILN_RUNTIME_INCLUDE_DIR
 #define KILN_RUNTIME_INCLUDE_DIR ""
 #endif
+
+/// The runtime headers packages compile against: $KILN_RUNTIME_INCLUDE, else
+/// an installed kiln's own (`<prefix>/include`, next to `<prefix>/bin/kiln`),
+/// else the source tree this kiln was built from.
+static std::string runtimeIncludeDir() {
+  if (const char *env = std::getenv("KILN_RUNTIME_INCLUDE"); env && *env)
+    return env;
+  std::string exe = llvm::sys::fs::getMainExecutable(
+      nullptr, reinterpret_cast<void *>(&runtimeIncludeDir));
+  if (!exe.empty()) {
+    llvm::SmallString<256> installed(llvm::sys::path::parent_path(
+        llvm::sys::path::parent_path(exe)));
+    llvm::sys::path::append(installed, "include");
+    if (llvm::sys::fs::exists(installed + "/kiln/runtime/ModelABI.h"))
+      return std::string(installed);
+  }
+  return KILN_RUNTIME_INCLUDE_DIR;
+}
 #ifndef KILN_VERSION
 #define KILN_VERSION "0.1.0"
 #endif
@@ -247,9 +267,7 @@ LogicalResult PackageWriter::begin() {
   build_.isa = isa;
   if (failed(checkOutputDir(loc_, options_.outputDir)))
     return failure();
-  build_.includeDir = KILN_RUNTIME_INCLUDE_DIR;
-  if (const char *env = std::getenv("KILN_RUNTIME_INCLUDE"); env && *env)
-    build_.includeDir = env;
+  build_.includeDir = runtimeIncludeDir();
   if (build_.includeDir.empty() ||
       !llvm::sys::fs::exists(build_.includeDir + "/kiln/runtime/ModelABI.h"))
     return emitError(loc_) << "the runtime headers (kiln/runtime/ModelABI.h) "

@@ -6,9 +6,11 @@
 // model on an input read with the runtime's readNpy (the bundled
 // examples/tiny_mlp_x.npy), prints the output and, given the reference
 // runtime's output (`kiln run ... -o REFDIR` writes REFDIR/y.npy), checks
-// that both agree.
+// that both agree; given a fourth path, it writes the output there as .npy
+// (scripts/demo.sh compares it with ONNX Runtime's).
 //
-//   usage: kiln-example-tiny-mlp PACKAGE_DIR INPUT.npy [REFERENCE.npy]
+//   usage: kiln-example-tiny-mlp PACKAGE_DIR INPUT.npy [REFERENCE.npy|-]
+//                                [OUTPUT.npy]
 //
 //===----------------------------------------------------------------------===//
 
@@ -51,7 +53,7 @@ bool readFile(const std::string &path, std::vector<char> &storage,
 int main(int argc, char **argv) {
   if (argc < 3)
     return fail("usage: kiln-example-tiny-mlp PACKAGE_DIR INPUT.npy "
-                "[REFERENCE.npy]");
+                "[REFERENCE.npy|-] [OUTPUT.npy]");
   std::string package = argv[1];
 
   // The weights: weights.bin as the package wrote it.
@@ -96,13 +98,18 @@ int main(int argc, char **argv) {
     std::printf("   (row sum %.5f)\n", sum);
   }
 
+  kiln::Tensor actual = kiln::Tensor::fromVector<float>(
+      y, {tiny_mlp::kOutputShape_y[0], tiny_mlp::kOutputShape_y[1]});
+  if (argc > 4) {
+    kiln::Status written = kiln::writeNpy(argv[4], actual);
+    if (!written)
+      return fail(written.message());
+  }
   // Against the reference runtime.
-  if (argc > 3) {
+  if (argc > 3 && std::string(argv[3]) != "-") {
     kiln::Expected<kiln::Tensor> ref = kiln::readNpy(argv[3]);
     if (!ref)
       return fail(ref.status().message());
-    kiln::Tensor actual = kiln::Tensor::fromVector<float>(
-        y, {tiny_mlp::kOutputShape_y[0], tiny_mlp::kOutputShape_y[1]});
     kiln::Status same = kiln::compareTensors(
         actual, *ref, kiln::defaultTolerance(kiln::DType::F32));
     if (!same)
