@@ -67,6 +67,8 @@ struct DumpOptions {
   /// through kiln-opt); without it, constants of more than 16 elements are
   /// elided to a summary.
   bool printConstants = false;
+  /// --format mlir|dot: the IR as text, or a Graphviz picture of it.
+  std::string format = "mlir";
 };
 int runDumpCommand(const DumpOptions &options);
 

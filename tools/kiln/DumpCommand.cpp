@@ -22,6 +22,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OperationSupport.h"
 
+#include "DotWriter.h"
 #include "compiler/IrPrinting.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -36,13 +37,22 @@ int reportError(const std::string &message) {
 }
 
 /// Prints `op` (compiler/IrPrinting.h: locations inline, large constants
-/// elided unless `printConstants`) and `summary` to `path` (written, then
+/// elided unless --print-constants) and `summary`, or with --format dot a
+/// Graphviz picture of it (DotWriter.h), to --output (written, then
 /// renamed) or stdout.
 static int writeIr(mlir::Operation *op, const std::string &summary,
-                   const std::string &path, bool printConstants) {
+                   const DumpOptions &options) {
+  auto print = [&](llvm::raw_ostream &os) {
+    if (options.format == "dot") {
+      writeDot(op, os);
+      return;
+    }
+    printIr(op, os, options.printConstants);
+    os << "\n" << summary;
+  };
+  const std::string &path = options.output;
   if (path.empty()) {
-    printIr(op, llvm::outs(), printConstants);
-    llvm::outs() << "\n" << summary;
+    print(llvm::outs());
     return 0;
   }
   std::string tmp = path + ".tmp";
@@ -51,8 +61,7 @@ static int writeIr(mlir::Operation *op, const std::string &summary,
     llvm::raw_fd_ostream out(tmp, ec);
     if (ec)
       return reportError("cannot write '" + tmp + "': " + ec.message());
-    printIr(op, out, printConstants);
-    out << "\n" << summary;
+    print(out);
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0)
     return reportError("cannot rename '" + tmp + "' to '" + path + "'");
@@ -89,7 +98,7 @@ static int dumpTraining(const DumpOptions &options,
   if (autocast && mlir::failed(applyAutocast(**module, *autocast)))
     return diagnostics.errors() ? 1 : reportError("kiln-autocast failed");
   if (options.stage == "traced")
-    return writeIr(module->get(), "", options.output, options.printConstants);
+    return writeIr(module->get(), "", options);
   TrainingStage stage =
       options.stage == "joint" ? TrainingStage::Joint : TrainingStage::Complete;
   if (mlir::failed(
@@ -98,7 +107,7 @@ static int dumpTraining(const DumpOptions &options,
                                 : reportError("deriving the training graphs "
                                               "failed");
   if (options.stage == "joint")
-    return writeIr(module->get(), "", options.output, options.printConstants);
+    return writeIr(module->get(), "", options);
   auto graph = (*module)->lookupSymbol<mlir::func::FuncOp>(options.stage);
   std::string summary;
   if (auto bytes = graph->getAttrOfType<mlir::IntegerAttr>(kSavedBytesAttr))
@@ -118,7 +127,7 @@ static int dumpTraining(const DumpOptions &options,
             graph->getAttrOfType<mlir::IntegerAttr>(kRecomputeFlopsAttr)
                 .getInt()) +
         " FLOP a step)\n";
-  return writeIr(graph, summary, options.output, options.printConstants);
+  return writeIr(graph, summary, options);
 }
 
 int runDumpCommand(const DumpOptions &options) {
@@ -211,7 +220,7 @@ int runDumpCommand(const DumpOptions &options) {
     }
   }
 
-  return writeIr(module->get(), summary, options.output, options.printConstants);
+  return writeIr(module->get(), summary, options);
 }
 
 } // namespace kiln

@@ -129,6 +129,12 @@ int main(int argc, char **argv) {
                     "16 elements print as dense_resource<__elided__> with a "
                     "kiln.elided summary (count, first values, min, max, "
                     "hash)");
+  dumpCmd
+      ->add_option("--format", dump.format,
+                   "mlir (the IR as text, default) or dot (a Graphviz "
+                   "picture: ops as boxes, kernels as blue and graph breaks "
+                   "as red clusters; render with `dot -Tpng`)")
+      ->check(CLI::IsMember({"mlir", "dot"}));
   addTrainFlags(dumpCmd, dump.training, /*optimizer=*/true);
 
   RunCommandOptions run;
