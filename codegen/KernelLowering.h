@@ -116,12 +116,9 @@ private:
   llvm::DenseMap<Operation *, int> levels;
   // Row caching: the values the last reduce loop computed (by memo key),
   // where that loop sits in the parallel body, and the caches made so far.
-  // The loop after it (the next reduce loop or the epilogue) reads them
-  // from a cache instead of computing them again (readsRowCaches while it
-  // is lowered).
   std::map<std::string, int> lastReduceMemo;
   size_t lastReduceLoop = 0;
-  bool readsRowCaches = false;
+  bool inEpilogue = false;
   int64_t reducedCount = 1;
   std::vector<IndexExpr> reducedIdx;
   std::vector<int64_t> reducedShape;

@@ -146,10 +146,6 @@ Lowering::lowerReduction(llvm::ArrayRef<Operation *> reduces) {
   for (int level = 1; level <= maxLevel; ++level) {
     scopes.emplace_back();
     std::vector<Reduction> reductions;
-    // A later reduce loop reads what the one before it computed from a row
-    // cache (LayerNorm's centring loop reads x + residual, summed by the
-    // mean's loop, instead of loading and adding both again).
-    readsRowCaches = level > 1;
     for (Operation *op : reduces) {
       if (levelOf(op) != level)
         continue;
@@ -175,7 +171,6 @@ Lowering::lowerReduction(llvm::ArrayRef<Operation *> reduces) {
           r.count *= fullShape[d];
       reductions.push_back(r);
     }
-    readsRowCaches = false;
     // Remember what this loop computed per element (for row caching).
     lastReduceMemo.clear();
     for (auto &[key, temp] : scopes.back().memo)
@@ -223,14 +218,14 @@ Lowering::lowerReduction(llvm::ArrayRef<Operation *> reduces) {
       if (!anyFull)
         scopes.emplace_back();
       anyFull = true;
-      readsRowCaches = true;
+      inEpilogue = true;
       if (failed(store(r, fullIndex)))
         return failure();
     } else {
       reducedResults.push_back(r);
     }
   }
-  readsRowCaches = false;
+  inEpilogue = false;
   if (anyFull) {
     Stmt epilogue = closeLoop(Stmt::LoopKind::Serial, reducedVars);
     scopes.back().body.push_back(std::move(epilogue));

@@ -128,12 +128,12 @@ FailureOr<int> Lowering::lower(Value v, llvm::ArrayRef<IndexExpr> idx) {
   return lowerOp(v.getDefiningOp(), v, idx);
 }
 
-/// Rows up to this many elements are cached between a reduce loop and the
-/// next loop over the row (a local array per thread).
+/// Rows up to this many elements are cached between the last reduce loop and
+/// the epilogue (a local array per thread).
 constexpr int64_t kMaxRowCache = 16 * 1024;
 
 std::optional<int> Lowering::fromRowCache(const std::string &key) {
-  if (!readsRowCaches || reducedCount > kMaxRowCache)
+  if (!inEpilogue || reducedCount > kMaxRowCache)
     return std::nullopt;
   auto found = lastReduceMemo.find(key);
   if (found == lastReduceMemo.end())
@@ -155,11 +155,7 @@ std::optional<int> Lowering::fromRowCache(const std::string &key) {
   load.kind = Stmt::Kind::CacheLoad;
   load.buffer = it->second;
   load.index = index;
-  int cacheId = it->second;
-  int loaded = emit(std::move(load), kernel.temps[temp], 2, key);
-  // A later loop that wants the same value reads the same cache.
-  cacheOf[loaded] = cacheId;
-  return loaded;
+  return emit(std::move(load), kernel.temps[temp], 2, key);
 }
 
 FailureOr<std::vector<IndexExpr>>
