@@ -134,8 +134,9 @@ public:
   explicit DivisorHoisting(Kernel &k) : k(k), reach(k) {}
   void run(Body &body);
 
-  /// Immediates of the whole kernel: a division by one is left to
-  /// multiplyByReciprocals.
+  /// Immediates of the whole kernel: divisions by them are
+  /// multiplyByReciprocals' (a division by one stays a division, which the C
+  /// compiler folds).
   std::set<int> constants;
 
 private:

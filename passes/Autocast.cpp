@@ -246,10 +246,18 @@ LogicalResult Autocaster::run() {
       // An op whose f32 parameters must stay f32 (Resize's scales) still
       // computes in the low precision, its parameters as they were.
       if (failed(built)) {
+        SmallVector<Value> firstTry = operands;
         operands = castOperands(&op, /*castWeak=*/false);
         built = passes::buildKilnOp(rewriter, op.getLoc(),
                                     op.getName().getStringRef(), operands,
                                     op.getAttrs());
+        // The casts of the parameters made for the first try go again.
+        for (auto [tried, used] : llvm::zip(firstTry, operands))
+          if (tried != used && tried.use_empty())
+            if (auto c = tried.getDefiningOp<CastOp>()) {
+              casts.erase({c.getOperand(), c.getTo()});
+              c->erase();
+            }
       }
       if (succeeded(built))
         rebuilt = *built;

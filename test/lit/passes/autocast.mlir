@@ -72,6 +72,7 @@ func.func @kept(%x: tensor<4x4xf32> {kiln.name = "x"}, %y: tensor<4x4xf32> {kiln
 // runs in bf16, its scales stay f32 (U-Net's decoder took an f32 detour,
 // with its skip connection, before).
 // CHECK-LABEL: func.func @resize_params(
+// CHECK-NOT: kiln.cast %{{.*}} : (tensor<4xf32>) -> tensor<4xbf16>
 // CHECK: %[[C:.*]] = kiln.conv {{.*}} -> tensor<1x4x3x3xbf16>
 // CHECK: kiln.resize %[[C]], %{{.*}}, %{{.*}} {{.*}} : (tensor<1x4x3x3xbf16>, tensor<4xf32>, tensor<0xi64>) -> tensor<1x4x6x6xbf16>
 func.func @resize_params(%x: tensor<1x4x3x3xf32> {kiln.name = "x"}, %w: tensor<4x4x1x1xf32> {kiln.name = "w", kiln.weight}) -> (tensor<1x4x6x6xf32> {kiln.name = "y"}) attributes {kiln.graph} {
