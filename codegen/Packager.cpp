@@ -77,6 +77,7 @@ static std::string runtimeIncludeDir() {
   }
   return KILN_RUNTIME_INCLUDE_DIR;
 }
+
 #ifndef KILN_VERSION
 #define KILN_VERSION "0.1.0"
 #endif

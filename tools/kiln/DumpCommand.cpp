@@ -3,27 +3,29 @@
 // This file implements `kiln dump`: trace the model, run the compile
 // pipeline up to the requested stage (traced, optimized, fused) and print the
 // module with its locations, so every op names the ONNX node it came from.
-// The output parses back with `kiln-opt` (it round-trips). The fused stage
-// ends with a comment line counting kernels and giving the arena size.
+// Constants above 16 elements are elided to a summary unless
+// --print-constants; the output parses back with `kiln-opt` (with
+// --print-constants it round-trips values too). The fused stage ends with a
+// comment line counting kernels and giving the arena size. --format dot
+// draws the stage for Graphviz instead (DotWriter.h).
 //
 //===----------------------------------------------------------------------===//
 
 #include "Commands.h"
+#include "DotWriter.h"
 
 #include "codegen/Packager.h"
 #include "compiler/GraphBreakReport.h"
+#include "compiler/IrPrinting.h"
 #include "compiler/Pipeline.h"
 #include "compiler/onnx/OnnxTracer.h"
 #include "passes/FusionPasses.h"
 #include "targets/TargetRegistry.h"
 
 #include "mlir/IR/Diagnostics.h"
-
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OperationSupport.h"
 
-#include "DotWriter.h"
-#include "compiler/IrPrinting.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdio>
