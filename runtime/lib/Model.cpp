@@ -239,7 +239,10 @@ Status Model::Impl::bindWeights(const PackageManifest &manifest,
       return Status::error(strCat("weight '", w.name, "' ",
                                   typeString(w.dtype, w.shape),
                                   " has no data in the package ", dir,
-                                  ": pass it in LoadOptions::weights"));
+                                  ": from C++, pass it in "
+                                  "LoadOptions::weights; for kiln run and "
+                                  "kiln-runner, compile the package from a "
+                                  "model file that holds the weight's data"));
     Expected<std::string> inside = resolveInsideFolder(
         dir, w.file, strCat(manifestPath, ": weight '", w.name, "'"));
     if (!inside)

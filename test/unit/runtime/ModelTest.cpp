@@ -315,7 +315,8 @@ TEST_CASE("Model binds weights from the package, files or the caller",
                                       R"(,
                "file": "weights.bin", "offset": 0, "bytes": 12)",
                                       ""));
-    requireLoadError(dir.path, {"weight 'w'", "LoadOptions::weights"});
+    requireLoadError(dir.path, {"weight 'w'", "LoadOptions::weights",
+                                "for kiln run and kiln-runner"});
     LoadOptions options;
     options.weights = {{"w", Tensor::fromVector<float>({1, -1, 2}, {3})}};
     Expected<Model> m = Model::load(dir.path.string(), options);
