@@ -27,6 +27,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/runtime/Executor.h"
+#include "kiln/runtime/NonFinite.h"
 
 #include "SignatureCheck.h"
 #include "kiln/runtime/Dispatcher.h"
@@ -144,8 +145,8 @@ double secondsSince(std::chrono::steady_clock::time_point start) {
 class ProgramRunner {
 public:
   ProgramRunner(const Program &program, const ProgramHooks *hooks,
-                ProgramStats *stats)
-      : program_(program), hooks_(hooks), stats_(stats),
+                ProgramStats *stats, bool checkNan)
+      : program_(program), hooks_(hooks), stats_(stats), checkNan_(checkNan),
         values_(program.numValues) {}
 
   bool validId(int id) const {
@@ -183,6 +184,7 @@ private:
   const Program &program_;
   const ProgramHooks *hooks_;
   ProgramStats *stats_;
+  bool checkNan_;
   std::vector<Tensor> values_;
 };
 
@@ -227,6 +229,9 @@ Status ProgramRunner::storeResults(const ProgramNode &node,
       return Status::error(strCat(context.str(), ": ", producer,
                                   " did not produce result ", r, " of ",
                                   node.results.size()));
+    if (checkNan_)
+      KILN_RETURN_IF_ERROR(checkFinite(
+          results[r], strCat("--check-nan: ", context.str(), ": result ", r)));
     values_[node.results[r]] = std::move(results[r]);
   }
   return Status::ok();
@@ -557,11 +562,11 @@ Expected<NamedTensors> runProgram(const Program &program,
                                   const NamedTensors &inputs,
                                   const NamedTensors &weights,
                                   const ProgramHooks *hooks,
-                                  ProgramStats *stats) {
+                                  ProgramStats *stats, bool checkNan) {
   const int numValues = program.numValues;
   if (numValues < 0)
     return Status::error("malformed program: negative value count");
-  ProgramRunner runner(program, hooks, stats);
+  ProgramRunner runner(program, hooks, stats, checkNan);
   std::vector<Tensor> &values = runner.values();
   auto validId = [&](int id) { return id >= 0 && id < numValues; };
 

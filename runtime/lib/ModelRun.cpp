@@ -14,6 +14,7 @@
 
 #include "SignatureCheck.h"
 #include "kiln/runtime/Cuda.h"
+#include "kiln/runtime/NonFinite.h"
 
 #include <algorithm>
 #include <cassert>
@@ -145,10 +146,42 @@ Expected<NamedTensors> Model::run(const NamedTensors &inputs) const {
   return run(inputs, RunOptions());
 }
 
+/// RunOptions::checkNan for a package compiled whole: its outputs (those
+/// returned and those written into the caller's tensors).
+static Status checkOutputsFinite(const NamedTensors &outputs,
+                                 const RunOptions &options) {
+  std::vector<const std::pair<std::string, Tensor> *> all;
+  for (const auto &entry : outputs)
+    all.push_back(&entry);
+  if (options.outputsInto)
+    for (const auto &entry : *options.outputsInto)
+      all.push_back(&entry);
+  for (const auto *entry : all) {
+    Status finite =
+        checkFinite(entry->second, strCat("--check-nan: output '",
+                                          entry->first, "'"));
+    if (!finite)
+      return Status::error(strCat(
+          finite.message(),
+          "; the package computes it in one compiled graph, so the ONNX node "
+          "is not known here: run the model on the reference runtime with "
+          "--check-nan (kiln run MODEL.onnx --check-nan) to find it"));
+  }
+  return Status::ok();
+}
+
 Expected<NamedTensors> Model::run(const NamedTensors &inputs,
                                   const RunOptions &options) const {
   assert(impl_ && "run() on a moved-from Model");
   Impl &m = *impl_;
+  if (options.checkNan && !m.program) {
+    RunOptions unchecked = options;
+    unchecked.checkNan = false;
+    Expected<NamedTensors> outputs = run(inputs, unchecked);
+    if (outputs)
+      KILN_RETURN_IF_ERROR(checkOutputsFinite(*outputs, options));
+    return outputs;
+  }
   if (options.graphUse)
     *options.graphUse = GraphUse::Off;
   if (m.program) {

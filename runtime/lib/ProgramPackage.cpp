@@ -139,7 +139,8 @@ Expected<NamedTensors> ProgramPackage::run(const NamedTensors &inputs,
   };
 
   Expected<NamedTensors> outputs =
-      runProgram(program_, hostInputs, {}, &hooks, options.stats);
+      runProgram(program_, hostInputs, {}, &hooks, options.stats,
+                 options.checkNan);
   if (!outputs || options.outputDevice == Device::CPU)
     return outputs;
   for (auto &entry : *outputs) {

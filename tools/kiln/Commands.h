@@ -85,6 +85,9 @@ struct RunCommandOptions {
   std::string device;
   /// Print what a program package did (graph calls, eager ops, copies).
   bool profile = false;
+  /// --check-nan: stop at the first result holding a NaN or an infinity,
+  /// naming its node (RunOptions::checkNan).
+  bool checkNan = false;
 };
 int runRunCommand(const RunCommandOptions &options);
 

@@ -100,6 +100,7 @@ static int runPackage(const RunCommandOptions &options) {
   ProgramStats stats;
   RunOptions run;
   run.stats = &stats;
+  run.checkNan = options.checkNan;
   Expected<NamedTensors> outputs = model->run(*inputs, run);
   if (!outputs)
     return reportError(options.model + ": " + outputs.status().message());
@@ -145,7 +146,8 @@ int runRunCommand(const RunCommandOptions &options) {
       readInputArguments(program->inputs, options.inputs);
   if (!inputs)
     return reportError(inputs.status().message());
-  Expected<NamedTensors> outputs = runProgram(*program, *inputs);
+  Expected<NamedTensors> outputs =
+      runProgram(*program, *inputs, {}, nullptr, nullptr, options.checkNan);
   if (!outputs)
     return reportError(options.model + ": " + outputs.status().message());
   return writeOutputs(options, *outputs);

@@ -161,6 +161,10 @@ int main(int argc, char **argv) {
       ->add_option("--output-format", run.outputFormat,
                    "npy or pb (ONNX TensorProto)")
       ->check(CLI::IsMember({"npy", "pb"}));
+  runCmd->add_flag("--check-nan", run.checkNan,
+                   "Stop at the first op (reference runtime) or compiled "
+                   "graph whose result holds a NaN or an infinity, and name "
+                   "it and its ONNX node (as PyTorch's anomaly mode)");
   runCmd->add_flag("--profile", run.profile,
                    "Print what a package did: compiled-graph calls, graph "
                    "breaks taken and their ops on the reference runtime, "

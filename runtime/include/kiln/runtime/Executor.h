@@ -57,11 +57,15 @@ struct ProgramStats {
 /// Runs `program` with `inputs` (by name; weights by name too) and returns
 /// the outputs in signature order. "call" nodes need `hooks` (an error
 /// naming the node otherwise); `stats`, when given, receives the counts.
+/// With `checkNan`, the run stops at the first node (an op, or a compiled
+/// graph's call) whose result holds a NaN or an infinity, with an error
+/// naming the node and its ONNX node.
 Expected<NamedTensors> runProgram(const Program &program,
                                   const NamedTensors &inputs,
                                   const NamedTensors &weights = {},
                                   const ProgramHooks *hooks = nullptr,
-                                  ProgramStats *stats = nullptr);
+                                  ProgramStats *stats = nullptr,
+                                  bool checkNan = false);
 
 } // namespace kiln
 

@@ -102,6 +102,13 @@ struct RunOptions {
   /// errors. Program packages (graph breaks) reject it. On error the
   /// tensors' contents are unspecified.
   NamedTensors *outputsInto = nullptr;
+  /// Stops the run with an error at the first result that holds a NaN or an
+  /// infinity (`--check-nan`, like PyTorch's anomaly mode). A program
+  /// package (graph breaks) checks every op of its eager regions and every
+  /// compiled graph's results, naming the node; a package compiled whole
+  /// checks its outputs, and the error says how to find the ONNX node (the
+  /// reference runtime: `kiln run MODEL.onnx --check-nan`). Off by default.
+  bool checkNan = false;
   /// Scratch memory supplied by the caller instead of an arena from the
   /// Model's pool: at least arenaBytes() bytes, 64-byte aligned (256 on the
   /// device), host memory for a cpu package and device memory for a cuda
