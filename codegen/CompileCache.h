@@ -2,7 +2,7 @@
 //-*-===//
 //
 // This file declares Kiln's compile cache: build outputs (a package's
-// model.so and the host compiler's log) stored under a key that hashes
+// the package library and the host compiler's log) stored under a key that hashes
 // everything the build reads -- the generated sources, the compiler's
 // identity and flags, the runtime headers' contents -- so that compiling the
 // same graph again skips the host compiler (like ccache, or Inductor's and

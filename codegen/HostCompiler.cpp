@@ -1,14 +1,19 @@
-//===- HostCompiler.cpp - Builds model.so with the host C++ compiler ------===//
+//===- HostCompiler.cpp - Builds a package's library ----------------------===//
 //
 // This file implements the host-compiler run shared by every target:
 //
 //   <cxx> -std=c++17 -O3 -march=<isa> -fno-tree-slp-vectorize
 //         -fno-trapping-math -fno-math-errno -fPIC -shared
-//         -fvisibility=hidden -Wl,-soname,model.so -I<runtime include>
-//         <target flags> <target sources> wrapper.cpp -o model.so
+//         -fvisibility=hidden -Wl,-soname,lib<name>.so
+//         -Wl,--version-script=exports.map -I<runtime include>
+//         <target flags> <target sources> wrapper.cpp -o lib<name>.so
 //
-// (model.so is not linked against libkiln_runtime.so: the runtime symbols
-// resolve from the loading process.) The log is kept for the manifest; a
+// (the library is not linked against libkiln_runtime.so: the runtime
+// symbols resolve from the loading process). exports.map, written into the
+// package, exports the <name>_* symbols and nothing else, so packages linked
+// into one program never bind each other's code. The manifest's copy of the
+// command names the package's files relative to it and the runtime's
+// headers as <kiln include>: a package holds no path of the build machine. The log is kept for the manifest; a
 // failure is a diagnostic with the log's first lines, paths made relative to
 // the package, and the generated source line of the first error. The
 // result is kept in the compile cache (CompileCache.h) under a key of the
@@ -25,6 +30,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Program.h"
 
+#include <cassert>
 #include <chrono>
 #include <fstream>
 #include <regex>
@@ -78,6 +84,8 @@ std::string summarizeCompilerLog(
 LogicalResult runHostCompiler(Location loc, PackageBuild &build,
                               const std::map<std::string, std::string> &sources,
                               const std::vector<std::string> &extraFlags) {
+  assert(!build.library.empty() && !build.symbolPrefix.empty() &&
+         "the package writer names the library and its symbols");
   auto start = std::chrono::steady_clock::now();
   // -march=<isa level> (host: the compiling machine's level; a package for
   // other machines names a lower one with --cpu-isa; the loader checks the
@@ -100,7 +108,9 @@ LogicalResult runHostCompiler(Location loc, PackageBuild &build,
                                    "-fPIC",
                                    "-shared",
                                    "-fvisibility=hidden",
-                                   "-Wl,-soname,model.so",
+                                   "-Wl,-soname," + build.library,
+                                   "-Wl,--version-script=" + build.dir +
+                                       "/exports.map",
                                    "-I" + build.includeDir};
   args.insert(args.end(), extraFlags.begin(), extraFlags.end());
   std::map<std::string, std::string> allSources = sources;
@@ -108,31 +118,45 @@ LogicalResult runHostCompiler(Location loc, PackageBuild &build,
   for (const auto &[name, text] : sources)
     args.push_back(build.dir + "/" + name);
   args.push_back(build.dir + "/wrapper.cpp");
+  std::string library = build.dir + "/" + build.library;
   args.push_back("-o");
-  args.push_back(build.dir + "/model.so");
-  // The command as the manifest shows it: package paths made relative.
-  build.command.clear();
-  for (const std::string &a : args) {
-    std::string shown = a;
-    if (StringRef(a).starts_with(build.dir + "/"))
-      shown = a.substr(build.dir.size() + 1);
-    build.command += (build.command.empty() ? "" : " ") + shown;
+  args.push_back(library);
+  // Only the package's own symbols are exported.
+  std::string exports = "{\n  global: " + build.symbolPrefix +
+                        "_*;\n  local: *;\n};\n";
+  allSources["exports.map"] = exports;
+  {
+    std::ofstream out(build.dir + "/exports.map", std::ios::binary);
+    out << exports;
+    if (!(out.flush()))
+      return emitError(loc) << "cannot write '" << build.dir
+                            << "/exports.map'";
   }
+  // The command as the manifest shows it and the cache key reads it: the
+  // package's paths relative to it, the runtime's headers by role.
+  auto shown = [&](const std::string &a) {
+    std::string s = a;
+    for (size_t at; (at = s.find(build.dir + "/")) != std::string::npos;)
+      s.erase(at, build.dir.size() + 1);
+    if (a == "-I" + build.includeDir)
+      s = "-I<kiln include>";
+    return s;
+  };
+  build.command.clear();
+  for (const std::string &a : args)
+    build.command += (build.command.empty() ? "" : " ") + shown(a);
   std::optional<CompileCache> cache = CompileCache::open();
   std::string key;
   if (cache) {
-    CacheKey k("host-compiler-v1");
+    CacheKey k("host-compiler-v2");
     for (const std::string &a : args)
-      if (a != "-I" + build.includeDir)
-        k.add(StringRef(a).starts_with(build.dir + "/")
-                  ? a.substr(build.dir.size() + 1)
-                  : a);
+      k.add(shown(a));
     k.addFileIdentity(build.cxxPath).addDirectoryContents(build.includeDir);
     for (const auto &[name, text] : allSources)
       k.add(name).add(text);
     key = k.hex();
     if (std::optional<std::string> log = cache->fetchText(key, ".log"))
-      if (cache->fetch(key, ".so", build.dir + "/model.so")) {
+      if (cache->fetch(key, ".so", library)) {
         build.warnings = *log;
         build.hostSeconds = std::chrono::duration<double>(
                                 std::chrono::steady_clock::now() - start)
@@ -162,14 +186,14 @@ LogicalResult runHostCompiler(Location loc, PackageBuild &build,
     return emitError(loc)
            << "the host C++ compiler failed (" << build.cxx
            << (execError.empty() ? "" : ": " + execError) << ", exit status "
-           << rc << ") building model.so:\n"
+           << rc << ") building " << build.library << ":\n"
            << summarizeCompilerLog(log, build.dir, allSources)
            << "no package was written; this is a Kiln bug unless the "
               "compiler given by --cxx is unusable";
   llvm::sys::fs::remove(logPath);
   build.warnings = log;
-  if (cache && llvm::sys::fs::exists(build.dir + "/model.so")) {
-    cache->store(key, ".so", build.dir + "/model.so");
+  if (cache && llvm::sys::fs::exists(library)) {
+    cache->store(key, ".so", library);
     cache->storeText(key, ".log", log);
   }
   return success();

@@ -1,7 +1,7 @@
-//===- HostCompiler.h - Builds model.so with the host C++ compiler -*- C++ -*-===//
+//===- HostCompiler.h - Builds a package's library -------------*- C++ -*-===//
 //
 // This file declares the one host-compiler run that builds a package's
-// model.so, shared by every target: the flags every package needs, the
+// library (lib<name>.so), shared by every target: the flags every package needs, the
 // target's own (sources, -fopenmp), the log kept as the manifest's warnings,
 // and on failure a diagnostic with the log's head and the generated source
 // line of the first error.
@@ -23,8 +23,9 @@
 namespace kiln {
 
 /// Compiles `sources` (file names in build.dir, with their text for error
-/// reports) and build.dir/wrapper.cpp into build.dir/model.so with
-/// build.cxx, adding `extraFlags`; fills build.command, build.warnings and
+/// reports) and build.dir/wrapper.cpp into build.dir/<build.library> with
+/// build.cxx, adding `extraFlags`, exporting only build.symbolPrefix's
+/// symbols; fills build.command, build.warnings and
 /// build.hostSeconds. A diagnostic at `loc` on failure.
 mlir::LogicalResult
 runHostCompiler(mlir::Location loc, PackageBuild &build,

@@ -1,14 +1,19 @@
-//===- ModelHeaderEmitter.cpp - The generated model.h ---------------------===//
+//===- ModelHeaderEmitter.cpp - The generated package header --------------===//
 //
-// This file implements the emitter of model.h, the typed C++ API of a
-// package: it includes the C ABI (kiln/runtime/ModelABI.h) and adds, in a
-// namespace named after the model, the static signature as constexpr tables
-// and a run() over typed Inputs/Outputs structs.
+// This file implements the emitter of <name>.h, the C and C++ API of one
+// package. It declares, extern "C", every symbol the package's library
+// exports (<name>_create, <name>_run, ..., and each generated kernel on its
+// own with its parameters documented), and adds, in namespace <name>, the
+// static signature as constexpr tables, typed Inputs/Outputs structs, run()
+// and the target's helpers that create a model without kiln::Model. Names
+// are the package's (codegen/PackageNames.h), so the headers of several
+// packages can be included into one program.
 //
 //===----------------------------------------------------------------------===//
 
 #include "codegen/ModelHeaderEmitter.h"
-#include "codegen/WrapperEmitter.h"
+#include "codegen/Target.h"
+#include "codegen/WrapperSupport.h"
 
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/raw_ostream.h"
@@ -17,72 +22,154 @@ using namespace mlir;
 
 namespace kiln {
 
-std::string emitModelHeader(const MemoryPlan &plan, StringRef modelName) {
+namespace {
+
+/// Field names: identifiers, unique within each struct.
+std::vector<std::string> fieldNames(const std::vector<SignatureEntry> &entries) {
+  std::vector<std::string> names;
+  llvm::StringSet<> used;
+  for (const auto &e : entries) {
+    std::string id = toIdentifier(e.name), base = id;
+    for (int k = 1; !used.insert(id).second; ++k)
+      id = base + "_" + std::to_string(k);
+    names.push_back(id);
+  }
+  return names;
+}
+
+/// The extern "C" declarations of the package's entry points.
+void emitEntryPoints(llvm::raw_ostream &os, const PackageNames &names,
+                     const WrapperAbi &abi) {
+  auto sym = [&](StringRef entry) { return names.symbol(entry); };
+  os << "/// KILN_MODEL_ABI_VERSION of the kiln that generated the package, "
+        "and its\n/// target (\"cpu\", \"cuda\").\n"
+     << "int " << sym("abi_version") << "(void);\n"
+     << "const char *" << sym("target") << "(void);\n\n"
+     << "/// The signature: counts, names, dtypes (kiln::DType codes), "
+        "ranks and\n/// shapes of the inputs, outputs and weights, in "
+        "order.\n";
+  for (StringRef kind : {"input", "output", "weight"})
+    os << "int " << sym(("num_" + kind + "s").str()) << "(void);\n";
+  for (StringRef kind : {"input", "output", "weight"})
+    os << "const char *" << sym((kind + "_name").str()) << "(int i);\n"
+       << "int " << sym((kind + "_dtype").str()) << "(int i);\n"
+       << "int " << sym((kind + "_rank").str()) << "(int i);\n"
+       << "const int64_t *" << sym((kind + "_shape").str()) << "(int i);\n";
+  os << "/// Bytes of scratch memory one run needs (the planned arena, "
+        "64-byte aligned).\n"
+     << "size_t " << sym("arena_bytes") << "(void);\n\n"
+     << "/// Binds the weights (pointers in weight order, kept alive by the "
+        "caller\n/// until " << sym("destroy")
+     << ") and returns a handle. 0 on success, else\n/// nonzero with a "
+        "message in `err`.\n"
+     << "int " << sym(abi.createEntry) << "(const void *const *weights,\n"
+     << abi.createParameters << "    kiln_model **out, char *err, size_t "
+                                "errlen);\n"
+     << "/// Runs the model: one pointer per input and per output "
+        "(contiguous, of the\n/// declared types) and an arena of "
+     << sym("arena_bytes") << "() bytes. Several\n/// threads may run one "
+                              "handle at once, each with its own arena.\n"
+     << "int " << sym(abi.runEntry)
+     << "(kiln_model *model, const void *const *inputs,\n"
+     << "    void *const *outputs, void *arena" << abi.stepParameter
+     << ", char *err, size_t errlen);\n"
+     << "/// Releases a handle.\n"
+     << "void " << sym("destroy") << "(kiln_model *model);\n"
+     << abi.extraDeclarations << "\n";
+}
+
+/// The declarations of the kernels, each callable on its own.
+void emitKernelDeclarations(llvm::raw_ostream &os, const MemoryPlan &plan,
+                            GraphCodegen &codegen) {
+  wrapper::BufferNames buffers(plan);
+  bool any = false;
+  for (Operation *op : plan.ops) {
+    if (classifyStep(op) != StepKind::Kernel)
+      continue;
+    if (!any)
+      os << "/*===-- The kernels, one by one, in the order the model runs "
+            "them ------------===*/\n\n";
+    any = true;
+    KernelEntryPoint entry = codegen.kernelEntryPoint(op, buffers);
+    for (const std::string &line : entry.doc)
+      os << "/// " << line << "\n";
+    for (const KernelParameter &p : entry.parameters)
+      if (!p.doc.empty())
+        os << "///   " << p.doc << "\n";
+    os << entry.returnType << " " << entry.symbol << "(";
+    for (auto [i, p] : llvm::enumerate(entry.parameters))
+      os << (i ? ",\n    " : "\n    ") << p.declaration;
+    os << ");\n\n";
+  }
+}
+
+/// The signature's constants in the header's namespace.
+void emitConstants(llvm::raw_ostream &os, StringRef kind,
+                   const std::vector<SignatureEntry> &entries,
+                   const std::vector<std::string> &ids) {
+  for (auto [i, e] : llvm::enumerate(entries)) {
+    int64_t numel = 1;
+    for (int64_t d : e.shape)
+      numel *= d;
+    os << "/// " << kind << " " << i << " '" << commentSafe(e.name)
+       << "': " << typeString(e.dtype, e.shape) << ".\n"
+       << "constexpr int64_t k" << kind << "Rank_" << ids[i] << " = "
+       << e.shape.size() << ";\n"
+       << "constexpr int64_t k" << kind << "Shape_" << ids[i] << "[] = "
+       << (e.shape.empty() ? std::string("{1}") : formatShape(e.shape)) << ";"
+       << (e.shape.empty() ? " // rank 0 (a scalar)" : "") << "\n"
+       << "constexpr int64_t k" << kind << "Numel_" << ids[i] << " = "
+       << numel << ";\n"
+       << "constexpr int k" << kind << "DType_" << ids[i] << " = "
+       << static_cast<int>(e.dtype) << "; // " << dtypeName(e.dtype)
+       << "\n\n";
+  }
+}
+
+} // namespace
+
+std::string emitModelHeader(const MemoryPlan &plan, GraphCodegen &codegen) {
+  const PackageNames &names = codegen.names();
+  WrapperAbi abi = codegen.wrapperAbi();
   std::string text;
   llvm::raw_string_ostream os(text);
-  std::string ns = toIdentifier(modelName);
-  std::string guard = "KILN_MODEL_" + StringRef(ns).upper() + "_H";
+  std::string ns = names.name;
+  std::string guard = "KILN_PACKAGE_" + StringRef(ns).upper() + "_H";
 
-  os << "//===- model.h - Kiln model '" << modelName
-     << "' (generated) -------------*- C++ -*-===//\n"
+  os << "//===- " << names.header() << " - Kiln package '" << ns
+     << "' (generated) -------*- C++ -*-===//\n"
      << "//\n"
-     << "// Generated by `kiln compile`; do not edit. The typed C++ API of "
-        "this model:\n"
-     << "// the C ABI (kiln/runtime/ModelABI.h, implemented by model.so) "
-        "plus, in\n"
-     << "// namespace " << ns
-     << ", the static signature (constexpr shapes) and run()\n"
-     << "// over typed Inputs/Outputs structs. f16/bf16 buffers are "
+     << "// Generated by `kiln compile --target " << codegen.targetName()
+     << "`; do not edit. The API of " << names.library() << ":\n"
+     << "// every symbol it exports (extern \"C\", prefixed '" << ns
+     << "_'): the model's entry\n"
+     << "// points and each generated kernel on its own; and, in namespace "
+     << ns << ",\n"
+     << "// the static signature (constexpr shapes), run() over typed "
+        "Inputs/Outputs\n"
+     << "// structs and helpers that create a model. f16/bf16 buffers are "
         "uint16_t bits.\n"
      << "//\n"
      << "//===-------------------------------------------------------------"
         "---------===//\n\n"
      << "#ifndef " << guard << "\n#define " << guard << "\n\n"
-     << "#include \"kiln/runtime/ModelABI.h\"\n\n#include <cstddef>\n"
+     << "#include \"kiln/runtime/ModelABI.h\"\n"
+     << abi.headerIncludes << "\n#include <cstddef>\n"
      << "#include <cstdint>\n\n"
-     << "namespace " << ns << " {\n\n";
+     << "extern \"C\" {\n\n";
+  emitEntryPoints(os, names, abi);
+  emitKernelDeclarations(os, plan, codegen);
+  os << "} // extern \"C\"\n\nnamespace " << ns << " {\n\n";
 
-  // Field names: identifiers, unique within each struct.
-  auto fieldNames = [](const std::vector<SignatureEntry> &entries) {
-    std::vector<std::string> names;
-    llvm::StringSet<> used;
-    for (const auto &e : entries) {
-      std::string id = toIdentifier(e.name), base = id;
-      for (int k = 1; !used.insert(id).second; ++k)
-        id = base + "_" + std::to_string(k);
-      names.push_back(id);
-    }
-    return names;
-  };
   std::vector<std::string> inNames = fieldNames(plan.inputs);
   std::vector<std::string> outNames = fieldNames(plan.outputs);
-
-  auto constants = [&](StringRef kind, const std::vector<SignatureEntry> &es,
-                       const std::vector<std::string> &ids) {
-    for (auto [i, e] : llvm::enumerate(es)) {
-      int64_t numel = 1;
-      for (int64_t d : e.shape)
-        numel *= d;
-      os << "/// " << kind << " " << i << " '" << commentSafe(e.name)
-         << "': " << typeString(e.dtype, e.shape) << ".\n"
-         << "constexpr int64_t k" << kind << "Rank_" << ids[i] << " = "
-         << e.shape.size() << ";\n"
-         << "constexpr int64_t k" << kind << "Shape_" << ids[i] << "[] = "
-         << (e.shape.empty() ? std::string("{1}") : formatShape(e.shape)) << ";"
-         << (e.shape.empty() ? " // rank 0 (a scalar)" : "") << "\n"
-         << "constexpr int64_t k" << kind << "Numel_" << ids[i] << " = "
-         << numel << ";\n"
-         << "constexpr int k" << kind << "DType_" << ids[i] << " = "
-         << static_cast<int>(e.dtype) << "; // " << dtypeName(e.dtype)
-         << "\n\n";
-    }
-  };
-  constants("Input", plan.inputs, inNames);
-  constants("Output", plan.outputs, outNames);
+  emitConstants(os, "Input", plan.inputs, inNames);
+  emitConstants(os, "Output", plan.outputs, outNames);
 
   os << "constexpr int kNumInputs = " << plan.inputs.size() << ";\n"
      << "constexpr int kNumOutputs = " << plan.outputs.size() << ";\n"
-     << "/// Weights, in the order kiln_model_create takes them:\n";
+     << "/// Weights, in the order " << names.symbol(abi.createEntry)
+     << " takes them:\n";
   for (auto [i, w] : llvm::enumerate(plan.weights))
     os << "///   " << i << ": '" << commentSafe(w.name) << "' "
        << typeString(w.dtype, w.shape) << "\n";
@@ -112,12 +199,17 @@ std::string emitModelHeader(const MemoryPlan &plan, StringRef modelName) {
        << "': " << typeString(e.dtype, e.shape) << "\n";
   os << "};\n\n";
 
-  os << "/// Runs the model; `arena` holds kArenaBytes (64-byte aligned). "
-        "Returns 0\n/// on success, else nonzero with a message in `err`.\n"
+  os << "/// Runs the model; `arena` holds kArenaBytes (64-byte aligned)"
+     << (abi.stepParameter.empty()
+             ? ""
+             : "; all pointers\n/// are device pointers and the run is "
+               "enqueued on `stream`")
+     << ". Returns 0\n/// on success, else nonzero with a message in "
+        "`err`.\n"
      << "inline int run(kiln_model *model, const Inputs &in, const Outputs "
         "&out,\n"
-     << "               void *arena, char *err = nullptr, size_t errlen = 0) "
-        "{\n"
+     << "               void *arena" << abi.stepParameter
+     << ", char *err = nullptr, size_t errlen = 0) {\n"
      << "  const void *inputs[] = {";
   for (size_t i = 0; i < inNames.size(); ++i)
     os << "in." << inNames[i] << ", ";
@@ -125,22 +217,11 @@ std::string emitModelHeader(const MemoryPlan &plan, StringRef modelName) {
   for (size_t i = 0; i < outNames.size(); ++i)
     os << "out." << outNames[i] << ", ";
   os << (outNames.empty() ? "nullptr" : "") << "};\n"
-     << "  return kiln_model_run(model, inputs, outputs, arena, err, "
-        "errlen);\n}\n\n"
-     << "/// Creates a model whose weights all live in weights.bin, given "
-        "its\n/// contents (64-byte aligned, e.g. mmap'd). Returns 0 on "
-        "success.\n"
-     << "inline int createFromWeightsFile(const void *weightsFile, "
-        "kiln_model **out,\n"
-     << "                                 char *err = nullptr, size_t errlen "
-        "= 0) {\n"
-     << "  const void *weights[kNumWeights > 0 ? kNumWeights : 1] = {};\n"
-     << "  for (int i = 0; i < kNumWeights; ++i)\n"
-     << "    if (kWeightOffsets[i] >= 0)\n"
-     << "      weights[i] = static_cast<const char *>(weightsFile) + "
-        "kWeightOffsets[i];\n"
-     << "  return kiln_model_create(weights, out, err, errlen);\n}\n\n"
-     << "} // namespace " << ns << "\n\n#endif // " << guard << "\n";
+     << "  return " << names.symbol(abi.runEntry)
+     << "(model, inputs, outputs, arena" << abi.stepArgument
+     << ", err, errlen);\n}\n\n"
+     << abi.headerHelpers << "} // namespace " << ns << "\n\n#endif // "
+     << guard << "\n";
   return text;
 }
 

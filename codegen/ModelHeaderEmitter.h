@@ -1,6 +1,6 @@
-//===- ModelHeaderEmitter.h - The generated model.h ------------*- C++ -*-===//
+//===- ModelHeaderEmitter.h - The generated package header ------*- C++ -*-===//
 //
-// This file declares the emitter of model.h, the typed C++ API that comes
+// This file declares the emitter of <name>.h, the C and C++ API that comes
 // with every package.
 //
 //===----------------------------------------------------------------------===//
@@ -10,15 +10,16 @@
 
 #include "codegen/MemoryPlanner.h"
 
-#include "llvm/ADT/StringRef.h"
-
 #include <string>
 
 namespace kiln {
 
-/// The text of model.h for a package with this memory plan (its signature
-/// and arena size) and model name.
-std::string emitModelHeader(const MemoryPlan &plan, llvm::StringRef modelName);
+class GraphCodegen;
+
+/// The text of the package header for a graph with this memory plan (its
+/// signature, arena size and kernels), named and shaped by `codegen` (its
+/// package names, target entry points and kernels' entry points).
+std::string emitModelHeader(const MemoryPlan &plan, GraphCodegen &codegen);
 
 } // namespace kiln
 

@@ -1,17 +1,19 @@
 //===- Packager.cpp - Writes a compiled model package ---------------------===//
 //
 // This file implements the package writer: the temp folder next to the
-// destination, model.h, wrapper.cpp, weights.bin and manifest.json around
-// the target's build, then the rename into place. The package layout:
+// destination, NAME.h, wrapper.cpp, weights.bin and manifest.json around
+// the target's build, then the rename into place. The package layout, for
+// a package named NAME (`kiln compile --name`, codegen/PackageNames.h):
 //
-//   DIR/model.so       the target's build (GraphCodegen::build): one host
+//   DIR/libNAME.so     the target's build (GraphCodegen::build): one host
 //                      compiler run (codegen/HostCompiler.cpp) over
-//                      wrapper.cpp and the target's host sources
-//   DIR/model.h        the typed C++ API
+//                      wrapper.cpp and the target's host sources; it
+//                      exports only NAME_* symbols (exports.map)
+//   DIR/NAME.h         its C and C++ API: entry points, kernels, run()
 //   DIR/kernels.cpp    the generated kernels (to read); --target cuda:
 //   DIR/kernels.cu     the generated CUDA kernels (to read), compiled in
 //   DIR/kernels.cubin  process by NVRTC for sm_90, and their PTX
-//   DIR/kernels.ptx    (model.so is then wrapper.cpp alone)
+//   DIR/kernels.ptx    (libNAME.so is then wrapper.cpp alone)
 //   DIR/wrapper.cpp    the generated host wrapper (to read)
 //   DIR/weights.bin    every top-level constant, 64-byte aligned, in weight
 //                      order (weight arguments are not in it)
@@ -291,11 +293,15 @@ LogicalResult PackageWriter::begin() {
   return success();
 }
 
-LogicalResult PackageWriter::writeSources(const std::string &wrapper,
+LogicalResult PackageWriter::writeSources(const PackageNames &names,
+                                          const std::string &wrapper,
                                           const std::string &header) {
   build_.wrapper = wrapper;
-  return success(succeeded(writeFile(loc_, dir_ + "/wrapper.cpp", wrapper)) &&
-                 succeeded(writeFile(loc_, dir_ + "/model.h", header)));
+  build_.library = names.library();
+  build_.symbolPrefix = names.name;
+  return success(
+      succeeded(writeFile(loc_, dir_ + "/wrapper.cpp", wrapper)) &&
+      succeeded(writeFile(loc_, dir_ + "/" + names.header(), header)));
 }
 
 /// The manifest entry of an input or output.
@@ -366,14 +372,14 @@ LogicalResult PackageWriter::writeWeights(func::FuncOp graph,
 
 LogicalResult PackageWriter::finish(func::FuncOp graph, const MemoryPlan &plan,
                                     const GraphCodegen &codegen,
-                                    StringRef modelName,
                                     const StepCounts &counts) {
   PackageManifest &m = manifest_;
   m.abiVersion = KILN_MODEL_ABI_VERSION;
-  m.model = modelName.str();
+  m.model = codegen.names().name;
   m.source = options_.modelPath;
   m.target = target_.name().str();
-  m.library = "model.so";
+  m.library = codegen.names().library();
+  m.symbolPrefix = codegen.names().name;
   for (const SignatureEntry &e : plan.inputs)
     m.inputs.push_back(manifestValue(e));
   for (const SignatureEntry &e : plan.outputs)

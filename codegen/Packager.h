@@ -1,9 +1,9 @@
 //===- Packager.h - Writes a compiled model package -------------*- C++ -*-===//
 //
 // This file declares the package writer that every target shares: it
-// checks the options and the output folder, writes wrapper.cpp, model.h,
+// checks the options and the output folder, writes wrapper.cpp, the package header,
 // weights.bin and manifest.json around the target's build
-// (GraphCodegen::build: kernel sources, device binaries, model.so), all into
+// (GraphCodegen::build: kernel sources, device binaries, the library), all into
 // DIR.tmp-<pid>, which replaces DIR only after success; a failure leaves no
 // package behind and an existing DIR untouched. compiler/Pipeline.cpp calls
 // its steps in order.
@@ -79,8 +79,10 @@ public:
   /// Checks the target, --cpu-isa, the output folder, the runtime headers
   /// and the host compiler; creates the temp folder.
   mlir::LogicalResult begin();
-  /// wrapper.cpp and model.h.
-  mlir::LogicalResult writeSources(const std::string &wrapper,
+  /// wrapper.cpp and the package header (<name>.h); the build will make
+  /// lib<name>.so exporting only <name>_* symbols.
+  mlir::LogicalResult writeSources(const PackageNames &names,
+                                   const std::string &wrapper,
                                    const std::string &header);
   /// weights.bin: the constants of `plan`, 64-byte aligned, in weight order.
   mlir::LogicalResult writeWeights(mlir::func::FuncOp graph,
@@ -91,7 +93,6 @@ public:
   /// manifest.json.
   mlir::LogicalResult finish(mlir::func::FuncOp graph, const MemoryPlan &plan,
                              const GraphCodegen &codegen,
-                             llvm::StringRef modelName,
                              const StepCounts &counts);
   /// Renames the temp folder into place.
   mlir::LogicalResult install();

@@ -16,6 +16,7 @@
 #define KILN_CODEGEN_TARGET_H
 
 #include "codegen/MemoryPlanner.h"
+#include "codegen/PackageNames.h"
 #include "kiln/runtime/PackageManifest.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -57,11 +58,12 @@ struct KernelRecord {
 };
 
 /// The parts of the C ABI functions of wrapper.cpp that differ between
-/// targets (codegen/WrapperEmitter.cpp prints the rest).
+/// targets (codegen/WrapperEmitter.cpp prints the rest). Exported names are
+/// entries: the package's prefix comes first (PackageNames::symbol).
 struct WrapperAbi {
-  /// The names of the entry points that create and run a model.
-  std::string createFunction = "kiln_model_create";
-  std::string runFunction = "kiln_model_run";
+  /// The entries that create and run a model ("create" -> tiny_mlp_create).
+  std::string createEntry = "create";
+  std::string runEntry = "run";
   /// Extra parameter lines of the create function, after `weights`.
   std::string createParameters;
   /// Extra parameter (", void *stream") of run, runGraph and prepareWeights,
@@ -77,15 +79,49 @@ struct WrapperAbi {
   /// Statements that allocate m->prepared (kPreparedBytes) and run
   /// prepareWeights, returning 1 on failure.
   std::string prepareWeights;
-  /// Entry points after the common ones.
-  std::string extraExports;
+  /// Entry points after the common ones, and their declarations in the
+  /// package header (inside its extern "C" block).
+  std::string extraExports, extraDeclarations;
+  /// Includes the package header needs after kiln/runtime/ModelABI.h.
+  std::string headerIncludes;
+  /// The target's helpers in the header's namespace, after run() (the
+  /// signature's constants, Inputs and Outputs are in scope): how a caller
+  /// creates a model without kiln::Model.
+  std::string headerHelpers;
+};
+
+/// One parameter of a kernel's exported entry point.
+struct KernelParameter {
+  /// "const float *x0".
+  std::string declaration;
+  /// What it points to: "f32[16, 32], input 'x'".
+  std::string doc;
+};
+
+/// A generated kernel exported on its own (`<package>_<kernel>`), declared
+/// in the package header so C++ can call it without a model handle.
+struct KernelEntryPoint {
+  /// The exported symbol: "tiny_mlp_k0_fused_add_relu".
+  std::string symbol;
+  /// "void" or "int" (0 on success, else a message in `err`).
+  std::string returnType;
+  /// The parameters in order, the target's own included (a CUDA kernel's
+  /// function, stream and error buffer).
+  std::vector<KernelParameter> parameters;
+  /// The comment above its declaration (lines without "///").
+  std::vector<std::string> doc;
+  /// The statements of its definition in wrapper.cpp.
+  std::string body;
 };
 
 /// What a target's build step needs and reports.
 struct PackageBuild {
   /// Inputs: the folder being written, the generated wrapper, the host
-  /// compiler, its x86-64 level and the runtime's headers.
+  /// compiler, its x86-64 level and the runtime's headers; the library's
+  /// file name ("libtiny_mlp.so") and the prefix of the symbols it exports
+  /// ("tiny_mlp"), the only ones it exports.
   std::string dir, wrapper, cxx, cxxPath, isa, includeDir;
+  std::string library, symbolPrefix;
   /// Outputs: the host compiler's command line (paths relative to the
   /// package) and warnings, seconds in the host compiler and in the device
   /// compiler (NVRTC).
@@ -102,8 +138,12 @@ class GraphCodegen {
 public:
   virtual ~GraphCodegen();
 
-  /// The target's name (kiln_model_target of the package).
+  explicit GraphCodegen(PackageNames names) : names_(std::move(names)) {}
+
+  /// The target's name (<package>_target of the package).
   virtual llvm::StringRef targetName() const = 0;
+  /// The names of the package being generated.
+  const PackageNames &names() const { return names_; }
 
   /// Prints one kernel per kiln.fusion and per op tagged kiln.kernel of the
   /// lowered `graph`, in program order. Diagnostics on failure.
@@ -144,12 +184,19 @@ public:
                         const std::string &source, int64_t bytes,
                         const std::string &comment) = 0;
 
-  /// Writes the kernel files into build.dir and builds model.so (and any
-  /// device binary). Diagnostics at `loc` on failure.
+  /// The exported entry point of the kernel of `op` (a kiln.fusion or an
+  /// op tagged kiln.kernel), after emitKernels.
+  virtual KernelEntryPoint
+  kernelEntryPoint(mlir::Operation *op,
+                   const wrapper::BufferNames &buffers) = 0;
+
+  /// Writes the kernel files into build.dir and builds the library (and
+  /// any device binary). Diagnostics at `loc` on failure.
   virtual mlir::LogicalResult build(mlir::Location loc,
                                     PackageBuild &build) = 0;
 
 protected:
+  PackageNames names_;
   std::vector<KernelRecord> kernels_;
 };
 
@@ -191,9 +238,9 @@ public:
   virtual void addPreFusionPasses(mlir::OpPassManager &pm) const {}
   /// Adds the target's lowering passes, run on each fused graph.
   virtual void addLoweringPasses(mlir::OpPassManager &pm) const = 0;
-  /// The code of one lowered graph.
+  /// The code of one lowered graph, for the package named by `names`.
   virtual std::unique_ptr<GraphCodegen>
-  createGraphCodegen(llvm::StringRef modelName) const = 0;
+  createGraphCodegen(const PackageNames &names) const = 0;
 };
 
 } // namespace kiln

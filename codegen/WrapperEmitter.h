@@ -45,21 +45,17 @@ const char *kernelCType(DType dtype);
 /// A C++ identifier made from `name` (other characters become '_').
 std::string toIdentifier(llvm::StringRef name);
 
-/// The model name of a traced module: the stem of its `kiln.source`
-/// ("tiny_mlp" for "tiny_mlp.onnx"), else "model".
-std::string modelNameOf(mlir::ModuleOp module);
-
 class GraphCodegen;
 
 /// Emits wrapper.cpp for the lowered `graph`, its steps printed by
-/// `codegen`. Fails with a diagnostic when an attribute of a reference step
-/// cannot be rebuilt or a step is of a kind the target does not print.
+/// `codegen`, its symbols named by codegen.names(). Fails with a diagnostic
+/// when an attribute of a reference step cannot be rebuilt or a step is of
+/// a kind the target does not print.
 mlir::FailureOr<std::string> emitWrapper(mlir::func::FuncOp graph,
                                          const MemoryPlan &plan,
-                                         GraphCodegen &codegen,
-                                         llvm::StringRef modelName);
+                                         GraphCodegen &codegen);
 
-// Formatting shared by the wrapper and model.h emitters.
+// Formatting shared by the wrapper and package header emitters.
 
 /// The C type of a dtype in public headers (f16/bf16 as uint16_t bits).
 const char *publicCType(DType dtype);

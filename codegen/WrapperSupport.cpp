@@ -72,7 +72,7 @@ const char *kernelCType(DType dtype) {
   return "float";
 }
 
-/// The C type of a dtype in model.h (f16/bf16 as their bits).
+/// The C type of a dtype in package headers (f16/bf16 as their bits).
 const char *publicCType(DType dtype) {
   if (dtype == DType::F16 || dtype == DType::BF16)
     return "uint16_t";
@@ -86,14 +86,6 @@ std::string toIdentifier(StringRef name) {
   if (id.empty() || std::isdigit(static_cast<unsigned char>(id[0])))
     id = "v" + id;
   return id;
-}
-
-std::string modelNameOf(ModuleOp module) {
-  auto source = module->getAttrOfType<StringAttr>("kiln.source");
-  StringRef stem = source ? source.getValue() : StringRef("model");
-  stem = stem.rsplit('/').second.empty() ? stem : stem.rsplit('/').second;
-  stem = stem.rsplit('.').first;
-  return stem.empty() ? "model" : stem.str();
 }
 
 namespace wrapper {
@@ -278,6 +270,33 @@ std::string firstNode(Operation *op) {
   return name.str();
 }
 
-} // namespace wrapper
+std::vector<KernelParameter> kernelParameters(Operation *op,
+                                              const BufferNames &buffers) {
+  std::vector<KernelParameter> params;
+  auto add = [&](Value v, bool isInput, unsigned i) {
+    ValueType t = valueType(v);
+    std::string name = (isInput ? "in" : "out") + std::to_string(i);
+    params.push_back(
+        {std::string(isInput ? "const " : "") + publicCType(t.dtype) + " *" +
+             name,
+         name + ": " + typeString(t.dtype, t.shape) + ", " +
+             (buffers.hasBuffer(v) ? buffers.describe(v)
+                                   : std::string("not read by the model"))});
+  };
+  for (auto [i, v] : llvm::enumerate(op->getOperands()))
+    add(v, /*isInput=*/true, i);
+  for (auto [i, v] : llvm::enumerate(op->getResults()))
+    add(v, /*isInput=*/false, i);
+  return params;
+}
 
+std::vector<std::string> kernelDoc(Operation *op, StringRef kernelName,
+                                   StringRef kind) {
+  return {"Kernel " + kernelName.str() + " (" + kind.str() +
+              "), ONNX nodes " + commentSafe(nodeList(sourceNodeNames(op))) +
+              ".",
+          "Buffers are contiguous and row-major, of the types below."};
+}
+
+} // namespace wrapper
 } // namespace kiln

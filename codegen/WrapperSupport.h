@@ -11,6 +11,7 @@
 #define KILN_CODEGEN_WRAPPERSUPPORT_H
 
 #include "codegen/MemoryPlanner.h"
+#include "codegen/Target.h"
 #include "codegen/WrapperEmitter.h"
 #include "kiln/runtime/Attributes.h"
 
@@ -126,6 +127,19 @@ void emitAttributeBuilder(mlir::Operation *op, llvm::StringRef builder,
 
 /// The first ONNX node of `op` (its own name when it has none).
 std::string firstNode(mlir::Operation *op);
+
+/// The tensor parameters of the exported entry point of the kernel of `op`:
+/// `const T *in<i>` per operand, `T *out<i>` per result (f16/bf16 as
+/// uint16_t bits), each documented with its type and the buffer the
+/// package's run gives it.
+std::vector<KernelParameter> kernelParameters(mlir::Operation *op,
+                                              const BufferNames &buffers);
+
+/// The comment lines of a kernel's entry point: its name, kind and ONNX
+/// nodes.
+std::vector<std::string> kernelDoc(mlir::Operation *op,
+                                   llvm::StringRef kernelName,
+                                   llvm::StringRef kind);
 
 } // namespace wrapper
 } // namespace kiln

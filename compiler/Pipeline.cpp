@@ -12,6 +12,7 @@
 
 #include "compiler/Pipeline.h"
 #include "codegen/ModelHeaderEmitter.h"
+#include "codegen/PackageNames.h"
 #include "codegen/Packager.h"
 #include "codegen/WrapperEmitter.h"
 #include "compiler/GraphBreakReport.h"
@@ -295,6 +296,17 @@ static double secondsSince(std::chrono::steady_clock::time_point start) {
       .count();
 }
 
+/// The names of the package of graph `graphName`: the package's own for a
+/// model compiled whole ("main"), <name>_<graph> for a graph of a program or
+/// training package.
+static PackageNames packageNamesOf(const CompileOptions &options,
+                                   const std::string &graphName) {
+  PackageNames names{options.packageName.empty()
+                         ? defaultPackageName(options.modelPath)
+                         : options.packageName};
+  return graphName == "main" ? names : names.forGraph(graphName);
+}
+
 LogicalResult compileGraph(ModuleOp module, const CompileOptions &options,
                            const std::string &graphName,
                            const std::string &outputDir, StepCounts *counts,
@@ -334,10 +346,9 @@ LogicalResult compileGraph(ModuleOp module, const CompileOptions &options,
   packageOptions.passSeconds = secondsSince(start);
 
   // 4. Kernels: one per kiln.fusion and per op tagged kiln.kernel, printed
-  //    by the target (C++ or CUDA).
-  std::string modelName = modelNameOf(module);
+  //    by the target (C++ or CUDA), for the package's names.
   std::unique_ptr<GraphCodegen> codegen =
-      target->createGraphCodegen(modelName);
+      target->createGraphCodegen(packageNamesOf(options, graphName));
   if (failed(codegen->emitKernels(graph)))
     return failure();
 
@@ -350,30 +361,30 @@ LogicalResult compileGraph(ModuleOp module, const CompileOptions &options,
     for (const ArenaValue &v : plan->arenaValues)
       (*arenaOffsets)[v.entry.name] = v.offset;
 
-  // 6. The wrapper (the C ABI, the steps in order) and model.h.
-  FailureOr<std::string> wrapper =
-      emitWrapper(graph, *plan, *codegen, modelName);
+  // 6. The wrapper (the C ABI, the steps in order, the kernels' exports)
+  //    and the package header.
+  FailureOr<std::string> wrapper = emitWrapper(graph, *plan, *codegen);
   if (failed(wrapper))
     return failure();
-  std::string header = emitModelHeader(*plan, modelName);
+  std::string header = emitModelHeader(*plan, *codegen);
 
-  // 7. The package writer: a temp folder with wrapper.cpp, model.h and
+  // 7. The package writer: a temp folder with wrapper.cpp, the header and
   //    weights.bin.
   PackageWriter package(module.getLoc(), *target, packageOptions);
   if (failed(package.begin()) ||
-      failed(package.writeSources(*wrapper, header)) ||
+      failed(package.writeSources(codegen->names(), *wrapper, header)) ||
       failed(package.writeWeights(graph, *plan)))
     return failure();
 
-  // 8. The target's build: kernel sources, device code (NVRTC), model.so
-  //    (the host compiler).
+  // 8. The target's build: kernel sources, device code (NVRTC), the
+  //    library (the host compiler).
   if (failed(codegen->build(module.getLoc(), package.buildInfo())))
     return failure();
 
   // 9. The manifest, then the folder into place.
   FailureOr<StepCounts> steps = countSteps(module);
   if (failed(steps) ||
-      failed(package.finish(graph, *plan, *codegen, modelName, *steps)) ||
+      failed(package.finish(graph, *plan, *codegen, *steps)) ||
       failed(package.install()))
     return failure();
   if (counts)

@@ -46,6 +46,10 @@ struct CompileOptions {
   std::string outputDir;
   /// The model file (for messages and the manifest).
   std::string modelPath;
+  /// `--name`: the package's name, a C identifier (lib<name>.so, <name>.h,
+  /// <name>_run; codegen/PackageNames.h); empty: from the model file's
+  /// stem.
+  std::string packageName;
   /// Seconds spent tracing (for the manifest).
   double traceSeconds = 0;
   /// `--fullgraph`: a graph break is an error listing every break.
@@ -126,7 +130,7 @@ compileGraph(mlir::ModuleOp module, const CompileOptions &options,
 /// The whole pipeline: static-shape check, graph-break planning (an error
 /// under --fullgraph when anything breaks), then for each graph the passes
 /// up to fusion, kernels, memory plan, wrapper, weights, manifest and
-/// model.so; a program package around them when there are breaks
+/// lib<name>.so; a program package around them when there are breaks
 /// (compiler/ProgramPackager.h). Errors are MLIR diagnostics naming the
 /// node, file or flag.
 mlir::LogicalResult runCompilePipeline(mlir::ModuleOp module,

@@ -1,16 +1,18 @@
 //===- Model.cpp - Loading and running compiled Kiln packages -------------===//
 //
 // This file implements kiln::Model. Loading goes: package folder ->
-// manifest.json (PackageManifest) -> model.so (SharedLibrary, RTLD_NOW |
-// RTLD_LOCAL) -> ABI version check -> signature queries, checked against the
-// manifest -> weights (caller tensors, weights.bin or external files, mapped
-// read-only with MappedFile and used in place) -> kiln_model_create.
+// manifest.json (PackageManifest) -> its "library", lib<name>.so
+// (SharedLibrary, RTLD_NOW | RTLD_LOCAL), whose entry points are
+// <name>_<entry> ("symbol_prefix") -> ABI version check -> signature
+// queries, checked against the manifest -> weights (caller tensors,
+// weights.bin or external files, mapped read-only with MappedFile and used
+// in place) -> <name>_create.
 // Running is ModelRun.cpp; ModelImpl.h holds what both share. A training
 // package is refused (kiln::Trainer loads it).
-// A cuda package (manifest "target": "cuda", or kiln_model_target() ==
+// A cuda package (manifest "target": "cuda", or <name>_target() ==
 // "cuda") needs CUDA to be available; its device side (kernels, device
 // weights, arenas, streams) is a CudaPackage (lib/cuda/CudaPackage.cpp).
-// A package with graph breaks (manifest "kind": "program") has no model.so
+// A package with graph breaks (manifest "kind": "program") has no library
 // of its own: a ProgramPackage (lib/ProgramPackage.cpp) runs its glue and
 // the graphs it calls, each loaded as a Model.
 //
@@ -57,38 +59,41 @@ Status resolve(const SharedLibrary &lib, const char *name, Fn &fn) {
   return Status::ok();
 }
 
-Status resolveAll(const SharedLibrary &lib, AbiFunctions &f, bool cuda) {
-#define KILN_RESOLVE(field, symbol)                                            \
-  KILN_RETURN_IF_ERROR(resolve(lib, #symbol, f.field))
-  KILN_RESOLVE(numInputs, kiln_model_num_inputs);
-  KILN_RESOLVE(numOutputs, kiln_model_num_outputs);
-  KILN_RESOLVE(numWeights, kiln_model_num_weights);
-  KILN_RESOLVE(inputName, kiln_model_input_name);
-  KILN_RESOLVE(outputName, kiln_model_output_name);
-  KILN_RESOLVE(weightName, kiln_model_weight_name);
-  KILN_RESOLVE(inputDType, kiln_model_input_dtype);
-  KILN_RESOLVE(outputDType, kiln_model_output_dtype);
-  KILN_RESOLVE(weightDType, kiln_model_weight_dtype);
-  KILN_RESOLVE(inputRank, kiln_model_input_rank);
-  KILN_RESOLVE(outputRank, kiln_model_output_rank);
-  KILN_RESOLVE(weightRank, kiln_model_weight_rank);
-  KILN_RESOLVE(inputShape, kiln_model_input_shape);
-  KILN_RESOLVE(outputShape, kiln_model_output_shape);
-  KILN_RESOLVE(weightShape, kiln_model_weight_shape);
-  KILN_RESOLVE(arenaBytes, kiln_model_arena_bytes);
+/// Resolves the entry points of a package library whose symbols are
+/// `<prefix>_<entry>` (the manifest's "symbol_prefix").
+Status resolveAll(const SharedLibrary &lib, const std::string &prefix,
+                  AbiFunctions &f, bool cuda) {
+#define KILN_RESOLVE(field, entry)                                             \
+  KILN_RETURN_IF_ERROR(resolve(lib, (prefix + "_" #entry).c_str(), f.field))
+  KILN_RESOLVE(numInputs, num_inputs);
+  KILN_RESOLVE(numOutputs, num_outputs);
+  KILN_RESOLVE(numWeights, num_weights);
+  KILN_RESOLVE(inputName, input_name);
+  KILN_RESOLVE(outputName, output_name);
+  KILN_RESOLVE(weightName, weight_name);
+  KILN_RESOLVE(inputDType, input_dtype);
+  KILN_RESOLVE(outputDType, output_dtype);
+  KILN_RESOLVE(weightDType, weight_dtype);
+  KILN_RESOLVE(inputRank, input_rank);
+  KILN_RESOLVE(outputRank, output_rank);
+  KILN_RESOLVE(weightRank, weight_rank);
+  KILN_RESOLVE(inputShape, input_shape);
+  KILN_RESOLVE(outputShape, output_shape);
+  KILN_RESOLVE(weightShape, weight_shape);
+  KILN_RESOLVE(arenaBytes, arena_bytes);
   if (cuda) {
-    KILN_RESOLVE(cuda.numKernels, kiln_model_num_kernels);
-    KILN_RESOLVE(cuda.kernelName, kiln_model_kernel_name);
-    KILN_RESOLVE(cuda.create, kiln_model_create_cuda);
-    KILN_RESOLVE(cuda.run, kiln_model_run_cuda);
+    KILN_RESOLVE(cuda.numKernels, num_kernels);
+    KILN_RESOLVE(cuda.kernelName, kernel_name);
+    KILN_RESOLVE(cuda.create, create_cuda);
+    KILN_RESOLVE(cuda.run, run_cuda);
   } else {
-    KILN_RESOLVE(create, kiln_model_create);
-    KILN_RESOLVE(run, kiln_model_run);
+    KILN_RESOLVE(create, create);
+    KILN_RESOLVE(run, run);
   }
-  KILN_RESOLVE(destroy, kiln_model_destroy);
+  KILN_RESOLVE(destroy, destroy);
 #undef KILN_RESOLVE
   // Optional: packages of older Kilns and cuda packages lack it.
-  (void)resolve(lib, "kiln_model_set_threads", f.setThreads);
+  (void)resolve(lib, (prefix + "_set_threads").c_str(), f.setThreads);
   return Status::ok();
 }
 
@@ -133,7 +138,7 @@ querySignature(const std::string &libPath, const char *kind, int count,
 }
 
 
-/// Checks that the manifest's list agrees with model.so's.
+/// Checks that the manifest's list agrees with the library's.
 Status checkManifestSignature(const std::string &manifestPath, const char *kind,
                               const std::vector<ManifestValue> &declared,
                               const std::vector<ValueSignature> &actual) {
@@ -141,7 +146,7 @@ Status checkManifestSignature(const std::string &manifestPath, const char *kind,
                     "compile)";
   if (declared.size() != actual.size())
     return Status::error(strCat(manifestPath, ": lists ", declared.size(), " ",
-                                kind, "s but model.so declares ", actual.size(),
+                                kind, "s but the library declares ", actual.size(),
                                 fix));
   for (size_t i = 0; i < declared.size(); ++i) {
     const ManifestValue &m = declared[i];
@@ -149,7 +154,7 @@ Status checkManifestSignature(const std::string &manifestPath, const char *kind,
     if (m.name != a.name || m.dtype != a.dtype || m.shape != a.shape)
       return Status::error(strCat(manifestPath, ": ", kind, " ", i, " is '",
                                   m.name, "' ", typeString(m.dtype, m.shape),
-                                  " but model.so declares '", a.name, "' ",
+                                  " but the library declares '", a.name, "' ",
                                   typeString(a.dtype, a.shape), fix));
   }
   return Status::ok();
@@ -201,7 +206,7 @@ Status Model::Impl::bindWeights(const PackageManifest &manifest,
       declared |= sig.name == w.name;
     if (!declared)
       return Status::error(strCat(manifestPath, ": lists weight '", w.name,
-                                  "' that model.so does not declare (the "
+                                  "' that the library does not declare (the "
                                   "package is inconsistent; recompile it)"));
     if (!byName.emplace(w.name, &w).second)
       return Status::error(
@@ -225,13 +230,13 @@ Status Model::Impl::bindWeights(const PackageManifest &manifest,
       return Status::error(
           strCat(manifestPath, ": has no entry for weight '", sig.name, "' ",
                  typeString(sig.dtype, sig.shape),
-                 " that model.so declares (recompile the package, or pass the "
+                 " that the library declares (recompile the package, or pass the "
                  "weight in LoadOptions::weights)"));
     const ManifestWeight &w = *it->second;
     if (w.dtype != sig.dtype || w.shape != sig.shape)
       return Status::error(strCat(manifestPath, ": weight '", w.name, "' is ",
                                   typeString(w.dtype, w.shape),
-                                  " but model.so declares ",
+                                  " but the library declares ",
                                   typeString(sig.dtype, sig.shape),
                                   " (the package is inconsistent; recompile "
                                   "it)"));
@@ -320,18 +325,20 @@ Device Model::device() const {
   return impl_->cuda ? Device::CUDA : Device::CPU;
 }
 
-/// The package's target: the manifest's "target" and model.so's optional
-/// kiln_model_target() must agree; neither means "cpu".
+/// The package's target: the manifest's "target" and the library's
+/// optional <prefix>_target() must agree; neither means "cpu".
 static Expected<std::string> packageTarget(const SharedLibrary &lib,
                                            const std::string &libPath,
                                            const PackageManifest &manifest,
-                                           const std::string &manifestPath) {
+                                           const std::string &manifestPath,
+                                           const std::string &prefix) {
   std::string fromLib;
-  if (Expected<void *> fn = lib.symbol("kiln_model_target")) {
+  std::string symbol = prefix + "_target";
+  if (Expected<void *> fn = lib.symbol(symbol.c_str())) {
     const char *t = reinterpret_cast<const char *(*)()>(*fn)();
     fromLib = t ? t : "";
     if (fromLib != "cpu" && fromLib != "cuda")
-      return Status::error(strCat(libPath, ": kiln_model_target() returns '",
+      return Status::error(strCat(libPath, ": ", symbol, "() returns '",
                                   fromLib,
                                   "', not \"cpu\" or \"cuda\"; recompile "
                                   "the package"));
@@ -343,7 +350,7 @@ static Expected<std::string> packageTarget(const SharedLibrary &lib,
                                 "packages"));
   if (!fromLib.empty() && !fromManifest.empty() && fromLib != fromManifest)
     return Status::error(strCat(manifestPath, ": says target '", fromManifest,
-                                "' but model.so is for '", fromLib,
+                                "' but the library is for '", fromLib,
                                 "' (the package is inconsistent; recompile "
                                 "it)"));
   if (!fromLib.empty())
@@ -394,12 +401,20 @@ Expected<Model> Model::load(const std::string &dir,
   auto impl = std::make_unique<Impl>();
   impl->dir = dir;
   std::string manifestPath = (fs::path(dir) / "manifest.json").string();
-  impl->libPath = (fs::path(dir) / "model.so").string();
 
   Expected<PackageManifest> manifest = readManifest(manifestPath);
   if (!manifest)
     return manifest.status();
-  // Sizes and checksums before anything is opened: a truncated model.so
+  // The library and its symbols' prefix; packages of kilns before
+  // per-package names had model.so exporting kiln_model_*.
+  impl->libPath = (fs::path(dir) / (manifest->library.empty()
+                                        ? std::string("model.so")
+                                        : manifest->library))
+                      .string();
+  std::string prefix = manifest->symbolPrefix.empty()
+                           ? std::string("kiln_model")
+                           : manifest->symbolPrefix;
+  // Sizes and checksums before anything is opened: a truncated library
   // would crash dlopen, altered weights would run with wrong values.
   KILN_RETURN_IF_ERROR(verifyPackageFiles(*manifest, dir));
   if (manifest->kind == PackageKind::Training)
@@ -431,7 +446,7 @@ Expected<Model> Model::load(const std::string &dir,
   // step) spins longer, so that its threads are awake for the next run
   // (measured on 2 cores: softmax [1024, 4096] 0.85 -> 0.80 ms with 20000
   // spins, while mlp and gpt2_block were 10-20% slower with them). libgomp
-  // reads this once, when it loads with the first model.so (the runtime
+  // reads this once, when it loads with the first package (the runtime
   // itself does not link it): the first package loaded decides.
   if (!std::getenv("OMP_WAIT_POLICY") && !std::getenv("GOMP_SPINCOUNT"))
     setenv("GOMP_SPINCOUNT",
@@ -447,8 +462,9 @@ Expected<Model> Model::load(const std::string &dir,
   impl->library = lib.take();
 
   // The version first: nothing else of another ABI can be trusted.
-  KILN_RETURN_IF_ERROR(
-      resolve(impl->library, "kiln_model_abi_version", impl->abi.abiVersion));
+  KILN_RETURN_IF_ERROR(resolve(impl->library,
+                               (prefix + "_abi_version").c_str(),
+                               impl->abi.abiVersion));
   int version = impl->abi.abiVersion();
   if (version != KILN_MODEL_ABI_VERSION)
     return Status::error(strCat(
@@ -458,12 +474,13 @@ Expected<Model> Model::load(const std::string &dir,
         "built for"));
   if (manifest->abiVersion && *manifest->abiVersion != version)
     return Status::error(strCat(manifestPath, ": says ABI version ",
-                                *manifest->abiVersion, " but model.so has ",
+                                *manifest->abiVersion, " but the library has ",
                                 version,
                                 " (the package is inconsistent; recompile "
                                 "it)"));
   Expected<std::string> target =
-      packageTarget(impl->library, impl->libPath, *manifest, manifestPath);
+      packageTarget(impl->library, impl->libPath, *manifest, manifestPath,
+                    prefix);
   if (!target)
     return target.status();
   bool isCuda = *target == "cuda";
@@ -485,7 +502,7 @@ Expected<Model> Model::load(const std::string &dir,
           "run on the CPU)"));
     }
   }
-  KILN_RETURN_IF_ERROR(resolveAll(impl->library, impl->abi, isCuda));
+  KILN_RETURN_IF_ERROR(resolveAll(impl->library, prefix, impl->abi, isCuda));
 
   const AbiFunctions &f = impl->abi;
   auto in = querySignature(impl->libPath, "input", f.numInputs(), f.inputName,
@@ -518,7 +535,7 @@ Expected<Model> Model::load(const std::string &dir,
         *v.value.bytes > impl->arenaBytes - static_cast<uint64_t>(v.offset))
       return Status::error(strCat(
           manifestPath, ": arena value '", v.value.name, "' (bytes [",
-          v.offset, ", +", *v.value.bytes, ")) lies outside model.so's ",
+          v.offset, ", +", *v.value.bytes, ")) lies outside the library's ",
           impl->arenaBytes, "-byte arena (the package is inconsistent)"));
     ArenaValueSignature sig;
     sig.value.name = v.value.name;
@@ -556,7 +573,7 @@ Expected<Model> Model::load(const std::string &dir,
   int rc = f.create(pointers.data(), &handle, err, sizeof(err));
   err[sizeof(err) - 1] = 0;
   if (rc != 0 || !handle)
-    return Status::error(strCat(impl->libPath, ": kiln_model_create failed: ",
+    return Status::error(strCat(impl->libPath, ": creating the model failed: ",
                                 err[0] ? err : "no message"));
   impl->handle = handle;
   return Model(std::move(impl));

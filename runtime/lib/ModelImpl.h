@@ -1,7 +1,7 @@
 //===- ModelImpl.h - What kiln::Model's files share --------------*- C++ -*-===//
 //
 // This file declares, inside the runtime, the state of a loaded package
-// (Model::Impl: model.so and its C ABI entry points, the signature, the
+// (Model::Impl: the package library and its C ABI entry points, the signature, the
 // bound weights, the device side, the arena pool) and the tensor helpers
 // that its loader (Model.cpp) and its run path (ModelRun.cpp) both use:
 // type strings, 64-byte aligned tensors, and the checks of given tensors
@@ -30,35 +30,34 @@ namespace kiln {
 
 namespace modelimpl {
 
-/// Alignment of the weights, inputs, outputs and arenas given to model.so.
+/// Alignment of the weights, inputs, outputs and arenas given to the library.
 constexpr size_t kAlignment = 64;
 
-/// The C ABI's entry points, resolved from model.so.
+/// The C ABI's entry points, resolved from the package library.
 struct AbiFunctions {
-  int (*abiVersion)() = nullptr;
-  int (*numInputs)() = nullptr;
-  int (*numOutputs)() = nullptr;
-  int (*numWeights)() = nullptr;
-  const char *(*inputName)(int) = nullptr;
-  const char *(*outputName)(int) = nullptr;
-  const char *(*weightName)(int) = nullptr;
-  int (*inputDType)(int) = nullptr;
-  int (*outputDType)(int) = nullptr;
-  int (*weightDType)(int) = nullptr;
-  int (*inputRank)(int) = nullptr;
-  int (*outputRank)(int) = nullptr;
-  int (*weightRank)(int) = nullptr;
-  const int64_t *(*inputShape)(int) = nullptr;
-  const int64_t *(*outputShape)(int) = nullptr;
-  const int64_t *(*weightShape)(int) = nullptr;
-  size_t (*arenaBytes)() = nullptr;
-  int (*create)(const void *const *, kiln_model **, char *, size_t) = nullptr;
-  int (*run)(kiln_model *, const void *const *, void *const *, void *, char *,
-             size_t) = nullptr;
-  void (*destroy)(kiln_model *) = nullptr;
+  kiln_model_abi_version_fn abiVersion = nullptr;
+  kiln_model_count_fn numInputs = nullptr;
+  kiln_model_count_fn numOutputs = nullptr;
+  kiln_model_count_fn numWeights = nullptr;
+  kiln_model_name_fn inputName = nullptr;
+  kiln_model_name_fn outputName = nullptr;
+  kiln_model_name_fn weightName = nullptr;
+  kiln_model_dtype_fn inputDType = nullptr;
+  kiln_model_dtype_fn outputDType = nullptr;
+  kiln_model_dtype_fn weightDType = nullptr;
+  kiln_model_rank_fn inputRank = nullptr;
+  kiln_model_rank_fn outputRank = nullptr;
+  kiln_model_rank_fn weightRank = nullptr;
+  kiln_model_shape_fn inputShape = nullptr;
+  kiln_model_shape_fn outputShape = nullptr;
+  kiln_model_shape_fn weightShape = nullptr;
+  kiln_model_arena_bytes_fn arenaBytes = nullptr;
+  kiln_model_create_fn create = nullptr;
+  kiln_model_run_fn run = nullptr;
+  kiln_model_destroy_fn destroy = nullptr;
   /// Optional (cpu packages of this Kiln): the number of threads the calling
   /// thread's kernels use from now on; 0 restores the package's default.
-  void (*setThreads)(int) = nullptr;
+  kiln_model_set_threads_fn setThreads = nullptr;
   /// Cuda packages only.
   CudaModelAbi cuda;
 };

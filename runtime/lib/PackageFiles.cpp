@@ -3,7 +3,7 @@
 // This file implements the integrity side of a package: describePackageFiles
 // (the "files" list the packager records: every file the runtime reads, with
 // its size and checksum), verifyPackageFiles (the check every loader runs
-// before it opens model.so, weights.bin or kernels.cubin: a truncated or
+// before it opens the library, weights.bin or kernels.cubin: a truncated or
 // altered file is an error naming it, never a SIGBUS in dlopen or a run with
 // wrong weights) and resolveInsideFolder (a path a manifest names must stay
 // inside its folder). A nested package (a program's graphs/NAME/) has its
@@ -65,10 +65,11 @@ std::string checksumString(const char *data, size_t size) {
   return s;
 }
 
-/// Generated sources and notes: written for people, never read at load.
+/// Generated sources, build inputs and notes: written for people and the
+/// host compiler (exports.map), never read at load.
 bool isSourceFile(const fs::path &p) {
-  static const char *const kSources[] = {".cpp",  ".h",   ".cu", ".cuh",
-                                         ".mlir", ".txt", ".md", ".log"};
+  static const char *const kSources[] = {".cpp", ".h",  ".cu", ".cuh", ".mlir",
+                                         ".txt", ".md", ".log", ".map"};
   std::string ext = p.extension().string();
   return std::find(std::begin(kSources), std::end(kSources), ext) !=
          std::end(kSources);

@@ -115,6 +115,8 @@ Json graphManifestJson(const PackageManifest &m) {
   j["source"] = m.source;
   j["target"] = m.target;
   j["library"] = m.library;
+  if (!m.symbolPrefix.empty())
+    j["symbol_prefix"] = m.symbolPrefix;
   if (m.hasSignature)
     j["signature"] = signatureJson(m);
   j["weights_file"] = m.weightsFile;

@@ -17,6 +17,7 @@
 #include "kiln/runtime/PackageManifest.h"
 #include "kiln/runtime/SizeLimits.h"
 
+#include <cctype>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -530,9 +531,24 @@ Status parseHeader(const Fields &fields, PackageManifest &m) {
                             {"source", &m.source},
                             {"target", &m.target},
                             {"library", &m.library},
+                            {"symbol_prefix", &m.symbolPrefix},
                             {"weights_file", &m.weightsFile},
                             {"isa", &m.isa}})
     KILN_RETURN_IF_ERROR(fields.string(key, *field));
+  // The library is opened and its symbols looked up by these names: a
+  // file of the package folder and a C identifier, nothing else.
+  if (!m.library.empty() &&
+      (m.library == "." || m.library == ".." ||
+       m.library.find_first_of("/\\") != std::string::npos))
+    return Status::error("'library' must be a file name in the package "
+                         "folder, not '" +
+                         m.library + "'");
+  for (size_t i = 0; i < m.symbolPrefix.size(); ++i) {
+    unsigned char c = m.symbolPrefix[i];
+    if (!(std::isalpha(c) || c == '_' || (i > 0 && std::isdigit(c))))
+      return Status::error("'symbol_prefix' must be a C identifier, not '" +
+                           m.symbolPrefix + "'");
+  }
   return Status::ok();
 }
 

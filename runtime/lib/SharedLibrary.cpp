@@ -45,7 +45,7 @@ Expected<SharedLibrary> SharedLibrary::open(const std::string &path) {
     return Status::error(
         strCat(path, ": cannot load the shared library: ",
                why ? why : "unknown dlopen error",
-               " (is it a model.so built for this machine by kiln compile, "
+               " (is it a package library built for this machine by kiln compile, "
                "with its dependencies on the library path?)"));
   }
   SharedLibrary lib;

@@ -37,19 +37,6 @@ static inline void kiln_thread_rows(int64_t n, int64_t chunk, int64_t *lo,
   *hi = *hi < n ? *hi : n;
 }
 
-// The number of threads the calling thread's kernels use from now on (the
-// runtime calls it before each run: RunOptions::threads, or 1 while other
-// runs of the model are in flight); 0 restores OpenMP's default.
-extern "C" __attribute__((visibility("default"))) void
-kiln_model_set_threads(int n) {
-#ifdef _OPENMP
-  static const int kDefaultThreads = omp_get_max_threads();
-  omp_set_num_threads(n > 0 ? n : kDefaultThreads);
-#else
-  (void)n;
-#endif
-}
-
 // exp and erf for float without calls or branches, so that loops using them
 // vectorize. kiln_expf: Cephes' polynomial on r = x - n*ln2, times 2^(n-1)
 // built in the exponent bits: n is rounded by the 1.5*2^23 bias, whose float

@@ -39,7 +39,7 @@ bool isHalfTensor(Type t) {
 
 class CpuGraphCodegen : public GraphCodegen {
 public:
-  explicit CpuGraphCodegen(StringRef modelName) : modelName_(modelName) {}
+  explicit CpuGraphCodegen(const PackageNames &names) : GraphCodegen(names) {}
 
   StringRef kernelSourceFile() const override { return "kernels.cpp"; }
   StringRef targetName() const override { return "cpu"; }
@@ -60,7 +60,9 @@ public:
     return success();
   }
 
-  void emitIncludes(llvm::raw_ostream &) override {}
+  void emitIncludes(llvm::raw_ostream &os) override {
+    os << "#ifdef _OPENMP\n#include <omp.h>\n#endif\n";
+  }
 
   void emitDeclarations(llvm::raw_ostream &os) override {
     if (needHalf_)
@@ -90,6 +92,36 @@ public:
         "for the prepared weights\");\n"
         "      if (prepareWeights(m.get(), err, errlen))\n"
         "        return 1;\n    }\n";
+    // The number of threads the calling thread's kernels use from now on
+    // (the runtime calls it before each run: RunOptions::threads, or 1
+    // while other runs of the model are in flight); 0 restores OpenMP's
+    // default.
+    abi.extraExports = "\nKILN_EXPORT void " + names().symbol("set_threads") +
+                       "(int n) {\n"
+                       "#ifdef _OPENMP\n"
+                       "  static const int kDefaultThreads = "
+                       "omp_get_max_threads();\n"
+                       "  omp_set_num_threads(n > 0 ? n : kDefaultThreads);\n"
+                       "#else\n  (void)n;\n#endif\n}\n";
+    abi.extraDeclarations =
+        "/// The number of OpenMP threads the calling thread's runs use "
+        "from now on\n/// (0: OpenMP's default).\nvoid " +
+        names().symbol("set_threads") + "(int n);\n";
+    abi.headerHelpers =
+        "/// Creates a model whose weights all live in weights.bin, given "
+        "its\n/// contents (64-byte aligned, e.g. mmap'd). Returns 0 on "
+        "success.\n"
+        "inline int createFromWeightsFile(const void *weightsFile, "
+        "kiln_model **out,\n"
+        "                                 char *err = nullptr, size_t errlen "
+        "= 0) {\n"
+        "  const void *weights[kNumWeights > 0 ? kNumWeights : 1] = {};\n"
+        "  for (int i = 0; i < kNumWeights; ++i)\n"
+        "    if (kWeightOffsets[i] >= 0)\n"
+        "      weights[i] = static_cast<const char *>(weightsFile) + "
+        "kWeightOffsets[i];\n"
+        "  return " +
+        names().symbol("create") + "(weights, out, err, errlen);\n}\n\n";
     return abi;
   }
 
@@ -141,8 +173,33 @@ public:
        << "); // " << comment << "\n";
   }
 
+  KernelEntryPoint kernelEntryPoint(Operation *op,
+                                    const BufferNames &buffers) override {
+    auto fusion = cast<FusionOp>(op);
+    KernelEntryPoint entry;
+    entry.symbol = names().symbol(fusion.getName());
+    entry.returnType = "void";
+    entry.parameters = kernelParameters(op, buffers);
+    entry.doc = kernelDoc(op, fusion.getName(), fusion.getKind());
+    // The kernel takes its own pointer types (kiln_f16 for uint16_t bits).
+    entry.body = "  kiln_kernels::" + fusion.getName().str() + "(";
+    unsigned i = 0;
+    auto arg = [&](Value v, bool isInput, unsigned n) {
+      ValueType t = valueType(v);
+      entry.body += std::string(i++ ? ", " : "") + "reinterpret_cast<" +
+                    (isInput ? "const " : "") + kernelCType(t.dtype) + " *>(" +
+                    (isInput ? "in" : "out") + std::to_string(n) + ")";
+    };
+    for (auto [n, v] : llvm::enumerate(op->getOperands()))
+      arg(v, /*isInput=*/true, n);
+    for (auto [n, v] : llvm::enumerate(op->getResults()))
+      arg(v, /*isInput=*/false, n);
+    entry.body += ");\n";
+    return entry;
+  }
+
   LogicalResult build(Location loc, PackageBuild &build) override {
-    std::string text = emitKernelsFile(cppKernels_, modelName_);
+    std::string text = emitKernelsFile(cppKernels_, names().name);
     std::ofstream out(build.dir + "/kernels.cpp", std::ios::binary);
     out << text;
     out.close();
@@ -193,7 +250,6 @@ private:
     os << "  }\n";
   }
 
-  std::string modelName_;
   std::vector<CppKernel> cppKernels_;
   bool needHalf_ = false;
 };
@@ -209,8 +265,8 @@ public:
     pm.addPass(createLowerCpuPass());
   }
   std::unique_ptr<GraphCodegen>
-  createGraphCodegen(StringRef modelName) const override {
-    return std::make_unique<CpuGraphCodegen>(modelName);
+  createGraphCodegen(const PackageNames &names) const override {
+    return std::make_unique<CpuGraphCodegen>(names);
   }
 };
 

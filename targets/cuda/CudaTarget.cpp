@@ -4,9 +4,9 @@
 // (kiln-lower-cuda), one CUDA kernel per kiln.fusion and per op tagged
 // kiln.kernel in kernels.cu (CudaPrinter.cpp, CudaPoolKernel.cpp), compiled
 // in process by NVRTC into kernels.cubin (sm_90) and kernels.ptx; the
-// wrapper's CUDA entry points (kiln_model_create_cuda binds the kernels'
-// functions; kiln_model_run_cuda runs on a stream; the host entry points
-// refuse) and steps (CudaWrapperSteps.cpp); and the build: wrapper.cpp alone
+// wrapper's CUDA entry points (<package>_create_cuda binds the kernels'
+// functions; <package>_run_cuda runs on a stream; each kernel's launcher is
+// exported too) and steps (CudaWrapperSteps.cpp); and the build: wrapper.cpp alone
 // through the host compiler, for x86-64-v2 unless --cpu-isa says otherwise
 // (a cuda package's host code is not hot, so it loads on any GPU host).
 //
@@ -47,7 +47,8 @@ LogicalResult writeText(Location loc, const std::string &path,
 
 class CudaGraphCodegen : public GraphCodegen {
 public:
-  explicit CudaGraphCodegen(StringRef modelName) : modelName_(modelName) {}
+  explicit CudaGraphCodegen(const PackageNames &names)
+      : GraphCodegen(names) {}
 
   StringRef kernelSourceFile() const override { return "kernels.cu"; }
   StringRef targetName() const override { return "cuda"; }
@@ -94,7 +95,7 @@ public:
   }
   void emitTables(llvm::raw_ostream &os) override {
     os << "/// The kernels of kernels.cubin, in the order of "
-          "kiln_model_create_cuda's\n/// functions.\n"
+       << names().symbol("create_cuda") << "'s\n/// functions.\n"
        << "constexpr int kNumKernels = " << kernels_.size() << ";\n"
        << "const char *const kKernelNames[] = {";
     for (const KernelRecord &k : kernels_)
@@ -107,7 +108,14 @@ public:
   void emitKernelStep(llvm::raw_ostream &os, Operation *op, size_t index,
                       const BufferNames &buffers) override {
     int k = kernelIndex_.lookup(op);
-    cudawrapper::emitKernelLaunch(os, op, index, kernels_[k], k, buffers);
+    cudawrapper::emitKernelLaunch(os, op, index, kernels_[k], k, names(),
+                                  buffers);
+  }
+
+  KernelEntryPoint kernelEntryPoint(Operation *op,
+                                    const BufferNames &buffers) override {
+    return cudawrapper::kernelEntryPoint(
+        op, kernels_[kernelIndex_.lookup(op)], names(), buffers);
   }
 
   LogicalResult emitLibraryCall(llvm::raw_ostream &os, LibraryCallOp call,
@@ -135,7 +143,7 @@ public:
 
   LogicalResult build(Location loc, PackageBuild &build) override {
     // Every kernel in one NVRTC program (sm_90 cubin and PTX).
-    std::string text = emitCudaKernelsFile(cudaKernels_, modelName_);
+    std::string text = emitCudaKernelsFile(cudaKernels_, names().name);
     FailureOr<CudaBinary> binary =
         compileCudaSource(text, "kernels.cu", cudaKernels_, loc);
     if (failed(binary) ||
@@ -146,28 +154,28 @@ public:
     build.deviceSeconds = binary->seconds;
     build.deviceBinary =
         ManifestCuda{"sm_90", "kernels.cubin", "kernels.ptx", "kernels.cu"};
-    // model.so is wrapper.cpp alone (it has no parallel loops).
+    // The library is wrapper.cpp alone (it has no parallel loops).
     return runHostCompiler(loc, build, {}, {});
   }
 
 private:
-  std::string modelName_;
   std::vector<CudaKernel> cudaKernels_;
   llvm::DenseMap<Operation *, int> kernelIndex_;
 };
 
 WrapperAbi CudaGraphCodegen::wrapperAbi() {
   WrapperAbi abi;
-  abi.createFunction = "kiln_model_create_cuda";
-  abi.runFunction = "kiln_model_run_cuda";
+  abi.createEntry = "create_cuda";
+  abi.runEntry = "run_cuda";
+  std::string create = names().symbol(abi.createEntry);
   abi.createParameters = "    void *const *functions,\n";
   abi.stepParameter = ", void *stream";
   abi.stepArgument = ", stream";
   abi.modelMembers = "  std::vector<void *> functions;\n";
   abi.freePrepared = "kiln::cuda::deallocate(prepared);";
   abi.createChecks = "  if (kNumKernels > 0 && !functions)\n"
-                     "    return fail(err, errlen, \"kiln_model_create_cuda: "
-                     "functions is null\");\n";
+                     "    return fail(err, errlen, \"" +
+                     create + ": functions is null\");\n";
   abi.createBindings =
       "    for (int i = 0; i < kNumKernels; ++i) {\n"
       "      if (!functions[i])\n"
@@ -181,8 +189,9 @@ WrapperAbi CudaGraphCodegen::wrapperAbi() {
       "      kiln::Expected<void *> memory = "
       "kiln::cuda::allocate(kPreparedBytes);\n"
       "      if (!memory)\n"
-      "        return fail(err, errlen, \"kiln_model_create_cuda: prepared "
-      "weights: \" + memory.status().message());\n"
+      "        return fail(err, errlen, \"" +
+      create +
+      ": prepared weights: \" + memory.status().message());\n"
       "      m->prepared = *memory;\n"
       "      // Wait for the steps even when one failed: the memory they\n"
       "      // use is freed on return.\n"
@@ -192,22 +201,43 @@ WrapperAbi CudaGraphCodegen::wrapperAbi() {
       "sizeof(syncErr)) && !failed)\n"
       "        return fail(err, errlen, syncErr);\n"
       "      if (failed)\n        return 1;\n    }\n";
-  // The kernels to bind, and the host entry points, which a cuda package
-  // refuses (its pointers must be device pointers).
-  abi.extraExports =
-      "\nKILN_EXPORT int kiln_model_num_kernels(void) { return "
-      "kNumKernels; }\n"
-      "KILN_EXPORT const char *kiln_model_kernel_name(int i) {\n"
-      "  return i >= 0 && i < kNumKernels ? kKernelNames[i] : nullptr;\n}\n"
-      "KILN_EXPORT int kiln_model_create(const void *const *, kiln_model "
-      "**out,\n    char *err, size_t errlen) {\n"
-      "  if (out)\n    *out = nullptr;\n"
-      "  return fail(err, errlen, \"this package was compiled for cuda: "
-      "load it with kiln::Model, which binds its kernels\");\n}\n"
-      "KILN_EXPORT int kiln_model_run(kiln_model *, const void *const *, "
-      "void *const *,\n    void *, char *err, size_t errlen) {\n"
-      "  return fail(err, errlen, \"this package was compiled for cuda: "
-      "run it with kiln_model_run_cuda\");\n}\n";
+  // The kernels to bind (a CUDA package has no host create/run: its
+  // pointers are device pointers).
+  abi.extraExports = "\nKILN_EXPORT int " + names().symbol("num_kernels") +
+                     "(void) { return kNumKernels; }\n"
+                     "KILN_EXPORT const char *" +
+                     names().symbol("kernel_name") +
+                     "(int i) {\n"
+                     "  return i >= 0 && i < kNumKernels ? kKernelNames[i] : "
+                     "nullptr;\n}\n";
+  abi.extraDeclarations =
+      "/// The kernels of kernels.cubin that " + create +
+      " binds, in order.\n"
+      "int " + names().symbol("num_kernels") + "(void);\n"
+      "const char *" + names().symbol("kernel_name") + "(int i);\n";
+  abi.headerIncludes = "#include \"kiln/runtime/CudaServices.h\"\n";
+  abi.headerHelpers =
+      "/// Creates a model from its device weights (device pointers in "
+      "weight order,\n/// kept alive until " +
+      names().symbol("destroy") +
+      "), loading its kernels from the package's\n/// kernels.cubin at "
+      "`cubinPath` (kiln_cuda_load_kernel). Returns 0 on success.\n"
+      "inline int create(const char *cubinPath, const void *const "
+      "*deviceWeights,\n"
+      "                  kiln_model **out, char *err = nullptr, size_t errlen "
+      "= 0) {\n"
+      "  constexpr int kNumKernels = " +
+      std::to_string(kernels_.size()) +
+      ";\n"
+      "  void *functions[kNumKernels > 0 ? kNumKernels : 1] = {};\n"
+      "  for (int i = 0; i < kNumKernels; ++i)\n"
+      "    if (kiln_cuda_load_kernel(cubinPath, " +
+      names().symbol("kernel_name") +
+      "(i), &functions[i], err,\n"
+      "                              errlen))\n"
+      "      return 1;\n"
+      "  return " +
+      create + "(deviceWeights, functions, out, err, errlen);\n}\n\n";
   return abi;
 }
 
@@ -267,8 +297,8 @@ public:
     pm.addPass(createLowerCudaPass());
   }
   std::unique_ptr<GraphCodegen>
-  createGraphCodegen(StringRef modelName) const override {
-    return std::make_unique<CudaGraphCodegen>(modelName);
+  createGraphCodegen(const PackageNames &names) const override {
+    return std::make_unique<CudaGraphCodegen>(names);
   }
 };
 

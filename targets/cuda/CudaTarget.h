@@ -46,11 +46,20 @@ namespace cudawrapper {
 /// The helpers of a CUDA wrapper (launch, callOnHost), after the common ones.
 const char *helpers();
 
-/// The launch of generated kernel `name` (kernel `kernelIndex` of
-/// kiln_model_kernel_name's list) for `op`'s operands and results.
+/// The exported launcher of generated kernel `kernel` (of `op`):
+/// `int <package>_<kernel>(void *function, <typed pointers>, void *stream,
+/// char *err, size_t errlen)`, which enqueues it with its launch shape.
+KernelEntryPoint kernelEntryPoint(mlir::Operation *op,
+                                  const KernelRecord &kernel,
+                                  const PackageNames &names,
+                                  const wrapper::BufferNames &buffers);
+/// The step that runs generated kernel `kernel` (kernel `kernelIndex` of
+/// the package's <package>_kernel_name list) for `op`'s operands and
+/// results: a call of its launcher.
 void emitKernelLaunch(llvm::raw_ostream &os, mlir::Operation *op,
                       size_t index, const KernelRecord &kernel,
-                      int kernelIndex, const wrapper::BufferNames &buffers);
+                      int kernelIndex, const PackageNames &names,
+                      const wrapper::BufferNames &buffers);
 
 /// The kiln_cuda_matmul call of a "cublaslt.matmul" library call.
 void emitMatmulCall(llvm::raw_ostream &os, LibraryCallOp call, size_t index,

@@ -2,8 +2,8 @@
 //
 // This file implements the steps that the CUDA target prints into
 // wrapper.cpp (docs/cuda-backend.md), each from what the lowered IR says: a
-// generated kernel is a kiln_cuda_launch of its function with the launch
-// shape the CUDA printer chose; a "cublaslt.matmul" library call is a
+// generated kernel is a call of its exported launcher, a kiln_cuda_launch of
+// its function with the launch shape the CUDA printer chose; a "cublaslt.matmul" library call is a
 // kiln_cuda_matmul with the call's geometry, transposes, bias and
 // activation; a "cudnn.conv" call is a kiln_cuda_conv (kiln_cuda_conv_relu
 // with an epilogue) with its shapes as static arrays; a reference step runs
@@ -92,49 +92,88 @@ int callOnHost(const char *op, const std::vector<DeviceArg> &in,
 )cpp";
 }
 
+KernelEntryPoint kernelEntryPoint(Operation *op, const KernelRecord &kernel,
+                                  const PackageNames &names,
+                                  const BufferNames &buffers) {
+  const std::array<unsigned, 3> &grid = *kernel.grid, &block = *kernel.block;
+  KernelEntryPoint entry;
+  entry.symbol = names.symbol(kernel.name);
+  entry.returnType = "int";
+  std::vector<KernelParameter> tensors = kernelParameters(op, buffers);
+  entry.parameters.push_back(
+      {"void *function", "function: the CUfunction of '" + kernel.name +
+                             "' in the package's kernels.cubin "
+                             "(kiln_cuda_load_kernel)"});
+  entry.parameters.insert(entry.parameters.end(), tensors.begin(),
+                          tensors.end());
+  entry.parameters.push_back(
+      {"void *stream", "stream: the CUstream it is enqueued on (0: the "
+                       "default stream); the pointers are device pointers"});
+  entry.parameters.push_back({"char *err", "err, errlen: the message of a "
+                                           "failed launch (returns nonzero)"});
+  entry.parameters.push_back({"size_t errlen", ""});
+  entry.doc = kernelDoc(op, kernel.name, kernel.kind);
+  std::string launchShape =
+      "grid " + std::to_string(grid[0]) + "x" + std::to_string(grid[1]) + "x" +
+      std::to_string(grid[2]) + ", block " + std::to_string(block[0]) + "x" +
+      std::to_string(block[1]) + "x" + std::to_string(block[2]) + ", " +
+      std::to_string(kernel.sharedBytes) + " bytes of shared memory";
+  // A kernel launched once per step of a recurrence takes the step as its
+  // last argument.
+  bool repeated = kernel.launches > 1;
+  entry.doc.push_back("Launched with " + launchShape +
+                      (repeated ? ", " + std::to_string(kernel.launches) +
+                                      " times in a row"
+                                : std::string()) +
+                      ".");
+  std::string body, indent = repeated ? "    " : "  ";
+  if (repeated)
+    body += "  for (int step = 0; step < " + std::to_string(kernel.launches) +
+            "; ++step) {\n";
+  body += indent + "void *args[] = {";
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    StringRef decl = tensors[i].declaration;
+    body += std::string(i ? ", " : "") + "&" +
+            decl.substr(decl.rfind('*') + 1).str();
+  }
+  if (repeated)
+    body += tensors.empty() ? "&step" : ", &step";
+  body += tensors.empty() && !repeated ? "nullptr};\n" : "};\n";
+  std::string what = "kernel " + kernel.name + " (ONNX nodes " +
+                     nodeList(sourceNodeNames(op)) + ")";
+  body += indent + "if (launch(function, " + std::to_string(grid[0]) + ", " +
+          std::to_string(grid[1]) + ", " + std::to_string(grid[2]) + ", " +
+          std::to_string(block[0]) + ", " + std::to_string(block[1]) + ", " +
+          std::to_string(block[2]) + ", " + std::to_string(kernel.sharedBytes) +
+          ", stream, args, " + quote(what) + ", err, errlen))\n" + indent +
+          "  return 1;\n";
+  if (repeated)
+    body += "  }\n";
+  body += "  return 0;\n";
+  entry.body = body;
+  return entry;
+}
+
 void emitKernelLaunch(llvm::raw_ostream &os, Operation *op, size_t index,
                       const KernelRecord &kernel, int kernelIndex,
-                      const BufferNames &buffers) {
-  std::vector<std::string> nodes = sourceNodeNames(op);
+                      const PackageNames &names, const BufferNames &buffers) {
   const std::array<unsigned, 3> &grid = *kernel.grid, &block = *kernel.block;
   os << "  // Step " << index << ": kernel " << kernel.name << " (grid "
      << grid[0] << "x" << grid[1] << "x" << grid[2] << ", block " << block[0]
      << "x" << block[1] << "x" << block[2] << "), ONNX nodes "
-     << nodeList(nodes) << "\n";
-  os << "  {\n";
-  int n = 0;
+     << nodeList(sourceNodeNames(op)) << "\n";
+  os << "  if (" << names.symbol(kernel.name) << "(m->functions["
+     << kernelIndex << "]";
   auto arg = [&](Value v, bool isConst) {
-    os << "    " << (isConst ? "const void *" : "void *") << "a" << n++
-       << " = " << buffers.pointer(v) << "; // " << buffers.describe(v)
-       << "\n";
+    os << ",\n      static_cast<" << (isConst ? "const " : "")
+       << publicCType(valueType(v).dtype) << " *>(" << buffers.pointer(v)
+       << ") /* " << buffers.describe(v) << " */";
   };
   for (Value v : op->getOperands())
     arg(v, /*isConst=*/true);
   for (Value v : op->getResults())
     arg(v, /*isConst=*/false);
-  // A kernel launched once per step of a recurrence takes the step as its
-  // last argument.
-  bool repeated = kernel.launches > 1;
-  std::string indent = repeated ? "      " : "    ";
-  if (repeated)
-    os << "    for (int step = 0; step < " << kernel.launches
-       << "; ++step) {\n";
-  os << indent << "void *args[] = {";
-  for (int i = 0; i < n; ++i)
-    os << (i ? ", " : "") << "&a" << i;
-  if (repeated)
-    os << (n ? ", " : "") << "&step";
-  os << (n || repeated ? "" : "nullptr") << "};\n";
-  std::string what =
-      "kernel " + kernel.name + " (ONNX nodes " + nodeList(nodes) + ")";
-  os << indent << "if (launch(m->functions[" << kernelIndex << "], " << grid[0]
-     << ", " << grid[1] << ", " << grid[2] << ", " << block[0] << ", "
-     << block[1] << ", " << block[2] << ", " << kernel.sharedBytes
-     << ", stream, args, " << quote(what) << ", err, errlen))\n"
-     << indent << "  return 1;\n";
-  if (repeated)
-    os << "    }\n";
-  os << "  }\n";
+  os << ",\n      stream, err, errlen))\n    return 1;\n";
 }
 
 /// An integer of a library call's params.

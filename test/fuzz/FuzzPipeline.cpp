@@ -11,6 +11,7 @@
 
 #include "FuzzSupport.h"
 
+#include "codegen/ModelHeaderEmitter.h"
 #include "codegen/MemoryPlanner.h"
 #include "codegen/Target.h"
 #include "codegen/WrapperEmitter.h"
@@ -48,12 +49,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (!graph)
     return 0;
   std::unique_ptr<kiln::GraphCodegen> codegen =
-      target->createGraphCodegen("fuzz");
+      target->createGraphCodegen(kiln::PackageNames{"fuzz"});
   if (failed(codegen->emitKernels(graph)))
     return 0;
   FailureOr<kiln::MemoryPlan> plan = kiln::planMemory(graph);
   if (failed(plan))
     return 0;
-  (void)kiln::emitWrapper(graph, *plan, *codegen, "fuzz");
+  (void)kiln::emitWrapper(graph, *plan, *codegen);
+  (void)kiln::emitModelHeader(*plan, *codegen);
   return 0;
 }

@@ -114,6 +114,8 @@ int runBenchCommand(const BenchOptions &options);
 struct CompileCommandOptions {
   std::string model;
   std::string outputDir;
+  /// --name: the package's name (lib<name>.so, <name>.h, <name>_run).
+  std::string name;
   std::string target = "cpu";
   std::string weights = "embed";
   std::vector<std::string> dims;

@@ -13,6 +13,7 @@
 #include "TensorFiles.h"
 
 #include "codegen/MemoryPlanner.h"
+#include "codegen/PackageNames.h"
 #include "compiler/Pipeline.h"
 #include "compiler/onnx/OnnxTracer.h"
 #include "kiln/runtime/Counted.h"
@@ -158,6 +159,13 @@ int runCompileCommand(const CompileCommandOptions &flags) {
   CompileOptions options;
   options.modelPath = flags.model;
   options.outputDir = flags.outputDir;
+  options.packageName = flags.name;
+  if (!flags.name.empty())
+    if (std::optional<std::string> why = invalidPackageName(flags.name))
+      return reportError("--name '" + flags.name +
+                         "' cannot name a package: " + *why +
+                         "; give a C identifier such as my_model (it names "
+                         "lib<name>.so, <name>.h and every exported symbol)");
   options.target = flags.target;
   options.weights = flags.weights;
   options.cxx = flags.cxx;

@@ -216,8 +216,8 @@ int main(int argc, char **argv) {
 
   CompileCommandOptions compile;
   CLI::App *compileCmd = app.add_subcommand(
-      "compile", "Compile a model into a package folder (model.so, model.h, "
-                 "weights.bin, manifest.json, generated sources)");
+      "compile", "Compile a model into a package folder (lib<name>.so, "
+                 "<name>.h, weights.bin, manifest.json, generated sources)");
   compileCmd->add_option("MODEL", compile.model, "ONNX model file (.onnx)")
       ->required();
   compileCmd
@@ -225,6 +225,12 @@ int main(int argc, char **argv) {
                    "Package folder to write (replaced only after a "
                    "successful compile)")
       ->required();
+  compileCmd->add_option(
+      "--name", compile.name,
+      "The package's name, a C identifier: the library is lib<name>.so, the "
+      "header <name>.h and every exported symbol starts with <name>_ (so "
+      "several packages link into one program); default: the model file's "
+      "name");
   compileCmd->add_option("--target", compile.target, targetHelp())
       ->check(CLI::IsMember(kiln::targetNames()));
   compileCmd

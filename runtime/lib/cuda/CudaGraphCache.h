@@ -34,7 +34,7 @@
 
 namespace kiln {
 
-/// The addresses a run passes to the package's kiln_model_run_cuda: null
+/// The addresses a run passes to the package's <name>_run_cuda: null
 /// for an input staged in (or an output written to) a buffer of the entry,
 /// and for the arena when the entry's own is used.
 struct CudaGraphKey {
@@ -89,7 +89,7 @@ public:
                                      const std::vector<ValueSignature> &outputs);
   void release(CudaGraphEntry *entry);
 
-  /// Runs `launches` (the package's kiln_model_run_cuda on the entry's
+  /// Runs `launches` (the package's <name>_run_cuda on the entry's
   /// stream, returning its status code) for `entry`: directly, captured
   /// and then launched, or by replaying the graph. `callerStream`, when not
   /// null, is joined with the entry's stream before and after. Sets `use`.

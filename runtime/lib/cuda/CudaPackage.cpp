@@ -3,7 +3,7 @@
 // This file implements CudaPackage: loading the package's kernels
 // (cuModuleLoadData of kernels.cubin; when that fails and kernels.ptx
 // exists, the PTX, which the driver JIT-compiles for this GPU), resolving
-// each kernel name of model.so to a CUfunction, uploading the weights once,
+// each kernel name of the package library to a CUfunction, uploading the weights once,
 // and running: CPU inputs are copied to the device on the run's stream,
 // outputs are allocated on the device (and copied back to the CPU unless
 // the caller keeps them on the device) or written into the caller's device
@@ -261,7 +261,7 @@ CudaPackage::load(const std::string &dir, const std::string &libPath,
       return Status::error(cuda::errorMessage(
           d, r,
           strCat(dir, ": kernel '", name, "' (", i,
-                 ") that model.so launches is not in the loaded kernels "
+                 ") that the library launches is not in the loaded kernels "
                  "(the package is inconsistent; recompile it)")));
     pkg->functions_.push_back(fn);
   }
@@ -283,7 +283,7 @@ CudaPackage::load(const std::string &dir, const std::string &libPath,
                       sizeof(err));
   err[sizeof(err) - 1] = 0;
   if (rc != 0 || !h)
-    return Status::error(strCat(libPath, ": kiln_model_create_cuda failed: ",
+    return Status::error(strCat(libPath, ": creating the model failed: ",
                                 err[0] ? err : "no message"));
   handle = h;
   return pkg;

@@ -27,22 +27,20 @@
 
 namespace kiln {
 
-/// The CUDA entry points of a cuda package's model.so.
+/// The CUDA entry points of a cuda package's library.
 struct CudaModelAbi {
-  int (*numKernels)() = nullptr;
-  const char *(*kernelName)(int) = nullptr;
-  int (*create)(const void *const *, void *const *, kiln_model **, char *,
-                size_t) = nullptr;
-  int (*run)(kiln_model *, const void *const *, void *const *, void *, void *,
-             char *, size_t) = nullptr;
+  kiln_model_num_kernels_fn numKernels = nullptr;
+  kiln_model_kernel_name_fn kernelName = nullptr;
+  kiln_model_create_cuda_fn create = nullptr;
+  kiln_model_run_cuda_fn run = nullptr;
 };
 
 /// The device side of a loaded cuda package.
 class CudaPackage {
 public:
   /// Loads DIR/kernels.cubin (falling back to DIR/kernels.ptx when the cubin
-  /// does not load on this GPU), resolves the kernels that model.so names,
-  /// uploads `hostWeights` and calls kiln_model_create_cuda, storing the
+  /// does not load on this GPU), resolves the kernels that the library names,
+  /// uploads `hostWeights` and calls <name>_create_cuda, storing the
   /// handle in `handle`. `hostSteps`: the package runs steps on the host
   /// (its runs are never captured into CUDA graphs). Errors name the file
   /// or kernel.

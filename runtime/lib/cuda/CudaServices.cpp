@@ -1,4 +1,4 @@
-//===- CudaServices.cpp - The C services model.so calls ------------------===//
+//===- CudaServices.cpp - The C services package libraries call ---------===//
 //
 // This file implements the C functions of CudaServices.h, exported from
 // libkiln_runtime.so for the host code of CUDA packages: each forwards to
@@ -18,6 +18,11 @@
 #endif
 
 #include <cstdio>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <mutex>
+#include <string>
 
 using namespace kiln;
 
@@ -101,6 +106,55 @@ int kiln_cuda_launch(void *function, unsigned gridX, unsigned gridY,
 #else
   (void)function, (void)gridX, (void)gridY, (void)gridZ, (void)blockX,
       (void)blockY, (void)blockZ, (void)sharedBytes, (void)stream, (void)args;
+  return report(cuda::available(), err, errlen);
+#endif
+}
+
+int kiln_cuda_load_kernel(const char *path, const char *name,
+                          void **function, char *err, size_t errlen) {
+  if (!path || !name || !function)
+    return report(Status::error("kiln_cuda_load_kernel: path, name or "
+                                "function is null"),
+                  err, errlen);
+  *function = nullptr;
+#ifdef KILN_HAVE_CUDA
+  Expected<const cuda::Driver *> dr = cuda::driver();
+  if (!dr)
+    return report(dr.status(), err, errlen);
+  const cuda::Driver &d = **dr;
+  // One module per file for the life of the process: the functions handed
+  // out stay valid.
+  static std::mutex mutex;
+  static std::map<std::string, CUmodule> modules;
+  std::lock_guard<std::mutex> lock(mutex);
+  CUmodule &module = modules[path];
+  if (!module) {
+    std::ifstream in(path, std::ios::binary);
+    std::string image((std::istreambuf_iterator<char>(in)),
+                      std::istreambuf_iterator<char>());
+    if (!in.good() && !in.eof())
+      return report(Status::error(strCat(path, ": cannot be read")), err,
+                    errlen);
+    if (image.empty())
+      return report(Status::error(strCat(path, ": missing or empty (a "
+                                               "package's kernels.cubin)")),
+                    err, errlen);
+    CUresult r = d.moduleLoadData(&module, image.c_str());
+    if (r != CUDA_SUCCESS) {
+      module = nullptr;
+      return report(cuda::check(d, r, strCat(path, ": cannot be loaded")),
+                    err, errlen);
+    }
+  }
+  CUfunction fn = nullptr;
+  CUresult r = d.moduleGetFunction(&fn, module, name);
+  if (r != CUDA_SUCCESS)
+    return report(cuda::check(d, r,
+                              strCat(path, ": has no kernel '", name, "'")),
+                  err, errlen);
+  *function = fn;
+  return 0;
+#else
   return report(cuda::available(), err, errlen);
 #endif
 }

@@ -161,9 +161,13 @@ TEST_CASE("the host compiler runs once per distinct build", "[cache]") {
     b.cxx = b.cxxPath = cxx.string();
     b.isa = "x86-64-v2";
     b.includeDir = include.string();
+    b.library = "libm.so";
+    b.symbolPrefix = "m";
     REQUIRE(succeeded(runHostCompiler(mlir::UnknownLoc::get(&context), b,
                                       {{"kernels.cpp", kernels}}, {})));
-    CHECK(fs::exists(fs::path(b.dir) / "model.so"));
+    CHECK(fs::exists(fs::path(b.dir) / "libm.so"));
+    CHECK(readFile(fs::path(b.dir) / "exports.map").find("global: m_*;") !=
+          std::string::npos);
     CHECK(b.warnings == "a warning\n");
     CHECK(b.command.find(b.dir) == std::string::npos);
   };

@@ -61,17 +61,19 @@ static_assert(
                            const void *, int64_t, int, const void *, int64_t,
                            int, void *, int64_t, const void *, int, void *,
                            size_t, void *, char *, size_t)>);
-// The model ABI additions, as the wrapper must define them.
-static_assert(std::is_same_v<decltype(&kiln_model_create_cuda),
+// The model ABI's CUDA entry point types, as the wrapper must define them.
+static_assert(std::is_same_v<kiln_model_create_cuda_fn,
                              int (*)(const void *const *, void *const *,
                                      kiln_model **, char *, size_t)>);
 static_assert(
-    std::is_same_v<decltype(&kiln_model_run_cuda),
+    std::is_same_v<kiln_model_run_cuda_fn,
                    int (*)(kiln_model *, const void *const *, void *const *,
                            void *, void *, char *, size_t)>);
-static_assert(std::is_same_v<decltype(&kiln_model_target), const char *(*)()>);
-static_assert(
-    std::is_same_v<decltype(&kiln_model_kernel_name), const char *(*)(int)>);
+static_assert(std::is_same_v<kiln_model_target_fn, const char *(*)()>);
+static_assert(std::is_same_v<kiln_model_kernel_name_fn, const char *(*)(int)>);
+static_assert(std::is_same_v<decltype(&kiln_cuda_load_kernel),
+                             int (*)(const char *, const char *, void **,
+                                     char *, size_t)>);
 
 } // namespace
 
@@ -363,7 +365,7 @@ TEST_CASE("A cuda model.so is a cuda package even without a manifest target",
     CHECK(contains(m.status().message(), "kernels.cubin"));
 }
 
-TEST_CASE("The manifest's target and model.so's must agree", "[cuda][model]") {
+TEST_CASE("The manifest's target and the library's must agree", "[cuda][model]") {
   TempDir dir("disagree");
   buildFakeCudaModel(dir.path);
   writeWeights(dir.path);
@@ -372,7 +374,7 @@ TEST_CASE("The manifest's target and model.so's must agree", "[cuda][model]") {
   REQUIRE_FALSE(m.isOk());
   INFO(m.status().message());
   CHECK(contains(m.status().message(),
-                 "says target 'cpu' but model.so is for 'cuda'"));
+                 "says target 'cpu' but the library is for 'cuda'"));
 
   writeFile(dir.path / "manifest.json", manifest("tpu"));
   m = Model::load(dir.path.string());

@@ -389,7 +389,7 @@ TEST_CASE("Broken packages are errors, not crashes", "[model]") {
                  replaceAll(kManifest, R"("name": "w", "dtype": "f32")",
                             R"("name": "w", "dtype": "i32")"));
     requireLoadError(dir.path, {"manifest.json", "weight 'w' is i32[3]",
-                                "model.so declares f32[3]"});
+                                "the library declares f32[3]"});
   }
   SECTION("manifest weight bytes disagree with its shape") {
     writePackage(dir.path,
@@ -403,13 +403,13 @@ TEST_CASE("Broken packages are errors, not crashes", "[model]") {
                                       R"("shape": [2, 4]}],
     "outputs")"));
     requireLoadError(dir.path, {"manifest.json", "input 0 is 'x' f32[2, 4]",
-                                "model.so declares 'x' f32[2, 3]"});
+                                "the library declares 'x' f32[2, 3]"});
   }
   SECTION("manifest lists an unknown weight") {
     writePackage(dir.path,
                  replaceAll(kManifest, R"("name": "w")", R"("name": "v")"));
     requireLoadError(
-        dir.path, {"manifest.json", "weight 'v'", "model.so does not declare"});
+        dir.path, {"manifest.json", "weight 'v'", "the library does not declare"});
   }
 }
 

@@ -610,7 +610,7 @@ TEST_CASE("Broken training packages are errors", "[trainer]") {
                    "leaves f32[4] at offset 16"));
     writeFile(dir.path / "graphs/forward/manifest.json",
               arenaValue(64, "output"));
-    CHECK(contains(loadError(dir.path), "lies outside model.so's 64-byte "
+    CHECK(contains(loadError(dir.path), "lies outside the library's 64-byte "
                                         "arena"));
   }
   SECTION("another device") {

@@ -1,20 +1,20 @@
 //===- Model.h - Loading and running compiled Kiln packages ----*- C++ -*-===//
 //
 // This file declares kiln::Model, the C++ API of a compiled package (the
-// folder `kiln compile` writes): Model::load opens DIR/model.so, checks its
+// folder `kiln compile` writes): Model::load opens the package library (DIR/lib<name>.so), checks its
 // ABI version, reads DIR/manifest.json, maps DIR/weights.bin and binds the
 // weights; Model::run checks the inputs against the signature and calls the
 // compiled code. docs/runtime-api.md describes the package and the C ABI.
 //
 // Thread safety: a loaded Model is immutable. run() is const and may be
 // called from several threads at once: each call allocates its own outputs
-// and takes its own scratch arena (kiln_model_arena_bytes(), 64-byte
+// and takes its own scratch arena (<name>_arena_bytes(), 64-byte
 // aligned) from a small pool guarded by a mutex, so concurrent calls never
 // share scratch memory. Loading, moving and destroying a Model must not race
 // with run() on the same Model.
 //
 // A package compiled with --target cuda ("target": "cuda" in manifest.json,
-// or kiln_model_target() returning "cuda") loads its kernels into the
+// or <name>_target() returning "cuda") loads its kernels into the
 // process's CUDA context, uploads the weights to the device once, and runs
 // each call on its own pooled stream and device arena; loading it where
 // CUDA is unavailable fails with the reason (docs/cuda-backend.md).
@@ -162,10 +162,10 @@ struct ArenaValueSignature {
 };
 
 /// A compiled model, loaded from its package folder. Move-only; releasing
-/// it destroys the model handle, unmaps the weights and closes model.so.
+/// it destroys the model handle, unmaps the weights and closes the library.
 class Model {
 public:
-  /// Loads the package in `dir`. Errors name the package file (model.so,
+  /// Loads the package in `dir`. Errors name the package file (lib<name>.so,
   /// manifest.json, weights.bin or an external data file) and, for weights,
   /// the weight.
   static Expected<Model> load(const std::string &dir,
@@ -178,7 +178,7 @@ public:
   ~Model();
 
   /// The inputs, outputs and weights with their static dtypes and shapes,
-  /// as model.so declares them.
+  /// as the library declares them.
   const std::vector<ValueSignature> &inputs() const;
   const std::vector<ValueSignature> &outputs() const;
   const std::vector<ValueSignature> &weights() const;

@@ -1,15 +1,23 @@
-/*===- ModelABI.h - The C ABI of a compiled Kiln model ------------*- C -*-===//
+/*===- ModelABI.h - The C ABI of a compiled Kiln package -----------*- C -*-===//
  *
- * This file declares the C ABI that every compiled model (model.so in a Kiln
- * package) exports and that the runtime's loader (kiln::Model) calls. The
- * generated wrapper implements it; nothing else does. All shapes are static
- * (a package is compiled for fixed shapes). Dtype codes are kiln::DType's
- * values (0 f32, 1 f16, 2 bf16, 3 f64, 4 i64, 5 i32, 6 i8, 7 u8, 8 bool).
+ * This file declares the C ABI that every compiled package's library
+ * (lib<name>.so) exports and that the runtime's loader (kiln::Model) calls.
+ * Every symbol is prefixed with the package's name (`kiln compile --name`,
+ * default: the model file's stem; the manifest's "symbol_prefix"): a package
+ * named tiny_mlp exports tiny_mlp_create, tiny_mlp_run, ..., so any number of
+ * packages link into one program. The package's own header (<name>.h)
+ * declares them with their names and adds each generated kernel; this header
+ * gives the handle type, the ABI version and, for callers that resolve the
+ * symbols themselves (dlsym of "<prefix>_<entry>"), the type of each entry
+ * point. The generated wrapper implements them; nothing else does. All
+ * shapes are static (a package is compiled for fixed shapes). Dtype codes are
+ * kiln::DType's values (0 f32, 1 f16, 2 bf16, 3 f64, 4 i64, 5 i32, 6 i8, 7
+ * u8, 8 bool).
  *
- * Lifetime: kiln_model_create binds the weights (pointers the caller keeps
- * alive, in weight order) and returns a handle; kiln_model_run may be called
+ * Lifetime: <prefix>_create binds the weights (pointers the caller keeps
+ * alive, in weight order) and returns a handle; <prefix>_run may be called
  * from several threads at once on one handle provided each call passes its
- * own arena of kiln_model_arena_bytes() bytes (64-byte aligned); outputs are
+ * own arena of <prefix>_arena_bytes() bytes (64-byte aligned); outputs are
  * written to caller-owned buffers of the declared sizes.
  *
  * Errors: functions returning int return 0 on success and nonzero on error,
@@ -28,77 +36,80 @@ extern "C" {
 #endif
 
 /** The ABI version implemented by this header (with the services of
- *  CudaServices.h a model.so calls). 2: kiln_cuda_conv and
- *  kiln_cuda_conv_relu take a layout. */
+ *  CudaServices.h a package library calls). 2: kiln_cuda_conv and
+ *  kiln_cuda_conv_relu take a layout. Packages of kilns before
+ *  per-package names (no "symbol_prefix" in the manifest) export the same
+ *  entry points as kiln_model_<entry> from model.so. */
 #define KILN_MODEL_ABI_VERSION 2
 
+/** A model handle, opaque (each package defines its own). */
 typedef struct kiln_model kiln_model;
 
-/** Returns KILN_MODEL_ABI_VERSION of the wrapper that was generated. */
-int kiln_model_abi_version(void);
+/** <prefix>_abi_version: KILN_MODEL_ABI_VERSION of the generated wrapper. */
+typedef int (*kiln_model_abi_version_fn)(void);
 
-/** Signature queries: counts, names, dtypes (kiln::DType codes), ranks and
- *  shapes of the inputs, outputs and weights, in order. */
-int kiln_model_num_inputs(void);
-int kiln_model_num_outputs(void);
-int kiln_model_num_weights(void);
-const char *kiln_model_input_name(int i);
-const char *kiln_model_output_name(int i);
-const char *kiln_model_weight_name(int i);
-int kiln_model_input_dtype(int i);
-int kiln_model_output_dtype(int i);
-int kiln_model_weight_dtype(int i);
-int kiln_model_input_rank(int i);
-int kiln_model_output_rank(int i);
-int kiln_model_weight_rank(int i);
-const int64_t *kiln_model_input_shape(int i);
-const int64_t *kiln_model_output_shape(int i);
-const int64_t *kiln_model_weight_shape(int i);
+/** <prefix>_num_inputs, _num_outputs, _num_weights; then, of input,
+ *  output and weight i: <prefix>_input_name, _input_dtype (kiln::DType
+ *  code), _input_rank and _input_shape (and the same for output_ and
+ *  weight_); out-of-range i gives null or -1. */
+typedef int (*kiln_model_count_fn)(void);
+typedef const char *(*kiln_model_name_fn)(int i);
+typedef int (*kiln_model_dtype_fn)(int i);
+typedef int (*kiln_model_rank_fn)(int i);
+typedef const int64_t *(*kiln_model_shape_fn)(int i);
 
-/** Bytes of scratch memory one run needs (the planned arena). */
-size_t kiln_model_arena_bytes(void);
+/** <prefix>_arena_bytes: bytes of scratch memory one run needs. */
+typedef size_t (*kiln_model_arena_bytes_fn)(void);
 
-/** Binds the weights (one pointer per weight, in order; the caller keeps
- *  them alive until kiln_model_destroy) and returns a model handle. */
-int kiln_model_create(const void *const *weights, kiln_model **out, char *err,
-                      size_t errlen);
+/** <prefix>_create (CPU packages): binds the weights (one pointer per
+ *  weight, in order; the caller keeps them alive until <prefix>_destroy)
+ *  and returns a model handle. */
+typedef int (*kiln_model_create_fn)(const void *const *weights,
+                                    kiln_model **out, char *err,
+                                    size_t errlen);
 
-/** Runs the model: one pointer per input and per output (contiguous, of the
- *  declared dtype and shape), and an arena of kiln_model_arena_bytes(). */
-int kiln_model_run(kiln_model *model, const void *const *inputs,
-                   void *const *outputs, void *arena, char *err,
-                   size_t errlen);
+/** <prefix>_run (CPU packages): one pointer per input and per output
+ *  (contiguous, of the declared dtype and shape), and an arena of
+ *  <prefix>_arena_bytes(). */
+typedef int (*kiln_model_run_fn)(kiln_model *model,
+                                 const void *const *inputs,
+                                 void *const *outputs, void *arena, char *err,
+                                 size_t errlen);
 
-/** Releases a handle from kiln_model_create (or kiln_model_create_cuda). */
-void kiln_model_destroy(kiln_model *model);
+/** <prefix>_destroy: releases a handle. */
+typedef void (*kiln_model_destroy_fn)(kiln_model *model);
 
-/*===-- Targets and CUDA packages (docs/cuda-backend.md) -----------------===*/
+/** <prefix>_target: "cpu" or "cuda". */
+typedef const char *(*kiln_model_target_fn)(void);
 
-/** "cpu" or "cuda". Optional: a model.so without it is a CPU package. */
-const char *kiln_model_target(void);
+/** <prefix>_set_threads (CPU packages, optional): the OpenMP threads the
+ *  calling thread's runs use from now on (0: OpenMP's default). */
+typedef void (*kiln_model_set_threads_fn)(int n);
 
-/** CUDA packages only (they export these instead of kiln_model_create and
- *  kiln_model_run): the number of kernels in the package's kernels.cubin
- *  and their names, in order; the loader resolves each name to a
- *  CUfunction. */
-int kiln_model_num_kernels(void);
-const char *kiln_model_kernel_name(int i);
+/*===-- CUDA packages (docs/cuda-backend.md) ------------------------------===*/
 
-/** Binds the weights (device pointers, in weight order, kept alive by the
- *  caller until kiln_model_destroy) and the kernels (one CUfunction per
- *  kernel, in kiln_model_kernel_name order) and returns a handle. */
-int kiln_model_create_cuda(const void *const *weights,
-                           void *const *functions, kiln_model **out,
-                           char *err, size_t errlen);
+/** <prefix>_num_kernels and <prefix>_kernel_name: the kernels of the
+ *  package's kernels.cubin, in the order <prefix>_create_cuda binds them
+ *  (kiln_cuda_load_kernel gives each its CUfunction). */
+typedef int (*kiln_model_num_kernels_fn)(void);
+typedef const char *(*kiln_model_kernel_name_fn)(int i);
 
-/** Enqueues the whole model on `stream` (a CUstream): inputs, outputs and
- *  the arena (kiln_model_arena_bytes() bytes) are device pointers. Returns
- *  without waiting for the stream, except where an op runs on the host. May
- *  be called from several threads at once with distinct arenas and
- *  streams. */
-int kiln_model_run_cuda(kiln_model *model, const void *const *inputs,
-                        void *const *outputs, void *arena, void *stream,
-                        char *err, size_t errlen);
+/** <prefix>_create_cuda: binds the weights (device pointers, in weight
+ *  order, kept alive by the caller until <prefix>_destroy) and the kernels
+ *  (one CUfunction per kernel, in <prefix>_kernel_name order). */
+typedef int (*kiln_model_create_cuda_fn)(const void *const *weights,
+                                         void *const *functions,
+                                         kiln_model **out, char *err,
+                                         size_t errlen);
+
+/** <prefix>_run_cuda: enqueues the whole model on `stream` (a CUstream):
+ *  inputs, outputs and the arena are device pointers. Returns without
+ *  waiting for the stream, except where an op runs on the host. May be
+ *  called from several threads at once with distinct arenas and streams. */
+typedef int (*kiln_model_run_cuda_fn)(kiln_model *model,
+                                      const void *const *inputs,
+                                      void *const *outputs, void *arena,
+                                      void *stream, char *err, size_t errlen);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -8,12 +8,12 @@
 // the file back into one. The runtime owns it, so the file's format is
 // defined without MLIR or LLVM. A manifest has one of three forms:
 //
-// A graph package (no "kind"; model.so, weights.bin, kernels), keys in
+// A graph package (no "kind"; libNAME.so, weights.bin, kernels), keys in
 // this order:
 //
 //   { "format": "kiln-package", "format_version": 1, "abi_version": 1,
 //     "model": "tiny_mlp", "source": "tiny_mlp.onnx", "target": "cpu",
-//     "library": "model.so",
+//     "library": "libtiny_mlp.so", "symbol_prefix": "tiny_mlp",
 //     "signature": {"inputs": [VALUE...], "outputs": [VALUE...]},
 //     "weights_file": "weights.bin",
 //     "weights": [WEIGHT...],
@@ -152,7 +152,7 @@ inline constexpr int64_t kManifestFormatVersion = 1;
 
 /// Which of the two forms a manifest has ("kind").
 enum class PackageKind {
-  /// One compiled graph: model.so, weights.bin, kernels (no "kind" key).
+  /// One compiled graph: lib<name>.so, weights.bin, kernels (no "kind" key).
   Graph,
   /// A model with graph breaks: program.json/.bin and graphs/<name>/
   /// ("kind": "program").
@@ -191,7 +191,7 @@ struct ManifestWeight {
   /// The bytes of its data: elements × dtype size ("bytes", the same in
   /// "external").
   uint64_t bytes = 0;
-  /// Its position in model.so's weight list ("index"), when written.
+  /// Its position in the library's weight list ("index"), when written.
   std::optional<int64_t> index;
   /// "constant" (a value of the model, stored in weights.bin), "argument"
   /// (an input of the graph without data in the model: external data or
@@ -439,21 +439,27 @@ struct PackageManifest {
   /// "format_version" (optional when read; always written).
   int64_t formatVersion = kManifestFormatVersion;
   PackageKind kind = PackageKind::Graph;
-  /// (graph) model.so's ABI version ("abi_version"), written when set.
+  /// (graph) the library's ABI version ("abi_version"), written when set.
   std::optional<int64_t> abiVersion;
   /// (graph) The model's name ("model").
   std::string model;
   /// The model the package was compiled from ("source"), or empty.
   std::string source;
   /// The code target ("target": "cpu" or "cuda"), or empty (a CPU package
-  /// unless model.so's kiln_model_target says otherwise).
+  /// unless the library's <prefix>_target says otherwise).
   std::string target;
-  /// (graph) The shared library ("library": "model.so").
+  /// (graph) The shared library ("library": "libtiny_mlp.so"), a file
+  /// name in the package folder; packages of kilns before symbol prefixes
+  /// wrote "model.so".
   std::string library;
+  /// (graph) The prefix of every symbol the library exports
+  /// ("symbol_prefix": "tiny_mlp" for tiny_mlp_create, ...); absent in
+  /// packages of kilns before it, which exported kiln_model_*.
+  std::string symbolPrefix;
   /// (program) "program": {"json": ..., "data": ...}.
   std::string programJson;
   std::string programData;
-  /// Whether "signature" is present (the loader checks model.so against
+  /// Whether "signature" is present (the loader checks the library against
   /// it only then); written when true.
   bool hasSignature = true;
   std::vector<ManifestValue> inputs;
@@ -481,7 +487,7 @@ struct PackageManifest {
   /// (graph) "host_compiler": {"command": ..., "warnings": ...}.
   std::string hostCompilerCommand;
   std::string hostCompilerWarnings;
-  /// (graph) The instruction-set level model.so was compiled for ("isa",
+  /// (graph) The instruction-set level the library was compiled for ("isa",
   /// e.g. "x86-64-v3"), or empty.
   std::string isa;
   /// "compile_times_s".
