@@ -2,8 +2,8 @@
 #===- scripts/demo.sh - Install, build, and run Kiln on the bundled example ===#
 #
 # Kiln's main job on examples/tiny_mlp.onnx: compile it into a package
-# (model.so + model.h + weights.bin), build the C++ program of examples/cpp
-# that calls it through model.h, run it, and compare its output with ONNX
+# (libtiny_mlp.so + tiny_mlp.h + weights.bin), build the C++ program of
+# examples/cpp that calls it through tiny_mlp.h, run it, and compare its output with ONNX
 # Runtime's. The kiln IR and a reference-runtime run come first.
 #
 #===----------------------------------------------------------------------===#
@@ -27,10 +27,10 @@ echo "== kiln compile examples/tiny_mlp.onnx --dim batch=4 -o $out/tiny_mlp"
 "$build/bin/kiln" compile "$root/examples/tiny_mlp.onnx" --dim batch=4 -o "$out/tiny_mlp"
 ls "$out/tiny_mlp"
 echo
-echo "== a C++ program calling the package through model.h (examples/cpp/main.cpp)"
+echo "== a C++ program calling the package through tiny_mlp.h (examples/cpp/main.cpp)"
 cxx="${CXX:-c++}"
 "$cxx" -std=c++17 -O2 -I "$out/tiny_mlp" -I "$root/runtime/include" \
-  "$root/examples/cpp/main.cpp" "$out/tiny_mlp/model.so" \
+  "$root/examples/cpp/main.cpp" -L "$out/tiny_mlp" -ltiny_mlp \
   -L "$build/runtime" -lkiln_runtime -Wl,-rpath,"$build/runtime" \
   -Wl,-rpath,"$out/tiny_mlp" -o "$out/example"
 "$out/example" "$out/tiny_mlp" "$root/examples/tiny_mlp_x.npy" "$out/y.npy" \

@@ -3,7 +3,7 @@
 #
 # Compiles examples/tiny_mlp.onnx with `kiln compile --dim batch=4`, runs the
 # reference runtime (`kiln run`) for the expected output, builds
-# examples/cpp/main.cpp against the package's model.h, model.so and
+# examples/cpp/main.cpp against the package's tiny_mlp.h, libtiny_mlp.so and
 # libkiln_runtime.so, and runs it; it fails when the outputs differ.
 #
 #   usage: build_and_run.sh KILN KILN_SOURCE_DIR RUNTIME_LIB_DIR WORK_DIR [CXX]
@@ -18,7 +18,7 @@ rm -rf "$work" && mkdir -p "$work"
 "$kiln" run "$src/examples/tiny_mlp.onnx" \
   --input "x=$src/examples/tiny_mlp_x.npy" -o "$work/reference"
 "$cxx" -std=c++17 -O2 -I "$work/tiny_mlp" -I "$src/runtime/include" \
-  "$src/examples/cpp/main.cpp" "$work/tiny_mlp/model.so" \
+  "$src/examples/cpp/main.cpp" -L "$work/tiny_mlp" -ltiny_mlp \
   -L "$rtlib" -lkiln_runtime \
   -Wl,-rpath,"$rtlib" -Wl,-rpath,"$work/tiny_mlp" -o "$work/example"
 "$work/example" "$work/tiny_mlp" "$src/examples/tiny_mlp_x.npy" \

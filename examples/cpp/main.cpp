@@ -1,8 +1,8 @@
 //===- main.cpp - Calling a compiled Kiln model from C++ ------------------===//
 //
-// This file is the C++ example of a Kiln package: it includes the model.h
-// that `kiln compile examples/tiny_mlp.onnx -o DIR --dim batch=4` writes,
-// links DIR/model.so and libkiln_runtime.so, reads DIR/weights.bin, runs the
+// This file is the C++ example of a Kiln package: it includes the header
+// tiny_mlp.h that `kiln compile examples/tiny_mlp.onnx -o DIR --dim batch=4`
+// writes, links DIR/libtiny_mlp.so (-ltiny_mlp) and libkiln_runtime.so, reads DIR/weights.bin, runs the
 // model on an input read with the runtime's readNpy (the bundled
 // examples/tiny_mlp_x.npy), prints the output and, given the reference
 // runtime's output (`kiln run ... -o REFDIR` writes REFDIR/y.npy), checks
@@ -14,7 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "model.h"
+#include "tiny_mlp.h"
 
 #include "kiln/runtime/TensorCompare.h"
 #include "kiln/runtime/TensorIO.h"
@@ -117,6 +117,6 @@ int main(int argc, char **argv) {
                   same.message());
     std::printf("matches the reference runtime\n");
   }
-  kiln_model_destroy(model);
+  tiny_mlp_destroy(model);
   return 0;
 }

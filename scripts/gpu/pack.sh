@@ -49,7 +49,7 @@ done
 compile_package() { # graph, package name, extra kiln compile flags...
   "$BUILD/bin/kiln" compile "$1" --target cuda --weights external "${@:3}" \
     -o "$OUT/packages/$2" | tail -1
-  rm -f "$OUT/packages/$2"/{wrapper.cpp,model.h}
+  rm -f "$OUT/packages/$2"/{wrapper.cpp,*.h}
 }
 # The bench graphs, then the model families users bring (issue 14:
 # depthwise/squeeze-excite networks, a ViT, a GRU tagger, a U-Net).
@@ -123,12 +123,12 @@ while read -r c; do
     -o "$ATT/expected-$c" > /dev/null
   mv "$ATT/expected-$c/y.npy" "$ATT/$c.y.npy"
   mv "$ATT/models/$c".*.npy "$ATT/"
-  rm -rf "$ATT/expected-$c" "$ATT/$c"/{wrapper.cpp,model.h,kernels.cu}
+  rm -rf "$ATT/expected-$c" "$ATT/$c"/{wrapper.cpp,*.h,kernels.cu}
 done < "$ATT/cases.txt"
 # GPT-2's attention at the bench size, timed next to PyTorch's SDPA backends.
 "$ROOT/.venv/bin/python3" "$ROOT/test/models/attention_cases.py" --bench-model "$ATT/models/bench.onnx"
 "$BUILD/bin/kiln" compile "$ATT/models/bench.onnx" --target cuda -o "$ATT/bench" | tail -1
-rm -rf "$ATT/bench"/{wrapper.cpp,model.h,kernels.cu}
+rm -rf "$ATT/bench"/{wrapper.cpp,*.h,kernels.cu}
 rm -rf "$ATT/models"
 
 # Concurrency (docs/reliability.md): the model of test/models/concurrent_runs.py
@@ -167,7 +167,7 @@ for spec in cond_model:cond_pos cond_model:cond_neg nonzero_model:nonzero_x \
     --input x="$GB/models/$input.npy" -o "$GB/expected/$model-$input" >/dev/null
   echo "$model $input" >> "$GB/cases.txt"
 done
-find "$GB" \( -name wrapper.cpp -o -name model.h -o -name kernels.cu \
+find "$GB" \( -name wrapper.cpp -o -name "*.h" -o -name kernels.cu \
   -o -name '*.onnx' \) -delete
 
 # Training (docs/training.md): the small training graphs compiled for cuda
@@ -211,7 +211,7 @@ for budget in 0.5 0.25; do
     2>/dev/null | tail -1
 done
 cp "$ROOT/scripts/gpu/train_weights.py" "$OUT/"
-find "$TRAIN" \( -name wrapper.cpp -o -name model.h -o -name kernels.cu \
+find "$TRAIN" \( -name wrapper.cpp -o -name "*.h" -o -name kernels.cu \
   \) -delete
 cp "$ROOT/test/models/check_training.py" "$ROOT/test/models/train_vs_pytorch.py" \
   "$ROOT/test/models/attention_cases.py" "$OUT/"
@@ -227,9 +227,9 @@ if [[ $CONFORMANCE == 1 ]]; then
       --expected "$ROOT/test/conformance/expected-compiled-cpu.txt" \
       --mode compile-cuda --keep-packages "$KEEP" | tail -3 || true
   fi
-  # Only what running needs: model.so, kernels.cubin (and kernels.ptx, its JIT
+  # Only what running needs: the library, kernels.cubin (and kernels.ptx, its JIT
   # fallback, which manifest.files lists), manifest, weights, data.
-  find "$KEEP" \( -name wrapper.cpp -o -name model.h -o -name kernels.cu \
+  find "$KEEP" \( -name wrapper.cpp -o -name "*.h" -o -name kernels.cu \
     \) -delete
   cp "$ROOT/test/conformance/expected-compiled-cpu.txt" "$OUT/"
   tar -C "$KEEP" -czf "$OUT/conformance.tar.gz" .

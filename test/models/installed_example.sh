@@ -21,12 +21,21 @@ for f in bin/kiln bin/kiln-runner lib/libkiln_runtime.so \
   [[ -e "$prefix/$f" ]] || { echo "not installed: $f" >&2; exit 1; }
 done
 # The installed kiln compiles against the installed headers (not the
-# source tree's): a source tree that is not there cannot be used.
+# source tree's): a copy of the prefix elsewhere whose ModelABI.h is broken
+# must fail on that header, from wherever the copy lies (the manifest names
+# no folder of this machine, so the headers are proved by their use).
 KILN_RUNTIME_INCLUDE= "$prefix/bin/kiln" compile "$src/examples/tiny_mlp.onnx" \
   --dim batch=4 -o "$work/tiny_mlp"
-grep -q -- "-I$(realpath "$prefix")/include " "$work/tiny_mlp/manifest.json" || {
-  echo "the package was not compiled against the installed headers:" >&2
-  grep '"command"' "$work/tiny_mlp/manifest.json" >&2 || true
+cp -r "$prefix" "$work/moved"
+echo '#error "the moved prefix headers"' >> "$work/moved/include/kiln/runtime/ModelABI.h"
+if KILN_RUNTIME_INCLUDE= "$work/moved/bin/kiln" compile "$src/examples/tiny_mlp.onnx" \
+    --dim batch=4 -o "$work/moved-pkg" 2> "$work/moved.log"; then
+  echo "a kiln whose installed headers are broken still compiled" >&2
+  exit 1
+fi
+grep -q "the moved prefix headers" "$work/moved.log" || {
+  echo "the moved kiln did not compile against its own headers:" >&2
+  cat "$work/moved.log" >&2
   exit 1
 }
 "$prefix/bin/kiln" run "$src/examples/tiny_mlp.onnx" \
@@ -40,7 +49,7 @@ cmake --build "$work/example" > "$work/build.log"
 # pkg-config.
 export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
 "$cxx" -std=c++17 -O2 -I "$work/tiny_mlp" "$src/examples/cpp/main.cpp" \
-  "$work/tiny_mlp/model.so" $(pkg-config --cflags --libs kiln) \
+  -L "$work/tiny_mlp" -ltiny_mlp $(pkg-config --cflags --libs kiln) \
   -Wl,-rpath,"$work/tiny_mlp" -o "$work/example-pc"
 "$work/example-pc" "$work/tiny_mlp" "$src/examples/tiny_mlp_x.npy" \
   "$work/reference/y.npy"

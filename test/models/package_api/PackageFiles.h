@@ -1,0 +1,84 @@
+//===- PackageFiles.h - What the package API tests share --------*- C++ -*-===//
+//
+// This file implements the helpers of the package API test programs
+// (two_packages.cpp, single_kernel.cpp): reading a package's weights.bin
+// into aligned memory, reading .npy files and comparing with the reference
+// runtime's output, with messages that name the file.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_TEST_PACKAGE_API_PACKAGEFILES_H
+#define KILN_TEST_PACKAGE_API_PACKAGEFILES_H
+
+#include "kiln/runtime/TensorCompare.h"
+#include "kiln/runtime/TensorIO.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+namespace package_api {
+
+/// Prints `message` and exits with status 1.
+[[noreturn]] inline void fail(const std::string &message) {
+  std::fprintf(stderr, "package-api test: error: %s\n", message.c_str());
+  std::exit(1);
+}
+
+/// A package's weights.bin in 64-byte aligned memory.
+struct WeightsFile {
+  std::vector<char> storage;
+  const char *data = nullptr;
+
+  explicit WeightsFile(const std::string &package) {
+    std::string path = package + "/weights.bin";
+    std::ifstream in(path, std::ios::binary);
+    if (!in)
+      fail("cannot read " + path);
+    std::vector<char> bytes((std::istreambuf_iterator<char>(in)),
+                            std::istreambuf_iterator<char>());
+    storage.resize(bytes.size() + 64);
+    char *aligned = storage.data();
+    aligned += (64 - reinterpret_cast<uintptr_t>(aligned) % 64) % 64;
+    std::copy(bytes.begin(), bytes.end(), aligned);
+    data = aligned;
+  }
+};
+
+/// A .npy file as a contiguous tensor of `dtype` and `numel` elements.
+inline kiln::Tensor readInput(const std::string &path, kiln::DType dtype,
+                              int64_t numel) {
+  kiln::Expected<kiln::Tensor> t = kiln::readNpy(path);
+  if (!t)
+    fail(t.status().message());
+  kiln::Tensor c = t->contiguous();
+  if (c.dtype() != dtype || c.numel() != numel)
+    fail(path + ": is " + c.typeString() + ", not the " +
+         std::to_string(numel) + " elements the package takes");
+  return c;
+}
+
+/// Checks `actual` (`numel` floats of shape `shape`) against the reference
+/// runtime's output in `referencePath`.
+inline void expectReference(const char *what, const float *actual,
+                            const kiln::Shape &shape,
+                            const std::string &referencePath) {
+  kiln::Tensor expected = readInput(referencePath, kiln::DType::F32,
+                                    kiln::numElements(shape));
+  kiln::Tensor got = kiln::Tensor::empty(kiln::DType::F32, shape);
+  std::copy(actual, actual + got.numel(), got.data<float>());
+  kiln::Status s = kiln::compareTensors(
+      got, expected.reshape(shape), kiln::defaultTolerance(kiln::DType::F32));
+  if (!s)
+    fail(std::string(what) + " differs from " + referencePath + ": " +
+         s.message());
+  std::printf("%s: %s matches the reference runtime\n", what,
+              got.typeString().c_str());
+}
+
+} // namespace package_api
+
+#endif // KILN_TEST_PACKAGE_API_PACKAGEFILES_H
