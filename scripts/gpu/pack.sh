@@ -17,6 +17,8 @@
 #                            reference runtime's outputs (cases.txt)
 #   gpu-pack/train/NAME/     kiln compile --train --target cuda of the small
 #                            training graphs, with PyTorch's references
+#   gpu-pack/package-api/    a CUDA package of the tiny MLP and a C++ program
+#                            calling one of its kernels and its header
 #   gpu-pack/run.sh, gpu_bench.py, models.py, check_training.py
 #
 # Then, on the GPU machine: gpu-pack/run.sh (see there).
@@ -235,6 +237,22 @@ if [[ $CONFORMANCE == 1 ]]; then
   tar -C "$KEEP" -czf "$OUT/conformance.tar.gz" .
   rm -rf "$KEEP"
 fi
+
+# A CUDA package used as a library (test/models/package_api): one kernel
+# launched alone and the model run through tiny_mlp.h, without kiln::Model.
+PA="$OUT/package-api"
+mkdir -p "$PA"
+"$BUILD/bin/kiln" compile "$ROOT/examples/tiny_mlp.onnx" --target cuda \
+  --dim batch=4 -o "$PA/tiny_mlp" | tail -1
+"$BUILD/bin/kiln" run "$ROOT/examples/tiny_mlp.onnx" \
+  --input "x=$ROOT/examples/tiny_mlp_x.npy" -o "$PA/reference" > /dev/null
+cp "$ROOT/examples/tiny_mlp_x.npy" "$PA/"
+"${CXX:-c++}" -std=c++17 -O2 -I "$ROOT/test/models/package_api" \
+  -I "$ROOT/runtime/include" -I "$PA/tiny_mlp" \
+  "$ROOT/test/models/package_api/single_kernel_cuda.cpp" \
+  -L "$PA/tiny_mlp" -ltiny_mlp -L "$BUILD/runtime" -lkiln_runtime \
+  -Wl,-rpath,'$ORIGIN/tiny_mlp' -o "$PA/single_kernel_cuda"
+rm -f "$PA/tiny_mlp"/{wrapper.cpp,kernels.cu}
 
 # The libraries travel compressed (OpenBLAS alone is 36 MB); run.sh unpacks.
 strip --strip-unneeded "$OUT/lib/"*.so* "$OUT/bin/"* 2>/dev/null || true

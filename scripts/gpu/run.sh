@@ -27,7 +27,9 @@
 #      compute-sanitizer memcheck and racecheck over the GPU tests.
 #      sanitize-conformance: memcheck over the node-test cases matching
 #      KILN_SANITIZE_FILTER (default "gru lstm rnn").
-# Usage: gpu-pack/run.sh [tests] [breaks] [attention] [train] [train-bench]
+#   package-api: a CUDA package's kernel launched alone and its model run
+#      through its header (test/models/package_api/single_kernel_cuda.cpp).
+# Usage: gpu-pack/run.sh [tests] [package-api] [breaks] [attention] [train] [train-bench]
 #   [profile] [conformance] [sanitize-conformance] [bench] [concurrency]
 #   [sanitize]   (default: all but profile and sanitize-conformance)
 #===----------------------------------------------------------------------===#
@@ -44,7 +46,7 @@ if [[ -n "$CUDNN_LIB" && -d "$CUDNN_LIB" ]]; then
   export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:$CUDNN_LIB"
   echo "cuDNN from $CUDNN_LIB"
 fi
-STEPS="${*:-tests breaks attention train train-bench conformance bench concurrency sanitize}"
+STEPS="${*:-tests package-api breaks attention train train-bench conformance bench concurrency sanitize}"
 STATUS=0
 
 if [[ " $STEPS " == *" tests "* ]]; then
@@ -55,6 +57,13 @@ if [[ " $STEPS " == *" tests "* ]]; then
   else
     echo "kiln-runtime-gpu-tests not packed"; STATUS=1
   fi
+fi
+
+if [[ " $STEPS " == *" package-api "* && -x "$PACK/package-api/single_kernel_cuda" ]]; then
+  echo "== a CUDA package as a library (test/models/package_api/single_kernel_cuda.cpp)"
+  PA="$PACK/package-api"
+  "$PA/single_kernel_cuda" "$PA/tiny_mlp" "$PA/tiny_mlp_x.npy" \
+    "$PA/reference/y.npy" || STATUS=1
 fi
 
 if [[ " $STEPS " == *" breaks "* && -f "$PACK/graph-breaks/cases.txt" ]]; then
