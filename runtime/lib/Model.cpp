@@ -4,7 +4,8 @@
 // manifest.json (PackageManifest) -> model.so (SharedLibrary, RTLD_NOW |
 // RTLD_LOCAL) -> ABI version check -> signature queries, checked against the
 // manifest -> weights (caller tensors, weights.bin or external files, mapped
-// read-only with MappedFile and used in place) -> kiln_model_create.
+// read-only with MappedFile and used in place; fill weights materialised,
+// FillWeight.h) -> kiln_model_create.
 // Running is ModelRun.cpp; ModelImpl.h holds what both share. A training
 // package is refused (kiln::Trainer loads it).
 // A cuda package (manifest "target": "cuda", or kiln_model_target() ==
@@ -25,6 +26,7 @@
 #include "kiln/runtime/ModelABI.h"
 #include "kiln/runtime/PackageManifest.h"
 
+#include "FillWeight.h"
 #include "MappedFile.h"
 #include "ProgramPackage.h"
 #include "SharedLibrary.h"
@@ -235,6 +237,14 @@ Status Model::Impl::bindWeights(const PackageManifest &manifest,
                                   typeString(sig.dtype, sig.shape),
                                   " (the package is inconsistent; recompile "
                                   "it)"));
+    if (w.fill) {
+      // A fill weight: materialised once, owned by the Model (FillWeight.h).
+      Expected<Tensor> filled = materializeFillWeight(w, manifestPath);
+      if (!filled)
+        return filled.status();
+      weightTensors.push_back(filled.take());
+      continue;
+    }
     if (w.file.empty())
       return Status::error(strCat("weight '", w.name, "' ",
                                   typeString(w.dtype, w.shape),
