@@ -8,14 +8,99 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/ModelHeaderEmitter.h"
+#include "codegen/FillWeights.h"
 #include "codegen/WrapperEmitter.h"
 
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
 
 namespace kiln {
+
+/// The fill weights of model.h (codegen/FillWeights.h): a table of their
+/// elements, fillWeight() and createFromWeightsFileAndFills(), which binds
+/// weights.bin's weights and fills the fill weights into caller storage.
+static void emitFillWeightSection(llvm::raw_ostream &os,
+                                  const MemoryPlan &plan) {
+  int64_t storageBytes = 0;
+  std::string table;
+  llvm::raw_string_ostream rows(table);
+  int count = 0;
+  for (auto [i, w] : llvm::enumerate(plan.weights)) {
+    std::optional<std::vector<uint8_t>> element = fillWeightElement(w);
+    if (!element)
+      continue;
+    rows << "    {" << i << ", " << w.bytes << ", " << element->size() << ", {";
+    for (uint8_t byte : *element)
+      rows << llvm::format("0x%02x, ", byte);
+    rows << "}, " << storageBytes << "}, // '" << commentSafe(w.name) << "'\n";
+    storageBytes = alignBuffer(storageBytes + w.bytes);
+    ++count;
+  }
+  if (!count)
+    rows << "    {-1, 0, 0, {}, 0}, // none\n";
+  os << "/// Fill weights: constants whose elements all equal one element. "
+        "The package\n"
+     << "/// records the element (manifest.json \"fill\") instead of "
+        "storing the weight\n"
+     << "/// in weights.bin, so kWeightOffsets holds -1 for them and "
+        "createFromWeightsFile\n"
+     << "/// leaves them unbound (kiln_model_create then fails naming "
+        "one): use\n"
+     << "/// createFromWeightsFileAndFills, which writes them into "
+        "caller storage.\n"
+     << "struct FillWeight {\n"
+     << "  int index;                 ///< the weight, in kiln_model_create's "
+        "order\n"
+     << "  int64_t bytes;             ///< its dense size\n"
+     << "  int elementBytes;          ///< its dtype's size\n"
+     << "  unsigned char element[8];  ///< the element's bytes, "
+        "little-endian\n"
+     << "  int64_t storageOffset;     ///< where it goes in the fill storage "
+        "(64-byte aligned)\n"
+     << "};\n"
+     << "constexpr int kNumFillWeights = " << count << ";\n"
+     << "constexpr FillWeight kFillWeights[] = {\n"
+     << table << "};\n"
+     << "/// Bytes of the storage createFromWeightsFileAndFills fills.\n"
+     << "constexpr int64_t kFillStorageBytes = " << storageBytes << ";\n\n"
+     << "/// Writes fill weight `f` (kFillWeights[f].bytes bytes) at "
+        "`storage`.\n"
+     << "inline void fillWeight(int f, void *storage) {\n"
+     << "  const FillWeight &w = kFillWeights[f];\n"
+     << "  char *out = static_cast<char *>(storage);\n"
+     << "  if (w.bytes < w.elementBytes)\n    return;\n"
+     << "  __builtin_memcpy(out, w.element, w.elementBytes);\n"
+     << "  for (int64_t done = w.elementBytes; done < w.bytes;) {\n"
+     << "    int64_t n = done < w.bytes - done ? done : w.bytes - done;\n"
+     << "    __builtin_memcpy(out + done, out, n);\n"
+     << "    done += n;\n  }\n}\n\n"
+     << "/// Creates a model like createFromWeightsFile, the fill weights "
+        "written first\n"
+     << "/// into `fillStorage`: kFillStorageBytes of caller memory, "
+        "64-byte aligned, kept\n"
+     << "/// alive until kiln_model_destroy (may be null when "
+        "kFillStorageBytes is 0).\n"
+     << "/// Returns 0 on success.\n"
+     << "inline int createFromWeightsFileAndFills(const void *weightsFile, "
+        "void *fillStorage,\n"
+     << "                                         kiln_model **out, char "
+        "*err = nullptr,\n"
+     << "                                         size_t errlen = 0) {\n"
+     << "  const void *weights[kNumWeights > 0 ? kNumWeights : 1] = {};\n"
+     << "  for (int i = 0; i < kNumWeights; ++i)\n"
+     << "    if (kWeightOffsets[i] >= 0)\n"
+     << "      weights[i] = static_cast<const char *>(weightsFile) + "
+        "kWeightOffsets[i];\n"
+     << "  for (int f = 0; f < kNumFillWeights; ++f) {\n"
+     << "    char *at = static_cast<char *>(fillStorage) + "
+        "kFillWeights[f].storageOffset;\n"
+     << "    fillWeight(f, at);\n"
+     << "    weights[kFillWeights[f].index] = at;\n  }\n"
+     << "  return kiln_model_create(weights, out, err, errlen);\n}\n\n";
+}
 
 std::string emitModelHeader(const MemoryPlan &plan, StringRef modelName) {
   std::string text;
@@ -98,6 +183,7 @@ std::string emitModelHeader(const MemoryPlan &plan, StringRef modelName) {
      << ";\n"
      << "/// Bytes of the scratch arena one run needs (64-byte aligned).\n"
      << "constexpr size_t kArenaBytes = " << plan.arenaBytes << ";\n\n";
+  emitFillWeightSection(os, plan);
 
   os << "/// The inputs (contiguous, row-major).\nstruct Inputs {\n";
   for (auto [i, e] : llvm::enumerate(plan.inputs))
