@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/MemoryPlanner.h"
+#include "codegen/FillWeights.h"
 #include "ir/KilnOps.h"
 #include "passes/LoweringPasses.h"
 #include "passes/TensorConversion.h"
@@ -470,9 +471,10 @@ FailureOr<MemoryPlan> planMemory(func::FuncOp graph) {
     plan.buffers.push_back(slot);
   }
 
-  // weights.bin: the constants, each 64-byte aligned, in weight order.
+  // weights.bin: the constants, each 64-byte aligned, in weight order;
+  // fill weights (splats, codegen/FillWeights.h) take no bytes there.
   for (SignatureEntry &w : plan.weights) {
-    if (!w.constantOp)
+    if (!w.constantOp || fillWeightElement(w))
       continue;
     w.fileOffset = alignBuffer(plan.weightFileBytes);
     plan.weightFileBytes = w.fileOffset + w.bytes;

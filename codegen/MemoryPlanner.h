@@ -65,8 +65,8 @@ struct SignatureEntry {
   mlir::Value value;
   /// Weights only: the defining kiln.constant, or null for a weight argument.
   mlir::Operation *constantOp = nullptr;
-  /// Constants only: the offset of the bytes in weights.bin (each 64-byte
-  /// aligned, in weight order); -1 for a weight argument (not stored).
+  /// The offset of a constant's bytes in weights.bin (64-byte aligned, in
+  /// weight order); -1: not stored (an argument, a fill: FillWeights.h).
   int64_t fileOffset = -1;
 };
 

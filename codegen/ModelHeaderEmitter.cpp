@@ -12,10 +12,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/ModelHeaderEmitter.h"
+#include "codegen/FillWeights.h"
 #include "codegen/Target.h"
 #include "codegen/WrapperSupport.h"
 
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
@@ -103,6 +105,60 @@ void emitKernelDeclarations(llvm::raw_ostream &os, const MemoryPlan &plan,
   }
 }
 
+/// The fill weights of the header (codegen/FillWeights.h): a table of
+/// their elements and fillWeight(), which writes one into caller storage
+/// (the CPU target's createFromWeightsFileAndFills binds them so).
+void emitFillWeightSection(llvm::raw_ostream &os, const MemoryPlan &plan) {
+  int64_t storageBytes = 0;
+  std::string table;
+  llvm::raw_string_ostream rows(table);
+  int count = 0;
+  for (auto [i, w] : llvm::enumerate(plan.weights)) {
+    std::optional<std::vector<uint8_t>> element = fillWeightElement(w);
+    if (!element)
+      continue;
+    rows << "    {" << i << ", " << w.bytes << ", " << element->size() << ", {";
+    for (uint8_t byte : *element)
+      rows << llvm::format("0x%02x, ", byte);
+    rows << "}, " << storageBytes << "}, // '" << commentSafe(w.name) << "'\n";
+    storageBytes = alignBuffer(storageBytes + w.bytes);
+    ++count;
+  }
+  if (!count)
+    rows << "    {-1, 0, 0, {}, 0}, // none\n";
+  os << "/// Fill weights: constants whose elements all equal one element. "
+        "The package\n"
+     << "/// records the element (manifest.json \"fill\") instead of "
+        "storing the weight\n"
+     << "/// in weights.bin, so kWeightOffsets holds -1 for them: the "
+        "caller binds them\n/// to memory that fillWeight() fills.\n"
+     << "struct FillWeight {\n"
+     << "  int index;                 ///< the weight, in weight order\n"
+     << "  int64_t bytes;             ///< its dense size\n"
+     << "  int elementBytes;          ///< its dtype's size\n"
+     << "  unsigned char element[8];  ///< the element's bytes, "
+        "little-endian\n"
+     << "  int64_t storageOffset;     ///< where it goes in the fill storage "
+        "(64-byte aligned)\n"
+     << "};\n"
+     << "constexpr int kNumFillWeights = " << count << ";\n"
+     << "constexpr FillWeight kFillWeights[] = {\n"
+     << table << "};\n"
+     << "/// Bytes of storage that holds every fill weight.\n"
+     << "constexpr int64_t kFillStorageBytes = " << storageBytes << ";\n\n"
+     << "/// Writes fill weight `f` (kFillWeights[f].bytes bytes) at "
+        "`storage`.\n"
+     << "inline void fillWeight(int f, void *storage) {\n"
+     << "  const FillWeight &w = kFillWeights[f];\n"
+     << "  char *out = static_cast<char *>(storage);\n"
+     << "  if (w.bytes < w.elementBytes)\n    return;\n"
+     << "  __builtin_memcpy(out, w.element, w.elementBytes);\n"
+     << "  for (int64_t done = w.elementBytes; done < w.bytes;) {\n"
+     << "    int64_t n = done < w.bytes - done ? done : w.bytes - done;\n"
+     << "    __builtin_memcpy(out + done, out, n);\n"
+     << "    done += n;\n  }\n}\n\n";
+}
+
 /// The signature's constants in the header's namespace.
 void emitConstants(llvm::raw_ostream &os, StringRef kind,
                    const std::vector<SignatureEntry> &entries,
@@ -185,6 +241,7 @@ std::string emitModelHeader(const MemoryPlan &plan, GraphCodegen &codegen) {
      << ";\n"
      << "/// Bytes of the scratch arena one run needs (64-byte aligned).\n"
      << "constexpr size_t kArenaBytes = " << plan.arenaBytes << ";\n\n";
+  emitFillWeightSection(os, plan);
 
   os << "/// The inputs (contiguous, row-major).\nstruct Inputs {\n";
   for (auto [i, e] : llvm::enumerate(plan.inputs))

@@ -16,13 +16,16 @@
 //   DIR/kernels.ptx    (libNAME.so is then wrapper.cpp alone)
 //   DIR/wrapper.cpp    the generated host wrapper (to read)
 //   DIR/weights.bin    every top-level constant, 64-byte aligned, in weight
-//                      order (weight arguments are not in it)
+//                      order (weight arguments and fills are not in it)
 //   DIR/manifest.json  signature, weights (where each lives), kernels with
 //                      their ONNX nodes, library and fallback ops, the
 //                      memory plan, options, versions, compile times
 //
 // Weights. Every top-level kiln.constant is a weight stored in weights.bin
-// ("file": "weights.bin", "offset", "bytes"). Weight *arguments* of the graph
+// ("file": "weights.bin", "offset", "bytes"), except a splat larger than
+// its 64-byte slot (codegen/FillWeights.h): a fill weight, recorded as its
+// one element ("fill": hex bytes) and materialised by the loader, so a
+// model of ConstantOfShape weights stays small. Weight *arguments* of the graph
 // are not stored: with `--weights external` the tracer keeps every
 // initializer stored as ONNX external data as an argument carrying
 // `kiln.external_data = {location, offset, length}`, and its manifest entry
@@ -35,6 +38,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/Packager.h"
+#include "codegen/FillWeights.h"
 #include "ir/KilnOps.h"
 #include "passes/FusionRules.h"
 #include "passes/LoweringPasses.h"
@@ -340,6 +344,14 @@ LogicalResult PackageWriter::writeWeights(func::FuncOp graph,
         if (auto n = ext.getAs<IntegerAttr>("length"))
           entry.bytes = static_cast<uint64_t>(n.getInt());
       }
+      manifest_.weights.push_back(entry);
+      continue;
+    }
+    if (std::optional<std::vector<uint8_t>> fill = fillWeightElement(w)) {
+      // A splat: its one element in the manifest, nothing in weights.bin.
+      entry.kind = "constant";
+      entry.fill = std::move(fill);
+      manifest_.formatVersion = kManifestFillsFormatVersion;
       manifest_.weights.push_back(entry);
       continue;
     }

@@ -6,7 +6,7 @@
 // <name>_<entry> ("symbol_prefix") -> ABI version check -> signature
 // queries, checked against the manifest -> weights (caller tensors,
 // weights.bin or external files, mapped read-only with MappedFile and used
-// in place) -> <name>_create.
+// in place; fill weights materialised, FillWeight.h) -> <name>_create.
 // Running is ModelRun.cpp; ModelImpl.h holds what both share. A training
 // package is refused (kiln::Trainer loads it).
 // A cuda package (manifest "target": "cuda", or <name>_target() ==
@@ -27,6 +27,7 @@
 #include "kiln/runtime/ModelABI.h"
 #include "kiln/runtime/PackageManifest.h"
 
+#include "FillWeight.h"
 #include "MappedFile.h"
 #include "ProgramPackage.h"
 #include "SharedLibrary.h"
@@ -240,6 +241,14 @@ Status Model::Impl::bindWeights(const PackageManifest &manifest,
                                   typeString(sig.dtype, sig.shape),
                                   " (the package is inconsistent; recompile "
                                   "it)"));
+    if (w.fill) {
+      // A fill weight: materialised once, owned by the Model (FillWeight.h).
+      Expected<Tensor> filled = materializeFillWeight(w, manifestPath);
+      if (!filled)
+        return filled.status();
+      weightTensors.push_back(filled.take());
+      continue;
+    }
     if (w.file.empty())
       return Status::error(strCat("weight '", w.name, "' ",
                                   typeString(w.dtype, w.shape),

@@ -40,7 +40,16 @@ Json weightJson(const ManifestWeight &w) {
     j["index"] = *w.index;
   if (!w.kind.empty())
     j["kind"] = w.kind;
-  if (w.external) {
+  if (w.fill) {
+    // The element's bytes in file order, two lowercase hex digits each.
+    static const char *kDigits = "0123456789abcdef";
+    std::string hex;
+    for (uint8_t byte : *w.fill) {
+      hex += kDigits[byte >> 4];
+      hex += kDigits[byte & 15];
+    }
+    j["fill"] = hex;
+  } else if (w.external) {
     j["external"] = {
         {"file", w.file}, {"offset", w.offset}, {"bytes", w.bytes}};
   } else if (!w.file.empty()) {

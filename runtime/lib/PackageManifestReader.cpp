@@ -109,6 +109,41 @@ Status parseValue(const Json &j, ManifestValue &v, bool dynamic) {
   return Status::ok();
 }
 
+/// Reads a fill weight's "fill": 2 hex digits per byte of one element of
+/// `dtype`, in file order (a bool's is 00 or 01).
+Expected<std::vector<uint8_t>> parseFill(const Json &j, DType dtype) {
+  size_t size = dtypeSize(dtype);
+  std::string what =
+      strCat("'fill' must be the bytes of one ", dtypeName(dtype),
+             " element as ", 2 * size, " hex digits");
+  if (!j.is_string())
+    return Status::error(what);
+  const std::string &hex = j.get_ref<const std::string &>();
+  if (hex.size() != 2 * size)
+    return Status::error(strCat(what, ", not \"", hex.substr(0, 64),
+                                hex.size() > 64 ? "...\"" : "\""));
+  auto digit = [](char c) -> int {
+    if (c >= '0' && c <= '9')
+      return c - '0';
+    if (c >= 'a' && c <= 'f')
+      return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+      return c - 'A' + 10;
+    return -1;
+  };
+  std::vector<uint8_t> bytes;
+  for (size_t i = 0; i < size; ++i) {
+    int hi = digit(hex[2 * i]), lo = digit(hex[2 * i + 1]);
+    if (hi < 0 || lo < 0)
+      return Status::error(strCat(what, ", not \"", hex, "\""));
+    bytes.push_back(static_cast<uint8_t>(hi * 16 + lo));
+  }
+  if (dtype == DType::Bool && bytes[0] > 1)
+    return Status::error(
+        strCat("'fill' \"", hex, "\" is not a bool (00 or 01)"));
+  return bytes;
+}
+
 Status parseWeight(const Json &j, ManifestWeight &w) {
   KILN_RETURN_IF_ERROR(parseNameTypeShape(j, w.name, w.dtype, w.shape, false));
   Fields fields(j);
@@ -129,6 +164,21 @@ Status parseWeight(const Json &j, ManifestWeight &w) {
   const char *bytesKey = location->contains("bytes") ? "bytes" : "length";
   w.bytes = expected;
   KILN_RETURN_IF_ERROR(at.count(bytesKey, w.bytes));
+  if (auto fill = j.find("fill"); fill != j.end()) {
+    // A fill weight: one element, materialised by the loader.
+    if (w.external || j.contains("file") || j.contains("location"))
+      return Status::error("has both 'fill' and a file; a fill weight has no "
+                           "data in a file");
+    Expected<std::vector<uint8_t>> bytes = parseFill(*fill, w.dtype);
+    if (!bytes)
+      return bytes.status();
+    w.fill = bytes.take();
+    if (w.bytes != expected)
+      return Status::error(strCat("holds ", w.bytes, " bytes but ",
+                                  dtypeName(w.dtype), shapeToString(w.shape),
+                                  " needs ", expected));
+    return Status::ok();
+  }
   auto fileIt = location->find("file");
   if (fileIt == location->end())
     fileIt = location->find("location");
@@ -512,10 +562,11 @@ Status parseHeader(const Fields &fields, PackageManifest &m) {
     m.format = format->get<std::string>();
   }
   KILN_RETURN_IF_ERROR(fields.integer("format_version", m.formatVersion));
-  if (m.formatVersion < 1 || m.formatVersion > kManifestFormatVersion)
-    return Status::error(strCat(
-        "'format_version' is ", m.formatVersion, "; this runtime reads 1 to ",
-        kManifestFormatVersion, " (recompile the package with this Kiln)"));
+  if (m.formatVersion < 1 || m.formatVersion > kManifestFillsFormatVersion)
+    return Status::error(strCat("'format_version' is ", m.formatVersion,
+                                "; this runtime reads 1 to ",
+                                kManifestFillsFormatVersion,
+                                " (recompile the package with this Kiln)"));
   if (const Json *kind = fields.find("kind")) {
     std::string k = kind->is_string() ? kind->get<std::string>() : "";
     if (k != "program" && k != "training")

@@ -109,8 +109,9 @@ public:
         names().symbol("set_threads") + "(int n);\n";
     abi.headerHelpers =
         "/// Creates a model whose weights all live in weights.bin, given "
-        "its\n/// contents (64-byte aligned, e.g. mmap'd). Returns 0 on "
-        "success.\n"
+        "its\n/// contents (64-byte aligned, e.g. mmap'd); a package with fill "
+        "weights\n/// (kNumFillWeights > 0) needs "
+        "createFromWeightsFileAndFills. Returns 0 on\n/// success.\n"
         "inline int createFromWeightsFile(const void *weightsFile, "
         "kiln_model **out,\n"
         "                                 char *err = nullptr, size_t errlen "
@@ -120,6 +121,32 @@ public:
         "    if (kWeightOffsets[i] >= 0)\n"
         "      weights[i] = static_cast<const char *>(weightsFile) + "
         "kWeightOffsets[i];\n"
+        "  return " +
+        names().symbol("create") +
+        "(weights, out, err, errlen);\n}\n\n"
+        "/// Creates a model like createFromWeightsFile, the fill weights "
+        "written first\n"
+        "/// into `fillStorage`: kFillStorageBytes of caller memory, 64-byte "
+        "aligned, kept\n"
+        "/// alive until " +
+        names().symbol("destroy") +
+        " (may be null when kFillStorageBytes is 0).\n"
+        "/// Returns 0 on success.\n"
+        "inline int createFromWeightsFileAndFills(const void *weightsFile, "
+        "void *fillStorage,\n"
+        "                                         kiln_model **out, char "
+        "*err = nullptr,\n"
+        "                                         size_t errlen = 0) {\n"
+        "  const void *weights[kNumWeights > 0 ? kNumWeights : 1] = {};\n"
+        "  for (int i = 0; i < kNumWeights; ++i)\n"
+        "    if (kWeightOffsets[i] >= 0)\n"
+        "      weights[i] = static_cast<const char *>(weightsFile) + "
+        "kWeightOffsets[i];\n"
+        "  for (int f = 0; f < kNumFillWeights; ++f) {\n"
+        "    char *at = static_cast<char *>(fillStorage) + "
+        "kFillWeights[f].storageOffset;\n"
+        "    fillWeight(f, at);\n"
+        "    weights[kFillWeights[f].index] = at;\n  }\n"
         "  return " +
         names().symbol("create") + "(weights, out, err, errlen);\n}\n\n";
     return abi;

@@ -332,6 +332,45 @@ TEST_CASE("Model binds weights from the package, files or the caller",
   }
 }
 
+TEST_CASE("Model materialises fill weights", "[model]") {
+  TempDir dir("fill");
+  // w = [2, 2, 2] as a fill (2.0f is 0x40000000), nothing in weights.bin.
+  std::string fill =
+      replaceAll(kManifest, R"("file": "weights.bin", "offset": 0)",
+                 R"("kind": "constant", "fill": "00000040")");
+  writePackage(dir.path, fill);
+  writeFile(dir.path / "weights.bin", "");
+  Expected<Model> m = Model::load(dir.path.string());
+  INFO((m ? std::string() : m.status().message()));
+  REQUIRE(m.isOk());
+  CHECK((*m->run({{"x", inputX()}}))[0].second.toDoubleVector() ==
+        std::vector<double>{3, 5, 7, 9, 11, 13});
+
+  SECTION("a damaged fill is refused, naming the manifest and the weight") {
+    writeFile(dir.path / "manifest.json", replaceAll(fill, "00000040", "0040"));
+    requireLoadError(dir.path,
+                     {"manifest.json: weights[0] ('w'): 'fill' must be the "
+                      "bytes of one f32 element as 8 hex digits, not "
+                      "\"0040\""});
+    writeFile(dir.path / "manifest.json",
+              replaceAll(fill, "00000040", "0000004g"));
+    requireLoadError(dir.path, {"manifest.json: weights[0] ('w'): 'fill'",
+                                "not \"0000004g\""});
+    writeFile(dir.path / "manifest.json",
+              replaceAll(fill, R"("bytes": 12)", R"("bytes": 8)"));
+    requireLoadError(dir.path, {"manifest.json: weights[0] ('w'): holds 8 "
+                                "bytes but f32[3] needs 12"});
+  }
+  SECTION("a caller's weight replaces a fill") {
+    LoadOptions options;
+    options.weights = {{"w", Tensor::fromVector<float>({1, -1, 2}, {3})}};
+    Expected<Model> given = Model::load(dir.path.string(), options);
+    REQUIRE(given.isOk());
+    CHECK((*given->run({{"x", inputX()}}))[0].second.toDoubleVector() ==
+          expectedY());
+  }
+}
+
 TEST_CASE("Broken packages are errors, not crashes", "[model]") {
   TempDir dir("broken");
   SECTION("no folder") {

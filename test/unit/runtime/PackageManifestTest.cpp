@@ -35,9 +35,9 @@ static bool operator==(const ManifestValue &a, const ManifestValue &b) {
 }
 static bool operator==(const ManifestWeight &a, const ManifestWeight &b) {
   return std::tie(a.name, a.dtype, a.shape, a.bytes, a.index, a.kind, a.file,
-                  a.external, a.offset) ==
+                  a.external, a.offset, a.fill) ==
          std::tie(b.name, b.dtype, b.shape, b.bytes, b.index, b.kind, b.file,
-                  b.external, b.offset);
+                  b.external, b.offset, b.fill);
 }
 static bool operator==(const ManifestLaunch &a, const ManifestLaunch &b) {
   return std::tie(a.grid, a.block, a.sharedBytes) ==
@@ -547,8 +547,8 @@ TEST_CASE("Manifest errors name the file and the entry", "[manifest]") {
     requireError("[1, 2]", {"the top level is not a JSON object"});
     requireError(R"({"format": "onnx"})",
                  {"'format' is \"onnx\", not \"kiln-package\""});
-    requireError(R"({"format_version": 2})",
-                 {"'format_version' is 2; this runtime reads 1 to 1"});
+    requireError(R"({"format_version": 3})",
+                 {"'format_version' is 3; this runtime reads 1 to 2"});
     requireError(R"({"format_version": "1"})",
                  {"'format_version' must be an integer"});
     requireError(R"({"kind": "graph"})",
@@ -802,4 +802,79 @@ TEST_CASE("Training manifest errors name the entry", "[manifest][training]") {
                {"training: 'weights_file' is ''"});
   requireError(training(R"("saved_bytes": -1)"),
                {"training: 'saved_bytes' must be a non-negative integer"});
+}
+
+TEST_CASE("Fill weights: one element in hex, no file", "[manifest]") {
+  PackageManifest m;
+  m.formatVersion = kManifestFillsFormatVersion;
+  ManifestWeight w;
+  w.name = "conv1.weight";
+  w.dtype = DType::F32;
+  w.shape = {64, 3, 3, 3};
+  w.bytes = 64 * 27 * 4;
+  w.index = 0;
+  w.kind = "constant";
+  w.fill = std::vector<uint8_t>{0x00, 0x00, 0x00, 0x3f}; // 0.5f
+  ManifestWeight h = w;
+  h.name = "half";
+  h.dtype = DType::BF16;
+  h.bytes = 64 * 27 * 2;
+  h.index = 1;
+  h.fill = std::vector<uint8_t>{0xc0, 0x7f}; // a NaN, exactly
+  ManifestWeight b = w;
+  b.name = "mask";
+  b.dtype = DType::Bool;
+  b.bytes = 64 * 27;
+  b.index = 2;
+  b.fill = std::vector<uint8_t>{1};
+  m.weights = {w, h, b};
+  std::string text = formatManifest(m);
+  INFO(text);
+  CHECK(text.find("\"format_version\": 2") != std::string::npos);
+  CHECK(text.find("\"fill\": \"0000003f\"") != std::string::npos);
+  CHECK(text.find("\"fill\": \"c07f\"") != std::string::npos);
+  CHECK(text.find("\"file\"") == std::string::npos);
+  PackageManifest back = parseOk(text);
+  CHECK(back == m);
+  CHECK(formatManifest(back) == text);
+
+  // Upper-case digits read too.
+  PackageManifest upper = parseOk(R"({"weights": [{"name": "w",
+      "dtype": "i64", "shape": [2], "fill": "FFFFFFFFFFFFFFFF"}]})");
+  REQUIRE(upper.weights[0].fill);
+  CHECK(*upper.weights[0].fill == std::vector<uint8_t>(8, 0xff));
+  CHECK(upper.weights[0].bytes == 16);
+  CHECK(upper.weights[0].file.empty());
+}
+
+TEST_CASE("Fill weight errors name the entry and what is wrong", "[manifest]") {
+  auto fill = [](const std::string &dtype, const std::string &value,
+                 const std::string &extra = "") {
+    return withWeight(R"({"name": "w", "dtype": ")" + dtype +
+                      R"(", "shape": [8], "fill": )" + value + extra + "}");
+  };
+  requireError(fill("f32", R"("0000")"),
+               {"weights[1] ('w'): 'fill' must be the bytes of one f32 "
+                "element as 8 hex digits, not \"0000\""});
+  requireError(fill("f16", R"("0000003f")"),
+               {"weights[1] ('w'): 'fill' must be the bytes of one f16 "
+                "element as 4 hex digits, not \"0000003f\""});
+  requireError(fill("f32", R"("0000zz3f")"),
+               {"weights[1] ('w'): 'fill' must be the bytes of one f32 "
+                "element as 8 hex digits, not \"0000zz3f\""});
+  requireError(fill("f32", "0.5"),
+               {"weights[1] ('w'): 'fill' must be the bytes of one f32 "
+                "element as 8 hex digits"});
+  requireError(fill("bool", R"("02")"),
+               {"weights[1] ('w'): 'fill' \"02\" is not a bool (00 or 01)"});
+  requireError(fill("f32", R"("0000003f")", R"(, "bytes": 4)"),
+               {"weights[1] ('w'): holds 4 bytes but f32[8] needs 32"});
+  requireError(fill("f32", R"("0000003f")", R"(, "file": "weights.bin")"),
+               {"weights[1] ('w'): has both 'fill' and a file"});
+  requireError(
+      fill("f32", R"("0000003f")", R"(, "external": {"file": "w.data"})"),
+      {"weights[1] ('w'): has both 'fill' and a file"});
+  // A long value is cut in the message.
+  requireError(fill("f32", "\"" + std::string(1000, '0') + "\""),
+               {"as 8 hex digits, not \"" + std::string(64, '0') + "...\""});
 }

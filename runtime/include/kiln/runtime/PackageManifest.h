@@ -53,6 +53,11 @@
 //             "external": {"file": "m.onnx.data", "offset": 0,
 //                          "bytes": 64}}                   ONNX external data
 //          | {..., "kind": "argument"}                     bound by the caller
+//          | {..., "kind": "constant", "fill": "0000003f"}  a fill: every
+//             element is this one (its bytes as in weights.bin,
+//             little-endian, 2 hex digits per byte); no bytes in
+//             weights.bin, materialised by the loader. A manifest with a
+//             fill says "format_version": 2, so older runtimes refuse it.
 //
 // A program package ("kind": "program"; a model with graph breaks,
 // docs/graph-breaks.md: program.json + program.bin and one graph package
@@ -120,7 +125,9 @@
 // names ("f32") or kiln::DType codes. A weight's "bytes" may be spelled
 // "length" and "file" "location" (ONNX's words); a weight whose file is
 // not weights.bin is external data, as if under "external". A weight with
-// data must hold exactly elements × dtype size bytes. Shapes are static
+// data must hold exactly elements × dtype size bytes. A "fill" has exactly
+// 2 × dtype size hex digits (a bool's is 00 or 01) and no "file" or
+// "external". Shapes are static
 // except a program signature's (-1). "format", when present, must be
 // "kiln-package" and "format_version" at most kManifestFormatVersion.
 // Errors name the file and the entry: "manifest.json: weights[3]
@@ -146,9 +153,12 @@ namespace kiln {
 
 /// The "format" of every manifest.
 inline constexpr const char *kManifestFormat = "kiln-package";
-/// The "format_version" writeManifest writes and the newest readManifest
-/// accepts.
+/// The "format_version" a manifest is written with by default.
 inline constexpr int64_t kManifestFormatVersion = 1;
+/// The "format_version" of a graph package with fill weights
+/// (ManifestWeight::fill), and the newest readManifest accepts: older
+/// runtimes refuse such a package rather than miss its fills.
+inline constexpr int64_t kManifestFillsFormatVersion = 2;
 
 /// Which of the two forms a manifest has ("kind").
 enum class PackageKind {
@@ -207,6 +217,10 @@ struct ManifestWeight {
   bool external = false;
   /// Where the bytes start in `file`.
   uint64_t offset = 0;
+  /// A fill weight ("fill"): a constant whose elements all equal this one
+  /// element (dtype size bytes, little-endian as in weights.bin). It has no
+  /// `file`; the loader materialises its `bytes` once, at load time.
+  std::optional<std::vector<uint8_t>> fill;
 };
 
 /// A CUDA kernel's launch configuration.
