@@ -253,6 +253,12 @@ cp "$ROOT/examples/tiny_mlp_x.npy" "$PA/"
   -L "$PA/tiny_mlp" -ltiny_mlp -L "$BUILD/runtime" -lkiln_runtime \
   -Wl,-rpath,'$ORIGIN/tiny_mlp' -o "$PA/single_kernel_cuda"
 rm -f "$PA/tiny_mlp"/{wrapper.cpp,kernels.cu}
+# A CUDA package whose weights are fills (test/models/fill_weights.py),
+# materialised at load time, and the reference runtime's output.
+"$ROOT/.venv/bin/python3" "$ROOT/test/models/fill_weights.py" \
+  --kiln "$BUILD/bin/kiln" --work "$PA/fill" --target cuda > /dev/null
+"$BUILD/bin/kiln" run "$PA/fill/fill_vgg.onnx" --input "x=$PA/fill/x.npy" \
+  -o "$PA/fill/reference" > /dev/null
 
 # The libraries travel compressed (OpenBLAS alone is 36 MB); run.sh unpacks.
 strip --strip-unneeded "$OUT/lib/"*.so* "$OUT/bin/"* 2>/dev/null || true

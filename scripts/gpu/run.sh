@@ -64,6 +64,9 @@ if [[ " $STEPS " == *" package-api "* && -x "$PACK/package-api/single_kernel_cud
   PA="$PACK/package-api"
   "$PA/single_kernel_cuda" "$PA/tiny_mlp" "$PA/tiny_mlp_x.npy" \
     "$PA/reference/y.npy" || STATUS=1
+  echo "== a CUDA package with fill weights (test/models/fill_weights.py) vs kiln run"
+  "$PACK/bin/kiln-runner" "$PA/fill/pkg" --input x="$PA/fill/x.npy" \
+    --expect y="$PA/fill/reference/y.npy" || STATUS=1
 fi
 
 if [[ " $STEPS " == *" breaks "* && -f "$PACK/graph-breaks/cases.txt" ]]; then
