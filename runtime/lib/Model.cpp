@@ -89,6 +89,9 @@ Status resolveAll(const SharedLibrary &lib, AbiFunctions &f, bool cuda) {
 #undef KILN_RESOLVE
   // Optional: packages of older Kilns and cuda packages lack it.
   (void)resolve(lib, "kiln_model_set_threads", f.setThreads);
+  // Optional: packages of older Kilns lack it (their runs are traced as a
+  // whole, without steps). The one place that names this export.
+  (void)resolve(lib, "kiln_model_set_profiler", f.setProfiler);
   return Status::ok();
 }
 
