@@ -52,7 +52,8 @@ struct LoadOptions {
 /// How a cuda package's run used CUDA graphs (RunOptions::graphUse).
 enum class GraphUse {
   /// Launched directly: graphs are off (RunOptions::cudaGraphs, or
-  /// KILN_CUDA_GRAPHS=0), or the package is not a cuda graph package.
+  /// KILN_CUDA_GRAPHS=0), the run is profiled (RunOptions::trace), or the
+  /// package is not a cuda graph package.
   Off,
   /// Launched directly: the package has steps on the host, an earlier
   /// capture of these addresses failed, the stream cannot be captured, or
