@@ -4,14 +4,17 @@
 //
 //   <cxx> -std=c++17 -O3 -march=<isa> -fno-tree-slp-vectorize
 //         -fno-trapping-math -fno-math-errno -fPIC -shared
-//         -fvisibility=hidden -Wl,-soname,lib<name>.so
+//         -fvisibility=hidden -Wl,-soname,lib<name>.so -Wl,-Bsymbolic
 //         -Wl,--version-script=exports.map -I<runtime include>
 //         <target flags> <target sources> wrapper.cpp -o lib<name>.so
 //
 // (the library is not linked against libkiln_runtime.so: the runtime
 // symbols resolve from the loading process). exports.map, written into the
 // package, exports the <name>_* symbols and nothing else, so packages linked
-// into one program never bind each other's code. The manifest's copy of the
+// into one program never bind each other's code; -Bsymbolic binds the
+// library's own calls of its exports (a CUDA step calls its kernel's
+// launcher) to its own definitions, even where a package of the same name
+// is already loaded into the process. The manifest's copy of the
 // command names the package's files relative to it and the runtime's
 // headers as <kiln include>: a package holds no path of the build machine. The log is kept for the manifest; a
 // failure is a diagnostic with the log's first lines, paths made relative to
@@ -109,6 +112,7 @@ LogicalResult runHostCompiler(Location loc, PackageBuild &build,
                                    "-shared",
                                    "-fvisibility=hidden",
                                    "-Wl,-soname," + build.library,
+                                   "-Wl,-Bsymbolic",
                                    "-Wl,--version-script=" + build.dir +
                                        "/exports.map",
                                    "-I" + build.includeDir};

@@ -1,8 +1,8 @@
 //===- Target.cpp - A code generation backend -----------------------------===//
 //
 // This file implements the out-of-line parts of the Target and GraphCodegen
-// interfaces (virtual destructors, the default of Target::compilesOp); the
-// backends are in targets/.
+// interfaces (virtual destructors, the defaults of Target::compilesOp and
+// GraphCodegen::kernelName); the backends are in targets/.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,6 +12,12 @@
 namespace kiln {
 
 GraphCodegen::~GraphCodegen() = default;
+
+std::string GraphCodegen::kernelName(mlir::Operation *op) {
+  if (auto fusion = mlir::dyn_cast<FusionOp>(op))
+    return fusion.getName().str();
+  return op->getName().getStringRef().str();
+}
 Target::~Target() = default;
 
 bool Target::compilesOp(mlir::Operation *op) const {

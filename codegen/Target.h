@@ -88,6 +88,9 @@ struct WrapperAbi {
   /// signature's constants, Inputs and Outputs are in scope): how a caller
   /// creates a model without kiln::Model.
   std::string headerHelpers;
+  /// The stream argument of the profiler hooks (kiln_model_profiler) in
+  /// runGraph: "stream" where steps run on one, "nullptr" on the CPU.
+  std::string profilerStream = "nullptr";
 };
 
 /// One parameter of a kernel's exported entry point.
@@ -161,6 +164,11 @@ public:
   virtual void emitHelpers(llvm::raw_ostream &os) = 0;
   virtual void emitTables(llvm::raw_ostream &os) = 0;
   virtual WrapperAbi wrapperAbi() = 0;
+
+  /// The name of the kernel that the step of `op` (a kiln.fusion or an op
+  /// tagged kiln.kernel) runs, for profiles: the fusion's name, else the
+  /// op's.
+  virtual std::string kernelName(mlir::Operation *op);
 
   /// The step of a kiln.fusion or of an op tagged kiln.kernel.
   virtual void emitKernelStep(llvm::raw_ostream &os, mlir::Operation *op,

@@ -7,10 +7,14 @@
 // C ABI, each named with the package's prefix (<name>_create, <name>_run;
 // codegen/PackageNames.h). The create entry binds the weights and runs the
 // steps tagged kiln.load_time once; the run entry point executes the other
-// steps in program order; every kernel is also exported on its own. How each step runs is in the IR (passes/LoweringPasses.h)
-// and the target prints it (codegen/Target.h): this file decides nothing
-// and has no target conditionals. Every step is commented with its ONNX
-// nodes.
+// steps in program order; every kernel is also exported on its own. How
+// each step runs is in the IR (passes/LoweringPasses.h) and the target
+// prints it (codegen/Target.h): this file decides nothing and has no target
+// conditionals. Every step is commented with its ONNX
+// nodes. Each step of a run sits between the calls of the profiler hooks
+// that the set_profiler export installs for the calling thread
+// (kiln_model_profiler, ModelABI.h), guarded by one branch on a pointer
+// that is null unless a run is profiled.
 //
 //===----------------------------------------------------------------------===//
 
@@ -175,18 +179,63 @@ namespace {
 struct EmittedSteps {
   std::string run, prepare, attrs, globals;
   std::vector<std::string> attrBuilders;
+  /// The kiln_model_step initializers of the run's steps (kSteps).
+  std::vector<std::string> profiledSteps;
+};
+
+/// The profiler hooks around the run steps (not the load-time ones): the
+/// step's entry in kSteps and the begin and end calls.
+class StepHooks {
+public:
+  StepHooks(EmittedSteps &out, StringRef stream) : out_(out), stream_(stream) {}
+
+  /// Before a step of the run: adds its kSteps entry and prints the begin
+  /// call.
+  void begin(llvm::raw_ostream &os, size_t index, StringRef kind,
+             StringRef name, const std::vector<std::string> &nodes) {
+    std::string joined;
+    for (const std::string &node : nodes)
+      joined += (joined.empty() ? "" : ", ") + node;
+    current_ = out_.profiledSteps.size();
+    out_.profiledSteps.push_back("{" + std::to_string(index) + ", " +
+                                 quote(kind) + ", " + quote(name) + ", " +
+                                 quote(joined) + "}");
+    os << "  if (profiler)\n    profiler->begin(profiler->user, &kSteps["
+       << current_ << "], " << stream_ << ");\n";
+  }
+  /// After it.
+  void end(llvm::raw_ostream &os) {
+    os << "  if (profiler)\n    profiler->end(profiler->user, &kSteps["
+       << current_ << "], " << stream_ << ");\n";
+  }
+
+private:
+  EmittedSteps &out_;
+  std::string stream_;
+  size_t current_ = 0;
 };
 
 /// Prints the steps of `plan.ops` in program order: load-time steps into
-/// `prepare`, the others into `run`.
+/// `prepare`, the others into `run`, between profiler hooks.
 LogicalResult emitSteps(const MemoryPlan &plan, GraphCodegen &codegen,
-                        const BufferNames &buffers, EmittedSteps &out) {
+                        const BufferNames &buffers, StringRef profilerStream,
+                        EmittedSteps &out) {
   llvm::raw_string_ostream runSteps(out.run), prepareSteps(out.prepare),
       attrs(out.attrs), globals(out.globals);
+  StepHooks hooks(out, profilerStream);
   for (auto [index, op] : llvm::enumerate(plan.ops)) {
     StepKind kind = classifyStep(op);
-    llvm::raw_ostream &steps =
-        op->hasAttr(kLoadTimeAttr) ? prepareSteps : runSteps;
+    bool loadTime = op->hasAttr(kLoadTimeAttr);
+    llvm::raw_ostream &steps = loadTime ? prepareSteps : runSteps;
+    // The hooks around a step of the run.
+    auto begin = [&](StringRef kindName, StringRef name) {
+      if (!loadTime)
+        hooks.begin(steps, index, kindName, name, sourceNodeNames(op));
+    };
+    auto end = [&] {
+      if (!loadTime)
+        hooks.end(steps);
+    };
     switch (kind) {
     case StepKind::Constant:
       break;
@@ -219,13 +268,18 @@ LogicalResult emitSteps(const MemoryPlan &plan, GraphCodegen &codegen,
         if (!any)
           steps << "  // Outputs not written in place: copies.\n";
         any = true;
+        if (!loadTime)
+          hooks.begin(steps, index, "copy", "copy to " + comment, {});
         codegen.emitCopy(steps, destination, buffers.pointer(v), bytes,
                          comment + " <- " + buffers.describe(v));
+        end();
       }
       break;
     }
     case StepKind::Kernel:
+      begin("kernel", codegen.kernelName(op));
       codegen.emitKernelStep(steps, op, index, buffers);
+      end();
       break;
     case StepKind::Library:
     case StepKind::Reference: {
@@ -233,10 +287,15 @@ LogicalResult emitSteps(const MemoryPlan &plan, GraphCodegen &codegen,
       // a call of the runtime's own library kernels (its `params`).
       auto call = dyn_cast<LibraryCallOp>(op);
       int attrIndex = -1;
+      if (call)
+        begin("library", call.getCallee());
+      else
+        begin("reference", op->getName().getStringRef());
       if (call && call.getLibrary() != "runtime") {
         if (failed(codegen.emitLibraryCall(steps, call, index, attrIndex,
                                            buffers)))
           return failure();
+        end();
         break;
       }
       attrIndex = static_cast<int>(out.attrBuilders.size());
@@ -251,11 +310,35 @@ LogicalResult emitSteps(const MemoryPlan &plan, GraphCodegen &codegen,
       else if (failed(codegen.emitLibraryCall(steps, call, index, attrIndex,
                                               buffers)))
         return failure();
+      end();
       break;
     }
     }
   }
   return success();
+}
+
+/// The step table of the profiler hooks and the thread's installed hooks.
+void emitProfilerTables(llvm::raw_ostream &os,
+                        const std::vector<std::string> &profiledSteps) {
+  os << "/// The steps of a run, as the profiler hooks see them.\n"
+     << "const kiln_model_step kSteps[] = {";
+  for (const std::string &step : profiledSteps)
+    os << "\n    " << step << ",";
+  if (profiledSteps.empty())
+    os << "{0, \"\", \"\", \"\"}";
+  os << "};\n\n"
+     << "/// The profiler hooks of the calling thread's runs (null: none).\n"
+     << "thread_local const kiln_model_profiler *tProfiler = nullptr;\n\n";
+}
+
+/// The export that installs the profiler hooks: "<prefix>_set_profiler"
+/// (kiln_model_set_profiler_fn, ModelABI.h). The one place that names it.
+void emitProfilerExport(llvm::raw_ostream &os, StringRef symbolPrefix) {
+  os << "\nKILN_EXPORT const kiln_model_profiler *" << symbolPrefix
+     << "_set_profiler(\n    const kiln_model_profiler *profiler) {\n"
+     << "  const kiln_model_profiler *previous = tProfiler;\n"
+     << "  tProfiler = profiler;\n  return previous;\n}\n";
 }
 
 /// The banner and includes of wrapper.cpp.
@@ -377,8 +460,10 @@ void emitRun(llvm::raw_ostream &os, const PackageNames &names,
      << ", char *err,\n             size_t errlen) {\n"
      << "  (void)m, (void)inputs, (void)outputs, (void)arena, (void)err, "
         "(void)errlen;\n"
-     << (abi.stepParameter.empty() ? "" : "  (void)stream;\n") << stepsText
-     << "  return 0;\n}\n\n} // namespace\n\n";
+     << (abi.stepParameter.empty() ? "" : "  (void)stream;\n")
+     << "  const kiln_model_profiler *profiler = tProfiler;\n"
+     << "  (void)profiler;\n"
+     << stepsText << "  return 0;\n}\n\n} // namespace\n\n";
   std::string run = names.symbol(abi.runEntry);
   os << "KILN_EXPORT int " << run << "(kiln_model *model, const void *const "
      << "*inputs,\n    void *const *outputs, void *arena" << abi.stepParameter
@@ -398,6 +483,7 @@ void emitRun(llvm::raw_ostream &os, const PackageNames &names,
      << "  } catch (...) {\n"
      << "    return fail(err, errlen, \"" << run
      << ": unknown exception\");\n  }\n}\n";
+  emitProfilerExport(os, names.name);
   os << abi.extraExports;
 }
 
@@ -428,9 +514,9 @@ FailureOr<std::string> emitWrapper(func::FuncOp graph, const MemoryPlan &plan,
                                    GraphCodegen &codegen) {
   BufferNames buffers(plan);
   EmittedSteps steps;
-  if (failed(emitSteps(plan, codegen, buffers, steps)))
-    return failure();
   WrapperAbi abi = codegen.wrapperAbi();
+  if (failed(emitSteps(plan, codegen, buffers, abi.profilerStream, steps)))
+    return failure();
   StringRef targetName = codegen.targetName();
 
   std::string text;
@@ -449,6 +535,7 @@ FailureOr<std::string> emitWrapper(func::FuncOp graph, const MemoryPlan &plan,
      << "constexpr size_t kArenaBytes = " << plan.arenaBytes << ";\n\n";
   codegen.emitTables(os);
   os << steps.globals << (steps.globals.empty() ? "" : "\n");
+  emitProfilerTables(os, steps.profiledSteps);
   os << steps.attrs;
   os << "} // namespace\n\n";
 

@@ -167,30 +167,6 @@ LogicalResult runGraphPasses(ModuleOp module, PipelineStage stage,
   return result;
 }
 
-Status parseLogArtifacts(const std::string &value,
-                         std::set<std::string> &logs) {
-  static const char *const knownNames[] = {"graph_breaks", "fusion",
-                                           "output_code"};
-  std::set<std::string> known(std::begin(knownNames), std::end(knownNames));
-  std::stringstream list(value);
-  std::string name;
-  while (std::getline(list, name, ',')) {
-    name.erase(0, name.find_first_not_of(" \t"));
-    name.erase(name.find_last_not_of(" \t") + 1);
-    if (name.empty())
-      continue;
-    if (!known.count(name)) {
-      std::string list;
-      for (const char *k : knownNames)
-        list += std::string(list.empty() ? "" : ", ") + k;
-      return Status::error("KILN_LOGS: unknown artifact '" + name +
-                           "'; known: " + list);
-    }
-    logs.insert(name);
-  }
-  return Status::ok();
-}
-
 namespace {
 
 /// Writes `op` to `<dumpIrDir>/<file>` (--dump-ir); a diagnostic on failure.
@@ -263,6 +239,18 @@ PackageOptions packageOptionsOf(const CompileOptions &options,
 
 } // namespace
 
+void logFusedGraphs(ModuleOp module) {
+  for (auto func : module.getOps<func::FuncOp>())
+    if (func->hasAttr("kiln.graph"))
+      logFusion(func, func.getName().str());
+}
+
+void logGraphBreaks(ModuleOp module, const std::string &target) {
+  GraphBreakReport report = collectGraphBreaks(module, target);
+  llvm::errs() << "[kiln graph_breaks] ";
+  printGraphBreakReport(report, llvm::errs());
+}
+
 LogicalResult planGraphBreaks(ModuleOp module, const std::string &target) {
   PassManager pm(module.getContext());
   pm.enableVerifier(true);
@@ -317,27 +305,33 @@ LogicalResult compileGraph(ModuleOp module, const CompileOptions &options,
            << "unknown --target '" << options.target
            << "' (supported: " << targetNameList() << ")";
   auto start = std::chrono::steady_clock::now();
+  const CompileProgress &progress = options.progress;
 
   // 1. Kiln's graph passes (fold, simplify, CSE, decompose, layout), with
   //    the target's layout passes.
+  progress.enter(graphName, "graph passes");
   if (failed(runGraphPasses(module, PipelineStage::Optimized, target)) ||
       failed(dumpIr(module, options, "02-optimized." + graphName + ".mlir")))
     return failure();
 
   // 2. Fusion into kiln.fusion regions, one generated kernel each.
+  progress.enter(graphName, "fusion");
   PassManager fuse(module.getContext(), func::FuncOp::getOperationName());
   fuse.enableVerifier(true);
   fuse.addPass(createFuseOpsPass());
   if (failed(runOnGraphs(fuse, module)) ||
       failed(dumpIr(module, options, "03-fused." + graphName + ".mlir")))
     return failure();
-  if (options.logs.count("fusion"))
+  if (options.logs.count("fusion")) {
+    progress.pauseForLog();
     logFusion(graphFunction(module), graphName);
+  }
 
   // 3. The target's lowering: library calls with their folds, kernels of
   //    single ops, reference steps; then the steps that read only weights
   //    are tagged to run once, at load. After this the IR says exactly what
   //    runs (`kiln dump --stage lowered`).
+  progress.enter(graphName, "lowering");
   if (failed(lowerGraphs(module, *target)) ||
       failed(dumpIr(module, options, "04-lowered." + graphName + ".mlir")))
     return failure();
@@ -347,6 +341,7 @@ LogicalResult compileGraph(ModuleOp module, const CompileOptions &options,
 
   // 4. Kernels: one per kiln.fusion and per op tagged kiln.kernel, printed
   //    by the target (C++ or CUDA), for the package's names.
+  progress.enter(graphName, "kernels");
   std::unique_ptr<GraphCodegen> codegen =
       target->createGraphCodegen(packageNamesOf(options, graphName));
   if (failed(codegen->emitKernels(graph)))
@@ -354,6 +349,7 @@ LogicalResult compileGraph(ModuleOp module, const CompileOptions &options,
 
   // 5. The memory plan: inputs, weights, outputs, one arena reused by
   //    lifetime, the load-time steps' memory, the libraries' workspace.
+  progress.enter(graphName, "memory plan");
   FailureOr<MemoryPlan> plan = planMemory(graph);
   if (failed(plan))
     return failure();
@@ -363,6 +359,7 @@ LogicalResult compileGraph(ModuleOp module, const CompileOptions &options,
 
   // 6. The wrapper (the C ABI, the steps in order, the kernels' exports)
   //    and the package header.
+  progress.enter(graphName, "wrapper");
   FailureOr<std::string> wrapper = emitWrapper(graph, *plan, *codegen);
   if (failed(wrapper))
     return failure();
@@ -370,6 +367,7 @@ LogicalResult compileGraph(ModuleOp module, const CompileOptions &options,
 
   // 7. The package writer: a temp folder with wrapper.cpp, the header and
   //    weights.bin.
+  progress.enter(graphName, "weights");
   PackageWriter package(module.getLoc(), *target, packageOptions);
   if (failed(package.begin()) ||
       failed(package.writeSources(codegen->names(), *wrapper, header)) ||
@@ -378,10 +376,14 @@ LogicalResult compileGraph(ModuleOp module, const CompileOptions &options,
 
   // 8. The target's build: kernel sources, device code (NVRTC), the
   //    library (the host compiler).
+  progress.enter(graphName, "host compiler (" +
+                                codegen->kernelSourceFile().str() +
+                                ", wrapper.cpp)");
   if (failed(codegen->build(module.getLoc(), package.buildInfo())))
     return failure();
 
   // 9. The manifest, then the folder into place.
+  progress.enter(graphName, "manifest");
   FailureOr<StepCounts> steps = countSteps(module);
   if (failed(steps) ||
       failed(package.finish(graph, *plan, *codegen, *steps)) ||
@@ -389,8 +391,10 @@ LogicalResult compileGraph(ModuleOp module, const CompileOptions &options,
     return failure();
   if (counts)
     *counts = *steps;
-  if (options.logs.count("output_code"))
+  if (options.logs.count("output_code")) {
+    progress.pauseForLog();
     logOutputCode(outputDir, graphName, *codegen);
+  }
   return success();
 }
 
@@ -404,12 +408,16 @@ LogicalResult runCompilePipeline(ModuleOp module,
     return failure();
   // 0. --precision bf16|f16: GEMMs and convolutions in the low precision,
   //    statistics in f32 (the policy table of passes/Autocast.cpp).
-  if (options.autocastEnabled && failed(applyAutocast(module, options.autocast)))
-    return failure();
+  if (options.autocastEnabled) {
+    options.progress.enter("", "autocast");
+    if (failed(applyAutocast(module, options.autocast)))
+      return failure();
+  }
 
   // 1. Graph breaks: ops no code generator of the target compiles, and
   //    data-dependent shapes, run eagerly; control flow decided at run time
   //    becomes program glue; what is left is one or more compiled graphs.
+  options.progress.enter("", "planning graph breaks");
   if (failed(planGraphBreaks(module, options.target)) ||
       failed(dumpIr(module, options, "01-planned.mlir")))
     return failure();
@@ -427,6 +435,7 @@ LogicalResult runCompilePipeline(ModuleOp module,
            "eagerly (reference kernels, any size); give the sizes with --dim "
            "NAME=SIZE to compile them (`kiln explain` lists them)";
   if (options.logs.count("graph_breaks")) {
+    options.progress.pauseForLog();
     llvm::errs() << "[kiln graph_breaks] ";
     printGraphBreakReport(report, llvm::errs());
   }
@@ -444,6 +453,9 @@ LogicalResult runCompilePipeline(ModuleOp module,
 
   // 2. A model without breaks is one graph: the passes, code generation and
   //    one package (the fast path: no interpreter between kernels).
+  if (options.progress.graphs)
+    options.progress.graphs(
+        isProgramModule(module) ? static_cast<int>(report.graphs.size()) : 1);
   if (!isProgramModule(module))
     return compileGraph(module, options, "main", options.outputDir);
 

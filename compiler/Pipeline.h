@@ -21,11 +21,34 @@
 #include "passes/Passes.h"
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
 
 namespace kiln {
+
+/// What the pipeline tells a progress display (`kiln compile`'s progress
+/// line, tools/kiln/ProgressLine.cpp) as it goes. Every member may be empty.
+struct CompileProgress {
+  /// The number of graphs to compile, once known (1 without graph breaks).
+  std::function<void(int count)> graphs;
+  /// A stage begins: `graph` names the graph ("main", "graph_1", ...), or
+  /// is empty for a stage of the whole model.
+  std::function<void(const std::string &graph, const std::string &stage)> stage;
+  /// Called before the pipeline writes a KILN_LOGS artifact to stderr, so
+  /// that the display can end its line first.
+  std::function<void()> beforeLog;
+
+  void enter(const std::string &graph, const std::string &what) const {
+    if (stage)
+      stage(graph, what);
+  }
+  void pauseForLog() const {
+    if (beforeLog)
+      beforeLog();
+  }
+};
 
 /// Options of `kiln compile`.
 struct CompileOptions {
@@ -65,14 +88,21 @@ struct CompileOptions {
   /// (passes/Autocast.cpp), with these options.
   bool autocastEnabled = false;
   AutocastOptions autocast;
-  /// Artifacts printed to stderr during compile (KILN_LOGS): any of
-  /// "graph_breaks", "fusion", "output_code".
+  /// Artifacts printed to stderr during compile (KILN_LOGS, parsed by
+  /// tools/kiln/KilnLogs.cpp): any of "graph_breaks", "fusion",
+  /// "output_code".
   std::set<std::string> logs;
+  /// Notified of the stages (for a progress line).
+  CompileProgress progress;
 };
 
-/// Parses a KILN_LOGS value (a comma list, like TORCH_LOGS) into `logs`; an
-/// unknown name is an error naming it and the known ones.
-Status parseLogArtifacts(const std::string &value, std::set<std::string> &logs);
+/// KILN_LOGS=graph_breaks: the graph-break report of a planned `module`
+/// for `target`, to stderr.
+void logGraphBreaks(mlir::ModuleOp module, const std::string &target);
+
+/// KILN_LOGS=fusion: each kernel of each fused graph of `module` (the
+/// functions tagged `kiln.graph`) with the ONNX nodes in it, to stderr.
+void logFusedGraphs(mlir::ModuleOp module);
 
 /// True when every graph input has a static shape (checkStaticShapes would
 /// pass), without diagnostics.

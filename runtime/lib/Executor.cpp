@@ -28,12 +28,15 @@
 
 #include "kiln/runtime/Executor.h"
 #include "kiln/runtime/NonFinite.h"
+#include "kiln/runtime/Trace.h"
 
 #include "SignatureCheck.h"
 #include "kiln/runtime/Dispatcher.h"
 
 #include <chrono>
 #include <cstring>
+
+#include <unistd.h>
 
 namespace kiln {
 
@@ -145,9 +148,9 @@ double secondsSince(std::chrono::steady_clock::time_point start) {
 class ProgramRunner {
 public:
   ProgramRunner(const Program &program, const ProgramHooks *hooks,
-                ProgramStats *stats, bool checkNan)
+                ProgramStats *stats, bool checkNan, Trace *trace)
       : program_(program), hooks_(hooks), stats_(stats), checkNan_(checkNan),
-        values_(program.numValues) {}
+        trace_(trace), values_(program.numValues) {}
 
   bool validId(int id) const {
     return id >= 0 && id < static_cast<int>(values_.size());
@@ -180,11 +183,15 @@ private:
   Status runLoop(const ProgramNode &node, const NodeContext &context);
   Status runEager(const ProgramNode &node, const NodeContext &context);
   Status runCall(const ProgramNode &node, const NodeContext &context);
+  /// RunOptions::trace: a span of `node` from `start` to now.
+  void addSpan(const ProgramNode &node, const char *category,
+               std::chrono::steady_clock::time_point start);
 
   const Program &program_;
   const ProgramHooks *hooks_;
   ProgramStats *stats_;
   bool checkNan_;
+  Trace *trace_;
   std::vector<Tensor> values_;
 };
 
@@ -270,6 +277,8 @@ Status ProgramRunner::runKernel(const ProgramNode &node,
     stats_->eagerOps += 1;
     stats_->eagerSeconds += secondsSince(start);
   }
+  if (trace_)
+    addSpan(node, "eager", start);
   if (!status)
     return status.withContext(context.str());
   return storeResults(node, context, results, "the kernel");
@@ -514,7 +523,10 @@ Status ProgramRunner::runEager(const ProgramNode &node,
   }
   if (stats_)
     stats_->eagerRegions += 1;
+  auto start = std::chrono::steady_clock::now();
   KILN_RETURN_IF_ERROR(runRegion(region, context, RegionLabel{"eager region"}));
+  if (trace_)
+    addSpan(node, "graph_break", start);
   std::vector<Tensor> results;
   KILN_RETURN_IF_ERROR(
       readRegionResults(region, context, RegionLabel{"eager region"}, results));
@@ -556,17 +568,32 @@ Status ProgramRunner::runCall(const ProgramNode &node,
                       strCat("compiled graph '", graph, "'").c_str());
 }
 
+void ProgramRunner::addSpan(const ProgramNode &node, const char *category,
+                            std::chrono::steady_clock::time_point start) {
+  TraceEvent span;
+  span.name = "kiln." + node.op;
+  span.category = category;
+  span.startUs = trace_->microsecondsAt(start);
+  span.durationUs = trace_->nowMicroseconds() - span.startUs;
+  span.pid = static_cast<int>(getpid());
+  span.tid = Trace::threadId();
+  if (!node.sourceName.empty())
+    span.args.emplace_back("nodes", node.sourceName);
+  if (!node.sourceOp.empty())
+    span.args.emplace_back("op_type", node.sourceOp);
+  trace_->add(std::move(span));
+}
+
 } // namespace
 
-Expected<NamedTensors> runProgram(const Program &program,
-                                  const NamedTensors &inputs,
-                                  const NamedTensors &weights,
-                                  const ProgramHooks *hooks,
-                                  ProgramStats *stats, bool checkNan) {
+Expected<NamedTensors>
+runProgram(const Program &program, const NamedTensors &inputs,
+           const NamedTensors &weights, const ProgramHooks *hooks,
+           ProgramStats *stats, bool checkNan, Trace *trace) {
   const int numValues = program.numValues;
   if (numValues < 0)
     return Status::error("malformed program: negative value count");
-  ProgramRunner runner(program, hooks, stats, checkNan);
+  ProgramRunner runner(program, hooks, stats, checkNan, trace);
   std::vector<Tensor> &values = runner.values();
   auto validId = [&](int id) { return id >= 0 && id < numValues; };
 

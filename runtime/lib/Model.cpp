@@ -95,6 +95,9 @@ Status resolveAll(const SharedLibrary &lib, const std::string &prefix,
 #undef KILN_RESOLVE
   // Optional: packages of older Kilns and cuda packages lack it.
   (void)resolve(lib, (prefix + "_set_threads").c_str(), f.setThreads);
+  // Optional: packages of older Kilns lack it (their runs are traced as a
+  // whole, without steps). The one place that names this export.
+  (void)resolve(lib, (prefix + "_set_profiler").c_str(), f.setProfiler);
   return Status::ok();
 }
 

@@ -58,6 +58,9 @@ struct AbiFunctions {
   /// Optional (cpu packages of this Kiln): the number of threads the calling
   /// thread's kernels use from now on; 0 restores the package's default.
   kiln_model_set_threads_fn setThreads = nullptr;
+  /// Optional (packages of this Kiln, both targets): installs profiler
+  /// hooks for the calling thread's runs (RunOptions::trace).
+  kiln_model_set_profiler_fn setProfiler = nullptr;
   /// Cuda packages only.
   CudaModelAbi cuda;
 };

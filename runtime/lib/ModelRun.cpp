@@ -13,13 +13,18 @@
 #include "ModelImpl.h"
 
 #include "SignatureCheck.h"
+#include "StepProfiler.h"
 #include "kiln/runtime/Cuda.h"
 #include "kiln/runtime/NonFinite.h"
+#include "kiln/runtime/Trace.h"
 
 #include <algorithm>
 #include <cassert>
 #include <cstdint>
 #include <cstring>
+#include <filesystem>
+
+#include <unistd.h>
 
 namespace kiln {
 
@@ -170,14 +175,75 @@ static Status checkOutputsFinite(const NamedTensors &outputs,
   return Status::ok();
 }
 
+/// Installs a StepProfiler's hooks on the calling thread for one call of
+/// model.so's run entry point (RunOptions::trace), when the package has
+/// the export.
+class ProfiledCall {
+public:
+  ProfiledCall(Trace *trace, kiln_model_set_profiler_fn set) : set_(set) {
+    if (!trace || !set)
+      return;
+    profiler_.emplace(*trace);
+    previous_ = set_(profiler_->hooks());
+  }
+  /// Uninstalls the hooks and adds the steps' spans.
+  Status finish() {
+    if (!profiler_)
+      return Status::ok();
+    set_(previous_);
+    Status status = profiler_->finish();
+    profiler_.reset();
+    return status;
+  }
+  ~ProfiledCall() {
+    if (profiler_)
+      set_(previous_);
+  }
+
+private:
+  kiln_model_set_profiler_fn set_;
+  const kiln_model_profiler *previous_ = nullptr;
+  std::optional<StepProfiler> profiler_;
+};
+
 Expected<NamedTensors> Model::run(const NamedTensors &inputs,
                                   const RunOptions &options) const {
   assert(impl_ && "run() on a moved-from Model");
+  if (!options.trace)
+    return runUntraced(inputs, options);
+  const Impl &m = *impl_;
+  Trace &trace = *options.trace;
+  auto start = std::chrono::steady_clock::now();
+  Expected<NamedTensors> outputs = runUntraced(inputs, options);
+  TraceEvent span;
+  std::string name = std::filesystem::path(m.dir).filename().string();
+  if (name.empty())
+    name = std::filesystem::path(m.dir).parent_path().filename().string();
+  span.name = name.empty() ? m.dir : name;
+  span.category = "run";
+  span.startUs = trace.microsecondsAt(start);
+  span.durationUs = trace.nowMicroseconds() - span.startUs;
+  span.pid = static_cast<int>(getpid());
+  span.tid = Trace::threadId();
+  span.args.emplace_back("package", m.dir);
+  span.args.emplace_back("device", deviceName(device()));
+  if (!m.program && !m.abi.setProfiler)
+    span.args.emplace_back("steps",
+                           "not profiled: model.so has no profiler export "
+                           "(compiled by an older Kiln; recompile it)");
+  if (!outputs)
+    span.args.emplace_back("error", outputs.status().message());
+  trace.add(std::move(span));
+  return outputs;
+}
+
+Expected<NamedTensors> Model::runUntraced(const NamedTensors &inputs,
+                                          const RunOptions &options) const {
   Impl &m = *impl_;
   if (options.checkNan && !m.program) {
     RunOptions unchecked = options;
     unchecked.checkNan = false;
-    Expected<NamedTensors> outputs = run(inputs, unchecked);
+    Expected<NamedTensors> outputs = runUntraced(inputs, unchecked);
     if (outputs)
       KILN_RETURN_IF_ERROR(checkOutputsFinite(*outputs, options));
     return outputs;
@@ -212,8 +278,13 @@ Expected<NamedTensors> Model::run(const NamedTensors &inputs,
       KILN_RETURN_IF_ERROR(checkTensor(sig, *t, "input", /*cudaPackage=*/true));
       ordered.push_back(t);
     }
-    return m.cuda->run(m.handle, m.inputs, ordered, m.outputs, *targets,
-                       options);
+    ProfiledCall profiled(options.trace, m.abi.setProfiler);
+    Expected<NamedTensors> outputs =
+        m.cuda->run(m.handle, m.inputs, ordered, m.outputs, *targets, options);
+    Status steps = profiled.finish();
+    if (outputs && !steps)
+      return steps;
+    return outputs;
   }
 
   std::vector<Tensor> ready;
@@ -269,15 +340,18 @@ Expected<NamedTensors> Model::run(const NamedTensors &inputs,
                      : concurrent.overlaps() ? 1
                                              : 0);
   char err[1024] = {0};
+  ProfiledCall profiled(options.trace, m.abi.setProfiler);
   int rc = m.abi.run(m.handle, inputPointers.data(), outputPointers.data(),
                      options.arena ? options.arena : arena.get(), err,
                      sizeof(err));
+  Status steps = profiled.finish();
   if (arena)
     m.releaseArena(std::move(arena));
   err[sizeof(err) - 1] = 0;
   if (rc != 0)
     return Status::error(
         strCat(m.libPath, ": run failed: ", err[0] ? err : "no message"));
+  KILN_RETURN_IF_ERROR(steps);
   for (const auto &[target, temporary] : staged)
     if (size_t bytes = temporary.nbytes())
       std::memcpy(target->rawData(), temporary.rawData(), bytes);

@@ -124,7 +124,11 @@ Expected<NamedTensors> ProgramPackage::run(const NamedTensors &inputs,
       if (options.stats && device_ == Device::CUDA)
         options.stats->copiedBytes += args[i].nbytes();
     }
-    Expected<NamedTensors> outputs = graph.run(named);
+    // A profiled run profiles its graphs: each adds its run span and its
+    // steps' spans.
+    RunOptions graphOptions;
+    graphOptions.trace = options.trace;
+    Expected<NamedTensors> outputs = graph.run(named, graphOptions);
     if (!outputs)
       return outputs.status().withContext(strCat("compiled graph '", name,
                                                  "'"));
@@ -140,7 +144,7 @@ Expected<NamedTensors> ProgramPackage::run(const NamedTensors &inputs,
 
   Expected<NamedTensors> outputs =
       runProgram(program_, hostInputs, {}, &hooks, options.stats,
-                 options.checkNan);
+                 options.checkNan, options.trace);
   if (!outputs || options.outputDevice == Device::CPU)
     return outputs;
   for (auto &entry : *outputs) {

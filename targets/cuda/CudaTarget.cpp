@@ -105,6 +105,10 @@ public:
 
   WrapperAbi wrapperAbi() override;
 
+  std::string kernelName(Operation *op) override {
+    return kernels_[kernelIndex_.lookup(op)].name;
+  }
+
   void emitKernelStep(llvm::raw_ostream &os, Operation *op, size_t index,
                       const BufferNames &buffers) override {
     int k = kernelIndex_.lookup(op);
@@ -171,6 +175,7 @@ WrapperAbi CudaGraphCodegen::wrapperAbi() {
   abi.createParameters = "    void *const *functions,\n";
   abi.stepParameter = ", void *stream";
   abi.stepArgument = ", stream";
+  abi.profilerStream = "stream";
   abi.modelMembers = "  std::vector<void *> functions;\n";
   abi.freePrepared = "kiln::cuda::deallocate(prepared);";
   abi.createChecks = "  if (kNumKernels > 0 && !functions)\n"

@@ -24,6 +24,11 @@
 // many host<->device copies and device allocations the timed runs made, per
 // run (host_device_copies_per_run: its host steps' round trips; 0 for a
 // package whose every step runs on the device).
+// --profile alone prints the counts of the first run as a JSON line;
+// --profile FILE.json (or --profile=FILE.json) also profiles one more run
+// right after the first and writes its Chrome/Perfetto trace
+// (kiln/runtime/Trace.h). --check-nan makes the first run stop at the first
+// result holding a NaN or an infinity (RunOptions::checkNan).
 //
 //===----------------------------------------------------------------------===//
 
@@ -32,6 +37,7 @@
 #include "kiln/runtime/PackageManifest.h"
 #include "kiln/runtime/TensorCompare.h"
 #include "kiln/runtime/TensorIO.h"
+#include "kiln/runtime/Trace.h"
 
 #include "ConcurrentRunner.h"
 #include "TrainRunner.h"
@@ -58,12 +64,17 @@ int fail(const std::string &msg) {
 const char *kUsage =
     "usage: kiln-runner DIR [--weights-dir DIR] [--input NAME=FILE.npy]...\n"
     "                   [--expect NAME=FILE.npy]... [--output-dir DIR]\n"
-    "                   [--warmup N] [--iterations N] [--profile]\n"
+    "                   [--warmup N] [--iterations N]\n"
+    "                   [--profile [FILE.json]] [--check-nan]\n"
     "                   [--threads N] [--no-cuda-graphs]\n"
     "Runs the package DIR once (outputs to --output-dir as NAME.npy), then\n"
     "times --iterations runs and prints a JSON line with the median.\n"
     "--profile prints what the first run did (graph calls, graph breaks,\n"
-    "eager ops, host<->device copies) as a JSON line.\n"
+    "eager ops, host<->device copies) as a JSON line; with FILE.json it\n"
+    "also profiles the run after the first and writes its Chrome/Perfetto\n"
+    "trace there (a span per compiled step; open it in ui.perfetto.dev).\n"
+    "--check-nan stops the first run at the first result holding a NaN\n"
+    "or an infinity and names it.\n"
     "A training package (kiln compile --train) takes [--steps N]\n"
     "[--losses FILE.json] [--gradients DIR] [--load-weights FILE]\n"
     "instead of --expect: it prints\n"
@@ -83,7 +94,11 @@ int main(int argc, char **argv) {
   std::vector<std::pair<std::string, std::string>> inputFiles, expectFiles;
   int warmup = 5, iterations = 0, steps = 1, threads = 0;
   std::string lossesFile, gradientsDir, loadWeights;
-  bool profile = false, cudaGraphs = true;
+  bool profile = false, cudaGraphs = true, checkNan = false;
+  std::string profileFile;
+  auto isJson = [](const std::string &f) {
+    return f.size() > 5 && f.compare(f.size() - 5, 5, ".json") == 0;
+  };
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto value = [&]() -> const char * {
@@ -95,6 +110,21 @@ int main(int argc, char **argv) {
     }
     if (a == "--profile") {
       profile = true;
+      // An optional FILE.json after it (anything else is the next argument).
+      if (i + 1 < argc && isJson(argv[i + 1]))
+        profileFile = argv[++i];
+      continue;
+    }
+    if (a.rfind("--profile=", 0) == 0) {
+      profile = true;
+      profileFile = a.substr(10);
+      if (!isJson(profileFile))
+        return fail("--profile '" + profileFile +
+                    "': the trace file must end in .json");
+      continue;
+    }
+    if (a == "--check-nan") {
+      checkNan = true;
       continue;
     }
     if (a == "--no-cuda-graphs") {
@@ -146,6 +176,10 @@ int main(int argc, char **argv) {
 
   // A training package runs train steps (TrainRunner.cpp).
   Expected<PackageManifest> manifest = readManifest(dir + "/manifest.json");
+  if (manifest && manifest->kind == PackageKind::Training &&
+      (checkNan || !profileFile.empty()))
+    return fail(dir + ": --check-nan and --profile FILE apply to inference "
+                      "packages; this is a training package");
   if (manifest && manifest->kind == PackageKind::Training)
     return runTrainingPackage(TrainRun{dir, inputFiles, steps, lossesFile,
                                        gradientsDir, warmup, iterations,
@@ -169,9 +203,23 @@ int main(int argc, char **argv) {
   ProgramStats stats;
   RunOptions first;
   first.stats = &stats;
+  first.checkNan = checkNan;
   Expected<NamedTensors> outputs = model->run(inputs, first);
   if (!outputs)
     return fail(dir + ": " + outputs.status().message());
+  if (!profileFile.empty()) {
+    // The run after the first: libraries have made their plans by then.
+    Trace trace;
+    RunOptions profiled;
+    profiled.trace = &trace;
+    Expected<NamedTensors> again = model->run(inputs, profiled);
+    if (!again)
+      return fail(dir + ": " + again.status().message());
+    if (Status written = trace.writeJson(profileFile); !written)
+      return fail(written.message());
+    std::fprintf(stderr, "kiln-runner: profile: %zu spans -> %s\n",
+                 trace.events().size(), profileFile.c_str());
+  }
   if (profile)
     std::printf("{\"package\": \"%s\", \"graph_calls\": %lld, "
                 "\"graph_breaks_taken\": %lld, \"eager_ops\": %lld, "

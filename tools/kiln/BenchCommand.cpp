@@ -11,6 +11,9 @@
 // device before timing and leaves its outputs there; each timed run ends
 // with its stream synchronised (Model::run waits), so the wall-clock time
 // of a run is the GPU time of the whole graph plus the launch overhead.
+// --check-nan checks the first (warm-up) run; --profile FILE.json profiles
+// one more run after the timed ones (so the timings do not include the
+// profiler) and writes its Chrome/Perfetto trace.
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,6 +26,7 @@
 #include "kiln/runtime/Cuda.h"
 #include "kiln/runtime/Executor.h"
 #include "kiln/runtime/Model.h"
+#include "kiln/runtime/Trace.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"
@@ -41,7 +45,14 @@ namespace kiln {
 
 namespace {
 
-using RunFn = std::function<Expected<NamedTensors>(const NamedTensors &)>;
+/// What one run of a benchmark does besides running: check for NaNs, add
+/// spans to a trace.
+struct RunExtras {
+  bool checkNan = false;
+  Trace *trace = nullptr;
+};
+using RunFn = std::function<Expected<NamedTensors>(const NamedTensors &,
+                                                   const RunExtras &)>;
 
 bool isPackageDir(const std::string &path) {
   std::error_code ec;
@@ -159,9 +170,12 @@ int benchmark(const std::string &what, const std::vector<ValueSignature> &sigs,
                                     : std::string("default"))
             << "\n";
 
-  // The first run also checks the inputs.
+  // The first run also checks the inputs (and, with --check-nan, every
+  // result).
   for (int i = 0; i < std::max(options.warmup, 1); ++i) {
-    Expected<NamedTensors> out = run(*inputs);
+    RunExtras extras;
+    extras.checkNan = i == 0 && options.checkNan;
+    Expected<NamedTensors> out = run(*inputs, extras);
     if (!out)
       return reportError(options.model + ": " + out.status().message());
   }
@@ -169,7 +183,7 @@ int benchmark(const std::string &what, const std::vector<ValueSignature> &sigs,
   ms.reserve(options.iterations);
   for (int i = 0; i < options.iterations; ++i) {
     auto start = std::chrono::steady_clock::now();
-    Expected<NamedTensors> out = run(*inputs);
+    Expected<NamedTensors> out = run(*inputs, RunExtras());
     auto end = std::chrono::steady_clock::now();
     if (!out)
       return reportError(options.model + ": " + out.status().message());
@@ -185,6 +199,17 @@ int benchmark(const std::string &what, const std::vector<ValueSignature> &sigs,
             << std::setprecision(4) << "  median " << percentileSorted(ms, 0.5)
             << " ms  min " << ms.front() << " ms  max " << ms.back()
             << " ms  mean " << sum / ms.size() << " ms\n";
+  if (!options.profileFile.empty()) {
+    Trace trace;
+    RunExtras extras;
+    extras.trace = &trace;
+    Expected<NamedTensors> out = run(*inputs, extras);
+    if (!out)
+      return reportError(options.model + ": " + out.status().message());
+    if (Status written = writeProfile(trace, options.profileFile, std::cout);
+        !written)
+      return reportError(written.message());
+  }
   return 0;
 }
 
@@ -195,6 +220,9 @@ int runBenchCommand(const BenchOptions &options) {
     return reportError("--iterations must be at least 1");
   if (options.threads > 0)
     setThreads(options.threads);
+  if (!options.profileFile.empty())
+    if (Status ok = checkProfileFile("--profile", options.profileFile); !ok)
+      return reportError(ok.message());
 
   if (isPackageDir(options.model)) {
     if (!options.dims.empty())
@@ -217,7 +245,12 @@ int runBenchCommand(const BenchOptions &options) {
                              ? " (compiled package, cuda)"
                              : " (compiled package)"),
         m.inputs(),
-        [&](const NamedTensors &in) { return m.run(in, runOptions); },
+        [&](const NamedTensors &in, const RunExtras &extras) {
+          RunOptions o = runOptions;
+          o.checkNan = extras.checkNan;
+          o.trace = extras.trace;
+          return m.run(in, o);
+        },
         options, m.device());
   }
   if (options.device == "cuda")
@@ -245,7 +278,12 @@ int runBenchCommand(const BenchOptions &options) {
   const Program &p = *program;
   return benchmark(
       options.model + " (reference runtime)", p.inputs,
-      [&](const NamedTensors &in) { return runProgram(p, in); }, options);
+      [&](const NamedTensors &in, const RunExtras &extras) {
+        return runTracedProgram(
+            p, in, std::filesystem::path(options.model).filename().string(),
+            extras.checkNan, extras.trace);
+      },
+      options);
 }
 
 } // namespace kiln

@@ -9,12 +9,16 @@
 #ifndef KILN_TOOLS_COMMANDS_H
 #define KILN_TOOLS_COMMANDS_H
 
+#include "kiln/runtime/Executor.h"
 #include "kiln/runtime/Status.h"
 #include "kiln/runtime/Tensor.h"
+#include "kiln/runtime/Trace.h"
 
 #include <cstdint>
+#include <iosfwd>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -69,6 +73,8 @@ struct DumpOptions {
   bool printConstants = false;
   /// --format mlir|dot: the IR as text, or a Graphviz picture of it.
   std::string format = "mlir";
+  /// KILN_LOGS (readKilnLogs): graph_breaks and fusion apply.
+  std::set<std::string> logs;
 };
 int runDumpCommand(const DumpOptions &options);
 
@@ -83,8 +89,11 @@ struct RunCommandOptions {
   std::string weightsDir;
   /// "cpu", "cuda", or empty: the package's own target.
   std::string device;
-  /// Print what a program package did (graph calls, eager ops, copies).
+  /// --profile [FILE.json]: print what a program package did (graph calls,
+  /// eager ops, copies); with a file (profileFile), also write a
+  /// Chrome/Perfetto trace of the run (RunOptions::trace) there.
   bool profile = false;
+  std::string profileFile;
   /// --check-nan: stop at the first result holding a NaN or an infinity,
   /// naming its node (RunOptions::checkNan).
   bool checkNan = false;
@@ -105,6 +114,10 @@ struct BenchOptions {
   std::string weightsDir;
   /// "cpu", "cuda", or empty: the package's own target.
   std::string device;
+  /// --profile FILE.json: a trace of one more run after the timed ones.
+  std::string profileFile;
+  /// --check-nan: the first run checks every result (RunOptions::checkNan).
+  bool checkNan = false;
 };
 int runBenchCommand(const BenchOptions &options);
 
@@ -132,6 +145,11 @@ struct CompileCommandOptions {
   std::vector<std::string> precisionOverrides;
   /// --io-precision keep|low.
   std::string ioPrecision = "keep";
+  /// KILN_LOGS (readKilnLogs): every artifact applies.
+  std::set<std::string> logs;
+  /// --progress: the progress line always, one line per stage (otherwise
+  /// only on a terminal, redrawn in place, from a second in).
+  bool progress = false;
 };
 int runCompileCommand(const CompileCommandOptions &options);
 
@@ -142,6 +160,8 @@ struct ExplainOptions {
   std::vector<std::string> inputValues;
   /// --train: what blocks training the model instead of graph breaks.
   TrainFlags training;
+  /// KILN_LOGS (readKilnLogs): graph_breaks and fusion apply.
+  std::set<std::string> logs;
 };
 int runExplainCommand(const ExplainOptions &options);
 
@@ -204,8 +224,31 @@ private:
 Status checkDeviceFlag(const std::string &device, const std::string &package,
                        bool cudaPackage);
 
-/// Prints "kiln: error: <message>" to stderr and returns 1.
+/// Checks a --profile FILE: it must end in .json (so that an input file
+/// given after the flag is not taken for it and overwritten).
+Status checkProfileFile(const std::string &flag, const std::string &path);
+/// Writes `trace` as Chrome trace JSON to `path` and says so on `log`.
+Status writeProfile(const Trace &trace, const std::string &path,
+                    std::ostream &log);
+/// runProgram on the reference runtime with a span for the whole run
+/// named `name` when `trace` is given.
+Expected<NamedTensors> runTracedProgram(const Program &program,
+                                        const NamedTensors &inputs,
+                                        const std::string &name, bool checkNan,
+                                        Trace *trace);
+
+/// Prints "kiln: error: <message>" to stderr and returns 1 (ending a
+/// progress line first).
 int reportError(const std::string &message);
+
+/// The artifacts KILN_LOGS names (a comma list, like TORCH_LOGS; unset or
+/// empty: none): graph_breaks, fusion, output_code. Every command reads it
+/// (main.cpp), so a misspelt name is an error everywhere; the commands that
+/// compile print the artifacts they produce. An unknown name is an error
+/// naming KILN_LOGS, the name and the known names.
+Status readKilnLogs(std::set<std::string> &logs);
+/// The same for a given value (tests, and readKilnLogs).
+Status parseKilnLogs(const std::string &value, std::set<std::string> &logs);
 
 } // namespace kiln
 

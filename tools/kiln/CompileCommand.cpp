@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Commands.h"
+#include "ProgressLine.h"
 #include "TensorFiles.h"
 
 #include "codegen/MemoryPlanner.h"
@@ -120,6 +121,7 @@ DiagnosticReporter::DiagnosticReporter(mlir::MLIRContext *context)
           ++errors_;
           reportError(formatDiagnostic(d));
         } else if (d.getSeverity() == mlir::DiagnosticSeverity::Warning) {
+          endProgressLine();
           std::cerr << "kiln: warning: " << formatDiagnostic(d) << "\n";
         }
         return mlir::success();
@@ -181,14 +183,19 @@ int runCompileCommand(const CompileCommandOptions &flags) {
           options.autocast, options.autocastEnabled);
       !precision)
     return reportError(precision.message());
-  if (const char *logs = std::getenv("KILN_LOGS"))
-    if (Status parsed = parseLogArtifacts(logs, options.logs); !parsed)
-      return reportError(parsed.message());
+  options.logs = flags.logs;
 
   mlir::MLIRContext context;
   context.printOpOnDiagnostic(false);
   DiagnosticReporter diagnostics(&context);
 
+  // The progress line: on a terminal after a second, always with
+  // --progress (ProgressLine.h).
+  ProgressLine progress(ProgressLine::modeFor(flags.progress), flags.model,
+                        flags.progress ? std::chrono::milliseconds(0)
+                                       : std::chrono::milliseconds(1000));
+  options.progress = progress.hooks();
+  progress.stage("", "tracing");
   auto start = std::chrono::steady_clock::now();
   TraceOptions trace;
   trace.dimSizes = options.dimSizes;
@@ -225,6 +232,7 @@ int runCompileCommand(const CompileCommandOptions &flags) {
     if (options.autocastEnabled &&
         mlir::failed(applyAutocast(**module, options.autocast)))
       return 1;
+    progress.stage("", "training graphs");
     if (mlir::failed(
             runTrainingPipeline(**module, options, train, initialValues))) {
       if (diagnostics.errors() == 0)
@@ -232,6 +240,7 @@ int runCompileCommand(const CompileCommandOptions &flags) {
                     "' for training failed");
       return 1;
     }
+    progress.finish();
     return reportTrainingPackage(options);
   }
   if (mlir::failed(runCompilePipeline(**module, options))) {
@@ -239,6 +248,7 @@ int runCompileCommand(const CompileCommandOptions &flags) {
       reportError("compiling '" + options.modelPath + "' failed");
     return 1;
   }
+  progress.finish();
 
   // A one-line report from the manifest just written.
   Expected<PackageManifest> manifest =

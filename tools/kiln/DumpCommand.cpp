@@ -13,6 +13,7 @@
 
 #include "Commands.h"
 #include "DotWriter.h"
+#include "ProgressLine.h"
 
 #include "codegen/Packager.h"
 #include "compiler/GraphBreakReport.h"
@@ -34,6 +35,7 @@
 namespace kiln {
 
 int reportError(const std::string &message) {
+  endProgressLine();
   std::cerr << "kiln: error: " << message << "\n";
   return 1;
 }
@@ -176,6 +178,8 @@ int runDumpCommand(const DumpOptions &options) {
       return diagnostics.errors()
                  ? 1
                  : reportError("planning the graph breaks failed");
+    if (options.logs.count("graph_breaks"))
+      logGraphBreaks(**module, options.target);
     summary = breakSummary();
   } else if (options.stage != "traced") {
     bool fused = options.stage == "fused" || options.stage == "lowered";
@@ -188,15 +192,20 @@ int runDumpCommand(const DumpOptions &options) {
                       "them as dynamic (`kiln compile` runs the ops that "
                       "depend on them eagerly, `kiln explain` lists them); "
                       "give --dim NAME=SIZE to see the compiled graphs\n";
-    if (hasStaticInputs(**module) &&
-        mlir::failed(planGraphBreaks(**module, options.target)))
-      return diagnostics.errors()
-                 ? 1
-                 : reportError("planning the graph breaks failed");
+    if (hasStaticInputs(**module)) {
+      if (mlir::failed(planGraphBreaks(**module, options.target)))
+        return diagnostics.errors()
+                   ? 1
+                   : reportError("planning the graph breaks failed");
+      if (options.logs.count("graph_breaks"))
+        logGraphBreaks(**module, options.target);
+    }
     if (mlir::failed(runGraphPasses(
             **module, fused ? PipelineStage::Fused : PipelineStage::Optimized,
             lookupTarget(options.target))))
       return diagnostics.errors() ? 1 : reportError("the graph passes failed");
+    if (fused && options.logs.count("fusion"))
+      logFusedGraphs(**module);
     if (options.stage == "lowered" &&
         mlir::failed(lowerGraphs(**module, *lookupTarget(options.target))))
       return diagnostics.errors() ? 1 : reportError("the lowering failed");

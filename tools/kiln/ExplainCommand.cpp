@@ -96,6 +96,8 @@ int runExplainCommand(const ExplainOptions &options) {
     return diagnostics.errors()
                ? 1
                : reportError("planning the graph breaks failed");
+  if (options.logs.count("graph_breaks"))
+    logGraphBreaks(**module, options.target);
   GraphBreakReport report = collectGraphBreaks(**module, options.target);
   report.model = options.model;
   // The host steps: what the target's lowering of the compiled graphs
@@ -106,10 +108,12 @@ int runExplainCommand(const ExplainOptions &options) {
     mlir::ScopedDiagnosticHandler quiet(
         &context, [](mlir::Diagnostic &) { return mlir::success(); });
     const Target *target = lookupTarget(options.target);
-    if (target &&
-        mlir::succeeded(
-            runGraphPasses(*lowered, PipelineStage::Fused, target)) &&
-        mlir::succeeded(lowerGraphs(*lowered, *target)))
+    bool fused =
+        target &&
+        mlir::succeeded(runGraphPasses(*lowered, PipelineStage::Fused, target));
+    if (fused && options.logs.count("fusion"))
+      logFusedGraphs(*lowered);
+    if (fused && mlir::succeeded(lowerGraphs(*lowered, *target)))
       collectReferenceSteps(*lowered, report);
     else
       report.loweringFailed = true;

@@ -7,7 +7,8 @@
 // load it with kiln::Model and run the compiled code instead (on the GPU for
 // a package compiled with --target cuda; --device must agree with the
 // package's target when given). Inputs are checked against the signature
-// before anything runs.
+// before anything runs. --profile FILE.json writes a Chrome/Perfetto trace
+// of the run (kiln/runtime/Trace.h) for both.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,12 +21,16 @@
 #include "kiln/runtime/Counted.h"
 #include "kiln/runtime/Executor.h"
 #include "kiln/runtime/Model.h"
+#include "kiln/runtime/Trace.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"
 
+#include <chrono>
 #include <filesystem>
 #include <iostream>
+
+#include <unistd.h>
 
 namespace kiln {
 
@@ -82,6 +87,44 @@ Status checkDeviceFlag(const std::string &device, const std::string &package,
                        "cuda to run it on the GPU");
 }
 
+Status checkProfileFile(const std::string &flag, const std::string &path) {
+  if (path.size() > 5 && path.compare(path.size() - 5, 5, ".json") == 0)
+    return Status::ok();
+  return Status::error(flag + " '" + path +
+                       "': the trace file must end in .json (it is written "
+                       "as Chrome trace JSON); an input file after " +
+                       flag + " belongs before it");
+}
+
+Status writeProfile(const Trace &trace, const std::string &path,
+                    std::ostream &log) {
+  KILN_RETURN_IF_ERROR(trace.writeJson(path));
+  log << "profile: " << trace.events().size() << " spans -> " << path
+      << " (open it in ui.perfetto.dev or chrome://tracing)\n";
+  return Status::ok();
+}
+
+Expected<NamedTensors> runTracedProgram(const Program &program,
+                                        const NamedTensors &inputs,
+                                        const std::string &name, bool checkNan,
+                                        Trace *trace) {
+  auto start = std::chrono::steady_clock::now();
+  Expected<NamedTensors> outputs =
+      runProgram(program, inputs, {}, nullptr, nullptr, checkNan, trace);
+  if (trace) {
+    TraceEvent span;
+    span.name = name;
+    span.category = "run";
+    span.startUs = trace->microsecondsAt(start);
+    span.durationUs = trace->nowMicroseconds() - span.startUs;
+    span.pid = static_cast<int>(getpid());
+    span.tid = Trace::threadId();
+    span.args.emplace_back("runtime", "reference");
+    trace->add(std::move(span));
+  }
+  return outputs;
+}
+
 /// `kiln run DIR`: loads the package and runs its compiled code.
 static int runPackage(const RunCommandOptions &options) {
   LoadOptions load;
@@ -101,9 +144,16 @@ static int runPackage(const RunCommandOptions &options) {
   RunOptions run;
   run.stats = &stats;
   run.checkNan = options.checkNan;
+  Trace trace;
+  if (!options.profileFile.empty())
+    run.trace = &trace;
   Expected<NamedTensors> outputs = model->run(*inputs, run);
   if (!outputs)
     return reportError(options.model + ": " + outputs.status().message());
+  if (!options.profileFile.empty())
+    if (Status written = writeProfile(trace, options.profileFile, std::cout);
+        !written)
+      return reportError(written.message());
   if (options.profile) {
     if (stats.graphCalls + stats.eagerOps + stats.branches == 0)
       std::cout << "profile: one compiled graph (no graph breaks)\n";
@@ -123,6 +173,9 @@ static int runPackage(const RunCommandOptions &options) {
 }
 
 int runRunCommand(const RunCommandOptions &options) {
+  if (!options.profileFile.empty())
+    if (Status ok = checkProfileFile("--profile", options.profileFile); !ok)
+      return reportError(ok.message());
   if (isPackageDir(options.model))
     return runPackage(options);
   if (options.device == "cuda")
@@ -146,10 +199,17 @@ int runRunCommand(const RunCommandOptions &options) {
       readInputArguments(program->inputs, options.inputs);
   if (!inputs)
     return reportError(inputs.status().message());
-  Expected<NamedTensors> outputs =
-      runProgram(*program, *inputs, {}, nullptr, nullptr, options.checkNan);
+  Trace trace;
+  Expected<NamedTensors> outputs = runTracedProgram(
+      *program, *inputs,
+      std::filesystem::path(options.model).filename().string(),
+      options.checkNan, options.profileFile.empty() ? nullptr : &trace);
   if (!outputs)
     return reportError(options.model + ": " + outputs.status().message());
+  if (!options.profileFile.empty())
+    if (Status written = writeProfile(trace, options.profileFile, std::cout);
+        !written)
+      return reportError(written.message());
   return writeOutputs(options, *outputs);
 }
 

@@ -13,6 +13,7 @@
 #include <CLI/CLI.hpp>
 
 #include <iostream>
+#include <set>
 
 using namespace kiln;
 
@@ -165,10 +166,16 @@ int main(int argc, char **argv) {
                    "Stop at the first op (reference runtime) or compiled "
                    "graph whose result holds a NaN or an infinity, and name "
                    "it and its ONNX node (as PyTorch's anomaly mode)");
-  runCmd->add_flag("--profile", run.profile,
-                   "Print what a package did: compiled-graph calls, graph "
-                   "breaks taken and their ops on the reference runtime, "
-                   "branches, loop iterations, host<->device copies");
+  CLI::Option *runProfile = runCmd->add_option(
+      "--profile", run.profileFile,
+      "Print what a package did (compiled-graph calls, graph "
+      "breaks taken and their ops on the reference runtime, "
+      "branches, loop iterations, host<->device copies); with "
+      "a FILE.json, also write a Chrome/Perfetto trace of the "
+      "run there: a span per compiled step, per op on the "
+      "reference runtime and for the whole run (open it in "
+      "ui.perfetto.dev)");
+  runProfile->expected(0, 1);
   runCmd->add_option("--weights-dir", run.weightsDir,
                      "For a package compiled with --weights external: the "
                      "folder holding the weight files (default: the "
@@ -207,6 +214,16 @@ int main(int argc, char **argv) {
   benchCmd->add_option("--weights-dir", bench.weightsDir,
                        "For a package compiled with --weights external: the "
                        "folder holding the weight files");
+  benchCmd->add_option("--profile", bench.profileFile,
+                       "After the timed runs, profile one more run and "
+                       "write its Chrome/Perfetto trace to this .json file "
+                       "(a span per compiled step and for the run; open it "
+                       "in ui.perfetto.dev)");
+  benchCmd->add_flag("--check-nan", bench.checkNan,
+                     "Check the first run (before the timed ones): stop at "
+                     "the first op or compiled graph whose result holds a "
+                     "NaN or an infinity, naming it (as kiln run "
+                     "--check-nan)");
   benchCmd
       ->add_option("--device", bench.device,
                    "cpu or cuda: where a package runs (default: the "
@@ -281,6 +298,12 @@ int main(int argc, char **argv) {
   compileCmd->add_option("--dump-ir", compile.dumpIrDir,
                          "Write the IR after each stage into this folder, one "
                          "file per stage and graph");
+  compileCmd->add_flag("--progress", compile.progress,
+                       "Show the progress line (the stage and the seconds "
+                       "so far) from the start, also when stderr is not a "
+                       "terminal (then one line per stage); without it, it "
+                       "shows on a terminal once a compile takes more than "
+                       "a second");
   compileCmd->add_flag("--print-constants", compile.printConstants,
                        "With --dump-ir: print every constant's values "
                        "(elided to a summary when larger than 16 elements "
@@ -342,6 +365,13 @@ int main(int argc, char **argv) {
     return 1;
   }
 
+  // KILN_LOGS applies to every command (a misspelt name is an error
+  // everywhere); the commands that compile print what they produce.
+  std::set<std::string> logs;
+  if (Status parsed = readKilnLogs(logs); !parsed)
+    return reportError(parsed.message());
+  dump.logs = compile.logs = explain.logs = logs;
+
   if (*dumpCmd)
     return runDumpCommand(dump);
   if (*compileCmd)
@@ -349,6 +379,7 @@ int main(int argc, char **argv) {
   if (*explainCmd)
     return runExplainCommand(explain);
   if (*runCmd) {
+    run.profile = runProfile->count() > 0;
     run.inputs.insert(run.inputs.end(), runInputFiles.begin(),
                       runInputFiles.end());
     return runRunCommand(run);

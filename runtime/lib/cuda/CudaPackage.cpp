@@ -338,7 +338,11 @@ Expected<NamedTensors> CudaPackage::run(
 
   // The CUDA graph entry of these addresses, when graphs may be used.
   CudaGraphEntry *entry = nullptr;
-  if (options.cudaGraphs && !cudaGraphsDisabledByEnvironment()) {
+  // A profiled run (RunOptions::trace) launches directly: its steps record
+  // CUDA events, which a replayed graph would not. Later runs use the
+  // graphs again.
+  if (options.cudaGraphs && !options.trace &&
+      !cudaGraphsDisabledByEnvironment()) {
     use = GraphUse::Ineligible;
     // The legacy and per-thread default streams cannot be captured.
     bool capturable = !hostSteps_ && callerStream != CU_STREAM_LEGACY &&
@@ -437,8 +441,8 @@ Expected<NamedTensors> CudaPackage::run(
   for (const Tensor &t : deviceOutputs)
     entryBuffers |= entry && t.defined();
   bool temporaries = !keep.empty() || !hostKeep.empty() || !callerArena ||
-                     deviceMs || outputDevice != Device::CUDA ||
-                     entryBuffers ||
+                     deviceMs || options.trace ||
+                     outputDevice != Device::CUDA || entryBuffers ||
                      anyStagedOutput(deviceOutputs, outputTargets);
   if (callerStream && status && !temporaries) {
     lease.synchronise = false;

@@ -61,7 +61,9 @@ public:
   /// leaves nothing temporary behind (no staged input or output, the
   /// caller's arena, outputs on the device, no timing).
   /// RunOptions::deviceMilliseconds receives the device time of the run's
-  /// copies and kernels; RunOptions::graphUse how it used a graph.
+  /// copies and kernels; RunOptions::graphUse how it used a graph. A run
+  /// with RunOptions::trace launches directly (no CUDA graph: its steps
+  /// record events) and waits for its stream.
   Expected<NamedTensors> run(kiln_model *handle,
                              const std::vector<ValueSignature> &inputSigs,
                              const std::vector<const Tensor *> &inputs,

@@ -9,12 +9,15 @@
 // (missing or corrupt model.so, missing or truncated weights.bin, another
 // ABI version, manifest/ABI disagreements) reported as errors, the ways of
 // binding weights, concurrent runs, outputs written into the caller's
-// tensors (RunOptions::outputsInto, in place over an input too), and the
-// refusal of a training package.
+// tensors (RunOptions::outputsInto, in place over an input too), the
+// refusal of a training package, and profiled runs (RunOptions::trace: a
+// variant of the fake exports the profiler hooks around its two steps, as
+// generated wrappers do; the plain one is a package of an older Kiln).
 //
 //===----------------------------------------------------------------------===//
 
 #include "kiln/runtime/Model.h"
+#include "kiln/runtime/Trace.h"
 
 #include <catch2/catch.hpp>
 
@@ -41,6 +44,22 @@ const char *kFakeModelSource = R"cpp(
 #define FAKE_ABI_VERSION KILN_MODEL_ABI_VERSION
 #endif
 struct kiln_model { const float *w; };
+#ifdef FAKE_PROFILER
+static const kiln_model_step kSteps[] = {{0, "kernel", "scale", "mul_node"},
+                                         {1, "copy", "copy to output 'y'", ""}};
+static thread_local const kiln_model_profiler *tProfiler = nullptr;
+#define STEP_BEGIN(i) if (profiler) profiler->begin(profiler->user, &kSteps[i], nullptr)
+#define STEP_END(i) if (profiler) profiler->end(profiler->user, &kSteps[i], nullptr)
+extern "C" const kiln_model_profiler *
+kiln_model_set_profiler(const kiln_model_profiler *p) {
+  const kiln_model_profiler *previous = tProfiler;
+  tProfiler = p;
+  return previous;
+}
+#else
+#define STEP_BEGIN(i)
+#define STEP_END(i)
+#endif
 static const int64_t kXShape[2] = {2, 3};
 static const int64_t kWShape[1] = {3};
 extern "C" {
@@ -81,10 +100,17 @@ int kiln_model_run(kiln_model *m, const void *const *inputs,
   const float *x = static_cast<const float *>(inputs[0]);
   float *y = static_cast<float *>(outputs[0]);
   float *t = static_cast<float *>(arena);
+#ifdef FAKE_PROFILER
+  const kiln_model_profiler *profiler = tProfiler;
+#endif
+  STEP_BEGIN(0);
   for (int i = 0; i < 6; ++i)
     t[i] = x[i] * m->w[i % 3];
+  STEP_END(0);
+  STEP_BEGIN(1);
   for (int i = 0; i < 6; ++i)
     y[i] = t[i] + 1.0f;
+  STEP_END(1);
   return 0;
 }
 #endif
@@ -561,4 +587,63 @@ TEST_CASE("Model::run is safe from several threads", "[model]") {
   for (std::thread &th : threads)
     th.join();
   CHECK(failures == 0);
+}
+
+TEST_CASE("Model::run with RunOptions::trace adds spans of the run and its "
+          "steps",
+          "[model][trace]") {
+  TempDir dir("trace");
+  writePackage(dir.path, kManifest, "-DFAKE_PROFILER");
+  Expected<Model> m = Model::load(dir.path.string());
+  REQUIRE(m.isOk());
+  Trace trace;
+  RunOptions options;
+  options.trace = &trace;
+  Expected<NamedTensors> out = m->run({{"x", inputX()}}, options);
+  REQUIRE(out.isOk());
+  CHECK((*out)[0].second.toDoubleVector() == expectedY());
+  std::vector<TraceEvent> spans = trace.events();
+  REQUIRE(spans.size() == 3);
+  const TraceEvent &scale = spans[0], &copy = spans[1], &run = spans[2];
+  CHECK(run.category == "run");
+  CHECK(run.name == dir.path.filename().string());
+  CHECK(scale.name == "scale");
+  CHECK(scale.category == "kernel");
+  CHECK(copy.category == "copy");
+  CHECK(scale.args == std::vector<std::pair<std::string, std::string>>{
+                          {"step", "0"}, {"nodes", "mul_node"}});
+  for (const TraceEvent &step : {scale, copy}) {
+    CHECK(step.durationUs >= 0);
+    CHECK(step.startUs >= run.startUs);
+    CHECK(step.startUs + step.durationUs <= run.startUs + run.durationUs);
+    CHECK(step.tid == run.tid);
+  }
+  CHECK(copy.startUs >= scale.startUs + scale.durationUs);
+
+  // The hooks are the calling thread's, for that run only: a run without
+  // a trace, here or on another thread, adds nothing.
+  REQUIRE(m->run({{"x", inputX()}}).isOk());
+  std::thread other([&] { REQUIRE(m->run({{"x", inputX()}}).isOk()); });
+  other.join();
+  CHECK(trace.events().size() == 3);
+}
+
+TEST_CASE("A package without the profiler export is traced as a whole",
+          "[model][trace]") {
+  TempDir dir("trace-old");
+  writePackage(dir.path);
+  Expected<Model> m = Model::load(dir.path.string());
+  REQUIRE(m.isOk());
+  Trace trace;
+  RunOptions options;
+  options.trace = &trace;
+  REQUIRE(m->run({{"x", inputX()}}, options).isOk());
+  std::vector<TraceEvent> spans = trace.events();
+  REQUIRE(spans.size() == 1);
+  CHECK(spans[0].category == "run");
+  bool explained = false;
+  for (const auto &[key, value] : spans[0].args)
+    explained |=
+        key == "steps" && value.find("older Kiln") != std::string::npos;
+  CHECK(explained);
 }

@@ -11,6 +11,7 @@
 #include "kiln/runtime/Dispatcher.h"
 #include "kiln/runtime/Executor.h"
 #include "kiln/runtime/ProgramIO.h"
+#include "kiln/runtime/Trace.h"
 
 #include <catch2/catch.hpp>
 
@@ -254,6 +255,24 @@ TEST_CASE("loop carries values and stacks scan outputs", "[program]") {
   CHECK((*r)[1].second.toIntVector() == std::vector<int64_t>{0, 1, 2});
   CHECK(stats.loopIterations == 3);
   CHECK(stats.eagerOps == 3);
+}
+
+TEST_CASE("a traced program has a span per op the runtime runs",
+          "[program][trace]") {
+  Program p = loopProgram(false);
+  ProgramStats stats;
+  Trace trace;
+  auto r =
+      runProgram(p, loopInputs(3, true), {}, nullptr, &stats, false, &trace);
+  INFO(message(r));
+  REQUIRE(r.isOk());
+  std::vector<TraceEvent> spans = trace.events();
+  REQUIRE(static_cast<int64_t>(spans.size()) == stats.eagerOps);
+  for (const TraceEvent &e : spans) {
+    CHECK(e.category == "eager");
+    CHECK(e.name.rfind("kiln.", 0) == 0);
+    CHECK(e.durationUs >= 0);
+  }
 }
 
 TEST_CASE("loop that runs zero times", "[program]") {

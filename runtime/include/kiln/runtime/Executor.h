@@ -26,6 +26,7 @@
 namespace kiln {
 
 using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
+class Trace;
 
 /// What a program's "call" nodes run.
 struct ProgramHooks {
@@ -59,13 +60,15 @@ struct ProgramStats {
 /// naming the node otherwise); `stats`, when given, receives the counts.
 /// With `checkNan`, the run stops at the first node (an op, or a compiled
 /// graph's call) whose result holds a NaN or an infinity, with an error
-/// naming the node and its ONNX node.
-Expected<NamedTensors> runProgram(const Program &program,
-                                  const NamedTensors &inputs,
-                                  const NamedTensors &weights = {},
-                                  const ProgramHooks *hooks = nullptr,
-                                  ProgramStats *stats = nullptr,
-                                  bool checkNan = false);
+/// naming the node and its ONNX node. `trace`, when given, receives a span
+/// per op the reference kernels run (category "eager", its ONNX node and op
+/// type as arguments) and per eager region ("graph_break"); the caller adds
+/// the span of the whole run (kiln/runtime/Trace.h).
+Expected<NamedTensors>
+runProgram(const Program &program, const NamedTensors &inputs,
+           const NamedTensors &weights = {},
+           const ProgramHooks *hooks = nullptr, ProgramStats *stats = nullptr,
+           bool checkNan = false, Trace *trace = nullptr);
 
 } // namespace kiln
 

@@ -52,7 +52,8 @@ struct LoadOptions {
 /// How a cuda package's run used CUDA graphs (RunOptions::graphUse).
 enum class GraphUse {
   /// Launched directly: graphs are off (RunOptions::cudaGraphs, or
-  /// KILN_CUDA_GRAPHS=0), or the package is not a cuda graph package.
+  /// KILN_CUDA_GRAPHS=0), the run is profiled (RunOptions::trace), or the
+  /// package is not a cuda graph package.
   Off,
   /// Launched directly: the package has steps on the host, an earlier
   /// capture of these addresses failed, the stream cannot be captured, or
@@ -146,6 +147,19 @@ struct RunOptions {
   bool cudaGraphs = true;
   /// A cuda package: when given, receives how this run used CUDA graphs.
   GraphUse *graphUse = nullptr;
+  /// When given, the run adds timed spans to this trace (kiln/runtime/
+  /// Trace.h; write it with Trace::writeJson and open it in
+  /// ui.perfetto.dev): one for the whole run (category "run", named after
+  /// the package folder), one per step of a compiled graph ("kernel",
+  /// "library", "reference", "copy"; its ONNX nodes in "args"), and in a
+  /// program package one per op of its graph breaks ("eager") and per
+  /// eager region ("graph_break"), its compiled graphs' runs nested. A cpu
+  /// package's steps are timed by the steady clock; a cuda package's by
+  /// CUDA events recorded on its stream around each step (the run launches
+  /// directly, never through a CUDA graph, and waits for its stream). A
+  /// package compiled by an older Kiln, without the profiler export, adds
+  /// the run's span only. Costs a little time per step; off by default.
+  Trace *trace = nullptr;
 };
 
 /// A value a graph package hands to the next graph, or takes from the
@@ -210,6 +224,9 @@ public:
 private:
   struct Impl;
   explicit Model(std::unique_ptr<Impl> impl);
+  /// run() without the span of the whole run (RunOptions::trace).
+  Expected<NamedTensors> runUntraced(const NamedTensors &inputs,
+                                     const RunOptions &options) const;
   std::unique_ptr<Impl> impl_;
 };
 

@@ -111,6 +111,42 @@ typedef int (*kiln_model_run_cuda_fn)(kiln_model *model,
                                       void *const *outputs, void *arena,
                                       void *stream, char *err, size_t errlen);
 
+/*===-- Profiling (docs/runtime-api.md, "Profiling") ---------------------===*/
+
+/** One step of a compiled graph's run, as the wrapper describes it to a
+ *  profiler: static data of the package library. */
+typedef struct kiln_model_step {
+  /** The step's number in the lowered graph ("Step N" in wrapper.cpp). */
+  int index;
+  /** "kernel", "library", "reference" or "copy". */
+  const char *kind;
+  /** The kernel, the library routine ("runtime.matmul",
+   *  "cublaslt.matmul"), the kiln op ("kiln.nonzero") or the copied output
+   *  ("output 'y'"). */
+  const char *name;
+  /** The ONNX nodes it computes, ", "-separated ("" when none). */
+  const char *nodes;
+} kiln_model_step;
+
+/** Profiler hooks. While installed on a thread, every run entry point
+ *  called on that thread calls begin just before each step of the run
+ *  (not the load-time steps) and end just after it, on that thread, with
+ *  the run's stream (a CUstream; null in a cpu package). A step that fails
+ *  gets no end call. The hooks must not call into the model. */
+typedef struct kiln_model_profiler {
+  void *user;
+  void (*begin)(void *user, const kiln_model_step *step, void *stream);
+  void (*end)(void *user, const kiln_model_step *step, void *stream);
+} kiln_model_profiler;
+
+/** <prefix>_set_profiler (optional: packages of older Kilns lack it):
+ *  installs `profiler` for the runs that the calling thread makes from now
+ *  on (null: none, the default, at the cost of one predictable branch per
+ *  step) and returns the one installed before. The hooks struct must outlive its
+ *  installation. Other threads are not affected. */
+typedef const kiln_model_profiler *(*kiln_model_set_profiler_fn)(
+    const kiln_model_profiler *profiler);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif
