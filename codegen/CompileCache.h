@@ -2,8 +2,8 @@
 //-*-===//
 //
 // This file declares Kiln's compile cache: build outputs (a package's
-// the package library and the host compiler's log) stored under a key that hashes
-// everything the build reads -- the generated sources, the compiler's
+// the package library and the host compiler's log) stored under a key that
+// hashes everything the build reads -- the generated sources, the compiler's
 // identity and flags, the runtime headers' contents -- so that compiling the
 // same graph again skips the host compiler (like ccache, or Inductor's and
 // Triton's caches). The folder is $KILN_CACHE_DIR, else

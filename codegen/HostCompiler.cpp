@@ -16,12 +16,13 @@
 // launcher) to its own definitions, even where a package of the same name
 // is already loaded into the process. The manifest's copy of the
 // command names the package's files relative to it and the runtime's
-// headers as <kiln include>: a package holds no path of the build machine. The log is kept for the manifest; a
-// failure is a diagnostic with the log's first lines, paths made relative to
-// the package, and the generated source line of the first error. The
-// result is kept in the compile cache (CompileCache.h) under a key of the
-// command (paths of the package made relative), the compiler's identity, the
-// sources and the runtime headers' contents; a hit skips the compiler.
+// headers as <kiln include>: a package holds no path of the build machine. The
+// log is kept for the manifest; a failure is a diagnostic with the log's first
+// lines, paths made relative to the package, and the generated source line of
+// the first error. The result is kept in the compile cache (CompileCache.h)
+// under a key of the command (paths of the package made relative), the
+// compiler's identity, the sources and the runtime headers' contents; a hit
+// skips the compiler.
 //
 //===----------------------------------------------------------------------===//
 
@@ -126,15 +127,14 @@ LogicalResult runHostCompiler(Location loc, PackageBuild &build,
   args.push_back("-o");
   args.push_back(library);
   // Only the package's own symbols are exported.
-  std::string exports = "{\n  global: " + build.symbolPrefix +
-                        "_*;\n  local: *;\n};\n";
+  std::string exports =
+      "{\n  global: " + build.symbolPrefix + "_*;\n  local: *;\n};\n";
   allSources["exports.map"] = exports;
   {
     std::ofstream out(build.dir + "/exports.map", std::ios::binary);
     out << exports;
     if (!(out.flush()))
-      return emitError(loc) << "cannot write '" << build.dir
-                            << "/exports.map'";
+      return emitError(loc) << "cannot write '" << build.dir << "/exports.map'";
   }
   // The command as the manifest shows it and the cache key reads it: the
   // package's paths relative to it, the runtime's headers by role.

@@ -1,10 +1,10 @@
 //===- HostCompiler.h - Builds a package's library -------------*- C++ -*-===//
 //
 // This file declares the one host-compiler run that builds a package's
-// library (lib<name>.so), shared by every target: the flags every package needs, the
-// target's own (sources, -fopenmp), the log kept as the manifest's warnings,
-// and on failure a diagnostic with the log's head and the generated source
-// line of the first error.
+// library (lib<name>.so), shared by every target: the flags every package
+// needs, the target's own (sources, -fopenmp), the log kept as the manifest's
+// warnings, and on failure a diagnostic with the log's head and the generated
+// source line of the first error.
 //
 //===----------------------------------------------------------------------===//
 

@@ -27,7 +27,8 @@ namespace kiln {
 namespace {
 
 /// Field names: identifiers, unique within each struct.
-std::vector<std::string> fieldNames(const std::vector<SignatureEntry> &entries) {
+std::vector<std::string>
+fieldNames(const std::vector<SignatureEntry> &entries) {
   std::vector<std::string> names;
   llvm::StringSet<> used;
   for (const auto &e : entries) {
@@ -61,16 +62,19 @@ void emitEntryPoints(llvm::raw_ostream &os, const PackageNames &names,
         "64-byte aligned).\n"
      << "size_t " << sym("arena_bytes") << "(void);\n\n"
      << "/// Binds the weights (pointers in weight order, kept alive by the "
-        "caller\n/// until " << sym("destroy")
+        "caller\n/// until "
+     << sym("destroy")
      << ") and returns a handle. 0 on success, else\n/// nonzero with a "
         "message in `err`.\n"
      << "int " << sym(abi.createEntry) << "(const void *const *weights,\n"
-     << abi.createParameters << "    kiln_model **out, char *err, size_t "
-                                "errlen);\n"
+     << abi.createParameters
+     << "    kiln_model **out, char *err, size_t "
+        "errlen);\n"
      << "/// Runs the model: one pointer per input and per output "
         "(contiguous, of the\n/// declared types) and an arena of "
-     << sym("arena_bytes") << "() bytes. Several\n/// threads may run one "
-                              "handle at once, each with its own arena.\n"
+     << sym("arena_bytes")
+     << "() bytes. Several\n/// threads may run one "
+        "handle at once, each with its own arena.\n"
      << "int " << sym(abi.runEntry)
      << "(kiln_model *model, const void *const *inputs,\n"
      << "    void *const *outputs, void *arena" << abi.stepParameter
@@ -174,11 +178,10 @@ void emitConstants(llvm::raw_ostream &os, StringRef kind,
        << "constexpr int64_t k" << kind << "Shape_" << ids[i] << "[] = "
        << (e.shape.empty() ? std::string("{1}") : formatShape(e.shape)) << ";"
        << (e.shape.empty() ? " // rank 0 (a scalar)" : "") << "\n"
-       << "constexpr int64_t k" << kind << "Numel_" << ids[i] << " = "
-       << numel << ";\n"
+       << "constexpr int64_t k" << kind << "Numel_" << ids[i] << " = " << numel
+       << ";\n"
        << "constexpr int k" << kind << "DType_" << ids[i] << " = "
-       << static_cast<int>(e.dtype) << "; // " << dtypeName(e.dtype)
-       << "\n\n";
+       << static_cast<int>(e.dtype) << "; // " << dtypeName(e.dtype) << "\n\n";
   }
 }
 

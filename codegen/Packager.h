@@ -1,8 +1,8 @@
 //===- Packager.h - Writes a compiled model package -------------*- C++ -*-===//
 //
 // This file declares the package writer that every target shares: it
-// checks the options and the output folder, writes wrapper.cpp, the package header,
-// weights.bin and manifest.json around the target's build
+// checks the options and the output folder, writes wrapper.cpp, the package
+// header, weights.bin and manifest.json around the target's build
 // (GraphCodegen::build: kernel sources, device binaries, the library), all into
 // DIR.tmp-<pid>, which replaces DIR only after success; a failure leaves no
 // package behind and an existing DIR untouched. compiler/Pipeline.cpp calls

@@ -171,7 +171,6 @@ static void emitSignatureAccessors(llvm::raw_ostream &os,
   fn("const int64_t *", "shape", "Shapes", "nullptr");
 }
 
-
 namespace {
 
 /// The steps of a graph, printed into the bodies of runGraph and
@@ -352,8 +351,8 @@ void emitFileHead(llvm::raw_ostream &os, StringRef targetName,
      << "`; do not edit. This file implements\n"
      << "// the C ABI of kiln/runtime/ModelABI.h for one graph, as "
      << names.library() << "\n"
-     << "// exports it (every symbol prefixed '" << names.name
-     << "_'; " << names.header() << " declares them): signature tables,\n"
+     << "// exports it (every symbol prefixed '" << names.name << "_'; "
+     << names.header() << " declares them): signature tables,\n"
      << "// " << names.symbol("create")
      << " (binds the weights, runs the load-time steps), the run\n"
      << "// entry point, which runs the steps in program order, and the "
@@ -500,8 +499,8 @@ void emitKernelExports(llvm::raw_ostream &os, const MemoryPlan &plan,
          << codegen.names().header() << ").\n\n";
     any = true;
     KernelEntryPoint entry = codegen.kernelEntryPoint(op, buffers);
-    os << "// " << entry.doc.front() << "\nKILN_EXPORT "
-       << entry.returnType << " " << entry.symbol << "(";
+    os << "// " << entry.doc.front() << "\nKILN_EXPORT " << entry.returnType
+       << " " << entry.symbol << "(";
     for (auto [i, p] : llvm::enumerate(entry.parameters))
       os << (i ? ",\n    " : "\n    ") << p.declaration;
     os << ") {\n" << entry.body << "}\n\n";

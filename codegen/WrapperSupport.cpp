@@ -292,9 +292,8 @@ std::vector<KernelParameter> kernelParameters(Operation *op,
 
 std::vector<std::string> kernelDoc(Operation *op, StringRef kernelName,
                                    StringRef kind) {
-  return {"Kernel " + kernelName.str() + " (" + kind.str() +
-              "), ONNX nodes " + commentSafe(nodeList(sourceNodeNames(op))) +
-              ".",
+  return {"Kernel " + kernelName.str() + " (" + kind.str() + "), ONNX nodes " +
+              commentSafe(nodeList(sourceNodeNames(op))) + ".",
           "Buffers are contiguous and row-major, of the types below."};
 }
 

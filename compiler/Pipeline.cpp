@@ -385,8 +385,7 @@ LogicalResult compileGraph(ModuleOp module, const CompileOptions &options,
   // 9. The manifest, then the folder into place.
   progress.enter(graphName, "manifest");
   FailureOr<StepCounts> steps = countSteps(module);
-  if (failed(steps) ||
-      failed(package.finish(graph, *plan, *codegen, *steps)) ||
+  if (failed(steps) || failed(package.finish(graph, *plan, *codegen, *steps)) ||
       failed(package.install()))
     return failure();
   if (counts)

@@ -2,12 +2,12 @@
 //
 // This file is the C++ example of a Kiln package: it includes the header
 // tiny_mlp.h that `kiln compile examples/tiny_mlp.onnx -o DIR --dim batch=4`
-// writes, links DIR/libtiny_mlp.so (-ltiny_mlp) and libkiln_runtime.so, reads DIR/weights.bin, runs the
-// model on an input read with the runtime's readNpy (the bundled
-// examples/tiny_mlp_x.npy), prints the output and, given the reference
-// runtime's output (`kiln run ... -o REFDIR` writes REFDIR/y.npy), checks
-// that both agree; given a fourth path, it writes the output there as .npy
-// (scripts/demo.sh compares it with ONNX Runtime's).
+// writes, links DIR/libtiny_mlp.so (-ltiny_mlp) and libkiln_runtime.so, reads
+// DIR/weights.bin, runs the model on an input read with the runtime's readNpy
+// (the bundled examples/tiny_mlp_x.npy), prints the output and, given the
+// reference runtime's output (`kiln run ... -o REFDIR` writes REFDIR/y.npy),
+// checks that both agree; given a fourth path, it writes the output there as
+// .npy (scripts/demo.sh compares it with ONNX Runtime's).
 //
 //   usage: kiln-example-tiny-mlp PACKAGE_DIR INPUT.npy [REFERENCE.npy|-]
 //                                [OUTPUT.npy]

@@ -141,7 +141,6 @@ querySignature(const std::string &libPath, const char *kind, int count,
   return sigs;
 }
 
-
 /// Checks that the manifest's list agrees with the library's.
 Status checkManifestSignature(const std::string &manifestPath, const char *kind,
                               const std::vector<ManifestValue> &declared,
@@ -150,8 +149,8 @@ Status checkManifestSignature(const std::string &manifestPath, const char *kind,
                     "compile)";
   if (declared.size() != actual.size())
     return Status::error(strCat(manifestPath, ": lists ", declared.size(), " ",
-                                kind, "s but the library declares ", actual.size(),
-                                fix));
+                                kind, "s but the library declares ",
+                                actual.size(), fix));
   for (size_t i = 0; i < declared.size(); ++i) {
     const ManifestValue &m = declared[i];
     const ValueSignature &a = actual[i];
@@ -231,11 +230,11 @@ Status Model::Impl::bindWeights(const PackageManifest &manifest,
     }
     auto it = byName.find(sig.name);
     if (it == byName.end())
-      return Status::error(
-          strCat(manifestPath, ": has no entry for weight '", sig.name, "' ",
-                 typeString(sig.dtype, sig.shape),
-                 " that the library declares (recompile the package, or pass the "
-                 "weight in LoadOptions::weights)"));
+      return Status::error(strCat(
+          manifestPath, ": has no entry for weight '", sig.name, "' ",
+          typeString(sig.dtype, sig.shape),
+          " that the library declares (recompile the package, or pass the "
+          "weight in LoadOptions::weights)"));
     const ManifestWeight &w = *it->second;
     if (w.dtype != sig.dtype || w.shape != sig.shape)
       return Status::error(strCat(manifestPath, ": weight '", w.name, "' is ",
@@ -419,10 +418,10 @@ Expected<Model> Model::load(const std::string &dir,
     return manifest.status();
   // The library and its symbols' prefix; packages of kilns before
   // per-package names had model.so exporting kiln_model_*.
-  impl->libPath = (fs::path(dir) / (manifest->library.empty()
-                                        ? std::string("model.so")
-                                        : manifest->library))
-                      .string();
+  impl->libPath =
+      (fs::path(dir) / (manifest->library.empty() ? std::string("model.so")
+                                                  : manifest->library))
+          .string();
   std::string prefix = manifest->symbolPrefix.empty()
                            ? std::string("kiln_model")
                            : manifest->symbolPrefix;
@@ -474,8 +473,7 @@ Expected<Model> Model::load(const std::string &dir,
   impl->library = lib.take();
 
   // The version first: nothing else of another ABI can be trusted.
-  KILN_RETURN_IF_ERROR(resolve(impl->library,
-                               (prefix + "_abi_version").c_str(),
+  KILN_RETURN_IF_ERROR(resolve(impl->library, (prefix + "_abi_version").c_str(),
                                impl->abi.abiVersion));
   int version = impl->abi.abiVersion();
   if (version != KILN_MODEL_ABI_VERSION)
@@ -490,9 +488,8 @@ Expected<Model> Model::load(const std::string &dir,
                                 version,
                                 " (the package is inconsistent; recompile "
                                 "it)"));
-  Expected<std::string> target =
-      packageTarget(impl->library, impl->libPath, *manifest, manifestPath,
-                    prefix);
+  Expected<std::string> target = packageTarget(impl->library, impl->libPath,
+                                               *manifest, manifestPath, prefix);
   if (!target)
     return target.status();
   bool isCuda = *target == "cuda";
@@ -546,8 +543,8 @@ Expected<Model> Model::load(const std::string &dir,
     if (static_cast<uint64_t>(v.offset) > impl->arenaBytes ||
         *v.value.bytes > impl->arenaBytes - static_cast<uint64_t>(v.offset))
       return Status::error(strCat(
-          manifestPath, ": arena value '", v.value.name, "' (bytes [",
-          v.offset, ", +", *v.value.bytes, ")) lies outside the library's ",
+          manifestPath, ": arena value '", v.value.name, "' (bytes [", v.offset,
+          ", +", *v.value.bytes, ")) lies outside the library's ",
           impl->arenaBytes, "-byte arena (the package is inconsistent)"));
     ArenaValueSignature sig;
     sig.value.name = v.value.name;

@@ -1,8 +1,9 @@
-//===- ModelImpl.h - What kiln::Model's files share --------------*- C++ -*-===//
+//===- ModelImpl.h - What kiln::Model's files share --------------*- C++
+//-*-===//
 //
 // This file declares, inside the runtime, the state of a loaded package
-// (Model::Impl: the package library and its C ABI entry points, the signature, the
-// bound weights, the device side, the arena pool) and the tensor helpers
+// (Model::Impl: the package library and its C ABI entry points, the signature,
+// the bound weights, the device side, the arena pool) and the tensor helpers
 // that its loader (Model.cpp) and its run path (ModelRun.cpp) both use:
 // type strings, 64-byte aligned tensors, and the checks of given tensors
 // against a signature entry.

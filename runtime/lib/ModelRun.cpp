@@ -3,8 +3,8 @@
 // This file implements kiln::Model::run: the inputs checked against the
 // signature (and copied when unaligned or strided), the outputs allocated
 // or taken from RunOptions::outputsInto, an arena from the pool (or the
-// caller's RunOptions::arena), and the package library's run entry point (or the CUDA
-// package's, or a program package's executor); and the tensor helpers
+// caller's RunOptions::arena), and the package library's run entry point (or
+// the CUDA package's, or a program package's executor); and the tensor helpers
 // ModelImpl.h declares, which the loader uses too.
 //
 //===----------------------------------------------------------------------===//

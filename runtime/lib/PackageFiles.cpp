@@ -68,7 +68,7 @@ std::string checksumString(const char *data, size_t size) {
 /// Generated sources, build inputs and notes: written for people and the
 /// host compiler (exports.map), never read at load.
 bool isSourceFile(const fs::path &p) {
-  static const char *const kSources[] = {".cpp", ".h",  ".cu", ".cuh", ".mlir",
+  static const char *const kSources[] = {".cpp", ".h",  ".cu",  ".cuh", ".mlir",
                                          ".txt", ".md", ".log", ".map"};
   std::string ext = p.extension().string();
   return std::find(std::begin(kSources), std::end(kSources), ext) !=

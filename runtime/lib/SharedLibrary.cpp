@@ -42,11 +42,11 @@ Expected<SharedLibrary> SharedLibrary::open(const std::string &path) {
   void *handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
   if (!handle) {
     const char *why = dlerror();
-    return Status::error(
-        strCat(path, ": cannot load the shared library: ",
-               why ? why : "unknown dlopen error",
-               " (is it a package library built for this machine by kiln compile, "
-               "with its dependencies on the library path?)"));
+    return Status::error(strCat(
+        path, ": cannot load the shared library: ",
+        why ? why : "unknown dlopen error",
+        " (is it a package library built for this machine by kiln compile, "
+        "with its dependencies on the library path?)"));
   }
   SharedLibrary lib;
   lib.handle_ = handle;

@@ -6,9 +6,10 @@
 // in process by NVRTC into kernels.cubin (sm_90) and kernels.ptx; the
 // wrapper's CUDA entry points (<package>_create_cuda binds the kernels'
 // functions; <package>_run_cuda runs on a stream; each kernel's launcher is
-// exported too) and steps (CudaWrapperSteps.cpp); and the build: wrapper.cpp alone
-// through the host compiler, for x86-64-v2 unless --cpu-isa says otherwise
-// (a cuda package's host code is not hot, so it loads on any GPU host).
+// exported too) and steps (CudaWrapperSteps.cpp); and the build: wrapper.cpp
+// alone through the host compiler, for x86-64-v2 unless --cpu-isa says
+// otherwise (a cuda package's host code is not hot, so it loads on any GPU
+// host).
 //
 //===----------------------------------------------------------------------===//
 
@@ -47,8 +48,7 @@ LogicalResult writeText(Location loc, const std::string &path,
 
 class CudaGraphCodegen : public GraphCodegen {
 public:
-  explicit CudaGraphCodegen(const PackageNames &names)
-      : GraphCodegen(names) {}
+  explicit CudaGraphCodegen(const PackageNames &names) : GraphCodegen(names) {}
 
   StringRef kernelSourceFile() const override { return "kernels.cu"; }
   StringRef targetName() const override { return "cuda"; }
@@ -118,8 +118,8 @@ public:
 
   KernelEntryPoint kernelEntryPoint(Operation *op,
                                     const BufferNames &buffers) override {
-    return cudawrapper::kernelEntryPoint(
-        op, kernels_[kernelIndex_.lookup(op)], names(), buffers);
+    return cudawrapper::kernelEntryPoint(op, kernels_[kernelIndex_.lookup(op)],
+                                         names(), buffers);
   }
 
   LogicalResult emitLibraryCall(llvm::raw_ostream &os, LibraryCallOp call,
@@ -215,11 +215,13 @@ WrapperAbi CudaGraphCodegen::wrapperAbi() {
                      "(int i) {\n"
                      "  return i >= 0 && i < kNumKernels ? kKernelNames[i] : "
                      "nullptr;\n}\n";
-  abi.extraDeclarations =
-      "/// The kernels of kernels.cubin that " + create +
-      " binds, in order.\n"
-      "int " + names().symbol("num_kernels") + "(void);\n"
-      "const char *" + names().symbol("kernel_name") + "(int i);\n";
+  abi.extraDeclarations = "/// The kernels of kernels.cubin that " + create +
+                          " binds, in order.\n"
+                          "int " +
+                          names().symbol("num_kernels") +
+                          "(void);\n"
+                          "const char *" +
+                          names().symbol("kernel_name") + "(int i);\n";
   abi.headerIncludes = "#include \"kiln/runtime/CudaServices.h\"\n";
   abi.headerHelpers =
       "/// Creates a model from its device weights (device pointers in "

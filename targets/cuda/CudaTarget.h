@@ -56,9 +56,9 @@ KernelEntryPoint kernelEntryPoint(mlir::Operation *op,
 /// The step that runs generated kernel `kernel` (kernel `kernelIndex` of
 /// the package's <package>_kernel_name list) for `op`'s operands and
 /// results: a call of its launcher.
-void emitKernelLaunch(llvm::raw_ostream &os, mlir::Operation *op,
-                      size_t index, const KernelRecord &kernel,
-                      int kernelIndex, const PackageNames &names,
+void emitKernelLaunch(llvm::raw_ostream &os, mlir::Operation *op, size_t index,
+                      const KernelRecord &kernel, int kernelIndex,
+                      const PackageNames &names,
                       const wrapper::BufferNames &buffers);
 
 /// The kiln_cuda_matmul call of a "cublaslt.matmul" library call.

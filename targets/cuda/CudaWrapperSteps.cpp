@@ -3,15 +3,15 @@
 // This file implements the steps that the CUDA target prints into
 // wrapper.cpp (docs/cuda-backend.md), each from what the lowered IR says: a
 // generated kernel is a call of its exported launcher, a kiln_cuda_launch of
-// its function with the launch shape the CUDA printer chose; a "cublaslt.matmul" library call is a
-// kiln_cuda_matmul with the call's geometry, transposes, bias and
-// activation; a "cudnn.conv" call is a kiln_cuda_conv (kiln_cuda_conv_relu
-// with an epilogue) with its shapes as static arrays; a reference step runs
-// the runtime's kernel on the host, its operands copied from the device and
-// its results copied back (the stream is synchronized around it, so such
-// steps cost a round trip: `kiln compile` counts them as fallbacks); outputs
-// not written in place are device-to-device copies. Everything is enqueued
-// on the run's stream.
+// its function with the launch shape the CUDA printer chose; a
+// "cublaslt.matmul" library call is a kiln_cuda_matmul with the call's
+// geometry, transposes, bias and activation; a "cudnn.conv" call is a
+// kiln_cuda_conv (kiln_cuda_conv_relu with an epilogue) with its shapes as
+// static arrays; a reference step runs the runtime's kernel on the host, its
+// operands copied from the device and its results copied back (the stream is
+// synchronized around it, so such steps cost a round trip: `kiln compile`
+// counts them as fallbacks); outputs not written in place are device-to-device
+// copies. Everything is enqueued on the run's stream.
 //
 //===----------------------------------------------------------------------===//
 
@@ -121,11 +121,11 @@ KernelEntryPoint kernelEntryPoint(Operation *op, const KernelRecord &kernel,
   // A kernel launched once per step of a recurrence takes the step as its
   // last argument.
   bool repeated = kernel.launches > 1;
-  entry.doc.push_back("Launched with " + launchShape +
-                      (repeated ? ", " + std::to_string(kernel.launches) +
-                                      " times in a row"
-                                : std::string()) +
-                      ".");
+  entry.doc.push_back(
+      "Launched with " + launchShape +
+      (repeated ? ", " + std::to_string(kernel.launches) + " times in a row"
+                : std::string()) +
+      ".");
   std::string body, indent = repeated ? "    " : "  ";
   if (repeated)
     body += "  for (int step = 0; step < " + std::to_string(kernel.launches) +
@@ -162,8 +162,8 @@ void emitKernelLaunch(llvm::raw_ostream &os, Operation *op, size_t index,
      << grid[0] << "x" << grid[1] << "x" << grid[2] << ", block " << block[0]
      << "x" << block[1] << "x" << block[2] << "), ONNX nodes "
      << nodeList(sourceNodeNames(op)) << "\n";
-  os << "  if (" << names.symbol(kernel.name) << "(m->functions["
-     << kernelIndex << "]";
+  os << "  if (" << names.symbol(kernel.name) << "(m->functions[" << kernelIndex
+     << "]";
   auto arg = [&](Value v, bool isConst) {
     os << ",\n      static_cast<" << (isConst ? "const " : "")
        << publicCType(valueType(v).dtype) << " *>(" << buffers.pointer(v)

@@ -11,8 +11,8 @@
 
 #include "FuzzSupport.h"
 
-#include "codegen/ModelHeaderEmitter.h"
 #include "codegen/MemoryPlanner.h"
+#include "codegen/ModelHeaderEmitter.h"
 #include "codegen/Target.h"
 #include "codegen/WrapperEmitter.h"
 #include "compiler/Pipeline.h"

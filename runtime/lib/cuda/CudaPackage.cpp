@@ -3,11 +3,11 @@
 // This file implements CudaPackage: loading the package's kernels
 // (cuModuleLoadData of kernels.cubin; when that fails and kernels.ptx
 // exists, the PTX, which the driver JIT-compiles for this GPU), resolving
-// each kernel name of the package library to a CUfunction, uploading the weights once,
-// and running: CPU inputs are copied to the device on the run's stream,
-// outputs are allocated on the device (and copied back to the CPU unless
-// the caller keeps them on the device) or written into the caller's device
-// tensors (RunOptions::outputsInto), the arena comes from a pool, and
+// each kernel name of the package library to a CUfunction, uploading the
+// weights once, and running: CPU inputs are copied to the device on the run's
+// stream, outputs are allocated on the device (and copied back to the CPU
+// unless the caller keeps them on the device) or written into the caller's
+// device tensors (RunOptions::outputsInto), the arena comes from a pool, and
 // the stream is synchronised before the run returns, so every buffer the
 // run used may be reused when it returns.
 //
@@ -283,8 +283,8 @@ CudaPackage::load(const std::string &dir, const std::string &libPath,
                       sizeof(err));
   err[sizeof(err) - 1] = 0;
   if (rc != 0 || !h)
-    return Status::error(strCat(libPath, ": creating the model failed: ",
-                                err[0] ? err : "no message"));
+    return Status::error(strCat(
+        libPath, ": creating the model failed: ", err[0] ? err : "no message"));
   handle = h;
   return pkg;
 }

@@ -110,8 +110,8 @@ int kiln_cuda_launch(void *function, unsigned gridX, unsigned gridY,
 #endif
 }
 
-int kiln_cuda_load_kernel(const char *path, const char *name,
-                          void **function, char *err, size_t errlen) {
+int kiln_cuda_load_kernel(const char *path, const char *name, void **function,
+                          char *err, size_t errlen) {
   if (!path || !name || !function)
     return report(Status::error("kiln_cuda_load_kernel: path, name or "
                                 "function is null"),
@@ -142,16 +142,16 @@ int kiln_cuda_load_kernel(const char *path, const char *name,
     CUresult r = d.moduleLoadData(&module, image.c_str());
     if (r != CUDA_SUCCESS) {
       module = nullptr;
-      return report(cuda::check(d, r, strCat(path, ": cannot be loaded")),
-                    err, errlen);
+      return report(cuda::check(d, r, strCat(path, ": cannot be loaded")), err,
+                    errlen);
     }
   }
   CUfunction fn = nullptr;
   CUresult r = d.moduleGetFunction(&fn, module, name);
   if (r != CUDA_SUCCESS)
-    return report(cuda::check(d, r,
-                              strCat(path, ": has no kernel '", name, "'")),
-                  err, errlen);
+    return report(
+        cuda::check(d, r, strCat(path, ": has no kernel '", name, "'")), err,
+        errlen);
   *function = fn;
   return 0;
 #else

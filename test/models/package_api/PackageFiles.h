@@ -66,8 +66,8 @@ inline kiln::Tensor readInput(const std::string &path, kiln::DType dtype,
 inline void expectReference(const char *what, const float *actual,
                             const kiln::Shape &shape,
                             const std::string &referencePath) {
-  kiln::Tensor expected = readInput(referencePath, kiln::DType::F32,
-                                    kiln::numElements(shape));
+  kiln::Tensor expected =
+      readInput(referencePath, kiln::DType::F32, kiln::numElements(shape));
   kiln::Tensor got = kiln::Tensor::empty(kiln::DType::F32, shape);
   std::copy(actual, actual + got.numel(), got.data<float>());
   kiln::Status s = kiln::compareTensors(

@@ -28,10 +28,10 @@ int main(int argc, char **argv) {
   if (std::string(tiny_mlp_weight_name(0)) != "ln.weight" ||
       std::string(tiny_mlp_weight_name(1)) != "ln.bias")
     fail("the package's first weights are not ln.weight and ln.bias");
-  const float *scale =
-      reinterpret_cast<const float *>(weights.data + tiny_mlp::kWeightOffsets[0]);
-  const float *bias =
-      reinterpret_cast<const float *>(weights.data + tiny_mlp::kWeightOffsets[1]);
+  const float *scale = reinterpret_cast<const float *>(
+      weights.data + tiny_mlp::kWeightOffsets[0]);
+  const float *bias = reinterpret_cast<const float *>(
+      weights.data + tiny_mlp::kWeightOffsets[1]);
 
   kiln::Shape shape = {tiny_mlp::kInputShape_x[0], tiny_mlp::kInputShape_x[1]};
   std::vector<float> y(x.numel());

@@ -36,8 +36,8 @@ void *deviceBuffer(size_t bytes) {
 /// A device copy of `bytes` host bytes.
 void *toDevice(const void *host, size_t bytes) {
   void *d = deviceBuffer(bytes);
-  if (kiln::Status s = kiln::cuda::copy(d, host, bytes,
-                                        kiln::cuda::CopyKind::HostToDevice);
+  if (kiln::Status s =
+          kiln::cuda::copy(d, host, bytes, kiln::cuda::CopyKind::HostToDevice);
       !s)
     fail(s.message());
   return d;
@@ -108,18 +108,18 @@ int main(int argc, char **argv) {
   const float *bias = reinterpret_cast<const float *>(
       weights.data + tiny_mlp::kWeightOffsets[1]);
   void *function = nullptr;
-  if (kiln_cuda_load_kernel(cubin.c_str(), "k0_layer_normalization",
-                            &function, err, sizeof(err)))
+  if (kiln_cuda_load_kernel(cubin.c_str(), "k0_layer_normalization", &function,
+                            err, sizeof(err)))
     fail(err);
   void *dx = toDevice(x.data<float>(), xBytes);
   void *dscale = toDevice(scale, shape[1] * sizeof(float));
   void *dbias = toDevice(bias, shape[1] * sizeof(float));
   void *dy = deviceBuffer(xBytes);
-  if (tiny_mlp_k0_layer_normalization(
-          function, static_cast<const float *>(dx),
-          static_cast<const float *>(dscale),
-          static_cast<const float *>(dbias), static_cast<float *>(dy),
-          /*stream=*/nullptr, err, sizeof(err)) ||
+  if (tiny_mlp_k0_layer_normalization(function, static_cast<const float *>(dx),
+                                      static_cast<const float *>(dscale),
+                                      static_cast<const float *>(dbias),
+                                      static_cast<float *>(dy),
+                                      /*stream=*/nullptr, err, sizeof(err)) ||
       kiln_cuda_stream_synchronize(nullptr, err, sizeof(err)))
     fail(err);
   checkLayerNorm(fromDevice(dy, x.numel()), x, scale, bias, shape);

@@ -30,8 +30,7 @@ int main(int argc, char **argv) {
   kiln_model *mlp = nullptr, *cnn = nullptr;
   if (tiny_mlp::createFromWeightsFile(mlpWeights.data, &mlp, err,
                                       sizeof(err)) ||
-      small_cnn::createFromWeightsFile(cnnWeights.data, &cnn, err,
-                                       sizeof(err)))
+      small_cnn::createFromWeightsFile(cnnWeights.data, &cnn, err, sizeof(err)))
     fail(err);
   // Each library reports its own signature through its own symbols.
   if (tiny_mlp_num_weights() != tiny_mlp::kNumWeights ||
@@ -40,8 +39,8 @@ int main(int argc, char **argv) {
       std::strcmp(tiny_mlp_output_name(0), "y") != 0)
     fail("a package's signature queries answer for the other package");
 
-  kiln::Tensor mlpX = readInput(argv[2], kiln::DType::F32,
-                                tiny_mlp::kInputNumel_x);
+  kiln::Tensor mlpX =
+      readInput(argv[2], kiln::DType::F32, tiny_mlp::kInputNumel_x);
   std::vector<float> y(tiny_mlp::kOutputNumel_y);
   std::vector<unsigned char> mlpArena(tiny_mlp::kArenaBytes + 64);
   void *arena = mlpArena.data() +
@@ -53,8 +52,8 @@ int main(int argc, char **argv) {
   if (tiny_mlp::run(mlp, mlpIn, mlpOut, arena, err, sizeof(err)))
     fail(err);
 
-  kiln::Tensor cnnX = readInput(argv[5], kiln::DType::F32,
-                                small_cnn::kInputNumel_x);
+  kiln::Tensor cnnX =
+      readInput(argv[5], kiln::DType::F32, small_cnn::kInputNumel_x);
   std::vector<float> logits(small_cnn::kOutputNumel_logits);
   std::vector<unsigned char> cnnArena(small_cnn::kArenaBytes + 64);
   arena = cnnArena.data() +
@@ -69,10 +68,10 @@ int main(int argc, char **argv) {
   expectReference("tiny_mlp y", y.data(),
                   {tiny_mlp::kOutputShape_y[0], tiny_mlp::kOutputShape_y[1]},
                   argv[3]);
-  expectReference("small_cnn logits", logits.data(),
-                  {small_cnn::kOutputShape_logits[0],
-                   small_cnn::kOutputShape_logits[1]},
-                  argv[6]);
+  expectReference(
+      "small_cnn logits", logits.data(),
+      {small_cnn::kOutputShape_logits[0], small_cnn::kOutputShape_logits[1]},
+      argv[6]);
   tiny_mlp_destroy(mlp);
   small_cnn_destroy(cnn);
   return 0;

@@ -365,7 +365,8 @@ TEST_CASE("A cuda model.so is a cuda package even without a manifest target",
     CHECK(contains(m.status().message(), "kernels.cubin"));
 }
 
-TEST_CASE("The manifest's target and the library's must agree", "[cuda][model]") {
+TEST_CASE("The manifest's target and the library's must agree",
+          "[cuda][model]") {
   TempDir dir("disagree");
   buildFakeCudaModel(dir.path);
   writeWeights(dir.path);

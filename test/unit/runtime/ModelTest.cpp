@@ -473,8 +473,8 @@ TEST_CASE("Broken packages are errors, not crashes", "[model]") {
   SECTION("manifest lists an unknown weight") {
     writePackage(dir.path,
                  replaceAll(kManifest, R"("name": "w")", R"("name": "v")"));
-    requireLoadError(
-        dir.path, {"manifest.json", "weight 'v'", "the library does not declare"});
+    requireLoadError(dir.path, {"manifest.json", "weight 'v'",
+                                "the library does not declare"});
   }
 }
 

@@ -1,11 +1,11 @@
 /*===- CudaServices.h - CUDA services the runtime offers packages -*- C -*-===//
  *
  * This file declares the C functions that libkiln_runtime.so exports for the
- * host code of a CUDA package (the generated wrapper in the package library): kernel
- * launches, copies, stream synchronisation, cuBLASLt matrix products and
+ * host code of a CUDA package (the generated wrapper in the package library):
+ *kernel launches, copies, stream synchronisation, cuBLASLt matrix products and
  * cuDNN convolutions. The wrapper does not link the CUDA libraries; these
- * symbols are resolved when the package library is loaded into a process that has
- * loaded libkiln_runtime.so. The runtime itself loads the CUDA driver,
+ * symbols are resolved when the package library is loaded into a process that
+ *has loaded libkiln_runtime.so. The runtime itself loads the CUDA driver,
  * cuBLASLt and cuDNN with dlopen on first use.
  *
  * Every function makes the runtime's CUDA context current on the calling
@@ -67,9 +67,8 @@ kiln_cuda_launch(void *function, unsigned gridX, unsigned gridY,
  *  loaded once per process, into the runtime's context, and stays loaded
  *  until the process exits. */
 KILN_RUNTIME_EXPORT int kiln_cuda_load_kernel(const char *path,
-                                              const char *name,
-                                              void **function, char *err,
-                                              size_t errlen);
+                                              const char *name, void **function,
+                                              char *err, size_t errlen);
 
 /** Copies `bytes` bytes; `kind` is one of KILN_CUDA_*_TO_* (0 host->device,
  *  1 device->host, 2 device->device). Asynchronous on `stream` (a copy from

@@ -1,10 +1,11 @@
 //===- Model.h - Loading and running compiled Kiln packages ----*- C++ -*-===//
 //
 // This file declares kiln::Model, the C++ API of a compiled package (the
-// folder `kiln compile` writes): Model::load opens the package library (DIR/lib<name>.so), checks its
-// ABI version, reads DIR/manifest.json, maps DIR/weights.bin and binds the
-// weights; Model::run checks the inputs against the signature and calls the
-// compiled code. docs/runtime-api.md describes the package and the C ABI.
+// folder `kiln compile` writes): Model::load opens the package library
+// (DIR/lib<name>.so), checks its ABI version, reads DIR/manifest.json, maps
+// DIR/weights.bin and binds the weights; Model::run checks the inputs against
+// the signature and calls the compiled code. docs/runtime-api.md describes the
+// package and the C ABI.
 //
 // Thread safety: a loaded Model is immutable. run() is const and may be
 // called from several threads at once: each call allocates its own outputs

@@ -1,4 +1,5 @@
-/*===- ModelABI.h - The C ABI of a compiled Kiln package -----------*- C -*-===//
+/*===- ModelABI.h - The C ABI of a compiled Kiln package -----------*- C
+ *-*-===//
  *
  * This file declares the C ABI that every compiled package's library
  * (lib<name>.so) exports and that the runtime's loader (kiln::Model) calls.
@@ -65,14 +66,12 @@ typedef size_t (*kiln_model_arena_bytes_fn)(void);
  *  weight, in order; the caller keeps them alive until <prefix>_destroy)
  *  and returns a model handle. */
 typedef int (*kiln_model_create_fn)(const void *const *weights,
-                                    kiln_model **out, char *err,
-                                    size_t errlen);
+                                    kiln_model **out, char *err, size_t errlen);
 
 /** <prefix>_run (CPU packages): one pointer per input and per output
  *  (contiguous, of the declared dtype and shape), and an arena of
  *  <prefix>_arena_bytes(). */
-typedef int (*kiln_model_run_fn)(kiln_model *model,
-                                 const void *const *inputs,
+typedef int (*kiln_model_run_fn)(kiln_model *model, const void *const *inputs,
                                  void *const *outputs, void *arena, char *err,
                                  size_t errlen);
 
@@ -142,8 +141,8 @@ typedef struct kiln_model_profiler {
 /** <prefix>_set_profiler (optional: packages of older Kilns lack it):
  *  installs `profiler` for the runs that the calling thread makes from now
  *  on (null: none, the default, at the cost of one predictable branch per
- *  step) and returns the one installed before. The hooks struct must outlive its
- *  installation. Other threads are not affected. */
+ *  step) and returns the one installed before. The hooks struct must outlive
+ * its installation. Other threads are not affected. */
 typedef const kiln_model_profiler *(*kiln_model_set_profiler_fn)(
     const kiln_model_profiler *profiler);
 

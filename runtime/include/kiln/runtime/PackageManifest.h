@@ -24,7 +24,8 @@
 //                  "launches": 64}],        (cuda, only when more than 1)
 //     "reference_ops": [{"op": "kiln.matmul", "kind": "library",
 //                        "nodes": ["/fc/MatMul"],       (kind: or "fallback")
-//                        "when": "run"}],               (or "load": at load time)
+//                        "when": "run"}],               (or "load": at load
+//                        time)
 //     "counts": {"fused": 3, "library": 1, "fallback": 0},
 //     "memory_plan": {"arena_bytes": 4096,
 //                     "library_workspace": {"offset": 0, "bytes": 0},
