@@ -222,7 +222,9 @@ LogicalResult emitSteps(const MemoryPlan &plan, GraphCodegen &codegen,
   llvm::raw_string_ostream runSteps(out.run), prepareSteps(out.prepare),
       attrs(out.attrs), globals(out.globals);
   StepHooks hooks(out, profilerStream);
-  for (auto [index, op] : llvm::enumerate(plan.ops)) {
+  for (size_t index = 0; index < plan.ops.size(); ++index) {
+    // Not structured bindings: the lambdas below capture them (C++20).
+    Operation *op = plan.ops[index];
     StepKind kind = classifyStep(op);
     bool loadTime = op->hasAttr(kLoadTimeAttr);
     llvm::raw_ostream &steps = loadTime ? prepareSteps : runSteps;

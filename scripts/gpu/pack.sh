@@ -26,6 +26,9 @@
 # Usage: scripts/gpu/pack.sh [--no-conformance]
 #   KILN_CONFORMANCE_KEEP=DIR reuses the packages of an earlier
 #   `kiln-conformance --mode compile-cuda --keep-packages DIR` run.
+#   KILN_PACK_MODELS="softmax mlp ..." packs only these bench graphs and
+#   full-size training graphs (all of them: ~100 MB, more than one device
+#   call carries; run.sh bench then takes the same KILN_BENCH_MODELS).
 #===----------------------------------------------------------------------===#
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -48,7 +51,12 @@ for lib in libopenblas.so.0 libgfortran.so.5 libquadmath.so.0; do
   cp -L "$(ldconfig -p | awk -v l="$lib" '$1 == l {print $NF; exit}')" "$OUT/lib/"
 done
 
+# True when KILN_PACK_MODELS is unset or names `model`.
+wanted() {
+  [[ -z "${KILN_PACK_MODELS:-}" || " $KILN_PACK_MODELS " == *" $1 "* ]]
+}
 compile_package() { # graph, package name, extra kiln compile flags...
+  wanted "$(basename "$1" .onnx)" || return 0
   "$BUILD/bin/kiln" compile "$1" --target cuda --weights external "${@:3}" \
     -o "$OUT/packages/$2" | tail -1
   rm -f "$OUT/packages/$2"/{wrapper.cpp,*.h}
@@ -193,6 +201,7 @@ done
 # The full-size training graphs (graph only: run.sh makes their weights
 # with train_weights.py and PyTorch's reference with models.py train-ref).
 for model in mlp_train gpt2_block_train; do
+  wanted "$model" || continue
   "$BUILD/bin/kiln" compile "$FIXTURES/$model.onnx" --train --target cuda \
     --lr 0.05 -o "$TRAIN/$model" 2>/dev/null | tail -1
   # Mixed precision (issue 16): bf16 compute, f32 master weights.
@@ -202,12 +211,13 @@ done
 # gpt2_block_train in bf16 with its attention written out (no flash
 # attention forward and backward: KILN_CUDA_FLASH_ATTENTION=0), the
 # comparison for the flash-attention training kernels.
-KILN_CUDA_FLASH_ATTENTION=0 "$BUILD/bin/kiln" compile "$FIXTURES/gpt2_block_train.onnx" \
-  --train --target cuda --lr 0.05 --precision bf16 \
+wanted gpt2_block_train && KILN_CUDA_FLASH_ATTENTION=0 "$BUILD/bin/kiln" compile \
+  "$FIXTURES/gpt2_block_train.onnx" --train --target cuda --lr 0.05 --precision bf16 \
   -o "$TRAIN/gpt2_block_train-bf16-written-attention" 2>/dev/null | tail -1
 # The activation memory budget's plans (issue 16): peak memory and step
 # time at 0.5 and 0.25 of the no-recompute plan's saved activations.
 for budget in 0.5 0.25; do
+  wanted gpt2_block_train || continue
   "$BUILD/bin/kiln" compile "$FIXTURES/gpt2_block_train.onnx" --train --target cuda \
     --lr 0.05 --memory-budget "$budget" -o "$TRAIN/gpt2_block_train-budget$budget" \
     2>/dev/null | tail -1
