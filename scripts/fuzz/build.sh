@@ -5,8 +5,8 @@
 # -fsanitize=fuzzer-no-link,address,undefined on everything Kiln compiles
 # (not UBSan's vptr check: LLVM and MLIR are built without RTTI, so it
 # reports every virtual call into their objects, e.g. kiln-opt hiding
-# LLVM's cl::Options), and builds the four harnesses of test/fuzz as libFuzzer binaries
-# (-DKILN_FUZZ=ON). Needs clang and its runtime (scripts/setup.sh --fuzz
+# LLVM's cl::Options), and builds the four harnesses of test/fuzz as
+# libFuzzer binaries (-DKILN_FUZZ=ON). Needs clang and its runtime (scripts/setup.sh --fuzz
 # installs them). docs/reliability.md says how to run them.
 #
 #===----------------------------------------------------------------------===#
