@@ -64,8 +64,10 @@ KILN_GRADIENT_RULE(pow) {
     out[0] = gb.toOperand(gb.mul(g[0], d), 0);
   }
   if (gb.needs(1)) // a^b * log(a)
-    out[1] = gb.toOperand(
-        gb.mul(g[0], gb.mul(gb.result(), gb.unary("kiln.log", a))), 1);
+  {
+    Value logA = gb.unary("kiln.log", a);
+    out[1] = gb.toOperand(gb.mul(g[0], gb.mul(gb.result(), logA)), 1);
+  }
   return gb.status();
 }
 
@@ -134,7 +136,8 @@ Value cosGrad(GradientBuilder &gb, Value g, Value x, Value) {
   return gb.neg(gb.mul(g, gb.unary("kiln.sin", x)));
 }
 Value tanGrad(GradientBuilder &gb, Value g, Value, Value y) {
-  return gb.mul(g, gb.add(gb.scalar(1.0, y), gb.mul(y, y)));
+  Value yy = gb.mul(y, y);
+  return gb.mul(g, gb.add(gb.scalar(1.0, y), yy));
 }
 namespace {
 /// sqrt(a + sign * x * x).
@@ -152,7 +155,8 @@ Value acosGrad(GradientBuilder &gb, Value g, Value x, Value) {
   return gb.neg(gb.div(g, sqrtOfSquare(gb, x, 1.0, -1.0)));
 }
 Value atanGrad(GradientBuilder &gb, Value g, Value x, Value) {
-  return gb.div(g, gb.add(gb.scalar(1.0, x), gb.mul(x, x)));
+  Value xx = gb.mul(x, x);
+  return gb.div(g, gb.add(gb.scalar(1.0, x), xx));
 }
 Value sinhGrad(GradientBuilder &gb, Value g, Value x, Value) {
   return gb.mul(g, gb.unary("kiln.cosh", x));
@@ -168,7 +172,8 @@ Value acoshGrad(GradientBuilder &gb, Value g, Value x, Value) {
   return gb.div(g, gb.unary("kiln.sqrt", gb.sub(xx, gb.scalar(1.0, x))));
 }
 Value atanhGrad(GradientBuilder &gb, Value g, Value x, Value) {
-  return gb.div(g, gb.sub(gb.scalar(1.0, x), gb.mul(x, x)));
+  Value xx = gb.mul(x, x);
+  return gb.div(g, gb.sub(gb.scalar(1.0, x), xx));
 }
 Value erfGrad(GradientBuilder &gb, Value g, Value x, Value) {
   // 2/sqrt(pi) * exp(-x^2)
@@ -176,7 +181,8 @@ Value erfGrad(GradientBuilder &gb, Value g, Value x, Value) {
   return gb.mul(g, gb.mul(gb.scalar(2.0 / std::sqrt(M_PI), x), e));
 }
 Value tanhGrad(GradientBuilder &gb, Value g, Value, Value y) {
-  return gb.mul(g, gb.sub(gb.scalar(1.0, y), gb.mul(y, y)));
+  Value yy = gb.mul(y, y);
+  return gb.mul(g, gb.sub(gb.scalar(1.0, y), yy));
 }
 Value sigmoidGrad(GradientBuilder &gb, Value g, Value, Value y) {
   return gb.mul(g, gb.mul(y, gb.sub(gb.scalar(1.0, y), y)));
@@ -207,7 +213,8 @@ Value seluGrad(GradientBuilder &gb, Value g, Value x, Value) {
   // gamma * (x > 0 ? x : alpha * (exp(x) - 1))
   double alpha = attrOf(gb, "alpha"), gamma = attrOf(gb, "gamma");
   Value positive = gb.compare("kiln.greater", x, gb.scalar(0.0, x));
-  Value negative = gb.mul(gb.scalar(alpha * gamma, x), gb.unary("kiln.exp", x));
+  Value ex = gb.unary("kiln.exp", x);
+  Value negative = gb.mul(gb.scalar(alpha * gamma, x), ex);
   Value d = gb.select(positive, gb.scalar(gamma, x), negative);
   return gb.mul(g, d);
 }
@@ -215,7 +222,8 @@ Value softplusGrad(GradientBuilder &gb, Value g, Value x, Value) {
   return gb.mul(g, gb.unary("kiln.sigmoid", x));
 }
 Value softsignGrad(GradientBuilder &gb, Value g, Value x, Value) {
-  Value d = gb.add(gb.scalar(1.0, x), gb.unary("kiln.abs", x));
+  Value absX = gb.unary("kiln.abs", x);
+  Value d = gb.add(gb.scalar(1.0, x), absX);
   return gb.div(g, gb.mul(d, d));
 }
 Value swishGrad(GradientBuilder &gb, Value g, Value x, Value) {
@@ -229,7 +237,8 @@ Value swishGrad(GradientBuilder &gb, Value g, Value x, Value) {
 Value mishGrad(GradientBuilder &gb, Value g, Value x, Value) {
   // x * tanh(softplus(x)): t + x (1 - t^2) sigmoid(x)
   Value t = gb.unary("kiln.tanh", gb.unary("kiln.softplus", x));
-  Value oneMinus = gb.sub(gb.scalar(1.0, t), gb.mul(t, t));
+  Value tt = gb.mul(t, t);
+  Value oneMinus = gb.sub(gb.scalar(1.0, t), tt);
   Value d = gb.add(t, gb.mul(x, gb.mul(oneMinus, gb.unary("kiln.sigmoid", x))));
   return gb.mul(g, d);
 }
@@ -262,8 +271,9 @@ Value geluGrad(GradientBuilder &gb, Value g, Value x, Value) {
     // 0.5 (1 + t) + 0.5 x (1 - t^2) c (1 + 3 k x^2)
     double c = std::sqrt(2.0 / M_PI), k = 0.044715;
     Value xx = gb.mul(x, x);
-    Value u = gb.mul(gb.scalar(c, x),
-                     gb.add(x, gb.mul(gb.scalar(k, x), gb.mul(xx, x))));
+    Value xxx = gb.mul(xx, x);
+    Value inner = gb.add(x, gb.mul(gb.scalar(k, x), xxx));
+    Value u = gb.mul(gb.scalar(c, x), inner);
     Value t = gb.unary("kiln.tanh", u);
     Value half = gb.scalar(0.5, x), one = gb.scalar(1.0, x);
     Value left = gb.mul(half, gb.add(one, t));

@@ -336,7 +336,8 @@ KILN_GRADIENT_RULE(layerNorm) {
     Value n = gb.scalar(1.0 / countOver(xType.getShape(), axes), x);
     Value meanG = gb.mul(gb.reduceSum(gxhat, axes, true), n);
     Value meanGX = gb.mul(gb.reduceSum(gb.mul(gxhat, xhat), axes, true), n);
-    out[0] = gb.mul(invStd, gb.sub(gb.sub(gxhat, meanG), gb.mul(xhat, meanGX)));
+    Value projected = gb.mul(xhat, meanGX);
+    out[0] = gb.mul(invStd, gb.sub(gb.sub(gxhat, meanG), projected));
   }
   if (gb.needs(1))
     out[1] = gb.toOperand(gb.mul(g[0], xhat), 1);
@@ -399,9 +400,11 @@ KILN_GRADIENT_RULE(batchNorm) {
   if (gb.needs(3))
     out[3] = gb.neg(sumOthers(gb.mul(gs, inv)));
   if (gb.needs(4)) // d inv / d var = -inv^3 / 2
-    out[4] = sumOthers(gb.mul(
-        gb.mul(gs, centered),
-        gb.mul(gb.scalar(-0.5, x), gb.mul(inv, gb.mul(inv, inv)))));
+  {
+    Value inv3 = gb.mul(inv, gb.mul(inv, inv));
+    Value dInv = gb.mul(gb.scalar(-0.5, x), inv3);
+    out[4] = sumOthers(gb.mul(gb.mul(gs, centered), dInv));
+  }
   return gb.status();
 }
 

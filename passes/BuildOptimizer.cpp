@@ -145,11 +145,19 @@ SmallVector<Value> OptimizerBuilder::update(UpdateBuilder &u, Value p, Value g,
   if (options.kind == "adamw") {
     double b1 = options.beta1, b2 = options.beta2;
     Value p1 = wd != 0 ? u.sub(p, u.mul(u.mul(lr, s(wd)), p)) : p;
-    Value m = u.add(u.mul(s(b1), state[0]), u.mul(s(1 - b1), g));
-    Value v = u.add(u.mul(s(b2), state[1]), u.mul(s(1 - b2), u.mul(g, g)));
-    Value c1 = u.sub(s(1), u.op("kiln.pow", {s(b1), step}));
-    Value c2 = u.sub(s(1), u.op("kiln.pow", {s(b2), step}));
-    Value denom = u.add(u.op("kiln.sqrt", {u.div(v, c2)}), s(options.eps));
+    // One builder call per statement: ops created inside one argument list
+    // come out in the host compiler's order of evaluating arguments.
+    Value g1 = u.mul(s(1 - b1), g);
+    Value m = u.add(u.mul(s(b1), state[0]), g1);
+    Value gg = u.mul(g, g);
+    Value g2 = u.mul(s(1 - b2), gg);
+    Value v = u.add(u.mul(s(b2), state[1]), g2);
+    Value p1Power = u.op("kiln.pow", {s(b1), step});
+    Value c1 = u.sub(s(1), p1Power);
+    Value p2Power = u.op("kiln.pow", {s(b2), step});
+    Value c2 = u.sub(s(1), p2Power);
+    Value eps = s(options.eps);
+    Value denom = u.add(u.op("kiln.sqrt", {u.div(v, c2)}), eps);
     Value next = u.sub(p1, u.div(u.mul(lr, u.div(m, c1)), denom));
     return {next, m, v};
   }
@@ -261,8 +269,9 @@ LogicalResult OptimizerBuilder::run() {
                                              options.lossScaleGrowthInterval),
                                          f32)})});
     Value one = u.scalar(1, f32), zero = u.scalar(0, f32);
-    results.push_back(
-        u.where(ok, u.where(grow, u.add(e, one), e), u.sub(e, one)));
+    Value lower = u.sub(e, one);
+    Value raised = u.where(grow, u.add(e, one), e);
+    results.push_back(u.where(ok, raised, lower));
     results.push_back(u.where(ok, u.where(grow, zero, n1), zero));
   }
   b.create<func::ReturnOp>(fileLoc, results);
