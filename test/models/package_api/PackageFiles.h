@@ -1,15 +1,17 @@
 //===- PackageFiles.h - What the package API tests share --------*- C++ -*-===//
 //
 // This file implements the helpers of the package API test programs
-// (two_packages.cpp, single_kernel.cpp): reading a package's weights.bin
-// into aligned memory, reading .npy files and comparing with the reference
-// runtime's output, with messages that name the file.
+// (two_packages.cpp, single_kernel.cpp, single_kernel_cuda.cpp): reading a
+// package's weights.bin into aligned memory, reading .npy files, comparing
+// with the reference runtime's output and with its layer_norm kernel, with
+// messages that name the file.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef KILN_TEST_PACKAGE_API_PACKAGEFILES_H
 #define KILN_TEST_PACKAGE_API_PACKAGEFILES_H
 
+#include "kiln/runtime/Dispatcher.h"
 #include "kiln/runtime/TensorCompare.h"
 #include "kiln/runtime/TensorIO.h"
 
@@ -76,6 +78,36 @@ inline void expectReference(const char *what, const float *actual,
     fail(std::string(what) + " differs from " + referencePath + ": " +
          s.message());
   std::printf("%s: %s matches the reference runtime\n", what,
+              got.typeString().c_str());
+}
+
+/// Checks `y` (the output of the tiny MLP's layer-norm kernel, `what`)
+/// against the runtime's reference kernel on the same operands: x of
+/// `shape`, ln.weight `scale` and ln.bias `bias` of its last dim, epsilon
+/// 1e-5 as the model says.
+inline void expectLayerNorm(const char *what, const std::vector<float> &y,
+                            const kiln::Tensor &x, const float *scale,
+                            const float *bias, const kiln::Shape &shape) {
+  int64_t width = shape.back();
+  kiln::Tensor scaleT = kiln::Tensor::empty(kiln::DType::F32, {width});
+  kiln::Tensor biasT = kiln::Tensor::empty(kiln::DType::F32, {width});
+  std::copy(scale, scale + width, scaleT.data<float>());
+  std::copy(bias, bias + width, biasT.data<float>());
+  kiln::Attributes attrs;
+  attrs.set("axis", int64_t(-1));
+  attrs.set("epsilon", 1e-5);
+  std::vector<kiln::Tensor> out(1);
+  if (kiln::Status s = kiln::Dispatcher::global().call(
+          "layer_norm", {x.reshape(shape), scaleT, biasT}, attrs, out);
+      !s)
+    fail("the reference layer_norm: " + s.message());
+  kiln::Tensor got = kiln::Tensor::empty(kiln::DType::F32, shape);
+  std::copy(y.begin(), y.end(), got.data<float>());
+  if (kiln::Status s = kiln::compareTensors(
+          got, out[0].contiguous(), kiln::defaultTolerance(kiln::DType::F32));
+      !s)
+    fail(std::string(what) + " differs from the reference: " + s.message());
+  std::printf("%s: %s matches the reference kernel\n", what,
               got.typeString().c_str());
 }
 

@@ -14,8 +14,6 @@
 #include "PackageFiles.h"
 #include "tiny_mlp.h"
 
-#include "kiln/runtime/Dispatcher.h"
-
 using namespace package_api;
 
 int main(int argc, char **argv) {
@@ -37,29 +35,7 @@ int main(int argc, char **argv) {
   std::vector<float> y(x.numel());
   tiny_mlp_k0_layer_normalization(x.data<float>(), scale, bias, y.data());
 
-  // The reference kernel on the same operands.
-  int64_t width = shape[1];
-  kiln::Tensor scaleT = kiln::Tensor::empty(kiln::DType::F32, {width});
-  kiln::Tensor biasT = kiln::Tensor::empty(kiln::DType::F32, {width});
-  std::copy(scale, scale + width, scaleT.data<float>());
-  std::copy(bias, bias + width, biasT.data<float>());
-  kiln::Attributes attrs;
-  attrs.set("axis", int64_t(-1));
-  attrs.set("epsilon", 1e-5);
-  std::vector<kiln::Tensor> out(1);
-  if (kiln::Status s = kiln::Dispatcher::global().call(
-          "layer_norm", {x.reshape(shape), scaleT, biasT}, attrs, out);
-      !s)
-    fail("the reference layer_norm: " + s.message());
-  kiln::Tensor got = kiln::Tensor::empty(kiln::DType::F32, shape);
-  std::copy(y.begin(), y.end(), got.data<float>());
-  if (kiln::Status s = kiln::compareTensors(
-          got, out[0].contiguous(), kiln::defaultTolerance(kiln::DType::F32));
-      !s)
-    fail("tiny_mlp_k0_layer_normalization differs from the reference: " +
-         s.message());
-  std::printf("tiny_mlp_k0_layer_normalization: %s matches the reference "
-              "kernel\n",
-              got.typeString().c_str());
+  expectLayerNorm("tiny_mlp_k0_layer_normalization", y, x, scale, bias,
+                  shape);
   return 0;
 }
