@@ -14,6 +14,9 @@
 #include "kiln/runtime/Tensor.h"
 #include "kiln/runtime/Trace.h"
 
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Support/LogicalResult.h"
+
 #include <cstdint>
 #include <iosfwd>
 #include <map>
@@ -249,6 +252,11 @@ int reportError(const std::string &message);
 Status readKilnLogs(std::set<std::string> &logs);
 /// The same for a given value (tests, and readKilnLogs).
 Status parseKilnLogs(const std::string &value, std::set<std::string> &logs);
+/// Plans `module`'s graph breaks for `target` and, when `logs` holds
+/// graph_breaks, prints them (dump, explain). Diagnostics on failure.
+mlir::LogicalResult planAndLogGraphBreaks(mlir::ModuleOp module,
+                                          const std::string &target,
+                                          const std::set<std::string> &logs);
 
 } // namespace kiln
 

@@ -174,12 +174,11 @@ int runDumpCommand(const DumpOptions &options) {
   if (autocast && mlir::failed(applyAutocast(**module, *autocast)))
     return diagnostics.errors() ? 1 : reportError("kiln-autocast failed");
   if (options.stage == "program") {
-    if (mlir::failed(planGraphBreaks(**module, options.target)))
+    if (mlir::failed(
+            planAndLogGraphBreaks(**module, options.target, options.logs)))
       return diagnostics.errors()
                  ? 1
                  : reportError("planning the graph breaks failed");
-    if (options.logs.count("graph_breaks"))
-      logGraphBreaks(**module, options.target);
     summary = breakSummary();
   } else if (options.stage != "traced") {
     bool fused = options.stage == "fused" || options.stage == "lowered";
@@ -193,12 +192,11 @@ int runDumpCommand(const DumpOptions &options) {
                       "depend on them eagerly, `kiln explain` lists them); "
                       "give --dim NAME=SIZE to see the compiled graphs\n";
     if (hasStaticInputs(**module)) {
-      if (mlir::failed(planGraphBreaks(**module, options.target)))
+      if (mlir::failed(
+              planAndLogGraphBreaks(**module, options.target, options.logs)))
         return diagnostics.errors()
                    ? 1
                    : reportError("planning the graph breaks failed");
-      if (options.logs.count("graph_breaks"))
-        logGraphBreaks(**module, options.target);
     }
     if (mlir::failed(runGraphPasses(
             **module, fused ? PipelineStage::Fused : PipelineStage::Optimized,

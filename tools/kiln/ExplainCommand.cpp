@@ -92,12 +92,11 @@ int runExplainCommand(const ExplainOptions &options) {
   auto module = traceOnnxFile(context, options.model, trace);
   if (!module)
     return reportError(module.status().message());
-  if (mlir::failed(planGraphBreaks(**module, options.target)))
+  if (mlir::failed(
+          planAndLogGraphBreaks(**module, options.target, options.logs)))
     return diagnostics.errors()
                ? 1
                : reportError("planning the graph breaks failed");
-  if (options.logs.count("graph_breaks"))
-    logGraphBreaks(**module, options.target);
   GraphBreakReport report = collectGraphBreaks(**module, options.target);
   report.model = options.model;
   // The host steps: what the target's lowering of the compiled graphs

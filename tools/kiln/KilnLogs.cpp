@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Commands.h"
+#include "compiler/Pipeline.h"
 
 #include <cstdlib>
 #include <sstream>
@@ -47,6 +48,16 @@ Status parseKilnLogs(const std::string &value, std::set<std::string> &logs) {
 Status readKilnLogs(std::set<std::string> &logs) {
   const char *value = std::getenv("KILN_LOGS");
   return value ? parseKilnLogs(value, logs) : Status::ok();
+}
+
+mlir::LogicalResult planAndLogGraphBreaks(mlir::ModuleOp module,
+                                          const std::string &target,
+                                          const std::set<std::string> &logs) {
+  if (mlir::failed(planGraphBreaks(module, target)))
+    return mlir::failure();
+  if (logs.count("graph_breaks"))
+    logGraphBreaks(module, target);
+  return mlir::success();
 }
 
 } // namespace kiln
