@@ -50,6 +50,18 @@ struct WeightsFile {
   }
 };
 
+/// The f32 weight `wanted` inside `file`, found by the package's
+/// <name>_weight_name (`nameOf`) and the header's kWeightOffsets.
+inline const float *weightNamed(const WeightsFile &file,
+                                const char *(*nameOf)(int),
+                                const int64_t *offsets, int count,
+                                const std::string &wanted) {
+  for (int i = 0; i < count; ++i)
+    if (nameOf(i) && wanted == nameOf(i) && offsets[i] >= 0)
+      return reinterpret_cast<const float *>(file.data + offsets[i]);
+  fail("the package has no weight '" + wanted + "' in weights.bin");
+}
+
 /// A .npy file as a contiguous tensor of `dtype` and `numel` elements.
 inline kiln::Tensor readInput(const std::string &path, kiln::DType dtype,
                               int64_t numel) {

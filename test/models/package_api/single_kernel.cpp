@@ -22,14 +22,12 @@ int main(int argc, char **argv) {
   WeightsFile weights(argv[1]);
   kiln::Tensor x =
       readInput(argv[2], kiln::DType::F32, tiny_mlp::kInputNumel_x);
-  // Weights 0 and 1 are ln.weight and ln.bias (tiny_mlp.h lists them).
-  if (std::string(tiny_mlp_weight_name(0)) != "ln.weight" ||
-      std::string(tiny_mlp_weight_name(1)) != "ln.bias")
-    fail("the package's first weights are not ln.weight and ln.bias");
-  const float *scale = reinterpret_cast<const float *>(
-      weights.data + tiny_mlp::kWeightOffsets[0]);
-  const float *bias = reinterpret_cast<const float *>(
-      weights.data + tiny_mlp::kWeightOffsets[1]);
+  const float *scale =
+      weightNamed(weights, tiny_mlp_weight_name, tiny_mlp::kWeightOffsets,
+                  tiny_mlp::kNumWeights, "ln.weight");
+  const float *bias =
+      weightNamed(weights, tiny_mlp_weight_name, tiny_mlp::kWeightOffsets,
+                  tiny_mlp::kNumWeights, "ln.bias");
 
   kiln::Shape shape = {tiny_mlp::kInputShape_x[0], tiny_mlp::kInputShape_x[1]};
   std::vector<float> y(x.numel());

@@ -69,13 +69,12 @@ int main(int argc, char **argv) {
   size_t xBytes = x.numel() * sizeof(float);
 
   // 1. One kernel, alone.
-  if (std::string(tiny_mlp_weight_name(0)) != "ln.weight" ||
-      std::string(tiny_mlp_weight_name(1)) != "ln.bias")
-    fail("the package's first weights are not ln.weight and ln.bias");
-  const float *scale = reinterpret_cast<const float *>(
-      weights.data + tiny_mlp::kWeightOffsets[0]);
-  const float *bias = reinterpret_cast<const float *>(
-      weights.data + tiny_mlp::kWeightOffsets[1]);
+  const float *scale =
+      weightNamed(weights, tiny_mlp_weight_name, tiny_mlp::kWeightOffsets,
+                  tiny_mlp::kNumWeights, "ln.weight");
+  const float *bias =
+      weightNamed(weights, tiny_mlp_weight_name, tiny_mlp::kWeightOffsets,
+                  tiny_mlp::kNumWeights, "ln.bias");
   void *function = nullptr;
   if (kiln_cuda_load_kernel(cubin.c_str(), "k0_layer_normalization", &function,
                             err, sizeof(err)))
