@@ -226,7 +226,12 @@ struct Buffer {
 /// A loop variable.
 struct LoopVar {
   std::string name; ///< i0.. for parallel dims, j0.. for reduced dims
+  /// The extent; for a run-time extent, its bound (the largest it takes).
   int64_t extent = 1;
+  /// A run-time extent: its C++ expression in the kernel's size parameters
+  /// (a package compiled for a range of sizes, codegen/SymbolicShapes.h);
+  /// "" when the extent is `extent`.
+  std::string symbolicExtent;
 };
 
 /// A row cache of a reduction kernel: a local array (one per iteration of
@@ -260,6 +265,9 @@ struct Kernel {
   std::vector<int64_t> parallelDomain, reducedDomain;
   /// The ONNX node names of the region's ops, in op order, unique.
   std::vector<std::string> sourceNodes;
+  /// The size symbols the kernel takes after its buffers (`int64_t`
+  /// parameters, by C name: sizeSymbolCName), for run-time extents.
+  std::vector<std::string> sizeParams;
 
   /// The text form, e.g. `kernel k3_softmax domain [8] x [16] (...) {...}`.
   std::string str() const;

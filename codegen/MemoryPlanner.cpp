@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/MemoryPlanner.h"
+#include "codegen/SymbolicShapes.h"
 #include "codegen/FillWeights.h"
 #include "ir/KilnOps.h"
 #include "passes/LoweringPasses.h"
@@ -102,6 +103,7 @@ static FailureOr<SignatureEntry> makeEntry(Value value, std::string name,
   e.dtype = *dtype;
   e.shape.assign(tensor.getShape().begin(), tensor.getShape().end());
   e.bytes = staticTensorBytes(tensor);
+  e.symbolicDims = symbolicDimsOf(value);
   e.value = value;
   return e;
 }

@@ -60,6 +60,10 @@ struct SignatureEntry {
   DType dtype = DType::F32;
   std::vector<int64_t> shape;
   int64_t bytes = 0;
+  /// In a package compiled for a range of sizes: each dim's SymbolicDim
+  /// text ("" where static; `shape` and `bytes` are then the bound's), or
+  /// empty when every dim is static (codegen/SymbolicShapes.h).
+  std::vector<std::string> symbolicDims;
   /// The value in the graph (for a weight: a block argument or the result of
   /// a top-level kiln.constant).
   mlir::Value value;

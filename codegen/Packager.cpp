@@ -38,6 +38,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/Packager.h"
+#include "codegen/SymbolicShapes.h"
 #include "codegen/FillWeights.h"
 #include "ir/KilnOps.h"
 #include "passes/FusionRules.h"
@@ -315,6 +316,14 @@ static ManifestValue manifestValue(const SignatureEntry &e) {
   v.dtype = e.dtype;
   v.shape = e.shape;
   v.bytes = static_cast<uint64_t>(e.bytes);
+  // A dim that follows a size symbol: -1 in the shape, its expression in
+  // "dims" (the bound's bytes stay).
+  for (size_t d = 0; d < e.symbolicDims.size(); ++d) {
+    bool symbolic = !e.symbolicDims[d].empty();
+    v.dims.push_back(symbolic ? e.symbolicDims[d] : std::to_string(e.shape[d]));
+    if (symbolic)
+      v.shape[d] = -1;
+  }
   return v;
 }
 
@@ -396,6 +405,9 @@ LogicalResult PackageWriter::finish(func::FuncOp graph, const MemoryPlan &plan,
     m.inputs.push_back(manifestValue(e));
   for (const SignatureEntry &e : plan.outputs)
     m.outputs.push_back(manifestValue(e));
+  m.sizeSymbols = sizeSymbolsOf(graph);
+  if (!m.sizeSymbols.empty())
+    m.formatVersion = kManifestSizeSymbolsFormatVersion;
   m.weightsFile = "weights.bin";
   for (const KernelRecord &k : codegen.kernels()) {
     ManifestKernel kernel{k.name, k.kind, k.nodes, std::nullopt,

@@ -187,9 +187,11 @@ public:
                                  size_t index, int attrIndex,
                                  const wrapper::BufferNames &buffers) = 0;
   /// The copy of an output that is not written in place (or of an arena
-  /// value that lives elsewhere) to the pointer expression `destination`.
+  /// value that lives elsewhere) to the pointer expression `destination`;
+  /// `bytes` is a C++ expression (a run-time size in a package compiled for
+  /// a range of sizes).
   virtual void emitCopy(llvm::raw_ostream &os, const std::string &destination,
-                        const std::string &source, int64_t bytes,
+                        const std::string &source, const std::string &bytes,
                         const std::string &comment) = 0;
 
   /// The exported entry point of the kernel of `op` (a kiln.fusion or an

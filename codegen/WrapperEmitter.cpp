@@ -19,6 +19,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/WrapperEmitter.h"
+#include "codegen/SymbolicShapes.h"
 #include "codegen/Target.h"
 #include "codegen/WrapperSupport.h"
 #include "ir/KilnOps.h"
@@ -30,6 +31,8 @@
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <set>
 
 using namespace mlir;
 
@@ -142,10 +145,24 @@ static void emitSignatureTables(llvm::raw_ostream &os, StringRef kind,
     os << e.shape.size() << ", ";
   os << (n ? "" : "0") << "};\n";
   for (auto [i, e] : llvm::enumerate(entries)) {
+    // A dim that follows a size symbol is -1 (dynamic), named in the
+    // comment.
+    std::vector<int64_t> shape = e.shape;
+    std::string dims;
+    for (size_t d = 0; d < e.symbolicDims.size(); ++d) {
+      if (!e.symbolicDims[d].empty())
+        shape[d] = -1;
+      dims += (d ? ", " : "[") +
+              (e.symbolicDims[d].empty() ? std::to_string(e.shape[d])
+                                         : e.symbolicDims[d]) +
+              (d + 1 == e.symbolicDims.size() ? "]" : "");
+    }
     os << "const int64_t k" << kind << "Shape" << i << "["
-       << std::max<size_t>(e.shape.size(), 1) << "] = "
-       << (e.shape.empty() ? std::string("{0}") : formatShape(e.shape))
-       << "; // " << commentSafe(e.name) << ": " << typeString(e.dtype, e.shape)
+       << std::max<size_t>(shape.size(), 1) << "] = "
+       << (shape.empty() ? std::string("{0}") : formatShape(shape)) << "; // "
+       << commentSafe(e.name) << ": "
+       << (dims.empty() ? typeString(e.dtype, e.shape)
+                        : std::string(dtypeName(e.dtype)) + dims)
        << "\n";
   }
   os << "const int64_t *const k" << kind << "Shapes[] = {";
@@ -250,19 +267,18 @@ LogicalResult emitSteps(const MemoryPlan &plan, GraphCodegen &codegen,
       for (auto [v, slot] : llvm::zip(op->getOperands(), plan.returns)) {
         const BufferLocation &loc = plan.at(v);
         std::string destination, comment;
-        int64_t bytes = 0;
+        // The value's bytes (a run-time size where it follows a symbol).
+        std::string bytes = bytesExpr(valueType(v));
         if (slot.arenaValue >= 0) {
           const ArenaValue &handed = plan.arenaValues[slot.arenaValue];
           if (!handed.copied)
             continue;
           destination = "at(arena, " + std::to_string(handed.offset) + ")";
-          bytes = handed.entry.bytes;
           comment = "arena value '" + commentSafe(handed.entry.name) + "'";
         } else {
           if (loc.kind == BufferKind::Output && loc.index == slot.output)
             continue;
           destination = "outputs[" + std::to_string(slot.output) + "]";
-          bytes = plan.outputs[slot.output].bytes;
           comment = "output '" + commentSafe(plan.outputs[slot.output].name) +
                     "'";
         }
@@ -452,31 +468,145 @@ void emitCreate(llvm::raw_ostream &os, const PackageNames &names,
      << "(kiln_model *model) { delete model; }\n\n";
 }
 
-/// runGraph and the run entry point.
+/// The size symbols' table and accessors (<prefix>_num_size_symbols,
+/// _size_symbol_name, _size_symbol_min, _size_symbol_max; none for a
+/// package of static shapes).
+void emitSizeSymbols(llvm::raw_ostream &os, const PackageNames &names,
+                     const std::vector<SizeSymbol> &symbols) {
+  os << "namespace {\n/// The size symbols and their ranges (a package "
+        "compiled for ranges of\n/// sizes: " << names.symbol("run_sized")
+     << " takes one size each).\n"
+     << "constexpr int kNumSizeSymbols = " << symbols.size() << ";\n"
+     << "const char *const kSizeSymbolNames[] = {";
+  for (const SizeSymbol &s : symbols)
+    os << quote(s.name) << ", ";
+  os << (symbols.empty() ? "nullptr" : "") << "};\n"
+     << "const int64_t kSizeSymbolMin[] = {";
+  for (const SizeSymbol &s : symbols)
+    os << s.min << ", ";
+  os << (symbols.empty() ? "0" : "") << "};\n"
+     << "const int64_t kSizeSymbolMax[] = {";
+  for (const SizeSymbol &s : symbols)
+    os << s.max << ", ";
+  os << (symbols.empty() ? "0" : "") << "};\n} // namespace\n\n";
+  os << "KILN_EXPORT int " << names.symbol("num_size_symbols")
+     << "(void) { return kNumSizeSymbols; }\n"
+     << "KILN_EXPORT const char *" << names.symbol("size_symbol_name")
+     << "(int i) {\n  return i >= 0 && i < kNumSizeSymbols ? "
+        "kSizeSymbolNames[i] : nullptr;\n}\n"
+     << "KILN_EXPORT int64_t " << names.symbol("size_symbol_min")
+     << "(int i) {\n  return i >= 0 && i < kNumSizeSymbols ? "
+        "kSizeSymbolMin[i] : -1;\n}\n"
+     << "KILN_EXPORT int64_t " << names.symbol("size_symbol_max")
+     << "(int i) {\n  return i >= 0 && i < kNumSizeSymbols ? "
+        "kSizeSymbolMax[i] : -1;\n}\n\n";
+}
+
+/// The guards of a run's sizes: each in its symbol's range, and each size
+/// expression with a divisor a whole number.
+std::string sizeGuards(const std::string &entry,
+                       const std::vector<SizeSymbol> &symbols,
+                       const std::set<std::string> &divisions) {
+  std::string s;
+  for (auto [i, sym] : llvm::enumerate(symbols))
+    s += "  if (sizes[" + std::to_string(i) + "] < " +
+         std::to_string(sym.min) + " || sizes[" + std::to_string(i) +
+         "] > " + std::to_string(sym.max) +
+         ")\n    return fail(err, errlen, \"" + entry + ": the size '" +
+         sym.name + "' is \" + std::to_string(sizes[" + std::to_string(i) +
+         "]) + \", outside the range " + std::to_string(sym.min) + ".." +
+         std::to_string(sym.max) +
+         " the package was compiled for (kiln compile --dim " + sym.name +
+         "=LO..HI)\");\n";
+  for (const std::string &text : divisions) {
+    SymbolicDim d = *SymbolicDim::parse(text);
+    SymbolicDim top = d, bottom;
+    top.den = 1;
+    bottom.num = d.den;
+    top.factors.clear();
+    for (const auto &[name, e] : d.factors)
+      (e > 0 ? top : bottom).factors.push_back({name, e > 0 ? e : -e});
+    s += "  if (" + top.cExpr() + " % " + bottom.cExpr() +
+         " != 0)\n    return fail(err, errlen, \"" + entry +
+         ": the sizes make " + text +
+         " a fraction; the package assumes it is a whole number\");\n";
+  }
+  return s;
+}
+
+/// The symbolic sizes of the planned values that divide (need a guard).
+std::set<std::string> sizeDivisions(const MemoryPlan &plan) {
+  std::set<std::string> out;
+  auto add = [&](mlir::Value v) {
+    for (const std::string &text : symbolicDimsOf(v)) {
+      if (text.empty())
+        continue;
+      SymbolicDim d = *SymbolicDim::parse(text);
+      if (d.den != 1 || llvm::any_of(d.factors, [](const auto &f) {
+            return f.second < 0;
+          }))
+        out.insert(text);
+    }
+  };
+  for (Operation *op : plan.ops)
+    for (mlir::Value r : op->getResults())
+      if (isa<RankedTensorType>(r.getType()))
+        add(r);
+  for (const SignatureEntry &e : plan.inputs)
+    add(e.value);
+  return out;
+}
+
+/// runGraph and the run entry point (and, for a package compiled for
+/// ranges of sizes, <prefix>_run_sized).
 void emitRun(llvm::raw_ostream &os, const PackageNames &names,
-             const WrapperAbi &abi, const std::string &stepsText) {
+             const WrapperAbi &abi, const std::string &stepsText,
+             const std::vector<SizeSymbol> &symbols,
+             const std::set<std::string> &divisions) {
   os << "namespace {\n\n/// The graph, in program order.\n"
-     << "int runGraph(const kiln_model *m, const void *const *inputs,\n"
-     << "             void *const *outputs, void *arena" << abi.stepParameter
-     << ", char *err,\n             size_t errlen) {\n"
-     << "  (void)m, (void)inputs, (void)outputs, (void)arena, (void)err, "
-        "(void)errlen;\n"
-     << (abi.stepParameter.empty() ? "" : "  (void)stream;\n")
-     << "  const kiln_model_profiler *profiler = tProfiler;\n"
+     << "int runGraph(const kiln_model *m, const int64_t *sizes,\n"
+     << "             const void *const *inputs, void *const *outputs, "
+        "void *arena" << abi.stepParameter
+     << ",\n             char *err, size_t errlen) {\n"
+     << "  (void)m, (void)sizes, (void)inputs, (void)outputs, (void)arena, "
+        "(void)err,\n      (void)errlen;\n"
+     << (abi.stepParameter.empty() ? "" : "  (void)stream;\n");
+  for (auto [i, s] : llvm::enumerate(symbols))
+    os << "  const int64_t " << sizeSymbolCName(s.name) << " = sizes[" << i
+       << "]; // '" << commentSafe(s.name) << "'\n";
+  os << "  const kiln_model_profiler *profiler = tProfiler;\n"
      << "  (void)profiler;\n"
      << stepsText << "  return 0;\n}\n\n} // namespace\n\n";
+  emitSizeSymbols(os, names, symbols);
   std::string run = names.symbol(abi.runEntry);
+  std::string sized = names.symbol("run_sized");
   os << "KILN_EXPORT int " << run << "(kiln_model *model, const void *const "
      << "*inputs,\n    void *const *outputs, void *arena" << abi.stepParameter
-     << ", char *err, size_t errlen) {\n"
-     << "  if (!model)\n    return fail(err, errlen, \"" << run
+     << ", char *err, size_t errlen) {\n";
+  if (!symbols.empty()) {
+    os << "  (void)model, (void)inputs, (void)outputs, (void)arena;\n"
+       << (abi.stepParameter.empty() ? "" : "  (void)stream;\n")
+       << "  return fail(err, errlen, \"" << run
+       << ": the package is compiled for ranges of sizes; call " << sized
+       << " with one size per size symbol\");\n}\n\n";
+    os << "KILN_EXPORT int " << sized
+       << "(kiln_model *model, const int64_t *sizes,\n    const void *const "
+       << "*inputs, void *const *outputs, void *arena" << abi.stepParameter
+       << ",\n    char *err, size_t errlen) {\n"
+       << "  if (!sizes)\n    return fail(err, errlen, \"" << sized
+       << ": sizes is null\");\n"
+       << sizeGuards(sized, symbols, divisions);
+    run = sized;
+  }
+  os << "  if (!model)\n    return fail(err, errlen, \"" << run
      << ": model is null\");\n"
      << "  if ((kNumInputs > 0 && !inputs) || (kNumOutputs > 0 && !outputs) "
         "||\n      (kArenaBytes > 0 && !arena))\n"
      << "    return fail(err, errlen, \"" << run
      << ": inputs, outputs or arena is null\");\n"
      << "  try {\n"
-     << "    return runGraph(model, inputs, outputs, arena" << abi.stepArgument
+     << "    return runGraph(model, " << (symbols.empty() ? "nullptr" : "sizes")
+     << ", inputs, outputs, arena" << abi.stepArgument
      << ", err, errlen);\n"
      << "  } catch (const std::exception &e) {\n"
      << "    return fail(err, errlen, std::string(\"" << run
@@ -544,7 +674,8 @@ FailureOr<std::string> emitWrapper(func::FuncOp graph, const MemoryPlan &plan,
   emitKernelExports(os, plan, codegen, buffers);
   emitModelStruct(os, plan, abi, steps.prepare);
   emitCreate(os, codegen.names(), abi, targetName, steps.attrBuilders);
-  emitRun(os, codegen.names(), abi, steps.run);
+  emitRun(os, codegen.names(), abi, steps.run, sizeSymbolsOf(graph),
+          sizeDivisions(plan));
   return text;
 }
 

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/WrapperSupport.h"
+#include "codegen/SymbolicShapes.h"
 #include "ir/KilnOps.h"
 #include "passes/LoweringPasses.h"
 #include "passes/TensorConversion.h"
@@ -161,8 +162,39 @@ std::string sourceOpType(Location loc) {
 
 ValueType valueType(Value v) {
   auto t = cast<RankedTensorType>(v.getType());
-  return {*fromMlirElementType(t.getElementType()),
-          SmallVector<int64_t>(t.getShape())};
+  ValueType vt{*fromMlirElementType(t.getElementType()),
+               SmallVector<int64_t>(t.getShape()), dimCExprs(v), false};
+  vt.symbolic = !symbolicDimsOf(v).empty();
+  return vt;
+}
+
+std::string shapeExpr(const ValueType &t) {
+  if (!t.symbolic)
+    return formatShape(t.shape);
+  std::string s = "{";
+  for (auto [i, d] : llvm::enumerate(t.dims))
+    s += (i ? ", " : "") + d;
+  return s + "}";
+}
+
+std::string bytesExpr(const ValueType &t) {
+  if (!t.symbolic) {
+    int64_t n = static_cast<int64_t>(dtypeSize(t.dtype));
+    for (int64_t d : t.shape)
+      n *= d;
+    return std::to_string(n);
+  }
+  std::string s = std::to_string(dtypeSize(t.dtype));
+  for (const std::string &d : t.dims)
+    s += " * " + d;
+  return "size_t(" + s + ")";
+}
+
+std::string kernelSizeArguments(Operation *op) {
+  std::string s;
+  for (const std::string &symbol : kernelSizeSymbols(op))
+    s += ", " + sizeSymbolCName(symbol);
+  return s;
 }
 
 } // namespace wrapper
@@ -287,6 +319,10 @@ std::vector<KernelParameter> kernelParameters(Operation *op,
     add(v, /*isInput=*/true, i);
   for (auto [i, v] : llvm::enumerate(op->getResults()))
     add(v, /*isInput=*/false, i);
+  for (const std::string &symbol : kernelSizeSymbols(op))
+    params.push_back({"int64_t " + sizeSymbolCName(symbol),
+                      sizeSymbolCName(symbol) + ": the size '" + symbol +
+                          "' of this run"});
   return params;
 }
 

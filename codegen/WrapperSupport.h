@@ -107,12 +107,27 @@ private:
   const MemoryPlan &plan_;
 };
 
-/// The dtype and static shape of a value (planned, so both are known).
+/// The dtype and static shape of a value (planned, so both are known; in
+/// a package compiled for a range of sizes, the shape at the bound), and
+/// each dim as C++: a number, or a run-time size where it follows a size
+/// symbol (codegen/SymbolicShapes.h).
 struct ValueType {
   DType dtype;
   llvm::SmallVector<int64_t> shape;
+  std::vector<std::string> dims;
+  bool symbolic = false;
 };
 ValueType valueType(mlir::Value v);
+
+/// The shape of `t` as a C++ initializer: "{kiln_s_batch, 16}".
+std::string shapeExpr(const ValueType &t);
+
+/// The bytes of `t` as a C++ expression: a number, or a run-time product.
+std::string bytesExpr(const ValueType &t);
+
+/// ", kiln_s_batch, ..." : the size arguments of the kernel of `op` (its
+/// kernelSizeSymbols), "" when it has none.
+std::string kernelSizeArguments(mlir::Operation *op);
 
 /// `op`'s attributes as the runtime's reference kernel reads them (the
 /// lowering's own kiln.* tags left out; a library call's `params`).

@@ -295,16 +295,13 @@ static PackageNames packageNamesOf(const CompileOptions &options,
   return graphName == "main" ? names : names.forGraph(graphName);
 }
 
-LogicalResult compileGraph(ModuleOp module, const CompileOptions &options,
-                           const std::string &graphName,
-                           const std::string &outputDir, StepCounts *counts,
-                           std::map<std::string, int64_t> *arenaOffsets) {
+LogicalResult lowerGraph(ModuleOp module, const CompileOptions &options,
+                         const std::string &graphName) {
   const Target *target = lookupTarget(options.target);
   if (!target)
     return emitError(module.getLoc())
            << "unknown --target '" << options.target
            << "' (supported: " << targetNameList() << ")";
-  auto start = std::chrono::steady_clock::now();
   const CompileProgress &progress = options.progress;
 
   // 1. Kiln's graph passes (fold, simplify, CSE, decompose, layout), with
@@ -332,12 +329,22 @@ LogicalResult compileGraph(ModuleOp module, const CompileOptions &options,
   //    are tagged to run once, at load. After this the IR says exactly what
   //    runs (`kiln dump --stage lowered`).
   progress.enter(graphName, "lowering");
-  if (failed(lowerGraphs(module, *target)) ||
-      failed(dumpIr(module, options, "04-lowered." + graphName + ".mlir")))
-    return failure();
+  return success(
+      succeeded(lowerGraphs(module, *target)) &&
+      succeeded(dumpIr(module, options, "04-lowered." + graphName + ".mlir")));
+}
+
+LogicalResult emitGraphPackage(ModuleOp module, const CompileOptions &options,
+                               const std::string &graphName,
+                               const std::string &outputDir,
+                               double passSeconds, StepCounts *counts,
+                               std::map<std::string, int64_t> *arenaOffsets) {
+  const Target *target = lookupTarget(options.target);
+  assert(target && "lowerGraph checked the target");
+  const CompileProgress &progress = options.progress;
   func::FuncOp graph = graphFunction(module);
   PackageOptions packageOptions = packageOptionsOf(options, outputDir);
-  packageOptions.passSeconds = secondsSince(start);
+  packageOptions.passSeconds = passSeconds;
 
   // 4. Kernels: one per kiln.fusion and per op tagged kiln.kernel, printed
   //    by the target (C++ or CUDA), for the package's names.
@@ -395,6 +402,17 @@ LogicalResult compileGraph(ModuleOp module, const CompileOptions &options,
     logOutputCode(outputDir, graphName, *codegen);
   }
   return success();
+}
+
+LogicalResult compileGraph(ModuleOp module, const CompileOptions &options,
+                           const std::string &graphName,
+                           const std::string &outputDir, StepCounts *counts,
+                           std::map<std::string, int64_t> *arenaOffsets) {
+  auto start = std::chrono::steady_clock::now();
+  if (failed(lowerGraph(module, options, graphName)))
+    return failure();
+  return emitGraphPackage(module, options, graphName, outputDir,
+                          secondsSince(start), counts, arenaOffsets);
 }
 
 LogicalResult runCompilePipeline(ModuleOp module,

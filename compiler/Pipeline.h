@@ -18,6 +18,7 @@
 #include "codegen/Packager.h"
 #include "codegen/Target.h"
 #include "kiln/runtime/Status.h"
+#include "kiln/runtime/SymbolicDim.h"
 #include "passes/Passes.h"
 
 #include <cstdint>
@@ -61,6 +62,10 @@ struct CompileOptions {
   /// Sizes of named dynamic dimensions (`--dim NAME=SIZE`), applied when
   /// tracing.
   std::map<std::string, int64_t> dimSizes;
+  /// Ranges of named dynamic dimensions (`--dim NAME=LO..HI`): the package
+  /// serves every size in them (compiler/SizeRangeCompile.h); a dynamic
+  /// dimension with neither a size nor a range gets [1, kDefaultSizeMax].
+  std::map<std::string, SizeSymbol> dimRanges;
   /// Host C++ compiler (empty: $KILN_CXX or the configured compiler).
   std::string cxx;
   /// x86-64 level of CPU kernels (`--cpu-isa`; empty: the host's).
@@ -144,6 +149,21 @@ mlir::LogicalResult planGraphBreaks(mlir::ModuleOp module,
 
 /// True when `module` was planned into a program (it has graph breaks).
 bool isProgramModule(mlir::ModuleOp module);
+
+/// Steps 1-3 of compileGraph: the graph passes, fusion and the target's
+/// lowering of the graph of `module` (after this the IR says what runs).
+mlir::LogicalResult lowerGraph(mlir::ModuleOp module,
+                               const CompileOptions &options,
+                               const std::string &graph);
+
+/// Steps 4-9 of compileGraph on a graph lowerGraph lowered: kernels, memory
+/// plan, wrapper, weights, the build and the manifest; `passSeconds` is
+/// the time the passes took (for the manifest).
+mlir::LogicalResult
+emitGraphPackage(mlir::ModuleOp module, const CompileOptions &options,
+                 const std::string &graph, const std::string &outputDir,
+                 double passSeconds, StepCounts *counts = nullptr,
+                 std::map<std::string, int64_t> *arenaOffsets = nullptr);
 
 /// Compiles one graph (a module whose one function is tagged `kiln.graph`):
 /// the graph passes up to fusion, then the package in `outputDir`. `graph`

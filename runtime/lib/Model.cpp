@@ -105,7 +105,7 @@ Status resolveAll(const SharedLibrary &lib, const std::string &prefix,
 Expected<std::vector<ValueSignature>>
 querySignature(const std::string &libPath, const char *kind, int count,
                const char *(*name)(int), int (*dtype)(int), int (*rank)(int),
-               const int64_t *(*shape)(int)) {
+               const int64_t *(*shape)(int), bool sized = false) {
   if (count < 0)
     return Status::error(strCat(libPath, ": reports ", count, " ", kind,
                                 "s; the library is "
@@ -129,7 +129,8 @@ querySignature(const std::string &libPath, const char *kind, int count,
       return Status::error(
           strCat(where, " ('", sig.name, "') has an invalid rank ", r));
     for (int d = 0; d < r; ++d) {
-      if (dims[d] < 0)
+      // -1: a dim that follows a size symbol (`sized` packages only).
+      if (dims[d] < (sized ? -1 : 0))
         return Status::error(strCat(where, " ('", sig.name,
                                     "') has a dynamic dimension; compiled "
                                     "models have static shapes"));
@@ -195,6 +196,51 @@ Expected<std::string> locateExternal(const std::string &file,
 }
 
 } // namespace
+
+/// A package compiled for ranges of sizes: its run_sized entry, its size
+/// symbols, and the names of the signature's -1 dims (an input's must be
+/// one symbol, bound from the input's shape at run time; an output's may
+/// be a product of them).
+Status Model::Impl::bindSizeSymbols(const PackageManifest &manifest,
+                                    const std::string &manifestPath,
+                                    const std::string &prefix, bool cuda) {
+  Model::Impl &impl = *this;
+  if (cuda || !manifest.hasSignature)
+    return Status::error(strCat(manifestPath,
+                                ": has size symbols but is a ",
+                                cuda ? "CUDA package" : "package without a "
+                                                        "signature",
+                                "; only CPU packages are compiled for ranges "
+                                "of sizes (recompile it with kiln compile)"));
+  KILN_RETURN_IF_ERROR(resolve(impl.library,
+                               (prefix + "_run_sized").c_str(),
+                               impl.abi.runSized));
+  impl.sizeSymbols = manifest.sizeSymbols;
+  auto name = [&](const std::vector<ManifestValue> &declared,
+                  std::vector<ValueSignature> &sigs, bool input) -> Status {
+    for (size_t i = 0; i < sigs.size(); ++i) {
+      const ManifestValue &m = declared[i];
+      for (size_t d = 0; d < sigs[i].shape.size(); ++d) {
+        if (sigs[i].shape[d] >= 0)
+          continue;
+        if (m.dims.size() != sigs[i].shape.size())
+          return Status::error(strCat(manifestPath, ": '", m.name,
+                                      "' has a dynamic dim but no 'dims'"));
+        Expected<SymbolicDim> dim = SymbolicDim::parse(m.dims[d]);
+        if (!dim || (input && !(dim->num == 1 && dim->den == 1 &&
+                                dim->factors.size() == 1 &&
+                                dim->factors[0].second == 1)))
+          return Status::error(strCat(
+              manifestPath, ": input '", m.name, "' dim ", d, " is '",
+              m.dims[d], "'; an input's dynamic dim must be one size symbol"));
+        sigs[i].dimNames[d] = m.dims[d];
+      }
+    }
+    return Status::ok();
+  };
+  KILN_RETURN_IF_ERROR(name(manifest.inputs, impl.inputs, true));
+  return name(manifest.outputs, impl.outputs, false);
+}
 
 Status Model::Impl::bindWeights(const PackageManifest &manifest,
                                 const std::string &manifestPath,
@@ -514,13 +560,14 @@ Expected<Model> Model::load(const std::string &dir,
   KILN_RETURN_IF_ERROR(resolveAll(impl->library, prefix, impl->abi, isCuda));
 
   const AbiFunctions &f = impl->abi;
+  bool sized = !manifest->sizeSymbols.empty();
   auto in = querySignature(impl->libPath, "input", f.numInputs(), f.inputName,
-                           f.inputDType, f.inputRank, f.inputShape);
+                           f.inputDType, f.inputRank, f.inputShape, sized);
   if (!in)
     return in.status();
   auto out =
       querySignature(impl->libPath, "output", f.numOutputs(), f.outputName,
-                     f.outputDType, f.outputRank, f.outputShape);
+                     f.outputDType, f.outputRank, f.outputShape, sized);
   if (!out)
     return out.status();
   auto w = querySignature(impl->libPath, "weight", f.numWeights(), f.weightName,
@@ -536,6 +583,9 @@ Expected<Model> Model::load(const std::string &dir,
     KILN_RETURN_IF_ERROR(checkManifestSignature(
         manifestPath, "output", manifest->outputs, impl->outputs));
   }
+  if (sized)
+    KILN_RETURN_IF_ERROR(
+        impl->bindSizeSymbols(*manifest, manifestPath, prefix, isCuda));
 
   KILN_RETURN_IF_ERROR(impl->bindWeights(*manifest, manifestPath, options));
   impl->arenaBytes = f.arenaBytes();

@@ -14,6 +14,7 @@
 #define KILN_RUNTIME_LIB_MODELIMPL_H
 
 #include "kiln/runtime/Model.h"
+#include "kiln/runtime/SymbolicDim.h"
 
 #include "ProgramPackage.h"
 #include "SharedLibrary.h"
@@ -55,6 +56,8 @@ struct AbiFunctions {
   kiln_model_arena_bytes_fn arenaBytes = nullptr;
   kiln_model_create_fn create = nullptr;
   kiln_model_run_fn run = nullptr;
+  /// Packages compiled for ranges of sizes only.
+  kiln_model_run_sized_fn runSized = nullptr;
   kiln_model_destroy_fn destroy = nullptr;
   /// Optional (cpu packages of this Kiln): the number of threads the calling
   /// thread's kernels use from now on; 0 restores the package's default.
@@ -101,6 +104,10 @@ struct Model::Impl {
   SharedLibrary library;
   modelimpl::AbiFunctions abi;
   std::vector<ValueSignature> inputs, outputs, weights;
+  /// A package compiled for ranges of sizes: its size symbols (the
+  /// signature's -1 dims name them, or for outputs a product of them, in
+  /// ValueSignature::dimNames); empty for static shapes.
+  std::vector<SizeSymbol> sizeSymbols;
   /// The bound weights, in ABI order; they own (or keep mapped) the bytes
   /// that the handle points to.
   std::vector<Tensor> weightTensors;
@@ -124,6 +131,11 @@ struct Model::Impl {
       abi.destroy(handle);
   }
 
+  /// A package compiled for ranges of sizes (manifest "size_symbols"):
+  /// resolves <prefix>_run_sized and names the signature's -1 dims.
+  Status bindSizeSymbols(const PackageManifest &manifest,
+                         const std::string &manifestPath,
+                         const std::string &prefix, bool cuda);
   Status bindWeights(const PackageManifest &manifest,
                      const std::string &manifestPath,
                      const LoadOptions &options);

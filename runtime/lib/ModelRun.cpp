@@ -124,6 +124,68 @@ outputTargets(const std::vector<ValueSignature> &outputs,
   return targets;
 }
 
+/// The sizes of a run of a package compiled for ranges of sizes, bound
+/// from the inputs' shapes: each -1 dim of an input's signature names its
+/// symbol; every use of a symbol must agree and lie in its range.
+Expected<std::map<std::string, int64_t>>
+bindSizes(const std::vector<SizeSymbol> &symbols,
+          const std::vector<ValueSignature> &inputs,
+          const NamedTensors &given) {
+  std::map<std::string, int64_t> sizes;
+  std::map<std::string, std::string> boundBy;
+  for (const ValueSignature &sig : inputs) {
+    const Tensor *t = findNamed(given, sig.name);
+    if (!t || !t->defined() || t->shape().size() != sig.shape.size())
+      continue; // checkTensor names the problem
+    for (size_t d = 0; d < sig.shape.size(); ++d) {
+      if (sig.shape[d] >= 0)
+        continue;
+      const std::string &name = sig.dimNames[d];
+      int64_t size = t->shape()[d];
+      std::string where = strCat("input '", sig.name, "' dimension ", d,
+                                 " ('", name, "')");
+      auto [it, fresh] = sizes.emplace(name, size);
+      if (!fresh && it->second != size)
+        return Status::error(strCat(where, " is ", size, " but ",
+                                    boundBy[name], " gives '", name, "' = ",
+                                    it->second,
+                                    "; dims with one name must be equal"));
+      if (fresh)
+        boundBy[name] = where;
+      for (const SizeSymbol &s : symbols)
+        if (s.name == name && (size < s.min || size > s.max))
+          return Status::error(strCat(
+              where, " is ", size, "; the package serves ", name, " in ",
+              s.min, "..", s.max, " (recompile it with kiln compile --dim ",
+              name, "=", s.min, "..N for larger sizes)"));
+    }
+  }
+  for (const SizeSymbol &s : symbols)
+    if (!sizes.count(s.name))
+      return Status::error(strCat("no input gives the size '", s.name,
+                                  "' (the package is inconsistent)"));
+  return sizes;
+}
+
+/// `sig` with its -1 dims evaluated at `sizes`.
+Expected<ValueSignature> sizedSignature(const ValueSignature &sig,
+                                        const std::map<std::string, int64_t> &sizes) {
+  ValueSignature out = sig;
+  for (size_t d = 0; d < out.shape.size(); ++d) {
+    if (out.shape[d] >= 0)
+      continue;
+    Expected<SymbolicDim> dim = SymbolicDim::parse(sig.dimNames[d]);
+    if (!dim)
+      return dim.status();
+    Expected<int64_t> size = dim->evaluate(sizes);
+    if (!size)
+      return size.status().withContext(
+          strCat("'", sig.name, "' dimension ", d));
+    out.shape[d] = *size;
+  }
+  return out;
+}
+
 } // namespace modelimpl
 
 using namespace modelimpl;
@@ -267,8 +329,28 @@ Expected<NamedTensors> Model::runUntraced(const NamedTensors &inputs,
           "left it in (a training package's backward graph); run it "
           "through kiln::Trainer, or pass that arena as RunOptions::arena"));
   KILN_RETURN_IF_ERROR(checkNames(m.inputs, inputs, "input", "model", true));
+  // A package compiled for ranges of sizes: the sizes from the inputs, and
+  // the signature at those sizes.
+  std::vector<ValueSignature> inputSigs = m.inputs, outputSigs = m.outputs;
+  std::vector<int64_t> sizes;
+  if (!m.sizeSymbols.empty()) {
+    Expected<std::map<std::string, int64_t>> bound =
+        bindSizes(m.sizeSymbols, m.inputs, inputs);
+    if (!bound)
+      return bound.status();
+    for (const SizeSymbol &s : m.sizeSymbols)
+      sizes.push_back(bound->at(s.name));
+    for (auto *sigs : {&inputSigs, &outputSigs})
+      for (ValueSignature &sig : *sigs) {
+        Expected<ValueSignature> sized = sizedSignature(sig, *bound);
+        if (!sized)
+          return sized.status();
+        sig = sized.take();
+      }
+  }
+
   Expected<std::vector<const Tensor *>> targets =
-      outputTargets(m.outputs, options.outputsInto, device());
+      outputTargets(outputSigs, options.outputsInto, device());
   if (!targets)
     return targets.status();
   if (m.cuda) {
@@ -290,7 +372,7 @@ Expected<NamedTensors> Model::runUntraced(const NamedTensors &inputs,
   std::vector<Tensor> ready;
   std::vector<const void *> inputPointers;
   ready.reserve(m.inputs.size());
-  for (const ValueSignature &sig : m.inputs) {
+  for (const ValueSignature &sig : inputSigs) {
     const Tensor *t = findNamed(inputs, sig.name);
     KILN_RETURN_IF_ERROR(checkTensor(sig, *t, "input"));
     ready.push_back(alignedContiguous(*t));
@@ -305,8 +387,8 @@ Expected<NamedTensors> Model::runUntraced(const NamedTensors &inputs,
   NamedTensors outputs;
   std::vector<void *> outputPointers;
   std::vector<std::pair<const Tensor *, Tensor>> staged;
-  for (size_t i = 0; i < m.outputs.size(); ++i) {
-    const ValueSignature &sig = m.outputs[i];
+  for (size_t i = 0; i < outputSigs.size(); ++i) {
+    const ValueSignature &sig = outputSigs[i];
     const Tensor *target = (*targets)[i];
     if (target && isAligned(target->rawData())) {
       outputPointers.push_back(target->rawData());
@@ -341,9 +423,13 @@ Expected<NamedTensors> Model::runUntraced(const NamedTensors &inputs,
                                              : 0);
   char err[1024] = {0};
   ProfiledCall profiled(options.trace, m.abi.setProfiler);
-  int rc = m.abi.run(m.handle, inputPointers.data(), outputPointers.data(),
-                     options.arena ? options.arena : arena.get(), err,
-                     sizeof(err));
+  void *runArena = options.arena ? options.arena : arena.get();
+  int rc = m.abi.runSized
+               ? m.abi.runSized(m.handle, sizes.data(), inputPointers.data(),
+                                outputPointers.data(), runArena, err,
+                                sizeof(err))
+               : m.abi.run(m.handle, inputPointers.data(),
+                           outputPointers.data(), runArena, err, sizeof(err));
   Status steps = profiled.finish();
   if (arena)
     m.releaseArena(std::move(arena));

@@ -28,6 +28,8 @@ Json valueJson(const ManifestValue &v) {
       {"name", v.name}, {"dtype", dtypeName(v.dtype)}, {"shape", v.shape}};
   if (v.bytes)
     j["bytes"] = *v.bytes;
+  if (!v.dims.empty())
+    j["dims"] = v.dims;
   return j;
 }
 
@@ -128,6 +130,10 @@ Json graphManifestJson(const PackageManifest &m) {
     j["symbol_prefix"] = m.symbolPrefix;
   if (m.hasSignature)
     j["signature"] = signatureJson(m);
+  if (!m.sizeSymbols.empty())
+    j["size_symbols"] = listJson(m.sizeSymbols, [](const SizeSymbol &s) {
+      return Json{{"name", s.name}, {"min", s.min}, {"max", s.max}};
+    });
   j["weights_file"] = m.weightsFile;
   j["weights"] = listJson(m.weights, weightJson);
   j["kernels"] = listJson(m.kernels, kernelJson);

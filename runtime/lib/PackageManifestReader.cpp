@@ -99,13 +99,87 @@ Status parseNameTypeShape(const Json &j, std::string &name, DType &dtype,
 }
 
 Status parseValue(const Json &j, ManifestValue &v, bool dynamic) {
+  // A value with "dims" may have -1 where a dim follows a size symbol.
+  const auto dimsIt = j.find("dims");
+  bool hasDims = dimsIt != j.end();
   KILN_RETURN_IF_ERROR(
-      parseNameTypeShape(j, v.name, v.dtype, v.shape, dynamic));
+      parseNameTypeShape(j, v.name, v.dtype, v.shape, dynamic || hasDims));
   if (j.contains("bytes")) {
     uint64_t bytes = 0;
     KILN_RETURN_IF_ERROR(Fields(j).count("bytes", bytes));
     v.bytes = bytes;
   }
+  if (!hasDims)
+    return Status::ok();
+  if (!dimsIt->is_array() || dimsIt->size() != v.shape.size())
+    return Status::error("'dims' must be an array of one size expression "
+                         "per dim of 'shape'");
+  for (size_t d = 0; d < v.shape.size(); ++d) {
+    const Json &e = (*dimsIt)[d];
+    if (!e.is_string())
+      return Status::error("'dims' must hold strings");
+    Expected<SymbolicDim> dim = SymbolicDim::parse(e.get<std::string>());
+    if (!dim)
+      return Status::error("'dims': " + dim.status().message());
+    if (dim->isConstant() ? dim->den != 1 || dim->num != v.shape[d]
+                          : v.shape[d] != -1)
+      return Status::error(strCat("'dims' entry '", e.get<std::string>(),
+                                  "' disagrees with the shape's size ",
+                                  v.shape[d]));
+    v.dims.push_back(e.get<std::string>());
+  }
+  return Status::ok();
+}
+
+/// Reads "size_symbols" and checks that the signature's dims use them
+/// only.
+Status parseSizeSymbols(const Fields &fields, PackageManifest &m) {
+  const Json *list = fields.find("size_symbols");
+  if (list) {
+    if (!list->is_array() || list->size() > 64)
+      return Status::error("'size_symbols' must be an array of at most 64 "
+                           "objects with name, min and max");
+    for (const Json &e : *list) {
+      if (!e.is_object())
+        return Status::error("'size_symbols' must hold objects");
+      SizeSymbol s;
+      Fields f(e);
+      const Json *name = f.find("name");
+      if (!name || !name->is_string() ||
+          !SymbolicDim::parse(name->get<std::string>()) ||
+          SymbolicDim::parse(name->get<std::string>())->factors.size() != 1)
+        return Status::error("'size_symbols': each needs a 'name' that is "
+                             "an identifier");
+      s.name = name->get<std::string>();
+      KILN_RETURN_IF_ERROR(f.integer("min", s.min));
+      KILN_RETURN_IF_ERROR(f.integer("max", s.max));
+      if (s.min < 1 || s.min > s.max || s.max > (int64_t(1) << 40))
+        return Status::error(strCat("'size_symbols': '", s.name,
+                                    "' has the range ", s.min, "..", s.max,
+                                    "; expected 1 <= min <= max <= 2^40"));
+      for (const SizeSymbol &other : m.sizeSymbols)
+        if (other.name == s.name)
+          return Status::error("'size_symbols': '" + s.name +
+                               "' appears twice");
+      m.sizeSymbols.push_back(s);
+    }
+  }
+  auto known = [&](const std::string &name) {
+    for (const SizeSymbol &s : m.sizeSymbols)
+      if (s.name == name)
+        return true;
+    return false;
+  };
+  for (const auto *values : {&m.inputs, &m.outputs})
+    for (const ManifestValue &v : *values)
+      for (const std::string &text : v.dims) {
+        SymbolicDim dim = *SymbolicDim::parse(text); // parseValue checked it
+        for (const auto &factor : dim.factors)
+          if (!known(factor.first))
+            return Status::error("signature value '" + v.name +
+                                 "': its dims use '" + factor.first +
+                                 "', which 'size_symbols' does not declare");
+      }
   return Status::ok();
 }
 
@@ -562,10 +636,11 @@ Status parseHeader(const Fields &fields, PackageManifest &m) {
     m.format = format->get<std::string>();
   }
   KILN_RETURN_IF_ERROR(fields.integer("format_version", m.formatVersion));
-  if (m.formatVersion < 1 || m.formatVersion > kManifestFillsFormatVersion)
+  if (m.formatVersion < 1 ||
+      m.formatVersion > kManifestSizeSymbolsFormatVersion)
     return Status::error(strCat("'format_version' is ", m.formatVersion,
                                 "; this runtime reads 1 to ",
-                                kManifestFillsFormatVersion,
+                                kManifestSizeSymbolsFormatVersion,
                                 " (recompile the package with this Kiln)"));
   if (const Json *kind = fields.find("kind")) {
     std::string k = kind->is_string() ? kind->get<std::string>() : "";
@@ -630,6 +705,7 @@ Expected<PackageManifest> parseRoot(const Json &root) {
   Fields fields(root);
   KILN_RETURN_IF_ERROR(parseHeader(fields, m));
   KILN_RETURN_IF_ERROR(parseSignature(fields, m));
+  KILN_RETURN_IF_ERROR(parseSizeSymbols(fields, m));
 
   if (Expected<const Json *> program = fields.object("program"); !program)
     return program.status();

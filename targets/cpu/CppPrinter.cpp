@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "targets/cpu/CppKernel.h"
+#include "codegen/SymbolicShapes.h"
 #include "codegen/ExprPrinter.h"
 
 #include "llvm/Support/raw_ostream.h"
@@ -92,9 +93,16 @@ int64_t CppPrinter::work(const Body &body) const {
   return w;
 }
 
+/// The extent of loop variable `var` as C++: a number, or a run-time size.
+static std::string extentOf(const Kernel &k, int var) {
+  const LoopVar &v = k.vars[var];
+  return v.symbolicExtent.empty() ? std::to_string(v.extent)
+                                  : v.symbolicExtent;
+}
+
 void CppPrinter::openFor(int var) {
   line("for (int64_t " + names[var] + " = 0; " + names[var] + " < " +
-       std::to_string(k.vars[var].extent) + "; ++" + names[var] + ") {");
+       extentOf(k, var) + "; ++" + names[var] + ") {");
   ++indent;
 }
 
@@ -429,7 +437,7 @@ bool CppPrinter::printPipelinedRows(const Stmt &loop) {
       return false;
 
   int row = loop.vars[0];
-  std::string n = std::to_string(k.vars[row].extent);
+  std::string n = extentOf(k, row);
   line("#pragma omp parallel");
   line("{");
   ++indent;
@@ -493,6 +501,8 @@ std::string CppPrinter::signature() const {
     s += (i ? ", " : "") + std::string(b.isOutput ? "" : "const ") +
          storageCType(b.type) + " *__restrict " + b.name;
   }
+  for (const std::string &size : k.sizeParams)
+    s += ", int64_t " + size;
   return s + ")";
 }
 
@@ -505,6 +515,10 @@ CppKernel CppPrinter::print() {
   for (size_t i = 0; i < k.parallelDomain.size(); ++i)
     header += (i ? ", " : "") + std::to_string(k.parallelDomain[i]);
   header += "]";
+  for (const LoopVar &v : k.vars)
+    if (!v.symbolicExtent.empty())
+      header += ", " + v.name + " < " + v.symbolicExtent + " (at most " +
+                std::to_string(v.extent) + ")";
   if (k.kind == "reduction") {
     header += " reducing [";
     for (size_t i = 0; i < k.reducedDomain.size(); ++i)
@@ -536,6 +550,14 @@ mlir::FailureOr<CppKernel> emitCppKernel(FusionOp op) {
   mlir::FailureOr<Kernel> kernel = lowerFusionToKernelIR(op);
   if (mlir::failed(kernel))
     return mlir::failure();
+  // Run-time extents of a package compiled for a range of sizes.
+  std::vector<std::string> loops = symbolicLoopsOf(op);
+  for (size_t v = 0; v < loops.size() && v < kernel->vars.size(); ++v)
+    if (!loops[v].empty())
+      kernel->vars[v].symbolicExtent =
+          SymbolicDim::parse(loops[v])->cExpr();
+  for (const std::string &symbol : kernelSizeSymbols(op))
+    kernel->sizeParams.push_back(sizeSymbolCName(symbol));
   return printCppKernel(*kernel);
 }
 

@@ -172,7 +172,7 @@ public:
       arg(v, /*isConst=*/true);
     for (Value v : op->getResults())
       arg(v, /*isConst=*/false);
-    os << ");\n";
+    os << kernelSizeArguments(op) << ");\n";
   }
 
   LogicalResult emitLibraryCall(llvm::raw_ostream &os, LibraryCallOp call,
@@ -194,7 +194,7 @@ public:
   }
 
   void emitCopy(llvm::raw_ostream &os, const std::string &destination,
-                const std::string &source, int64_t bytes,
+                const std::string &source, const std::string &bytes,
                 const std::string &comment) override {
     os << "  std::memcpy(" << destination << ", " << source << ", " << bytes
        << "); // " << comment << "\n";
@@ -221,7 +221,7 @@ public:
       arg(v, /*isInput=*/true, n);
     for (auto [n, v] : llvm::enumerate(op->getResults()))
       arg(v, /*isInput=*/false, n);
-    entry.body += ");\n";
+    entry.body += kernelSizeArguments(op) + ");\n";
     return entry;
   }
 
@@ -255,7 +255,7 @@ private:
     for (Value v : op->getOperands()) {
       ValueType t = valueType(v);
       os << "\n        view(" << buffers.pointer(v) << ", "
-         << dtypeEnum(t.dtype) << ", " << formatShape(t.shape) << "), // "
+         << dtypeEnum(t.dtype) << ", " << shapeExpr(t) << "), // "
          << buffers.describe(v);
     }
     os << "\n    };\n";
@@ -270,7 +270,7 @@ private:
       ValueType t = valueType(r);
       os << "    if (store(out, " << r.getResultNumber() << ", "
          << buffers.pointer(r) << ", " << dtypeEnum(t.dtype) << ", "
-         << formatShape(t.shape) << ", " << quote(node)
+         << shapeExpr(t) << ", " << quote(node)
          << ", err, errlen)) // " << buffers.describe(r) << "\n"
          << "      return 1;\n";
     }

@@ -140,7 +140,7 @@ public:
   }
 
   void emitCopy(llvm::raw_ostream &os, const std::string &destination,
-                const std::string &source, int64_t bytes,
+                const std::string &source, const std::string &bytes,
                 const std::string &comment) override {
     cudawrapper::emitCopy(os, destination, source, bytes, comment);
   }

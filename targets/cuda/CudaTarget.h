@@ -78,7 +78,7 @@ void emitHostStep(llvm::raw_ostream &os, mlir::Operation *op, size_t index,
 /// The device-to-device copy of an output not written in place (or of an
 /// arena value that lives elsewhere) to `destination`.
 void emitCopy(llvm::raw_ostream &os, const std::string &destination,
-              const std::string &source, int64_t bytes,
+              const std::string &source, const std::string &bytes,
               const std::string &comment);
 
 } // namespace cudawrapper

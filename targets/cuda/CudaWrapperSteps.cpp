@@ -329,7 +329,7 @@ void emitHostStep(llvm::raw_ostream &os, Operation *op, size_t index,
 }
 
 void emitCopy(llvm::raw_ostream &os, const std::string &destination,
-              const std::string &source, int64_t bytes,
+              const std::string &source, const std::string &bytes,
               const std::string &comment) {
   os << "  if (kiln_cuda_memcpy(" << destination << ", " << source
      << ", " << bytes << ", 2, stream, err, errlen)) // " << comment << "\n"

@@ -11,6 +11,7 @@
 
 #include "kiln/runtime/Executor.h"
 #include "kiln/runtime/Status.h"
+#include "kiln/runtime/SymbolicDim.h"
 #include "kiln/runtime/Tensor.h"
 #include "kiln/runtime/Trace.h"
 
@@ -195,9 +196,12 @@ Status trainOptionsOf(const TrainFlags &flags, TrainOptions &options,
 Status parseInputValueFlags(const std::vector<std::string> &flags,
                             std::map<std::string, Tensor> &values);
 
-/// Parses `--dim NAME=SIZE` flags into `sizes`; errors name the flag.
+/// Parses `--dim NAME=SIZE` flags into `sizes` and, where `ranges` is
+/// given (kiln compile), `--dim NAME=LO..HI` into `ranges` (LO == HI is a
+/// size); errors name the flag.
 Status parseDimFlags(const std::vector<std::string> &flags,
-                     std::map<std::string, int64_t> &sizes);
+                     std::map<std::string, int64_t> &sizes,
+                     std::map<std::string, SizeSymbol> *ranges = nullptr);
 
 /// Parses `--precision P` and `--precision-override NAME=CLASS` flags into
 /// `options` (kiln-autocast's); `enabled` is false for P = f32. Errors name

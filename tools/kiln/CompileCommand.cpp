@@ -16,6 +16,7 @@
 #include "codegen/MemoryPlanner.h"
 #include "codegen/PackageNames.h"
 #include "compiler/Pipeline.h"
+#include "compiler/SizeRangeCompile.h"
 #include "compiler/onnx/OnnxTracer.h"
 #include "kiln/runtime/Counted.h"
 #include "kiln/runtime/PackageManifest.h"
@@ -31,22 +32,51 @@
 namespace kiln {
 
 Status parseDimFlags(const std::vector<std::string> &flags,
-                     std::map<std::string, int64_t> &sizes) {
+                     std::map<std::string, int64_t> &sizes,
+                     std::map<std::string, SizeSymbol> *ranges) {
+  // A positive integer of at most 18 digits, else nullopt.
+  auto number = [](const std::string &text) -> std::optional<int64_t> {
+    if (text.empty() || text.size() > 18 ||
+        text.find_first_not_of("0123456789") != std::string::npos)
+      return std::nullopt;
+    int64_t v = std::stoll(text);
+    return v > 0 ? std::optional<int64_t>(v) : std::nullopt;
+  };
   for (const std::string &flag : flags) {
     size_t eq = flag.find('=');
     std::string name = eq == std::string::npos ? flag : flag.substr(0, eq);
     std::string size = eq == std::string::npos ? "" : flag.substr(eq + 1);
-    bool ok = !name.empty() && !size.empty() && size.size() < 19 &&
-              size.find_first_not_of("0123456789") == std::string::npos;
-    int64_t value = ok ? std::stoll(size) : 0;
-    if (!ok || value <= 0)
+    size_t dots = size.find("..");
+    if (dots != std::string::npos) {
+      std::optional<int64_t> lo = number(size.substr(0, dots));
+      std::optional<int64_t> hi = number(size.substr(dots + 2));
+      if (name.empty() || !lo || !hi || *lo > *hi)
+        return Status::error(strCat("--dim '", flag,
+                                    "': expected NAME=LO..HI with positive "
+                                    "integers LO <= HI, e.g. --dim "
+                                    "batch=1..64"));
+      if (!ranges)
+        return Status::error(strCat("--dim '", flag,
+                                    "': a range of sizes is for kiln "
+                                    "compile; give one size here"));
+      if (sizes.count(name) || ranges->count(name))
+        return Status::error(strCat("--dim ", name, " is given twice"));
+      if (*lo == *hi)
+        sizes[name] = *lo;
+      else
+        (*ranges)[name] = SizeSymbol{name, *lo, *hi};
+      continue;
+    }
+    std::optional<int64_t> value = number(size);
+    if (name.empty() || !value)
       return Status::error(strCat("--dim '", flag,
                                   "': expected NAME=SIZE with a positive "
-                                  "integer SIZE, e.g. --dim batch=4"));
-    if (sizes.count(name) && sizes[name] != value)
-      return Status::error(strCat("--dim ", name, " is given twice (",
-                                  sizes[name], " and ", value, ")"));
-    sizes[name] = value;
+                                  "integer SIZE, e.g. --dim batch=4",
+                                  ranges ? " (or a range NAME=LO..HI)" : ""));
+    if ((sizes.count(name) && sizes[name] != *value) ||
+        (ranges && ranges->count(name)))
+      return Status::error(strCat("--dim ", name, " is given twice"));
+    sizes[name] = *value;
   }
   return Status::ok();
 }
@@ -127,6 +157,9 @@ DiagnosticReporter::DiagnosticReporter(mlir::MLIRContext *context)
         return mlir::success();
       }) {}
 
+static int reportPackage(const CompileOptions &options,
+                         const std::vector<SizeSymbol> &symbols);
+
 /// The one-line report of a training package just written.
 static int reportTrainingPackage(const CompileOptions &options) {
   Expected<PackageManifest> manifest =
@@ -175,7 +208,8 @@ int runCompileCommand(const CompileCommandOptions &flags) {
   options.fullgraph = flags.fullgraph;
   options.dumpIrDir = flags.dumpIrDir;
   options.printConstants = flags.printConstants;
-  Status dims = parseDimFlags(flags.dims, options.dimSizes);
+  Status dims =
+      parseDimFlags(flags.dims, options.dimSizes, &options.dimRanges);
   if (!dims)
     return reportError(dims.message());
   if (Status precision = parsePrecisionFlags(
@@ -243,14 +277,49 @@ int runCompileCommand(const CompileCommandOptions &flags) {
     progress.finish();
     return reportTrainingPackage(options);
   }
+  // Named dynamic dims without a size: one package for their ranges when
+  // the model compiles that way (compiler/SizeRangeCompile.h), else the
+  // eager plan of dynamic dims below, with a warning saying why.
+  bool unnamed = false;
+  Expected<std::vector<SizeSymbol>> symbols =
+      sizeSymbolsOf(**module, options.dimRanges, unnamed);
+  if (!symbols)
+    return reportError(symbols.status().message());
+  if (!symbols->empty() && !unnamed) {
+    mlir::FailureOr<std::optional<std::string>> whyNot =
+        compileForSizeRanges(context, options, trace, *symbols);
+    if (mlir::failed(whyNot)) {
+      if (diagnostics.errors() == 0)
+        reportError("compiling '" + options.modelPath + "' failed");
+      return 1;
+    }
+    if (!*whyNot) {
+      progress.finish();
+      return reportPackage(options, *symbols);
+    }
+    endProgressLine();
+    std::cerr << "kiln: warning: '" << options.modelPath
+              << "' is not compiled for a range of sizes: " << **whyNot
+              << "; its dynamic dimensions are planned as graph breaks "
+                 "instead (or give fixed sizes with --dim NAME=SIZE)\n";
+  } else if (!options.dimRanges.empty()) {
+    return reportError("--dim NAME=LO..HI: '" + options.modelPath +
+                       "' has a dynamic input dimension without a name; "
+                       "ranges need named dimensions (give fixed sizes "
+                       "with --dim instead)");
+  }
   if (mlir::failed(runCompilePipeline(**module, options))) {
     if (diagnostics.errors() == 0)
       reportError("compiling '" + options.modelPath + "' failed");
     return 1;
   }
   progress.finish();
+  return reportPackage(options, {});
+}
 
-  // A one-line report from the manifest just written.
+/// The one-line report of a package just written, from its manifest.
+static int reportPackage(const CompileOptions &options,
+                         const std::vector<SizeSymbol> &symbols) {
   Expected<PackageManifest> manifest =
       readManifest(options.outputDir + "/manifest.json");
   if (manifest && manifest->counts) {
@@ -265,7 +334,13 @@ int runCompileCommand(const CompileCommandOptions &flags) {
     std::cout << counted(c.fused, "fused kernel", "fused kernels") << ", "
               << counted(c.library, "library call", "library calls") << ", "
               << counted(c.fallback, "fallback op", "fallback ops")
-              << "; arena " << manifest->memoryPlan.arenaBytes << " bytes\n";
+              << "; arena " << manifest->memoryPlan.arenaBytes << " bytes";
+    for (const SizeSymbol &s : symbols)
+      std::cout << (&s == &symbols.front() ? "; sizes " : ", ") << s.name
+                << " in " << s.min << ".." << s.max;
+    if (!symbols.empty())
+      std::cout << " (planned for the maximum)";
+    std::cout << "\n";
   }
   return 0;
 }

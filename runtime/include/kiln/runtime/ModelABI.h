@@ -10,8 +10,9 @@
  * declares them with their names and adds each generated kernel; this header
  * gives the handle type, the ABI version and, for callers that resolve the
  * symbols themselves (dlsym of "<prefix>_<entry>"), the type of each entry
- * point. The generated wrapper implements them; nothing else does. All
- * shapes are static (a package is compiled for fixed shapes). Dtype codes are
+ * point. The generated wrapper implements them; nothing else does. Shapes
+ * are static, except in a package compiled for ranges of sizes, whose
+ * signature has -1 where a dim follows a size symbol. Dtype codes are
  * kiln::DType's values (0 f32, 1 f16, 2 bf16, 3 f64, 4 i64, 5 i32, 6 i8, 7
  * u8, 8 bool).
  *
@@ -74,6 +75,18 @@ typedef int (*kiln_model_create_fn)(const void *const *weights,
 typedef int (*kiln_model_run_fn)(kiln_model *model, const void *const *inputs,
                                  void *const *outputs, void *arena, char *err,
                                  size_t errlen);
+
+/** <prefix>_run_sized (CPU packages compiled for ranges of sizes,
+ *  docs/dynamic-shapes.md, whose <prefix>_run refuses to run): like
+ *  <prefix>_run, with one size per size symbol (in the order of
+ *  <prefix>_size_symbol_name) in `sizes`; inputs and outputs have the
+ *  shapes those sizes give (the manifest's "dims"). Sizes outside the
+ *  symbols' ranges (<prefix>_size_symbol_min / _max) are an error. */
+typedef int (*kiln_model_run_sized_fn)(kiln_model *model,
+                                       const int64_t *sizes,
+                                       const void *const *inputs,
+                                       void *const *outputs, void *arena,
+                                       char *err, size_t errlen);
 
 /** <prefix>_destroy: releases a handle. */
 typedef void (*kiln_model_destroy_fn)(kiln_model *model);

@@ -141,6 +141,7 @@
 
 #include "kiln/runtime/DType.h"
 #include "kiln/runtime/Status.h"
+#include "kiln/runtime/SymbolicDim.h"
 #include "kiln/runtime/Tensor.h"
 
 #include <array>
@@ -160,6 +161,9 @@ inline constexpr int64_t kManifestFormatVersion = 1;
 /// (ManifestWeight::fill), and the newest readManifest accepts: older
 /// runtimes refuse such a package rather than miss its fills.
 inline constexpr int64_t kManifestFillsFormatVersion = 2;
+/// The "format_version" of a package compiled for ranges of sizes
+/// ("size_symbols"), and the newest readManifest accepts.
+inline constexpr int64_t kManifestSizeSymbolsFormatVersion = 3;
 
 /// Which of the two forms a manifest has ("kind").
 enum class PackageKind {
@@ -177,10 +181,15 @@ enum class PackageKind {
 struct ManifestValue {
   std::string name;
   DType dtype = DType::F32;
-  /// Static sizes; in a program package's signature a size may be -1.
+  /// Static sizes; in a program package's signature a size may be -1, and
+  /// so may one that `dims` names.
   Shape shape;
-  /// The value's size in bytes ("bytes"; graph packages write it).
+  /// The value's size in bytes ("bytes"; graph packages write it; at the
+  /// bound where `dims` has symbols).
   std::optional<uint64_t> bytes;
+  /// ("dims", a package compiled for ranges of sizes) each dim as
+  /// SymbolicDim text: "batch", "4*batch" or the size; empty when absent.
+  std::vector<std::string> dims;
 };
 
 /// A file of the package the runtime reads ("files": [...]), recorded when
@@ -479,6 +488,10 @@ struct PackageManifest {
   bool hasSignature = true;
   std::vector<ManifestValue> inputs;
   std::vector<ManifestValue> outputs;
+  /// (graph) "size_symbols": the size symbols of a package compiled for
+  /// ranges of sizes, with their ranges (docs/dynamic-shapes.md); the
+  /// signature's `dims` use them.
+  std::vector<SizeSymbol> sizeSymbols;
   /// (graph) "weights_file": "weights.bin".
   std::string weightsFile;
   /// (graph)

@@ -1,0 +1,106 @@
+//===- SymbolicShapes.cpp - Symbolic sizes in lowered graphs --------------===//
+//
+// This file implements the accessors of SymbolicShapes.h: reading
+// kiln.size_symbols, kiln.sym_dims and kiln.sym_loops back from a lowered
+// graph.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/SymbolicShapes.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+
+#include <cassert>
+#include <set>
+
+using namespace mlir;
+
+namespace kiln {
+
+namespace {
+std::vector<std::string> strings(ArrayAttr array) {
+  std::vector<std::string> out;
+  bool any = false;
+  for (Attribute a : array) {
+    auto s = dyn_cast<StringAttr>(a);
+    out.push_back(s ? s.getValue().str() : "");
+    any |= !out.back().empty();
+  }
+  return any ? out : std::vector<std::string>{};
+}
+
+/// Parses text the compiler itself wrote: a failure is a compiler bug.
+SymbolicDim parsed(const std::string &text) {
+  Expected<SymbolicDim> d = SymbolicDim::parse(text);
+  assert(d && "kiln.sym_dims holds a malformed size expression");
+  return d ? d.take() : SymbolicDim{};
+}
+} // namespace
+
+std::vector<SizeSymbol> sizeSymbolsOf(func::FuncOp graph) {
+  std::vector<SizeSymbol> symbols;
+  auto array = graph->getAttrOfType<ArrayAttr>(kSizeSymbolsAttr);
+  if (!array)
+    return symbols;
+  for (Attribute a : array) {
+    auto dict = dyn_cast<DictionaryAttr>(a);
+    if (!dict)
+      continue;
+    SizeSymbol s;
+    if (auto name = dict.getAs<StringAttr>("name"))
+      s.name = name.getValue().str();
+    if (auto min = dict.getAs<IntegerAttr>("min"))
+      s.min = min.getInt();
+    if (auto max = dict.getAs<IntegerAttr>("max"))
+      s.max = max.getInt();
+    symbols.push_back(std::move(s));
+  }
+  return symbols;
+}
+
+std::vector<std::string> symbolicDimsOf(Value v) {
+  if (auto arg = dyn_cast<BlockArgument>(v)) {
+    auto func = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
+    if (!func || arg.getOwner() != &func.getBody().front())
+      return {};
+    auto dims =
+        func.getArgAttrOfType<ArrayAttr>(arg.getArgNumber(), kSymDimsAttr);
+    return dims ? strings(dims) : std::vector<std::string>{};
+  }
+  auto result = cast<OpResult>(v);
+  auto perResult = result.getOwner()->getAttrOfType<ArrayAttr>(kSymDimsAttr);
+  if (!perResult || result.getResultNumber() >= perResult.size())
+    return {};
+  auto dims = dyn_cast<ArrayAttr>(perResult[result.getResultNumber()]);
+  return dims ? strings(dims) : std::vector<std::string>{};
+}
+
+std::vector<std::string> dimCExprs(Value v) {
+  auto type = cast<RankedTensorType>(v.getType());
+  std::vector<std::string> symbolic = symbolicDimsOf(v);
+  std::vector<std::string> out;
+  for (auto [d, size] : llvm::enumerate(type.getShape()))
+    out.push_back(d < symbolic.size() && !symbolic[d].empty()
+                      ? parsed(symbolic[d]).cExpr()
+                      : std::to_string(size));
+  return out;
+}
+
+std::vector<std::string> symbolicLoopsOf(Operation *op) {
+  auto loops = op->getAttrOfType<ArrayAttr>(kSymLoopsAttr);
+  return loops ? strings(loops) : std::vector<std::string>{};
+}
+
+std::vector<std::string> kernelSizeSymbols(Operation *op) {
+  std::set<std::string> names;
+  for (const std::string &text : symbolicLoopsOf(op))
+    if (!text.empty()) {
+      SymbolicDim dim = parsed(text);
+      for (const auto &factor : dim.factors)
+        names.insert(factor.first);
+    }
+  return {names.begin(), names.end()};
+}
+
+} // namespace kiln

@@ -1,0 +1,63 @@
+//===- SymbolicShapes.h - Symbolic sizes in lowered graphs ------*- C++ -*-===//
+//
+// This file declares how a lowered graph compiled for a range of sizes
+// (docs/dynamic-shapes.md) says which of its sizes are symbolic, and the
+// accessors code generation reads them through. The graph itself has the
+// static types of the range's maximum (the bound: the memory plan is made
+// for it); these attributes, set by compiler/SymbolicShapes.cpp after
+// comparing the graph with graphs traced at other sizes, name the sizes that
+// follow the symbols:
+//
+//   func.func @main(%x: tensor<64x16xf32> {kiln.sym_dims = ["batch", ""]})
+//       attributes {kiln.size_symbols = [{name = "batch", min = 1, max = 64}]}
+//   %0 = kiln.fusion ... {kiln.sym_dims = [["batch", ""]],
+//                         kiln.sym_loops = ["batch", ""]}
+//
+// `kiln.sym_dims` gives each result's dims (an op) or an argument's (a
+// function argument) as SymbolicDim text, "" where static;
+// `kiln.sym_loops` the extents of the kernel's loop variables, in the kernel
+// IR's order. A value without the attribute is static.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_CODEGEN_SYMBOLICSHAPES_H
+#define KILN_CODEGEN_SYMBOLICSHAPES_H
+
+#include "kiln/runtime/SymbolicDim.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Value.h"
+
+#include <string>
+#include <vector>
+
+namespace kiln {
+
+/// The attribute names (see the file comment).
+constexpr llvm::StringLiteral kSymDimsAttr = "kiln.sym_dims";
+constexpr llvm::StringLiteral kSymLoopsAttr = "kiln.sym_loops";
+constexpr llvm::StringLiteral kSizeSymbolsAttr = "kiln.size_symbols";
+
+/// The size symbols of `graph` (kiln.size_symbols); empty for a graph of
+/// static shapes.
+std::vector<SizeSymbol> sizeSymbolsOf(mlir::func::FuncOp graph);
+
+/// The symbolic dims of `v`, one per dim ("" where static); an empty
+/// vector when every dim is static.
+std::vector<std::string> symbolicDimsOf(mlir::Value v);
+
+/// The C++ expression of each dim of `v` (a number, or the SymbolicDim's
+/// cExpr where symbolic); `v` has a static (bound) shape.
+std::vector<std::string> dimCExprs(mlir::Value v);
+
+/// The symbolic extents of the kernel loops of `op` (kiln.sym_loops), one
+/// per loop variable ("" where static); empty when none.
+std::vector<std::string> symbolicLoopsOf(mlir::Operation *op);
+
+/// The size symbols the kernel of `op` takes as parameters (those its
+/// kiln.sym_loops name), sorted by name.
+std::vector<std::string> kernelSizeSymbols(mlir::Operation *op);
+
+} // namespace kiln
+
+#endif // KILN_CODEGEN_SYMBOLICSHAPES_H

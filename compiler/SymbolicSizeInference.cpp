@@ -1,0 +1,363 @@
+//===- SymbolicSizeInference.cpp - Which sizes follow the symbols ---------===//
+//
+// This file implements inferSymbolicSizes: the bound graph and the probe
+// graphs are walked in the same order (function arguments, then each op
+// before its regions' block arguments and its nested ops), op against op,
+// value against value; then each kernel of the bound graph is lowered to
+// kernel IR next to its probe twin and the two compared statement by
+// statement. Sizes that differ are fitted to `c * s1^e1 * ...` (exponents in
+// [-2, 2], one probe per symbol gives each exponent) and written into the
+// bound graph's attributes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/SymbolicSizeInference.h"
+
+#include "codegen/KernelIR.h"
+#include "codegen/MemoryPlanner.h"
+#include "codegen/SymbolicShapes.h"
+#include "ir/KilnOps.h"
+#include "passes/LoweringPasses.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Diagnostics.h"
+
+#include "llvm/ADT/DenseMap.h"
+
+#include <cstring>
+#include <numeric>
+
+using namespace mlir;
+
+namespace kiln {
+
+int64_t probeSizeOf(const SizeSymbol &symbol) {
+  return symbol.max - 1 >= 2 ? symbol.max - 1 : symbol.max + 1;
+}
+
+namespace {
+
+/// "node 'fc1' (kiln.fusion)" or "op kiln.fusion" for messages.
+std::string describeOp(Operation *op) {
+  std::vector<std::string> nodes = sourceNodeNames(op);
+  std::string name = op->getName().getStringRef().str();
+  return nodes.empty() ? "op " + name
+                       : "node '" + nodes.front() + "' (" + name + ")";
+}
+
+/// Fits `atBound` (the size with every symbol at its bound) and
+/// `atProbe[i]` (with probe i's symbol moved) to a SymbolicDim; nullopt when
+/// no product of powers in [-2, 2] gives them.
+std::optional<SymbolicDim> fitDim(int64_t atBound,
+                                  const std::vector<int64_t> &atProbe,
+                                  const std::vector<SizeSymbol> &symbols,
+                                  const std::vector<SizeProbe> &probes) {
+  if (atBound <= 0)
+    return std::nullopt;
+  std::vector<int> exps(symbols.size(), 0);
+  for (size_t p = 0; p < probes.size(); ++p) {
+    __int128 b = symbols[probes[p].symbol].max, q = probes[p].size;
+    __int128 v0 = atBound, v1 = atProbe[p];
+    bool found = false;
+    for (int e = -2; e <= 2 && !found; ++e) {
+      // v1 / v0 == (q / b)^e, cross-multiplied.
+      __int128 lhs = e >= 0 ? v1 : v0, rhs = e >= 0 ? v0 : v1;
+      for (int i = 0; i < (e >= 0 ? e : -e); ++i)
+        lhs *= b, rhs *= q;
+      if (lhs == rhs) {
+        exps[probes[p].symbol] = e;
+        found = true;
+      }
+    }
+    if (!found)
+      return std::nullopt;
+  }
+  SymbolicDim d;
+  __int128 top = atBound, bottom = 1;
+  for (size_t s = 0; s < symbols.size(); ++s) {
+    for (int i = 0; i < (exps[s] >= 0 ? exps[s] : -exps[s]); ++i)
+      (exps[s] > 0 ? bottom : top) *= symbols[s].max;
+    if (exps[s] != 0)
+      d.factors.push_back({symbols[s].name, exps[s]});
+  }
+  __int128 g = std::gcd(static_cast<int64_t>(top), static_cast<int64_t>(bottom));
+  d.num = static_cast<int64_t>(top / g);
+  d.den = static_cast<int64_t>(bottom / g);
+  std::sort(d.factors.begin(), d.factors.end());
+  return d;
+}
+
+/// The values of a graph in walk order: the arguments, then for each op its
+/// results and its regions' block arguments; and the ops in pre-order.
+struct WalkedGraph {
+  std::vector<Value> values;
+  std::vector<Operation *> ops;
+};
+
+WalkedGraph walkGraph(func::FuncOp graph) {
+  WalkedGraph w;
+  for (BlockArgument arg : graph.getArguments())
+    w.values.push_back(arg);
+  graph.getBody().walk<WalkOrder::PreOrder>([&](Operation *op) {
+    w.ops.push_back(op);
+    for (Value r : op->getResults())
+      w.values.push_back(r);
+    for (Region &region : op->getRegions())
+      for (Block &block : region)
+        for (BlockArgument arg : block.getArguments())
+          w.values.push_back(arg);
+  });
+  return w;
+}
+
+/// Why `a` (bound) and `b` (probe) are not the same op up to sizes, or "".
+std::string compareOps(Operation *a, Operation *b,
+                       const llvm::DenseMap<Value, Value> &toBound) {
+  if (a->getName() != b->getName())
+    return describeOp(a) + " became " + b->getName().getStringRef().str();
+  if (a->getNumOperands() != b->getNumOperands() ||
+      a->getNumResults() != b->getNumResults() ||
+      a->getNumRegions() != b->getNumRegions())
+    return describeOp(a) + " has other operands or results";
+  for (auto [x, y] : llvm::zip(a->getOperands(), b->getOperands())) {
+    auto it = toBound.find(y);
+    if (it == toBound.end() || it->second != x)
+      return describeOp(a) + " reads other values";
+  }
+  DictionaryAttr da = a->getAttrDictionary(), db = b->getAttrDictionary();
+  if (da != db) {
+    for (NamedAttribute attr : da)
+      if (db.get(attr.getName()) != attr.getValue())
+        return describeOp(a) + ": its attribute '" +
+               attr.getName().str() + "' depends on the sizes";
+    return describeOp(a) + ": its attributes depend on the sizes";
+  }
+  for (auto [ra, rb] : llvm::zip(a->getRegions(), b->getRegions()))
+    if (ra.getBlocks().size() != rb.getBlocks().size())
+      return describeOp(a) + " has other regions";
+  return "";
+}
+
+bool sameIndex(const codegen::IndexExpr &a, const codegen::IndexExpr &b) {
+  if (a.getConstant() != b.getConstant() ||
+      a.getTerms().size() != b.getTerms().size())
+    return false;
+  for (auto [x, y] : llvm::zip(a.getTerms(), b.getTerms())) {
+    if (x.coef != y.coef || x.atom.kind != y.atom.kind ||
+        x.atom.var != y.atom.var || x.atom.divisor != y.atom.divisor ||
+        bool(x.atom.inner) != bool(y.atom.inner))
+      return false;
+    if (x.atom.inner && !sameIndex(*x.atom.inner, *y.atom.inner))
+      return false;
+  }
+  return true;
+}
+
+bool sameBody(const codegen::Body &a, const codegen::Body &b);
+
+bool sameStmt(const codegen::Stmt &a, const codegen::Stmt &b) {
+  if (a.kind != b.kind || a.result != b.result || a.buffer != b.buffer ||
+      !sameIndex(a.index, b.index) || a.value != b.value ||
+      std::memcmp(&a.floatValue, &b.floatValue, sizeof(double)) != 0 ||
+      a.intValue != b.intValue || a.op != b.op || a.args != b.args ||
+      a.attrs.numbers != b.attrs.numbers ||
+      a.attrs.strings != b.attrs.strings || a.loopKind != b.loopKind ||
+      a.vars != b.vars || a.reductions.size() != b.reductions.size())
+    return false;
+  for (auto [x, y] : llvm::zip(a.reductions, b.reductions))
+    if (x.kind != y.kind || x.type != y.type || x.input != y.input ||
+        x.result != y.result || x.count != y.count)
+      return false;
+  return sameBody(a.body, b.body);
+}
+
+bool sameBody(const codegen::Body &a, const codegen::Body &b) {
+  if (a.size() != b.size())
+    return false;
+  for (auto [x, y] : llvm::zip(a, b))
+    if (!sameStmt(x, y))
+      return false;
+  return true;
+}
+
+/// True when the kernels are the same program up to their loop extents
+/// and buffer shapes.
+bool sameKernel(const codegen::Kernel &a, const codegen::Kernel &b) {
+  if (a.buffers.size() != b.buffers.size() || a.vars.size() != b.vars.size() ||
+      a.temps != b.temps || a.caches.size() != b.caches.size())
+    return false;
+  for (auto [x, y] : llvm::zip(a.buffers, b.buffers))
+    if (x.type != y.type || x.isOutput != y.isOutput ||
+        x.sharesWith != y.sharesWith)
+      return false;
+  for (auto [x, y] : llvm::zip(a.caches, b.caches))
+    if (x.type != y.type || x.size != y.size ||
+        x.outputBuffer != y.outputBuffer ||
+        !sameIndex(x.outputBase, y.outputBase))
+      return false;
+  return sameBody(a.body, b.body);
+}
+
+/// The per-dim SymbolicDim texts ("" static) of sizes `atBound` against the
+/// probes' `atProbe[p]`; nullopt when a size fits no product.
+std::optional<std::vector<std::string>>
+fitSizes(llvm::ArrayRef<int64_t> atBound,
+         const std::vector<llvm::SmallVector<int64_t>> &atProbe,
+         const std::vector<SizeSymbol> &symbols,
+         const std::vector<SizeProbe> &probes) {
+  std::vector<std::string> dims(atBound.size());
+  for (size_t d = 0; d < atBound.size(); ++d) {
+    std::vector<int64_t> values;
+    bool same = true;
+    for (const auto &shape : atProbe) {
+      values.push_back(shape[d]);
+      same &= shape[d] == atBound[d];
+    }
+    if (same)
+      continue;
+    std::optional<SymbolicDim> fit =
+        fitDim(atBound[d], values, symbols, probes);
+    if (!fit)
+      return std::nullopt;
+    dims[d] = fit->str();
+  }
+  return dims;
+}
+
+ArrayAttr stringArray(Builder &b, const std::vector<std::string> &dims) {
+  SmallVector<Attribute> attrs;
+  for (const std::string &d : dims)
+    attrs.push_back(b.getStringAttr(d));
+  return b.getArrayAttr(attrs);
+}
+
+bool anySymbolic(const std::vector<std::string> &dims) {
+  return llvm::any_of(dims, [](const std::string &d) { return !d.empty(); });
+}
+
+} // namespace
+
+std::optional<std::string>
+inferSymbolicSizes(func::FuncOp bound, const std::vector<SizeSymbol> &symbols,
+                   const std::vector<SizeProbe> &probes) {
+  WalkedGraph b = walkGraph(bound);
+  std::vector<WalkedGraph> ps;
+  for (const SizeProbe &probe : probes) {
+    ps.push_back(walkGraph(probe.graph));
+    WalkedGraph &p = ps.back();
+    if (p.ops.size() != b.ops.size() || p.values.size() != b.values.size())
+      return "the graph compiled with '" + symbols[probe.symbol].name +
+             "' = " + std::to_string(probe.size) + " has other ops than at " +
+             std::to_string(symbols[probe.symbol].max) +
+             " (a pass decides by the size)";
+    llvm::DenseMap<Value, Value> toBound;
+    for (auto [x, y] : llvm::zip(b.values, p.values))
+      toBound[y] = x;
+    for (auto [x, y] : llvm::zip(b.ops, p.ops))
+      if (std::string why = compareOps(x, y, toBound); !why.empty())
+        return why + " ('" + symbols[probe.symbol].name + "' = " +
+               std::to_string(probe.size) + " against " +
+               std::to_string(symbols[probe.symbol].max) + ")";
+  }
+
+  // Every value's sizes, fitted.
+  llvm::DenseMap<Value, std::vector<std::string>> dimsOf;
+  for (size_t i = 0; i < b.values.size(); ++i) {
+    Type tb = b.values[i].getType();
+    auto rb = dyn_cast<RankedTensorType>(tb);
+    std::vector<llvm::SmallVector<int64_t>> atProbe;
+    bool sameType = true;
+    for (const WalkedGraph &p : ps) {
+      Type tp = p.values[i].getType();
+      sameType &= tp == tb;
+      auto rp = dyn_cast<RankedTensorType>(tp);
+      if (!rb || !rp || rp.getRank() != rb.getRank() ||
+          rp.getElementType() != rb.getElementType() ||
+          !rp.hasStaticShape() || !rb.hasStaticShape()) {
+        if (tp != tb)
+          return "a value's type changes beyond its sizes";
+        atProbe.push_back({});
+        continue;
+      }
+      atProbe.emplace_back(rp.getShape());
+    }
+    if (sameType)
+      continue;
+    std::optional<std::vector<std::string>> dims =
+        fitSizes(rb.getShape(), atProbe, symbols, probes);
+    Operation *where = b.values[i].getDefiningOp();
+    if (!where)
+      where = b.values[i].getParentBlock()->getParentOp();
+    if (!dims)
+      return describeOp(where) +
+             ": a size is not a product of the size symbols";
+    dimsOf[b.values[i]] = *dims;
+  }
+
+  // Each kernel against its probe twins: the same index arithmetic.
+  llvm::DenseMap<Operation *, std::vector<std::string>> loopsOf;
+  for (size_t i = 0; i < b.ops.size(); ++i) {
+    auto fusion = dyn_cast<FusionOp>(b.ops[i]);
+    if (!fusion || fusion->getParentOp() != bound.getOperation())
+      continue;
+    FailureOr<codegen::Kernel> kb = codegen::lowerFusionToKernelIR(fusion);
+    if (failed(kb))
+      return describeOp(fusion) + ": its kernel does not lower";
+    std::vector<llvm::SmallVector<int64_t>> extents;
+    for (size_t p = 0; p < ps.size(); ++p) {
+      FailureOr<codegen::Kernel> kp =
+          codegen::lowerFusionToKernelIR(ps[p].ops[i]);
+      if (failed(kp) || !sameKernel(*kb, *kp))
+        return describeOp(fusion) + " (kernel " + fusion.getName().str() +
+               "): its index arithmetic or row caches depend on '" +
+               symbols[probes[p].symbol].name +
+               "' (only whole outer dimensions may follow a symbol)";
+      extents.emplace_back();
+      for (const codegen::LoopVar &v : kp->vars)
+        extents.back().push_back(v.extent);
+    }
+    llvm::SmallVector<int64_t> atBound;
+    for (const codegen::LoopVar &v : kb->vars)
+      atBound.push_back(v.extent);
+    std::optional<std::vector<std::string>> loops =
+        fitSizes(atBound, extents, symbols, probes);
+    if (!loops)
+      return describeOp(fusion) +
+             ": a loop's extent is not a product of the size symbols";
+    if (anySymbolic(*loops))
+      loopsOf[fusion] = *loops;
+  }
+
+  // The annotations.
+  Builder builder(bound.getContext());
+  SmallVector<Attribute> symbolAttrs;
+  for (const SizeSymbol &s : symbols)
+    symbolAttrs.push_back(builder.getDictionaryAttr(
+        {builder.getNamedAttr("name", builder.getStringAttr(s.name)),
+         builder.getNamedAttr("min", builder.getI64IntegerAttr(s.min)),
+         builder.getNamedAttr("max", builder.getI64IntegerAttr(s.max))}));
+  bound->setAttr(kSizeSymbolsAttr, builder.getArrayAttr(symbolAttrs));
+  for (BlockArgument arg : bound.getArguments())
+    if (auto it = dimsOf.find(arg); it != dimsOf.end())
+      bound.setArgAttr(arg.getArgNumber(), kSymDimsAttr,
+                       stringArray(builder, it->second));
+  for (Operation &op : bound.getBody().front()) {
+    SmallVector<Attribute> perResult;
+    bool any = false;
+    for (Value r : op.getResults()) {
+      auto it = dimsOf.find(r);
+      std::vector<std::string> dims =
+          it != dimsOf.end() ? it->second : std::vector<std::string>{};
+      any |= anySymbolic(dims);
+      perResult.push_back(stringArray(builder, dims));
+    }
+    if (any)
+      op.setAttr(kSymDimsAttr, builder.getArrayAttr(perResult));
+    if (auto it = loopsOf.find(&op); it != loopsOf.end())
+      op.setAttr(kSymLoopsAttr, stringArray(builder, it->second));
+  }
+  return std::nullopt;
+}
+
+} // namespace kiln
