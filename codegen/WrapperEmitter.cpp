@@ -518,6 +518,11 @@ std::string sizeGuards(const std::string &entry,
          std::to_string(sym.max) +
          " the package was compiled for (kiln compile --dim " + sym.name +
          "=LO..HI)\");\n";
+  for (auto [i, sym] : llvm::enumerate(symbols))
+    if (!divisions.empty())
+      s += "  const int64_t " + sizeSymbolCName(sym.name) + " = sizes[" +
+           std::to_string(i) + "];\n  (void)" + sizeSymbolCName(sym.name) +
+           ";\n";
   for (const std::string &text : divisions) {
     SymbolicDim d = *SymbolicDim::parse(text);
     SymbolicDim top = d, bottom;

@@ -84,11 +84,11 @@ sizeSymbolsOf(ModuleOp module, const std::map<std::string, SizeSymbol> &ranges,
   return symbols;
 }
 
-FailureOr<std::optional<std::string>>
-compileForSizeRanges(MLIRContext &context, const CompileOptions &options,
-                     const TraceOptions &trace,
-                     const std::vector<SizeSymbol> &symbols) {
-  using Why = std::optional<std::string>;
+FailureOr<SizeRangePlan> planForSizeRanges(MLIRContext &context,
+                                           const CompileOptions &options,
+                                           const TraceOptions &trace,
+                                           const std::vector<SizeSymbol> &symbols) {
+  using Why = SizeRangePlan;
   if (options.target != "cpu")
     return Why("sizes as run-time values are compiled for the cpu target "
                "only so far");
@@ -100,14 +100,23 @@ compileForSizeRanges(MLIRContext &context, const CompileOptions &options,
 
   // The bound (every symbol at its maximum) and one probe per symbol, each
   // traced, planned and lowered on its own.
+  // A probe whose trace fails (a Reshape that needs an even batch) is
+  // tried again at the next candidate size (probeSizesOf).
   std::vector<std::map<std::string, int64_t>> sizes(1 + symbols.size());
   for (size_t p = 0; p < sizes.size(); ++p)
-    for (size_t s = 0; s < symbols.size(); ++s)
-      sizes[p][symbols[s].name] =
-          p == s + 1 ? probeSizeOf(symbols[s]) : symbols[s].max;
+    for (const SizeSymbol &s : symbols)
+      sizes[p][s.name] = s.max;
   std::vector<OwningOpRef<ModuleOp>> modules;
+  std::vector<int64_t> probeSizes;
   for (size_t p = 0; p < sizes.size(); ++p) {
     bool isBound = p == 0;
+    std::vector<int64_t> candidates =
+        isBound ? std::vector<int64_t>{symbols.front().max}
+                : probeSizesOf(symbols[p - 1]);
+    for (size_t c = 0; c < candidates.size(); ++c) {
+    if (!isBound)
+      sizes[p][symbols[p - 1].name] = candidates[c];
+    bool lastCandidate = c + 1 == candidates.size();
     // The probes' diagnostics are collected: a probe that does not compile
     // is a reason to fall back, not an error.
     std::string probeError;
@@ -127,6 +136,8 @@ compileForSizeRanges(MLIRContext &context, const CompileOptions &options,
                std::to_string(size);
     Expected<OwningOpRef<ModuleOp>> module =
         traceOnnxFile(context, options.modelPath, at);
+    if (!module && !lastCandidate)
+      continue;
     if (!module)
       return Why("tracing at " + where + " failed: " +
                  module.status().message());
@@ -149,6 +160,10 @@ compileForSizeRanges(MLIRContext &context, const CompileOptions &options,
       return isBound ? FailureOr<Why>(failure())
                      : Why("compiling at " + where + " failed: " + probeError);
     modules.push_back(module.take());
+    if (!isBound)
+      probeSizes.push_back(candidates[c]);
+    break;
+    }
   }
 
   // Which sizes follow the symbols: the bound graph against the probes.
@@ -157,18 +172,53 @@ compileForSizeRanges(MLIRContext &context, const CompileOptions &options,
   for (size_t s = 0; s < symbols.size(); ++s)
     probes.push_back(SizeProbe{
         modules[s + 1]->lookupSymbol<func::FuncOp>("main"), s,
-        probeSizeOf(symbols[s])});
+        probeSizes[s]});
   auto bound = modules[0]->lookupSymbol<func::FuncOp>("main");
-  if (Why why = inferSymbolicSizes(bound, symbols, probes))
-    return why;
+  if (std::optional<std::string> why =
+          inferSymbolicSizes(bound, symbols, probes))
+    return Why(*why);
+  SizeRangePlan plan;
+  plan.bound = std::move(modules[0]);
+  plan.seconds = std::chrono::duration<double>(
+                     std::chrono::steady_clock::now() - start)
+                     .count();
+  return plan;
+}
 
-  double seconds = std::chrono::duration<double>(
-                       std::chrono::steady_clock::now() - start)
-                       .count();
-  if (failed(emitGraphPackage(*modules[0], options, "main", options.outputDir,
-                              seconds)))
+FailureOr<std::vector<SizeSymbol>> compileModel(MLIRContext &context,
+                                                ModuleOp traced,
+                                                const CompileOptions &options,
+                                                const TraceOptions &trace) {
+  bool unnamed = false;
+  Expected<std::vector<SizeSymbol>> symbols =
+      sizeSymbolsOf(traced, options.dimRanges, unnamed);
+  if (!symbols)
+    return emitError(traced.getLoc()) << symbols.status().message();
+  if (unnamed && !options.dimRanges.empty())
+    return emitError(traced.getLoc())
+           << "--dim NAME=LO..HI: '" << options.modelPath
+           << "' has a dynamic input dimension without a name; ranges need "
+              "named dimensions (give fixed sizes with --dim instead)";
+  if (!symbols->empty() && !unnamed) {
+    FailureOr<SizeRangePlan> plan =
+        planForSizeRanges(context, options, trace, *symbols);
+    if (failed(plan))
+      return failure();
+    if (plan->bound) {
+      if (failed(emitGraphPackage(*plan->bound, options, "main",
+                                  options.outputDir, plan->seconds)))
+        return failure();
+      return *symbols;
+    }
+    emitWarning(traced.getLoc())
+        << "'" << options.modelPath
+        << "' is not compiled for a range of sizes: " << plan->whyNot
+        << "; its dynamic dimensions are planned as graph breaks instead "
+           "(or give fixed sizes with --dim NAME=SIZE)";
+  }
+  if (failed(runCompilePipeline(traced, options)))
     return failure();
-  return Why();
+  return std::vector<SizeSymbol>{};
 }
 
 } // namespace kiln

@@ -43,14 +43,36 @@ Expected<std::vector<SizeSymbol>>
 sizeSymbolsOf(mlir::ModuleOp module,
               const std::map<std::string, SizeSymbol> &ranges, bool &unnamed);
 
-/// Compiles the model of `options` for the ranges of `symbols`, tracing it
-/// with `trace` plus the symbols' sizes. Returns nullopt when the package
-/// was written, or why the model cannot be compiled for ranges yet (the
-/// caller falls back); failure when an error was reported.
-mlir::FailureOr<std::optional<std::string>>
-compileForSizeRanges(mlir::MLIRContext &context, const CompileOptions &options,
-                     const TraceOptions &trace,
-                     const std::vector<SizeSymbol> &symbols);
+/// The outcome of planForSizeRanges: the bound module, lowered and
+/// annotated (codegen/SymbolicShapes.h), or why the model cannot be
+/// compiled for ranges yet.
+struct SizeRangePlan {
+  SizeRangePlan() = default;
+  SizeRangePlan(std::string why) : whyNot(std::move(why)) {}
+  /// Null when `whyNot` says why.
+  mlir::OwningOpRef<mlir::ModuleOp> bound;
+  std::string whyNot;
+  /// Seconds spent tracing and lowering (for the manifest).
+  double seconds = 0;
+};
+
+/// Traces the model of `options` with `trace` plus the symbols' sizes at
+/// the bound and at each probe, plans and lowers each, and compares them.
+/// Failure when an error was reported (at the bound); a probe that does
+/// not compile is a `whyNot`.
+mlir::FailureOr<SizeRangePlan>
+planForSizeRanges(mlir::MLIRContext &context, const CompileOptions &options,
+                  const TraceOptions &trace,
+                  const std::vector<SizeSymbol> &symbols);
+
+/// `kiln compile` of a traced model (`traced`, traced with `trace`): one
+/// package for the ranges of its named dynamic dims where planForSizeRanges
+/// allows, else runCompilePipeline on `traced` (dynamic dims planned as
+/// graph breaks) after a warning saying why. Returns the size symbols the
+/// package was compiled for (empty: fixed sizes).
+mlir::FailureOr<std::vector<SizeSymbol>>
+compileModel(mlir::MLIRContext &context, mlir::ModuleOp traced,
+             const CompileOptions &options, const TraceOptions &trace);
 
 } // namespace kiln
 

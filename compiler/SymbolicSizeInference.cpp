@@ -32,8 +32,13 @@ using namespace mlir;
 
 namespace kiln {
 
-int64_t probeSizeOf(const SizeSymbol &symbol) {
-  return symbol.max - 1 >= 2 ? symbol.max - 1 : symbol.max + 1;
+std::vector<int64_t> probeSizesOf(const SizeSymbol &symbol) {
+  std::vector<int64_t> sizes;
+  for (int64_t step = 1; step <= 8; step *= 2)
+    if (symbol.max - step >= 2)
+      sizes.push_back(symbol.max - step);
+  sizes.push_back(symbol.max + 1);
+  return sizes;
 }
 
 namespace {

@@ -35,10 +35,13 @@ struct SizeProbe {
   int64_t size = 0;
 };
 
-/// The probe size of a symbol of range [min, max]: max - 1 when that is at
-/// least 2 (inside the range, of the other parity: a decision that depends
-/// on divisibility shows as a difference), else max + 1.
-int64_t probeSizeOf(const SizeSymbol &symbol);
+/// The probe sizes of a symbol of range [min, max], in the order to try
+/// them: max - 1 (inside the range, of the other parity: a decision that
+/// depends on divisibility shows as a difference), then max - 2, max - 4,
+/// max - 8 for models that trace only at multiples (a Reshape that halves
+/// the batch; its size expression then has a divisor, and the package
+/// guards it), each when at least 2, then max + 1.
+std::vector<int64_t> probeSizesOf(const SizeSymbol &symbol);
 
 /// Compares `bound` with each probe and, when they are the same program up
 /// to sizes that are products of the symbols, annotates `bound`

@@ -157,7 +157,7 @@ bindSizes(const std::vector<SizeSymbol> &symbols,
           return Status::error(strCat(
               where, " is ", size, "; the package serves ", name, " in ",
               s.min, "..", s.max, " (recompile it with kiln compile --dim ",
-              name, "=", s.min, "..N for larger sizes)"));
+              name, "=LO..HI for a range that holds ", size, ")"));
     }
   }
   for (const SizeSymbol &s : symbols)

@@ -246,6 +246,9 @@ int runCompileCommand(const CompileCommandOptions &flags) {
   if (training.train) {
     if (Status ok = trainOptionsOf(training, train, flags.precision); !ok)
       return reportError(ok.message());
+    if (!options.dimRanges.empty())
+      return reportError("--dim NAME=LO..HI: training packages are compiled "
+                         "for fixed sizes; give --dim NAME=SIZE");
     if (options.weights != "embed")
       return reportError("--train: --weights external is not supported; "
                          "the initial parameters go to "
@@ -279,42 +282,16 @@ int runCompileCommand(const CompileCommandOptions &flags) {
   }
   // Named dynamic dims without a size: one package for their ranges when
   // the model compiles that way (compiler/SizeRangeCompile.h), else the
-  // eager plan of dynamic dims below, with a warning saying why.
-  bool unnamed = false;
-  Expected<std::vector<SizeSymbol>> symbols =
-      sizeSymbolsOf(**module, options.dimRanges, unnamed);
-  if (!symbols)
-    return reportError(symbols.status().message());
-  if (!symbols->empty() && !unnamed) {
-    mlir::FailureOr<std::optional<std::string>> whyNot =
-        compileForSizeRanges(context, options, trace, *symbols);
-    if (mlir::failed(whyNot)) {
-      if (diagnostics.errors() == 0)
-        reportError("compiling '" + options.modelPath + "' failed");
-      return 1;
-    }
-    if (!*whyNot) {
-      progress.finish();
-      return reportPackage(options, *symbols);
-    }
-    endProgressLine();
-    std::cerr << "kiln: warning: '" << options.modelPath
-              << "' is not compiled for a range of sizes: " << **whyNot
-              << "; its dynamic dimensions are planned as graph breaks "
-                 "instead (or give fixed sizes with --dim NAME=SIZE)\n";
-  } else if (!options.dimRanges.empty()) {
-    return reportError("--dim NAME=LO..HI: '" + options.modelPath +
-                       "' has a dynamic input dimension without a name; "
-                       "ranges need named dimensions (give fixed sizes "
-                       "with --dim instead)");
-  }
-  if (mlir::failed(runCompilePipeline(**module, options))) {
+  // eager plan of dynamic dims, with a warning saying why.
+  mlir::FailureOr<std::vector<SizeSymbol>> symbols =
+      compileModel(context, **module, options, trace);
+  if (mlir::failed(symbols)) {
     if (diagnostics.errors() == 0)
       reportError("compiling '" + options.modelPath + "' failed");
     return 1;
   }
   progress.finish();
-  return reportPackage(options, {});
+  return reportPackage(options, *symbols);
 }
 
 /// The one-line report of a package just written, from its manifest.

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Commands.h"
+#include "compiler/SizeRangeCompile.h"
 
 #include "compiler/GraphBreakReport.h"
 #include "compiler/Pipeline.h"
@@ -83,7 +84,12 @@ int runExplainCommand(const ExplainOptions &options) {
   context.printOpOnDiagnostic(false);
   DiagnosticReporter diagnostics(&context);
   TraceOptions trace;
-  if (Status dims = parseDimFlags(options.dims, trace.dimSizes); !dims)
+  CompileOptions compile;
+  compile.modelPath = options.model;
+  compile.target = options.target;
+  if (Status dims =
+          parseDimFlags(options.dims, trace.dimSizes, &compile.dimRanges);
+      !dims)
     return reportError(dims.message());
   if (Status values = parseInputValueFlags(options.inputValues,
                                            trace.inputValues);
@@ -92,6 +98,36 @@ int runExplainCommand(const ExplainOptions &options) {
   auto module = traceOnnxFile(context, options.model, trace);
   if (!module)
     return reportError(module.status().message());
+  // Named dynamic dims: planned as kiln compile plans them, for ranges of
+  // sizes where the model allows (compiler/SizeRangeCompile.h).
+  bool unnamed = false;
+  Expected<std::vector<SizeSymbol>> symbols =
+      sizeSymbolsOf(**module, compile.dimRanges, unnamed);
+  if (!symbols)
+    return reportError(symbols.status().message());
+  if (!symbols->empty() && !unnamed) {
+    mlir::FailureOr<SizeRangePlan> plan =
+        planForSizeRanges(context, compile, trace, *symbols);
+    if (mlir::failed(plan))
+      return diagnostics.errors() ? 1
+                                  : reportError("planning the sizes failed");
+    if (plan->bound) {
+      llvm::outs() << "Sizes as run-time values:";
+      for (const SizeSymbol &s : *symbols)
+        llvm::outs() << " " << s.name << " in " << s.min << ".." << s.max;
+      llvm::outs() << " (one package serves them; the memory plan is made "
+                      "for the maximum)\n";
+      GraphBreakReport report = collectGraphBreaks(*plan->bound,
+                                                   options.target);
+      report.model = options.model;
+      collectReferenceSteps(*plan->bound, report);
+      printGraphBreakReport(report, llvm::outs());
+      return 0;
+    }
+    llvm::outs() << "Not compiled for a range of sizes: " << plan->whyNot
+                 << "; the dynamic dimensions are planned as graph breaks "
+                    "below (or give fixed sizes with --dim NAME=SIZE)\n";
+  }
   if (mlir::failed(
           planAndLogGraphBreaks(**module, options.target, options.logs)))
     return diagnostics.errors()
