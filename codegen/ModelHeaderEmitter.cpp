@@ -42,7 +42,7 @@ fieldNames(const std::vector<SignatureEntry> &entries) {
 
 /// The extern "C" declarations of the package's entry points.
 void emitEntryPoints(llvm::raw_ostream &os, const PackageNames &names,
-                     const WrapperAbi &abi) {
+                     const WrapperAbi &abi, bool sized) {
   auto sym = [&](StringRef entry) { return names.symbol(entry); };
   os << "/// KILN_MODEL_ABI_VERSION of the kiln that generated the package, "
         "and its\n/// target (\"cpu\", \"cuda\").\n"
@@ -79,7 +79,22 @@ void emitEntryPoints(llvm::raw_ostream &os, const PackageNames &names,
      << "(kiln_model *model, const void *const *inputs,\n"
      << "    void *const *outputs, void *arena" << abi.stepParameter
      << ", char *err, size_t errlen);\n"
-     << "/// Releases a handle.\n"
+     << "/// The size symbols of a package compiled for ranges of sizes "
+        "(kiln compile\n/// --dim NAME=LO..HI; none otherwise): names and "
+        "ranges.\n"
+     << "int " << sym("num_size_symbols") << "(void);\n"
+     << "const char *" << sym("size_symbol_name") << "(int i);\n"
+     << "int64_t " << sym("size_symbol_min") << "(int i);\n"
+     << "int64_t " << sym("size_symbol_max") << "(int i);\n";
+  if (sized)
+    os << "/// Runs the model at `sizes` (one per size symbol, in order; "
+          "the inputs and\n/// outputs have the shapes they give). "
+       << sym(abi.runEntry) << " refuses to run this package.\n"
+       << "int " << sym("run_sized")
+       << "(kiln_model *model, const int64_t *sizes,\n"
+       << "    const void *const *inputs, void *const *outputs, void *arena, "
+          "char *err,\n    size_t errlen);\n";
+  os << "/// Releases a handle.\n"
      << "void " << sym("destroy") << "(kiln_model *model);\n"
      << abi.extraDeclarations << "\n";
 }
@@ -216,7 +231,11 @@ std::string emitModelHeader(const MemoryPlan &plan, GraphCodegen &codegen) {
      << abi.headerIncludes << "\n#include <cstddef>\n"
      << "#include <cstdint>\n\n"
      << "extern \"C\" {\n\n";
-  emitEntryPoints(os, names, abi);
+  // A package compiled for ranges of sizes has -1 dims in its signature.
+  bool sized = llvm::any_of(plan.inputs, [](const SignatureEntry &e) {
+    return !e.symbolicDims.empty();
+  });
+  emitEntryPoints(os, names, abi, sized);
   emitKernelDeclarations(os, plan, codegen);
   os << "} // extern \"C\"\n\nnamespace " << ns << " {\n\n";
 

@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/runtime/PackageManifest.h"
+#include "kiln/runtime/SymbolicDim.h"
 
 #include "PackageManifestSamples.h"
 
@@ -30,8 +31,11 @@ namespace fs = std::filesystem;
 // (in namespace kiln so Catch's comparisons find them).
 namespace kiln {
 static bool operator==(const ManifestValue &a, const ManifestValue &b) {
-  return std::tie(a.name, a.dtype, a.shape, a.bytes) ==
-         std::tie(b.name, b.dtype, b.shape, b.bytes);
+  return std::tie(a.name, a.dtype, a.shape, a.bytes, a.dims) ==
+         std::tie(b.name, b.dtype, b.shape, b.bytes, b.dims);
+}
+static bool operator==(const SizeSymbol &a, const SizeSymbol &b) {
+  return std::tie(a.name, a.min, a.max) == std::tie(b.name, b.min, b.max);
 }
 static bool operator==(const ManifestWeight &a, const ManifestWeight &b) {
   return std::tie(a.name, a.dtype, a.shape, a.bytes, a.index, a.kind, a.file,
@@ -127,14 +131,16 @@ static bool operator==(const ManifestTraining &a, const ManifestTraining &b) {
 static bool operator==(const PackageManifest &a, const PackageManifest &b) {
   return std::tie(a.format, a.formatVersion, a.kind, a.abiVersion, a.model,
                   a.source, a.target, a.library, a.programJson, a.programData,
-                  a.hasSignature, a.inputs, a.outputs, a.weightsFile, a.weights,
+                  a.hasSignature, a.inputs, a.outputs, a.sizeSymbols,
+                  a.weightsFile, a.weights,
                   a.kernels, a.referenceOps, a.graphs, a.graphBreaks, a.counts,
                   a.memoryPlan, a.options, a.kilnVersion, a.versionsAbi,
                   a.hostCompilerCommand, a.hostCompilerWarnings, a.isa,
                   a.compileTimes, a.cuda, a.training) ==
          std::tie(b.format, b.formatVersion, b.kind, b.abiVersion, b.model,
                   b.source, b.target, b.library, b.programJson, b.programData,
-                  b.hasSignature, b.inputs, b.outputs, b.weightsFile, b.weights,
+                  b.hasSignature, b.inputs, b.outputs, b.sizeSymbols,
+                  b.weightsFile, b.weights,
                   b.kernels, b.referenceOps, b.graphs, b.graphBreaks, b.counts,
                   b.memoryPlan, b.options, b.kilnVersion, b.versionsAbi,
                   b.hostCompilerCommand, b.hostCompilerWarnings, b.isa,
@@ -547,8 +553,8 @@ TEST_CASE("Manifest errors name the file and the entry", "[manifest]") {
     requireError("[1, 2]", {"the top level is not a JSON object"});
     requireError(R"({"format": "onnx"})",
                  {"'format' is \"onnx\", not \"kiln-package\""});
-    requireError(R"({"format_version": 3})",
-                 {"'format_version' is 3; this runtime reads 1 to 2"});
+    requireError(R"({"format_version": 4})",
+                 {"'format_version' is 4; this runtime reads 1 to 3"});
     requireError(R"({"format_version": "1"})",
                  {"'format_version' must be an integer"});
     requireError(R"({"kind": "graph"})",
@@ -877,4 +883,70 @@ TEST_CASE("Fill weight errors name the entry and what is wrong", "[manifest]") {
   // A long value is cut in the message.
   requireError(fill("f32", "\"" + std::string(1000, '0') + "\""),
                {"as 8 hex digits, not \"" + std::string(64, '0') + "...\""});
+}
+
+TEST_CASE("A manifest of a package compiled for ranges of sizes",
+          "[manifest]") {
+  PackageManifest m;
+  m.formatVersion = kManifestSizeSymbolsFormatVersion;
+  m.sizeSymbols = {{"batch", 1, 64}, {"seq", 8, 128}};
+  ManifestValue x{"x", DType::F32, {-1, -1, 16}, 64 * 128 * 16 * 4,
+                  {"batch", "seq", "16"}};
+  ManifestValue y{"y", DType::F32, {-1, 32}, 64 * 128 * 8 * 4,
+                  {"batch*seq/2", "32"}};
+  m.inputs = {x};
+  m.outputs = {y};
+  std::string text = formatManifest(m);
+  INFO(text);
+  CHECK(text.find("\"size_symbols\"") != std::string::npos);
+  PackageManifest back = parseOk(text);
+  CHECK(back == m);
+
+  // Hostile or inconsistent entries are errors naming what is wrong.
+  auto with = [&](const std::string &from, const std::string &to) {
+    std::string t = text;
+    size_t at = t.find(from);
+    REQUIRE(at != std::string::npos);
+    return t.replace(at, from.size(), to);
+  };
+  requireError(with("\"seq\",\n      \"min\": 8", "\"seq\",\n      \"min\": 0"),
+               {"'size_symbols': 'seq' has the range 0..128"});
+  requireError(with("\"name\": \"seq\"", "\"name\": \"2seq\""),
+               {"each needs a 'name' that is an identifier"});
+  requireError(with("\"batch*seq/2\"", "\"batch*sequence/2\""),
+               {"its dims use 'sequence', which 'size_symbols' does not "
+                "declare"});
+  requireError(with("\"batch*seq/2\"", "\"batch*/2\""),
+               {"size expression 'batch*/2'"});
+  requireError(with("\"32\"\n", "\"31\"\n"),
+               {"'dims' entry '31' disagrees with the shape's size 32"});
+}
+
+TEST_CASE("Size expressions: text, C++ and evaluation", "[manifest]") {
+  Expected<SymbolicDim> d = SymbolicDim::parse("4*batch*seq/6");
+  REQUIRE(d);
+  CHECK(d->num == 2);
+  CHECK(d->den == 3);
+  CHECK(d->str() == "2*batch*seq/3");
+  CHECK(d->cExpr() == "(2 * kiln_s_batch * kiln_s_seq / 3)");
+  Expected<int64_t> v = d->evaluate({{"batch", 3}, {"seq", 5}});
+  REQUIRE(v);
+  CHECK(*v == 10);
+  Expected<int64_t> fraction = d->evaluate({{"batch", 2}, {"seq", 5}});
+  REQUIRE_FALSE(fraction);
+  CHECK(fraction.status().message().find("not a whole number") !=
+        std::string::npos);
+  CHECK_FALSE(d->evaluate({{"batch", 3}}));
+  // Overflow is an error, not a wrapped size.
+  CHECK_FALSE(SymbolicDim::parse("batch*batch*batch")
+                  ->evaluate({{"batch", int64_t(1) << 30}}));
+  Expected<SymbolicDim> inverse = SymbolicDim::parse("batch/seq");
+  REQUIRE(inverse);
+  CHECK(inverse->str() == "batch/seq");
+  CHECK(SymbolicDim::parse("64")->isConstant());
+  CHECK(SymbolicDim::symbol("batch").str() == "batch");
+  for (const char *bad : {"", "*", "batch*", "0*batch", "batch+1", "-2",
+                          "99999999999999999999*batch", "b/0"})
+    CHECK_FALSE(SymbolicDim::parse(bad));
+  CHECK(sizeSymbolCName("my-dim") == "kiln_s_my_dim");
 }
