@@ -29,6 +29,7 @@
 
 #include "compiler/GraphBreakReport.h"
 #include "compiler/Pipeline.h"
+#include "compiler/SizeRangeCompile.h"
 #include "compiler/ProgramBuilder.h"
 #include "passes/FusionPasses.h"
 #include "compiler/onnx/OnnxTracer.h"
@@ -229,12 +230,18 @@ CaseResult runCase(const fs::path &dir, Mode mode, const std::string &keepDir) {
   options.target = mode == Mode::CompiledCpu ? "cpu" : "cuda";
   std::string diagnostics;
   mlir::LogicalResult compiled = mlir::failure();
+  // As kiln compile: named dynamic dims are compiled for a range of sizes
+  // where the model allows (compiler/SizeRangeCompile.h).
+  bool sized = false;
   {
     mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &d) {
       diagnostics += (diagnostics.empty() ? "" : "; ") + d.str();
       return mlir::success();
     });
-    compiled = runCompilePipeline(**module, options);
+    mlir::FailureOr<std::vector<SizeSymbol>> symbols =
+        compileModel(context, **module, options, TraceOptions{});
+    compiled = mlir::success(mlir::succeeded(symbols));
+    sized = mlir::succeeded(symbols) && !symbols->empty();
   }
   if (mlir::failed(compiled)) {
     std::error_code ec;
@@ -247,7 +254,9 @@ CaseResult runCase(const fs::path &dir, Mode mode, const std::string &keepDir) {
   }
   bool isProgram = isProgramModule(**module);
   FusionSummary summary;
-  if (!isProgram)
+  // (A package for ranges of sizes is compiled from a module of its own:
+  // the traced one here is not fused.)
+  if (!isProgram && !sized)
     summary = summarizeFusion(findGraphFunction(**module));
   CaseResult result;
   if (mode == Mode::CompileCuda) {
