@@ -14,8 +14,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/MemoryPlanner.h"
-#include "codegen/SymbolicShapes.h"
 #include "codegen/FillWeights.h"
+#include "codegen/SymbolicShapes.h"
 #include "ir/KilnOps.h"
 #include "passes/LoweringPasses.h"
 #include "passes/TensorConversion.h"

@@ -38,8 +38,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/Packager.h"
-#include "codegen/SymbolicShapes.h"
 #include "codegen/FillWeights.h"
+#include "codegen/SymbolicShapes.h"
 #include "ir/KilnOps.h"
 #include "passes/FusionRules.h"
 #include "passes/LoweringPasses.h"

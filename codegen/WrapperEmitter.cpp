@@ -158,9 +158,9 @@ static void emitSignatureTables(llvm::raw_ostream &os, StringRef kind,
               (d + 1 == e.symbolicDims.size() ? "]" : "");
     }
     os << "const int64_t k" << kind << "Shape" << i << "["
-       << std::max<size_t>(shape.size(), 1) << "] = "
-       << (shape.empty() ? std::string("{0}") : formatShape(shape)) << "; // "
-       << commentSafe(e.name) << ": "
+       << std::max<size_t>(shape.size(), 1)
+       << "] = " << (shape.empty() ? std::string("{0}") : formatShape(shape))
+       << "; // " << commentSafe(e.name) << ": "
        << (dims.empty() ? typeString(e.dtype, e.shape)
                         : std::string(dtypeName(e.dtype)) + dims)
        << "\n";
@@ -474,8 +474,8 @@ void emitCreate(llvm::raw_ostream &os, const PackageNames &names,
 void emitSizeSymbols(llvm::raw_ostream &os, const PackageNames &names,
                      const std::vector<SizeSymbol> &symbols) {
   os << "namespace {\n/// The size symbols and their ranges (a package "
-        "compiled for ranges of\n/// sizes: " << names.symbol("run_sized")
-     << " takes one size each).\n"
+        "compiled for ranges of\n/// sizes: "
+     << names.symbol("run_sized") << " takes one size each).\n"
      << "constexpr int kNumSizeSymbols = " << symbols.size() << ";\n"
      << "const char *const kSizeSymbolNames[] = {";
   for (const SizeSymbol &s : symbols)
@@ -509,9 +509,8 @@ std::string sizeGuards(const std::string &entry,
                        const std::set<std::string> &divisions) {
   std::string s;
   for (auto [i, sym] : llvm::enumerate(symbols))
-    s += "  if (sizes[" + std::to_string(i) + "] < " +
-         std::to_string(sym.min) + " || sizes[" + std::to_string(i) +
-         "] > " + std::to_string(sym.max) +
+    s += "  if (sizes[" + std::to_string(i) + "] < " + std::to_string(sym.min) +
+         " || sizes[" + std::to_string(i) + "] > " + std::to_string(sym.max) +
          ")\n    return fail(err, errlen, \"" + entry + ": the size '" +
          sym.name + "' is \" + std::to_string(sizes[" + std::to_string(i) +
          "]) + \", outside the range " + std::to_string(sym.min) + ".." +
@@ -547,9 +546,8 @@ std::set<std::string> sizeDivisions(const MemoryPlan &plan) {
       if (text.empty())
         continue;
       SymbolicDim d = *SymbolicDim::parse(text);
-      if (d.den != 1 || llvm::any_of(d.factors, [](const auto &f) {
-            return f.second < 0;
-          }))
+      if (d.den != 1 ||
+          llvm::any_of(d.factors, [](const auto &f) { return f.second < 0; }))
         out.insert(text);
     }
   };
@@ -571,8 +569,8 @@ void emitRun(llvm::raw_ostream &os, const PackageNames &names,
   os << "namespace {\n\n/// The graph, in program order.\n"
      << "int runGraph(const kiln_model *m, const int64_t *sizes,\n"
      << "             const void *const *inputs, void *const *outputs, "
-        "void *arena" << abi.stepParameter
-     << ",\n             char *err, size_t errlen) {\n"
+        "void *arena"
+     << abi.stepParameter << ",\n             char *err, size_t errlen) {\n"
      << "  (void)m, (void)sizes, (void)inputs, (void)outputs, (void)arena, "
         "(void)err,\n      (void)errlen;\n"
      << (abi.stepParameter.empty() ? "" : "  (void)stream;\n");
@@ -611,8 +609,7 @@ void emitRun(llvm::raw_ostream &os, const PackageNames &names,
      << ": inputs, outputs or arena is null\");\n"
      << "  try {\n"
      << "    return runGraph(model, " << (symbols.empty() ? "nullptr" : "sizes")
-     << ", inputs, outputs, arena" << abi.stepArgument
-     << ", err, errlen);\n"
+     << ", inputs, outputs, arena" << abi.stepArgument << ", err, errlen);\n"
      << "  } catch (const std::exception &e) {\n"
      << "    return fail(err, errlen, std::string(\"" << run
      << ": \") + e.what());\n"

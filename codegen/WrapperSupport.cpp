@@ -320,9 +320,9 @@ std::vector<KernelParameter> kernelParameters(Operation *op,
   for (auto [i, v] : llvm::enumerate(op->getResults()))
     add(v, /*isInput=*/false, i);
   for (const std::string &symbol : kernelSizeSymbols(op))
-    params.push_back({"int64_t " + sizeSymbolCName(symbol),
-                      sizeSymbolCName(symbol) + ": the size '" + symbol +
-                          "' of this run"});
+    params.push_back(
+        {"int64_t " + sizeSymbolCName(symbol),
+         sizeSymbolCName(symbol) + ": the size '" + symbol + "' of this run"});
   return params;
 }
 

@@ -336,8 +336,8 @@ LogicalResult lowerGraph(ModuleOp module, const CompileOptions &options,
 
 LogicalResult emitGraphPackage(ModuleOp module, const CompileOptions &options,
                                const std::string &graphName,
-                               const std::string &outputDir,
-                               double passSeconds, StepCounts *counts,
+                               const std::string &outputDir, double passSeconds,
+                               StepCounts *counts,
                                std::map<std::string, int64_t> *arenaOffsets) {
   const Target *target = lookupTarget(options.target);
   assert(target && "lowerGraph checked the target");

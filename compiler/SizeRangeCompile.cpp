@@ -27,8 +27,8 @@ namespace kiln {
 namespace {
 /// True for [A-Za-z_][A-Za-z0-9_]*: a name SymbolicDim's text form reads.
 bool isSymbolName(StringRef name) {
-  if (name.empty() || !(std::isalpha(static_cast<unsigned char>(name[0])) ||
-                        name[0] == '_'))
+  if (name.empty() ||
+      !(std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_'))
     return false;
   return llvm::all_of(name, [](char c) {
     return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
@@ -48,14 +48,13 @@ sizeSymbolsOf(ModuleOp module, const std::map<std::string, SizeSymbol> &ranges,
       auto type = dyn_cast<RankedTensorType>(arg.getType());
       if (!type || type.hasStaticShape())
         continue;
-      auto names =
-          main.getArgAttrOfType<ArrayAttr>(arg.getArgNumber(), "kiln.dim_names");
+      auto names = main.getArgAttrOfType<ArrayAttr>(arg.getArgNumber(),
+                                                    "kiln.dim_names");
       for (auto [d, size] : llvm::enumerate(type.getShape())) {
         if (!ShapedType::isDynamic(size))
           continue;
-        auto name = names && d < names.size()
-                        ? dyn_cast<StringAttr>(names[d])
-                        : StringAttr();
+        auto name = names && d < names.size() ? dyn_cast<StringAttr>(names[d])
+                                              : StringAttr();
         if (!name || name.getValue().empty()) {
           unnamed = true;
           continue;
@@ -76,18 +75,17 @@ sizeSymbolsOf(ModuleOp module, const std::map<std::string, SizeSymbol> &ranges,
         known += (known.empty() ? "" : ", ") + s.name;
       return Status::error(strCat(
           "--dim ", name, "=", range.min, "..", range.max,
-          ": the graph's inputs have no dynamic dimension named '", name,
-          "'; ",
-          known.empty() ? "they have none" : "their dynamic dimensions: " +
-                                                 known));
+          ": the graph's inputs have no dynamic dimension named '", name, "'; ",
+          known.empty() ? "they have none"
+                        : "their dynamic dimensions: " + known));
     }
   return symbols;
 }
 
-FailureOr<SizeRangePlan> planForSizeRanges(MLIRContext &context,
-                                           const CompileOptions &options,
-                                           const TraceOptions &trace,
-                                           const std::vector<SizeSymbol> &symbols) {
+FailureOr<SizeRangePlan>
+planForSizeRanges(MLIRContext &context, const CompileOptions &options,
+                  const TraceOptions &trace,
+                  const std::vector<SizeSymbol> &symbols) {
   using Why = SizeRangePlan;
   if (options.target != "cpu")
     return Why("sizes as run-time values are compiled for the cpu target "
@@ -114,55 +112,57 @@ FailureOr<SizeRangePlan> planForSizeRanges(MLIRContext &context,
         isBound ? std::vector<int64_t>{symbols.front().max}
                 : probeSizesOf(symbols[p - 1]);
     for (size_t c = 0; c < candidates.size(); ++c) {
-    if (!isBound)
-      sizes[p][symbols[p - 1].name] = candidates[c];
-    bool lastCandidate = c + 1 == candidates.size();
-    // The probes' diagnostics are collected: a probe that does not compile
-    // is a reason to fall back, not an error.
-    std::string probeError;
-    std::optional<ScopedDiagnosticHandler> quiet;
-    if (!isBound)
-      quiet.emplace(&context, [&](Diagnostic &d) {
-        if (d.getSeverity() == DiagnosticSeverity::Error && probeError.empty())
-          probeError = d.str();
-        return success();
-      });
-    TraceOptions at = trace;
-    for (const auto &[name, size] : sizes[p])
-      at.dimSizes[name] = size;
-    std::string where;
-    for (const auto &[name, size] : sizes[p])
-      where += (where.empty() ? "" : ", ") + name + " = " +
-               std::to_string(size);
-    Expected<OwningOpRef<ModuleOp>> module =
-        traceOnnxFile(context, options.modelPath, at);
-    if (!module && !lastCandidate)
-      continue;
-    if (!module)
-      return Why("tracing at " + where + " failed: " +
-                 module.status().message());
-    CompileOptions quietOptions = options;
-    if (!isBound) {
-      quietOptions.dumpIrDir.clear();
-      quietOptions.logs.clear();
-      quietOptions.progress = CompileProgress{};
-    }
-    if (options.autocastEnabled &&
-        failed(applyAutocast(**module, options.autocast)))
-      return isBound ? FailureOr<Why>(failure()) : Why(probeError);
-    if (failed(planGraphBreaks(**module, options.target)))
-      return isBound ? FailureOr<Why>(failure()) : Why(probeError);
-    if (isProgramModule(**module))
-      return Why("at " + where +
-                 " the model still has graph breaks (`kiln explain --dim` "
-                 "lists them); programs are compiled for fixed sizes only");
-    if (failed(lowerGraph(**module, quietOptions, "main")))
-      return isBound ? FailureOr<Why>(failure())
-                     : Why("compiling at " + where + " failed: " + probeError);
-    modules.push_back(module.take());
-    if (!isBound)
-      probeSizes.push_back(candidates[c]);
-    break;
+      if (!isBound)
+        sizes[p][symbols[p - 1].name] = candidates[c];
+      bool lastCandidate = c + 1 == candidates.size();
+      // The probes' diagnostics are collected: a probe that does not compile
+      // is a reason to fall back, not an error.
+      std::string probeError;
+      std::optional<ScopedDiagnosticHandler> quiet;
+      if (!isBound)
+        quiet.emplace(&context, [&](Diagnostic &d) {
+          if (d.getSeverity() == DiagnosticSeverity::Error &&
+              probeError.empty())
+            probeError = d.str();
+          return success();
+        });
+      TraceOptions at = trace;
+      for (const auto &[name, size] : sizes[p])
+        at.dimSizes[name] = size;
+      std::string where;
+      for (const auto &[name, size] : sizes[p])
+        where +=
+            (where.empty() ? "" : ", ") + name + " = " + std::to_string(size);
+      Expected<OwningOpRef<ModuleOp>> module =
+          traceOnnxFile(context, options.modelPath, at);
+      if (!module && !lastCandidate)
+        continue;
+      if (!module)
+        return Why("tracing at " + where +
+                   " failed: " + module.status().message());
+      CompileOptions quietOptions = options;
+      if (!isBound) {
+        quietOptions.dumpIrDir.clear();
+        quietOptions.logs.clear();
+        quietOptions.progress = CompileProgress{};
+      }
+      if (options.autocastEnabled &&
+          failed(applyAutocast(**module, options.autocast)))
+        return isBound ? FailureOr<Why>(failure()) : Why(probeError);
+      if (failed(planGraphBreaks(**module, options.target)))
+        return isBound ? FailureOr<Why>(failure()) : Why(probeError);
+      if (isProgramModule(**module))
+        return Why("at " + where +
+                   " the model still has graph breaks (`kiln explain --dim` "
+                   "lists them); programs are compiled for fixed sizes only");
+      if (failed(lowerGraph(**module, quietOptions, "main")))
+        return isBound
+                   ? FailureOr<Why>(failure())
+                   : Why("compiling at " + where + " failed: " + probeError);
+      modules.push_back(module.take());
+      if (!isBound)
+        probeSizes.push_back(candidates[c]);
+      break;
     }
   }
 
@@ -171,17 +171,16 @@ FailureOr<SizeRangePlan> planForSizeRanges(MLIRContext &context,
   std::vector<SizeProbe> probes;
   for (size_t s = 0; s < symbols.size(); ++s)
     probes.push_back(SizeProbe{
-        modules[s + 1]->lookupSymbol<func::FuncOp>("main"), s,
-        probeSizes[s]});
+        modules[s + 1]->lookupSymbol<func::FuncOp>("main"), s, probeSizes[s]});
   auto bound = modules[0]->lookupSymbol<func::FuncOp>("main");
   if (std::optional<std::string> why =
           inferSymbolicSizes(bound, symbols, probes))
     return Why(*why);
   SizeRangePlan plan;
   plan.bound = std::move(modules[0]);
-  plan.seconds = std::chrono::duration<double>(
-                     std::chrono::steady_clock::now() - start)
-                     .count();
+  plan.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
   return plan;
 }
 

@@ -86,7 +86,8 @@ std::optional<SymbolicDim> fitDim(int64_t atBound,
     if (exps[s] != 0)
       d.factors.push_back({symbols[s].name, exps[s]});
   }
-  __int128 g = std::gcd(static_cast<int64_t>(top), static_cast<int64_t>(bottom));
+  __int128 g =
+      std::gcd(static_cast<int64_t>(top), static_cast<int64_t>(bottom));
   d.num = static_cast<int64_t>(top / g);
   d.den = static_cast<int64_t>(bottom / g);
   std::sort(d.factors.begin(), d.factors.end());
@@ -134,8 +135,8 @@ std::string compareOps(Operation *a, Operation *b,
   if (da != db) {
     for (NamedAttribute attr : da)
       if (db.get(attr.getName()) != attr.getValue())
-        return describeOp(a) + ": its attribute '" +
-               attr.getName().str() + "' depends on the sizes";
+        return describeOp(a) + ": its attribute '" + attr.getName().str() +
+               "' depends on the sizes";
     return describeOp(a) + ": its attributes depend on the sizes";
   }
   for (auto [ra, rb] : llvm::zip(a->getRegions(), b->getRegions()))
@@ -261,8 +262,8 @@ inferSymbolicSizes(func::FuncOp bound, const std::vector<SizeSymbol> &symbols,
       toBound[y] = x;
     for (auto [x, y] : llvm::zip(b.ops, p.ops))
       if (std::string why = compareOps(x, y, toBound); !why.empty())
-        return why + " ('" + symbols[probe.symbol].name + "' = " +
-               std::to_string(probe.size) + " against " +
+        return why + " ('" + symbols[probe.symbol].name +
+               "' = " + std::to_string(probe.size) + " against " +
                std::to_string(symbols[probe.symbol].max) + ")";
   }
 
@@ -278,8 +279,8 @@ inferSymbolicSizes(func::FuncOp bound, const std::vector<SizeSymbol> &symbols,
       sameType &= tp == tb;
       auto rp = dyn_cast<RankedTensorType>(tp);
       if (!rb || !rp || rp.getRank() != rb.getRank() ||
-          rp.getElementType() != rb.getElementType() ||
-          !rp.hasStaticShape() || !rb.hasStaticShape()) {
+          rp.getElementType() != rb.getElementType() || !rp.hasStaticShape() ||
+          !rb.hasStaticShape()) {
         if (tp != tb)
           return "a value's type changes beyond its sizes";
         atProbe.push_back({});

@@ -142,22 +142,21 @@ bindSizes(const std::vector<SizeSymbol> &symbols,
         continue;
       const std::string &name = sig.dimNames[d];
       int64_t size = t->shape()[d];
-      std::string where = strCat("input '", sig.name, "' dimension ", d,
-                                 " ('", name, "')");
+      std::string where =
+          strCat("input '", sig.name, "' dimension ", d, " ('", name, "')");
       auto [it, fresh] = sizes.emplace(name, size);
       if (!fresh && it->second != size)
-        return Status::error(strCat(where, " is ", size, " but ",
-                                    boundBy[name], " gives '", name, "' = ",
-                                    it->second,
+        return Status::error(strCat(where, " is ", size, " but ", boundBy[name],
+                                    " gives '", name, "' = ", it->second,
                                     "; dims with one name must be equal"));
       if (fresh)
         boundBy[name] = where;
       for (const SizeSymbol &s : symbols)
         if (s.name == name && (size < s.min || size > s.max))
           return Status::error(strCat(
-              where, " is ", size, "; the package serves ", name, " in ",
-              s.min, "..", s.max, " (recompile it with kiln compile --dim ",
-              name, "=LO..HI for a range that holds ", size, ")"));
+              where, " is ", size, "; the package serves ", name, " in ", s.min,
+              "..", s.max, " (recompile it with kiln compile --dim ", name,
+              "=LO..HI for a range that holds ", size, ")"));
     }
   }
   for (const SizeSymbol &s : symbols)
@@ -168,8 +167,9 @@ bindSizes(const std::vector<SizeSymbol> &symbols,
 }
 
 /// `sig` with its -1 dims evaluated at `sizes`.
-Expected<ValueSignature> sizedSignature(const ValueSignature &sig,
-                                        const std::map<std::string, int64_t> &sizes) {
+Expected<ValueSignature>
+sizedSignature(const ValueSignature &sig,
+               const std::map<std::string, int64_t> &sizes) {
   ValueSignature out = sig;
   for (size_t d = 0; d < out.shape.size(); ++d) {
     if (out.shape[d] >= 0)
@@ -424,12 +424,12 @@ Expected<NamedTensors> Model::runUntraced(const NamedTensors &inputs,
   char err[1024] = {0};
   ProfiledCall profiled(options.trace, m.abi.setProfiler);
   void *runArena = options.arena ? options.arena : arena.get();
-  int rc = m.abi.runSized
-               ? m.abi.runSized(m.handle, sizes.data(), inputPointers.data(),
-                                outputPointers.data(), runArena, err,
-                                sizeof(err))
-               : m.abi.run(m.handle, inputPointers.data(),
-                           outputPointers.data(), runArena, err, sizeof(err));
+  int rc =
+      m.abi.runSized
+          ? m.abi.runSized(m.handle, sizes.data(), inputPointers.data(),
+                           outputPointers.data(), runArena, err, sizeof(err))
+          : m.abi.run(m.handle, inputPointers.data(), outputPointers.data(),
+                      runArena, err, sizeof(err));
   Status steps = profiled.finish();
   if (arena)
     m.releaseArena(std::move(arena));

@@ -59,9 +59,7 @@ std::string SymbolicDim::str() const {
 std::string SymbolicDim::cExpr() const {
   std::string s;
   int terms = 0;
-  auto term = [&](const std::string &t) {
-    s += (terms++ ? " * " : "") + t;
-  };
+  auto term = [&](const std::string &t) { s += (terms++ ? " * " : "") + t; };
   if (num != 1 || factors.empty())
     term(std::to_string(num));
   for (const auto &[name, e] : factors)
@@ -94,7 +92,8 @@ Expected<SymbolicDim> SymbolicDim::parse(const std::string &text) {
       return bad("a term is missing");
     if (std::isdigit(static_cast<unsigned char>(text[i]))) {
       int64_t v = 0;
-      while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])))
+      while (i < text.size() &&
+             std::isdigit(static_cast<unsigned char>(text[i])))
         if (!mulChecked(v, 10) ||
             __builtin_add_overflow(v, text[i++] - '0', &v))
           return bad("a number is too large");

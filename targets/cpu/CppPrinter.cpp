@@ -12,9 +12,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "targets/cpu/CppKernel.h"
-#include "codegen/SymbolicShapes.h"
 #include "codegen/ExprPrinter.h"
+#include "codegen/SymbolicShapes.h"
+#include "targets/cpu/CppKernel.h"
 
 #include "llvm/Support/raw_ostream.h"
 
@@ -96,8 +96,7 @@ int64_t CppPrinter::work(const Body &body) const {
 /// The extent of loop variable `var` as C++: a number, or a run-time size.
 static std::string extentOf(const Kernel &k, int var) {
   const LoopVar &v = k.vars[var];
-  return v.symbolicExtent.empty() ? std::to_string(v.extent)
-                                  : v.symbolicExtent;
+  return v.symbolicExtent.empty() ? std::to_string(v.extent) : v.symbolicExtent;
 }
 
 void CppPrinter::openFor(int var) {
@@ -554,8 +553,7 @@ mlir::FailureOr<CppKernel> emitCppKernel(FusionOp op) {
   std::vector<std::string> loops = symbolicLoopsOf(op);
   for (size_t v = 0; v < loops.size() && v < kernel->vars.size(); ++v)
     if (!loops[v].empty())
-      kernel->vars[v].symbolicExtent =
-          SymbolicDim::parse(loops[v])->cExpr();
+      kernel->vars[v].symbolicExtent = SymbolicDim::parse(loops[v])->cExpr();
   for (const std::string &symbol : kernelSizeSymbols(op))
     kernel->sizeParams.push_back(sizeSymbolCName(symbol));
   return printCppKernel(*kernel);

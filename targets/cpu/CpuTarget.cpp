@@ -270,8 +270,8 @@ private:
       ValueType t = valueType(r);
       os << "    if (store(out, " << r.getResultNumber() << ", "
          << buffers.pointer(r) << ", " << dtypeEnum(t.dtype) << ", "
-         << shapeExpr(t) << ", " << quote(node)
-         << ", err, errlen)) // " << buffers.describe(r) << "\n"
+         << shapeExpr(t) << ", " << quote(node) << ", err, errlen)) // "
+         << buffers.describe(r) << "\n"
          << "      return 1;\n";
     }
     os << "  }\n";

@@ -29,14 +29,14 @@
 
 #include "compiler/GraphBreakReport.h"
 #include "compiler/Pipeline.h"
-#include "compiler/SizeRangeCompile.h"
 #include "compiler/ProgramBuilder.h"
-#include "passes/FusionPasses.h"
+#include "compiler/SizeRangeCompile.h"
 #include "compiler/onnx/OnnxTracer.h"
 #include "kiln/runtime/Executor.h"
 #include "kiln/runtime/Model.h"
 #include "kiln/runtime/TensorCompare.h"
 #include "kiln/runtime/TensorIO.h"
+#include "passes/FusionPasses.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"

@@ -208,8 +208,7 @@ int runCompileCommand(const CompileCommandOptions &flags) {
   options.fullgraph = flags.fullgraph;
   options.dumpIrDir = flags.dumpIrDir;
   options.printConstants = flags.printConstants;
-  Status dims =
-      parseDimFlags(flags.dims, options.dimSizes, &options.dimRanges);
+  Status dims = parseDimFlags(flags.dims, options.dimSizes, &options.dimRanges);
   if (!dims)
     return reportError(dims.message());
   if (Status precision = parsePrecisionFlags(

@@ -117,8 +117,8 @@ int runExplainCommand(const ExplainOptions &options) {
         llvm::outs() << " " << s.name << " in " << s.min << ".." << s.max;
       llvm::outs() << " (one package serves them; the memory plan is made "
                       "for the maximum)\n";
-      GraphBreakReport report = collectGraphBreaks(*plan->bound,
-                                                   options.target);
+      GraphBreakReport report =
+          collectGraphBreaks(*plan->bound, options.target);
       report.model = options.model;
       collectReferenceSteps(*plan->bound, report);
       printGraphBreakReport(report, llvm::outs());

@@ -132,19 +132,19 @@ static bool operator==(const PackageManifest &a, const PackageManifest &b) {
   return std::tie(a.format, a.formatVersion, a.kind, a.abiVersion, a.model,
                   a.source, a.target, a.library, a.programJson, a.programData,
                   a.hasSignature, a.inputs, a.outputs, a.sizeSymbols,
-                  a.weightsFile, a.weights,
-                  a.kernels, a.referenceOps, a.graphs, a.graphBreaks, a.counts,
-                  a.memoryPlan, a.options, a.kilnVersion, a.versionsAbi,
-                  a.hostCompilerCommand, a.hostCompilerWarnings, a.isa,
-                  a.compileTimes, a.cuda, a.training) ==
+                  a.weightsFile, a.weights, a.kernels, a.referenceOps, a.graphs,
+                  a.graphBreaks, a.counts, a.memoryPlan, a.options,
+                  a.kilnVersion, a.versionsAbi, a.hostCompilerCommand,
+                  a.hostCompilerWarnings, a.isa, a.compileTimes, a.cuda,
+                  a.training) ==
          std::tie(b.format, b.formatVersion, b.kind, b.abiVersion, b.model,
                   b.source, b.target, b.library, b.programJson, b.programData,
                   b.hasSignature, b.inputs, b.outputs, b.sizeSymbols,
-                  b.weightsFile, b.weights,
-                  b.kernels, b.referenceOps, b.graphs, b.graphBreaks, b.counts,
-                  b.memoryPlan, b.options, b.kilnVersion, b.versionsAbi,
-                  b.hostCompilerCommand, b.hostCompilerWarnings, b.isa,
-                  b.compileTimes, b.cuda, b.training);
+                  b.weightsFile, b.weights, b.kernels, b.referenceOps, b.graphs,
+                  b.graphBreaks, b.counts, b.memoryPlan, b.options,
+                  b.kilnVersion, b.versionsAbi, b.hostCompilerCommand,
+                  b.hostCompilerWarnings, b.isa, b.compileTimes, b.cuda,
+                  b.training);
 }
 } // namespace kiln
 
@@ -890,10 +890,10 @@ TEST_CASE("A manifest of a package compiled for ranges of sizes",
   PackageManifest m;
   m.formatVersion = kManifestSizeSymbolsFormatVersion;
   m.sizeSymbols = {{"batch", 1, 64}, {"seq", 8, 128}};
-  ManifestValue x{"x", DType::F32, {-1, -1, 16}, 64 * 128 * 16 * 4,
-                  {"batch", "seq", "16"}};
-  ManifestValue y{"y", DType::F32, {-1, 32}, 64 * 128 * 8 * 4,
-                  {"batch*seq/2", "32"}};
+  ManifestValue x{
+      "x", DType::F32, {-1, -1, 16}, 64 * 128 * 16 * 4, {"batch", "seq", "16"}};
+  ManifestValue y{
+      "y", DType::F32, {-1, 32}, 64 * 128 * 8 * 4, {"batch*seq/2", "32"}};
   m.inputs = {x};
   m.outputs = {y};
   std::string text = formatManifest(m);

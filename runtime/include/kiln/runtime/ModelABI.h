@@ -82,8 +82,7 @@ typedef int (*kiln_model_run_fn)(kiln_model *model, const void *const *inputs,
  *  <prefix>_size_symbol_name) in `sizes`; inputs and outputs have the
  *  shapes those sizes give (the manifest's "dims"). Sizes outside the
  *  symbols' ranges (<prefix>_size_symbol_min / _max) are an error. */
-typedef int (*kiln_model_run_sized_fn)(kiln_model *model,
-                                       const int64_t *sizes,
+typedef int (*kiln_model_run_sized_fn)(kiln_model *model, const int64_t *sizes,
                                        const void *const *inputs,
                                        void *const *outputs, void *arena,
                                        char *err, size_t errlen);

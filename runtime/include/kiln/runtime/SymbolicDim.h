@@ -56,7 +56,8 @@ struct SymbolicDim {
   /// The size at `values` (one per symbol); an error when a symbol has no
   /// value or the size is not a whole positive number (a divisibility guard:
   /// "batch/2" needs an even batch).
-  Expected<int64_t> evaluate(const std::map<std::string, int64_t> &values) const;
+  Expected<int64_t>
+  evaluate(const std::map<std::string, int64_t> &values) const;
 
   bool operator==(const SymbolicDim &o) const {
     return num == o.num && den == o.den && factors == o.factors;
