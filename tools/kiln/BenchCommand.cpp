@@ -73,8 +73,14 @@ void setThreads(int threads) {
 /// A tensor of `sig`'s static type filled from `rng`: floats uniform in
 /// [-1, 1), integers in [0, 3] (small enough to be valid indices of most
 /// gathers), booleans fair coins.
-Expected<Tensor> randomTensor(const ValueSignature &sig, std::mt19937_64 &rng) {
-  for (size_t i = 0; i < sig.shape.size(); ++i)
+Expected<Tensor> randomTensor(ValueSignature sig, std::mt19937_64 &rng,
+                              const std::map<std::string, int64_t> &sizes) {
+  for (size_t i = 0; i < sig.shape.size(); ++i) {
+    // A named dynamic dim (a package for a range of sizes, or an ONNX
+    // model) takes its --dim size.
+    if (sig.shape[i] < 0 && i < sig.dimNames.size())
+      if (auto it = sizes.find(sig.dimNames[i]); it != sizes.end())
+        sig.shape[i] = it->second;
     if (sig.shape[i] < 0) {
       std::string dim = i < sig.dimNames.size() && !sig.dimNames[i].empty()
                             ? "'" + sig.dimNames[i] + "'"
@@ -84,6 +90,7 @@ Expected<Tensor> randomTensor(const ValueSignature &sig, std::mt19937_64 &rng) {
                  ": give its size with --dim or the input with --input ",
                  sig.name, "=FILE"));
     }
+  }
   Tensor t = Tensor::empty(sig.dtype, sig.shape);
   std::uniform_real_distribution<float> real(-1.0f, 1.0f);
   std::uniform_int_distribution<int> small(0, 3);
@@ -111,6 +118,20 @@ Expected<NamedTensors> bindInputs(const std::vector<ValueSignature> &sigs,
   if (!read)
     return read.status();
   NamedTensors given = read.take();
+  std::map<std::string, int64_t> sizes;
+  KILN_RETURN_IF_ERROR(parseDimFlags(options.dims, sizes));
+  for (const auto &[name, size] : sizes) {
+    bool used = false;
+    for (const ValueSignature &sig : sigs)
+      for (size_t d = 0; d < sig.shape.size(); ++d)
+        used |= sig.shape[d] < 0 && d < sig.dimNames.size() &&
+                sig.dimNames[d] == name;
+    if (!used)
+      return Status::error(strCat("--dim ", name, "=", size,
+                                  ": no input has a dynamic dimension named '",
+                                  name, "' (a package compiled for fixed "
+                                        "sizes has none)"));
+  }
   std::mt19937_64 rng(options.seed);
   NamedTensors inputs;
   for (const ValueSignature &sig : sigs) {
@@ -123,7 +144,7 @@ Expected<NamedTensors> bindInputs(const std::vector<ValueSignature> &sigs,
       given.erase(it);
       continue;
     }
-    Expected<Tensor> t = randomTensor(sig, rng);
+    Expected<Tensor> t = randomTensor(sig, rng, sizes);
     if (!t)
       return t.status();
     log << "  input " << sig.name << ": " << t->typeString()
@@ -225,9 +246,6 @@ int runBenchCommand(const BenchOptions &options) {
       return reportError(ok.message());
 
   if (isPackageDir(options.model)) {
-    if (!options.dims.empty())
-      return reportError("--dim applies to ONNX models; a package has "
-                         "static shapes fixed by kiln compile");
     LoadOptions load;
     load.weightsDir = options.weightsDir;
     Expected<Model> model = Model::load(options.model, load);

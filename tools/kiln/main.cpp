@@ -208,9 +208,9 @@ int main(int argc, char **argv) {
       ->check(CLI::NonNegativeNumber);
   benchCmd->add_option("--seed", bench.seed, "Seed of the random inputs");
   benchCmd->add_option("--dim", bench.dims,
-                       "For an ONNX model: a dynamic dimension's size as "
-                       "NAME=SIZE (so random inputs can be made); repeat "
-                       "for each");
+                       "A dynamic dimension's size as NAME=SIZE, for the "
+                       "random inputs of an ONNX model or of a package "
+                       "compiled for a range of sizes; repeat for each");
   benchCmd->add_option("--weights-dir", bench.weightsDir,
                        "For a package compiled with --weights external: the "
                        "folder holding the weight files");
@@ -258,9 +258,10 @@ int main(int argc, char **argv) {
                    "time)")
       ->check(CLI::IsMember({"embed", "external"}));
   compileCmd->add_option("--dim", compile.dims,
-                         "Size of a named dynamic dimension, NAME=SIZE "
-                         "(repeatable; without it the ops that depend on the "
-                         "dimension are graph breaks that run eagerly)");
+                         "Size of a named dynamic dimension, NAME=SIZE, or "
+                         "the range of sizes the package serves, NAME=LO..HI "
+                         "(repeatable; without it: 1..64, "
+                         "docs/dynamic-shapes.md)");
   compileCmd->add_option(
       "--input-value", compile.inputValues,
       "Bind an input to a value at compile time, NAME=FILE (.npy or .pb): "

@@ -1,0 +1,70 @@
+"""Rewrites an ONNX model's input dims into named dynamic dims, for
+compiling one package for a range of sizes (docs/dynamic-shapes.md):
+
+  python3 bench/dynamic_dims.py IN.onnx OUT.onnx [--dim AXIS=NAME]...
+
+Each --dim (default 0=batch) names that axis of every graph input and
+output whose size there equals the first input's; intermediate shapes
+(value_info) are dropped so that the tracer infers them. A Reshape whose
+constant target shape has the traced size at that axis (an exporter baked
+the batch in) gets 0 there instead ("copy the input's size"; -1 under
+allowzero), so the graph reshapes any batch. Weights stay where they are (external data is
+referenced, not copied). The result is checked by running it: compare the
+package at several sizes with the reference runtime.
+"""
+import argparse
+
+import onnx
+from onnx import numpy_helper
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("model")
+    p.add_argument("out")
+    p.add_argument("--dim", action="append", default=[],
+                   help="AXIS=NAME, e.g. 0=batch (default) or 1=seq")
+    args = p.parse_args()
+    dims = [d.split("=", 1) for d in (args.dim or ["0=batch"])]
+    model = onnx.load(args.model, load_external_data=False)
+    g = model.graph
+    inits = {i.name for i in g.initializer}
+    inputs = [i for i in g.input if i.name not in inits]
+    first = inputs[0].type.tensor_type.shape.dim
+    first_sizes = [d.dim_value for d in first]
+    for axis, name in dims:
+        axis = int(axis)
+        size = first[axis].dim_value
+        for v in list(inputs) + list(g.output):
+            shape = v.type.tensor_type.shape.dim
+            if axis < len(shape) and shape[axis].dim_value == size:
+                shape[axis].Clear()
+                shape[axis].dim_param = name
+    del g.value_info[:]
+    # Reshape targets with the traced size baked in: 0 copies the input's.
+    shapes = {i.name: i for i in g.initializer}
+    for node in g.node:
+        if node.op_type == "Constant":
+            for a in node.attribute:
+                if a.name == "value":
+                    shapes[node.output[0]] = a.t
+    for node in g.node:
+        if node.op_type != "Reshape" or node.input[1] not in shapes:
+            continue
+        allowzero = any(a.name == "allowzero" and a.i for a in node.attribute)
+        t = shapes[node.input[1]]
+        target = numpy_helper.to_array(t).copy()
+        for axis, _ in dims:
+            axis = int(axis)
+            if axis < len(target) and target[axis] == first_sizes[axis]:
+                # 0 copies the input's size; with allowzero, -1 infers it.
+                if not allowzero:
+                    target[axis] = 0
+                elif -1 not in target:
+                    target[axis] = -1
+        t.CopyFrom(numpy_helper.from_array(target, t.name))
+    onnx.save(model, args.out)
+
+
+if __name__ == "__main__":
+    main()
