@@ -285,10 +285,15 @@ std::string emitModelHeader(const MemoryPlan &plan, GraphCodegen &codegen) {
                "enqueued on `stream`")
      << ". Returns 0\n/// on success, else nonzero with a message in "
         "`err`.\n"
-     << "inline int run(kiln_model *model, const Inputs &in, const Outputs "
-        "&out,\n"
-     << "               void *arena" << abi.stepParameter
-     << ", char *err = nullptr, size_t errlen = 0) {\n"
+     << (sized ? "/// `sizes`: one per size symbol (" +
+                     names.symbol("size_symbol_name") +
+                     "), giving the inputs' and\n/// outputs' -1 dims.\n"
+               : std::string())
+     << "inline int run(kiln_model *model, "
+     << (sized ? "const int64_t *sizes, " : "")
+     << "const Inputs &in,\n               const Outputs &out, void *arena"
+     << abi.stepParameter
+     << ", char *err = nullptr,\n               size_t errlen = 0) {\n"
      << "  const void *inputs[] = {";
   for (size_t i = 0; i < inNames.size(); ++i)
     os << "in." << inNames[i] << ", ";
@@ -296,8 +301,9 @@ std::string emitModelHeader(const MemoryPlan &plan, GraphCodegen &codegen) {
   for (size_t i = 0; i < outNames.size(); ++i)
     os << "out." << outNames[i] << ", ";
   os << (outNames.empty() ? "nullptr" : "") << "};\n"
-     << "  return " << names.symbol(abi.runEntry)
-     << "(model, inputs, outputs, arena" << abi.stepArgument
+     << "  return " << names.symbol(sized ? "run_sized" : abi.runEntry)
+     << "(model, " << (sized ? "sizes, " : "")
+     << "inputs, outputs, arena" << abi.stepArgument
      << ", err, errlen);\n}\n\n"
      << abi.headerHelpers << "} // namespace " << ns << "\n\n#endif // "
      << guard << "\n";

@@ -167,9 +167,6 @@ LogicalResult runGraphPasses(ModuleOp module, PipelineStage stage,
   return result;
 }
 
-namespace {
-
-/// Writes `op` to `<dumpIrDir>/<file>` (--dump-ir); a diagnostic on failure.
 LogicalResult dumpIr(Operation *op, const CompileOptions &options,
                      const std::string &file) {
   if (options.dumpIrDir.empty())
@@ -189,6 +186,8 @@ LogicalResult dumpIr(Operation *op, const CompileOptions &options,
   out << "\n";
   return success();
 }
+
+namespace {
 
 /// KILN_LOGS=fusion: each kernel of a fused graph and the ONNX nodes in it.
 void logFusion(func::FuncOp graph, const std::string &name) {

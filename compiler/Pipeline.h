@@ -84,7 +84,9 @@ struct CompileOptions {
   bool fullgraph = false;
   /// `--dump-ir DIR`: the IR after each stage, one file per stage and graph
   /// (`00-traced.mlir`, `01-planned.mlir`, `02-optimized.<graph>.mlir`,
-  /// `03-fused.<graph>.mlir`, `04-lowered.<graph>.mlir`); empty: none.
+  /// `03-fused.<graph>.mlir`, `04-lowered.<graph>.mlir`, and for a package
+  /// for ranges of sizes `05-sized.main.mlir`, the lowered bound graph with
+  /// its symbolic sizes); empty: none.
   std::string dumpIrDir;
   /// `--print-constants`: --dump-ir prints every constant's values instead
   /// of eliding the large ones (compiler/IrPrinting.h).
@@ -100,6 +102,11 @@ struct CompileOptions {
   /// Notified of the stages (for a progress line).
   CompileProgress progress;
 };
+
+/// Writes `op` to `<options.dumpIrDir>/<file>` (`--dump-ir`; nothing
+/// without it); a diagnostic on failure.
+mlir::LogicalResult dumpIr(mlir::Operation *op, const CompileOptions &options,
+                           const std::string &file);
 
 /// KILN_LOGS=graph_breaks: the graph-break report of a planned `module`
 /// for `target`, to stderr.

@@ -176,6 +176,8 @@ planForSizeRanges(MLIRContext &context, const CompileOptions &options,
   if (std::optional<std::string> why =
           inferSymbolicSizes(bound, symbols, probes))
     return Why(*why);
+  if (failed(dumpIr(*modules[0], options, "05-sized.main.mlir")))
+    return failure();
   SizeRangePlan plan;
   plan.bound = std::move(modules[0]);
   plan.seconds =

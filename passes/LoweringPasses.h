@@ -58,11 +58,13 @@ constexpr llvm::StringLiteral kInPlaceAttr = "kiln.in_place";
 /// it at that byte offset. Such values are not in the package's signature.
 constexpr llvm::StringLiteral kArenaValueAttr = "kiln.arena_value";
 
-/// True for names of the attributes above (the wrapper does not pass them
-/// to reference kernels).
+/// True for names of the attributes above, and of the symbolic sizes of a
+/// graph compiled for ranges of sizes (codegen/SymbolicShapes.h: kiln.sym_*)
+/// (the wrapper does not pass them to reference kernels).
 inline bool isLoweringAttr(llvm::StringRef name) {
   return name == kLoadTimeAttr || name == kKernelAttr ||
-         name == kReferenceAttr || name == kAliasAttr || name == kInPlaceAttr;
+         name == kReferenceAttr || name == kAliasAttr || name == kInPlaceAttr ||
+         name.starts_with("kiln.sym_");
 }
 
 /// Whether `op` may become an alias of its operand (kAliasAttr): a view

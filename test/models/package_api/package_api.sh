@@ -8,6 +8,8 @@
 #                  headers (two_packages.cpp)
 #   single-kernel  one generated kernel of the tiny MLP called on its own
 #                  (single_kernel.cpp)
+#   sized          the tiny MLP compiled without --dim (batch 1..64) run
+#                  through its header at batch 1, 7 and 64 (sized_run.cpp)
 #
 #   usage: package_api.sh CASE KILN KILN_SOURCE_DIR RUNTIME_LIB_DIR WORK PYTHON
 #                         [CXX]
@@ -43,6 +45,20 @@ single-kernel)
   "$cxx" "${flags[@]}" "$here/single_kernel.cpp" "${libs[@]}" \
     -o "$work/single_kernel"
   "$work/single_kernel" "$work/tiny_mlp" "$src/examples/tiny_mlp_x.npy"
+  ;;
+sized)
+  "$kiln" compile "$src/examples/tiny_mlp.onnx" -o "$work/tiny_mlp" \
+    > /dev/null
+  args=()
+  for b in 1 7 64; do
+    "$py" -c "import numpy as n, sys; n.save(sys.argv[1], n.random.default_rng($b).standard_normal(($b, 16)).astype(n.float32))" "$work/x$b.npy"
+    mkdir -p "$work/ref$b"
+    "$kiln" run "$src/examples/tiny_mlp.onnx" --input "x=$work/x$b.npy" \
+      -o "$work/ref$b" > /dev/null
+    args+=("$work/x$b.npy" "$work/ref$b/y.npy")
+  done
+  "$cxx" "${flags[@]}" "$here/sized_run.cpp" "${libs[@]}" -o "$work/sized_run"
+  "$work/sized_run" "$work/tiny_mlp" "${args[@]}"
   ;;
 *)
   echo "package_api.sh: unknown case '$case'" >&2
