@@ -82,6 +82,68 @@ sizeSymbolsOf(ModuleOp module, const std::map<std::string, SizeSymbol> &ranges,
   return symbols;
 }
 
+namespace {
+/// A module traced, planned and lowered at some sizes, or why not.
+struct LoweredAt {
+  OwningOpRef<ModuleOp> module;
+  std::string whyNot;
+};
+
+/// Traces the model of `options` with `trace` plus `sizes`, plans its graph
+/// breaks and lowers it (lowerGraph). For the bound (`quiet` false) errors
+/// are reported and fail; for a probe they are collected into `whyNot`,
+/// and `options`' dumps, logs and progress are left out.
+FailureOr<LoweredAt> lowerAt(MLIRContext &context, const CompileOptions &options,
+                             const TraceOptions &trace,
+                             const std::map<std::string, int64_t> &sizes,
+                             bool quiet) {
+  std::string where, probeError;
+  for (const auto &[name, size] : sizes)
+    where += (where.empty() ? "" : ", ") + name + " = " + std::to_string(size);
+  std::optional<ScopedDiagnosticHandler> collect;
+  CompileOptions at = options;
+  if (quiet) {
+    collect.emplace(&context, [&](Diagnostic &d) {
+      if (d.getSeverity() == DiagnosticSeverity::Error && probeError.empty())
+        probeError = d.str();
+      return success();
+    });
+    at.dumpIrDir.clear();
+    at.logs.clear();
+    at.progress = CompileProgress{};
+  }
+  // A failure of the bound is an error (reported); a probe's is a reason.
+  auto failedWith = [&](const std::string &why) -> FailureOr<LoweredAt> {
+    if (!quiet)
+      return failure();
+    return LoweredAt{nullptr, "compiling at " + where + " failed: " + why};
+  };
+  TraceOptions traceAt = trace;
+  for (const auto &[name, size] : sizes)
+    traceAt.dimSizes[name] = size;
+  Expected<OwningOpRef<ModuleOp>> module =
+      traceOnnxFile(context, options.modelPath, traceAt);
+  if (!module)
+    return LoweredAt{nullptr,
+                     "tracing at " + where + " failed: " +
+                         module.status().message()};
+  if (options.autocastEnabled &&
+      failed(applyAutocast(**module, options.autocast)))
+    return failedWith(probeError);
+  if (failed(planGraphBreaks(**module, options.target)))
+    return failedWith(probeError);
+  if (isProgramModule(**module))
+    return LoweredAt{nullptr,
+                     "at " + where +
+                         " the model still has graph breaks (`kiln explain "
+                         "--dim` lists them); programs are compiled for fixed "
+                         "sizes only"};
+  if (failed(lowerGraph(**module, at, "main")))
+    return failedWith(probeError);
+  return LoweredAt{module.take(), ""};
+}
+} // namespace
+
 FailureOr<SizeRangePlan>
 planForSizeRanges(MLIRContext &context, const CompileOptions &options,
                   const TraceOptions &trace,
@@ -96,90 +158,50 @@ planForSizeRanges(MLIRContext &context, const CompileOptions &options,
                  "' is not an identifier ([A-Za-z_][A-Za-z0-9_]*)");
   auto start = std::chrono::steady_clock::now();
 
-  // The bound (every symbol at its maximum) and one probe per symbol, each
-  // traced, planned and lowered on its own.
-  // A probe whose trace fails (a Reshape that needs an even batch) is
-  // tried again at the next candidate size (probeSizesOf).
-  std::vector<std::map<std::string, int64_t>> sizes(1 + symbols.size());
-  for (size_t p = 0; p < sizes.size(); ++p)
-    for (const SizeSymbol &s : symbols)
-      sizes[p][s.name] = s.max;
-  std::vector<OwningOpRef<ModuleOp>> modules;
-  std::vector<int64_t> probeSizes;
-  for (size_t p = 0; p < sizes.size(); ++p) {
-    bool isBound = p == 0;
-    std::vector<int64_t> candidates =
-        isBound ? std::vector<int64_t>{symbols.front().max}
-                : probeSizesOf(symbols[p - 1]);
-    for (size_t c = 0; c < candidates.size(); ++c) {
-      if (!isBound)
-        sizes[p][symbols[p - 1].name] = candidates[c];
-      bool lastCandidate = c + 1 == candidates.size();
-      // The probes' diagnostics are collected: a probe that does not compile
-      // is a reason to fall back, not an error.
-      std::string probeError;
-      std::optional<ScopedDiagnosticHandler> quiet;
-      if (!isBound)
-        quiet.emplace(&context, [&](Diagnostic &d) {
-          if (d.getSeverity() == DiagnosticSeverity::Error &&
-              probeError.empty())
-            probeError = d.str();
-          return success();
-        });
-      TraceOptions at = trace;
-      for (const auto &[name, size] : sizes[p])
-        at.dimSizes[name] = size;
-      std::string where;
-      for (const auto &[name, size] : sizes[p])
-        where +=
-            (where.empty() ? "" : ", ") + name + " = " + std::to_string(size);
-      Expected<OwningOpRef<ModuleOp>> module =
-          traceOnnxFile(context, options.modelPath, at);
-      if (!module && !lastCandidate)
+  // The bound: every symbol at its maximum.
+  std::map<std::string, int64_t> bounds;
+  for (const SizeSymbol &s : symbols)
+    bounds[s.name] = s.max;
+  FailureOr<LoweredAt> bound =
+      lowerAt(context, options, trace, bounds, /*quiet=*/false);
+  if (failed(bound))
+    return failure();
+  if (!bound->module)
+    return Why(bound->whyNot);
+
+  // One probe per symbol, the others at their bounds; a probe size whose
+  // trace fails (a Reshape that needs an even batch) gives way to the next
+  // candidate (probeSizesOf).
+  std::vector<OwningOpRef<ModuleOp>> probeModules;
+  std::vector<SizeProbe> probes;
+  for (size_t s = 0; s < symbols.size(); ++s) {
+    std::string whyNot;
+    for (int64_t size : probeSizesOf(symbols[s])) {
+      std::map<std::string, int64_t> sizes = bounds;
+      sizes[symbols[s].name] = size;
+      FailureOr<LoweredAt> probe =
+          lowerAt(context, options, trace, sizes, /*quiet=*/true);
+      whyNot = probe->whyNot;
+      if (!probe->module)
         continue;
-      if (!module)
-        return Why("tracing at " + where +
-                   " failed: " + module.status().message());
-      CompileOptions quietOptions = options;
-      if (!isBound) {
-        quietOptions.dumpIrDir.clear();
-        quietOptions.logs.clear();
-        quietOptions.progress = CompileProgress{};
-      }
-      if (options.autocastEnabled &&
-          failed(applyAutocast(**module, options.autocast)))
-        return isBound ? FailureOr<Why>(failure()) : Why(probeError);
-      if (failed(planGraphBreaks(**module, options.target)))
-        return isBound ? FailureOr<Why>(failure()) : Why(probeError);
-      if (isProgramModule(**module))
-        return Why("at " + where +
-                   " the model still has graph breaks (`kiln explain --dim` "
-                   "lists them); programs are compiled for fixed sizes only");
-      if (failed(lowerGraph(**module, quietOptions, "main")))
-        return isBound
-                   ? FailureOr<Why>(failure())
-                   : Why("compiling at " + where + " failed: " + probeError);
-      modules.push_back(module.take());
-      if (!isBound)
-        probeSizes.push_back(candidates[c]);
+      probes.push_back(SizeProbe{
+          probe->module->lookupSymbol<func::FuncOp>("main"), s, size});
+      probeModules.push_back(std::move(probe->module));
       break;
     }
+    if (probes.size() != s + 1)
+      return Why(whyNot);
   }
 
   // Which sizes follow the symbols: the bound graph against the probes.
   options.progress.enter("main", "symbolic sizes");
-  std::vector<SizeProbe> probes;
-  for (size_t s = 0; s < symbols.size(); ++s)
-    probes.push_back(SizeProbe{
-        modules[s + 1]->lookupSymbol<func::FuncOp>("main"), s, probeSizes[s]});
-  auto bound = modules[0]->lookupSymbol<func::FuncOp>("main");
-  if (std::optional<std::string> why =
-          inferSymbolicSizes(bound, symbols, probes))
+  if (std::optional<std::string> why = inferSymbolicSizes(
+          bound->module->lookupSymbol<func::FuncOp>("main"), symbols, probes))
     return Why(*why);
-  if (failed(dumpIr(*modules[0], options, "05-sized.main.mlir")))
+  if (failed(dumpIr(*bound->module, options, "05-sized.main.mlir")))
     return failure();
   SizeRangePlan plan;
-  plan.bound = std::move(modules[0]);
+  plan.bound = std::move(bound->module);
   plan.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
