@@ -135,7 +135,17 @@ bindSizes(const std::vector<SizeSymbol> &symbols,
   std::map<std::string, std::string> boundBy;
   for (const ValueSignature &sig : inputs) {
     const Tensor *t = findNamed(given, sig.name);
-    if (!t || !t->defined() || t->shape().size() != sig.shape.size())
+    if (t && t->defined() && t->shape().size() != sig.shape.size()) {
+      std::string dims;
+      for (size_t d = 0; d < sig.shape.size(); ++d)
+        dims += (d ? ", " : "") + (sig.shape[d] >= 0
+                                       ? std::to_string(sig.shape[d])
+                                       : sig.dimNames[d]);
+      return Status::error(strCat("input '", sig.name, "': expected ",
+                                  dtypeName(sig.dtype), "[", dims,
+                                  "] but got ", t->typeString()));
+    }
+    if (!t || !t->defined())
       continue; // checkTensor names the problem
     for (size_t d = 0; d < sig.shape.size(); ++d) {
       if (sig.shape[d] >= 0)
