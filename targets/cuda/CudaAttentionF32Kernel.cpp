@@ -32,7 +32,8 @@
 //          V (D = 64) for 64 FMAs;
 //   end    O / sum and the log-sum-exp, stored.
 //   A partial last key tile (T % 64, or the diagonal of a causal block)
-//   computes only its 16-key groups and 4-key steps that hold a key.
+//   computes only its 16-key groups and 4-key steps that hold a key; a
+//   warp whose rows all lie past T (the last query tile's) only copies.
 //
 // Shared memory: Q [32][D], K [64][D], V [64][D], P [32][64] floats, 48 KiB
 // for D = 64 (the largest D it takes), static. Q and K rows are 16-byte
@@ -63,68 +64,70 @@ std::string keyTileCode(bool partial) {
     __syncthreads();
     kiln_copy_tile(vs, v, kt, false);
     kiln_cp_commit();
-    // S = Q K^T: rows r0 + i, keys kt * BC + tx + 16 j.
-    float sc[4][4];
-#pragma unroll
-    for (int i = 0; i < 4; ++i)
-#pragma unroll
-      for (int j = 0; j < 4; ++j)
-        sc[i][j] = 0.f;
-#pragma unroll 4
-    for (int c = 0; c < DV; ++c) {
-      f4 qv[4], kv[4];
+    if (busy) {
+      // S = Q K^T: rows r0 + i, keys kt * BC + tx + 16 j.
+      float sc[4][4];
 #pragma unroll
       for (int i = 0; i < 4; ++i)
-        qv[i] = *reinterpret_cast<const f4 *>(&qs[qk(r0 + i, c)]);
 #pragma unroll
-      for (int j = 0; j < 4; ++j)
-        if (16 * j < KILN_NK)
-          kv[j] = *reinterpret_cast<const f4 *>(&ks[qk(tx + 16 * j, c)]);
+        for (int j = 0; j < 4; ++j)
+          sc[i][j] = 0.f;
+#pragma unroll 4
+      for (int c = 0; c < DV; ++c) {
+        f4 qv[4], kv[4];
 #pragma unroll
-      for (int j = 0; j < 4; ++j)
-        if (16 * j < KILN_NK)
+        for (int i = 0; i < 4; ++i)
+          qv[i] = *reinterpret_cast<const f4 *>(&qs[qk(r0 + i, c)]);
 #pragma unroll
-          for (int i = 0; i < 4; ++i)
+        for (int j = 0; j < 4; ++j)
+          if (16 * j < KILN_NK)
+            kv[j] = *reinterpret_cast<const f4 *>(&ks[qk(tx + 16 * j, c)]);
 #pragma unroll
-            for (int e = 0; e < 4; ++e)
-              sc[i][j] += qv[i].v[e] * kv[j].v[e];
-    }
-    // The online softmax: scale, mask, the row's running max (its 16
-    // threads hold its 64 keys), the thread's own running sum.
-    const bool mask = KILN_MASKED;
+        for (int j = 0; j < 4; ++j)
+          if (16 * j < KILN_NK)
 #pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      const int row = q0 + r0 + i;
-      float mx = -INFINITY;
+            for (int i = 0; i < 4; ++i)
 #pragma unroll
-      for (int j = 0; j < 4; ++j) {
-        const int key = kt * BC + tx + 16 * j;
-        float x = sc[i][j] * kScaleLog2;
-        if (mask && (key >= T || (kCausal && key > row)))
-          x = -INFINITY;
-        sc[i][j] = x;
-        mx = fmaxf(mx, x);
+              for (int e = 0; e < 4; ++e)
+                sc[i][j] += qv[i].v[e] * kv[j].v[e];
       }
+      // The online softmax: scale, mask, the row's running max (its 16
+      // threads hold its 64 keys), the thread's own running sum.
+      const bool mask = KILN_MASKED;
 #pragma unroll
-      for (int sh = 8; sh > 0; sh >>= 1)
-        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, sh));
-      mx = fmaxf(mx, m[i]);
-      // A row whose keys so far are all masked keeps max -inf: subtract 0.
-      const float base = mx == -INFINITY ? 0.f : mx;
-      const float alpha = exp2f(m[i] - base);
-      m[i] = mx;
-      float rs = 0.f;
+      for (int i = 0; i < 4; ++i) {
+        const int row = q0 + r0 + i;
+        float mx = -INFINITY;
 #pragma unroll
-      for (int j = 0; j < 4; ++j) {
-        const float p = exp2f(sc[i][j] - base);
-        const int col = tx + 16 * j;
-        ps[pc(r0 + i, col >> 2) + (col & 3)] = p;
-        rs += p;
+        for (int j = 0; j < 4; ++j) {
+          const int key = kt * BC + tx + 16 * j;
+          float x = sc[i][j] * kScaleLog2;
+          if (mask && (key >= T || (kCausal && key > row)))
+            x = -INFINITY;
+          sc[i][j] = x;
+          mx = fmaxf(mx, x);
+        }
+#pragma unroll
+        for (int sh = 8; sh > 0; sh >>= 1)
+          mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, sh));
+        mx = fmaxf(mx, m[i]);
+        // A row whose keys so far are all masked keeps max -inf: subtract 0.
+        const float base = mx == -INFINITY ? 0.f : mx;
+        const float alpha = exp2f(m[i] - base);
+        m[i] = mx;
+        float rs = 0.f;
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          const float p = exp2f(sc[i][j] - base);
+          const int col = tx + 16 * j;
+          ps[pc(r0 + i, col >> 2) + (col & 3)] = p;
+          rs += p;
+        }
+        l[i] = l[i] * alpha + rs;
+#pragma unroll
+        for (int j = 0; j < DC; ++j)
+          acc[i][j] *= alpha;
       }
-      l[i] = l[i] * alpha + rs;
-#pragma unroll
-      for (int j = 0; j < DC; ++j)
-        acc[i][j] *= alpha;
     }
     // Every warp is done with K: the next tile's K, while V lands.
     __syncthreads();
@@ -133,21 +136,23 @@ std::string keyTileCode(bool partial) {
     kiln_cp_commit();
     kiln_cp_wait_previous();
     __syncthreads();
-    // O += P V: rows r0 + i, the thread's columns j (KILN_COLUMN).
+    if (busy) {
+      // O += P V: rows r0 + i, the thread's columns j (KILN_COLUMN).
 #pragma unroll 4
-    for (int kk = 0; kk < KILN_NK; kk += 4) {
-      f4 pv[4];
+      for (int kk = 0; kk < KILN_NK; kk += 4) {
+        f4 pv[4];
 #pragma unroll
-      for (int i = 0; i < 4; ++i)
-        pv[i] = *reinterpret_cast<const f4 *>(&ps[pc(r0 + i, kk >> 2)]);
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        float vv[DC];
-KILN_LOAD_V#pragma unroll
         for (int i = 0; i < 4; ++i)
+          pv[i] = *reinterpret_cast<const f4 *>(&ps[pc(r0 + i, kk >> 2)]);
 #pragma unroll
-          for (int j = 0; j < DC; ++j)
-            acc[i][j] += pv[i].v[e] * vv[j];
+        for (int e = 0; e < 4; ++e) {
+          float vv[DC];
+KILN_LOAD_V#pragma unroll
+          for (int i = 0; i < 4; ++i)
+#pragma unroll
+            for (int j = 0; j < DC; ++j)
+              acc[i][j] += pv[i].v[e] * vv[j];
+        }
       }
     }
 )cu";
@@ -249,6 +254,9 @@ CudaKernel emitCudaAttentionF32Kernel(const AttentionGeometry &g,
   // Causal blocks hold more keys the later their queries: those first.
   const int qt = kCausal ? gridDim.x - 1 - blockIdx.x : blockIdx.x;
   const int q0 = qt * BQ, r0 = ty * 4;
+  // A warp whose 8 rows all lie past T (in the last query tile) skips the
+  // arithmetic, not the copies and barriers.
+  const bool busy = q0 + (threadIdx.x >> 5) * 8 < T;
 KILN_ATTENTION_POINTERS  // Key tile kt of K or V into its shared array (keys past T: zeros,
   // masked; V's zeros keep P V finite).
   auto kiln_copy_tile = [&](float *dst, const float *src, int kt,
@@ -330,16 +338,16 @@ KILN_PARTIAL_TILE  }
   std::string column = vectorV ? "tx * DC + j" : "tx + 16 * j";
   std::string loadV =
       vectorV ? "#pragma unroll\n"
-                "        for (int j = 0; j < DC; j += 4) {\n"
-                "          const f4 w = *reinterpret_cast<const f4 "
+                "          for (int j = 0; j < DC; j += 4) {\n"
+                "            const f4 w = *reinterpret_cast<const f4 "
                 "*>(&vs[(kk + e) * D + tx * DC + j]);\n"
                 "#pragma unroll\n"
-                "          for (int x = 0; x < 4; ++x)\n"
-                "            vv[j + x] = w.v[x];\n"
-                "        }\n"
+                "            for (int x = 0; x < 4; ++x)\n"
+                "              vv[j + x] = w.v[x];\n"
+                "          }\n"
               : "#pragma unroll\n"
-                "        for (int j = 0; j < DC; ++j)\n"
-                "          vv[j] = vs[(kk + e) * D + tx + 16 * j];\n";
+                "          for (int j = 0; j < DC; ++j)\n"
+                "            vv[j] = vs[(kk + e) * D + tx + 16 * j];\n";
   replaceAllText(s, "KILN_FULL_TILE", keyTileCode(false));
   replaceAllText(s, "KILN_PARTIAL_TILE", keyTileCode(true));
   replaceAllText(s, "KILN_ATTENTION_POINTERS", pointers);
