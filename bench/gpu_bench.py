@@ -54,7 +54,7 @@ VARIANTS = [
     ("-written-attention", "attention written out (KILN_CUDA_FLASH_ATTENTION=0)"),
     ("-cudnn-depthwise", "depthwise convolutions by cuDNN (KILN_CUDA_DEPTHWISE_KERNEL=0)"),
     ("-unfused-depthwise", "activations apart from the depthwise kernel (KILN_CUDA_DEPTHWISE_FUSION=0)"),
-    ("-attention32", "f32 attention in 32-query blocks (KILN_CUDA_F32_ATTENTION_QUERIES=32)"),
+    ("-lb4", "f32 attention, 4 blocks an SM (KILN_CUDA_F32_ATTENTION_MIN_BLOCKS=4)"),
 ]
 
 def run(cmd, **kw):

@@ -97,12 +97,12 @@ for model in mobilenet_v2 efficientnet_b0; do
   KILN_CUDA_DEPTHWISE_FUSION=0 compile_package \
     "$ROOT/test/models/bench-graphs/$model.onnx" "$model-bf16-unfused-depthwise" "${BF16_FLAGS[@]}"
 done
-# The f32 attention kernel with 32-query blocks (twice the blocks:
-# KILN_CUDA_F32_ATTENTION_QUERIES=32) for the small-batch f32 transformers,
+# The f32 transformers with the f32 attention kernel bounded to 4 blocks an
+# SM (128 registers a thread, spilling: KILN_CUDA_F32_ATTENTION_MIN_BLOCKS=4)
 # and with attention written out.
 for model in vit_small gpt2_block; do
-  KILN_CUDA_F32_ATTENTION_QUERIES=32 compile_package \
-    "$ROOT/test/models/bench-graphs/$model.onnx" "$model-attention32"
+  KILN_CUDA_F32_ATTENTION_MIN_BLOCKS=4 compile_package \
+    "$ROOT/test/models/bench-graphs/$model.onnx" "$model-lb4"
   KILN_CUDA_FLASH_ATTENTION=0 compile_package \
     "$ROOT/test/models/bench-graphs/$model.onnx" "$model-written-attention"
 done

@@ -8,24 +8,38 @@
 // probabilities out of memory too (PyTorch's f32 SDPA is the same kind of
 // kernel: CUTLASS's memory-efficient attention).
 //
-//   grid   [ceil(T / 64), B * H], block 256: a block owns 64 queries of one
-//          (32, block 128, with KILN_CUDA_F32_ATTENTION_QUERIES=32)
-//          (batch, head); thread (ty, tx) = (tid / 16, tid % 16) owns query
-//          rows 4 ty .. 4 ty + 3, key columns tx and tx + 16 of each tile
-//          and D / 16 output columns of its rows;
-//   Q      the block's rows in shared memory, loaded once (past T: zeros);
-//   loop   over key tiles of 32 (with `causal`, up to the block's last
-//          query): K and V through shared memory (keys past T: zeros,
-//          masked), S = Q K^T from 16-byte loads of both, the online softmax
-//          (running max and sum per row, reduced over the 16 threads of a
-//          row group with shuffles, exp2 of log2(e)-scaled scores), P to
-//          shared memory (read back only by the same 16 threads: a warp
-//          barrier), O = alpha O + P V;
-//   end    O / sum, stored.
+// It is a register-blocked SIMT GEMM twice over, shaped so that a block is
+// small (three of them share an SM, which hides the latencies one block
+// alone cannot: ViT's [8, 6, 197, 64] is 336 blocks, all resident at once
+// on 132 SMs) and each thread reads little shared memory per FMA:
 //
-// Shared memory: (64 + 32) x (D + 4) + 32 x D + 64 x 36 floats, at most
-// 44 KiB for D = 64, the largest D it takes (the pass then keeps larger
-// heads written out).
+//   grid   [ceil(T / 32), B * H], block 128 (4 warps): a block owns 32
+//          queries of one (batch, head) (with `causal`, the last query tile
+//          first: the longest blocks start first); thread (ty, tx) =
+//          (tid / 16, tid % 16) owns query rows 4 ty .. 4 ty + 3, keys
+//          tx + 16 j (j < 4) of each key tile (S: 4 x 4 scores) and D / 16
+//          output columns of its rows (O: 4 x D / 16);
+//   copies Q once, then per tile of 64 keys K and V, by 16-byte cp.async
+//          (zeros past T), V's while S is computed, the next tile's K while
+//          P V is: three barriers a tile, no register staging;
+//   S      = Q K^T: per 4 d, four 16-byte reads of Q (two rows a warp:
+//          broadcast) and four of K for 64 FMAs;
+//   softmax online: scale, mask, the row's running max over its 16 threads
+//          (shuffles), exp2 of log2(e)-scaled scores; each thread sums its
+//          own keys' probabilities (the row's sum is reduced once, at the
+//          end); P to shared memory, read back by the same warp;
+//   O      = alpha O + P V: per 4 keys, four 16-byte reads of P and four of
+//          V (D = 64) for 64 FMAs;
+//   end    O / sum and the log-sum-exp, stored.
+//   A partial last key tile (T % 64, or the diagonal of a causal block)
+//   computes only its 16-key groups and 4-key steps that hold a key; a
+//   warp whose rows all lie past T (the last query tile's) only copies.
+//
+// Shared memory: Q [32][D], K [64][D], V [64][D], P [32][64] floats, 48 KiB
+// for D = 64 (the largest D it takes), static. Q and K rows are 16-byte
+// chunks permuted by an XOR of the row (D = 32, 64; padded by 4 floats for
+// D = 16, 48), P's by an XOR of row bit 2, so that the 16 rows of K, or the
+// two rows of Q and P, a warp reads at once fall in different banks.
 //
 //===----------------------------------------------------------------------===//
 
@@ -37,16 +51,122 @@
 
 namespace kiln {
 
+namespace {
+
+/// The code of one key tile: copies, S, the online softmax, P V. `partial`:
+/// the last tile, holding `nk` keys (a run-time value) of the BC; its
+/// 16-key groups and 4-key steps past them are skipped and its scores
+/// masked. A full tile masks only on a causal block's diagonal.
+std::string keyTileCode(bool partial) {
+  std::string s =
+      R"cu(    // K (and Q) of this tile landed; every warp is past the last P V.
+    kiln_cp_wait_all();
+    __syncthreads();
+    kiln_copy_tile(vs, v, kt, false);
+    kiln_cp_commit();
+    if (busy) {
+      // S = Q K^T: rows r0 + i, keys kt * BC + tx + 16 j.
+      float sc[4][4];
+#pragma unroll
+      for (int i = 0; i < 4; ++i)
+#pragma unroll
+        for (int j = 0; j < 4; ++j)
+          sc[i][j] = 0.f;
+#pragma unroll 4
+      for (int c = 0; c < DV; ++c) {
+        f4 qv[4], kv[4];
+#pragma unroll
+        for (int i = 0; i < 4; ++i)
+          qv[i] = *reinterpret_cast<const f4 *>(&qs[qk(r0 + i, c)]);
+#pragma unroll
+        for (int j = 0; j < 4; ++j)
+          if (16 * j < KILN_NK)
+            kv[j] = *reinterpret_cast<const f4 *>(&ks[qk(tx + 16 * j, c)]);
+#pragma unroll
+        for (int j = 0; j < 4; ++j)
+          if (16 * j < KILN_NK)
+#pragma unroll
+            for (int i = 0; i < 4; ++i)
+#pragma unroll
+              for (int e = 0; e < 4; ++e)
+                sc[i][j] += qv[i].v[e] * kv[j].v[e];
+      }
+      // The online softmax: scale, mask, the row's running max (its 16
+      // threads hold its 64 keys), the thread's own running sum.
+      const bool mask = KILN_MASKED;
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const int row = q0 + r0 + i;
+        float mx = -INFINITY;
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          const int key = kt * BC + tx + 16 * j;
+          float x = sc[i][j] * kScaleLog2;
+          if (mask && (key >= T || (kCausal && key > row)))
+            x = -INFINITY;
+          sc[i][j] = x;
+          mx = fmaxf(mx, x);
+        }
+#pragma unroll
+        for (int sh = 8; sh > 0; sh >>= 1)
+          mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, sh));
+        mx = fmaxf(mx, m[i]);
+        // A row whose keys so far are all masked keeps max -inf: subtract 0.
+        const float base = mx == -INFINITY ? 0.f : mx;
+        const float alpha = exp2f(m[i] - base);
+        m[i] = mx;
+        float rs = 0.f;
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          const float p = exp2f(sc[i][j] - base);
+          const int col = tx + 16 * j;
+          ps[pc(r0 + i, col >> 2) + (col & 3)] = p;
+          rs += p;
+        }
+        l[i] = l[i] * alpha + rs;
+#pragma unroll
+        for (int j = 0; j < DC; ++j)
+          acc[i][j] *= alpha;
+      }
+    }
+    // Every warp is done with K: the next tile's K, while V lands.
+    __syncthreads();
+    if (kt + 1 < tiles)
+      kiln_copy_tile(ks, k, kt + 1, true);
+    kiln_cp_commit();
+    kiln_cp_wait_previous();
+    __syncthreads();
+    if (busy) {
+      // O += P V: rows r0 + i, the thread's columns j (KILN_COLUMN).
+#pragma unroll 4
+      for (int kk = 0; kk < KILN_NK; kk += 4) {
+        f4 pv[4];
+#pragma unroll
+        for (int i = 0; i < 4; ++i)
+          pv[i] = *reinterpret_cast<const f4 *>(&ps[pc(r0 + i, kk >> 2)]);
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          float vv[DC];
+KILN_LOAD_V#pragma unroll
+          for (int i = 0; i < 4; ++i)
+#pragma unroll
+            for (int j = 0; j < DC; ++j)
+              acc[i][j] += pv[i].v[e] * vv[j];
+        }
+      }
+    }
+)cu";
+  replaceAllText(s, "KILN_NK", partial ? "nk" : "BC");
+  replaceAllText(s, "KILN_MASKED",
+                 partial ? "true" : "kCausal && kt * BC + BC - 1 > q0");
+  return s;
+}
+
+} // namespace
+
 CudaKernel emitCudaAttentionF32Kernel(const AttentionGeometry &g,
                                       CudaKernel k) {
-  // Queries a block owns: 64 (256 threads), or 32 (128 threads: twice the
-  // blocks, for small batches) with KILN_CUDA_F32_ATTENTION_QUERIES=32 at
-  // compile time (to compare; not measured as a default yet).
-  int64_t bq = 64;
-  if (const char *env = std::getenv("KILN_CUDA_F32_ATTENTION_QUERIES"))
-    if (std::string(env) == "32")
-      bq = 32;
-  int64_t threads = 4 * bq;
+  const int64_t bq = 32, threads = 128;
   k.grid[0] = static_cast<unsigned>((g.t + bq - 1) / bq);
   k.grid[1] = static_cast<unsigned>(g.b * g.h);
   k.block[0] = static_cast<unsigned>(threads);
@@ -58,9 +178,15 @@ CudaKernel emitCudaAttentionF32Kernel(const AttentionGeometry &g,
                      "*__restrict__ in1, const float *__restrict__ in2, "
                      "float *__restrict__ out0") +
       ", float *__restrict__ out1";
+  // Three blocks an SM (at most 168 registers a thread: no spills; four
+  // spill at 128), or KILN_CUDA_F32_ATTENTION_MIN_BLOCKS at compile time
+  // (to compare).
+  std::string minBlocks = "3";
+  if (const char *env = std::getenv("KILN_CUDA_F32_ATTENTION_MIN_BLOCKS"))
+    minBlocks = env;
   std::string head = "extern \"C\" __global__ void __launch_bounds__(" +
-                     std::to_string(threads) + ")\n" + k.name + "(" + params +
-                     ")";
+                     std::to_string(threads) + ", " + minBlocks + ")\n" +
+                     k.name + "(" + params + ")";
   k.declaration = head + ";";
 
   char scaleText[64];
@@ -77,16 +203,29 @@ CudaKernel emitCudaAttentionF32Kernel(const AttentionGeometry &g,
   s += "// ONNX nodes:";
   for (const std::string &n : k.sourceNodes)
     s += " " + n;
-  s += "\n// mapping: a block per " + str(bq) +
-       " queries of one (batch, head), 16 threads "
-       "per 4 rows; key tiles of 32 through shared memory; f32 FMA, online "
-       "softmax\n";
+  s += "\n// mapping: a block per 32 queries of one (batch, head), 16 threads "
+       "per 4 rows (4 x 4 scores, 4 x D / 16 outputs each); key tiles of 64 "
+       "through shared memory (cp.async); f32 FMA, online softmax\n";
   s += "// launch: grid [" + str(k.grid[0]) + ", " + str(k.grid[1]) +
        ", 1], block [" + str(threads) + ", 1, 1]\n";
-  s += head + " {\n";
+  // 16 bytes copied global -> shared without the registers (zeros when
+  // !valid), a group's commit, the wait for every group and the wait for
+  // all but the last group committed.
+  std::string helpers =
+      "__device__ __forceinline__ void kiln_cp16(void *dst, const void *src, "
+      "bool valid) {\n"
+      "  asm volatile(\"cp.async.cg.shared.global [%0], [%1], 16, %2;\"\n"
+      "               :: \"r\"((uint32_t)__cvta_generic_to_shared(dst)), "
+      "\"l\"(src), \"r\"(valid ? 16 : 0));\n}\n"
+      "__device__ __forceinline__ void kiln_cp_commit() {\n"
+      "  asm volatile(\"cp.async.commit_group;\" ::);\n}\n"
+      "__device__ __forceinline__ void kiln_cp_wait_all() {\n"
+      "  asm volatile(\"cp.async.wait_group 0;\" ::);\n}\n"
+      "__device__ __forceinline__ void kiln_cp_wait_previous() {\n"
+      "  asm volatile(\"cp.async.wait_group 1;\" ::);\n}\n";
+  s += helpers + head + " {\n";
   s += "  constexpr int T = " + str(g.t) + ", D = " + str(g.d) +
-       ", BQ = " + str(bq) + ", NT = " + str(threads) +
-       ", BC = 32, LD = D + 4, LP = BC + 4, DC = D / 16;\n";
+       ", BQ = 32, BC = 64, NT = 128, DV = D / 4, DC = D / 16;\n";
   int64_t c = g.h * g.d;
   s += "  constexpr int RS = " + str(g.packed ? 3 * c : g.d) +
        ", OS = " + str(g.packed ? c : g.d) + ";\n";
@@ -96,20 +235,55 @@ CudaKernel emitCudaAttentionF32Kernel(const AttentionGeometry &g,
   s += "  // log2(e) * scale: the softmax runs on exp2.\n";
   s += "  const float kScaleLog2 = " + std::string(scaleText) +
        "f * 1.4426950408889634f;\n";
-  s += R"cu(  __shared__ __align__(16) float qs[BQ][LD];
-  __shared__ __align__(16) float ks[BC][LD];
-  __shared__ __align__(16) float vs[BC][D];
-  __shared__ __align__(16) float ps[BQ][LP];
-  using f4 = kiln_vec<float, 4>; // 16-byte loads and stores
+  s +=
+      R"cu(  // Q and K rows: 16-byte chunks XOR-permuted by the row (D = 32, 64)
+  // or rows padded by 4 floats (D = 16, 48); P's chunks XOR-permuted by
+  // row bit 2 (a warp's two row groups are 4 rows apart).
+  constexpr bool kSwizzle = D % 32 == 0;
+  constexpr int LD = kSwizzle ? D : D + 4;
+  __shared__ __align__(16) float qs[BQ * LD];
+  __shared__ __align__(16) float ks[BC * LD];
+  __shared__ __align__(16) float vs[BC * D];
+  __shared__ __align__(16) float ps[BQ * BC];
+  auto qk = [](int r, int c) { // chunk c of row r of Q or K
+    return r * LD + ((kSwizzle ? c ^ (r & 7) : c) << 2);
+  };
+  auto pc = [](int r, int c) { return r * BC + ((c ^ (r & 4)) << 2); };
+  using f4 = kiln_vec<float, 4>; // 16-byte loads
   const int tx = threadIdx.x & 15, ty = threadIdx.x >> 4;
-  const int qt = blockIdx.x;
-KILN_ATTENTION_POINTERS  // The block's queries (past T: zeros), 16 bytes at a time.
-  for (int i = threadIdx.x; i < BQ * D / 4; i += NT) {
-    const int r = i / (D / 4), col = (i % (D / 4)) * 4;
-    const int row = qt * BQ + r;
-    *reinterpret_cast<f4 *>(&qs[r][col]) =
-        row < T ? *reinterpret_cast<const f4 *>(q + (size_t)row * RS + col) : f4{};
+  // Causal blocks hold more keys the later their queries: those first.
+  const int qt = kCausal ? gridDim.x - 1 - blockIdx.x : blockIdx.x;
+  const int q0 = qt * BQ, r0 = ty * 4;
+  // A warp whose 8 rows all lie past T (in the last query tile) skips the
+  // arithmetic, not the copies and barriers.
+  const bool busy = q0 + (threadIdx.x >> 5) * 8 < T;
+KILN_ATTENTION_POINTERS  // Key tile kt of K or V into its shared array (keys past T: zeros,
+  // masked; V's zeros keep P V finite).
+  auto kiln_copy_tile = [&](float *dst, const float *src, int kt,
+                            bool keyRows) { // K (Q's layout) or V (dense)
+#pragma unroll
+    for (int n = 0; n < BC * DV / NT; ++n) {
+      const int i = threadIdx.x + n * NT, r = i / DV, c = i % DV;
+      const int key = kt * BC + r;
+      const bool valid = key < T;
+      kiln_cp16(&dst[keyRows ? qk(r, c) : r * D + c * 4],
+                src + (size_t)(valid ? key : 0) * RS + c * 4, valid);
+    }
+  };
+  // The block's queries (past T: zeros) and the first key tile.
+#pragma unroll
+  for (int n = 0; n < BQ * DV / NT; ++n) {
+    const int i = threadIdx.x + n * NT, r = i / DV, c = i % DV;
+    const int row = q0 + r;
+    const bool valid = row < T;
+    kiln_cp16(&qs[qk(r, c)], q + (size_t)(valid ? row : 0) * RS + c * 4,
+              valid);
   }
+  kiln_copy_tile(ks, k, 0, true);
+  kiln_cp_commit();
+  const int lastKey = kCausal && q0 + BQ < T ? q0 + BQ : T;
+  const int full = lastKey / BC, nk = lastKey % BC;
+  const int tiles = full + (nk > 0);
   float m[4], l[4], acc[4][DC];
 #pragma unroll
   for (int i = 0; i < 4; ++i) {
@@ -119,115 +293,27 @@ KILN_ATTENTION_POINTERS  // The block's queries (past T: zeros), 16 bytes at a t
     for (int j = 0; j < DC; ++j)
       acc[i][j] = 0.f;
   }
-  const int row0 = qt * BQ + ty * 4; // the thread's first query
-  const int lastKey = kCausal && qt * BQ + BQ < T ? qt * BQ + BQ : T;
-  const int tiles = (lastKey + BC - 1) / BC;
-  for (int kt = 0; kt < tiles; ++kt) {
-    __syncthreads(); // the previous tile's readers are done (and Q stored)
-    for (int i = threadIdx.x; i < BC * D / 4; i += NT) {
-      const int r = i / (D / 4), col = (i % (D / 4)) * 4;
-      const int key = kt * BC + r;
-      const size_t at = (size_t)key * RS + col;
-      // Keys past T: zeros (their scores are masked; V's zeros keep P V
-      // finite).
-      const bool valid = key < T;
-      *reinterpret_cast<f4 *>(&ks[r][col]) =
-          valid ? *reinterpret_cast<const f4 *>(k + at) : f4{};
-      *reinterpret_cast<f4 *>(&vs[r][col]) =
-          valid ? *reinterpret_cast<const f4 *>(v + at) : f4{};
-    }
-    __syncthreads();
-    // S = Q K^T for rows row0 + i, keys kt * BC + tx + 16 j.
-    float sc[4][2];
-#pragma unroll
-    for (int i = 0; i < 4; ++i)
-      sc[i][0] = sc[i][1] = 0.f;
-#pragma unroll 4
-    for (int d = 0; d < D; d += 4) {
-      f4 kv[2], qv[4];
-#pragma unroll
-      for (int j = 0; j < 2; ++j)
-        kv[j] = *reinterpret_cast<const f4 *>(&ks[tx + 16 * j][d]);
-#pragma unroll
-      for (int i = 0; i < 4; ++i)
-        qv[i] = *reinterpret_cast<const f4 *>(&qs[ty * 4 + i][d]);
-#pragma unroll
-      for (int i = 0; i < 4; ++i)
-#pragma unroll
-        for (int j = 0; j < 2; ++j)
-#pragma unroll
-          for (int e = 0; e < 4; ++e)
-            sc[i][j] += qv[i].v[e] * kv[j].v[e];
-    }
-    // The online softmax: scale, mask, running max and sum per row (the 16
-    // threads of a row group hold its 32 keys).
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      float mx = m[i];
-#pragma unroll
-      for (int j = 0; j < 2; ++j) {
-        const int key = kt * BC + tx + 16 * j;
-        float x = sc[i][j] * kScaleLog2;
-        if ((kCausal && key > row0 + i) || (T % BC != 0 && key >= T))
-          x = -INFINITY;
-        sc[i][j] = x;
-        mx = fmaxf(mx, x);
-      }
-#pragma unroll
-      for (int o = 8; o > 0; o >>= 1)
-        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
-      // A row whose keys so far are all masked keeps max -inf: subtract 0.
-      const float base = mx == -INFINITY ? 0.f : mx;
-      const float alpha = exp2f(m[i] - base);
-      m[i] = mx;
-      float rs = 0.f;
-#pragma unroll
-      for (int j = 0; j < 2; ++j) {
-        const float p = exp2f(sc[i][j] - base);
-        ps[ty * 4 + i][tx + 16 * j] = p;
-        rs += p;
-      }
-#pragma unroll
-      for (int o = 8; o > 0; o >>= 1)
-        rs += __shfl_xor_sync(0xffffffffu, rs, o);
-      l[i] = l[i] * alpha + rs;
-#pragma unroll
-      for (int j = 0; j < DC; ++j)
-        acc[i][j] *= alpha;
-    }
-    __syncwarp(); // a row group's P is written and read by its own threads
-    // O += P V: rows row0 + i, the thread's columns j (KILN_COLUMN).
-#pragma unroll 2
-    for (int kk = 0; kk < BC; kk += 4) {
-      f4 pv[4];
-#pragma unroll
-      for (int i = 0; i < 4; ++i)
-        pv[i] = *reinterpret_cast<const f4 *>(&ps[ty * 4 + i][kk]);
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        float vv[DC];
-KILN_LOAD_V#pragma unroll
-        for (int i = 0; i < 4; ++i) {
-#pragma unroll
-          for (int j = 0; j < DC; ++j)
-            acc[i][j] += pv[i].v[e] * vv[j];
-        }
-      }
-    }
-    __syncwarp(); // P read before the next tile overwrites it
-  }
-  // O / sum; lse = (m + log2(l)) ln 2 per row (m in log2 units), the
-  // op's second result.
+  for (int kt = 0; kt < full; ++kt) {
+KILN_FULL_TILE  }
+  if (nk > 0) {
+    const int kt = full;
+KILN_PARTIAL_TILE  }
+  // O / sum (the row's sum over its 16 threads); lse = (m + log2(l)) ln 2
+  // per row (m in log2 units), the op's second result.
 #pragma unroll
   for (int i = 0; i < 4; ++i) {
-    if (row0 + i >= T)
+#pragma unroll
+    for (int sh = 8; sh > 0; sh >>= 1)
+      l[i] += __shfl_xor_sync(0xffffffffu, l[i], sh);
+    const int row = q0 + r0 + i;
+    if (row >= T)
       continue;
     const float inv = 1.f / l[i];
 #pragma unroll
     for (int j = 0; j < DC; ++j)
-      o[(size_t)(row0 + i) * OS + KILN_COLUMN] = acc[i][j] * inv;
+      o[(size_t)row * OS + KILN_COLUMN] = acc[i][j] * inv;
     if (tx == 0)
-      out1[(size_t)blockIdx.y * T + row0 + i] =
+      out1[(size_t)blockIdx.y * T + row] =
           (m[i] + log2f(l[i])) * 0.6931471805599453f;
   }
 }
@@ -250,26 +336,27 @@ KILN_LOAD_V#pragma unroll
   // conflicts on scalar loads).
   bool vectorV = (g.d / 16) % 4 == 0;
   std::string column = vectorV ? "tx * DC + j" : "tx + 16 * j";
-  std::string loadV = vectorV
-                          ? "#pragma unroll\n"
-                            "        for (int j = 0; j < DC; j += 4) {\n"
-                            "          const f4 w = *reinterpret_cast<const f4 "
-                            "*>(&vs[kk + e][tx * DC + j]);\n"
-                            "#pragma unroll\n"
-                            "          for (int x = 0; x < 4; ++x)\n"
-                            "            vv[j + x] = w.v[x];\n"
-                            "        }\n"
-                          : "#pragma unroll\n"
-                            "        for (int j = 0; j < DC; ++j)\n"
-                            "          vv[j] = vs[kk + e][tx + 16 * j];\n";
-  auto replace = [&](const std::string &from, const std::string &to) {
-    for (size_t at = s.find(from); at != std::string::npos;
-         at = s.find(from, at + to.size()))
-      s.replace(at, from.size(), to);
-  };
-  replace("KILN_ATTENTION_POINTERS", pointers);
-  replace("KILN_LOAD_V", loadV);
-  replace("KILN_COLUMN", column);
+  std::string loadV =
+      vectorV ? "#pragma unroll\n"
+                "          for (int j = 0; j < DC; j += 4) {\n"
+                "            const f4 w = *reinterpret_cast<const f4 "
+                "*>(&vs[(kk + e) * D + tx * DC + j]);\n"
+                "#pragma unroll\n"
+                "            for (int x = 0; x < 4; ++x)\n"
+                "              vv[j + x] = w.v[x];\n"
+                "          }\n"
+              : "#pragma unroll\n"
+                "          for (int j = 0; j < DC; ++j)\n"
+                "            vv[j] = vs[(kk + e) * D + tx + 16 * j];\n";
+  replaceAllText(s, "KILN_FULL_TILE", keyTileCode(false));
+  replaceAllText(s, "KILN_PARTIAL_TILE", keyTileCode(true));
+  replaceAllText(s, "KILN_ATTENTION_POINTERS", pointers);
+  replaceAllText(s, "KILN_LOAD_V", loadV);
+  replaceAllText(s, "KILN_COLUMN", column);
+  // The helpers are named after the kernel: several share kernels.cu.
+  for (const char *name : {"kiln_cp16", "kiln_cp_commit", "kiln_cp_wait_all",
+                           "kiln_cp_wait_previous"})
+    replaceAllText(s, name, k.name + (name + 4));
   k.definition = s;
   return k;
 }

@@ -50,7 +50,7 @@ CASES = {
     "attn_full_d64_t197": (2, 3, 197, 64, False, False),
     "attn_causal_d32_t40": (1, 2, 40, 32, True, False),
     "attn_packed_full_d64_t100": (1, 2, 100, 64, False, True),
-    # f32 (CudaAttentionF32Kernel.cpp: 64-query blocks, 32-key tiles).
+    # f32 (CudaAttentionF32Kernel.cpp: 32-query blocks, 64-key tiles).
     "attn_f32_full_d64_t197": (2, 3, 197, 64, False, False, np.float32),
     "attn_f32_causal_d32_t300": (1, 2, 300, 32, True, False, np.float32),
     "attn_f32_packed_causal_d64": (2, 3, 128, 64, True, True, np.float32),

@@ -609,6 +609,19 @@ func.func @a2(%qkv: tensor<1x70x96xf32>) -> tensor<1x70x2x16xf32> {
   %0:2 = kiln.packed_attention %qkv {causal = 1 : i64, heads = 2 : i64, scale = 2.500000e-01 : f32} : (tensor<1x70x96xf32>) -> (tensor<1x70x2x16xf32>, tensor<1x2x70xf32>)
   return %0#0 : tensor<1x70x2x16xf32>
 })"});
+  // ViT's 197 tokens (three full key tiles of 64 and a partial one), and a
+  // causal D = 48 (rows padded, three output columns a thread) whose blocks
+  // mask on the diagonal of full key tiles.
+  cases.push_back({"a4_attention", R"(
+func.func @a4(%q: tensor<1x1x197x64xf32>, %k: tensor<1x1x197x64xf32>, %v: tensor<1x1x197x64xf32>) -> tensor<1x1x197x64xf32> {
+  %0:2 = kiln.attention %q, %k, %v {causal = 0 : i64, scale = 1.250000e-01 : f32} : (tensor<1x1x197x64xf32>, tensor<1x1x197x64xf32>, tensor<1x1x197x64xf32>) -> (tensor<1x1x197x64xf32>, tensor<1x1x197xf32>)
+  return %0#0 : tensor<1x1x197x64xf32>
+})"});
+  cases.push_back({"a5_attention", R"(
+func.func @a5(%q: tensor<1x1x150x48xf32>, %k: tensor<1x1x150x48xf32>, %v: tensor<1x1x150x48xf32>) -> tensor<1x1x150x48xf32> {
+  %0:2 = kiln.attention %q, %k, %v {causal = 1 : i64, scale = 0.144337565 : f32} : (tensor<1x1x150x48xf32>, tensor<1x1x150x48xf32>, tensor<1x1x150x48xf32>) -> (tensor<1x1x150x48xf32>, tensor<1x1x150xf32>)
+  return %0#0 : tensor<1x1x150x48xf32>
+})"});
   // bf16 flash attention with tensor-core MMA (emulated), its lse, and its
   // backward kernel (kiln.attention_grad: dK/dV blocks and dQ blocks,
   // grid z = 2): partial last tiles (T = 100), causal, and the packed form
