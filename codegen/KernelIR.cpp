@@ -9,6 +9,8 @@
 
 #include "codegen/KernelIR.h"
 
+#include "llvm/ADT/STLExtras.h"
+
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -195,8 +197,11 @@ std::string IndexExpr::str(llvm::ArrayRef<std::string> varNames) const {
     if (!single)
       inner = "(" + inner + ")";
     return "(" + inner + (a.kind == Atom::Div ? " / " : " % ") +
-           std::to_string(a.divisor) + ")";
+           (a.symbolicDivisor.empty() ? std::to_string(a.divisor)
+                                      : a.symbolicDivisor) +
+           ")";
   };
+  // Run-time numbers are positive products of sizes (SymbolicDim::cExpr).
   for (const Term &t : terms_) {
     int64_t mag = t.coef < 0 ? -t.coef : t.coef;
     if (s.empty())
@@ -204,9 +209,13 @@ std::string IndexExpr::str(llvm::ArrayRef<std::string> varNames) const {
     else
       s += t.coef < 0 ? " - " : " + ";
     s += atomStr(t.atom);
-    if (mag != 1)
+    if (!t.symbolicCoef.empty())
+      s += "*" + t.symbolicCoef;
+    else if (mag != 1)
       s += "*" + std::to_string(mag);
   }
+  if (!symbolicConstant_.empty())
+    return s.empty() ? symbolicConstant_ : s + " + " + symbolicConstant_;
   if (s.empty())
     return std::to_string(constant_);
   if (constant_ > 0)
@@ -214,6 +223,38 @@ std::string IndexExpr::str(llvm::ArrayRef<std::string> varNames) const {
   else if (constant_ < 0)
     s += " - " + std::to_string(-constant_);
   return s;
+}
+
+void IndexExpr::visitNumbers(
+    const std::function<void(int64_t value, std::string &text)> &f) {
+  f(constant_, symbolicConstant_);
+  for (Term &t : terms_) {
+    f(t.coef, t.symbolicCoef);
+    if (t.atom.kind == Atom::Var)
+      continue;
+    f(t.atom.divisor, t.atom.symbolicDivisor);
+    auto inner = std::make_shared<IndexExpr>(*t.atom.inner);
+    inner->visitNumbers(f);
+    t.atom.inner = std::move(inner);
+  }
+}
+
+void IndexExpr::collectNumbers(std::vector<int64_t> &out) const {
+  IndexExpr copy = *this;
+  copy.visitNumbers([&](int64_t v, std::string &) { out.push_back(v); });
+}
+
+bool IndexExpr::sameStructure(const IndexExpr &a, const IndexExpr &b) {
+  if (a.terms_.size() != b.terms_.size())
+    return false;
+  for (auto [x, y] : llvm::zip(a.terms_, b.terms_)) {
+    if (x.atom.kind != y.atom.kind || x.atom.var != y.atom.var)
+      return false;
+    if (x.atom.kind != Atom::Var &&
+        !sameStructure(*x.atom.inner, *y.atom.inner))
+      return false;
+  }
+  return true;
 }
 
 std::pair<int64_t, int64_t> IndexBuilder::range(const IndexExpr &e) const {
@@ -504,6 +545,41 @@ std::string inPlaceComment(const Kernel &kernel) {
       s += "// in place: " + b.name + " is stored over " +
            kernel.buffers[b.sharesWith].name + " (kiln.in_place)\n";
   return s;
+}
+
+namespace {
+void visitBodyNumbers(
+    Body &body,
+    const std::function<void(int64_t value, std::string &text)> &f) {
+  for (Stmt &s : body) {
+    if (s.kind == Stmt::Kind::Load || s.kind == Stmt::Kind::Store ||
+        s.kind == Stmt::Kind::CacheStore || s.kind == Stmt::Kind::CacheLoad)
+      s.index.visitNumbers(f);
+    visitBodyNumbers(s.body, f);
+  }
+}
+
+void visitBodyReductions(Body &body,
+                         const std::function<void(Reduction &)> &f) {
+  for (Stmt &s : body) {
+    for (Reduction &r : s.reductions)
+      f(r);
+    visitBodyReductions(s.body, f);
+  }
+}
+} // namespace
+
+void visitIndexNumbers(
+    Kernel &kernel,
+    const std::function<void(int64_t value, std::string &text)> &f) {
+  visitBodyNumbers(kernel.body, f);
+  for (RowCache &c : kernel.caches)
+    c.outputBase.visitNumbers(f);
+}
+
+void visitReductions(Kernel &kernel,
+                     const std::function<void(Reduction &)> &f) {
+  visitBodyReductions(kernel.body, f);
 }
 
 } // namespace codegen

@@ -34,6 +34,7 @@
 #include "llvm/ADT/StringRef.h"
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -79,10 +80,15 @@ public:
     int var = -1;                           ///< Var: the loop variable id
     std::shared_ptr<const IndexExpr> inner; ///< Div/Mod: the dividend
     int64_t divisor = 1;                    ///< Div/Mod
+    /// A run-time divisor's C++ expression ("" when `divisor`; see
+    /// visitNumbers).
+    std::string symbolicDivisor;
   };
   struct Term {
     Atom atom;
     int64_t coef = 1;
+    /// A run-time coefficient's C++ expression ("" when `coef`).
+    std::string symbolicCoef;
   };
 
   IndexExpr() = default;
@@ -95,14 +101,29 @@ public:
   llvm::ArrayRef<Term> getTerms() const { return terms_; }
   bool isConstant() const { return terms_.empty(); }
 
-  /// Prints with `varNames[id]` for variables, e.g. `i0*16 + j0`.
+  /// Prints with `varNames[id]` for variables, e.g. `i0*16 + j0`; a
+  /// run-time number as its expression (`i0*(16 * kiln_s_seq) + j0`).
   std::string str(llvm::ArrayRef<std::string> varNames) const;
+
+  /// Visits the numbers of the expression in a fixed order — the constant,
+  /// then for each term its coefficient and, for a div/mod atom, its
+  /// divisor and the dividend's numbers — with the C++ expression slot of
+  /// each ("" for a plain number), which `f` may set: a package compiled
+  /// for ranges of sizes (codegen/SymbolicShapes.h) makes strides of inner
+  /// dims run-time values this way. Shared dividends are copied first.
+  void visitNumbers(const std::function<void(int64_t value, std::string &text)> &f);
+  /// The same order, the numbers only.
+  void collectNumbers(std::vector<int64_t> &out) const;
+  /// True when `a` and `b` have the same terms, atoms and variables,
+  /// whatever their numbers.
+  static bool sameStructure(const IndexExpr &a, const IndexExpr &b);
 
 private:
   friend IndexExpr operator+(const IndexExpr &a, const IndexExpr &b);
   friend IndexExpr operator*(const IndexExpr &a, int64_t c);
   friend class IndexBuilder;
   int64_t constant_ = 0;
+  std::string symbolicConstant_;
   std::vector<Term> terms_;
 };
 
@@ -175,6 +196,9 @@ struct Reduction {
   int input = -1;
   int result = -1;
   int64_t count = 1;
+  /// A run-time count's C++ expression ("" when `count`; `count` is then
+  /// the bound).
+  std::string symbolicCount;
 };
 
 struct Stmt;
@@ -274,6 +298,19 @@ struct Kernel {
   /// The loop variables' names by id (for IndexExpr::str).
   std::vector<std::string> varNames() const;
 };
+
+/// Visits the numbers of every index expression of `kernel` in a fixed
+/// order (the statements depth first, each IndexExpr::visitNumbers, then
+/// the row caches' output bases): the order of kiln.sym_index
+/// (codegen/SymbolicShapes.h).
+void visitIndexNumbers(
+    Kernel &kernel,
+    const std::function<void(int64_t value, std::string &text)> &f);
+
+/// Visits every reduction of `kernel`, statements depth first (the order
+/// of kiln.sym_counts).
+void visitReductions(Kernel &kernel,
+                     const std::function<void(Reduction &)> &f);
 
 /// Lowers the body of a fusion region to a kernel. `body` is the region's
 /// block (arguments mirror the fusion operands, terminator `kiln.yield`),

@@ -87,20 +87,47 @@ std::vector<std::string> dimCExprs(Value v) {
   return out;
 }
 
-std::vector<std::string> symbolicLoopsOf(Operation *op) {
-  auto loops = op->getAttrOfType<ArrayAttr>(kSymLoopsAttr);
-  return loops ? strings(loops) : std::vector<std::string>{};
+std::vector<std::string> symbolicNumbersOf(Operation *op, StringRef attr) {
+  auto numbers = op->getAttrOfType<ArrayAttr>(attr);
+  return numbers ? strings(numbers) : std::vector<std::string>{};
 }
 
 std::vector<std::string> kernelSizeSymbols(Operation *op) {
   std::set<std::string> names;
-  for (const std::string &text : symbolicLoopsOf(op))
-    if (!text.empty()) {
-      SymbolicDim dim = parsed(text);
-      for (const auto &factor : dim.factors)
-        names.insert(factor.first);
-    }
+  for (StringRef attr : {kSymLoopsAttr, kSymIndexAttr, kSymCountsAttr})
+    for (const std::string &text : symbolicNumbersOf(op, attr))
+      if (!text.empty()) {
+        SymbolicDim dim = parsed(text);
+        for (const auto &factor : dim.factors)
+          names.insert(factor.first);
+      }
   return {names.begin(), names.end()};
+}
+
+void applySymbolicNumbers(Operation *op, codegen::Kernel &kernel) {
+  std::vector<std::string> loops = symbolicNumbersOf(op, kSymLoopsAttr);
+  for (size_t v = 0; v < loops.size() && v < kernel.vars.size(); ++v)
+    if (!loops[v].empty())
+      kernel.vars[v].symbolicExtent = parsed(loops[v]).cExpr();
+  std::vector<std::string> index = symbolicNumbersOf(op, kSymIndexAttr);
+  size_t slot = 0;
+  if (!index.empty())
+    codegen::visitIndexNumbers(kernel, [&](int64_t, std::string &text) {
+      assert(slot < index.size() && "kiln.sym_index is out of step");
+      if (slot < index.size() && !index[slot].empty())
+        text = parsed(index[slot]).cExpr();
+      ++slot;
+    });
+  std::vector<std::string> counts = symbolicNumbersOf(op, kSymCountsAttr);
+  size_t r = 0;
+  if (!counts.empty())
+    codegen::visitReductions(kernel, [&](codegen::Reduction &red) {
+      if (r < counts.size() && !counts[r].empty())
+        red.symbolicCount = parsed(counts[r]).cExpr();
+      ++r;
+    });
+  for (const std::string &symbol : kernelSizeSymbols(op))
+    kernel.sizeParams.push_back(sizeSymbolCName(symbol));
 }
 
 } // namespace kiln

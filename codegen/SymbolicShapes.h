@@ -16,13 +16,17 @@
 // `kiln.sym_dims` gives each result's dims (an op) or an argument's (a
 // function argument) as SymbolicDim text, "" where static;
 // `kiln.sym_loops` the extents of the kernel's loop variables, in the kernel
-// IR's order. A value without the attribute is static.
+// IR's order; `kiln.sym_index` the strides, offsets and divisors of its
+// index expressions that follow a symbol (an inner dim's), and
+// `kiln.sym_counts` its reductions' counts. A value without the attribute
+// is static.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef KILN_CODEGEN_SYMBOLICSHAPES_H
 #define KILN_CODEGEN_SYMBOLICSHAPES_H
 
+#include "codegen/KernelIR.h"
 #include "kiln/runtime/SymbolicDim.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -36,6 +40,8 @@ namespace kiln {
 /// The attribute names (see the file comment).
 constexpr llvm::StringLiteral kSymDimsAttr = "kiln.sym_dims";
 constexpr llvm::StringLiteral kSymLoopsAttr = "kiln.sym_loops";
+constexpr llvm::StringLiteral kSymIndexAttr = "kiln.sym_index";
+constexpr llvm::StringLiteral kSymCountsAttr = "kiln.sym_counts";
 constexpr llvm::StringLiteral kSizeSymbolsAttr = "kiln.size_symbols";
 
 /// The size symbols of `graph` (kiln.size_symbols); empty for a graph of
@@ -50,12 +56,22 @@ std::vector<std::string> symbolicDimsOf(mlir::Value v);
 /// cExpr where symbolic); `v` has a static (bound) shape.
 std::vector<std::string> dimCExprs(mlir::Value v);
 
-/// The symbolic extents of the kernel loops of `op` (kiln.sym_loops), one
-/// per loop variable ("" where static); empty when none.
-std::vector<std::string> symbolicLoopsOf(mlir::Operation *op);
+/// The symbolic numbers of the kernel of `op`: its loop extents
+/// (kiln.sym_loops, one per loop variable), index numbers (kiln.sym_index,
+/// in codegen::visitIndexNumbers order) and reduction counts
+/// (kiln.sym_counts, in codegen::visitReductions order), each "" where
+/// static; an empty vector when none.
+std::vector<std::string> symbolicNumbersOf(mlir::Operation *op,
+                                           llvm::StringRef attr);
+
+/// Sets the run-time numbers of `kernel`, the kernel IR of `op`, from its
+/// kiln.sym_* attributes (their SymbolicDim::cExpr), and its size
+/// parameters (kernelSizeSymbols).
+void applySymbolicNumbers(mlir::Operation *op, codegen::Kernel &kernel);
 
 /// The size symbols the kernel of `op` takes as parameters (those its
-/// kiln.sym_loops name), sorted by name.
+/// kiln.sym_loops, kiln.sym_index and kiln.sym_counts name), sorted by
+/// name.
 std::vector<std::string> kernelSizeSymbols(mlir::Operation *op);
 
 } // namespace kiln

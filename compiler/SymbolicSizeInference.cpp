@@ -26,6 +26,7 @@
 #include "llvm/ADT/DenseMap.h"
 
 #include <cstring>
+#include <array>
 #include <numeric>
 
 using namespace mlir;
@@ -165,26 +166,12 @@ std::string compareOps(Operation *a, Operation *b,
   return "";
 }
 
-bool sameIndex(const codegen::IndexExpr &a, const codegen::IndexExpr &b) {
-  if (a.getConstant() != b.getConstant() ||
-      a.getTerms().size() != b.getTerms().size())
-    return false;
-  for (auto [x, y] : llvm::zip(a.getTerms(), b.getTerms())) {
-    if (x.coef != y.coef || x.atom.kind != y.atom.kind ||
-        x.atom.var != y.atom.var || x.atom.divisor != y.atom.divisor ||
-        bool(x.atom.inner) != bool(y.atom.inner))
-      return false;
-    if (x.atom.inner && !sameIndex(*x.atom.inner, *y.atom.inner))
-      return false;
-  }
-  return true;
-}
-
 bool sameBody(const codegen::Body &a, const codegen::Body &b);
 
 bool sameStmt(const codegen::Stmt &a, const codegen::Stmt &b) {
   if (a.kind != b.kind || a.result != b.result || a.buffer != b.buffer ||
-      !sameIndex(a.index, b.index) || a.value != b.value ||
+      !codegen::IndexExpr::sameStructure(a.index, b.index) ||
+      a.value != b.value ||
       std::memcmp(&a.floatValue, &b.floatValue, sizeof(double)) != 0 ||
       a.intValue != b.intValue || a.op != b.op || a.args != b.args ||
       a.attrs.numbers != b.attrs.numbers ||
@@ -193,7 +180,7 @@ bool sameStmt(const codegen::Stmt &a, const codegen::Stmt &b) {
     return false;
   for (auto [x, y] : llvm::zip(a.reductions, b.reductions))
     if (x.kind != y.kind || x.type != y.type || x.input != y.input ||
-        x.result != y.result || x.count != y.count)
+        x.result != y.result)
       return false;
   return sameBody(a.body, b.body);
 }
@@ -207,8 +194,9 @@ bool sameBody(const codegen::Body &a, const codegen::Body &b) {
   return true;
 }
 
-/// True when the kernels are the same program up to their loop extents
-/// and buffer shapes.
+/// True when the kernels are the same program up to their numbers: loop
+/// extents, buffer shapes, index coefficients, constants and divisors,
+/// reduction counts and row-cache sizes (fitted by fitKernel).
 bool sameKernel(const codegen::Kernel &a, const codegen::Kernel &b) {
   if (a.buffers.size() != b.buffers.size() || a.vars.size() != b.vars.size() ||
       a.temps != b.temps || a.caches.size() != b.caches.size())
@@ -218,9 +206,8 @@ bool sameKernel(const codegen::Kernel &a, const codegen::Kernel &b) {
         x.sharesWith != y.sharesWith)
       return false;
   for (auto [x, y] : llvm::zip(a.caches, b.caches))
-    if (x.type != y.type || x.size != y.size ||
-        x.outputBuffer != y.outputBuffer ||
-        !sameIndex(x.outputBase, y.outputBase))
+    if (x.type != y.type || x.outputBuffer != y.outputBuffer ||
+        !codegen::IndexExpr::sameStructure(x.outputBase, y.outputBase))
       return false;
   return sameBody(a.body, b.body);
 }
@@ -322,7 +309,9 @@ inferSymbolicSizes(func::FuncOp bound, const std::vector<SizeSymbol> &symbols,
   }
 
   // Each kernel against its probe twins: the same index arithmetic.
-  llvm::DenseMap<Operation *, std::vector<std::string>> loopsOf;
+  llvm::DenseMap<Operation *,
+                 std::vector<std::pair<StringRef, std::vector<std::string>>>>
+      kernelAttrsOf;
   for (size_t i = 0; i < b.ops.size(); ++i) {
     auto fusion = dyn_cast<FusionOp>(b.ops[i]);
     if (!fusion || fusion->getParentOp() != bound.getOperation())
@@ -330,29 +319,44 @@ inferSymbolicSizes(func::FuncOp bound, const std::vector<SizeSymbol> &symbols,
     FailureOr<codegen::Kernel> kb = codegen::lowerFusionToKernelIR(fusion);
     if (failed(kb))
       return describeOp(fusion) + ": its kernel does not lower";
-    std::vector<llvm::SmallVector<int64_t>> extents;
+    // The kernel's numbers, in one order: loop extents, index numbers,
+    // reduction counts.
+    auto numbersOf = [](codegen::Kernel k) {
+      llvm::SmallVector<int64_t> loops, index, counts;
+      for (const codegen::LoopVar &v : k.vars)
+        loops.push_back(v.extent);
+      codegen::visitIndexNumbers(
+          k, [&](int64_t v, std::string &) { index.push_back(v); });
+      codegen::visitReductions(
+          k, [&](codegen::Reduction &r) { counts.push_back(r.count); });
+      return std::array<llvm::SmallVector<int64_t>, 3>{loops, index, counts};
+    };
+    std::array<std::vector<llvm::SmallVector<int64_t>>, 3> atProbe;
     for (size_t p = 0; p < ps.size(); ++p) {
       FailureOr<codegen::Kernel> kp =
           codegen::lowerFusionToKernelIR(ps[p].ops[i]);
       if (failed(kp) || !sameKernel(*kb, *kp))
         return describeOp(fusion) + " (kernel " + fusion.getName().str() +
-               "): its index arithmetic or row caches depend on '" +
-               symbols[probes[p].symbol].name +
-               "' (only whole outer dimensions may follow a symbol)";
-      extents.emplace_back();
-      for (const codegen::LoopVar &v : kp->vars)
-        extents.back().push_back(v.extent);
+               "): its statements depend on '" +
+               symbols[probes[p].symbol].name + "'";
+      auto numbers = numbersOf(*kp);
+      for (size_t n = 0; n < 3; ++n)
+        atProbe[n].push_back(numbers[n]);
     }
-    llvm::SmallVector<int64_t> atBound;
-    for (const codegen::LoopVar &v : kb->vars)
-      atBound.push_back(v.extent);
-    std::optional<std::vector<std::string>> loops =
-        fitSizes(atBound, extents, symbols, probes);
-    if (!loops)
-      return describeOp(fusion) +
-             ": a loop's extent is not a product of the size symbols";
-    if (anySymbolic(*loops))
-      loopsOf[fusion] = *loops;
+    auto atBound = numbersOf(*kb);
+    static const char *kWhat[] = {"a loop's extent", "an index's stride",
+                                  "a reduction's count"};
+    static const llvm::StringLiteral kAttr[] = {kSymLoopsAttr, kSymIndexAttr,
+                                                kSymCountsAttr};
+    for (size_t n = 0; n < 3; ++n) {
+      std::optional<std::vector<std::string>> fitted =
+          fitSizes(atBound[n], atProbe[n], symbols, probes);
+      if (!fitted)
+        return describeOp(fusion) + " (kernel " + fusion.getName().str() +
+               "): " + kWhat[n] + " is not a product of the size symbols";
+      if (anySymbolic(*fitted))
+        kernelAttrsOf[fusion].push_back({kAttr[n], *fitted});
+    }
   }
 
   // The annotations.
@@ -380,8 +384,9 @@ inferSymbolicSizes(func::FuncOp bound, const std::vector<SizeSymbol> &symbols,
     }
     if (any)
       op.setAttr(kSymDimsAttr, builder.getArrayAttr(perResult));
-    if (auto it = loopsOf.find(&op); it != loopsOf.end())
-      op.setAttr(kSymLoopsAttr, stringArray(builder, it->second));
+    if (auto it = kernelAttrsOf.find(&op); it != kernelAttrsOf.end())
+      for (const auto &[name, texts] : it->second)
+        op.setAttr(name, stringArray(builder, texts));
   }
   return std::nullopt;
 }

@@ -322,14 +322,17 @@ std::string CppPrinter::reducedValue(const Reduction &r,
   case ReduceKind::Prod:
     v = fl ? "(" + ct + ")" + acc : "(" + ct + ")(int64_t)" + acc;
     break;
-  case ReduceKind::Mean:
+  case ReduceKind::Mean: {
+    // The count, or its run-time value (a range package's).
+    std::string count = r.symbolicCount.empty() ? std::to_string(r.count)
+                                                : r.symbolicCount;
     v = fl ? "(" + ct + ")(" + acc + " / (" + accumulatorType(r) + ")" +
-                 std::to_string(r.count) + ")"
+                 count + ")"
            : "(" + ct + ")(" +
-                 (r.count == 0
-                      ? std::string("0")
-                      : "(int64_t)" + acc + " / " + std::to_string(r.count)) +
+                 (r.count == 0 ? std::string("0")
+                               : "(int64_t)" + acc + " / " + count) +
                  ")";
+  }
     break;
   case ReduceKind::Max:
   case ReduceKind::Min:
@@ -549,13 +552,8 @@ mlir::FailureOr<CppKernel> emitCppKernel(FusionOp op) {
   mlir::FailureOr<Kernel> kernel = lowerFusionToKernelIR(op);
   if (mlir::failed(kernel))
     return mlir::failure();
-  // Run-time extents of a package compiled for a range of sizes.
-  std::vector<std::string> loops = symbolicLoopsOf(op);
-  for (size_t v = 0; v < loops.size() && v < kernel->vars.size(); ++v)
-    if (!loops[v].empty())
-      kernel->vars[v].symbolicExtent = SymbolicDim::parse(loops[v])->cExpr();
-  for (const std::string &symbol : kernelSizeSymbols(op))
-    kernel->sizeParams.push_back(sizeSymbolCName(symbol));
+  // Run-time sizes of a package compiled for ranges of sizes.
+  applySymbolicNumbers(op, *kernel);
   return printCppKernel(*kernel);
 }
 

@@ -7,8 +7,10 @@ symbol read from two inputs: they must agree).
 halves.onnx: y = reshape(x * 2, [-1, 32]) for x of [batch, 16], so y is
 [batch/2, 32]: the package serves even batches only (a divisibility guard).
 seq.onnx: y = softmax(x) over the last axis of x [batch, seq]: the inner dim
-is a symbol, so the kernel's index arithmetic depends on it (not compiled
-for ranges yet: the eager plan, with a warning).
+is a symbol, so the kernel's strides and row length are run-time sizes.
+concat.onnx: y = relu(concat(x, r)) of x [batch, 4] and r [seq, 4]: a size
+batch + seq, not a product of the symbols (not compiled for ranges yet: the
+eager plan, with a warning).
 """
 import os
 import sys
@@ -48,6 +50,12 @@ write("seq",
       [helper.make_node("Softmax", ["x"], ["y"], axis=-1, name="softmax")],
       [helper.make_tensor_value_info("x", f, ["batch", "seq"])],
       [helper.make_tensor_value_info("y", f, ["batch", "seq"])])
+write("concat",
+      [helper.make_node("Concat", ["x", "r"], ["c"], axis=0, name="join"),
+       helper.make_node("Relu", ["c"], ["y"], name="relu")],
+      [helper.make_tensor_value_info("x", f, ["batch", 4]),
+       helper.make_tensor_value_info("r", f, ["seq", 4])],
+      [helper.make_tensor_value_info("y", f, ["total", 4])])
 for b in (1, 7, 64):
     np.save(os.path.join(out, "x%d.npy" % b),
             rng.standard_normal((b, 16)).astype(np.float32))
@@ -55,4 +63,8 @@ for b in (1, 7, 64):
             rng.standard_normal((b, 16)).astype(np.float32))
 np.save(os.path.join(out, "x65.npy"), rng.standard_normal((65, 16)).astype(np.float32))
 np.save(os.path.join(out, "x8.npy"), rng.standard_normal((8, 16)).astype(np.float32))
-np.save(os.path.join(out, "s3x5.npy"), rng.standard_normal((3, 5)).astype(np.float32))
+for s in ((3, 5), (1, 64), (7, 33)):
+    np.save(os.path.join(out, "s%dx%d.npy" % s),
+            rng.standard_normal(s).astype(np.float32))
+np.save(os.path.join(out, "c3.npy"), rng.standard_normal((3, 4)).astype(np.float32))
+np.save(os.path.join(out, "c5.npy"), rng.standard_normal((5, 4)).astype(np.float32))
