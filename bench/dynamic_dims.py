@@ -7,8 +7,10 @@ Each --dim (default 0=batch) names that axis of every graph input and
 output whose size there equals the first input's; intermediate shapes
 (value_info) are dropped so that the tracer infers them. A Reshape whose
 constant target shape has the traced size at that axis (an exporter baked
-the batch in) gets 0 there instead ("copy the input's size"; -1 under
-allowzero), so the graph reshapes any batch. Weights stay where they are (external data is
+the batch in) gets 0 there instead ("copy the input's size"; allowzero is
+dropped where the target has no zeros, else -1 infers it), so the graph
+reshapes any batch. This holds for the axes before any reshape that moves
+them (the bench graphs' leading batch and sequence axes). Weights stay where they are (external data is
 referenced, not copied). The result is checked by running it: compare the
 package at several sizes with the reference runtime.
 """
@@ -51,9 +53,16 @@ def main():
     for node in g.node:
         if node.op_type != "Reshape" or node.input[1] not in shapes:
             continue
-        allowzero = any(a.name == "allowzero" and a.i for a in node.attribute)
         t = shapes[node.input[1]]
         target = numpy_helper.to_array(t).copy()
+        allowzero = any(a.name == "allowzero" and a.i for a in node.attribute)
+        if allowzero and 0 not in target:
+            # Without literal zeros allowzero changes nothing: drop it, so
+            # 0 can copy sizes.
+            for a in node.attribute:
+                if a.name == "allowzero":
+                    a.i = 0
+            allowzero = False
         for axis, _ in dims:
             axis = int(axis)
             if axis < len(target) and target[axis] == first_sizes[axis]:
