@@ -50,24 +50,35 @@ def main():
             for a in node.attribute:
                 if a.name == "value":
                     shapes[node.output[0]] = a.t
-    for node in g.node:
-        if node.op_type != "Reshape" or node.input[1] not in shapes:
-            continue
-        t = shapes[node.input[1]]
-        target = numpy_helper.to_array(t).copy()
-        allowzero = any(a.name == "allowzero" and a.i for a in node.attribute)
-        if allowzero and 0 not in target:
-            # Without literal zeros allowzero changes nothing: drop it, so
-            # 0 can copy sizes.
+    reshapes = [n for n in g.node
+                if n.op_type == "Reshape" and n.input[1] in shapes]
+
+    def allowzero(node):
+        return any(a.name == "allowzero" and a.i for a in node.attribute)
+
+    # Without literal zeros in its target allowzero changes nothing: drop
+    # it, so that 0 can copy sizes.
+    for node in reshapes:
+        if allowzero(node) and 0 not in numpy_helper.to_array(shapes[node.input[1]]):
             for a in node.attribute:
                 if a.name == "allowzero":
                     a.i = 0
-            allowzero = False
+    # Each target once (Reshapes may share one): 0 where every user copies
+    # zeros, else -1 (inferred) when the target has none.
+    done = set()
+    for node in reshapes:
+        name = node.input[1]
+        if name in done:
+            continue
+        done.add(name)
+        users = [n for n in reshapes if n.input[1] == name]
+        literal_zeros = any(allowzero(n) for n in users)
+        t = shapes[name]
+        target = numpy_helper.to_array(t).copy()
         for axis, _ in dims:
             axis = int(axis)
             if axis < len(target) and target[axis] == first_sizes[axis]:
-                # 0 copies the input's size; with allowzero, -1 infers it.
-                if not allowzero:
+                if not literal_zeros:
                     target[axis] = 0
                 elif -1 not in target:
                     target[axis] = -1
