@@ -66,6 +66,9 @@ private:
   void printBody(const Body &body);
   void printLoop(const Stmt &loop);
   void openFor(int var);
+  /// " if(<run-time work> > threshold)" for the OpenMP pragma of a
+  /// parallel loop with a run-time extent; "" otherwise.
+  std::string parallelIf(const Stmt &loop) const;
   void printReduceLoop(const Stmt &loop, const Stmt *nextRow = nullptr,
                        int rowVar = -1);
   std::string declareAccumulators(const std::vector<Reduction> &reductions,
@@ -97,6 +100,23 @@ int64_t CppPrinter::work(const Body &body) const {
 static std::string extentOf(const Kernel &k, int var) {
   const LoopVar &v = k.vars[var];
   return v.symbolicExtent.empty() ? std::to_string(v.extent) : v.symbolicExtent;
+}
+
+std::string CppPrinter::parallelIf(const Stmt &loop) const {
+  // The decision to go parallel was made at the bound; a run-time extent
+  // may be far smaller (batch 1 of 1..64), where waking the threads costs
+  // more than the work: the same threshold, at run time.
+  std::string trip;
+  bool symbolic = false;
+  for (int v : loop.vars) {
+    symbolic |= !k.vars[v].symbolicExtent.empty();
+    trip += (trip.empty() ? "" : " * ") + extentOf(k, v);
+  }
+  if (!symbolic)
+    return "";
+  return " if(" + trip + " * " +
+         std::to_string(std::max<int64_t>(work(loop.body), 1)) + " > " +
+         std::to_string(kParallelThreshold) + ")";
 }
 
 void CppPrinter::openFor(int var) {
@@ -215,10 +235,10 @@ void CppPrinter::printLoop(const Stmt &loop) {
       printPipelinedRows(loop))
     return;
   if (numCollapsed == 1)
-    line("#pragma omp parallel for");
+    line("#pragma omp parallel for" + parallelIf(loop));
   else if (numCollapsed > 1)
     line("#pragma omp parallel for collapse(" + std::to_string(numCollapsed) +
-         ")");
+         ")" + parallelIf(loop));
   for (int v : loop.vars)
     openFor(v);
   if (loop.loopKind == Stmt::LoopKind::Parallel)
@@ -440,7 +460,7 @@ bool CppPrinter::printPipelinedRows(const Stmt &loop) {
 
   int row = loop.vars[0];
   std::string n = extentOf(k, row);
-  line("#pragma omp parallel");
+  line("#pragma omp parallel" + parallelIf(loop));
   line("{");
   ++indent;
   std::string r = names[row], chunk = std::to_string(kPipelineChunk);
