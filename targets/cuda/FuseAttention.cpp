@@ -45,7 +45,8 @@
 // v views (through reshapes, transposes, squeezes and slices, followed as
 // offsets) of its in-projection's [T, B, 3·H·D] result, and the result
 // transposed to [T, B, H, D] for the out-projection:
-// `kiln.packed_attention(X) {heads, layout = "seq_first"}`.
+// `kiln.packed_attention(X) {heads, layout = "seq_first"}`
+// (KILN_CUDA_SEQ_FIRST_ATTENTION=0 at compile time leaves it unpacked).
 //
 //===----------------------------------------------------------------------===//
 
@@ -61,6 +62,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <string_view>
 #include <tuple>
 
 using namespace mlir;
@@ -671,7 +674,11 @@ struct FuseAttentionPass
     RewritePatternSet patterns(&getContext());
     patterns.add<FormAttention>(&getContext(), training.getValue());
     patterns.add<PackAttention>(&getContext());
-    patterns.add<PackSeqFirstAttention>(&getContext());
+    // KILN_CUDA_SEQ_FIRST_ATTENTION=0 at compile time leaves seq-first
+    // attention unpacked (its q/k/v copies kept, for comparisons).
+    const char *seqFirst = std::getenv("KILN_CUDA_SEQ_FIRST_ATTENTION");
+    if (!seqFirst || std::string_view(seqFirst) != "0")
+      patterns.add<PackSeqFirstAttention>(&getContext());
     FrozenRewritePatternSet frozen(std::move(patterns));
     applyPatternsOutsideFusions(getOperation(), frozen);
   }
