@@ -55,6 +55,7 @@ VARIANTS = [
     ("-cudnn-depthwise", "depthwise convolutions by cuDNN (KILN_CUDA_DEPTHWISE_KERNEL=0)"),
     ("-unfused-depthwise", "activations apart from the depthwise kernel (KILN_CUDA_DEPTHWISE_FUSION=0)"),
     ("-lb4", "f32 attention, 4 blocks an SM (KILN_CUDA_F32_ATTENTION_MIN_BLOCKS=4)"),
+    ("-copies", "seq-first attention unpacked: the q/k/v copies (KILN_CUDA_SEQ_FIRST_ATTENTION=0)"),
 ]
 
 def run(cmd, **kw):

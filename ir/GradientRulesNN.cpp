@@ -299,12 +299,28 @@ KILN_GRADIENT_RULE(packedAttention) {
                           "attention result is differentiated");
   if (!g[0] || !gb.needs(0))
     return gb.status();
-  // The output is [B, T, H, D]: delta [B, T, H], transposed to lse's
-  // [B, H, T].
-  Value delta = gb.transpose(attentionDelta(gb, g[0], 3), {0, 2, 1});
-  out[0] = gb.create("kiln.packed_attention_grad",
-                     {gb.operand(0), g[0], gb.result(1), delta},
-                     gb.forward()->getAttrDictionary().getValue());
+  // With layout = "seq_first" (qkv [T, B, 3*H*D], the result [T, B, H, D])
+  // the backward kernel, which reads the batch-first layout, gets qkv and
+  // the gradient transposed to it, and its result is transposed back.
+  auto layout = gb.forward()->getAttrOfType<StringAttr>("layout");
+  bool seqFirst = layout && layout.getValue() == "seq_first";
+  SmallVector<NamedAttribute> attrs;
+  for (NamedAttribute attr : gb.forward()->getAttrDictionary())
+    if (attr.getName() != "layout")
+      attrs.push_back(attr);
+  // The output is [B, T, H, D] ([T, B, H, D]): delta [B, T, H] ([T, B,
+  // H]), transposed to lse's [B, H, T].
+  Value delta = gb.transpose(attentionDelta(gb, g[0], 3),
+                             seqFirst ? ArrayRef<int64_t>{1, 2, 0}
+                                      : ArrayRef<int64_t>{0, 2, 1});
+  Value qkv = gb.operand(0), grad = g[0];
+  if (seqFirst) {
+    qkv = gb.transpose(qkv, {1, 0, 2});
+    grad = gb.transpose(grad, {1, 0, 2, 3});
+  }
+  Value dqkv = gb.create("kiln.packed_attention_grad",
+                         {qkv, grad, gb.result(1), delta}, attrs);
+  out[0] = seqFirst && dqkv ? gb.transpose(dqkv, {1, 0, 2}) : dqkv;
   return gb.status();
 }
 

@@ -374,14 +374,22 @@ def Kiln_PackedAttentionOp : Kiln_Op<"packed_attention", "packedAttention"> {
     one tensor, reshaped into heads and transposed, and its result is
     transposed back, so the slices and the transposes are not copies.
 
+    With `layout = "seq_first"` the positions come first, as
+    nn.MultiheadAttention's in-projection writes them: `qkv` is `T x B x
+    3·H·D` (the same split of the last axis) and the result `T x B x H x D`,
+    so a reshape to `T·B x H·D` is the out-projection's operand; `lse` is
+    still `B x H x T`. Without `layout` (or with `"batch_first"`) it is the
+    layout above.
+
     Example:
 
     ```mlir
     %0, %lse = kiln.packed_attention %qkv {causal = 1 : i64, heads = 2 : i64, scale = 5.000000e-01 : f32} : (tensor<1x8x24xbf16>) -> (tensor<1x8x2x4xbf16>, tensor<1x2x8xf32>)
+    %1, %lse1 = kiln.packed_attention %x {causal = 0 : i64, heads = 2 : i64, layout = "seq_first", scale = 5.000000e-01 : f32} : (tensor<8x3x24xf32>) -> (tensor<8x3x2x4xf32>, tensor<3x2x8xf32>)
     ```
   }];
   let arguments = (ins Kiln_FloatTensor:$qkv, I64Attr:$heads, F32Attr:$scale,
-                   I64Attr:$causal);
+                   I64Attr:$causal, OptionalAttr<StrAttr>:$layout);
   let results = (outs Kiln_FloatTensor:$output, Kiln_FloatTensor:$lse);
 }
 

@@ -167,7 +167,8 @@ LogicalResult kiln::infer::attentionGrad(const InferContext &ctx,
 }
 
 /// The result types of kiln.packed_attention over qkv (operand 0):
-/// [B, T, H, D] and lse [B, H, T].
+/// [B, T, H, D] and lse [B, H, T] ([T, B, H, D] and [B, H, T] with
+/// `layout = "seq_first"`).
 static LogicalResult inferPackedAttention(const InferContext &ctx,
                                           Results &results) {
   FailureOr<RankedTensorType> qkv = ctx.tensor(0);
@@ -175,8 +176,20 @@ static LogicalResult inferPackedAttention(const InferContext &ctx,
   if (failed(qkv) || failed(heads) || failed(causal) ||
       failed(ctx.f32Attr("scale")))
     return failure();
+  // The optional layout: "seq_first" reads [T, B, 3*H*D] and writes
+  // [T, B, H, D] (nn.MultiheadAttention's in-projection).
+  bool seqFirst = false;
+  if (ctx.hasAttr("layout")) {
+    FailureOr<StringRef> layout =
+        ctx.enumAttr("layout", {"batch_first", "seq_first"});
+    if (failed(layout))
+      return failure();
+    seqFirst = *layout == "seq_first";
+  }
   if (qkv->getRank() != 3)
-    return ctx.emitError("qkv must be B x T x 3*H*D, got ", *qkv);
+    return ctx.emitError(seqFirst ? "qkv must be T x B x 3*H*D, got "
+                                  : "qkv must be B x T x 3*H*D, got ",
+                         *qkv);
   if (*heads <= 0)
     return ctx.emitError("attribute 'heads' must be positive, got ", *heads);
   if (*causal != 0 && *causal != 1)
@@ -191,9 +204,10 @@ static LogicalResult inferPackedAttention(const InferContext &ctx,
   results.push_back(RankedTensorType::get(
       {qkv->getDimSize(0), qkv->getDimSize(1), *heads, d},
       qkv->getElementType()));
-  results.push_back(
-      RankedTensorType::get({qkv->getDimSize(0), *heads, qkv->getDimSize(1)},
-                            attentionRowType(qkv->getElementType())));
+  int64_t batch = qkv->getDimSize(seqFirst ? 1 : 0),
+          seq = qkv->getDimSize(seqFirst ? 0 : 1);
+  results.push_back(RankedTensorType::get(
+      {batch, *heads, seq}, attentionRowType(qkv->getElementType())));
   return success();
 }
 
@@ -208,6 +222,11 @@ LogicalResult kiln::infer::packedAttentionGrad(const InferContext &ctx,
                                                Results &results) {
   if (failed(ctx.expectOperands(4)))
     return failure();
+  // The backward kernels read the batch-first layout only (the gradient
+  // rule of a seq-first kiln.packed_attention transposes around it).
+  if (ctx.hasAttr("layout"))
+    return ctx.emitError("kiln.packed_attention_grad takes no 'layout' "
+                         "(qkv is B x T x 3*H*D)");
   SmallVector<Type, 2> forward;
   if (failed(inferPackedAttention(ctx, forward)) ||
       failed(checkAttentionGradOperands(ctx, 1,

@@ -6,7 +6,8 @@
 // the inner dims as the innermost loop, so the walk is contiguous whatever
 // the axis; exponentials are summed in f64. It also implements kiln.attention
 // and kiln.packed_attention (softmax(scale q k^T + causal mask) v per batch
-// and head, in f32 or f64, with each query row's log-sum-exp) and their
+// and head, in f32 or f64, with each query row's log-sum-exp; q, k and v
+// packed batch-first or, with `layout = "seq_first"`, seq-first) and their
 // gradients, kiln.attention_grad and kiln.packed_attention_grad.
 //
 //===----------------------------------------------------------------------===//
@@ -353,15 +354,20 @@ Status attentionGradKernel(KernelContext &ctx) {
   return Status::ok();
 }
 
-/// qkv [B, T, 3 * H * D] of a packed attention with `heads` H (checked),
-/// as [3, B, H, T, D] (q, k, v after each other); fills b, t, d.
+/// qkv [B, T, 3 * H * D] of a packed attention with `heads` H (checked;
+/// [T, B, 3 * H * D] when `seqFirst`), as [3, B, H, T, D] (q, k, v after
+/// each other); fills b, t, d.
 Status unpackQkv(const KernelContext &ctx, const char *op, int64_t heads,
-                 Tensor &split, int64_t &b, int64_t &t, int64_t &d) {
-  const Tensor &qkv = ctx.input(0);
-  KILN_CHECK(qkv.rank() == 3 && heads > 0 && qkv.dim(2) % 3 == 0 &&
-                 (qkv.dim(2) / 3) % heads == 0,
-             op, ": qkv must be B x T x 3*H*D with heads = H; got ",
-             qkv.typeString(), " with heads = ", heads);
+                 Tensor &split, int64_t &b, int64_t &t, int64_t &d,
+                 bool seqFirst = false) {
+  const Tensor &input = ctx.input(0);
+  KILN_CHECK(input.rank() == 3 && heads > 0 && input.dim(2) % 3 == 0 &&
+                 (input.dim(2) / 3) % heads == 0,
+             op,
+             seqFirst ? ": qkv must be T x B x 3*H*D with heads = H; got "
+                      : ": qkv must be B x T x 3*H*D with heads = H; got ",
+             input.typeString(), " with heads = ", heads);
+  Tensor qkv = seqFirst ? input.permute({1, 0, 2}) : input;
   b = qkv.dim(0), t = qkv.dim(1), d = qkv.dim(2) / 3 / heads;
   split =
       qkv.reshape({b, t, 3, heads, d}).permute({2, 0, 3, 1, 4}).contiguous();
@@ -377,20 +383,31 @@ Tensor qkvPart(const Tensor &split, int64_t i) {
 }
 
 /// kiln.packed_attention: qkv [B, T, 3 * H * D] with `heads` H, result
-/// [B, T, H, D] and lse [B, H, T]: the heads are unpacked into q, k, v
-/// [B, H, T, D] copies and the result is transposed back.
+/// [B, T, H, D] and lse [B, H, T] (with `layout = "seq_first"`: qkv
+/// [T, B, 3 * H * D], the result [T, B, H, D]): the heads are unpacked into
+/// q, k, v [B, H, T, D] copies and the result is transposed back.
 Status packedAttentionKernel(KernelContext &ctx) {
   KILN_RETURN_IF_ERROR(checkOutputs(ctx, "packed_attention", 2));
   KILN_CHECK(ctx.numInputs() == 1, "packed_attention: expected qkv, got ",
              ctx.numInputs(), " operands");
+  std::string layout = ctx.attrs.getString("layout");
+  KILN_CHECK(layout.empty() || layout == "batch_first" || layout == "seq_first",
+             "packed_attention: layout must be \"batch_first\" or "
+             "\"seq_first\", got \"",
+             layout, "\"");
+  bool seqFirst = layout == "seq_first";
   Tensor split;
   int64_t b, t, d;
   KILN_RETURN_IF_ERROR(unpackQkv(ctx, "packed_attention",
-                                 ctx.attrs.getInt("heads", 0), split, b, t, d));
+                                 ctx.attrs.getInt("heads", 0), split, b, t, d,
+                                 seqFirst));
   Tensor out = attend(qkvPart(split, 0), qkvPart(split, 1), qkvPart(split, 2),
                       ctx.attrs.getFloat("scale", 1.0),
                       ctx.attrs.getInt("causal", 0) != 0, ctx.outputs[1]);
-  ctx.outputs[0] = out.permute({0, 2, 1, 3}).contiguous();
+  // [B, H, T, D] -> [B, T, H, D] (seq-first: [T, B, H, D]).
+  ctx.outputs[0] = out.permute(seqFirst ? std::vector<int64_t>{2, 0, 1, 3}
+                                        : std::vector<int64_t>{0, 2, 1, 3})
+                       .contiguous();
   return Status::ok();
 }
 

@@ -196,8 +196,11 @@ CudaKernel emitCudaAttentionF32Kernel(const AttentionGeometry &g,
   s += "// " + k.name + ": flash attention, softmax(" + scaleText + " * Q K^T" +
        (g.causal ? " + causal mask" : "") + ") V over [" + str(g.b) + ", " +
        str(g.h) + ", " + str(g.t) + ", " + str(g.d) + "] f32" +
-       (g.packed ? ", q, k and v read in place from [B, T, 3 * H * D], the "
-                   "result written [B, T, H, D]"
+       (g.packed ? g.seqFirst
+                       ? ", q, k and v read in place from [T, B, 3 * H * D], "
+                         "the result written [T, B, H, D]"
+                       : ", q, k and v read in place from [B, T, 3 * H * D], "
+                         "the result written [B, T, H, D]"
                  : "") +
        "\n";
   s += "// ONNX nodes:";
@@ -227,8 +230,8 @@ CudaKernel emitCudaAttentionF32Kernel(const AttentionGeometry &g,
   s += "  constexpr int T = " + str(g.t) + ", D = " + str(g.d) +
        ", BQ = 32, BC = 64, NT = 128, DV = D / 4, DC = D / 16;\n";
   int64_t c = g.h * g.d;
-  s += "  constexpr int RS = " + str(g.packed ? 3 * c : g.d) +
-       ", OS = " + str(g.packed ? c : g.d) + ";\n";
+  s += "  constexpr int RS = " + str(g.rowStride()) +
+       ", OS = " + str(g.outRowStride()) + ";\n";
   s +=
       "  constexpr bool kCausal = " + std::string(g.causal ? "true" : "false") +
       ";\n";
@@ -322,11 +325,14 @@ KILN_PARTIAL_TILE  }
       g.packed ? "  const int bi = blockIdx.y / " + str(g.h) +
                      ", hi = blockIdx.y % " + str(g.h) +
                      ";\n"
-                     "  const float *q = in0 + (size_t)bi * T * RS + hi * D;\n"
+                     "  const float *q = in0 + (size_t)bi * " +
+                     str(g.batchStride()) +
+                     " + hi * D;\n"
                      "  const float *k = q + " +
                      str(c) + ", *v = q + " + str(2 * c) +
                      ";\n"
-                     "  float *o = out0 + (size_t)bi * T * OS + hi * D;\n"
+                     "  float *o = out0 + (size_t)bi * " +
+                     str(g.outBatchStride()) + " + hi * D;\n"
                : "  const size_t base = (size_t)blockIdx.y * T * D;\n"
                  "  const float *q = in0 + base, *k = in1 + base, *v = in2 + "
                  "base;\n"

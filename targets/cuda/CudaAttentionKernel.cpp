@@ -142,7 +142,7 @@ std::optional<CudaKernel> emitCudaAttentionKernel(Operation *op,
   auto packedOp = dyn_cast<PackedAttentionOp>(op);
   if (!attention && !packedOp)
     return std::nullopt;
-  bool packed = packedOp != nullptr;
+  bool packed = packedOp != nullptr, seqFirst = false;
   int64_t b, h, t, d;
   Type e;
   if (packed) {
@@ -151,9 +151,14 @@ std::optional<CudaKernel> emitCudaAttentionKernel(Operation *op,
     if (!xt || !ot || !xt.hasStaticShape() || !ot.hasStaticShape() ||
         ot.getRank() != 4)
       return std::nullopt;
+    std::optional<StringRef> layout = packedOp.getLayout();
+    if (layout && *layout != "batch_first" && *layout != "seq_first")
+      return std::nullopt;
+    seqFirst = layout && *layout == "seq_first";
     e = xt.getElementType();
-    b = ot.getDimSize(0), t = ot.getDimSize(1), h = ot.getDimSize(2),
-    d = ot.getDimSize(3);
+    // The result is [B, T, H, D] ([T, B, H, D] seq-first).
+    b = ot.getDimSize(seqFirst ? 1 : 0), t = ot.getDimSize(seqFirst ? 0 : 1),
+    h = ot.getDimSize(2), d = ot.getDimSize(3);
   } else {
     auto qt = dyn_cast<RankedTensorType>(attention.getQ().getType());
     auto kt = dyn_cast<RankedTensorType>(attention.getK().getType());
@@ -179,7 +184,8 @@ std::optional<CudaKernel> emitCudaAttentionKernel(Operation *op,
     k.name = name.str();
     k.sourceNodes = sourceNodeNames(op);
     return emitCudaAttentionF32Kernel(
-        AttentionGeometry{b, h, t, d, packed, causal, scale}, std::move(k));
+        AttentionGeometry{b, h, t, d, packed, causal, seqFirst, scale},
+        std::move(k));
   }
   bool bf16 = e.isBF16();
   std::string storage = bf16 ? "kiln_bf16" : "kiln_f16";
@@ -211,8 +217,11 @@ std::optional<CudaKernel> emitCudaAttentionKernel(Operation *op,
        (causal ? " + causal mask" : "") + ") V over [" + std::to_string(b) +
        ", " + std::to_string(h) + ", " + std::to_string(t) + ", " +
        std::to_string(d) + "] " + mmaType +
-       (packed ? ", q, k and v read in place from [B, T, 3 * H * D], the "
-                 "result written [B, T, H, D]"
+       (packed ? seqFirst
+                     ? ", q, k and v read in place from [T, B, 3 * H * D], the "
+                       "result written [T, B, H, D]"
+                     : ", q, k and v read in place from [B, T, 3 * H * D], the "
+                       "result written [B, T, H, D]"
                : "") +
        "\n";
   s += "// ONNX nodes:";
@@ -229,8 +238,9 @@ std::optional<CudaKernel> emitCudaAttentionKernel(Operation *op,
   // RS: elements from one position's q (k, v) row to the next; OS: the
   // same for the result.
   int64_t c = h * d;
-  s += "  constexpr int RS = " + std::to_string(packed ? 3 * c : d) +
-       ", OS = " + std::to_string(packed ? c : d) + ";\n";
+  AttentionGeometry geometry{b, h, t, d, packed, causal, seqFirst, scale};
+  s += "  constexpr int RS = " + std::to_string(geometry.rowStride()) +
+       ", OS = " + std::to_string(geometry.outRowStride()) + ";\n";
   s += "  constexpr bool kCausal = " + std::string(causal ? "true" : "false") +
        ";\n";
   s += "  // log2(e) * scale: the softmax runs on exp2.\n";
@@ -420,12 +430,15 @@ KILN_ATTENTION_POINTERS  const int row0 = qt * 64 + warp * 16; // the warp's fir
                 ", hi = blockIdx.y % " + std::to_string(h) +
                 ";\n"
                 "  const uint16_t *q = reinterpret_cast<const uint16_t "
-                "*>(in0) + (size_t)bi * T * RS + hi * D;\n"
+                "*>(in0) + (size_t)bi * " +
+                std::to_string(geometry.batchStride()) +
+                " + hi * D;\n"
                 "  const uint16_t *k = q + " +
                 std::to_string(c) + ", *v = q + " + std::to_string(2 * c) +
                 ";\n"
                 "  uint16_t *o = reinterpret_cast<uint16_t *>(out0) + "
-                "(size_t)bi * T * OS + hi * D;\n"
+                "(size_t)bi * " +
+                std::to_string(geometry.outBatchStride()) + " + hi * D;\n"
           : "  const size_t base = (size_t)blockIdx.y * T * D;\n"
             "  const uint16_t *q = reinterpret_cast<const uint16_t *>(in0) + "
             "base;\n"

@@ -29,11 +29,27 @@ constexpr int64_t kMaxAttentionGradHeadDim = 64;
 
 /// A flash-attention op's geometry: [b, h, t, d] (q, k, v and the result
 /// [B, H, T, D]; packed: q, k and v the heads of one [B, T, 3 * H * D]
-/// tensor, the result [B, T, H, D]), the causal mask and the scores' scale.
+/// tensor, the result [B, T, H, D]; packed and seqFirst: [T, B, 3 * H * D]
+/// and [T, B, H, D]), the causal mask and the scores' scale.
 struct AttentionGeometry {
   int64_t b = 0, h = 0, t = 0, d = 0;
-  bool packed = false, causal = false;
+  bool packed = false, causal = false, seqFirst = false;
   float scale = 1.0f;
+
+  /// Elements from one position's q (k, v) row to the next (`RS`) and the
+  /// same for the result (`OS`).
+  int64_t rowStride() const {
+    return packed ? 3 * h * d * (seqFirst ? b : 1) : d;
+  }
+  int64_t outRowStride() const {
+    return packed ? h * d * (seqFirst ? b : 1) : d;
+  }
+  /// Elements from one batch's first q row to the next's (`BS`) and the
+  /// same for the result (`OBS`), for the packed forms.
+  int64_t batchStride() const { return seqFirst ? 3 * h * d : t * rowStride(); }
+  int64_t outBatchStride() const {
+    return seqFirst ? h * d : t * outRowStride();
+  }
 };
 
 /// The f32 (FFMA) flash-attention kernel for `g` (d a multiple of 16 up to

@@ -41,6 +41,13 @@
 // writes the result in [B, T, H, D], so neither the three slices nor the
 // four transposes are copies.
 //
+// A third packs the seq-first form nn.MultiheadAttention exports: q, k and
+// v views (through reshapes, transposes, squeezes and slices, followed as
+// offsets) of its in-projection's [T, B, 3·H·D] result, and the result
+// transposed to [T, B, H, D] for the out-projection:
+// `kiln.packed_attention(X) {heads, layout = "seq_first"}`
+// (KILN_CUDA_SEQ_FIRST_ATTENTION=0 at compile time leaves it unpacked).
+//
 //===----------------------------------------------------------------------===//
 
 #include "ir/KilnDialect.h"
@@ -53,7 +60,10 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Pass/Pass.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <string_view>
 #include <tuple>
 
 using namespace mlir;
@@ -411,6 +421,230 @@ struct PackAttention : public OpRewritePattern<AttentionOp> {
   }
 };
 
+/// One factor of a view's dimension: `size` indices `stride` elements apart.
+struct Mode {
+  int64_t size, stride;
+};
+
+/// A view of a row-major tensor `base` in the manner of a hierarchical
+/// layout: each dimension of the viewed value is a row-major product of
+/// modes (outermost first; none for a dimension of size 1), and element
+/// (i0, i1, ...) of the value is element `offset` plus, over the
+/// dimensions, each index split into its modes times their strides, of
+/// `base`. Unlike one stride per dimension, this follows a reshape that
+/// merges dims which are not contiguous and a later one that splits them
+/// again ([T, B, E] with E = H * D through [T, B * H, D] to [B, H, T, D]).
+struct ModeView {
+  Value base;
+  int64_t offset = 0;
+  SmallVector<SmallVector<Mode, 2>> dims;
+
+  /// The modes of every dimension, outermost first, in one list.
+  SmallVector<Mode> flattened() const {
+    SmallVector<Mode> modes;
+    for (const SmallVector<Mode, 2> &dim : dims)
+      modes.append(dim.begin(), dim.end());
+    return modes;
+  }
+  /// Dimension `i`'s one stride (0 for size 1); nullopt when its modes do
+  /// not merge into one.
+  std::optional<int64_t> stride(size_t i) const {
+    SmallVector<Mode, 2> merged;
+    for (Mode m : dims[i]) {
+      if (!merged.empty() && merged.back().stride == m.size * m.stride)
+        merged.back() = {merged.back().size * m.size, m.stride};
+      else
+        merged.push_back(m);
+    }
+    if (merged.size() > 1)
+      return std::nullopt;
+    return merged.empty() ? 0 : merged[0].stride;
+  }
+};
+
+/// `view` reshaped (row-major) to `shape`: the modes, innermost first, are
+/// regrouped into the new dimensions, a mode split where a new dimension
+/// takes a divisor of it; false when a dimension would need part of a mode
+/// that does not divide (the reshape would need a copy).
+bool reshapeModes(ModeView &view, ArrayRef<int64_t> shape) {
+  SmallVector<Mode> modes = view.flattened();
+  SmallVector<SmallVector<Mode, 2>> dims(shape.size());
+  for (int64_t i = static_cast<int64_t>(shape.size()) - 1; i >= 0; --i) {
+    int64_t need = shape[i];
+    while (need > 1) {
+      if (modes.empty())
+        return false;
+      Mode &m = modes.back();
+      if (need % m.size == 0) {
+        dims[i].insert(dims[i].begin(), m);
+        need /= m.size;
+        modes.pop_back();
+      } else if (m.size % need == 0) {
+        dims[i].insert(dims[i].begin(), Mode{need, m.stride});
+        m = {m.size / need, m.stride * need};
+        need = 1;
+      } else {
+        return false;
+      }
+    }
+  }
+  if (!modes.empty())
+    return false;
+  view.dims = std::move(dims);
+  return true;
+}
+
+/// `v` as a view of the furthest value reachable through kiln.transpose,
+/// kiln.reshape, kiln.squeeze, kiln.unsqueeze and kiln.slice (positive
+/// steps, along a dimension of one mode) ops outside fusions that need no
+/// copy: the ops a kernel reading `base` at these offsets makes
+/// unnecessary. `v` itself (contiguous) when it is not such an op; nullopt
+/// for a dynamic shape.
+std::optional<ModeView> modeView(Value v, int depth = 0) {
+  RankedTensorType type = rankedType(v);
+  if (!type || !type.hasStaticShape())
+    return std::nullopt;
+  ArrayRef<int64_t> shape = type.getShape();
+  Operation *def = v.getDefiningOp();
+  if (def && !isInsideFusion(def) && depth < 32) {
+    if (auto transpose = dyn_cast<TransposeOp>(def)) {
+      if (std::optional<ModeView> in =
+              modeView(transpose.getOperand(), depth + 1)) {
+        ModeView out{in->base, in->offset, {}};
+        for (int64_t p : transpose.getPerm())
+          out.dims.push_back(in->dims[p]);
+        return out;
+      }
+    } else if (isa<ReshapeOp, SqueezeOp, UnsqueezeOp>(def)) {
+      if (std::optional<ModeView> in = modeView(def->getOperand(0), depth + 1))
+        if (reshapeModes(*in, shape))
+          return in;
+    } else if (auto slice = dyn_cast<SliceOp>(def)) {
+      std::optional<SmallVector<int64_t>> starts =
+          getConstantInts(slice.getStarts());
+      std::optional<SmallVector<int64_t>> axes =
+          getConstantInts(slice.getAxes());
+      std::optional<SmallVector<int64_t>> steps =
+          getConstantInts(slice.getSteps());
+      std::optional<ModeView> in = modeView(slice.getOperand(0), depth + 1);
+      RankedTensorType inType = rankedType(slice.getOperand(0));
+      int64_t rank = static_cast<int64_t>(shape.size());
+      bool ok =
+          starts && axes && steps && in && starts->size() == axes->size() &&
+          steps->size() == axes->size() && in->dims.size() == shape.size();
+      for (size_t i = 0; ok && i < axes->size(); ++i) {
+        int64_t axis = (*axes)[i] < 0 ? (*axes)[i] + rank : (*axes)[i];
+        if (axis < 0 || axis >= rank || (*steps)[i] <= 0) {
+          ok = false;
+          break;
+        }
+        int64_t dim = inType.getDimSize(axis), start = (*starts)[i];
+        start = std::clamp<int64_t>(start < 0 ? start + dim : start, 0, dim);
+        if (start == 0 && (*steps)[i] == 1 && shape[axis] == dim)
+          continue; // the whole dimension
+        std::optional<int64_t> stride = in->stride(axis);
+        if (!stride) {
+          ok = false;
+          break;
+        }
+        in->offset += start * *stride;
+        in->dims[axis].clear();
+        if (shape[axis] > 1)
+          in->dims[axis].push_back(Mode{shape[axis], *stride * (*steps)[i]});
+      }
+      if (ok)
+        return in;
+    }
+  }
+  ModeView self{v, 0, SmallVector<SmallVector<Mode, 2>>(shape.size())};
+  int64_t stride = 1;
+  for (int64_t i = static_cast<int64_t>(shape.size()) - 1; i >= 0; --i) {
+    if (shape[i] > 1)
+      self.dims[i].push_back(Mode{shape[i], stride});
+    stride *= shape[i];
+  }
+  return self;
+}
+
+/// kiln.attention whose q, k and v [B, H, T, D] are views of one [T, B,
+/// 3·H·D] tensor X (q's head h of position t and batch b at X[t, b, h·D],
+/// k's at X[t, b, H·D + h·D], v's at X[t, b, 2·H·D + h·D]: the fused
+/// in-projection of nn.MultiheadAttention, whose split into q, k and v and
+/// into heads an exporter writes as a reshape, a transpose, slices or
+/// gathers and more reshapes and transposes) and whose result is
+/// transposed to [T, B, H, D] (the out-projection's operand) ->
+/// kiln.packed_attention(X) {layout = "seq_first"}: none of those ops is a
+/// copy any more.
+struct PackSeqFirstAttention : public OpRewritePattern<AttentionOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(AttentionOp attention,
+                                PatternRewriter &rewriter) const override {
+    if (isInsideFusion(attention) || !attention.getOutput().hasOneUse())
+      return failure();
+    RankedTensorType qt = rankedType(attention.getQ());
+    if (!qt || !qt.hasStaticShape() || qt.getRank() != 4)
+      return failure();
+    int64_t b = qt.getDimSize(0), h = qt.getDimSize(1), t = qt.getDimSize(2),
+            d = qt.getDimSize(3), c = h * d;
+    auto back = dyn_cast<TransposeOp>(*attention.getOutput().user_begin());
+    if (!back || isInsideFusion(back) ||
+        back.getPerm() != ArrayRef<int64_t>{2, 0, 1, 3})
+      return failure();
+    Value base;
+    const Value operands[3] = {attention.getQ(), attention.getK(),
+                               attention.getV()};
+    // [B, H, T, D] at X[t, b, part * H * D + h * D + d]: strides 3·H·D,
+    // D, B·3·H·D and 1 (any for a dimension of size 1).
+    const int64_t strides[4] = {3 * c, d, b * 3 * c, 1};
+    const int64_t sizes[4] = {b, h, t, d};
+    for (int64_t part = 0; part < 3; ++part) {
+      std::optional<ModeView> view = modeView(operands[part]);
+      if (!view || (base && view->base != base) || view->offset != part * c ||
+          view->dims.size() != 4)
+        return failure();
+      for (size_t i = 0; i < 4; ++i) {
+        std::optional<int64_t> stride = view->stride(i);
+        if (!stride || (sizes[i] > 1 && *stride != strides[i]))
+          return failure();
+      }
+      base = view->base;
+    }
+    RankedTensorType xt = rankedType(base);
+    if (!xt || xt.getElementType() != qt.getElementType() ||
+        xt.getNumElements() != t * b * 3 * c)
+      return failure();
+    Location loc =
+        FusedLoc::get(getContext(), {attention.getLoc(), back.getLoc()});
+    Value x = base;
+    SmallVector<int64_t> packedShape = {t, b, 3 * c};
+    if (xt.getShape() != ArrayRef<int64_t>(packedShape)) {
+      x = buildKilnValue(
+          rewriter, loc, "kiln.reshape",
+          {base, buildI64Vector(rewriter, loc, packedShape)},
+          {rewriter.getNamedAttr("allowzero", rewriter.getI64IntegerAttr(0))});
+      if (!x)
+        return failure();
+    }
+    FailureOr<Operation *> packed = buildKilnOp(
+        rewriter, loc, "kiln.packed_attention", {x},
+        {rewriter.getNamedAttr("heads", rewriter.getI64IntegerAttr(h)),
+         rewriter.getNamedAttr("scale", attention.getScaleAttr()),
+         rewriter.getNamedAttr("causal", attention.getCausalAttr()),
+         rewriter.getNamedAttr("layout", rewriter.getStringAttr("seq_first"))});
+    if (failed(packed) || (*packed)->getResult(0).getType() != back.getType() ||
+        (*packed)->getResult(1).getType() != attention.getLse().getType()) {
+      if (succeeded(packed))
+        rewriter.eraseOp(*packed);
+      return failure();
+    }
+    rewriter.replaceAllUsesWith(attention.getLse(), (*packed)->getResult(1));
+    rewriter.replaceOp(back, (*packed)->getResult(0));
+    rewriter.eraseOp(attention);
+    return success();
+  }
+};
+
 struct FuseAttentionPass
     : public PassWrapper<FuseAttentionPass, OperationPass<func::FuncOp>> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(FuseAttentionPass)
@@ -440,6 +674,11 @@ struct FuseAttentionPass
     RewritePatternSet patterns(&getContext());
     patterns.add<FormAttention>(&getContext(), training.getValue());
     patterns.add<PackAttention>(&getContext());
+    // KILN_CUDA_SEQ_FIRST_ATTENTION=0 at compile time leaves seq-first
+    // attention unpacked (its q/k/v copies kept, for comparisons).
+    const char *seqFirst = std::getenv("KILN_CUDA_SEQ_FIRST_ATTENTION");
+    if (!seqFirst || std::string_view(seqFirst) != "0")
+      patterns.add<PackSeqFirstAttention>(&getContext());
     FrozenRewritePatternSet frozen(std::move(patterns));
     applyPatternsOutsideFusions(getOperation(), frozen);
   }

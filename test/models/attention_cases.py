@@ -7,7 +7,12 @@ Softmax, MatMul) over f16 (or f32: the CUDA-core kernel) inputs q, k, v of
 [B, H, T, D], or, for the packed cases, over one input qkv of [B, T, 3 * H * D]
 split, reshaped into heads
 and transposed the way GPT-2 writes it, the result transposed back and
-reshaped to [B, T, H * D]; plus one set of random inputs. scripts/gpu/pack.sh
+reshaped to [B, T, H * D], or, for the seq-first packed cases ("seq"), over
+one qkv of [T, B, 3 * H * D] split the way nn.MultiheadAttention's export
+does (reshape to [1, T, B, 3, H * D], transpose to [3, T, B, 1, H * D],
+squeeze, a Gather each of q, k and v, reshape to [T, B * H, D], transpose,
+reshape to [B, H, T, D]), the result transposed to [T, B, H, D] and reshaped
+to [T, B, H * D]; plus one set of random inputs. scripts/gpu/pack.sh
 compiles each for --target cuda (where kiln-cuda-attention makes it one
 kiln.attention or kiln.packed_attention, run by a0_attention) and
 takes the expected output from `kiln run` (the reference executor on the
@@ -38,7 +43,8 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-# name: (B, H, T, D, causal, packed[, dtype]) (dtype: np.float16 unless named)
+# name: (B, H, T, D, causal, packed[, dtype]) (packed: False, True (batch-first)
+# or "seq" (seq-first); dtype: np.float16 unless named)
 CASES = {
     "attn_causal_d64": (2, 3, 128, 64, True, False),
     "attn_full_d128": (1, 2, 192, 128, False, False),
@@ -55,6 +61,10 @@ CASES = {
     "attn_f32_causal_d32_t300": (1, 2, 300, 32, True, False, np.float32),
     "attn_f32_packed_causal_d64": (2, 3, 128, 64, True, True, np.float32),
     "attn_f32_packed_full_d16_t100": (1, 2, 100, 16, False, True, np.float32),
+    # Seq-first packed (nn.MultiheadAttention, ViT: kiln.packed_attention
+    # {layout = "seq_first"}), f32 at ViT's size per head and f16.
+    "attn_f32_seq_packed_full_d64_t197": (2, 3, 197, 64, False, "seq", np.float32),
+    "attn_seq_packed_causal_d32_t100": (3, 2, 100, 32, True, "seq"),
 }
 
 
@@ -62,7 +72,26 @@ def build(path, b, h, t, d, causal, packed, dtype=np.float16):
     f16 = TensorProto.FLOAT16 if dtype == np.float16 else TensorProto.FLOAT
     shape = [b, h, t, d]
     inits, nodes = [], []
-    if packed:
+    if packed == "seq":
+        c = h * d
+        inputs = [helper.make_tensor_value_info("qkv", f16, [t, b, 3 * c])]
+        out = helper.make_tensor_value_info("y", f16, [t, b, c])
+        inits += [numpy_helper.from_array(np.array([1, t, b, 3, c], np.int64), "five"),
+                  numpy_helper.from_array(np.array([-2], np.int64), "sq"),
+                  numpy_helper.from_array(np.array([t, b * h, d], np.int64), "rows"),
+                  numpy_helper.from_array(np.array([b, h, t, d], np.int64), "heads"),
+                  numpy_helper.from_array(np.array([t, b, c], np.int64), "merged")]
+        nodes += [helper.make_node("Reshape", ["qkv", "five"], ["q5"]),
+                  helper.make_node("Transpose", ["q5"], ["q5t"], perm=[3, 1, 2, 0, 4]),
+                  helper.make_node("Squeeze", ["q5t", "sq"], ["parts"])]
+        for i, n in enumerate("qkv"):
+            inits.append(numpy_helper.from_array(np.array(i, np.int64), "i" + n))
+            nodes += [helper.make_node("Gather", ["parts", "i" + n], [n + "_s"], axis=0),
+                      helper.make_node("Reshape", [n + "_s", "rows"], [n + "_r"]),
+                      helper.make_node("Transpose", [n + "_r"], [n + "_t"], perm=[1, 0, 2]),
+                      helper.make_node("Reshape", [n + "_t", "heads"], [n])]
+        result = "o"
+    elif packed:
         c = h * d
         inputs = [helper.make_tensor_value_info("qkv", f16, [b, t, 3 * c])]
         out = helper.make_tensor_value_info("y", f16, [b, t, c])
@@ -96,7 +125,8 @@ def build(path, b, h, t, d, causal, packed, dtype=np.float16):
         helper.make_node("MatMul", ["p", "v"], [result]),
     ]
     if packed:
-        nodes += [helper.make_node("Transpose", ["o"], ["ob"], perm=[0, 2, 1, 3]),
+        perm = [2, 0, 1, 3] if packed == "seq" else [0, 2, 1, 3]
+        nodes += [helper.make_node("Transpose", ["o"], ["ob"], perm=perm),
                   helper.make_node("Reshape", ["ob", "merged"], ["y"])]
     graph = helper.make_graph(nodes, os.path.basename(path)[:-5], inputs, [out], inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
@@ -178,7 +208,14 @@ def main():
     for name, (b, h, t, d, causal, packed, *dtype) in CASES.items():
         dtype = dtype[0] if dtype else np.float16
         build(os.path.join(out, name + ".onnx"), b, h, t, d, causal, packed, dtype)
-        if packed:
+        if packed == "seq":
+            x = rng.standard_normal((t, b, 3 * h * d)).astype(dtype)
+            np.save(os.path.join(out, f"{name}.qkv.npy"), x)
+            # [T, B, 3, H, D] -> q, k, v of [B, H, T, D]; the result to
+            # [T, B, H * D].
+            q, k, v = x.reshape(t, b, 3, h, d).transpose(2, 1, 3, 0, 4)
+            want = exact(q, k, v, causal).transpose(2, 0, 1, 3).reshape(t, b, h * d)
+        elif packed:
             x = rng.standard_normal((b, t, 3 * h * d)).astype(dtype)
             np.save(os.path.join(out, f"{name}.qkv.npy"), x)
             # [B, T, 3, H, D] -> q, k, v of [B, H, T, D]; the result back.

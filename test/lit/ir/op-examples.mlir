@@ -534,6 +534,13 @@ func.func @packed_attention(%qkv: tensor<1x8x24xbf16>) {
   return
 }
 
+// CHECK-LABEL: func.func @packed_attention_seq_first(
+// CHECK: kiln.packed_attention {{.*}}layout = "seq_first"{{.*}} : (tensor<8x3x24xf32>) -> (tensor<8x3x2x4xf32>, tensor<3x2x8xf32>)
+func.func @packed_attention_seq_first(%x: tensor<8x3x24xf32>) {
+  %1:2 = kiln.packed_attention %x {causal = 0 : i64, heads = 2 : i64, layout = "seq_first", scale = 5.000000e-01 : f32} : (tensor<8x3x24xf32>) -> (tensor<8x3x2x4xf32>, tensor<3x2x8xf32>)
+  return
+}
+
 // CHECK-LABEL: func.func @pad(
 // CHECK: kiln.pad {{.*}} : (tensor<2x3xf32>, tensor<4xi64>, tensor<f32>) -> tensor<?x?xf32>
 func.func @pad(%x: tensor<2x3xf32>, %pads: tensor<4xi64>, %v: tensor<f32>) {

@@ -118,3 +118,25 @@ func.func @main(%qkv: tensor<1x16x96xbf16> {kiln.name = "qkv", kiln.trainable}) 
   %loss = kiln.reduce_mean %sq, %axes {keepdims = 0 : i64, noop_with_empty_axes = 0 : i64} : (tensor<1x16x2x16xf32>, tensor<0xi64>) -> tensor<f32>
   return %loss : tensor<f32>
 }
+
+// -----
+
+// A seq-first kiln.packed_attention ([T, B, 3 * H * D]): delta ([T, B, H])
+// transposed to lse's [B, H, T], the batch-first backward op reads qkv and
+// the gradient transposed to [B, T, ...], and its result is transposed
+// back to qkv's layout.
+// CHECK-LABEL: func.func @main(
+// CHECK-SAME: tensor<16x2x96xf32> {kiln.gradient_of = "qkv", kiln.name = "qkv.grad"})
+// CHECK: %[[O:[^,]*]], %[[LSE:.*]] = kiln.packed_attention %arg0 {causal = 0 : i64, heads = 2 : i64, layout = "seq_first", scale = 2.500000e-01 : f32}
+// CHECK-DAG: %[[X:.*]] = kiln.transpose %arg0 {perm = array<i64: 1, 0, 2>} : (tensor<16x2x96xf32>) -> tensor<2x16x96xf32>
+// CHECK-DAG: %[[G:.*]] = kiln.transpose %{{.*}} {perm = array<i64: 1, 0, 2, 3>} : (tensor<16x2x2x16xf32>) -> tensor<2x16x2x16xf32>
+// CHECK: %[[DX:.*]] = kiln.packed_attention_grad %[[X]], %[[G]], %[[LSE]], %{{.*}} {causal = 0 : i64, heads = 2 : i64, scale = 2.500000e-01 : f32} : (tensor<2x16x96xf32>, tensor<2x16x2x16xf32>, tensor<2x2x16xf32>, tensor<2x2x16xf32>) -> tensor<2x16x96xf32>
+// CHECK-NEXT: %[[DQKV:.*]] = kiln.transpose %[[DX]] {perm = array<i64: 1, 0, 2>} : (tensor<2x16x96xf32>) -> tensor<16x2x96xf32>
+// CHECK: return %{{.*}}, %[[DQKV]]
+func.func @main(%qkv: tensor<16x2x96xf32> {kiln.name = "qkv", kiln.trainable}) -> (tensor<f32> {kiln.name = "loss"}) attributes {kiln.graph} {
+  %o:2 = kiln.packed_attention %qkv {causal = 0 : i64, heads = 2 : i64, layout = "seq_first", scale = 2.500000e-01 : f32} : (tensor<16x2x96xf32>) -> (tensor<16x2x2x16xf32>, tensor<2x2x16xf32>)
+  %sq = kiln.mul %o#0, %o#0 : (tensor<16x2x2x16xf32>, tensor<16x2x2x16xf32>) -> tensor<16x2x2x16xf32>
+  %axes = kiln.constant dense<[]> : tensor<0xi64>
+  %loss = kiln.reduce_mean %sq, %axes {keepdims = 0 : i64, noop_with_empty_axes = 0 : i64} : (tensor<16x2x2x16xf32>, tensor<0xi64>) -> tensor<f32>
+  return %loss : tensor<f32>
+}

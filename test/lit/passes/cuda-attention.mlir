@@ -185,3 +185,130 @@ func.func @f32(%q: tensor<2x3x40x64xf32>, %kt: tensor<2x3x64x40xf32>, %v: tensor
   %y = kiln.matmul %p, %v : (tensor<2x3x40x40xf32>, tensor<2x3x40x64xf32>) -> tensor<2x3x40x64xf32>
   return %y : tensor<2x3x40x64xf32>
 }
+
+// -----
+
+// nn.MultiheadAttention's export (ViT): the in-projection's [T, B, 3 * E]
+// reshaped to [1, T, B, 3, E], transposed to [3, T, B, 1, E], squeezed,
+// q, k and v sliced out of the first axis, split into heads through
+// [T, B * H, D] and transposed (k through [B, H, D, T] and back), the
+// result transposed to [T, B, H, D] for the out-projection: every one of
+// those is a strided view of the projection, so one seq-first
+// kiln.packed_attention reads it in place and no transpose is left.
+// CHECK-LABEL: func.func @seq_first
+// CHECK: %[[A:[^,]*]], %{{.*}} = kiln.packed_attention %arg0 {causal = 0 : i64, heads = 2 : i64, layout = "seq_first", scale = 2.500000e-01 : f32} : (tensor<10x2x96xf32>) -> (tensor<10x2x2x16xf32>, tensor<2x2x10xf32>)
+// CHECK-NOT: kiln.transpose
+// CHECK-NOT: kiln.slice
+// CHECK: %[[Y:.*]] = kiln.reshape %[[A]]
+// CHECK: return %[[Y]]
+func.func @seq_first(%x: tensor<10x2x96xf32>) -> tensor<20x32xf32> {
+  %five = kiln.constant dense<[1, 10, 2, 3, 32]> : tensor<5xi64>
+  %m2 = kiln.constant dense<-2> : tensor<1xi64>
+  %c0 = kiln.constant dense<0> : tensor<1xi64>
+  %c1 = kiln.constant dense<1> : tensor<1xi64>
+  %c2 = kiln.constant dense<2> : tensor<1xi64>
+  %c3 = kiln.constant dense<3> : tensor<1xi64>
+  %rows = kiln.constant dense<[10, 4, 16]> : tensor<3xi64>
+  %heads = kiln.constant dense<[2, 2, 10, 16]> : tensor<4xi64>
+  %headsT = kiln.constant dense<[2, 2, 16, 10]> : tensor<4xi64>
+  %merged = kiln.constant dense<[20, 32]> : tensor<2xi64>
+  %r = kiln.reshape %x, %five {allowzero = 1 : i64} : (tensor<10x2x96xf32>, tensor<5xi64>) -> tensor<1x10x2x3x32xf32>
+  %t = kiln.transpose %r {perm = array<i64: 3, 1, 2, 0, 4>} : (tensor<1x10x2x3x32xf32>) -> tensor<3x10x2x1x32xf32>
+  %p = kiln.squeeze %t, %m2 : (tensor<3x10x2x1x32xf32>, tensor<1xi64>) -> tensor<3x10x2x32xf32>
+  %qs = kiln.slice %p, %c0, %c1, %c0, %c1 : (tensor<3x10x2x32xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<1x10x2x32xf32>
+  %ks = kiln.slice %p, %c1, %c2, %c0, %c1 : (tensor<3x10x2x32xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<1x10x2x32xf32>
+  %vs = kiln.slice %p, %c2, %c3, %c0, %c1 : (tensor<3x10x2x32xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<1x10x2x32xf32>
+  %qr = kiln.reshape %qs, %rows {allowzero = 1 : i64} : (tensor<1x10x2x32xf32>, tensor<3xi64>) -> tensor<10x4x16xf32>
+  %qt = kiln.transpose %qr {perm = array<i64: 1, 0, 2>} : (tensor<10x4x16xf32>) -> tensor<4x10x16xf32>
+  %q = kiln.reshape %qt, %heads {allowzero = 1 : i64} : (tensor<4x10x16xf32>, tensor<4xi64>) -> tensor<2x2x10x16xf32>
+  %kr = kiln.reshape %ks, %rows {allowzero = 1 : i64} : (tensor<1x10x2x32xf32>, tensor<3xi64>) -> tensor<10x4x16xf32>
+  %kt0 = kiln.transpose %kr {perm = array<i64: 1, 2, 0>} : (tensor<10x4x16xf32>) -> tensor<4x16x10xf32>
+  %kt1 = kiln.reshape %kt0, %headsT {allowzero = 0 : i64} : (tensor<4x16x10xf32>, tensor<4xi64>) -> tensor<2x2x16x10xf32>
+  %k = kiln.transpose %kt1 {perm = array<i64: 0, 1, 3, 2>} : (tensor<2x2x16x10xf32>) -> tensor<2x2x10x16xf32>
+  %vr = kiln.reshape %vs, %rows {allowzero = 1 : i64} : (tensor<1x10x2x32xf32>, tensor<3xi64>) -> tensor<10x4x16xf32>
+  %vt = kiln.transpose %vr {perm = array<i64: 1, 0, 2>} : (tensor<10x4x16xf32>) -> tensor<4x10x16xf32>
+  %v = kiln.reshape %vt, %heads {allowzero = 1 : i64} : (tensor<4x10x16xf32>, tensor<4xi64>) -> tensor<2x2x10x16xf32>
+  %a:2 = kiln.attention %q, %k, %v {causal = 0 : i64, scale = 2.500000e-01 : f32} : (tensor<2x2x10x16xf32>, tensor<2x2x10x16xf32>, tensor<2x2x10x16xf32>) -> (tensor<2x2x10x16xf32>, tensor<2x2x10xf32>)
+  %b = kiln.transpose %a#0 {perm = array<i64: 2, 0, 1, 3>} : (tensor<2x2x10x16xf32>) -> tensor<10x2x2x16xf32>
+  %y = kiln.reshape %b, %merged {allowzero = 1 : i64} : (tensor<10x2x2x16xf32>, tensor<2xi64>) -> tensor<20x32xf32>
+  return %y : tensor<20x32xf32>
+}
+
+// -----
+
+// q and k read from the wrong thirds of the projection: not packed.
+// CHECK-LABEL: func.func @seq_first_swapped
+// CHECK-NOT: kiln.packed_attention
+// CHECK: kiln.attention
+func.func @seq_first_swapped(%x: tensor<10x2x96xf32>) -> tensor<20x32xf32> {
+  %five = kiln.constant dense<[1, 10, 2, 3, 32]> : tensor<5xi64>
+  %m2 = kiln.constant dense<-2> : tensor<1xi64>
+  %c0 = kiln.constant dense<0> : tensor<1xi64>
+  %c1 = kiln.constant dense<1> : tensor<1xi64>
+  %c2 = kiln.constant dense<2> : tensor<1xi64>
+  %c3 = kiln.constant dense<3> : tensor<1xi64>
+  %rows = kiln.constant dense<[10, 4, 16]> : tensor<3xi64>
+  %heads = kiln.constant dense<[2, 2, 10, 16]> : tensor<4xi64>
+  %headsT = kiln.constant dense<[2, 2, 16, 10]> : tensor<4xi64>
+  %merged = kiln.constant dense<[20, 32]> : tensor<2xi64>
+  %r = kiln.reshape %x, %five {allowzero = 1 : i64} : (tensor<10x2x96xf32>, tensor<5xi64>) -> tensor<1x10x2x3x32xf32>
+  %t = kiln.transpose %r {perm = array<i64: 3, 1, 2, 0, 4>} : (tensor<1x10x2x3x32xf32>) -> tensor<3x10x2x1x32xf32>
+  %p = kiln.squeeze %t, %m2 : (tensor<3x10x2x1x32xf32>, tensor<1xi64>) -> tensor<3x10x2x32xf32>
+  %qs = kiln.slice %p, %c1, %c2, %c0, %c1 : (tensor<3x10x2x32xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<1x10x2x32xf32>
+  %ks = kiln.slice %p, %c0, %c1, %c0, %c1 : (tensor<3x10x2x32xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<1x10x2x32xf32>
+  %vs = kiln.slice %p, %c2, %c3, %c0, %c1 : (tensor<3x10x2x32xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<1x10x2x32xf32>
+  %qr = kiln.reshape %qs, %rows {allowzero = 1 : i64} : (tensor<1x10x2x32xf32>, tensor<3xi64>) -> tensor<10x4x16xf32>
+  %qt = kiln.transpose %qr {perm = array<i64: 1, 0, 2>} : (tensor<10x4x16xf32>) -> tensor<4x10x16xf32>
+  %q = kiln.reshape %qt, %heads {allowzero = 1 : i64} : (tensor<4x10x16xf32>, tensor<4xi64>) -> tensor<2x2x10x16xf32>
+  %kr = kiln.reshape %ks, %rows {allowzero = 1 : i64} : (tensor<1x10x2x32xf32>, tensor<3xi64>) -> tensor<10x4x16xf32>
+  %kt0 = kiln.transpose %kr {perm = array<i64: 1, 2, 0>} : (tensor<10x4x16xf32>) -> tensor<4x16x10xf32>
+  %kt1 = kiln.reshape %kt0, %headsT {allowzero = 0 : i64} : (tensor<4x16x10xf32>, tensor<4xi64>) -> tensor<2x2x16x10xf32>
+  %k = kiln.transpose %kt1 {perm = array<i64: 0, 1, 3, 2>} : (tensor<2x2x16x10xf32>) -> tensor<2x2x10x16xf32>
+  %vr = kiln.reshape %vs, %rows {allowzero = 1 : i64} : (tensor<1x10x2x32xf32>, tensor<3xi64>) -> tensor<10x4x16xf32>
+  %vt = kiln.transpose %vr {perm = array<i64: 1, 0, 2>} : (tensor<10x4x16xf32>) -> tensor<4x10x16xf32>
+  %v = kiln.reshape %vt, %heads {allowzero = 1 : i64} : (tensor<4x10x16xf32>, tensor<4xi64>) -> tensor<2x2x10x16xf32>
+  %a:2 = kiln.attention %q, %k, %v {causal = 0 : i64, scale = 2.500000e-01 : f32} : (tensor<2x2x10x16xf32>, tensor<2x2x10x16xf32>, tensor<2x2x10x16xf32>) -> (tensor<2x2x10x16xf32>, tensor<2x2x10xf32>)
+  %b = kiln.transpose %a#0 {perm = array<i64: 2, 0, 1, 3>} : (tensor<2x2x10x16xf32>) -> tensor<10x2x2x16xf32>
+  %y = kiln.reshape %b, %merged {allowzero = 1 : i64} : (tensor<10x2x2x16xf32>, tensor<2xi64>) -> tensor<20x32xf32>
+  return %y : tensor<20x32xf32>
+}
+
+// -----
+
+// The result transposed batch-first ([B, T, H, D]), not what the
+// seq-first kernel writes: not packed.
+// CHECK-LABEL: func.func @seq_first_batch_first_result
+// CHECK-NOT: kiln.packed_attention
+// CHECK: kiln.attention
+func.func @seq_first_batch_first_result(%x: tensor<10x2x96xf32>) -> tensor<20x32xf32> {
+  %five = kiln.constant dense<[1, 10, 2, 3, 32]> : tensor<5xi64>
+  %m2 = kiln.constant dense<-2> : tensor<1xi64>
+  %c0 = kiln.constant dense<0> : tensor<1xi64>
+  %c1 = kiln.constant dense<1> : tensor<1xi64>
+  %c2 = kiln.constant dense<2> : tensor<1xi64>
+  %c3 = kiln.constant dense<3> : tensor<1xi64>
+  %rows = kiln.constant dense<[10, 4, 16]> : tensor<3xi64>
+  %heads = kiln.constant dense<[2, 2, 10, 16]> : tensor<4xi64>
+  %headsT = kiln.constant dense<[2, 2, 16, 10]> : tensor<4xi64>
+  %merged = kiln.constant dense<[20, 32]> : tensor<2xi64>
+  %r = kiln.reshape %x, %five {allowzero = 1 : i64} : (tensor<10x2x96xf32>, tensor<5xi64>) -> tensor<1x10x2x3x32xf32>
+  %t = kiln.transpose %r {perm = array<i64: 3, 1, 2, 0, 4>} : (tensor<1x10x2x3x32xf32>) -> tensor<3x10x2x1x32xf32>
+  %p = kiln.squeeze %t, %m2 : (tensor<3x10x2x1x32xf32>, tensor<1xi64>) -> tensor<3x10x2x32xf32>
+  %qs = kiln.slice %p, %c0, %c1, %c0, %c1 : (tensor<3x10x2x32xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<1x10x2x32xf32>
+  %ks = kiln.slice %p, %c1, %c2, %c0, %c1 : (tensor<3x10x2x32xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<1x10x2x32xf32>
+  %vs = kiln.slice %p, %c2, %c3, %c0, %c1 : (tensor<3x10x2x32xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<1x10x2x32xf32>
+  %qr = kiln.reshape %qs, %rows {allowzero = 1 : i64} : (tensor<1x10x2x32xf32>, tensor<3xi64>) -> tensor<10x4x16xf32>
+  %qt = kiln.transpose %qr {perm = array<i64: 1, 0, 2>} : (tensor<10x4x16xf32>) -> tensor<4x10x16xf32>
+  %q = kiln.reshape %qt, %heads {allowzero = 1 : i64} : (tensor<4x10x16xf32>, tensor<4xi64>) -> tensor<2x2x10x16xf32>
+  %kr = kiln.reshape %ks, %rows {allowzero = 1 : i64} : (tensor<1x10x2x32xf32>, tensor<3xi64>) -> tensor<10x4x16xf32>
+  %kt0 = kiln.transpose %kr {perm = array<i64: 1, 2, 0>} : (tensor<10x4x16xf32>) -> tensor<4x16x10xf32>
+  %kt1 = kiln.reshape %kt0, %headsT {allowzero = 0 : i64} : (tensor<4x16x10xf32>, tensor<4xi64>) -> tensor<2x2x16x10xf32>
+  %k = kiln.transpose %kt1 {perm = array<i64: 0, 1, 3, 2>} : (tensor<2x2x16x10xf32>) -> tensor<2x2x10x16xf32>
+  %vr = kiln.reshape %vs, %rows {allowzero = 1 : i64} : (tensor<1x10x2x32xf32>, tensor<3xi64>) -> tensor<10x4x16xf32>
+  %vt = kiln.transpose %vr {perm = array<i64: 1, 0, 2>} : (tensor<10x4x16xf32>) -> tensor<4x10x16xf32>
+  %v = kiln.reshape %vt, %heads {allowzero = 1 : i64} : (tensor<4x10x16xf32>, tensor<4xi64>) -> tensor<2x2x10x16xf32>
+  %a:2 = kiln.attention %q, %k, %v {causal = 0 : i64, scale = 2.500000e-01 : f32} : (tensor<2x2x10x16xf32>, tensor<2x2x10x16xf32>, tensor<2x2x10x16xf32>) -> (tensor<2x2x10x16xf32>, tensor<2x2x10xf32>)
+  %b = kiln.transpose %a#0 {perm = array<i64: 0, 2, 1, 3>} : (tensor<2x2x10x16xf32>) -> tensor<2x10x2x16xf32>
+  %y = kiln.reshape %b, %merged {allowzero = 1 : i64} : (tensor<2x10x2x16xf32>, tensor<2xi64>) -> tensor<20x32xf32>
+  return %y : tensor<20x32xf32>
+}

@@ -609,6 +609,14 @@ func.func @a2(%qkv: tensor<1x70x96xf32>) -> tensor<1x70x2x16xf32> {
   %0:2 = kiln.packed_attention %qkv {causal = 1 : i64, heads = 2 : i64, scale = 2.500000e-01 : f32} : (tensor<1x70x96xf32>) -> (tensor<1x70x2x16xf32>, tensor<1x2x70xf32>)
   return %0#0 : tensor<1x70x2x16xf32>
 })"});
+  // Packed seq-first (nn.MultiheadAttention's [T, B, 3 * H * D], the
+  // result [T, B, H, D]): two batches, so the batch and row strides differ
+  // from the batch-first form's.
+  cases.push_back({"a6_attention", R"(
+func.func @a6(%qkv: tensor<70x2x192xf32>) -> tensor<70x2x2x32xf32> {
+  %0:2 = kiln.packed_attention %qkv {causal = 0 : i64, heads = 2 : i64, layout = "seq_first", scale = 0.176776692 : f32} : (tensor<70x2x192xf32>) -> (tensor<70x2x2x32xf32>, tensor<2x2x70xf32>)
+  return %0#0 : tensor<70x2x2x32xf32>
+})"});
   // ViT's 197 tokens (three full key tiles of 64 and a partial one), and a
   // causal D = 48 (rows padded, three output columns a thread) whose blocks
   // mask on the diagonal of full key tiles.
@@ -622,7 +630,8 @@ func.func @a5(%q: tensor<1x1x150x48xf32>, %k: tensor<1x1x150x48xf32>, %v: tensor
   %0:2 = kiln.attention %q, %k, %v {causal = 1 : i64, scale = 0.144337565 : f32} : (tensor<1x1x150x48xf32>, tensor<1x1x150x48xf32>, tensor<1x1x150x48xf32>) -> (tensor<1x1x150x48xf32>, tensor<1x1x150xf32>)
   return %0#0 : tensor<1x1x150x48xf32>
 })"});
-  // bf16 flash attention with tensor-core MMA (emulated), its lse, and its
+  // bf16 flash attention with tensor-core MMA (emulated; a7 packed
+  // seq-first), its lse, and its
   // backward kernel (kiln.attention_grad: dK/dV blocks and dQ blocks,
   // grid z = 2): partial last tiles (T = 100), causal, and the packed form
   // reading q, k, v from (and writing dq, dk, dv into) one tensor. lse and
@@ -636,6 +645,12 @@ func.func @a5(%q: tensor<1x1x150x48xf32>, %k: tensor<1x1x150x48xf32>, %v: tensor
 func.func @a3(%q: tensor<1x2x100x32xbf16>, %k: tensor<1x2x100x32xbf16>, %v: tensor<1x2x100x32xbf16>) -> tensor<1x2x100x32xbf16> {
   %0:2 = kiln.attention %q, %k, %v {causal = 1 : i64, scale = 0.176776692 : f32} : (tensor<1x2x100x32xbf16>, tensor<1x2x100x32xbf16>, tensor<1x2x100x32xbf16>) -> (tensor<1x2x100x32xbf16>, tensor<1x2x100xf32>)
   return %0#0 : tensor<1x2x100x32xbf16>
+})",
+                   -1.0f, 1.0f});
+  cases.push_back({"a7_attention", R"(
+func.func @a7(%qkv: tensor<70x3x96xbf16>) -> tensor<70x3x2x16xbf16> {
+  %0:2 = kiln.packed_attention %qkv {causal = 1 : i64, heads = 2 : i64, layout = "seq_first", scale = 2.500000e-01 : f32} : (tensor<70x3x96xbf16>) -> (tensor<70x3x2x16xbf16>, tensor<3x2x70xf32>)
+  return %0#0 : tensor<70x3x2x16xbf16>
 })",
                    -1.0f, 1.0f});
   cases.push_back({"y0_attention_grad", R"(

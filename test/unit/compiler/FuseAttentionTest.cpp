@@ -190,6 +190,78 @@ func.func @main(%x: tensor<2x64x96xf16> {kiln.name = "x"})
   CHECK(s.isOk());
 }
 
+TEST_CASE("kiln-cuda-attention packs nn.MultiheadAttention's seq-first "
+          "projection with the same values",
+          "[passes]") {
+  // ViT's export: [T, B, 3 * E] reshaped, transposed to [3, T, B, 1, E],
+  // squeezed, sliced, split into heads through [T, B * H, D]; the result
+  // transposed to [T, B, H, D] for the out-projection.
+  const char *ir = R"mlir(
+func.func @main(%x: tensor<10x2x96xf32> {kiln.name = "x"})
+    -> (tensor<20x32xf32> {kiln.name = "y"}) attributes {kiln.graph} {
+  %five = kiln.constant dense<[1, 10, 2, 3, 32]> : tensor<5xi64>
+  %m2 = kiln.constant dense<-2> : tensor<1xi64>
+  %c0 = kiln.constant dense<0> : tensor<1xi64>
+  %c1 = kiln.constant dense<1> : tensor<1xi64>
+  %c2 = kiln.constant dense<2> : tensor<1xi64>
+  %c3 = kiln.constant dense<3> : tensor<1xi64>
+  %rows = kiln.constant dense<[10, 4, 16]> : tensor<3xi64>
+  %heads = kiln.constant dense<[2, 2, 10, 16]> : tensor<4xi64>
+  %headsT = kiln.constant dense<[2, 2, 16, 10]> : tensor<4xi64>
+  %merged = kiln.constant dense<[20, 32]> : tensor<2xi64>
+  %r = kiln.reshape %x, %five {allowzero = 1 : i64} : (tensor<10x2x96xf32>, tensor<5xi64>) -> tensor<1x10x2x3x32xf32>
+  %t = kiln.transpose %r {perm = array<i64: 3, 1, 2, 0, 4>} : (tensor<1x10x2x3x32xf32>) -> tensor<3x10x2x1x32xf32>
+  %p = kiln.squeeze %t, %m2 : (tensor<3x10x2x1x32xf32>, tensor<1xi64>) -> tensor<3x10x2x32xf32>
+  %qs = kiln.slice %p, %c0, %c1, %c0, %c1 : (tensor<3x10x2x32xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<1x10x2x32xf32>
+  %ks = kiln.slice %p, %c1, %c2, %c0, %c1 : (tensor<3x10x2x32xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<1x10x2x32xf32>
+  %vs = kiln.slice %p, %c2, %c3, %c0, %c1 : (tensor<3x10x2x32xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<1x10x2x32xf32>
+  %qr = kiln.reshape %qs, %rows {allowzero = 1 : i64} : (tensor<1x10x2x32xf32>, tensor<3xi64>) -> tensor<10x4x16xf32>
+  %qt = kiln.transpose %qr {perm = array<i64: 1, 0, 2>} : (tensor<10x4x16xf32>) -> tensor<4x10x16xf32>
+  %q = kiln.reshape %qt, %heads {allowzero = 1 : i64} : (tensor<4x10x16xf32>, tensor<4xi64>) -> tensor<2x2x10x16xf32>
+  %kr = kiln.reshape %ks, %rows {allowzero = 1 : i64} : (tensor<1x10x2x32xf32>, tensor<3xi64>) -> tensor<10x4x16xf32>
+  %kt0 = kiln.transpose %kr {perm = array<i64: 1, 2, 0>} : (tensor<10x4x16xf32>) -> tensor<4x16x10xf32>
+  %kt1 = kiln.reshape %kt0, %headsT {allowzero = 0 : i64} : (tensor<4x16x10xf32>, tensor<4xi64>) -> tensor<2x2x16x10xf32>
+  %k = kiln.transpose %kt1 {perm = array<i64: 0, 1, 3, 2>} : (tensor<2x2x16x10xf32>) -> tensor<2x2x10x16xf32>
+  %vr = kiln.reshape %vs, %rows {allowzero = 1 : i64} : (tensor<1x10x2x32xf32>, tensor<3xi64>) -> tensor<10x4x16xf32>
+  %vt = kiln.transpose %vr {perm = array<i64: 1, 0, 2>} : (tensor<10x4x16xf32>) -> tensor<4x10x16xf32>
+  %v = kiln.reshape %vt, %heads {allowzero = 1 : i64} : (tensor<4x10x16xf32>, tensor<4xi64>) -> tensor<2x2x10x16xf32>
+  %a:2 = kiln.attention %q, %k, %v {causal = 0 : i64, scale = 2.500000e-01 : f32} : (tensor<2x2x10x16xf32>, tensor<2x2x10x16xf32>, tensor<2x2x10x16xf32>) -> (tensor<2x2x10x16xf32>, tensor<2x2x10xf32>)
+  %b = kiln.transpose %a#0 {perm = array<i64: 2, 0, 1, 3>} : (tensor<2x2x10x16xf32>) -> tensor<10x2x2x16xf32>
+  %y = kiln.reshape %b, %merged {allowzero = 1 : i64} : (tensor<10x2x2x16xf32>, tensor<2xi64>) -> tensor<20x32xf32>
+  return %y : tensor<20x32xf32>
+})mlir";
+  mlir::MLIRContext ctx;
+  ctx.loadDialect<KilnDialect, mlir::func::FuncDialect>();
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceString<mlir::ModuleOp>(ir, &ctx);
+  REQUIRE(module);
+  std::mt19937 rng(5);
+  NamedTensors inputs = {{"x", randomF16({10, 2, 96}, rng).to(DType::F32)}};
+  NamedTensors before = test::runOnReference(*module, inputs);
+
+  mlir::PassManager pm(&ctx);
+  pm.nest<mlir::func::FuncOp>().addPass(createFuseAttentionPass());
+  REQUIRE(mlir::succeeded(pm.run(*module)));
+  int packed = 0, copies = 0;
+  module->walk([&](mlir::Operation *op) {
+    llvm::StringRef name = op->getName().getStringRef();
+    if (name == "kiln.packed_attention")
+      packed += op->getAttrOfType<mlir::StringAttr>("layout") &&
+                op->getAttrOfType<mlir::StringAttr>("layout").getValue() ==
+                    "seq_first";
+    copies += name == "kiln.slice" || name == "kiln.transpose" ||
+              name == "kiln.attention";
+  });
+  CHECK(packed == 1);
+  CHECK(copies == 0);
+
+  NamedTensors after = test::runOnReference(*module, inputs);
+  REQUIRE(after.size() == 1);
+  Status s = compareTensors(after[0].second, before[0].second, {0, 0});
+  INFO(s.message());
+  CHECK(s.isOk());
+}
+
 TEST_CASE("flash attention's gradients match the written-out ops'",
           "[passes][gradients]") {
   // A bf16 training forward as the tracer leaves GPT-2's attention under

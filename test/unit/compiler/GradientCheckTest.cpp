@@ -292,7 +292,8 @@ TEST_CASE("gradient rules of linear algebra and normalization match finite "
             "tensor<2x4xf64>",
             "tensor<2x4xf64>"},
            // Flash attention's backward (kiln.attention_grad): Tq != Tk
-           // and Dv != D, then causal, then q, k, v packed in one tensor.
+           // and Dv != D, then causal, then q, k, v packed in one tensor
+           // (batch-first, then seq-first).
            {"attention",
             "%q: tensor<1x2x3x4xf64>, %k: tensor<1x2x5x4xf64>, %v: "
             "tensor<1x2x5x3xf64>",
@@ -313,6 +314,13 @@ TEST_CASE("gradient rules of linear algebra and normalization match finite "
             "2 : i64, scale = 0.5 : f32} : (tensor<1x3x12xf64>) -> "
             "(tensor<1x3x2x2xf64>, tensor<1x2x3xf64>)",
             "tensor<1x3x2x2xf64>"},
+           // Seq-first ([T, B, 3 * H * D]): the rule transposes around the
+           // batch-first backward op.
+           {"packed_attention (seq_first)", "%qkv: tensor<3x2x12xf64>",
+            "  %y, %lse = kiln.packed_attention %qkv {causal = 0 : i64, heads "
+            "= 2 : i64, layout = \"seq_first\", scale = 0.5 : f32} : "
+            "(tensor<3x2x12xf64>) -> (tensor<3x2x2x2xf64>, tensor<2x2x3xf64>)",
+            "tensor<3x2x2x2xf64>"},
            {"log_softmax", "%x: tensor<2x4xf64>",
             "  %y = kiln.log_softmax %x {axis = 0 : i64} : (tensor<2x4xf64>) "
             "-> tensor<2x4xf64>",
