@@ -289,11 +289,12 @@ std::string emitModelHeader(const MemoryPlan &plan, GraphCodegen &codegen) {
                      names.symbol("size_symbol_name") +
                      "), giving the inputs' and\n/// outputs' -1 dims.\n"
                : std::string())
-     << "inline int run(kiln_model *model, "
-     << (sized ? "const int64_t *sizes, " : "")
-     << "const Inputs &in,\n               const Outputs &out, void *arena"
-     << abi.stepParameter
-     << ", char *err = nullptr,\n               size_t errlen = 0) {\n"
+     << (sized ? "inline int run(kiln_model *model, const int64_t *sizes, "
+                 "const Inputs &in,\n               const Outputs &out, "
+                 "void *arena"
+               : "inline int run(kiln_model *model, const Inputs &in, "
+                 "const Outputs &out,\n               void *arena")
+     << abi.stepParameter << ", char *err = nullptr, size_t errlen = 0) {\n"
      << "  const void *inputs[] = {";
   for (size_t i = 0; i < inNames.size(); ++i)
     os << "in." << inNames[i] << ", ";

@@ -120,18 +120,6 @@ Expected<NamedTensors> bindInputs(const std::vector<ValueSignature> &sigs,
   NamedTensors given = read.take();
   std::map<std::string, int64_t> sizes;
   KILN_RETURN_IF_ERROR(parseDimFlags(options.dims, sizes));
-  for (const auto &[name, size] : sizes) {
-    bool used = false;
-    for (const ValueSignature &sig : sigs)
-      for (size_t d = 0; d < sig.shape.size(); ++d)
-        used |= sig.shape[d] < 0 && d < sig.dimNames.size() &&
-                sig.dimNames[d] == name;
-    if (!used)
-      return Status::error(strCat("--dim ", name, "=", size,
-                                  ": no input has a dynamic dimension named '",
-                                  name, "' (a package compiled for fixed "
-                                        "sizes has none)"));
-  }
   std::mt19937_64 rng(options.seed);
   NamedTensors inputs;
   for (const ValueSignature &sig : sigs) {
@@ -249,6 +237,24 @@ int runBenchCommand(const BenchOptions &options) {
     LoadOptions load;
     load.weightsDir = options.weightsDir;
     Expected<Model> model = Model::load(options.model, load);
+    // --dim sizes the random inputs of a package for ranges of sizes.
+    std::map<std::string, int64_t> sizes;
+    if (Status dims = parseDimFlags(options.dims, sizes); !dims)
+      return reportError(dims.message());
+    for (const auto &[name, size] : sizes) {
+      bool used = false;
+      if (model)
+        for (const ValueSignature &sig : model->inputs())
+          for (size_t d = 0; d < sig.shape.size(); ++d)
+            used |= sig.shape[d] < 0 && d < sig.dimNames.size() &&
+                    sig.dimNames[d] == name;
+      if (model && !used)
+        return reportError(strCat("--dim ", name, "=", size,
+                                  ": no input of the package has a dynamic "
+                                  "dimension named '",
+                                  name, "' (a package compiled for fixed "
+                                        "sizes has none)"));
+    }
     if (!model)
       return reportError(model.status().message());
     const Model &m = *model;
