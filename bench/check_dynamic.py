@@ -42,6 +42,8 @@ def median_ms(kiln, package, size, iterations):
     out = run([kiln, "bench", package, *dims,
                "--iterations", str(iterations), "--warmup", "3"])
     m = re.search(r"median ([0-9.]+) (ms|us|s)\b", out)
+    if not m:
+        sys.exit("kiln bench %s: no median in its output:\n%s" % (package, out))
     scale = {"us": 1e-3, "ms": 1.0, "s": 1e3}[m.group(2)]
     return float(m.group(1)) * scale
 
