@@ -30,13 +30,13 @@ std::vector<std::string> strings(ArrayAttr array) {
   return any ? out : std::vector<std::string>{};
 }
 
-/// Parses text the compiler itself wrote: a failure is a compiler bug.
+} // namespace
+
 SymbolicDim parsed(const std::string &text) {
   Expected<SymbolicDim> d = SymbolicDim::parse(text);
-  assert(d && "kiln.sym_dims holds a malformed size expression");
+  assert(d && "a kiln.sym_* attribute holds a malformed size expression");
   return d ? d.take() : SymbolicDim{};
 }
-} // namespace
 
 std::vector<SizeSymbol> sizeSymbolsOf(func::FuncOp graph) {
   std::vector<SizeSymbol> symbols;

@@ -44,6 +44,10 @@ constexpr llvm::StringLiteral kSymIndexAttr = "kiln.sym_index";
 constexpr llvm::StringLiteral kSymCountsAttr = "kiln.sym_counts";
 constexpr llvm::StringLiteral kSizeSymbolsAttr = "kiln.size_symbols";
 
+/// A SymbolicDim of a kiln.sym_* attribute (text the compiler wrote: a
+/// malformed one is a compiler bug, asserted).
+SymbolicDim parsed(const std::string &text);
+
 /// The size symbols of `graph` (kiln.size_symbols); empty for a graph of
 /// static shapes.
 std::vector<SizeSymbol> sizeSymbolsOf(mlir::func::FuncOp graph);
