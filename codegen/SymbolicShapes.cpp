@@ -32,7 +32,7 @@ std::vector<std::string> strings(ArrayAttr array) {
 
 } // namespace
 
-SymbolicDim parsed(const std::string &text) {
+SymbolicDim parseSizeExpr(const std::string &text) {
   Expected<SymbolicDim> d = SymbolicDim::parse(text);
   assert(d && "a kiln.sym_* attribute holds a malformed size expression");
   return d ? d.take() : SymbolicDim{};
@@ -82,7 +82,7 @@ std::vector<std::string> dimCExprs(Value v) {
   std::vector<std::string> out;
   for (auto [d, size] : llvm::enumerate(type.getShape()))
     out.push_back(d < symbolic.size() && !symbolic[d].empty()
-                      ? parsed(symbolic[d]).cExpr()
+                      ? parseSizeExpr(symbolic[d]).cExpr()
                       : std::to_string(size));
   return out;
 }
@@ -97,7 +97,7 @@ std::vector<std::string> kernelSizeSymbols(Operation *op) {
   for (StringRef attr : {kSymLoopsAttr, kSymIndexAttr, kSymCountsAttr})
     for (const std::string &text : symbolicNumbersOf(op, attr))
       if (!text.empty()) {
-        SymbolicDim dim = parsed(text);
+        SymbolicDim dim = parseSizeExpr(text);
         for (const auto &factor : dim.factors)
           names.insert(factor.first);
       }
@@ -108,14 +108,14 @@ void applySymbolicNumbers(Operation *op, codegen::Kernel &kernel) {
   std::vector<std::string> loops = symbolicNumbersOf(op, kSymLoopsAttr);
   for (size_t v = 0; v < loops.size() && v < kernel.vars.size(); ++v)
     if (!loops[v].empty())
-      kernel.vars[v].symbolicExtent = parsed(loops[v]).cExpr();
+      kernel.vars[v].symbolicExtent = parseSizeExpr(loops[v]).cExpr();
   std::vector<std::string> index = symbolicNumbersOf(op, kSymIndexAttr);
   size_t slot = 0;
   if (!index.empty())
     codegen::visitIndexNumbers(kernel, [&](int64_t, std::string &text) {
       assert(slot < index.size() && "kiln.sym_index is out of step");
       if (slot < index.size() && !index[slot].empty())
-        text = parsed(index[slot]).cExpr();
+        text = parseSizeExpr(index[slot]).cExpr();
       ++slot;
     });
   std::vector<std::string> counts = symbolicNumbersOf(op, kSymCountsAttr);
@@ -123,7 +123,7 @@ void applySymbolicNumbers(Operation *op, codegen::Kernel &kernel) {
   if (!counts.empty())
     codegen::visitReductions(kernel, [&](codegen::Reduction &red) {
       if (r < counts.size() && !counts[r].empty())
-        red.symbolicCount = parsed(counts[r]).cExpr();
+        red.symbolicCount = parseSizeExpr(counts[r]).cExpr();
       ++r;
     });
   for (const std::string &symbol : kernelSizeSymbols(op))

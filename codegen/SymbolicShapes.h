@@ -46,7 +46,7 @@ constexpr llvm::StringLiteral kSizeSymbolsAttr = "kiln.size_symbols";
 
 /// A SymbolicDim of a kiln.sym_* attribute (text the compiler wrote: a
 /// malformed one is a compiler bug, asserted).
-SymbolicDim parsed(const std::string &text);
+SymbolicDim parseSizeExpr(const std::string &text);
 
 /// The size symbols of `graph` (kiln.size_symbols); empty for a graph of
 /// static shapes.

@@ -523,7 +523,7 @@ std::string sizeGuards(const std::string &entry,
            std::to_string(i) + "];\n  (void)" + sizeSymbolCName(sym.name) +
            ";\n";
   for (const std::string &text : divisions) {
-    SymbolicDim d = parsed(text);
+    SymbolicDim d = parseSizeExpr(text);
     SymbolicDim top = d, bottom;
     top.den = 1;
     bottom.num = d.den;
@@ -545,7 +545,7 @@ std::set<std::string> sizeDivisions(const MemoryPlan &plan) {
     for (const std::string &text : symbolicDimsOf(v)) {
       if (text.empty())
         continue;
-      SymbolicDim d = parsed(text);
+      SymbolicDim d = parseSizeExpr(text);
       if (d.den != 1 ||
           llvm::any_of(d.factors, [](const auto &f) { return f.second < 0; }))
         out.insert(text);
