@@ -8,11 +8,12 @@
 #
 # Alongside ctest, in the background, the sanitizer job (docs/reliability.md):
 # scripts/sanitize.sh (the unit, lit and reference-conformance tests built
-# with clang, ASan + UBSan, leak detection on, in build-fuzz/) and then
-# scripts/fuzz/run.sh (each libFuzzer harness for KILN_FUZZ_SECONDS, default
-# 45). Its build uses KILN_JOBS jobs, 1 when unset, so that it mostly takes
-# the core that ctest leaves. Its log is build-fuzz/sanitizer-job.log; it is
-# printed when the job fails, which fails the run. KILN_SANITIZE=0 skips it.
+# with clang, ASan + UBSan, leak detection on, in build-fuzz/) and then, pass
+# or fail, scripts/fuzz/run.sh (each libFuzzer harness for
+# KILN_FUZZ_SECONDS, default 45). Its build uses KILN_JOBS jobs, 1 when
+# unset, so that it mostly takes the core that ctest leaves. Its log is
+# build-fuzz/sanitizer-job.log, printed when the job fails, which fails the
+# run. KILN_SANITIZE=0 skips it.
 #
 #===----------------------------------------------------------------------===#
 set -euo pipefail
@@ -29,8 +30,11 @@ if [ "${KILN_SANITIZE:-1}" != 0 ]; then
   (
     export KILN_JOBS="${KILN_JOBS:-1}"
     start=$SECONDS
-    "$root/scripts/sanitize.sh" && "$root/scripts/fuzz/run.sh"
+    failed=0
+    "$root/scripts/sanitize.sh" || failed=1
+    "$root/scripts/fuzz/run.sh" || failed=1
     echo "sanitizer job: $((SECONDS - start)) s"
+    exit "$failed"
   ) >"$log" 2>&1 &
   sanitizer=$!
   trap '[ -z "$sanitizer" ] || kill "$sanitizer" 2>/dev/null || true' EXIT
@@ -46,6 +50,7 @@ if [ -n "$sanitizer" ]; then
   else
     echo "test: the sanitizer job FAILED; the end of $log:"
     tail -n 200 "$log"
+    grep -E '^(The following tests FAILED|[[:space:]]+[0-9]+ - |fuzz: |sanitizer job: )' "$log" || true
     status=1
   fi
   sanitizer=""
