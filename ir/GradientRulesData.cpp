@@ -111,15 +111,15 @@ KILN_GRADIENT_RULE(pad) {
     out[0] = gb.create("kiln.slice", {g[0], gb.indices(starts),
                                       gb.indices(ends), gb.indices(axes),
                                       gb.indices(steps)});
-  if (gb.needs(2)) // The padding value's gradient: the sum outside x.
-    out[2] = gb.sub(gb.reduceSum(g[0], axes, false),
-                    gb.reduceSum(out[0] ? out[0]
-                                        : gb.create("kiln.slice",
-                                                    {g[0], gb.indices(starts),
-                                                     gb.indices(ends),
-                                                     gb.indices(axes),
-                                                     gb.indices(steps)}),
-                                 axes, false));
+  if (gb.needs(2)) { // The padding value's gradient: the sum outside x.
+    Value inside = out[0]
+                       ? out[0]
+                       : gb.create("kiln.slice",
+                                   {g[0], gb.indices(starts), gb.indices(ends),
+                                    gb.indices(axes), gb.indices(steps)});
+    Value insideSum = gb.reduceSum(inside, axes, false);
+    out[2] = gb.sub(gb.reduceSum(g[0], axes, false), insideSum);
+  }
   return gb.status();
 }
 

@@ -244,19 +244,22 @@ Value mishGrad(GradientBuilder &gb, Value g, Value x, Value) {
 }
 Value hardSigmoidGrad(GradientBuilder &gb, Value g, Value x, Value) {
   double alpha = attrOf(gb, "alpha"), beta = attrOf(gb, "beta");
-  Value z = gb.add(gb.mul(gb.scalar(alpha, x), x), gb.scalar(beta, x));
+  Value betaV = gb.scalar(beta, x);
+  Value z = gb.add(gb.mul(gb.scalar(alpha, x), x), betaV);
   Value inside = gb.create(
       "kiln.and", {gb.compare("kiln.greater", z, gb.scalar(0.0, z)),
                    gb.compare("kiln.less", z, gb.scalar(1.0, z))});
-  return gb.select(inside, gb.mul(g, gb.scalar(alpha, g)), gb.scalar(0.0, g));
+  Value zero = gb.scalar(0.0, g);
+  return gb.select(inside, gb.mul(g, gb.scalar(alpha, g)), zero);
 }
 Value hardSwishGrad(GradientBuilder &gb, Value g, Value x, Value) {
   // x * clip(x/6 + 1/2, 0, 1): 0 below -3, 1 above 3, x/3 + 1/2 between.
-  Value mid = gb.add(gb.div(x, gb.scalar(3.0, x)), gb.scalar(0.5, x));
+  Value halfV = gb.scalar(0.5, x);
+  Value mid = gb.add(gb.div(x, gb.scalar(3.0, x)), halfV);
   Value below = gb.compare("kiln.less", x, gb.scalar(-3.0, x));
   Value above = gb.compare("kiln.greater", x, gb.scalar(3.0, x));
-  Value d = gb.select(below, gb.scalar(0.0, x),
-                      gb.select(above, gb.scalar(1.0, x), mid));
+  Value inner = gb.select(above, gb.scalar(1.0, x), mid);
+  Value d = gb.select(below, gb.scalar(0.0, x), inner);
   return gb.mul(g, d);
 }
 Value thresholdedReluGrad(GradientBuilder &gb, Value g, Value x, Value) {
@@ -277,20 +280,20 @@ Value geluGrad(GradientBuilder &gb, Value g, Value x, Value) {
     Value t = gb.unary("kiln.tanh", u);
     Value half = gb.scalar(0.5, x), one = gb.scalar(1.0, x);
     Value left = gb.mul(half, gb.add(one, t));
-    Value du = gb.mul(gb.scalar(c, x),
-                      gb.add(one, gb.mul(gb.scalar(3.0 * k, x), xx)));
-    Value right = gb.mul(gb.mul(half, x),
-                         gb.mul(gb.sub(one, gb.mul(t, t)), du));
+    Value duRest = gb.add(one, gb.mul(gb.scalar(3.0 * k, x), xx));
+    Value du = gb.mul(gb.scalar(c, x), duRest);
+    Value rightRest = gb.mul(gb.sub(one, gb.mul(t, t)), du);
+    Value right = gb.mul(gb.mul(half, x), rightRest);
     return gb.mul(g, gb.add(left, right));
   }
   // Phi(x) + x phi(x), Phi(x) = (1 + erf(x / sqrt 2)) / 2.
-  Value cdf = gb.mul(
-      gb.scalar(0.5, x),
-      gb.add(gb.scalar(1.0, x),
-             gb.unary("kiln.erf", gb.mul(x, gb.scalar(M_SQRT1_2, x)))));
-  Value pdf = gb.mul(gb.scalar(1.0 / std::sqrt(2.0 * M_PI), x),
-                     gb.unary("kiln.exp", gb.mul(gb.scalar(-0.5, x),
-                                                 gb.mul(x, x))));
+  Value erfTerm = gb.unary("kiln.erf", gb.mul(x, gb.scalar(M_SQRT1_2, x)));
+  Value onePlusErf = gb.add(gb.scalar(1.0, x), erfTerm);
+  Value cdf = gb.mul(gb.scalar(0.5, x), onePlusErf);
+  Value xx = gb.mul(x, x);
+  Value exponent = gb.mul(gb.scalar(-0.5, x), xx);
+  Value gauss = gb.unary("kiln.exp", exponent);
+  Value pdf = gb.mul(gb.scalar(1.0 / std::sqrt(2.0 * M_PI), x), gauss);
   return gb.mul(g, gb.add(cdf, gb.mul(x, pdf)));
 }
 

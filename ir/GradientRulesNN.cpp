@@ -180,10 +180,11 @@ Value correlateGroups(GradientBuilder &gb, Value in, Value out,
   int64_t inGroup = GradientBuilder::typeOf(in).getDimSize(1) / c.group;
   int64_t outGroup = GradientBuilder::typeOf(out).getDimSize(1) / c.group;
   SmallVector<Value> parts;
-  for (int64_t j = 0; j < c.group; ++j)
-    parts.push_back(correlate(gb, channels(gb, in, j * inGroup, inGroup),
-                              channels(gb, out, j * outGroup, outGroup), c,
-                              kernel));
+  for (int64_t j = 0; j < c.group; ++j) {
+    Value outPart = channels(gb, out, j * outGroup, outGroup);
+    Value inPart = channels(gb, in, j * inGroup, inGroup);
+    parts.push_back(correlate(gb, inPart, outPart, c, kernel));
+  }
   OpBuilder b(gb.forward()->getContext());
   return gb.create("kiln.concat", parts,
                    {b.getNamedAttr("axis", b.getI64IntegerAttr(0))});

@@ -419,8 +419,8 @@ struct DecomposeGelu : public DecomposePattern {
     } else {
       inner = e.unary("erf", e.binary("mul", x, e.scalar(0.7071067811865476)));
     }
-    Value y = e.binary("mul", e.binary("mul", e.scalar(0.5), x),
-                       e.binary("add", e.scalar(1.0), inner));
+    Value onePlus = e.binary("add", e.scalar(1.0), inner);
+    Value y = e.binary("mul", e.binary("mul", e.scalar(0.5), x), onePlus);
     return e.finish(op, {y});
   }
 };

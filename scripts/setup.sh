@@ -3,9 +3,10 @@
 #
 # Installs the Debian packages and the Python packages (into .venv) that
 # building and testing Kiln need, skipping whatever is already there.
-# DEVELOPERS.md lists them. Safe to run again. With --fuzz, also clang and
-# its sanitizer and libFuzzer runtime (scripts/fuzz/build.sh,
-# docs/reliability.md).
+# DEVELOPERS.md lists them, among them clang and its sanitizer and libFuzzer
+# runtime, which the sanitizer job of scripts/test.sh needs
+# (scripts/fuzz/build.sh, docs/reliability.md). Safe to run again. (--fuzz,
+# which once added clang, is still accepted and changes nothing.)
 #
 #===----------------------------------------------------------------------===#
 set -euo pipefail
@@ -13,8 +14,8 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 
 debs=(cmake ninja-build g++ llvm-19-dev libmlir-19-dev mlir-19-tools llvm-19-tools
       libonnx-dev libprotobuf-dev protobuf-compiler nlohmann-json3-dev
-      libcli11-dev catch2 libopenblas-dev python3 python3-venv ccache graphviz)
-[[ "${1:-}" == "--fuzz" ]] && debs+=(clang libclang-rt-14-dev)
+      libcli11-dev catch2 libopenblas-dev python3 python3-venv ccache graphviz
+      clang libclang-rt-14-dev)
 missing=()
 for p in "${debs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

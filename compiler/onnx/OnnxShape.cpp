@@ -335,9 +335,9 @@ LogicalResult mapCenterCropPad(NodeContext &nc) {
   std::vector<int64_t> idx = axes;
   for (int64_t a : axes)
     idx.push_back(a + rank);
-  Value pads =
-      scatterInto(nc, nc.constI64(std::vector<int64_t>(2 * rank, 0)), idx,
-                  nc.op("kiln.concat", {begin, after}, {nc.aInt("axis", 0)}));
+  Value beginAfter = nc.op("kiln.concat", {begin, after}, {nc.aInt("axis", 0)});
+  Value pads = scatterInto(nc, nc.constI64(std::vector<int64_t>(2 * rank, 0)),
+                           idx, beginAfter);
   return nc.setOutput(0, nc.op("kiln.pad", {cropped, pads, nc.scalarLike(0, x)},
                                {nc.aStr("mode", "constant")}));
 }

@@ -6,8 +6,10 @@
 # (not UBSan's vptr check: LLVM and MLIR are built without RTTI, so it
 # reports every virtual call into their objects, e.g. kiln-opt hiding
 # LLVM's cl::Options), and builds the four harnesses of test/fuzz as
-# libFuzzer binaries (-DKILN_FUZZ=ON). Needs clang and its runtime (scripts/setup.sh --fuzz
-# installs them). docs/reliability.md says how to run them.
+# libFuzzer binaries (-DKILN_FUZZ=ON), and whatever other targets are named
+# on the command line (scripts/sanitize.sh names the tools and unit tests).
+# Needs clang and its runtime (scripts/setup.sh installs them).
+# docs/reliability.md says how to run them.
 #
 #===----------------------------------------------------------------------===#
 set -euo pipefail
@@ -18,6 +20,9 @@ cxx="${KILN_FUZZ_CXX:-clang++}"
 launcher=()
 if command -v ccache >/dev/null; then
   launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
+  # As in scripts/build.sh: paths hashed relative to the checkout, so a
+  # clean clone elsewhere (CI) reuses this one's objects.
+  export CCACHE_BASEDIR="$root" CCACHE_NOHASHDIR=1
 fi
 flags="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize=vptr -fno-sanitize-recover=undefined -fno-omit-frame-pointer -g"
 if [ ! -f "$build/build.ninja" ]; then
@@ -31,4 +36,4 @@ if [ ! -f "$build/build.ninja" ]; then
     -DPython3_EXECUTABLE="$root/.venv/bin/python3"
 fi
 ninja -C "$build" ${KILN_JOBS:+-j "$KILN_JOBS"} kiln-fuzz-onnx-import \
-  kiln-fuzz-pipeline kiln-fuzz-npy kiln-fuzz-package-files
+  kiln-fuzz-pipeline kiln-fuzz-npy kiln-fuzz-package-files "$@"

@@ -229,9 +229,9 @@ struct SplitLSTM : public OpRewritePattern<LSTMOp> {
     Value sum =
         wb && rb ? passes::buildKilnValue(rewriter, loc, "kiln.add", {wb, rb})
                  : Value();
-    Value xw = buildProjection(
-        rewriter, loc, *p, 4, seqFirst(rewriter, loc, *p, lstm.getX()),
-        lstm.getW(), flatten(rewriter, loc, sum, p->dirs * 4 * H));
+    Value bias = flatten(rewriter, loc, sum, p->dirs * 4 * H);
+    Value x = seqFirst(rewriter, loc, *p, lstm.getX());
+    Value xw = buildProjection(rewriter, loc, *p, 4, x, lstm.getW(), bias);
     Value h0 = seqFirst(rewriter, loc, *p, lstm.getInitialH());
     Value c0 = seqFirst(rewriter, loc, *p, lstm.getInitialC());
     if (!xw || !h0 || !c0)
