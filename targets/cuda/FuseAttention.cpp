@@ -382,6 +382,35 @@ Value packedSource(Value operand, int64_t part,
 /// whose result is transposed back to [B, T, H, D] ->
 /// kiln.packed_attention: the kernel reads the heads where the projection
 /// wrote them, so the slices and transposes are not copies.
+/// Replaces `attention` and the transpose `back` of its result by one
+/// kiln.packed_attention of `x` (`heads`, the attention's scale and
+/// causality, `layout` when not empty); fails, creating nothing, when the
+/// packed op's result types are not those of `back` and the lse.
+LogicalResult replaceWithPacked(PatternRewriter &rewriter, Location loc,
+                                AttentionOp attention, TransposeOp back,
+                                Value x, int64_t heads, StringRef layout) {
+  SmallVector<NamedAttribute> attrs = {
+      rewriter.getNamedAttr("heads", rewriter.getI64IntegerAttr(heads)),
+      rewriter.getNamedAttr("scale", attention.getScaleAttr()),
+      rewriter.getNamedAttr("causal", attention.getCausalAttr())};
+  if (!layout.empty())
+    attrs.push_back(
+        rewriter.getNamedAttr("layout", rewriter.getStringAttr(layout)));
+  FailureOr<Operation *> packed =
+      buildKilnOp(rewriter, loc, "kiln.packed_attention", {x}, attrs);
+  if (failed(packed) || (*packed)->getResult(0).getType() != back.getType() ||
+      (*packed)->getResult(1).getType() != attention.getLse().getType()) {
+    if (succeeded(packed))
+      rewriter.eraseOp(*packed);
+    return failure();
+  }
+  // lse is [B, H, T] in every form.
+  rewriter.replaceAllUsesWith(attention.getLse(), (*packed)->getResult(1));
+  rewriter.replaceOp(back, (*packed)->getResult(0));
+  rewriter.eraseOp(attention);
+  return success();
+}
+
 struct PackAttention : public OpRewritePattern<AttentionOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -400,24 +429,8 @@ struct PackAttention : public OpRewritePattern<AttentionOp> {
       return failure();
     locs.push_back(back.getLoc());
     RankedTensorType qt = rankedType(attention.getQ());
-    FailureOr<Operation *> packed = buildKilnOp(
-        rewriter, FusedLoc::get(getContext(), locs), "kiln.packed_attention",
-        {x},
-        {rewriter.getNamedAttr("heads",
-                               rewriter.getI64IntegerAttr(qt.getDimSize(1))),
-         rewriter.getNamedAttr("scale", attention.getScaleAttr()),
-         rewriter.getNamedAttr("causal", attention.getCausalAttr())});
-    if (failed(packed) || (*packed)->getResult(0).getType() != back.getType() ||
-        (*packed)->getResult(1).getType() != attention.getLse().getType()) {
-      if (succeeded(packed))
-        rewriter.eraseOp(*packed);
-      return failure();
-    }
-    // lse is [B, H, T] in both forms.
-    rewriter.replaceAllUsesWith(attention.getLse(), (*packed)->getResult(1));
-    rewriter.replaceOp(back, (*packed)->getResult(0));
-    rewriter.eraseOp(attention);
-    return success();
+    return replaceWithPacked(rewriter, FusedLoc::get(getContext(), locs),
+                             attention, back, x, qt.getDimSize(1), {});
   }
 };
 
@@ -626,22 +639,8 @@ struct PackSeqFirstAttention : public OpRewritePattern<AttentionOp> {
       if (!x)
         return failure();
     }
-    FailureOr<Operation *> packed = buildKilnOp(
-        rewriter, loc, "kiln.packed_attention", {x},
-        {rewriter.getNamedAttr("heads", rewriter.getI64IntegerAttr(h)),
-         rewriter.getNamedAttr("scale", attention.getScaleAttr()),
-         rewriter.getNamedAttr("causal", attention.getCausalAttr()),
-         rewriter.getNamedAttr("layout", rewriter.getStringAttr("seq_first"))});
-    if (failed(packed) || (*packed)->getResult(0).getType() != back.getType() ||
-        (*packed)->getResult(1).getType() != attention.getLse().getType()) {
-      if (succeeded(packed))
-        rewriter.eraseOp(*packed);
-      return failure();
-    }
-    rewriter.replaceAllUsesWith(attention.getLse(), (*packed)->getResult(1));
-    rewriter.replaceOp(back, (*packed)->getResult(0));
-    rewriter.eraseOp(attention);
-    return success();
+    return replaceWithPacked(rewriter, loc, attention, back, x, h,
+                             "seq_first");
   }
 };
 
