@@ -225,6 +225,17 @@ std::string IndexExpr::str(llvm::ArrayRef<std::string> varNames) const {
   return s;
 }
 
+bool IndexExpr::hasRunTimeNumbers() const {
+  if (!symbolicConstant_.empty())
+    return true;
+  for (const Term &t : terms_)
+    if (!t.symbolicCoef.empty() ||
+        (t.atom.kind != Atom::Var &&
+         (!t.atom.symbolicDivisor.empty() || t.atom.inner->hasRunTimeNumbers())))
+      return true;
+  return false;
+}
+
 void IndexExpr::visitNumbers(
     const std::function<void(int64_t value, std::string &text)> &f) {
   f(constant_, symbolicConstant_);

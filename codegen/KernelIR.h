@@ -100,6 +100,9 @@ public:
   int64_t getConstant() const { return constant_; }
   llvm::ArrayRef<Term> getTerms() const { return terms_; }
   bool isConstant() const { return terms_.empty(); }
+  /// True when a number of the expression is a run-time value (set through
+  /// visitNumbers), at any depth.
+  bool hasRunTimeNumbers() const;
 
   /// Prints with `varNames[id]` for variables, e.g. `i0*16 + j0`; a
   /// run-time number as its expression (`i0*(16 * kiln_s_seq) + j0`).

@@ -92,8 +92,8 @@ void emitEntryPoints(llvm::raw_ostream &os, const PackageNames &names,
        << sym(abi.runEntry) << " refuses to run this package.\n"
        << "int " << sym("run_sized")
        << "(kiln_model *model, const int64_t *sizes,\n"
-       << "    const void *const *inputs, void *const *outputs, void *arena, "
-          "char *err,\n    size_t errlen);\n";
+       << "    const void *const *inputs, void *const *outputs, void *arena"
+       << abi.stepParameter << ",\n    char *err, size_t errlen);\n";
   os << "/// Releases a handle.\n"
      << "void " << sym("destroy") << "(kiln_model *model);\n"
      << abi.extraDeclarations << "\n";

@@ -7,6 +7,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/SymbolicShapes.h"
+#include "ir/KilnOps.h"
+#include "passes/LoweringPasses.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -92,8 +94,43 @@ std::vector<std::string> symbolicNumbersOf(Operation *op, StringRef attr) {
   return numbers ? strings(numbers) : std::vector<std::string>{};
 }
 
+std::string paramCExpr(Operation *call, StringRef name) {
+  if (auto symbolic = call->getAttrOfType<DictionaryAttr>(kSymParamsAttr))
+    if (auto text = symbolic.getAs<StringAttr>(name))
+      return parseSizeExpr(text.getValue().str()).cExpr();
+  auto params = call->getAttrOfType<DictionaryAttr>("params");
+  assert(params && params.getAs<IntegerAttr>(name) &&
+         "a library call without that integer param");
+  return std::to_string(params.getAs<IntegerAttr>(name).getInt());
+}
+
+bool hasRunTimeSizes(Operation *op) {
+  for (StringRef attr :
+       {kSymDimsAttr, kSymLoopsAttr, kSymIndexAttr, kSymCountsAttr,
+        kSymParamsAttr})
+    if (op->hasAttr(attr))
+      return true;
+  for (Value v : op->getOperands())
+    for (const std::string &d : symbolicDimsOf(v))
+      if (!d.empty())
+        return true;
+  return false;
+}
+
 std::vector<std::string> kernelSizeSymbols(Operation *op) {
   std::set<std::string> names;
+  // A kernel printed for a single op (not from kernel IR) takes the symbols
+  // of its operands' and results' dims.
+  if (!isa<FusionOp>(op) && op->hasAttr(kKernelAttr)) {
+    auto add = [&](Value v) {
+      for (const std::string &text : symbolicDimsOf(v))
+        if (!text.empty())
+          for (const auto &factor : parseSizeExpr(text).factors)
+            names.insert(factor.first);
+    };
+    llvm::for_each(op->getOperands(), add);
+    llvm::for_each(op->getResults(), add);
+  }
   for (StringRef attr : {kSymLoopsAttr, kSymIndexAttr, kSymCountsAttr})
     for (const std::string &text : symbolicNumbersOf(op, attr))
       if (!text.empty()) {

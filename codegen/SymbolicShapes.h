@@ -18,8 +18,9 @@
 // `kiln.sym_loops` the extents of the kernel's loop variables, in the kernel
 // IR's order; `kiln.sym_index` the strides, offsets and divisors of its
 // index expressions that follow a symbol (an inner dim's), and
-// `kiln.sym_counts` its reductions' counts. A value without the attribute
-// is static.
+// `kiln.sym_counts` its reductions' counts; `kiln.sym_params` a library
+// call's integer params that follow the symbols (a GEMM's `m`). A value
+// without the attribute is static.
 //
 //===----------------------------------------------------------------------===//
 
@@ -43,6 +44,7 @@ constexpr llvm::StringLiteral kSymLoopsAttr = "kiln.sym_loops";
 constexpr llvm::StringLiteral kSymIndexAttr = "kiln.sym_index";
 constexpr llvm::StringLiteral kSymCountsAttr = "kiln.sym_counts";
 constexpr llvm::StringLiteral kSizeSymbolsAttr = "kiln.size_symbols";
+constexpr llvm::StringLiteral kSymParamsAttr = "kiln.sym_params";
 
 /// A SymbolicDim of a kiln.sym_* attribute (text the compiler wrote: a
 /// malformed one is a compiler bug, asserted).
@@ -73,8 +75,17 @@ std::vector<std::string> symbolicNumbersOf(mlir::Operation *op,
 /// parameters (kernelSizeSymbols).
 void applySymbolicNumbers(mlir::Operation *op, codegen::Kernel &kernel);
 
+/// The integer param `name` of a library call as C++: its number, or the
+/// run-time size it follows (kiln.sym_params).
+std::string paramCExpr(mlir::Operation *call, llvm::StringRef name);
+
+/// True when `op` has a size that follows a symbol: a result's or an
+/// operand's dim, a kernel's number or a library call's param.
+bool hasRunTimeSizes(mlir::Operation *op);
+
 /// The size symbols the kernel of `op` takes as parameters (those its
-/// kiln.sym_loops, kiln.sym_index and kiln.sym_counts name), sorted by
+/// kiln.sym_loops, kiln.sym_index and kiln.sym_counts name; for a kernel
+/// printed for a single op, kiln.kernel, those of its dims), sorted by
 /// name.
 std::vector<std::string> kernelSizeSymbols(mlir::Operation *op);
 

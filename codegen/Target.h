@@ -48,6 +48,10 @@ struct KernelRecord {
   std::vector<std::string> nodes;
   /// The launch shape, for targets that launch kernels (cuda).
   std::optional<std::array<unsigned, 3>> grid, block;
+  /// A kernel with run-time sizes: each grid dim that follows them as a
+  /// C++ expression in the run's size variables, at most grid[i] ("" where
+  /// grid[i] is the grid).
+  std::array<std::string, 3> runTimeGrid;
   unsigned sharedBytes = 0;
   /// Launches in a row per run (cuda: a recurrence's steps, the launch's
   /// index passed as the kernel's last argument).
@@ -248,6 +252,14 @@ public:
   virtual void addPreFusionPasses(mlir::OpPassManager &pm) const {}
   /// Adds the target's lowering passes, run on each fused graph.
   virtual void addLoweringPasses(mlir::OpPassManager &pm) const = 0;
+  /// Why the target's code for `op`, a step of a lowered graph compiled for
+  /// a range of sizes (docs/dynamic-shapes.md) whose sizes follow the size
+  /// symbols (codegen/SymbolicShapes.h), cannot take them at run time; ""
+  /// when it can. The model then falls back to fixed-size graphs around
+  /// eager regions. Default: "" (every step can).
+  virtual std::string whyNotRunTimeSizes(mlir::Operation *op) const {
+    return "";
+  }
   /// The code of one lowered graph, for the package named by `names`.
   virtual std::unique_ptr<GraphCodegen>
   createGraphCodegen(const PackageNames &names) const = 0;

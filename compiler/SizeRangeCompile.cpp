@@ -11,6 +11,10 @@
 #include "compiler/SizeRangeCompile.h"
 
 #include "compiler/SymbolicSizeInference.h"
+#include "codegen/MemoryPlanner.h"
+#include "codegen/SymbolicShapes.h"
+#include "codegen/Target.h"
+#include "targets/TargetRegistry.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -149,9 +153,6 @@ planForSizeRanges(MLIRContext &context, const CompileOptions &options,
                   const TraceOptions &trace,
                   const std::vector<SizeSymbol> &symbols) {
   using Why = SizeRangePlan;
-  if (options.target != "cpu")
-    return Why("sizes as run-time values are compiled for the cpu target "
-               "only so far");
   for (const SizeSymbol &s : symbols)
     if (!isSymbolName(s.name))
       return Why("the dimension name '" + s.name +
@@ -195,9 +196,25 @@ planForSizeRanges(MLIRContext &context, const CompileOptions &options,
 
   // Which sizes follow the symbols: the bound graph against the probes.
   options.progress.enter("main", "symbolic sizes");
-  if (std::optional<std::string> why = inferSymbolicSizes(
-          bound->module->lookupSymbol<func::FuncOp>("main"), symbols, probes))
+  auto main = bound->module->lookupSymbol<func::FuncOp>("main");
+  if (std::optional<std::string> why =
+          inferSymbolicSizes(main, symbols, probes))
     return Why(*why);
+  // Every step whose sizes follow the symbols must take them at run time
+  // in the target's code.
+  const Target *target = lookupTarget(options.target);
+  assert(target && "the CLI checks --target");
+  for (Operation &op : main.getBody().front()) {
+    if (!hasRunTimeSizes(&op))
+      continue;
+    std::string why = target->whyNotRunTimeSizes(&op);
+    if (!why.empty()) {
+      std::vector<std::string> nodes = sourceNodeNames(&op);
+      return Why((nodes.empty() ? op.getName().getStringRef().str()
+                                : "node '" + nodes.front() + "'") +
+                 ": " + why + " on the " + options.target + " target");
+    }
+  }
   if (failed(dumpIr(*bound->module, options, "05-sized.main.mlir")))
     return failure();
   SizeRangePlan plan;

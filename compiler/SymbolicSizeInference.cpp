@@ -138,6 +138,22 @@ bool isShapeOnlyConstant(Operation *constant) {
   return true;
 }
 
+/// True when the params `a` and `b` of a library call have the same
+/// entries, equal except for integers.
+bool sameParamsUpToIntegers(DictionaryAttr a, DictionaryAttr b) {
+  if (!b || a.size() != b.size())
+    return false;
+  for (NamedAttribute entry : a) {
+    Attribute other = b.get(entry.getName());
+    if (other == entry.getValue())
+      continue;
+    if (!isa<IntegerAttr>(entry.getValue()) ||
+        !isa_and_nonnull<IntegerAttr>(other))
+      return false;
+  }
+  return true;
+}
+
 /// Why `a` (bound) and `b` (probe) are not the same op up to sizes, or "".
 std::string compareOps(Operation *a, Operation *b,
                        const llvm::DenseMap<Value, Value> &toBound) {
@@ -154,11 +170,21 @@ std::string compareOps(Operation *a, Operation *b,
   }
   DictionaryAttr da = a->getAttrDictionary(), db = b->getAttrDictionary();
   if (da != db && !isShapeOnlyConstant(a)) {
-    for (NamedAttribute attr : da)
-      if (db.get(attr.getName()) != attr.getValue())
-        return describeOp(a) + ": its attribute '" + attr.getName().str() +
-               "' depends on the sizes";
-    return describeOp(a) + ": its attributes depend on the sizes";
+    for (NamedAttribute attr : da) {
+      Attribute other = db.get(attr.getName());
+      if (other == attr.getValue())
+        continue;
+      // A library call's integer params (a GEMM's m, a batch stride) may
+      // follow the sizes; they are fitted like sizes (kiln.sym_params).
+      if (isa<LibraryCallOp>(a) && attr.getName() == "params" &&
+          sameParamsUpToIntegers(cast<DictionaryAttr>(attr.getValue()),
+                                 dyn_cast_or_null<DictionaryAttr>(other)))
+        continue;
+      return describeOp(a) + ": its attribute '" + attr.getName().str() +
+             "' depends on the sizes";
+    }
+    if (da.size() != db.size())
+      return describeOp(a) + ": its attributes depend on the sizes";
   }
   for (auto [ra, rb] : llvm::zip(a->getRegions(), b->getRegions()))
     if (ra.getBlocks().size() != rb.getBlocks().size())
@@ -359,8 +385,38 @@ inferSymbolicSizes(func::FuncOp bound, const std::vector<SizeSymbol> &symbols,
     }
   }
 
-  // The annotations.
+  // Library calls' integer params that follow the sizes.
   Builder builder(bound.getContext());
+  for (size_t i = 0; i < b.ops.size(); ++i) {
+    auto call = dyn_cast<LibraryCallOp>(b.ops[i]);
+    if (!call)
+      continue;
+    SmallVector<NamedAttribute> symbolic;
+    for (NamedAttribute entry : call.getParams()) {
+      auto atBound = dyn_cast<IntegerAttr>(entry.getValue());
+      if (!atBound)
+        continue;
+      std::vector<llvm::SmallVector<int64_t>> atProbe;
+      for (const WalkedGraph &p : ps)
+        atProbe.push_back({cast<IntegerAttr>(cast<LibraryCallOp>(p.ops[i])
+                                                 .getParams()
+                                                 .get(entry.getName()))
+                               .getInt()});
+      std::optional<std::vector<std::string>> fitted =
+          fitSizes({atBound.getInt()}, atProbe, symbols, probes);
+      if (!fitted)
+        return describeOp(call) + ": its parameter '" +
+               entry.getName().str() +
+               "' is not a product of the size symbols";
+      if (!fitted->front().empty())
+        symbolic.push_back(builder.getNamedAttr(
+            entry.getName(), builder.getStringAttr(fitted->front())));
+    }
+    if (!symbolic.empty())
+      call->setAttr(kSymParamsAttr, builder.getDictionaryAttr(symbolic));
+  }
+
+  // The annotations.
   SmallVector<Attribute> symbolAttrs;
   for (const SizeSymbol &s : symbols)
     symbolAttrs.push_back(builder.getDictionaryAttr(

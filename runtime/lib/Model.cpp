@@ -205,15 +205,17 @@ Status Model::Impl::bindSizeSymbols(const PackageManifest &manifest,
                                     const std::string &manifestPath,
                                     const std::string &prefix, bool cuda) {
   Model::Impl &impl = *this;
-  if (cuda || !manifest.hasSignature)
-    return Status::error(strCat(manifestPath, ": has size symbols but is a ",
-                                cuda ? "CUDA package"
-                                     : "package without a "
-                                       "signature",
-                                "; only CPU packages are compiled for ranges "
-                                "of sizes (recompile it with kiln compile)"));
-  KILN_RETURN_IF_ERROR(resolve(impl.library, (prefix + "_run_sized").c_str(),
-                               impl.abi.runSized));
+  if (!manifest.hasSignature)
+    return Status::error(strCat(manifestPath,
+                                ": has size symbols but no signature "
+                                "(recompile it with kiln compile)"));
+  std::string runSized = prefix + "_run_sized";
+  if (cuda)
+    KILN_RETURN_IF_ERROR(
+        resolve(impl.library, runSized.c_str(), impl.abi.cuda.runSized));
+  else
+    KILN_RETURN_IF_ERROR(
+        resolve(impl.library, runSized.c_str(), impl.abi.runSized));
   impl.sizeSymbols = manifest.sizeSymbols;
   auto name = [&](const std::vector<ManifestValue> &declared,
                   std::vector<ValueSignature> &sigs, bool input) -> Status {

@@ -365,14 +365,14 @@ Expected<NamedTensors> Model::runUntraced(const NamedTensors &inputs,
     return targets.status();
   if (m.cuda) {
     std::vector<const Tensor *> ordered;
-    for (const ValueSignature &sig : m.inputs) {
+    for (const ValueSignature &sig : inputSigs) {
       const Tensor *t = findNamed(inputs, sig.name);
       KILN_RETURN_IF_ERROR(checkTensor(sig, *t, "input", /*cudaPackage=*/true));
       ordered.push_back(t);
     }
     ProfiledCall profiled(options.trace, m.abi.setProfiler);
-    Expected<NamedTensors> outputs =
-        m.cuda->run(m.handle, m.inputs, ordered, m.outputs, *targets, options);
+    Expected<NamedTensors> outputs = m.cuda->run(
+        m.handle, inputSigs, ordered, outputSigs, *targets, sizes, options);
     Status steps = profiled.finish();
     if (outputs && !steps)
       return steps;

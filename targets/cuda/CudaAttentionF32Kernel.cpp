@@ -168,7 +168,7 @@ CudaKernel emitCudaAttentionF32Kernel(const AttentionGeometry &g,
                                       CudaKernel k) {
   const int64_t bq = 32, threads = 128;
   k.grid[0] = static_cast<unsigned>((g.t + bq - 1) / bq);
-  k.grid[1] = static_cast<unsigned>(g.b * g.h);
+  g.setGrid(k);
   k.block[0] = static_cast<unsigned>(threads);
   k.gridStride = false; // a block per query tile
   std::string params =
@@ -177,7 +177,7 @@ CudaKernel emitCudaAttentionF32Kernel(const AttentionGeometry &g,
                    : "const float *__restrict__ in0, const float "
                      "*__restrict__ in1, const float *__restrict__ in2, "
                      "float *__restrict__ out0") +
-      ", float *__restrict__ out1";
+      ", float *__restrict__ out1" + g.sizeParams;
   // Three blocks an SM (at most 168 registers a thread: no spills; four
   // spill at 128), or KILN_CUDA_F32_ATTENTION_MIN_BLOCKS at compile time
   // (to compare).

@@ -184,7 +184,8 @@ std::optional<CudaKernel> emitCudaAttentionKernel(Operation *op,
     k.name = name.str();
     k.sourceNodes = sourceNodeNames(op);
     return emitCudaAttentionF32Kernel(
-        AttentionGeometry{b, h, t, d, packed, causal, seqFirst, scale},
+        AttentionGeometry{b, h, t, d, packed, causal, seqFirst, scale,
+                          runTimeBatchOf(op), sizeParameterList(op)},
         std::move(k));
   }
   bool bf16 = e.isBF16();
@@ -195,7 +196,11 @@ std::optional<CudaKernel> emitCudaAttentionKernel(Operation *op,
   k.name = name.str();
   k.sourceNodes = sourceNodeNames(op);
   k.grid[0] = static_cast<unsigned>((t + 63) / 64);
-  k.grid[1] = static_cast<unsigned>(b * h);
+  AttentionGeometry geometry{b,        h,     t,
+                             d,        packed, causal,
+                             seqFirst, scale,  runTimeBatchOf(op),
+                             sizeParameterList(op)};
+  geometry.setGrid(k);
   k.block[0] = 128;
   k.gridStride = false; // a block per query tile
   std::string params =
@@ -204,7 +209,7 @@ std::optional<CudaKernel> emitCudaAttentionKernel(Operation *op,
               : "const " + storage + " *__restrict__ in0, const " + storage +
                     " *__restrict__ in1, const " + storage +
                     " *__restrict__ in2, " + storage + " *__restrict__ out0") +
-      ", float *__restrict__ out1";
+      ", float *__restrict__ out1" + geometry.sizeParams;
   std::string head = "extern \"C\" __global__ void __launch_bounds__(128)\n" +
                      k.name + "(" + params + ")";
   k.declaration = head + ";";
@@ -238,7 +243,6 @@ std::optional<CudaKernel> emitCudaAttentionKernel(Operation *op,
   // RS: elements from one position's q (k, v) row to the next; OS: the
   // same for the result.
   int64_t c = h * d;
-  AttentionGeometry geometry{b, h, t, d, packed, causal, seqFirst, scale};
   s += "  constexpr int RS = " + std::to_string(geometry.rowStride()) +
        ", OS = " + std::to_string(geometry.outRowStride()) + ";\n";
   s += "  constexpr bool kCausal = " + std::string(causal ? "true" : "false") +

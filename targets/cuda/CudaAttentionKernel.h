@@ -35,6 +35,18 @@ struct AttentionGeometry {
   int64_t b = 0, h = 0, t = 0, d = 0;
   bool packed = false, causal = false, seqFirst = false;
   float scale = 1.0f;
+  /// A package compiled for a range of batch sizes: `b` is the bound, this
+  /// the run-time batch as C++ in the size variables (the launch's
+  /// blockIdx.y range follows it), and `sizeParams` the kernel's size
+  /// parameters after its buffers (sizeParameterList); "" when static.
+  std::string runTimeBatch, sizeParams;
+
+  /// The grid's y (B * H), at run time where the batch is.
+  void setGrid(CudaKernel &k) const {
+    k.grid[1] = static_cast<unsigned>(b * h);
+    if (!runTimeBatch.empty())
+      k.runTimeGrid[1] = "(" + runTimeBatch + ") * " + std::to_string(h);
+  }
 
   /// Elements from one position's q (k, v) row to the next (`RS`) and the
   /// same for the result (`OS`).

@@ -68,7 +68,7 @@ std::optional<CudaKernel> emitCudaConcatKernel(Operation *op,
     s += " " + n;
   s += "\n// mapping: one thread per output element, grid-stride\n";
   s += head + " {\n";
-  s += elementLoopHead(total);
+  s += elementLoopHead(k, total);
   std::string in = std::to_string(inner) + "LL";
   s += "    const long long kiln_inner = kiln_i % " + in + ";\n";
   s += "    const long long kiln_a = (kiln_i / " + in + ") % " +

@@ -94,7 +94,7 @@ std::optional<CudaKernel> emitCudaConvTransposeKernel(Operation *op,
   s += "\n// mapping: one thread per output element, grid-stride; the taps "
        "that reach it gathered\n";
   s += head + " {\n";
-  s += elementLoopHead(total);
+  s += elementLoopHead(k, total);
   s += "    long long kiln_r = kiln_i;\n";
   for (int64_t d = nsp - 1; d >= 0; --d) {
     s += "    const int o" + str(d) + " = (int)(kiln_r % " + str(out[d]) +

@@ -231,7 +231,7 @@ CudaKernel emitChannelsFirst(Operation *op, llvm::StringRef name,
                            "outside the input skipped; f32 accumulation");
   s += activationHelpers(g);
   s += head + " {\n";
-  s += elementLoopHead(total);
+  s += elementLoopHead(k, total);
   s += "    long long kiln_r = kiln_i;\n";
   auto split = [&](const std::string &var, int64_t size) {
     s += "    const int " + var + " = (int)(kiln_r % " + str(size) + "LL);\n";

@@ -112,7 +112,7 @@ std::optional<CudaKernel> emitCudaEinsumKernel(Operation *op,
           (summed.empty() ? std::string("none") : summed) + "), " + acc +
           " accumulation");
   s += head + " {\n";
-  s += elementLoopHead(total);
+  s += elementLoopHead(k, total);
   // The output coordinates, innermost label first.
   for (size_t i = 0; i < nIn; ++i)
     s += "    long long kiln_o" + std::to_string(i) + " = 0;\n";

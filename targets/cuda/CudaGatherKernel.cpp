@@ -83,7 +83,7 @@ std::optional<CudaKernel> emitCudaGatherKernel(Operation *op,
   s += "\n// mapping: one thread per output element, grid-stride; an index "
        "out of range traps\n";
   s += head + " {\n";
-  s += elementLoopHead(total);
+  s += elementLoopHead(k, total);
   s += "    const long long kiln_inner = kiln_i % " + in + ";\n";
   s += "    const long long kiln_j = (kiln_i / " + in + ") % " + n + ";\n";
   s += "    const long long kiln_outer = kiln_i / (" + in + " * " + n + ");\n";

@@ -187,7 +187,7 @@ std::optional<CudaKernel> emitCudaGatherNDKernel(Operation *op,
       "one thread per output element, grid-stride; an index out of range "
       "traps");
   s += head + " {\n";
-  s += elementLoopHead(total);
+  s += elementLoopHead(k, total);
   // kiln_i = (batch * tuplesPerBatch + tuple) * slice + position.
   s += "    const long long kiln_t = kiln_i / " + llLiteral(slice) +
        "; // the tuple, counted over all batches\n";
@@ -249,7 +249,7 @@ std::optional<CudaKernel> emitCudaScatterNDKernel(Operation *op,
       "traps)");
   s += head + " {\n";
   s += "  if (kiln_step == 0) {\n";
-  s += elementLoopHead(total);
+  s += elementLoopHead(k, total);
   s += "      out0[kiln_i] = in0[kiln_i];\n    }\n    return;\n  }\n";
   s += "  const long long kiln_n = (long long)gridDim.x * blockDim.x;\n";
   s += "  for (long long kiln_e = (long long)blockIdx.x * blockDim.x + "
@@ -305,7 +305,7 @@ std::optional<CudaKernel> emitCudaGatherElementsKernel(Operation *op,
       "one thread per output element, grid-stride; an index out "
       "of range traps");
   s += head + " {\n";
-  s += elementLoopHead(total);
+  s += elementLoopHead(k, total);
   s += "    long long kiln_idx = (long long)in1[kiln_i];\n";
   s += wrapAndCheckIndex("kiln_idx", size, "    ");
   // x is read at the output's coordinates with x's strides.
@@ -350,7 +350,7 @@ std::optional<CudaKernel> emitCudaArgReduceKernel(Operation *op,
           (last ? ", ties to the last index" : ""),
       "one thread per output, walking the axis; NaN wins");
   s += head + " {\n";
-  s += elementLoopHead(total);
+  s += elementLoopHead(k, total);
   s += "    const " + storage + " *kiln_x = in0 + (kiln_i / " + llLiteral(a.inner) +
        ") * " + llLiteral(a.len * a.inner) + " + kiln_i % " + llLiteral(a.inner) + ";\n";
   s += "    " + compute + " kiln_best = (" + compute + ")kiln_x[0];\n";
@@ -409,7 +409,7 @@ std::optional<CudaKernel> emitCudaHardmaxKernel(Operation *op,
       "one thread per line along the axis: 1 at its first maximum (a NaN "
       "wins), 0 elsewhere");
   s += head + " {\n";
-  s += elementLoopHead(total);
+  s += elementLoopHead(k, total);
   s += "    const long long kiln_base = (kiln_i / " + llLiteral(a.inner) + ") * " +
        llLiteral(a.len * a.inner) + " + kiln_i % " + llLiteral(a.inner) + ";\n";
   s += "    " + compute + " kiln_best = -INFINITY;\n";
@@ -556,7 +556,7 @@ std::optional<CudaKernel> emitCudaTriluKernel(Operation *op,
                                   "one thread per element, grid-stride");
   s += head + " {\n";
   s += "  const long long kiln_k = in1[0];\n";
-  s += elementLoopHead(total);
+  s += elementLoopHead(k, total);
   s += "    const long long kiln_c = kiln_i % " + llLiteral(cols) + ";\n";
   s += "    const long long kiln_r = (kiln_i / " + llLiteral(cols) + ") % " +
        llLiteral(rows) + ";\n";
@@ -610,7 +610,7 @@ std::optional<CudaKernel> emitCudaScatterElementsKernel(Operation *op,
       "applies the updates in order (an index out of range traps)");
   s += head + " {\n";
   s += "  if (kiln_step == 0) {\n";
-  s += elementLoopHead(total);
+  s += elementLoopHead(k, total);
   s += "      out0[kiln_i] = in0[kiln_i];\n    }\n    return;\n  }\n";
   s += "  if (blockIdx.x != 0 || threadIdx.x != 0)\n    return;\n";
   s +=

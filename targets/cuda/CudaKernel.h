@@ -24,6 +24,7 @@
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 
+#include <array>
 #include <optional>
 #include <string>
 #include <vector>
@@ -47,6 +48,14 @@ struct CudaKernel {
   /// work (grid-stride), so a smaller grid stays correct, only slower,
   /// unless `gridStride` is false.
   unsigned grid[3] = {1, 1, 1};
+  /// A kernel with run-time sizes (a package compiled for a range of
+  /// sizes): each grid dim that follows them as a C++ expression in the
+  /// run's size variables (`kiln_s_batch`), at most grid[i]; "" where
+  /// grid[i] is the grid.
+  std::array<std::string, 3> runTimeGrid;
+  /// An element kernel (beginElementKernel) whose batch is a run-time size:
+  /// its element count as device code in the size variables; "" otherwise.
+  std::string runTimeElements;
   /// False for kernels whose blocks each own a fixed tile (the
   /// flash-attention kernels): they need exactly `grid`.
   bool gridStride = true;
@@ -66,6 +75,12 @@ struct CudaKernel {
 /// express prints (a generic one-thread-per-parallel-index mapping backs the
 /// specialized pointwise and row-reduction mappings).
 CudaKernel printCudaKernel(const codegen::Kernel &kernel);
+
+/// Why the CUDA code of `op`, a lowered step with sizes that follow size
+/// symbols (codegen/SymbolicShapes.h), cannot take them at run time, or "":
+/// fusions whose rows (reduced dims) keep static extents, cuBLASLt and
+/// cuDNN calls, host steps; not yet the kernels of single ops.
+std::string whyNotCudaRunTimeSizes(mlir::Operation *op);
 
 /// Lowers one fusion op to the kernel IR and prints it as CUDA; emits
 /// diagnostics and fails on ops or shapes the kernel IR cannot express.
@@ -197,8 +212,25 @@ std::string beginElementKernel(CudaKernel &k, mlir::Operation *op,
                                const std::string &params);
 
 /// The grid-stride loop over `total` elements of such a kernel (kiln_i the
-/// element, kiln_n the stride), up to and including its `{`.
-std::string elementLoopHead(int64_t total);
+/// element, kiln_n the stride), up to and including its `{`; over
+/// `k.runTimeElements` instead when the op's batch is a run-time size.
+std::string elementLoopHead(const CudaKernel &k, int64_t total);
+
+/// True when the kernel the CUDA target prints for `op` (a cudaOpKernelKind
+/// op) serves any size of its operands' and results' first dim, the others
+/// static: a package compiled for a range of batch sizes passes the batch
+/// at run time (its launch follows it; the code never uses it).
+bool cudaOpKernelServesAnyBatch(mlir::Operation *op);
+
+/// The run-time batch of `op` (the first dim of its first result, which
+/// follows the size symbols: codegen/SymbolicShapes.h) as C++ in the size
+/// variables, or "" when static.
+std::string runTimeBatchOf(mlir::Operation *op);
+
+/// ", int64_t kiln_s_batch, ...": the size parameters of the kernel of
+/// `op` (after its buffers, as the wrapper passes them), "" when its sizes
+/// are static.
+std::string sizeParameterList(mlir::Operation *op);
 
 /// `v` as a `long long` literal of generated code ("12LL").
 std::string llLiteral(int64_t v);

@@ -98,7 +98,7 @@ std::optional<CudaKernel> emitCudaMatmulKernel(Operation *op,
       "one thread per output element, grid-stride; a loop over k, " + acc +
           " accumulation");
   s += head + " {\n";
-  s += elementLoopHead(total);
+  s += elementLoopHead(kernel, total);
   s += "    const long long kiln_m = (kiln_i / " + llLiteral(n) + ") % " +
        llLiteral(m) + ", kiln_col = kiln_i % " + llLiteral(n) + ";\n";
   s += "    long long kiln_a = kiln_m * " + llLiteral(k) +

@@ -10,6 +10,7 @@
 
 #include "codegen/ExprPrinter.h"
 #include "codegen/MemoryPlanner.h"
+#include "codegen/SymbolicShapes.h"
 #include "ir/KilnOps.h"
 #include "targets/cuda/CudaKernel.h"
 
@@ -28,18 +29,48 @@ std::string beginElementKernel(CudaKernel &k, Operation *op,
   int64_t blocks = std::min<int64_t>((total + block - 1) / block, 65535);
   k.grid[0] = static_cast<unsigned>(std::max<int64_t>(blocks, 1));
   k.block[0] = block;
+  // A run-time batch: the element count and the grid follow it (the
+  // bound's batch is the result's first dim).
+  if (std::string batch = runTimeBatchOf(op); !batch.empty()) {
+    int64_t bound =
+        cast<RankedTensorType>(op->getResult(0).getType()).getDimSize(0);
+    std::string perBatch = llLiteral(total / bound);
+    k.runTimeElements = "(long long)(" + batch + ") * " + perBatch;
+    k.runTimeGrid[0] = "std::min<int64_t>(std::max<int64_t>(int64_t(1), (" +
+                       batch + " * " + perBatch + " + " +
+                       std::to_string(block - 1) + ") / " +
+                       std::to_string(block) + "), " +
+                       std::to_string(k.grid[0]) + ")";
+  }
   std::string head = "extern \"C\" __global__ void __launch_bounds__(" +
                      std::to_string(block) + ")\n" + k.name + "(" + params +
-                     ")";
+                     sizeParameterList(op) + ")";
   k.declaration = head + ";";
   return head;
 }
 
-std::string elementLoopHead(int64_t total) {
+std::string elementLoopHead(const CudaKernel &k, int64_t total) {
+  std::string count = k.runTimeElements.empty() ? llLiteral(total)
+                                                : k.runTimeElements;
   return "  const long long kiln_n = (long long)gridDim.x * blockDim.x;\n"
          "  for (long long kiln_i = (long long)blockIdx.x * blockDim.x + "
          "threadIdx.x; kiln_i < " +
-         std::to_string(total) + "LL; kiln_i += kiln_n) {\n";
+         count + "; kiln_i += kiln_n) {\n";
+}
+
+std::string runTimeBatchOf(Operation *op) {
+  if (op->getNumResults() == 0)
+    return "";
+  std::vector<std::string> dims = symbolicDimsOf(op->getResult(0));
+  return dims.empty() || dims[0].empty() ? ""
+                                         : parseSizeExpr(dims[0]).cExpr();
+}
+
+std::string sizeParameterList(Operation *op) {
+  std::string s;
+  for (const std::string &symbol : kernelSizeSymbols(op))
+    s += ", int64_t " + sizeSymbolCName(symbol);
+  return s;
 }
 
 std::string llLiteral(int64_t v) { return std::to_string(v) + "LL"; }
@@ -86,19 +117,33 @@ struct OpKernelEntry {
   bool (*matches)(Operation *);
   CudaOpKernelKind kind;
   std::optional<CudaKernel> (*emit)(Operation *, llvm::StringRef);
+  /// Whether the kernel serves any batch (cudaOpKernelServesAnyBatch);
+  /// null: it does not.
+  bool (*servesAnyBatch)(Operation *) = nullptr;
 };
+
+bool always(Operation *) { return true; }
+
+/// Attention's kernels index a (batch, head) pair by blockIdx.y alone,
+/// except with a sequence-first packed layout (whose rows interleave the
+/// batch).
+bool attentionServesAnyBatch(Operation *op) {
+  auto packed = dyn_cast<PackedAttentionOp>(op);
+  return !packed || !packed.getLayout() || *packed.getLayout() != "seq_first";
+}
 
 template <typename... Ops> bool isOneOf(Operation *op) {
   return isa<Ops...>(op);
 }
 
 const OpKernelEntry kOpKernels[] = {
-    {isOneOf<MaxPoolOp>, {'p', "max_pool"}, emitCudaPoolKernel},
-    {isOneOf<AvgPoolOp>, {'v', "avg_pool"}, emitCudaPoolKernel},
+    {isOneOf<MaxPoolOp>, {'p', "max_pool"}, emitCudaPoolKernel, always},
+    {isOneOf<AvgPoolOp>, {'v', "avg_pool"}, emitCudaPoolKernel, always},
     {isOneOf<ConcatOp>, {'c', "concat"}, emitCudaConcatKernel},
     {isOneOf<AttentionOp, PackedAttentionOp>,
      {'a', "attention"},
-     emitCudaAttentionKernel},
+     emitCudaAttentionKernel,
+     attentionServesAnyBatch},
     {isOneOf<AttentionGradOp, PackedAttentionGradOp>,
      {'y', "attention_grad"},
      emitCudaAttentionGradKernel},
@@ -144,6 +189,22 @@ std::optional<CudaOpKernelKind> cudaOpKernelKind(Operation *op) {
   if (const OpKernelEntry *e = findOpKernel(op))
     return e->kind;
   return std::nullopt;
+}
+
+bool cudaOpKernelServesAnyBatch(Operation *op) {
+  const OpKernelEntry *e = findOpKernel(op);
+  if (!e || !e->servesAnyBatch || !e->servesAnyBatch(op))
+    return false;
+  // Only the first dims follow the symbols.
+  auto onlyFirst = [](Value v) {
+    std::vector<std::string> dims = symbolicDimsOf(v);
+    for (size_t d = 1; d < dims.size(); ++d)
+      if (!dims[d].empty())
+        return false;
+    return true;
+  };
+  return llvm::all_of(op->getOperands(), onlyFirst) &&
+         llvm::all_of(op->getResults(), onlyFirst);
 }
 
 std::optional<CudaKernel> emitCudaOpKernel(Operation *op,

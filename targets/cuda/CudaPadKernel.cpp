@@ -85,7 +85,7 @@ std::optional<CudaKernel> emitCudaPadKernel(Operation *op,
       "mapped by the mode" +
           std::string(mode == "constant" ? ", the value outside x" : ""));
   s += head + " {\n";
-  s += elementLoopHead(total);
+  s += elementLoopHead(k, total);
   s += "    long long kiln_r = kiln_i, kiln_x = 0;\n";
   if (mode == "constant")
     s += "    bool kiln_inside = true;\n";

@@ -115,7 +115,7 @@ std::optional<CudaKernel> emitCudaPoolKernel(Operation *op,
   s += "\n// mapping: one thread per output element, grid-stride; positions "
        "outside the input are skipped\n";
   s += head + " {\n";
-  s += elementLoopHead(total);
+  s += elementLoopHead(k, total);
   s += "    long long kiln_r = kiln_i;\n";
   if (channelsLast) {
     s += "    const int kiln_c = (int)(kiln_r % " + std::to_string(channels) +

@@ -36,6 +36,8 @@
 
 #include "targets/cuda/CudaPrinterImpl.h"
 
+#include "codegen/SymbolicShapes.h"
+#include "passes/LoweringPasses.h"
 #include "kiln/runtime/DType.h"
 
 #include <cmath>
@@ -47,22 +49,37 @@ namespace cudaprinter {
 
 void CudaPrinter::decompose(const std::vector<int> &vars,
                             const std::string &lin, int64_t width) {
+  // Strides are numbers until a run-time extent joins them (a package
+  // compiled for a range of sizes; the vector width needs a static
+  // innermost extent).
   int64_t stride = 1;
+  std::string strideText;
   for (size_t i = vars.size(); i-- > 0;) {
+    const LoopVar &v = k.vars[vars[i]];
+    assert((width == 1 || i + 1 != vars.size() || v.symbolicExtent.empty()) &&
+           "a vector width over a run-time extent");
     int64_t extent = k.vars[vars[i]].extent;
     if (i + 1 == vars.size())
       extent /= width;
+    std::string extentCode = v.symbolicExtent.empty() ? std::to_string(extent)
+                                                      : extentText(vars[i]);
     std::string e = lin;
-    if (stride != 1)
+    if (!strideText.empty())
+      e = "(" + e + " / (" + strideText + "))";
+    else if (stride != 1)
       e = "(" + e + " / " + std::to_string(stride) + ")";
     if (i != 0)
-      e = "(" + e + " % " + std::to_string(extent) + ")";
+      e = "(" + e + " % " + extentCode + ")";
     if (i + 1 == vars.size() && width > 1)
       e += " * " + std::to_string(width);
     // A loop variable may index no access (a broadcast dim).
     line("[[maybe_unused]] const " + it + " " + names[vars[i]] + " = " + e +
          ";");
     stride *= extent;
+    if (!v.symbolicExtent.empty() || !strideText.empty())
+      strideText = (strideText.empty() ? std::to_string(stride / extent)
+                                       : strideText) +
+                   " * " + extentCode;
   }
 }
 
@@ -173,6 +190,8 @@ int64_t CudaPrinter::vectorWidth(const Stmt &loop) const {
   if (loop.vars.empty())
     return 1;
   int inner = loop.vars.back();
+  if (!k.vars[inner].symbolicExtent.empty())
+    return 1;
   int64_t extent = k.vars[inner].extent;
   int64_t widest = 0;
   std::vector<const Stmt *> contiguous;
@@ -282,15 +301,19 @@ void CudaPrinter::printVectorBody(const Stmt &loop, int64_t w) {
 
 void CudaPrinter::printPointwise(const Stmt &loop) {
   int64_t total = tripCount(loop.vars);
+  std::string totalText = tripText(loop.vars);
   int64_t w = vectorWidth(loop);
   if (w == 1 && printTiledTranspose(loop))
     return;
   usesGlobalId = true;
-  gridSize = std::max(gridSize, (total / w + blockSize - 1) / blockSize);
+  needBlocks((total / w + blockSize - 1) / blockSize,
+             ceilDivText(w == 1 ? totalText : totalText + " / " +
+                                                  std::to_string(w),
+                         blockSize));
   open("{");
   auto scalarLoop = [&] {
-    open("for (" + it + " kiln_i = kiln_gtid; kiln_i < " +
-         std::to_string(total) + "; kiln_i += kiln_nthreads) {");
+    open("for (" + it + " kiln_i = kiln_gtid; kiln_i < " + totalText +
+         "; kiln_i += kiln_nthreads) {");
     decompose(loop.vars, "kiln_i", 1);
     for (const Stmt &s : loop.body)
       printStmt(s, false);
@@ -314,7 +337,10 @@ void CudaPrinter::printPointwise(const Stmt &loop) {
     }
     open("if (" + cond + ") {");
     open("for (" + it + " kiln_i = kiln_gtid; kiln_i < " +
-         std::to_string(total / w) + "; kiln_i += kiln_nthreads) {");
+         (totalText == std::to_string(total) ? std::to_string(total / w)
+                                             : totalText + " / " +
+                                                   std::to_string(w)) +
+         "; kiln_i += kiln_nthreads) {");
     decompose(loop.vars, "kiln_i", w);
     printVectorBody(loop, w);
     close();
@@ -343,6 +369,11 @@ std::string CudaPrinter::signature() const {
          storageCType(b.type) +
          (b.sharesWith >= 0 ? " *" : " *__restrict__ ") + b.name;
   }
+  // The run-time sizes, after the buffers (the prologue narrows them to the
+  // index type).
+  for (const std::string &size : k.sizeParams)
+    s += (k.buffers.empty() ? "" : ", ") + std::string("int64_t ") + size +
+         "_arg";
   return s + ")";
 }
 
@@ -397,6 +428,15 @@ CudaKernel CudaPrinter::print() {
   result.grid[0] =
       static_cast<unsigned>(std::min<int64_t>(std::max<int64_t>(gridSize, 1),
                                               kMaxGrid));
+  // With run-time sizes the grid follows them, up to the bound's (a
+  // grid-stride kernel is correct with any grid).
+  if (!k.sizeParams.empty()) {
+    std::string &x = result.runTimeGrid[0];
+    x = "std::min<int64_t>(std::max<int64_t>({int64_t(1)";
+    for (const std::string &t : gridTerms)
+      x += ", int64_t(" + t + ")";
+    x += "}), " + std::to_string(result.grid[0]) + ")";
+  }
   result.sharedBytes = 0;
   assert(sharedBytes <= 48 * 1024 && "static shared memory over 48 KiB");
 
@@ -420,11 +460,18 @@ CudaKernel CudaPrinter::print() {
   header += inPlaceComment(k);
   for (const std::string &m : mappings)
     header += "// mapping: " + m + "\n";
-  header += "// launch: grid [" + std::to_string(result.grid[0]) +
+  header += "// launch: grid [" +
+            (result.runTimeGrid[0].empty()
+                 ? std::to_string(result.grid[0])
+                 : "from the sizes, at most " +
+                       std::to_string(result.grid[0])) +
             ", 1, 1], block [" + std::to_string(blockSize) +
             ", 1, 1], static shared " + std::to_string(sharedBytes) +
             " bytes\n";
   std::string prologue;
+  for (const std::string &size : k.sizeParams)
+    prologue += "  const " + it + " " + size + " = (" + it + ")" + size +
+                "_arg; // at most the bound\n";
   for (const std::string &d : sharedDecls)
     prologue += "  " + d + "\n";
   if (usesGlobalId) {
@@ -450,7 +497,49 @@ mlir::FailureOr<CudaKernel> emitCudaKernel(FusionOp op) {
   mlir::FailureOr<Kernel> kernel = lowerFusionToKernelIR(op);
   if (mlir::failed(kernel))
     return mlir::failure();
+  applySymbolicNumbers(op, *kernel);
   return printCudaKernel(*kernel);
+}
+
+/// True when a loop nested in `body` has a run-time extent.
+static bool innerRunTimeExtent(const Kernel &k, const Body &body) {
+  for (const Stmt &s : body) {
+    if (s.kind != Stmt::Kind::Loop)
+      continue;
+    for (int v : s.vars)
+      if (!k.vars[v].symbolicExtent.empty())
+        return true;
+    if (innerRunTimeExtent(k, s.body))
+      return true;
+  }
+  return false;
+}
+
+std::string whyNotCudaRunTimeSizes(mlir::Operation *op) {
+  if (auto fusion = mlir::dyn_cast<FusionOp>(op)) {
+    // Rows are planned (threads per row, registers per thread) from their
+    // length: a run-time length is not planned yet.
+    mlir::FailureOr<Kernel> kernel = lowerFusionToKernelIR(fusion);
+    if (mlir::failed(kernel))
+      return "its kernel does not lower";
+    applySymbolicNumbers(op, *kernel);
+    for (const Stmt &s : kernel->body)
+      if (s.kind == Stmt::Kind::Loop && innerRunTimeExtent(*kernel, s.body))
+        return "the CUDA kernel " + fusion.getName().str() +
+               " reduces rows of a run-time length";
+    return "";
+  }
+  if (auto call = mlir::dyn_cast<LibraryCallOp>(op)) {
+    llvm::StringRef callee = call.getCallee();
+    if (callee == "cublaslt.matmul" || callee == "cudnn.conv")
+      return "";
+    return "the library call " + callee.str() + " takes compile-time shapes";
+  }
+  if (op->hasAttr(kKernelAttr) && !cudaOpKernelServesAnyBatch(op))
+    return "the CUDA kernel of " + op->getName().getStringRef().str() +
+           " is generated for compile-time shapes (only some single-op "
+           "kernels take a run-time batch)";
+  return "";
 }
 
 /// kiln_erf_bf16 for the kernels that use it: erf of every bf16 value,

@@ -118,7 +118,8 @@ inline std::optional<int64_t> coefficientOf(const IndexExpr &e, int var) {
 /// True when every term of `e` other than `var`'s, and its constant, is a
 /// multiple of `w` (the vector base stays aligned).
 inline bool alignedBesides(const IndexExpr &e, int var, int64_t w) {
-  if (e.getConstant() % w != 0)
+  // A run-time stride or offset (a range of sizes) is not known to align.
+  if (e.hasRunTimeNumbers() || e.getConstant() % w != 0)
     return false;
   for (const IndexExpr::Term &t : e.getTerms())
     if (!(t.atom.kind == IndexExpr::Atom::Var && t.atom.var == var) &&
@@ -160,6 +161,10 @@ private:
   std::string it = "int64_t"; ///< the index type
   unsigned blockSize = kDefaultBlock;
   int64_t gridSize = 1;
+  /// Each nest's block count as code (run-time sizes in the kernel's size
+  /// parameters): the launch's grid in a package compiled for a range of
+  /// sizes is their maximum, at most the bound's.
+  std::vector<std::string> gridTerms;
   bool usesGlobalId = false;
   std::vector<std::string> sharedDecls;
   int64_t sharedBytes = 0;
@@ -196,6 +201,42 @@ private:
     for (int v : vars)
       n *= k.vars[v].extent;
     return n;
+  }
+  /// The extent of loop variable `var` as code: a number, or a run-time
+  /// size (a package compiled for a range of sizes; `extent` is then its
+  /// bound).
+  std::string extentText(int var) const {
+    const LoopVar &v = k.vars[var];
+    return v.symbolicExtent.empty() ? std::to_string(v.extent)
+                                    : "(" + it + ")" + v.symbolicExtent;
+  }
+  /// True when a variable of `vars` has a run-time extent.
+  bool anyRunTimeExtent(const std::vector<int> &vars) const {
+    for (int v : vars)
+      if (!k.vars[v].symbolicExtent.empty())
+        return true;
+    return false;
+  }
+  /// tripCount as code: a number, or a run-time product.
+  std::string tripText(const std::vector<int> &vars) const {
+    if (!anyRunTimeExtent(vars))
+      return std::to_string(tripCount(vars));
+    std::string s;
+    for (int v : vars)
+      s += (s.empty() ? "" : " * ") + extentText(v);
+    return "(" + s + ")";
+  }
+  /// Records that the launch needs `blocks` blocks (a number at the bound,
+  /// `text` at run time): the grid is the largest such need.
+  void needBlocks(int64_t blocks, const std::string &text) {
+    gridSize = std::max(gridSize, blocks);
+    gridTerms.push_back(text);
+  }
+  /// "(n + d - 1) / d" as code.
+  static std::string ceilDivText(const std::string &n, int64_t d) {
+    return d == 1 ? n
+                  : "(" + n + " + " + std::to_string(d - 1) + ") / " +
+                        std::to_string(d);
   }
   static bool hasInnerLoops(const Stmt &loop) {
     for (const Stmt &s : loop.body)

@@ -194,7 +194,7 @@ std::optional<CudaKernel> emitCudaResizeKernel(Operation *op,
   s += "// mapping: one thread per output element, grid-stride; the axes' "
        "sums nested\n";
   s += head + " {\n";
-  s += elementLoopHead(total);
+  s += elementLoopHead(k, total);
   s += "    long long kiln_r = kiln_i;\n";
   for (int64_t d = yt.getRank() - 1; d >= 0; --d) {
     std::string size = std::to_string(yt.getDimSize(d)) + "LL";

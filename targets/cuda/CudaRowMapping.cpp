@@ -247,10 +247,12 @@ void CudaPrinter::printRowLoop(const Stmt &loop, bool describe,
                       : "") +
       note;
   std::string mapping;
+  // The rows: a run-time count where the kept dims follow size symbols.
+  std::string rowsText = tripText(loop.vars);
   switch (plan.mode) {
   case RowPlan::Block:
     blockSize = static_cast<unsigned>(plan.group);
-    gridSize = std::max(gridSize, plan.rows);
+    needBlocks(plan.rows, rowsText);
     start = "(" + it + ")blockIdx.x";
     step = "(" + it + ")gridDim.x";
     mapping = "one block of " + std::to_string(plan.group) +
@@ -260,7 +262,7 @@ void CudaPrinter::printRowLoop(const Stmt &loop, bool describe,
     break;
   case RowPlan::Warp: {
     int64_t warps = blockSize / 32;
-    gridSize = std::max(gridSize, (plan.rows + warps - 1) / warps);
+    needBlocks((plan.rows + warps - 1) / warps, ceilDivText(rowsText, warps));
     start = "(" + it + ")blockIdx.x * " + std::to_string(warps) +
             " + (threadIdx.x >> 5)";
     step = "(" + it + ")gridDim.x * " + std::to_string(warps);
@@ -270,8 +272,8 @@ void CudaPrinter::printRowLoop(const Stmt &loop, bool describe,
     break;
   }
   case RowPlan::Columns:
-    gridSize = std::max(gridSize, (plan.rows + kColumnRowsPerBlock - 1) /
-                                      kColumnRowsPerBlock);
+    needBlocks((plan.rows + kColumnRowsPerBlock - 1) / kColumnRowsPerBlock,
+               ceilDivText(rowsText, kColumnRowsPerBlock));
     mapping = std::to_string(kColumnRowsPerBlock) + " rows per block, " +
               std::to_string(kColumnSlices) + " threads per row of " +
               std::to_string(plan.rowSize) +
@@ -281,7 +283,8 @@ void CudaPrinter::printRowLoop(const Stmt &loop, bool describe,
     break;
   case RowPlan::Thread:
     usesGlobalId = true;
-    gridSize = std::max(gridSize, (plan.rows + blockSize - 1) / blockSize);
+    needBlocks((plan.rows + blockSize - 1) / blockSize,
+               ceilDivText(rowsText, blockSize));
     start = "kiln_gtid";
     step = "kiln_nthreads";
     mapping = "one thread per row of " + std::to_string(plan.rowSize) +
@@ -295,8 +298,8 @@ void CudaPrinter::printRowLoop(const Stmt &loop, bool describe,
     return;
   }
   distributed = plan.mode != RowPlan::Thread;
-  open("for (" + it + " kiln_row = " + start + "; kiln_row < " +
-       std::to_string(plan.rows) + "; kiln_row += " + step + ") {");
+  open("for (" + it + " kiln_row = " + start + "; kiln_row < " + rowsText +
+       "; kiln_row += " + step + ") {");
   if (plan.mode == RowPlan::Block)
     line("const int kiln_lane = threadIdx.x;");
   else if (plan.mode == RowPlan::Warp)
@@ -353,7 +356,7 @@ void CudaPrinter::printRowLoop(const Stmt &loop, bool describe,
 /// barriers; the first warp combines the slices and runs what follows the
 /// reduce loop.
 void CudaPrinter::printColumnRows(const Stmt &loop) {
-  std::string rows = std::to_string(plan.rows);
+  std::string rows = tripText(loop.vars);
   std::string per = std::to_string(kColumnRowsPerBlock);
   open("for (" + it + " kiln_base = (" + it + ")blockIdx.x * " + per +
        "; kiln_base < " + rows + "; kiln_base += (" + it + ")gridDim.x * " +
@@ -362,7 +365,7 @@ void CudaPrinter::printColumnRows(const Stmt &loop) {
   line("const bool kiln_active = kiln_base + (threadIdx.x % " + per +
        ") < " + rows + ";");
   line("const " + it + " kiln_row = kiln_active ? kiln_base + (threadIdx.x % " +
-       per + ") : " + std::to_string(plan.rows - 1) + ";");
+       per + ") : " + rows + " - 1;");
   decompose(loop.vars, "kiln_row", 1);
   bool afterLoop = false;
   for (const Stmt &s : loop.body) {
@@ -490,7 +493,7 @@ void CudaPrinter::printInner(const Stmt &loop) {
   } else {
     for (int v : loop.vars)
       open("for (" + it + " " + names[v] + " = 0; " + names[v] + " < " +
-           std::to_string(k.vars[v].extent) + "; ++" + names[v] + ") {");
+           extentText(v) + "; ++" + names[v] + ") {");
   }
   if (width > 1) {
     // The run's contiguous loads, each one vector access (unless an earlier
@@ -611,13 +614,15 @@ void CudaPrinter::printReductionResults(const Stmt &loop) {
       v = fl ? "(" + ct + ")" + acc : "(" + ct + ")(int64_t)" + acc;
       break;
     case ReduceKind::Mean:
-      v = fl ? "(" + ct + ")(" + acc + " / (" + at + ")" +
-                   std::to_string(r.count) + ")"
+    {
+      std::string count = r.symbolicCount.empty() ? std::to_string(r.count)
+                                                   : r.symbolicCount;
+      v = fl ? "(" + ct + ")(" + acc + " / (" + at + ")" + count + ")"
              : "(" + ct + ")(" +
-                   (r.count == 0
-                        ? std::string("0")
-                        : "(int64_t)" + acc + " / " + std::to_string(r.count)) +
+                   (r.count == 0 ? std::string("0")
+                                 : "(int64_t)" + acc + " / " + count) +
                    ")";
+    }
       break;
     case ReduceKind::Max:
     case ReduceKind::Min:

@@ -75,6 +75,7 @@ public:
       KernelRecord record{kernel->name, kind, sourceNodeNames(&op)};
       record.grid = {kernel->grid[0], kernel->grid[1], kernel->grid[2]};
       record.block = {kernel->block[0], kernel->block[1], kernel->block[2]};
+      record.runTimeGrid = kernel->runTimeGrid;
       record.sharedBytes = kernel->sharedBytes;
       record.launches = kernel->launches;
       record.loadTime = op.hasAttr(kLoadTimeAttr);
@@ -302,6 +303,9 @@ public:
   }
   void addLoweringPasses(OpPassManager &pm) const override {
     pm.addPass(createLowerCudaPass());
+  }
+  std::string whyNotRunTimeSizes(Operation *op) const override {
+    return whyNotCudaRunTimeSizes(op);
   }
   std::unique_ptr<GraphCodegen>
   createGraphCodegen(const PackageNames &names) const override {

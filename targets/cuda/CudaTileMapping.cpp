@@ -33,7 +33,10 @@ constexpr int64_t kMinTiledExtent = 16;
 } // namespace
 
 bool CudaPrinter::printTiledTranspose(const Stmt &loop) {
-  if (loop.vars.size() < 2 || blockSize % 32 != 0 || blockSize < 64)
+  // Tiles are laid out at compile time: run-time extents take the plain
+  // pointwise mapping.
+  if (loop.vars.size() < 2 || blockSize % 32 != 0 || blockSize < 64 ||
+      anyRunTimeExtent(loop.vars))
     return false;
   int b = loop.vars.back();
   // Stores are contiguous along B; some load is strided along B and

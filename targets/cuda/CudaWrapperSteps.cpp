@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "targets/cuda/CudaTarget.h"
+#include "codegen/SymbolicShapes.h"
 #include "ir/KilnOps.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -113,9 +114,17 @@ KernelEntryPoint kernelEntryPoint(Operation *op, const KernelRecord &kernel,
                                            "failed launch (returns nonzero)"});
   entry.parameters.push_back({"size_t errlen", ""});
   entry.doc = kernelDoc(op, kernel.name, kernel.kind);
+  // With run-time sizes, grid dims follow them (CudaKernel::runTimeGrid).
+  auto gridDim = [&](int i, bool code) {
+    const std::string &text = kernel.runTimeGrid[i];
+    if (text.empty())
+      return std::to_string(grid[i]);
+    return code ? "unsigned(" + text + ")"
+                : "(from the sizes, at most " + std::to_string(grid[i]) + ")";
+  };
   std::string launchShape =
-      "grid " + std::to_string(grid[0]) + "x" + std::to_string(grid[1]) + "x" +
-      std::to_string(grid[2]) + ", block " + std::to_string(block[0]) + "x" +
+      "grid " + gridDim(0, false) + "x" + gridDim(1, false) + "x" +
+      gridDim(2, false) + ", block " + std::to_string(block[0]) + "x" +
       std::to_string(block[1]) + "x" + std::to_string(block[2]) + ", " +
       std::to_string(kernel.sharedBytes) + " bytes of shared memory";
   // A kernel launched once per step of a recurrence takes the step as its
@@ -132,17 +141,19 @@ KernelEntryPoint kernelEntryPoint(Operation *op, const KernelRecord &kernel,
             "; ++step) {\n";
   body += indent + "void *args[] = {";
   for (size_t i = 0; i < tensors.size(); ++i) {
+    // The parameter's name: after the declaration's last '*' or space
+    // ("const float *in0", "int64_t kiln_s_batch").
     StringRef decl = tensors[i].declaration;
     body += std::string(i ? ", " : "") + "&" +
-            decl.substr(decl.rfind('*') + 1).str();
+            decl.substr(decl.find_last_of("* ") + 1).str();
   }
   if (repeated)
     body += tensors.empty() ? "&step" : ", &step";
   body += tensors.empty() && !repeated ? "nullptr};\n" : "};\n";
   std::string what = "kernel " + kernel.name + " (ONNX nodes " +
                      nodeList(sourceNodeNames(op)) + ")";
-  body += indent + "if (launch(function, " + std::to_string(grid[0]) + ", " +
-          std::to_string(grid[1]) + ", " + std::to_string(grid[2]) + ", " +
+  body += indent + "if (launch(function, " + gridDim(0, true) + ", " +
+          gridDim(1, true) + ", " + gridDim(2, true) + ", " +
           std::to_string(block[0]) + ", " + std::to_string(block[1]) + ", " +
           std::to_string(block[2]) + ", " + std::to_string(kernel.sharedBytes) +
           ", stream, args, " + quote(what) + ", err, errlen))\n" + indent +
@@ -173,7 +184,7 @@ void emitKernelLaunch(llvm::raw_ostream &os, Operation *op, size_t index,
     arg(v, /*isConst=*/true);
   for (Value v : op->getResults())
     arg(v, /*isConst=*/false);
-  os << ",\n      stream, err, errlen))\n    return 1;\n";
+  os << kernelSizeArguments(op) << ",\n      stream, err, errlen))\n    return 1;\n";
 }
 
 /// An integer of a library call's params.
@@ -201,8 +212,15 @@ void emitMatmulCall(llvm::raw_ostream &os, LibraryCallOp call, size_t index,
   int activation = epilogue.ends_with("relu")        ? 1
                    : epilogue.ends_with("gelu_tanh") ? 2
                                                      : 0;
-  int64_t batch = param(call, "batch"), m = param(call, "m"),
-          n = param(call, "n"), k = param(call, "k");
+  // Numbers, or run-time sizes in a package compiled for a range of sizes
+  // (kiln.sym_params); cuBLASLt's plans are cached per shape.
+  std::string batch = paramCExpr(call, "batch"), m = paramCExpr(call, "m"),
+              n = paramCExpr(call, "n"), k = paramCExpr(call, "k");
+  std::string strideD = m == std::to_string(param(call, "m")) &&
+                                n == std::to_string(param(call, "n"))
+                            ? std::to_string(param(call, "m") *
+                                             param(call, "n"))
+                            : m + " * " + n;
   bool transA = call.getTransposeA(), transB = call.getTransposeB();
   std::string node = firstNode(call);
   os << "  // Step " << index << ": kiln.matmul (cuBLASLt), ONNX node '"
@@ -217,12 +235,12 @@ void emitMatmulCall(llvm::raw_ostream &os, LibraryCallOp call, size_t index,
      << static_cast<int>(valueType(d).dtype) << ", " << batch << ", " << m
      << ", " << n << ", " << k << ",\n"
      << "                       " << buffers.pointer(a) << ", "
-     << param(call, "stride_a") << ", " << transA << ", // "
+     << paramCExpr(call, "stride_a") << ", " << transA << ", // "
      << buffers.describe(a) << (transA ? ", transposed" : "") << "\n"
      << "                       " << buffers.pointer(b) << ", "
-     << param(call, "stride_b") << ", " << transB << ", // "
+     << paramCExpr(call, "stride_b") << ", " << transB << ", // "
      << buffers.describe(b) << (transB ? ", transposed" : "") << "\n"
-     << "                       " << buffers.pointer(d) << ", " << m * n
+     << "                       " << buffers.pointer(d) << ", " << strideD
      << ", // " << buffers.describe(d) << "\n"
      << "                       " << (bias ? buffers.pointer(bias) : "nullptr")
      << ", " << activation << ", " << buffers.libraryWorkspace(d)
@@ -269,9 +287,16 @@ void emitConvCall(llvm::raw_ostream &os, LibraryCallOp call, size_t index,
     os << "    static const int64_t " << name << "[] = {" << list(v)
        << "};\n";
   };
-  array("xShape", tx.shape);
-  array("wShape", tw.shape);
-  array("yShape", ty.shape);
+  // A shape with run-time sizes is built on every run (cuDNN's plans are
+  // cached per shape).
+  auto shapeArray = [&](const char *name, const ValueType &t) {
+    if (!t.symbolic)
+      return array(name, t.shape);
+    os << "    const int64_t " << name << "[] = " << shapeExpr(t) << ";\n";
+  };
+  shapeArray("xShape", tx);
+  shapeArray("wShape", tw);
+  shapeArray("yShape", ty);
   array("strides", paramList(call, "strides"));
   array("pads", paramList(call, "pads"));
   array("dilations", paramList(call, "dilations"));
@@ -316,7 +341,7 @@ void emitHostStep(llvm::raw_ostream &os, Operation *op, size_t index,
       ValueType t = valueType(v);
       bool used = !results || buffers.hasBuffer(v);
       os << "\n        DeviceArg{" << (used ? buffers.pointer(v) : "nullptr")
-         << ", " << dtypeEnum(t.dtype) << ", " << formatShape(t.shape)
+         << ", " << dtypeEnum(t.dtype) << ", " << shapeExpr(t)
          << "}, // " << buffers.describe(v);
     }
   };

@@ -41,8 +41,12 @@ struct CudaGraphKey {
   std::vector<const void *> inputs;
   std::vector<void *> outputs;
   void *arena = nullptr;
+  /// The run's sizes (a package compiled for ranges of sizes): launch grids
+  /// and library shapes follow them, so a graph replays only the same.
+  std::vector<int64_t> sizes;
   bool operator==(const CudaGraphKey &o) const {
-    return inputs == o.inputs && outputs == o.outputs && arena == o.arena;
+    return inputs == o.inputs && outputs == o.outputs && arena == o.arena &&
+           sizes == o.sizes;
   }
 };
 

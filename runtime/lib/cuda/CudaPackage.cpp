@@ -321,7 +321,7 @@ Expected<NamedTensors> CudaPackage::run(
     const std::vector<const Tensor *> &inputs,
     const std::vector<ValueSignature> &outputSigs,
     const std::vector<const Tensor *> &outputTargets,
-    const RunOptions &options) const {
+    const std::vector<int64_t> &sizes, const RunOptions &options) const {
   void *callerStream = options.stream;
   void *callerArena = options.arena;
   double *deviceMs = options.deviceMilliseconds;
@@ -334,6 +334,7 @@ Expected<NamedTensors> CudaPackage::run(
       addressesOf(inputSigs, inputs, outputTargets, callerArena);
   if (!addresses)
     return addresses.status();
+  addresses->sizes = sizes;
   const CudaGraphKey &key = *addresses;
 
   // The CUDA graph entry of these addresses, when graphs may be used.
@@ -414,8 +415,13 @@ Expected<NamedTensors> CudaPackage::run(
   bool pooledArena = !callerArena && !entry;
   auto launches = [&](void *on) -> Status {
     char err[1024] = {0};
-    int rc = abi_.run(handle, inputPointers.data(), outputPointers.data(),
-                      arena, on, err, sizeof(err));
+    int rc = abi_.runSized
+                 ? abi_.runSized(handle, sizes.data(), inputPointers.data(),
+                                 outputPointers.data(), arena, on, err,
+                                 sizeof(err))
+                 : abi_.run(handle, inputPointers.data(),
+                            outputPointers.data(), arena, on, err,
+                            sizeof(err));
     err[sizeof(err) - 1] = 0;
     if (rc != 0)
       return Status::error(

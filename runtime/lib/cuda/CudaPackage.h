@@ -33,6 +33,8 @@ struct CudaModelAbi {
   kiln_model_kernel_name_fn kernelName = nullptr;
   kiln_model_create_cuda_fn create = nullptr;
   kiln_model_run_cuda_fn run = nullptr;
+  /// A package compiled for ranges of sizes: <name>_run_sized, else null.
+  kiln_model_run_sized_cuda_fn runSized = nullptr;
 };
 
 /// The device side of a loaded cuda package.
@@ -64,11 +66,14 @@ public:
   /// copies and kernels; RunOptions::graphUse how it used a graph. A run
   /// with RunOptions::trace launches directly (no CUDA graph: its steps
   /// record events) and waits for its stream.
+  /// `sizes`: one per size symbol of a package compiled for ranges of
+  /// sizes (the signatures then have those sizes), else empty.
   Expected<NamedTensors> run(kiln_model *handle,
                              const std::vector<ValueSignature> &inputSigs,
                              const std::vector<const Tensor *> &inputs,
                              const std::vector<ValueSignature> &outputSigs,
                              const std::vector<const Tensor *> &outputTargets,
+                             const std::vector<int64_t> &sizes,
                              const RunOptions &options) const;
 
 private:

@@ -122,6 +122,16 @@ typedef int (*kiln_model_run_cuda_fn)(kiln_model *model,
                                       void *const *outputs, void *arena,
                                       void *stream, char *err, size_t errlen);
 
+/** <prefix>_run_sized of a CUDA package compiled for ranges of sizes
+ *  (whose <prefix>_run_cuda refuses to run): like <prefix>_run_cuda, with
+ *  one size per size symbol in `sizes` (as kiln_model_run_sized_fn). */
+typedef int (*kiln_model_run_sized_cuda_fn)(kiln_model *model,
+                                            const int64_t *sizes,
+                                            const void *const *inputs,
+                                            void *const *outputs, void *arena,
+                                            void *stream, char *err,
+                                            size_t errlen);
+
 /*===-- Profiling (docs/runtime-api.md, "Profiling") ---------------------===*/
 
 /** One step of a compiled graph's run, as the wrapper describes it to a
