@@ -18,7 +18,10 @@
 #   gpu-pack/train/NAME/     kiln compile --train --target cuda of the small
 #                            training graphs, with PyTorch's references
 #   gpu-pack/package-api/    a CUDA package of the tiny MLP and a C++ program
-#                            calling one of its kernels and its header
+#                            calling one of its kernels and its header; the
+#                            tiny MLP for batch 1..64 (no --dim)
+#   gpu-pack/dynamic/        bench graphs for a range of batch sizes and for
+#                            its ends (bench/gpu_dynamic.py)
 #   gpu-pack/run.sh, gpu_bench.py, models.py, check_training.py
 #
 # Then, on the GPU machine: gpu-pack/run.sh (see there).
@@ -270,12 +273,43 @@ rm -f "$PA/tiny_mlp"/{wrapper.cpp,kernels.cu}
 "$BUILD/bin/kiln" run "$PA/fill/fill_vgg.onnx" --input "x=$PA/fill/x.npy" \
   -o "$PA/fill/reference" > /dev/null
 
+# The tiny MLP compiled without --dim (one CUDA package for batch 1..64,
+# docs/dynamic-shapes.md), inputs at batch 1, 7, 64 and 65 (outside the
+# range) and the reference runtime's outputs.
+"$BUILD/bin/kiln" compile "$ROOT/examples/tiny_mlp.onnx" --target cuda \
+  -o "$PA/tiny_mlp_sized" | tail -1
+rm -f "$PA/tiny_mlp_sized"/{wrapper.cpp,kernels.cu}
+for b in 1 7 64 65; do
+  "$ROOT/.venv/bin/python3" -c "import numpy as n, sys; n.save(sys.argv[1], n.random.default_rng($b).standard_normal(($b, 16)).astype(n.float32))" "$PA/sized_x$b.npy"
+  "$BUILD/bin/kiln" run "$ROOT/examples/tiny_mlp.onnx" --input "x=$PA/sized_x$b.npy" \
+    -o "$PA/sized_ref$b" > /dev/null
+done
+
+# The bench graphs with a named batch dim (bench/dynamic_dims.py), each
+# compiled for a range of batch sizes and for its two ends
+# (bench/gpu_dynamic.py compares them): "MODEL MAX" in dynamic/cases.txt.
+DYN="$OUT/dynamic"
+mkdir -p "$DYN/models"
+for spec in softmax:8192 ln_gelu:16384 mlp:8192 gpt2_block:64 resnet50:64; do
+  model=${spec%%:*} top=${spec##*:}
+  "$ROOT/.venv/bin/python3" "$ROOT/bench/dynamic_dims.py" \
+    "$ROOT/test/models/bench-graphs/$model.onnx" "$DYN/models/$model.onnx"
+  for dims in "1..$top:dyn" "1:b1" "$top:b$top"; do
+    "$BUILD/bin/kiln" compile "$DYN/models/$model.onnx" --target cuda \
+      --weights external --dim "batch=${dims%%:*}" -o "$DYN/$model-${dims##*:}" | tail -1
+    rm -f "$DYN/$model-${dims##*:}"/{wrapper.cpp,*.h,kernels.cu}
+  done
+  echo "$model $top" >> "$DYN/cases.txt"
+done
+rm -rf "$DYN/models"
+
 # The libraries travel compressed (OpenBLAS alone is 36 MB); run.sh unpacks.
 strip --strip-unneeded "$OUT/lib/"*.so* "$OUT/bin/"* 2>/dev/null || true
 tar -C "$OUT" -czf "$OUT/lib.tar.gz" lib
 rm -rf "$OUT/lib"
 
 cp "$ROOT/scripts/gpu/run.sh" "$ROOT/scripts/gpu/ncu_summary.py" \
-  "$ROOT/scripts/gpu/profile_train.py" "$ROOT/bench/gpu_bench.py" "$OUT/"
+  "$ROOT/scripts/gpu/profile_train.py" "$ROOT/bench/gpu_bench.py" \
+  "$ROOT/bench/gpu_dynamic.py" "$OUT/"
 cp "$ROOT/../shared/bench/models.py" "$OUT/"
 du -sh "$OUT"

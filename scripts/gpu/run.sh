@@ -29,7 +29,9 @@
 #      KILN_SANITIZE_FILTER (default "gru lstm rnn").
 #   package-api: a CUDA package's kernel launched alone and its model run
 #      through its header (test/models/package_api/single_kernel_cuda.cpp).
-# Usage: gpu-pack/run.sh [tests] [package-api] [breaks] [attention] [train] [train-bench]
+#   dynamic: the bench graphs compiled for a range of batch sizes, against
+#      PyTorch at three sizes and timed against fixed-size packages.
+# Usage: gpu-pack/run.sh [tests] [package-api] [dynamic] [breaks] [attention] [train] [train-bench]
 #   [profile] [conformance] [sanitize-conformance] [bench] [concurrency]
 #   [sanitize]   (default: all but profile and sanitize-conformance)
 #===----------------------------------------------------------------------===#
@@ -46,7 +48,7 @@ if [[ -n "$CUDNN_LIB" && -d "$CUDNN_LIB" ]]; then
   export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:$CUDNN_LIB"
   echo "cuDNN from $CUDNN_LIB"
 fi
-STEPS="${*:-tests package-api breaks attention train train-bench conformance bench concurrency sanitize}"
+STEPS="${*:-tests package-api dynamic breaks attention train train-bench conformance bench concurrency sanitize}"
 STATUS=0
 
 if [[ " $STEPS " == *" tests "* ]]; then
@@ -64,9 +66,28 @@ if [[ " $STEPS " == *" package-api "* && -x "$PACK/package-api/single_kernel_cud
   PA="$PACK/package-api"
   "$PA/single_kernel_cuda" "$PA/tiny_mlp" "$PA/tiny_mlp_x.npy" \
     "$PA/reference/y.npy" || STATUS=1
+  echo "== a CUDA package for batch 1..64 (tiny MLP, no --dim) vs kiln run"
+  for b in 1 7 64; do
+    "$PACK/bin/kiln-runner" "$PA/tiny_mlp_sized" --input x="$PA/sized_x$b.npy" \
+      --expect y="$PA/sized_ref$b/y.npy" > /dev/null && echo "PASS batch $b" ||
+      { echo "FAIL batch $b"; STATUS=1; }
+  done
+  # Outside the range: refused with a message naming the dimension.
+  if out=$("$PACK/bin/kiln-runner" "$PA/tiny_mlp_sized" --input x="$PA/sized_x65.npy" 2>&1); then
+    echo "FAIL batch 65 ran"; STATUS=1
+  elif grep -q "('batch') is 65" <<< "$out"; then
+    echo "PASS batch 65 refused: $(grep -o "input 'x'.*" <<< "$out" | head -1)"
+  else
+    echo "FAIL batch 65: $out"; STATUS=1
+  fi
   echo "== a CUDA package with fill weights (test/models/fill_weights.py) vs kiln run"
   "$PACK/bin/kiln-runner" "$PA/fill/pkg" --input x="$PA/fill/x.npy" \
     --expect y="$PA/fill/reference/y.npy" || STATUS=1
+fi
+
+if [[ " $STEPS " == *" dynamic "* && -f "$PACK/dynamic/cases.txt" ]]; then
+  echo "== bench graphs for a range of batch sizes vs PyTorch and vs fixed sizes (gpu_dynamic.py)"
+  python3 "$PACK/gpu_dynamic.py" --pack "$PACK" | tee "$RESULTS/dynamic.txt" || STATUS=1
 fi
 
 if [[ " $STEPS " == *" breaks "* && -f "$PACK/graph-breaks/cases.txt" ]]; then
