@@ -287,11 +287,16 @@ int main(int argc, char **argv) {
   }
   // Outputs into tensors made once, as a server would (and as
   // torch.compile's CUDA graphs keep theirs): runs replaying a graph then
-  // copy nothing.
+  // copy nothing. Their shapes are the first run's (a package compiled for
+  // a range of sizes has the inputs' sizes, not the signature's).
   NamedTensors into;
   for (const ValueSignature &sig : isProgram ? std::vector<ValueSignature>()
                                              : model->outputs()) {
-    Expected<Tensor> t = Tensor::empty(sig.dtype, sig.shape, device);
+    Shape shape = sig.shape;
+    for (const auto &[name, first] : *outputs)
+      if (name == sig.name)
+        shape = first.shape();
+    Expected<Tensor> t = Tensor::empty(sig.dtype, shape, device);
     if (!t)
       return fail("output '" + sig.name + "': " + t.status().message());
     into.emplace_back(sig.name, t.take());
