@@ -9,15 +9,18 @@ output whose size there equals the first input's; intermediate shapes
 constant target shape has the traced size at that axis (an exporter baked
 the batch in) gets 0 there instead ("copy the input's size"; allowzero is
 dropped where the target has no zeros, else -1 infers it), so the graph
-reshapes any batch. This holds for the axes before any reshape that moves
+reshapes any batch; an Expand target with a named non-batch size baked in
+(a causal mask for the traced sequence length) takes it from the first
+input's shape. This holds for the axes before any reshape that moves
 them (the bench graphs' leading batch and sequence axes). Weights stay where they are (external data is
 referenced, not copied). The result is checked by running it: compare the
 package at several sizes with the reference runtime.
 """
 import argparse
 
+import numpy as np
 import onnx
-from onnx import numpy_helper
+from onnx import helper, numpy_helper
 
 
 def main():
@@ -83,7 +86,45 @@ def main():
                 elif -1 not in target:
                     target[axis] = -1
         t.CopyFrom(numpy_helper.from_array(target, t.name))
+    expand_to_input_sizes(g, shapes, inputs[0].name,
+                          {int(a): first_sizes[int(a)] for a, _ in dims if int(a) != 0})
     onnx.save(model, args.out)
+
+
+def expand_to_input_sizes(g, shapes, first, sizes):
+    """Expand targets with a named non-batch size baked in (a causal mask
+    built as Trilu(Expand(true, [T, T])) for the traced T) take that size
+    from the first input's shape instead, as an export with a dynamic
+    sequence length has it: Concat of Shape(first)[axis:axis+1] and the
+    target's other entries."""
+    if not sizes:
+        return
+    pieces = {}
+    for node in list(g.node):
+        if node.op_type != "Expand" or node.input[1] not in shapes:
+            continue
+        target = numpy_helper.to_array(shapes[node.input[1]])
+        if not any(v in sizes.values() for v in target):
+            continue
+        parts = []
+        for k, v in enumerate(target):
+            axis = next((a for a, size in sizes.items() if size == v), None)
+            if axis is None:
+                name = "%s_dyn_%d" % (node.name, k)
+                g.initializer.append(numpy_helper.from_array(
+                    np.array([v], dtype=np.int64), name))
+                parts.append(name)
+                continue
+            if axis not in pieces:
+                pieces[axis] = "dyn_size_%d" % axis
+                g.node.insert(0, helper.make_node(
+                    "Shape", [first], [pieces[axis]], start=axis, end=axis + 1,
+                    name="dyn_size_%d" % axis))
+            parts.append(pieces[axis])
+        shape_name = node.name + "_dyn_shape"
+        g.node.insert(list(g.node).index(node), helper.make_node(
+            "Concat", parts, [shape_name], axis=0, name=shape_name))
+        node.input[1] = shape_name
 
 
 if __name__ == "__main__":

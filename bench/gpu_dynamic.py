@@ -6,19 +6,21 @@ Runs on the GPU machine from the gpu-pack/ folder (gpu-pack/run.sh dynamic):
 
   python3 gpu_dynamic.py --pack gpu-pack [--rounds 3] [--iterations 50]
 
-scripts/gpu/pack.sh writes gpu-pack/dynamic/cases.txt ("MODEL MAX" per
-line) and, for each model, three packages of the bench graph with a named
-batch dim (bench/dynamic_dims.py): MODEL-dyn (--dim batch=1..MAX, one
-package for every batch), MODEL-b1 (--dim batch=1) and MODEL-bMAX
-(--dim batch=MAX). For each model this script
+scripts/gpu/pack.sh writes gpu-pack/dynamic/cases.txt ("NAME MODEL AXES MAX
+SMALL" per line, AXES and sizes comma-separated: "gpt2_seq gpt2_block
+batch,seq 16,1024 1,128") and, for each case, three packages of the bench
+graph with those axes named (bench/dynamic_dims.py): NAME-dyn (--dim
+AXIS=1..MAX for each, one package for every size), NAME-at-MAX and
+NAME-at-SMALL (fixed sizes; "16x1024"). For each case this script
   1. regenerates the weights with `models.py export` (the packages take them
      from the ONNX file's external data, kiln-runner --weights-dir);
-  2. runs MODEL-dyn at batch 1, 3 and MAX on random inputs and compares
-     each output with PyTorch's (float32, TF32 off) on the same inputs;
-  3. times MODEL-dyn against the fixed-size package at batch MAX and at 1,
-     in alternating rounds of kiln-runner --iterations (the median of the
+  2. runs NAME-dyn at every size 1, at 3 (77 for a sequence) and at MAX on
+     random inputs and compares each output with PyTorch's (float32, TF32
+     off) on the same inputs;
+  3. times NAME-dyn against the fixed-size packages at MAX and at SMALL, in
+     alternating rounds of kiln-runner --iterations (the median of the
      rounds' CUDA-event medians, device_median_ms; both replay a CUDA
-     graph), and prints dynamic / static.
+     graph), and prints dynamic / fixed.
 Exits 1 when an output differs.
 """
 import argparse, json, os, subprocess, sys, tempfile
@@ -61,26 +63,35 @@ def main():
     onnx_dir = os.path.join(work, "onnx")
     failed = False
     rows = []
-    for name, top in cases:
+    for name, model_name, axes, top, small in cases:
         if args.models and name not in args.models:
             continue
-        top = int(top)
-        run([sys.executable, os.path.join(args.pack, "models.py"), "export", onnx_dir, name])
-        model, example = models.build(name)
+        axes = axes.split(",")
+        top = tuple(int(v) for v in top.split(","))
+        small = tuple(int(v) for v in small.split(","))
+        run([sys.executable, os.path.join(args.pack, "models.py"), "export", onnx_dir, model_name])
+        model, example = models.build(model_name)
         model = model.cuda().float().eval()
+        names = input_names(onnx_dir, model_name)
         dyn = os.path.join(base, name + "-dyn")
+        label = lambda sizes: "x".join(str(v) for v in sizes)
+        row = {"case": name, "axes": ",".join(axes), "range": "1..%s" % label(top),
+               "matches_pytorch": True}
+        checked = [tuple(1 for _ in axes), tuple(min(3 if a == "batch" else 77, t) for a, t in zip(axes, top)),
+                   top]
         flags_at = {}
-        row = {"model": name, "range": "1..%d" % top, "matches_pytorch": True}
-        for b in sorted({1, 3, top}):
-            gen = torch.Generator().manual_seed(b)
-            inputs = [torch.randn((b,) + tuple(e.shape[1:]), generator=gen) for e in example]
+        for sizes in sorted(set(checked) | {small}):
+            gen = torch.Generator().manual_seed(sum(sizes))
+            inputs = [torch.randn(sizes + tuple(e.shape[len(sizes):]), generator=gen) for e in example]
             flags = ["--weights-dir", onnx_dir]
             for k, t in enumerate(inputs):
-                path = os.path.join(work, "%s-%d-in%d.npy" % (name, b, k))
+                path = os.path.join(work, "%s-%s-in%d.npy" % (name, label(sizes), k))
                 np.save(path, t.numpy())
-                flags += ["--input", "%s=%s" % (input_names(onnx_dir, name)[k], path)]
-            flags_at[b] = flags
-            out = os.path.join(work, "%s-%d-out" % (name, b))
+                flags += ["--input", "%s=%s" % (names[k], path)]
+            flags_at[sizes] = flags
+            if sizes not in checked:
+                continue
+            out = os.path.join(work, "%s-%s-out" % (name, label(sizes)))
             os.makedirs(out, exist_ok=True)
             run([runner, dyn, *flags, "--output-dir", out])
             with torch.no_grad():
@@ -90,31 +101,30 @@ def main():
             ok = got.shape == want.shape and bool(
                 np.allclose(got, want, rtol=TOLERANCE[0], atol=TOLERANCE[1] * scale))
             diff = float(np.max(np.abs(got - want))) if got.shape == want.shape else float("inf")
-            row["max_abs_diff_b%d" % b] = diff
+            row["max_abs_diff_" + label(sizes)] = diff
             row["matches_pytorch"] &= ok
             failed |= not ok
-            print("%s batch %d: %s (max |diff| %.3g)" % (name, b, "matches PyTorch" if ok else "DIFFERS", diff),
-                  flush=True)
-        for b in (top, 1):
-            static = os.path.join(base, "%s-b%d" % (name, b))
-            times = {"dyn": [], "static": []}
+            print("%s at %s: %s (max |diff| %.3g)" % (name, label(sizes),
+                  "matches PyTorch" if ok else "DIFFERS", diff), flush=True)
+        for key, sizes in (("max", top), ("small", small)):
+            fixed = os.path.join(base, "%s-at-%s" % (name, label(sizes)))
+            times = {"dyn": [], "fixed": []}
             for _ in range(args.rounds):
-                times["dyn"].append(median_ms(runner, dyn, flags_at[b], args.iterations))
-                times["static"].append(median_ms(runner, static, flags_at[b], args.iterations))
-            d, s = float(np.median(times["dyn"])), float(np.median(times["static"]))
-            row["b%d_dynamic_ms" % b], row["b%d_static_ms" % b] = d, s
-            row["b%d_ratio" % b] = d / s
+                times["dyn"].append(median_ms(runner, dyn, flags_at[sizes], args.iterations))
+                times["fixed"].append(median_ms(runner, fixed, flags_at[sizes], args.iterations))
+            d, f = float(np.median(times["dyn"])), float(np.median(times["fixed"]))
+            row[key] = {"at": label(sizes), "dynamic_ms": d, "fixed_ms": f, "ratio": d / f}
         rows.append(row)
         print(json.dumps(row), flush=True)
-    print("\n| model | range | matches PyTorch (1, 3, max) | batch max: dynamic / static ms | ratio "
-          "| batch 1: dynamic / static ms | ratio |")
+    print("\n| case | range | matches PyTorch | at max: dynamic / fixed ms | ratio "
+          "| small: dynamic / fixed ms | ratio |")
     print("|---|---|---|---|---|---|---|")
     for r in rows:
-        top = int(r["range"].split("..")[1])
-        print("| %s | %s | %s | %.3f / %.3f | %.3f | %.4f / %.4f | %.3f |" % (
-            r["model"], r["range"], "yes" if r["matches_pytorch"] else "NO",
-            r["b%d_dynamic_ms" % top], r["b%d_static_ms" % top], r["b%d_ratio" % top],
-            r["b1_dynamic_ms"], r["b1_static_ms"], r["b1_ratio"]))
+        m, s = r["max"], r["small"]
+        print("| %s | %s %s | %s | %s: %.4f / %.4f | %.3f | %s: %.4f / %.4f | %.3f |" % (
+            r["case"], r["axes"], r["range"], "yes" if r["matches_pytorch"] else "NO",
+            m["at"], m["dynamic_ms"], m["fixed_ms"], m["ratio"],
+            s["at"], s["dynamic_ms"], s["fixed_ms"], s["ratio"]))
     sys.exit(1 if failed else 0)
 
 

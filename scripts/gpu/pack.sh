@@ -285,22 +285,41 @@ for b in 1 7 64 65; do
     -o "$PA/sized_ref$b" > /dev/null
 done
 
-# The bench graphs with a named batch dim (bench/dynamic_dims.py), each
-# compiled for a range of batch sizes and for its two ends
-# (bench/gpu_dynamic.py compares them): "MODEL MAX" in dynamic/cases.txt.
+# The bench graphs with named dynamic dims (bench/dynamic_dims.py), each
+# compiled for a range of sizes and for two fixed sizes (bench/gpu_dynamic.py
+# compares them): "NAME MODEL AXES MAX SMALL" in dynamic/cases.txt, AXES and
+# the sizes comma-separated (batch; batch,seq for gpt2_block's sequence).
 DYN="$OUT/dynamic"
 mkdir -p "$DYN/models"
-for spec in softmax:8192 ln_gelu:16384 mlp:8192 gpt2_block:64 resnet50:64; do
-  model=${spec%%:*} top=${spec##*:}
-  "$ROOT/.venv/bin/python3" "$ROOT/bench/dynamic_dims.py" \
-    "$ROOT/test/models/bench-graphs/$model.onnx" "$DYN/models/$model.onnx"
-  for dims in "1..$top:dyn" "1:b1" "$top:b$top"; do
-    "$BUILD/bin/kiln" compile "$DYN/models/$model.onnx" --target cuda \
-      --weights external --dim "batch=${dims%%:*}" -o "$DYN/$model-${dims##*:}" | tail -1
-    rm -f "$DYN/$model-${dims##*:}"/{wrapper.cpp,*.h,kernels.cu}
+while read -r name model axes top small; do
+  dimflags=() at_top=() at_small=() axisflags=()
+  IFS=, read -ra A <<< "$axes"; IFS=, read -ra T <<< "$top"; IFS=, read -ra S <<< "$small"
+  for i in "${!A[@]}"; do
+    axisflags+=(--dim "$i=${A[$i]}")
+    dimflags+=(--dim "${A[$i]}=1..${T[$i]}")
+    at_top+=(--dim "${A[$i]}=${T[$i]}") at_small+=(--dim "${A[$i]}=${S[$i]}")
   done
-  echo "$model $top" >> "$DYN/cases.txt"
-done
+  "$ROOT/.venv/bin/python3" "$ROOT/bench/dynamic_dims.py" \
+    "$ROOT/test/models/bench-graphs/$model.onnx" "$DYN/models/$name.onnx" "${axisflags[@]}"
+  for variant in dyn "at-${top//,/x}" "at-${small//,/x}"; do
+    case $variant in
+      dyn) flags=("${dimflags[@]}") ;;
+      "at-${top//,/x}") flags=("${at_top[@]}") ;;
+      *) flags=("${at_small[@]}") ;;
+    esac
+    "$BUILD/bin/kiln" compile "$DYN/models/$name.onnx" --target cuda \
+      --weights external "${flags[@]}" -o "$DYN/$name-$variant" | tail -1
+    rm -f "$DYN/$name-$variant"/{wrapper.cpp,*.h,kernels.cu}
+  done
+  echo "$name $model $axes $top $small" >> "$DYN/cases.txt"
+done <<'EOF2'
+softmax softmax batch 8192 1
+ln_gelu ln_gelu batch 16384 1
+mlp mlp batch 8192 1
+gpt2_block gpt2_block batch 64 1
+resnet50 resnet50 batch 64 1
+gpt2_seq gpt2_block batch,seq 16,1024 1,128
+EOF2
 rm -rf "$DYN/models"
 
 # The libraries travel compressed (OpenBLAS alone is 36 MB); run.sh unpacks.

@@ -167,8 +167,7 @@ KILN_LOAD_V#pragma unroll
 CudaKernel emitCudaAttentionF32Kernel(const AttentionGeometry &g,
                                       CudaKernel k) {
   const int64_t bq = 32, threads = 128;
-  k.grid[0] = static_cast<unsigned>((g.t + bq - 1) / bq);
-  g.setGrid(k);
+  g.setGrid(k, bq);
   k.block[0] = static_cast<unsigned>(threads);
   k.gridStride = false; // a block per query tile
   std::string params =
@@ -227,8 +226,8 @@ CudaKernel emitCudaAttentionF32Kernel(const AttentionGeometry &g,
       "__device__ __forceinline__ void kiln_cp_wait_previous() {\n"
       "  asm volatile(\"cp.async.wait_group 1;\" ::);\n}\n";
   s += helpers + head + " {\n";
-  s += "  constexpr int T = " + str(g.t) + ", D = " + str(g.d) +
-       ", BQ = 32, BC = 64, NT = 128, DV = D / 4, DC = D / 16;\n";
+  s += g.seqDeclaration();
+  s += "  constexpr int D = " + str(g.d) + ", BQ = 32, BC = 64, NT = 128, DV = D / 4, DC = D / 16;\n";
   int64_t c = g.h * g.d;
   s += "  constexpr int RS = " + str(g.rowStride()) +
        ", OS = " + str(g.outRowStride()) + ";\n";
@@ -326,13 +325,13 @@ KILN_PARTIAL_TILE  }
                      ", hi = blockIdx.y % " + str(g.h) +
                      ";\n"
                      "  const float *q = in0 + (size_t)bi * " +
-                     str(g.batchStride()) +
+                     g.batchStrideText() +
                      " + hi * D;\n"
                      "  const float *k = q + " +
                      str(c) + ", *v = q + " + str(2 * c) +
                      ";\n"
                      "  float *o = out0 + (size_t)bi * " +
-                     str(g.outBatchStride()) + " + hi * D;\n"
+                     g.outBatchStrideText() + " + hi * D;\n"
                : "  const size_t base = (size_t)blockIdx.y * T * D;\n"
                  "  const float *q = in0 + base, *k = in1 + base, *v = in2 + "
                  "base;\n"

@@ -36,6 +36,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "targets/cuda/CudaAttentionKernel.h"
+#include "codegen/SymbolicShapes.h"
 #include "codegen/MemoryPlanner.h"
 #include "ir/KilnOps.h"
 
@@ -134,6 +135,44 @@ std::string attentionMmaHelpers(std::string &body, const std::string &kernel,
   return helpers;
 }
 
+namespace {
+
+/// The run-time sequence length of an attention op (its result's T dim:
+/// [B, T, H, D] packed, [B, H, T, D] otherwise) as C++ in the size
+/// variables, or "" when static.
+std::string runTimeSeqOf(Operation *op) {
+  std::vector<std::string> dims = symbolicDimsOf(op->getResult(0));
+  size_t at = isa<PackedAttentionOp>(op) ? 1 : 2;
+  return at < dims.size() && !dims[at].empty()
+             ? parseSizeExpr(dims[at]).cExpr()
+             : "";
+}
+
+} // namespace
+
+bool cudaAttentionTakesRunTimeSizes(Operation *op) {
+  auto packed = dyn_cast<PackedAttentionOp>(op);
+  if (packed && packed.getLayout() && *packed.getLayout() == "seq_first")
+    return false;
+  // Static from `from` on: packed q/k/v [B, T, 3HD] and result [B, T, H,
+  // D]; otherwise [B, H, T, D] each, H and D static.
+  auto staticBeyond = [](Value v, std::initializer_list<size_t> dynamic) {
+    std::vector<std::string> dims = symbolicDimsOf(v);
+    for (size_t d = 0; d < dims.size(); ++d)
+      if (!dims[d].empty() && std::find(dynamic.begin(), dynamic.end(), d) ==
+                                  dynamic.end())
+        return false;
+    return true;
+  };
+  Value result = op->getResult(0);
+  if (packed)
+    return staticBeyond(packed.getQkv(), {0, 1}) &&
+           staticBeyond(result, {0, 1});
+  return llvm::all_of(op->getOperands(),
+                      [&](Value v) { return staticBeyond(v, {0, 2}); }) &&
+         staticBeyond(result, {0, 2});
+}
+
 std::optional<CudaKernel> emitCudaAttentionKernel(Operation *op,
                                                   llvm::StringRef name) {
   // The operands' geometry: [B, H, T, D] each (kiln.attention), or the
@@ -185,7 +224,8 @@ std::optional<CudaKernel> emitCudaAttentionKernel(Operation *op,
     k.sourceNodes = sourceNodeNames(op);
     return emitCudaAttentionF32Kernel(
         AttentionGeometry{b, h, t, d, packed, causal, seqFirst, scale,
-                          runTimeBatchOf(op), sizeParameterList(op)},
+                          runTimeBatchOf(op), runTimeSeqOf(op),
+                          sizeParameterList(op)},
         std::move(k));
   }
   bool bf16 = e.isBF16();
@@ -195,12 +235,18 @@ std::optional<CudaKernel> emitCudaAttentionKernel(Operation *op,
   CudaKernel k;
   k.name = name.str();
   k.sourceNodes = sourceNodeNames(op);
-  k.grid[0] = static_cast<unsigned>((t + 63) / 64);
-  AttentionGeometry geometry{b,        h,     t,
-                             d,        packed, causal,
-                             seqFirst, scale,  runTimeBatchOf(op),
+  AttentionGeometry geometry{b,
+                             h,
+                             t,
+                             d,
+                             packed,
+                             causal,
+                             seqFirst,
+                             scale,
+                             runTimeBatchOf(op),
+                             runTimeSeqOf(op),
                              sizeParameterList(op)};
-  geometry.setGrid(k);
+  geometry.setGrid(k, 64);
   k.block[0] = 128;
   k.gridStride = false; // a block per query tile
   std::string params =
@@ -238,8 +284,8 @@ std::optional<CudaKernel> emitCudaAttentionKernel(Operation *op,
   s += "// launch: grid [" + std::to_string(k.grid[0]) + ", " +
        std::to_string(k.grid[1]) + ", 1], block [128, 1, 1]\n";
   s += head + " {\n";
-  s += "  constexpr int T = " + std::to_string(t) +
-       ", D = " + std::to_string(d) + ", BC = 64, LD = D + 8;\n";
+  s += geometry.seqDeclaration();
+  s += "  constexpr int D = " + std::to_string(d) + ", BC = 64, LD = D + 8;\n";
   // RS: elements from one position's q (k, v) row to the next; OS: the
   // same for the result.
   int64_t c = h * d;
@@ -435,14 +481,14 @@ KILN_ATTENTION_POINTERS  const int row0 = qt * 64 + warp * 16; // the warp's fir
                 ";\n"
                 "  const uint16_t *q = reinterpret_cast<const uint16_t "
                 "*>(in0) + (size_t)bi * " +
-                std::to_string(geometry.batchStride()) +
+                geometry.batchStrideText() +
                 " + hi * D;\n"
                 "  const uint16_t *k = q + " +
                 std::to_string(c) + ", *v = q + " + std::to_string(2 * c) +
                 ";\n"
                 "  uint16_t *o = reinterpret_cast<uint16_t *>(out0) + "
                 "(size_t)bi * " +
-                std::to_string(geometry.outBatchStride()) + " + hi * D;\n"
+                geometry.outBatchStrideText() + " + hi * D;\n"
           : "  const size_t base = (size_t)blockIdx.y * T * D;\n"
             "  const uint16_t *q = reinterpret_cast<const uint16_t *>(in0) + "
             "base;\n"

@@ -35,17 +35,40 @@ struct AttentionGeometry {
   int64_t b = 0, h = 0, t = 0, d = 0;
   bool packed = false, causal = false, seqFirst = false;
   float scale = 1.0f;
-  /// A package compiled for a range of batch sizes: `b` is the bound, this
-  /// the run-time batch as C++ in the size variables (the launch's
-  /// blockIdx.y range follows it), and `sizeParams` the kernel's size
-  /// parameters after its buffers (sizeParameterList); "" when static.
-  std::string runTimeBatch, sizeParams;
+  /// A package compiled for a range of sizes: `b` and `t` are the bound's,
+  /// these the run-time batch and sequence length as C++ in the size
+  /// variables (the launch follows them; the kernel reads T at run time),
+  /// and `sizeParams` the kernel's size parameters after its buffers
+  /// (sizeParameterList); "" when static. Not with seqFirst.
+  std::string runTimeBatch, runTimeSeq, sizeParams;
 
-  /// The grid's y (B * H), at run time where the batch is.
-  void setGrid(CudaKernel &k) const {
+  /// The grid: [ceil(T / tile), B * H], at run time where the sizes are.
+  void setGrid(CudaKernel &k, int64_t tile) const {
+    k.grid[0] = static_cast<unsigned>((t + tile - 1) / tile);
     k.grid[1] = static_cast<unsigned>(b * h);
+    if (!runTimeSeq.empty())
+      k.runTimeGrid[0] = "((" + runTimeSeq + ") + " +
+                         std::to_string(tile - 1) + ") / " +
+                         std::to_string(tile);
     if (!runTimeBatch.empty())
       k.runTimeGrid[1] = "(" + runTimeBatch + ") * " + std::to_string(h);
+  }
+  /// The kernel's T: a constant, or its run-time sequence length.
+  std::string seqDeclaration() const {
+    return runTimeSeq.empty()
+               ? "  constexpr int T = " + std::to_string(t) + ";\n"
+               : "  const int T = (int)(" + runTimeSeq +
+                     "); // at most " + std::to_string(t) + "\n";
+  }
+  /// batchStride() and outBatchStride() as code (T * RS, T * OS where T is
+  /// a run-time size).
+  std::string batchStrideText() const {
+    return runTimeSeq.empty() ? std::to_string(batchStride())
+                              : "(size_t)T * RS";
+  }
+  std::string outBatchStrideText() const {
+    return runTimeSeq.empty() ? std::to_string(outBatchStride())
+                              : "(size_t)T * OS";
   }
 
   /// Elements from one position's q (k, v) row to the next (`RS`) and the

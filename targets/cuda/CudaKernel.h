@@ -217,10 +217,16 @@ std::string beginElementKernel(CudaKernel &k, mlir::Operation *op,
 std::string elementLoopHead(const CudaKernel &k, int64_t total);
 
 /// True when the kernel the CUDA target prints for `op` (a cudaOpKernelKind
-/// op) serves any size of its operands' and results' first dim, the others
-/// static: a package compiled for a range of batch sizes passes the batch
-/// at run time (its launch follows it; the code never uses it).
-bool cudaOpKernelServesAnyBatch(mlir::Operation *op);
+/// op) takes the sizes of `op` that follow size symbols at run time (a
+/// package compiled for a range of sizes): pooling any batch (the first
+/// dims; its launch follows it, its code never uses it), attention any
+/// batch and sequence length (cudaAttentionTakesRunTimeSizes).
+bool cudaOpKernelTakesRunTimeSizes(mlir::Operation *op);
+
+/// For attention: the batch and sequence dims may follow size symbols
+/// (not with the sequence-first packed layout, whose rows interleave the
+/// batches); the heads and head size are static.
+bool cudaAttentionTakesRunTimeSizes(mlir::Operation *op);
 
 /// The run-time batch of `op` (the first dim of its first result, which
 /// follows the size symbols: codegen/SymbolicShapes.h) as C++ in the size

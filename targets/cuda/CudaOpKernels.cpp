@@ -117,19 +117,24 @@ struct OpKernelEntry {
   bool (*matches)(Operation *);
   CudaOpKernelKind kind;
   std::optional<CudaKernel> (*emit)(Operation *, llvm::StringRef);
-  /// Whether the kernel serves any batch (cudaOpKernelServesAnyBatch);
-  /// null: it does not.
-  bool (*servesAnyBatch)(Operation *) = nullptr;
+  /// Whether the kernel takes the run-time sizes of `op`
+  /// (cudaOpKernelTakesRunTimeSizes); null: it takes none.
+  bool (*takesRunTimeSizes)(Operation *) = nullptr;
 };
 
-bool always(Operation *) { return true; }
-
-/// Attention's kernels index a (batch, head) pair by blockIdx.y alone,
-/// except with a sequence-first packed layout (whose rows interleave the
-/// batch).
-bool attentionServesAnyBatch(Operation *op) {
-  auto packed = dyn_cast<PackedAttentionOp>(op);
-  return !packed || !packed.getLayout() || *packed.getLayout() != "seq_first";
+/// True when only the first dims of `op`'s operands and results follow
+/// size symbols: a kernel that never uses that dim's extent (its launch
+/// does) then serves any batch.
+bool onlyFirstDims(Operation *op) {
+  auto onlyFirst = [](Value v) {
+    std::vector<std::string> dims = symbolicDimsOf(v);
+    for (size_t d = 1; d < dims.size(); ++d)
+      if (!dims[d].empty())
+        return false;
+    return true;
+  };
+  return llvm::all_of(op->getOperands(), onlyFirst) &&
+         llvm::all_of(op->getResults(), onlyFirst);
 }
 
 template <typename... Ops> bool isOneOf(Operation *op) {
@@ -137,13 +142,13 @@ template <typename... Ops> bool isOneOf(Operation *op) {
 }
 
 const OpKernelEntry kOpKernels[] = {
-    {isOneOf<MaxPoolOp>, {'p', "max_pool"}, emitCudaPoolKernel, always},
-    {isOneOf<AvgPoolOp>, {'v', "avg_pool"}, emitCudaPoolKernel, always},
+    {isOneOf<MaxPoolOp>, {'p', "max_pool"}, emitCudaPoolKernel, onlyFirstDims},
+    {isOneOf<AvgPoolOp>, {'v', "avg_pool"}, emitCudaPoolKernel, onlyFirstDims},
     {isOneOf<ConcatOp>, {'c', "concat"}, emitCudaConcatKernel},
     {isOneOf<AttentionOp, PackedAttentionOp>,
      {'a', "attention"},
      emitCudaAttentionKernel,
-     attentionServesAnyBatch},
+     cudaAttentionTakesRunTimeSizes},
     {isOneOf<AttentionGradOp, PackedAttentionGradOp>,
      {'y', "attention_grad"},
      emitCudaAttentionGradKernel},
@@ -191,20 +196,9 @@ std::optional<CudaOpKernelKind> cudaOpKernelKind(Operation *op) {
   return std::nullopt;
 }
 
-bool cudaOpKernelServesAnyBatch(Operation *op) {
+bool cudaOpKernelTakesRunTimeSizes(Operation *op) {
   const OpKernelEntry *e = findOpKernel(op);
-  if (!e || !e->servesAnyBatch || !e->servesAnyBatch(op))
-    return false;
-  // Only the first dims follow the symbols.
-  auto onlyFirst = [](Value v) {
-    std::vector<std::string> dims = symbolicDimsOf(v);
-    for (size_t d = 1; d < dims.size(); ++d)
-      if (!dims[d].empty())
-        return false;
-    return true;
-  };
-  return llvm::all_of(op->getOperands(), onlyFirst) &&
-         llvm::all_of(op->getResults(), onlyFirst);
+  return e && e->takesRunTimeSizes && e->takesRunTimeSizes(op);
 }
 
 std::optional<CudaKernel> emitCudaOpKernel(Operation *op,

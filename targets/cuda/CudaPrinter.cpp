@@ -535,10 +535,11 @@ std::string whyNotCudaRunTimeSizes(mlir::Operation *op) {
       return "";
     return "the library call " + callee.str() + " takes compile-time shapes";
   }
-  if (op->hasAttr(kKernelAttr) && !cudaOpKernelServesAnyBatch(op))
+  if (op->hasAttr(kKernelAttr) && !cudaOpKernelTakesRunTimeSizes(op))
     return "the CUDA kernel of " + op->getName().getStringRef().str() +
-           " is generated for compile-time shapes (only some single-op "
-           "kernels take a run-time batch)";
+           " is generated for compile-time shapes (of the single-op "
+           "kernels, pooling takes a run-time batch, attention a run-time "
+           "batch and sequence length)";
   return "";
 }
 
