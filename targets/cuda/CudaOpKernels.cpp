@@ -32,6 +32,8 @@ std::string beginElementKernel(CudaKernel &k, Operation *op,
   // A run-time batch: the element count and the grid follow it (the
   // bound's batch is the result's first dim).
   if (std::string batch = runTimeBatchOf(op); !batch.empty()) {
+    assert(cudaOpKernelTakesRunTimeSizes(op) &&
+           "a run-time batch for a kernel that does not take it");
     int64_t bound =
         cast<RankedTensorType>(op->getResult(0).getType()).getDimSize(0);
     std::string perBatch = llLiteral(total / bound);

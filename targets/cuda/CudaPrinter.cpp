@@ -58,7 +58,7 @@ void CudaPrinter::decompose(const std::vector<int> &vars,
     const LoopVar &v = k.vars[vars[i]];
     assert((width == 1 || i + 1 != vars.size() || v.symbolicExtent.empty()) &&
            "a vector width over a run-time extent");
-    int64_t extent = k.vars[vars[i]].extent;
+    int64_t extent = v.extent;
     if (i + 1 == vars.size())
       extent /= width;
     std::string extentCode = v.symbolicExtent.empty() ? std::to_string(extent)
@@ -337,9 +337,8 @@ void CudaPrinter::printPointwise(const Stmt &loop) {
     }
     open("if (" + cond + ") {");
     open("for (" + it + " kiln_i = kiln_gtid; kiln_i < " +
-         (totalText == std::to_string(total) ? std::to_string(total / w)
-                                             : totalText + " / " +
-                                                   std::to_string(w)) +
+         (anyRunTimeExtent(loop.vars) ? totalText + " / " + std::to_string(w)
+                                      : std::to_string(total / w)) +
          "; kiln_i += kiln_nthreads) {");
     decompose(loop.vars, "kiln_i", w);
     printVectorBody(loop, w);

@@ -74,7 +74,7 @@ bool CudaPrinter::printTiledTranspose(const Stmt &loop) {
       others.push_back(v);
   int64_t tiles = na * nb * tripCount(others);
   int rows = static_cast<int>(blockSize / 32);
-  gridSize = std::max(gridSize, tiles);
+  needBlocks(tiles, std::to_string(tiles));
   auto tileOf = [](const Stmt *s) {
     return "kiln_tile" + std::to_string(s->result);
   };

@@ -169,8 +169,11 @@ void emitKernelLaunch(llvm::raw_ostream &os, Operation *op, size_t index,
                       const KernelRecord &kernel, int kernelIndex,
                       const PackageNames &names, const BufferNames &buffers) {
   const std::array<unsigned, 3> &grid = *kernel.grid, &block = *kernel.block;
+  bool runTimeGrid = llvm::any_of(
+      kernel.runTimeGrid, [](const std::string &t) { return !t.empty(); });
   os << "  // Step " << index << ": kernel " << kernel.name << " (grid "
-     << grid[0] << "x" << grid[1] << "x" << grid[2] << ", block " << block[0]
+     << (runTimeGrid ? "at most " : "") << grid[0] << "x" << grid[1] << "x"
+     << grid[2] << ", block " << block[0]
      << "x" << block[1] << "x" << block[2] << "), ONNX nodes "
      << nodeList(sourceNodeNames(op)) << "\n";
   os << "  if (" << names.symbol(kernel.name) << "(m->functions[" << kernelIndex
@@ -216,11 +219,11 @@ void emitMatmulCall(llvm::raw_ostream &os, LibraryCallOp call, size_t index,
   // (kiln.sym_params); cuBLASLt's plans are cached per shape.
   std::string batch = paramCExpr(call, "batch"), m = paramCExpr(call, "m"),
               n = paramCExpr(call, "n"), k = paramCExpr(call, "k");
-  std::string strideD = m == std::to_string(param(call, "m")) &&
-                                n == std::to_string(param(call, "n"))
-                            ? std::to_string(param(call, "m") *
-                                             param(call, "n"))
-                            : m + " * " + n;
+  auto symbolic = call->getAttrOfType<DictionaryAttr>(kSymParamsAttr);
+  std::string strideD =
+      symbolic && (symbolic.get("m") || symbolic.get("n"))
+          ? m + " * " + n
+          : std::to_string(param(call, "m") * param(call, "n"));
   bool transA = call.getTransposeA(), transB = call.getTransposeB();
   std::string node = firstNode(call);
   os << "  // Step " << index << ": kiln.matmul (cuBLASLt), ONNX node '"
