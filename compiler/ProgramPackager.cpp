@@ -37,6 +37,7 @@ ManifestValue manifestValue(const ValueSignature &sig) {
   v.name = sig.name;
   v.dtype = sig.dtype;
   v.shape = sig.shape;
+  v.anyRank = sig.anyRank;
   return v;
 }
 

@@ -214,6 +214,19 @@ Status GraphTracer::traceNode(const onnx::NodeProto &node, int index) {
                             "); fix the model's opset_import"));
   where += strCat(" \xe2\x86\x92 ", opType, "-", version);
 
+  // A value whose rank is only known at run time (an output of an If whose
+  // branches disagree on it) can leave the graph, nothing else reads it.
+  for (const std::string &in : node.input())
+    if (Value v = state_.values.lookup(in);
+        v && mlir::isa<mlir::UnrankedTensorType>(v.getType()))
+      return nodeError(strCat(
+          "input '", in,
+          "' has a rank known only at run time (an output of an If whose "
+          "branches disagree on its rank); Kiln supports such a value only "
+          "as a graph output or a branch output so far: make the branches "
+          "agree on the rank (e.g. Unsqueeze/Reshape inside the branch), or "
+          "bind the condition with --input-value NAME=FILE so that only one "
+          "branch is traced (docs/graph-breaks.md)"));
   if (isControlFlowOp(opType)) {
     for (int i = 0; i < node.input_size(); ++i) {
       const std::string &in = node.input(i);

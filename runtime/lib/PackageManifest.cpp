@@ -30,6 +30,8 @@ Json valueJson(const ManifestValue &v) {
     j["bytes"] = *v.bytes;
   if (!v.dims.empty())
     j["dims"] = v.dims;
+  if (v.anyRank)
+    j["any_rank"] = true;
   return j;
 }
 

@@ -190,6 +190,9 @@ struct ManifestValue {
   /// ("dims", a package compiled for ranges of sizes) each dim as
   /// SymbolicDim text: "batch", "4*batch" or the size; empty when absent.
   std::vector<std::string> dims;
+  /// ("any_rank", a program package's output) the rank is only known at
+  /// run time; `shape` is empty.
+  bool anyRank = false;
 };
 
 /// A file of the package the runtime reads ("files": [...]), recorded when
