@@ -283,6 +283,8 @@ std::string formatManifest(const PackageManifest &manifest) {
            : manifest.kind == PackageKind::Training
                ? trainingManifestJson(manifest)
                : graphManifestJson(manifest);
+  if (!manifest.customOpLibraries.empty())
+    j["custom_op_libraries"] = manifest.customOpLibraries;
   if (!manifest.files.empty())
     j["files"] = listJson(manifest.files, [](const ManifestFile &f) {
       return Json{

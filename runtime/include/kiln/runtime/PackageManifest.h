@@ -507,6 +507,10 @@ struct PackageManifest {
   std::vector<ManifestGraph> graphs;
   /// (program) "graph_breaks".
   std::vector<ManifestGraphBreak> graphBreaks;
+  /// ("custom_op_libraries", optional) the custom-op libraries
+  /// (kiln/custom_op.h) the package's kiln.custom_call ops need, as paths
+  /// inside the package (custom_ops/<file>); loaded with the package.
+  std::vector<std::string> customOpLibraries;
   /// Written when set.
   std::optional<ManifestCounts> counts;
   ManifestMemoryPlan memoryPlan;
