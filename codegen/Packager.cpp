@@ -38,6 +38,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/Packager.h"
+#include "codegen/CustomOpLibraries.h"
 #include "codegen/FillWeights.h"
 #include "codegen/SymbolicShapes.h"
 #include "ir/KilnOps.h"
@@ -395,6 +396,8 @@ LogicalResult PackageWriter::finish(func::FuncOp graph, const MemoryPlan &plan,
                                     const GraphCodegen &codegen,
                                     const StepCounts &counts) {
   PackageManifest &m = manifest_;
+  if (failed(packageCustomOpLibraries(loc_, graph, dir_, m.customOpLibraries)))
+    return failure();
   m.abiVersion = KILN_MODEL_ABI_VERSION;
   m.model = codegen.names().name;
   m.source = options_.modelPath;

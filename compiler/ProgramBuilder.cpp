@@ -52,9 +52,22 @@ SourceInfo getSourceInfo(Location loc) {
 /// The signature of a value of type `type` named `name`.
 static Expected<ValueSignature>
 makeSignature(Type type, const std::string &name, ArrayAttr dimNames, int id) {
+  // An output whose rank the branch taken decides (kiln.if).
+  if (auto unranked = dyn_cast<UnrankedTensorType>(type)) {
+    std::optional<DType> dtype = fromMlirElementType(unranked.getElementType());
+    if (!dtype)
+      return Status::error(
+          strCat("value '", name, "' has an unsupported element type"));
+    ValueSignature sig;
+    sig.name = name;
+    sig.dtype = *dtype;
+    sig.valueId = id;
+    sig.anyRank = true;
+    return sig;
+  }
   auto tensorType = dyn_cast<RankedTensorType>(type);
   if (!tensorType)
-    return Status::error(strCat("value '", name, "' is not a ranked tensor"));
+    return Status::error(strCat("value '", name, "' is not a tensor"));
   std::optional<DType> dtype = fromMlirElementType(tensorType.getElementType());
   if (!dtype)
     return Status::error(

@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/ProgramPackager.h"
+#include "codegen/CustomOpLibraries.h"
 #include "codegen/Packager.h"
 #include "compiler/ProgramBuilder.h"
 
@@ -37,6 +38,7 @@ ManifestValue manifestValue(const ValueSignature &sig) {
   v.name = sig.name;
   v.dtype = sig.dtype;
   v.shape = sig.shape;
+  v.anyRank = sig.anyRank;
   return v;
 }
 
@@ -139,6 +141,10 @@ LogicalResult writeProgramPackage(ModuleOp module,
   counts.graphs = static_cast<int64_t>(graphs.size());
   counts.graphBreaks = static_cast<int64_t>(report.breaks.size());
   manifest.compileTimes.trace = options.traceSeconds;
+  // Custom ops of the glue (eager regions); each graph records its own.
+  if (failed(packageCustomOpLibraries(loc, program, tmp,
+                                      manifest.customOpLibraries)))
+    return failure();
   return staged.install(manifest);
 }
 

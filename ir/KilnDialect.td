@@ -88,6 +88,10 @@ def Kiln_NumericTensor : RankedTensorOf<[F32, F16, BF16, F64, I64, I32, I8,
 def Kiln_FloatTensor : RankedTensorOf<[F32, F16, BF16, F64]>;
 def Kiln_IntTensor : RankedTensorOf<[I64, I32, I8, UI8]>;
 def Kiln_BoolTensor : RankedTensorOf<[I1]>;
+/// A tensor whose rank may be known only at run time (`tensor<*xf32>`): the
+/// results of a kiln.if whose branches disagree on a rank, nothing else.
+def Kiln_AnyRankTensor : TensorOf<[F32, F16, BF16, F64, I64, I32, I8, UI8,
+                                   I1]>;
 /// A parameter operand: shapes, axes, starts, pads, k ... (1-D or rank-0).
 def Kiln_I64Tensor : RankedTensorOf<[I64]>;
 def Kiln_I32Tensor : RankedTensorOf<[I32]>;

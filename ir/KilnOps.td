@@ -17,5 +17,6 @@ include "ir/KilnDataOps.td"
 include "ir/KilnFusionOps.td"
 include "ir/KilnLibraryOps.td"
 include "ir/KilnProgramOps.td"
+include "ir/KilnCustomOps.td"
 
 #endif // KILN_OPS_TD

@@ -20,6 +20,11 @@ namespace {
 /// True when `actual` fits `declared`: same element type and rank, and equal
 /// sizes wherever `declared` is static.
 bool fitsType(Type actual, Type declared) {
+  // An unranked declared type (a kiln.if result whose rank depends on the
+  // branch) takes any tensor of its element type.
+  if (auto any = dyn_cast<UnrankedTensorType>(declared))
+    if (auto t = dyn_cast<TensorType>(actual))
+      return t.getElementType() == any.getElementType();
   auto a = dyn_cast<RankedTensorType>(actual);
   auto d = dyn_cast<RankedTensorType>(declared);
   if (!a || !d || a.getElementType() != d.getElementType() ||

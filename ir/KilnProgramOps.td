@@ -31,8 +31,10 @@ def Kiln_IfOp : Op<Kiln_Dialect, "if", [
     one boolean (any rank, one element). Each region has one block without
     arguments that ends with `kiln.yield` of values compatible with the
     results (a dimension on which the branches disagree is dynamic in the
-    result). The regions may use values defined above them. Both branches
-    are compiled; the runtime runs the one `cond` selects.
+    result; a result on whose rank they disagree is unranked,
+    `tensor<*xf32>`, and gets its rank when the branch runs). The regions
+    may use values defined above them. Both branches are compiled; the
+    runtime runs the one `cond` selects.
 
     Example:
 
@@ -47,7 +49,7 @@ def Kiln_IfOp : Op<Kiln_Dialect, "if", [
     ```
   }];
   let arguments = (ins Kiln_BoolTensor:$cond);
-  let results = (outs Variadic<Kiln_Tensor>:$results);
+  let results = (outs Variadic<Kiln_AnyRankTensor>:$results);
   let regions = (region SizedRegion<1>:$thenRegion,
                         SizedRegion<1>:$elseRegion);
   let assemblyFormat = [{

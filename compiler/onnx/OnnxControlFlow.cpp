@@ -5,10 +5,12 @@
 // subgraph is traced at the builder's insertion point with its inputs bound
 // and its own names scoped. If with a condition that folds is inlined (only
 // the taken branch); otherwise both branches become the regions of kiln.if,
-// their output types merged. Loop with a trip count and conditions that fold
-// is unrolled up to TraceOptions::loopUnrollLimit iterations; otherwise it
-// becomes kiln.loop, its body retraced with widened (dynamic) dims until the
-// carried types hold. Scan is unrolled over its static number of iterations.
+// their output types merged (an output whose rank differs between them is
+// unranked: it gets its rank at run time and may only leave the graph).
+// Loop with a trip count and conditions that fold is unrolled up to
+// TraceOptions::loopUnrollLimit iterations; otherwise it becomes kiln.loop,
+// its body retraced with widened (dynamic) dims until the carried types
+// hold. Scan is unrolled over its static number of iterations.
 //
 //===----------------------------------------------------------------------===//
 
@@ -64,12 +66,15 @@ std::string nonTensorKind(const onnx::ValueInfoProto &info) {
 }
 
 /// Merges the types two branches give one output: equal dims stay, others
-/// become dynamic; null when the element types or ranks differ.
-mlir::RankedTensorType mergeBranchTypes(mlir::RankedTensorType a,
-                                        mlir::RankedTensorType b) {
-  if (!a || !b || a.getElementType() != b.getElementType() ||
-      a.getRank() != b.getRank())
+/// become dynamic; an unranked tensor when the ranks differ (the output
+/// gets its rank when a branch runs); null when the element types differ.
+mlir::TensorType mergeBranchTypes(mlir::Type typeA, mlir::Type typeB) {
+  auto a = mlir::dyn_cast_or_null<mlir::TensorType>(typeA);
+  auto b = mlir::dyn_cast_or_null<mlir::TensorType>(typeB);
+  if (!a || !b || a.getElementType() != b.getElementType())
     return {};
+  if (!a.hasRank() || !b.hasRank() || a.getRank() != b.getRank())
+    return mlir::UnrankedTensorType::get(a.getElementType());
   llvm::SmallVector<int64_t> dims;
   for (int64_t d = 0; d < a.getRank(); ++d)
     dims.push_back(a.getDimSize(d) == b.getDimSize(d)
@@ -224,16 +229,16 @@ Status GraphTracer::traceIf(NodeContext &nc, const std::string &name,
   }
   llvm::SmallVector<mlir::Type> types;
   for (int i = 0; i < node.output_size(); ++i) {
-    mlir::RankedTensorType merged =
-        mergeBranchTypes(nc.typeOf(outs[0][i]), nc.typeOf(outs[1][i]));
+    mlir::TensorType merged =
+        mergeBranchTypes(outs[0][i].getType(), outs[1][i].getType());
     if (!merged)
       return nodeErrorAt(
           where,
           strCat("the branches disagree on output #", i, ": then_branch gives ",
-                 formatType(nc.typeOf(outs[0][i])), ", else_branch gives ",
-                 formatType(nc.typeOf(outs[1][i])),
+                 formatType(outs[0][i].getType()), ", else_branch gives ",
+                 formatType(outs[1][i].getType()),
                  "; Kiln supports If only when the branches agree on each "
-                 "output's element type and rank"));
+                 "output's element type"));
     types.push_back(merged);
   }
   mlir::OperationState state(nc.loc(), IfOp::getOperationName());
@@ -393,7 +398,9 @@ Status GraphTracer::traceLoop(NodeContext &nc, const std::string &name,
     bool widened = false;
     for (size_t j = 0; j < numCarried; ++j) {
       mlir::RankedTensorType got = nc.typeOf(outs[1 + j]);
-      mlir::RankedTensorType merged = mergeBranchTypes(carriedTypes[j], got);
+      // A loop keeps each carried value's rank (no unranked merge here).
+      auto merged = mlir::dyn_cast_or_null<mlir::RankedTensorType>(
+          mergeBranchTypes(carriedTypes[j], got));
       if (!merged)
         return nodeErrorAt(
             where,

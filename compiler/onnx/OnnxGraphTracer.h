@@ -68,6 +68,11 @@ private:
                             size_t numScans);
   Status traceScan(NodeContext &nc, const std::string &name,
                    const std::string &where);
+  /// Traces a node that a loaded custom-op library provides as one
+  /// kiln.custom_call typed by the library's shape function
+  /// (OnnxCustomOps.cpp); `where` names the node for errors.
+  Status traceCustomOp(const onnx::NodeProto &node, const std::string &name,
+                       const std::string &where, const std::string &domain);
   /// Traces the nodes of a subgraph at the builder's insertion point, its
   /// inputs bound to `inputs` (names of the enclosing scopes stay visible,
   /// names it defines do not leak out), and returns its outputs. `scope`

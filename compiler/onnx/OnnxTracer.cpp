@@ -19,6 +19,7 @@
 #include "ir/KilnOps.h"
 #include "passes/TensorConversion.h"
 
+#include "kiln/runtime/CustomOps.h"
 #include "kiln/runtime/SizeLimits.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -195,10 +196,17 @@ Status GraphTracer::traceNode(const onnx::NodeProto &node, int index) {
   auto nodeError = [&](const std::string &msg) {
     return error(where + scope + "): " + msg);
   };
+  // A custom-op library (--custom-ops) provides the op: it wins over a
+  // mapping of the same name, so users can replace an ONNX op's kernel.
+  if (findCustomOp(domain, opType).op)
+    return traceCustomOp(node, name, where + scope, domain);
   if (domain != "ai.onnx")
-    return nodeError(strCat("operators of domain '", domain,
-                            "' are not supported; Kiln supports the default "
-                            "ONNX domain (ai.onnx) only"));
+    return nodeError(strCat(
+        "operators of domain '", domain,
+        "' are not supported by Kiln, which supports the default ONNX "
+        "domain (ai.onnx), and no custom-op library provides ", domain, ":",
+        opType, "; write one and load it with --custom-ops libNAME.so "
+        "(docs/custom-ops.md)"));
   llvm::ArrayRef<int> versions = onnxOpVersions(opType);
   if (versions.empty())
     return nodeError(strCat("'", opType,
@@ -214,6 +222,19 @@ Status GraphTracer::traceNode(const onnx::NodeProto &node, int index) {
                             "); fix the model's opset_import"));
   where += strCat(" \xe2\x86\x92 ", opType, "-", version);
 
+  // A value whose rank is only known at run time (an output of an If whose
+  // branches disagree on it) can leave the graph, nothing else reads it.
+  for (const std::string &in : node.input())
+    if (Value v = state_.values.lookup(in);
+        v && mlir::isa<mlir::UnrankedTensorType>(v.getType()))
+      return nodeError(strCat(
+          "input '", in,
+          "' has a rank known only at run time (an output of an If whose "
+          "branches disagree on its rank); Kiln supports such a value only "
+          "as a graph output or a branch output so far: make the branches "
+          "agree on the rank (e.g. Unsqueeze/Reshape inside the branch), or "
+          "bind the condition with --input-value NAME=FILE so that only one "
+          "branch is traced (docs/graph-breaks.md)"));
   if (isControlFlowOp(opType)) {
     for (int i = 0; i < node.input_size(); ++i) {
       const std::string &in = node.input(i);
@@ -241,7 +262,9 @@ Status GraphTracer::traceNode(const onnx::NodeProto &node, int index) {
                        "supported by Kiln: sequences are not supported");
     return nodeError(strCat("operator ", opType,
                             " is not supported by Kiln; replace it in the "
-                            "model or export it differently"));
+                            "model, export it differently, or provide it "
+                            "in a custom-op library loaded with "
+                            "--custom-ops libNAME.so (docs/custom-ops.md)"));
   }
   const OpMapping &mapping = it->second;
   if (version < mapping.minVersion || version > mapping.maxVersion) {

@@ -24,6 +24,7 @@ Dispatcher &Dispatcher::global() {
     registerResizeKernels(*d);
     registerNonZeroKernels(*d);
     registerDeterminantKernels(*d);
+    registerCustomCallKernels(*d);
     return d;
   }();
   return *instance;

@@ -18,6 +18,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "kiln/runtime/CustomOps.h"
 #include "kiln/runtime/Model.h"
 #include "ModelImpl.h"
 
@@ -475,6 +476,17 @@ Expected<Model> Model::load(const std::string &dir,
   // Sizes and checksums before anything is opened: a truncated library
   // would crash dlopen, altered weights would run with wrong values.
   KILN_RETURN_IF_ERROR(verifyPackageFiles(*manifest, dir));
+  // The custom-op libraries its kiln.custom_call ops need (copies inside
+  // the package), before any step could call them.
+  for (const std::string &lib : manifest->customOpLibraries) {
+    fs::path rel(lib);
+    if (rel.is_absolute() || rel.empty() ||
+        std::find(rel.begin(), rel.end(), "..") != rel.end())
+      return Status::error(strCat(manifestPath, ": custom-op library '", lib,
+                                  "' is not a path inside the package"));
+    KILN_RETURN_IF_ERROR(loadCustomOpLibrary((fs::path(dir) / rel).string())
+                             .withContext(manifestPath));
+  }
   if (manifest->kind == PackageKind::Training)
     return Status::error(strCat("'", dir,
                                 "' is a training package: load it with "

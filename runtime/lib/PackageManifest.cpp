@@ -30,6 +30,8 @@ Json valueJson(const ManifestValue &v) {
     j["bytes"] = *v.bytes;
   if (!v.dims.empty())
     j["dims"] = v.dims;
+  if (v.anyRank)
+    j["any_rank"] = true;
   return j;
 }
 
@@ -281,6 +283,8 @@ std::string formatManifest(const PackageManifest &manifest) {
            : manifest.kind == PackageKind::Training
                ? trainingManifestJson(manifest)
                : graphManifestJson(manifest);
+  if (!manifest.customOpLibraries.empty())
+    j["custom_op_libraries"] = manifest.customOpLibraries;
   if (!manifest.files.empty())
     j["files"] = listJson(manifest.files, [](const ManifestFile &f) {
       return Json{

@@ -676,6 +676,8 @@ Expected<PackageManifest> parseRoot(const Json &root) {
                                  [](const auto &s) { return s.op; }));
   KILN_RETURN_IF_ERROR(parseList(fields, "graphs", "", m.graphs, parseGraph,
                                  [](const auto &g) { return g.name; }));
+  KILN_RETURN_IF_ERROR(
+      fields.strings("custom_op_libraries", m.customOpLibraries));
   KILN_RETURN_IF_ERROR(parseList(fields, "graph_breaks", "", m.graphBreaks,
                                  parseGraphBreak,
                                  [](const auto &b) { return b.op.node; }));

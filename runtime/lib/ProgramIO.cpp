@@ -160,11 +160,14 @@ private:
 };
 
 Json signatureJson(const ValueSignature &sig) {
-  return {{"name", sig.name},
-          {"dtype", dtypeName(sig.dtype)},
-          {"shape", sig.shape},
-          {"dim_names", sig.dimNames},
-          {"value_id", sig.valueId}};
+  Json j = {{"name", sig.name},
+            {"dtype", dtypeName(sig.dtype)},
+            {"shape", sig.shape},
+            {"dim_names", sig.dimNames},
+            {"value_id", sig.valueId}};
+  if (sig.anyRank)
+    j["any_rank"] = true;
+  return j;
 }
 
 Expected<Json> attributeJson(const AttrValue &value, BinWriter &bin,

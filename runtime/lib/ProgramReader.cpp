@@ -307,6 +307,12 @@ Status ProgramReader::readSignatures(const Json &root, const char *key,
     if (!id)
       return fail(id.status());
     sig.valueId = *id;
+    if (const Json *anyRank = findKey(j, "any_rank")) {
+      if (!anyRank->is_boolean() || (anyRank->get<bool>() && !sig.shape.empty()))
+        return fail(Status::error(
+            "'any_rank' must be a boolean, true only with an empty 'shape'"));
+      sig.anyRank = anyRank->get<bool>();
+    }
     out.push_back(std::move(sig));
   }
   return Status::ok();

@@ -26,6 +26,9 @@ std::string joinNames(const std::vector<ValueSignature> &sigs) {
 }
 
 std::string signatureTypeString(const ValueSignature &sig) {
+  if (sig.anyRank)
+    return std::string(dtypeName(sig.dtype)) + "[...] (its rank is known at "
+                                                "run time)";
   std::string s = std::string(dtypeName(sig.dtype)) + "[";
   for (size_t i = 0; i < sig.shape.size(); ++i) {
     if (i)

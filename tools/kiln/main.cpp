@@ -8,6 +8,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "Commands.h"
+
+#include "kiln/runtime/CustomOps.h"
 #include "targets/TargetRegistry.h"
 
 #include <CLI/CLI.hpp>
@@ -352,6 +354,15 @@ int main(int argc, char **argv) {
                        "Before the steps, write the gradients of the batch "
                        "into this folder, one PARAMETER.npy each");
 
+  // Custom-op libraries (kiln/custom_op.h, docs/custom-ops.md): loaded
+  // before the command runs, for the commands that trace or run a model.
+  std::vector<std::string> customOps;
+  for (CLI::App *cmd : {dumpCmd, runCmd, compileCmd, explainCmd})
+    cmd->add_option("--custom-ops", customOps,
+                    "A custom-op library (a shared object exporting "
+                    "kiln_custom_op_library(), kiln/custom_op.h) whose ops "
+                    "the model uses; repeatable (docs/custom-ops.md)");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp &e) {
@@ -372,6 +383,9 @@ int main(int argc, char **argv) {
   if (Status parsed = readKilnLogs(logs); !parsed)
     return reportError(parsed.message());
   dump.logs = compile.logs = explain.logs = logs;
+  for (const std::string &lib : customOps)
+    if (Status loaded = kiln::loadCustomOpLibrary(lib); !loaded)
+      return reportError(loaded.message());
 
   if (*dumpCmd)
     return runDumpCommand(dump);

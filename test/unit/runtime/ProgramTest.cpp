@@ -197,6 +197,7 @@ void checkSameSignatures(const std::vector<ValueSignature> &a,
     CHECK(a[i].shape == b[i].shape);
     CHECK(a[i].dimNames == b[i].dimNames);
     CHECK(a[i].valueId == b[i].valueId);
+    CHECK(a[i].anyRank == b[i].anyRank);
   }
 }
 
@@ -530,6 +531,10 @@ TEST_CASE("programs round-trip through program.json and program.bin",
   all.attrs.set("absent", Tensor());
   all.attrs.set("f16", Tensor::fromVector<Half>({Half(1.5f)}, {1}));
   attrs.nodes.push_back(all);
+  // An output whose rank the branch taken decides ("any_rank").
+  ValueSignature anyRank = sig("any_rank", DType::F32, {}, 15);
+  anyRank.anyRank = true;
+  attrs.outputs.push_back(anyRank);
 
   std::string dir = tempDir("roundtrip");
   Status w = writeProgramFiles(attrs, dir);
@@ -553,6 +558,7 @@ TEST_CASE("programs round-trip through program.json and program.bin",
   // Tensor bytes are 64-byte aligned in program.bin.
   std::string json = readFile(dir + "/program.json");
   CHECK(json.find("\"offset\": 64") != std::string::npos);
+  CHECK(json.find("\"any_rank\": true") != std::string::npos);
 
   // The runnable program gives the same results after the round trip.
   std::string dir2 = tempDir("roundtrip-run");

@@ -86,6 +86,7 @@ void registerRecurrentKernels(Dispatcher &d);
 void registerResizeKernels(Dispatcher &d);
 void registerNonZeroKernels(Dispatcher &d);
 void registerDeterminantKernels(Dispatcher &d);
+void registerCustomCallKernels(Dispatcher &d);
 
 } // namespace kiln
 

@@ -190,6 +190,9 @@ struct ManifestValue {
   /// ("dims", a package compiled for ranges of sizes) each dim as
   /// SymbolicDim text: "batch", "4*batch" or the size; empty when absent.
   std::vector<std::string> dims;
+  /// ("any_rank", a program package's output) the rank is only known at
+  /// run time; `shape` is empty.
+  bool anyRank = false;
 };
 
 /// A file of the package the runtime reads ("files": [...]), recorded when
@@ -504,6 +507,10 @@ struct PackageManifest {
   std::vector<ManifestGraph> graphs;
   /// (program) "graph_breaks".
   std::vector<ManifestGraphBreak> graphBreaks;
+  /// ("custom_op_libraries", optional) the custom-op libraries
+  /// (kiln/custom_op.h) the package's kiln.custom_call ops need, as paths
+  /// inside the package (custom_ops/<file>); loaded with the package.
+  std::vector<std::string> customOpLibraries;
   /// Written when set.
   std::optional<ManifestCounts> counts;
   ManifestMemoryPlan memoryPlan;

@@ -33,6 +33,9 @@ struct ValueSignature {
   Shape shape;
   std::vector<std::string> dimNames;
   int valueId = -1;
+  /// The rank is only known at run time (an output of an If whose branches
+  /// give it different ranks); `shape` is then empty and unchecked.
+  bool anyRank = false;
 };
 
 struct ProgramNode;

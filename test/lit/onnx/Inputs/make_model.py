@@ -157,18 +157,32 @@ def if_folded():
 def if_kept(variant):
     # A run-time condition: kiln.if. The branches give [2, 3] and [4, 3]
     # (result [?, 3]); both define "t", which must not leak out. Variant
-    # "mismatch": else_branch gives int64 (an error).
+    # "mismatch": else_branch gives int64 (an error). Variants "rank" and
+    # "rank-out": else_branch gives [1, 2, 3] (result tensor<*xf32>), read by
+    # the Relu (an error) or only a graph output.
     then_g = helper.make_graph([
         helper.make_node("Add", ["x", "one"], ["t"], name="then_add"),
     ], "then", [], [vi("t", F, [2, 3])], [const("one", np.float32(1))])
     if variant == "mismatch":
         else_nodes = [helper.make_node("Shape", ["x"], ["t"], name="shape")]
         else_out = [vi("t", I64, [2])]
+    elif variant in ("rank", "rank-out"):
+        else_nodes = [helper.make_node("Unsqueeze", ["x", "axes"], ["t"],
+                                       name="else_unsqueeze")]
+        else_out = [vi("t", F, [1, 2, 3])]
     else:
         else_nodes = [helper.make_node("Concat", ["x", "x"], ["t"], axis=0,
                                        name="else_concat")]
         else_out = [vi("t", F, [4, 3])]
-    else_g = helper.make_graph(else_nodes, "else", [], else_out)
+    else_g = helper.make_graph(
+        else_nodes, "else", [], else_out,
+        [const("axes", np.array([0], np.int64))] if variant.startswith("rank")
+        else [])
+    if variant == "rank-out":
+        return model([helper.make_node("If", ["c"], ["y"], name="if",
+                                       then_branch=then_g,
+                                       else_branch=else_g)],
+                     [vi("c", B, []), vi("x", F, [2, 3])], [vi("y", F, None)])
     return model([
         helper.make_node("If", ["c"], ["y"], name="if", then_branch=then_g,
                          else_branch=else_g),
@@ -276,6 +290,8 @@ MODELS = {
     "if-folded": if_folded,
     "if-kept": lambda: if_kept("kept"),
     "if-mismatch": lambda: if_kept("mismatch"),
+    "if-rank": lambda: if_kept("rank"),
+    "if-rank-out": lambda: if_kept("rank-out"),
     "loop-unrolled": loop_unrolled,
     "loop-kept": loop_kept,
     "loop-run-time-cond": loop_run_time_cond,
