@@ -19,7 +19,8 @@
 #                            training graphs, with PyTorch's references
 #   gpu-pack/package-api/    a CUDA package of the tiny MLP and a C++ program
 #                            calling one of its kernels and its header; the
-#                            tiny MLP for batch 1..64 (no --dim)
+#                            tiny MLP for batch 1..64 (no --dim) and a C++
+#                            program alternating batches (sized_graphs_cuda.cpp)
 #   gpu-pack/dynamic/        bench graphs for a range of batch sizes and for
 #                            its ends (bench/gpu_dynamic.py)
 #   gpu-pack/run.sh, gpu_bench.py, models.py, check_training.py
@@ -284,6 +285,12 @@ for b in 1 7 64 65; do
   "$BUILD/bin/kiln" run "$ROOT/examples/tiny_mlp.onnx" --input "x=$PA/sized_x$b.npy" \
     -o "$PA/sized_ref$b" > /dev/null
 done
+# ... and run through kiln::Model with the batch changing from run to run
+# (a CUDA graph per size).
+"${CXX:-c++}" -std=c++17 -O2 -I "$ROOT/test/models/package_api" \
+  -I "$ROOT/runtime/include" \
+  "$ROOT/test/models/package_api/sized_graphs_cuda.cpp" \
+  -L "$BUILD/runtime" -lkiln_runtime -o "$PA/sized_graphs_cuda"
 
 # The bench graphs with named dynamic dims (bench/dynamic_dims.py), each
 # compiled for a range of sizes and for two fixed sizes (bench/gpu_dynamic.py

@@ -72,6 +72,10 @@ if [[ " $STEPS " == *" package-api "* && -x "$PACK/package-api/single_kernel_cud
       --expect y="$PA/sized_ref$b/y.npy" > /dev/null && echo "PASS batch $b" ||
       { echo "FAIL batch $b"; STATUS=1; }
   done
+  # The batch changing from run to run, CUDA graphs on: a graph per size.
+  "$PA/sized_graphs_cuda" "$PA/tiny_mlp_sized" \
+    "$PA/sized_x1.npy" "$PA/sized_ref1/y.npy" "$PA/sized_x7.npy" "$PA/sized_ref7/y.npy" \
+    "$PA/sized_x64.npy" "$PA/sized_ref64/y.npy" | tail -3 || STATUS=1
   # Outside the range: refused with a message naming the dimension.
   if out=$("$PACK/bin/kiln-runner" "$PA/tiny_mlp_sized" --input x="$PA/sized_x65.npy" 2>&1); then
     echo "FAIL batch 65 ran"; STATUS=1
