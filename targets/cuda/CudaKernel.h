@@ -218,9 +218,10 @@ std::string elementLoopHead(const CudaKernel &k, int64_t total);
 
 /// True when the kernel the CUDA target prints for `op` (a cudaOpKernelKind
 /// op) takes the sizes of `op` that follow size symbols at run time (a
-/// package compiled for a range of sizes): pooling any batch (the first
-/// dims; its launch follows it, its code never uses it), attention any
-/// batch and sequence length (cudaAttentionTakesRunTimeSizes).
+/// package compiled for a range of sizes): pooling, concat (not along the
+/// batch) and resize (not of the batch) any batch (the first dims; the launch follows it, the code
+/// never uses it), attention any batch and sequence length
+/// (cudaAttentionTakesRunTimeSizes).
 bool cudaOpKernelTakesRunTimeSizes(mlir::Operation *op);
 
 /// For attention: the batch and sequence dims may follow size symbols

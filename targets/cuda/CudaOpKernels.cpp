@@ -139,6 +139,21 @@ bool onlyFirstDims(Operation *op) {
          llvm::all_of(op->getResults(), onlyFirst);
 }
 
+/// Concat indexes its outer dims by the quotient of the flat position: any
+/// batch, unless it concatenates along the batch.
+bool concatServesAnyBatch(Operation *op) {
+  return cast<ConcatOp>(op).getAxis() != 0 && onlyFirstDims(op);
+}
+
+/// Resize decomposes the flat position innermost first and reads its input
+/// at the output's batch index: any batch, when the batch is not resized
+/// (the input's and the result's first dims follow the same symbols).
+bool resizeServesAnyBatch(Operation *op) {
+  std::vector<std::string> in = symbolicDimsOf(op->getOperand(0)),
+                           out = symbolicDimsOf(op->getResult(0));
+  return onlyFirstDims(op) && !in.empty() && !out.empty() && in[0] == out[0];
+}
+
 template <typename... Ops> bool isOneOf(Operation *op) {
   return isa<Ops...>(op);
 }
@@ -146,7 +161,10 @@ template <typename... Ops> bool isOneOf(Operation *op) {
 const OpKernelEntry kOpKernels[] = {
     {isOneOf<MaxPoolOp>, {'p', "max_pool"}, emitCudaPoolKernel, onlyFirstDims},
     {isOneOf<AvgPoolOp>, {'v', "avg_pool"}, emitCudaPoolKernel, onlyFirstDims},
-    {isOneOf<ConcatOp>, {'c', "concat"}, emitCudaConcatKernel},
+    {isOneOf<ConcatOp>,
+     {'c', "concat"},
+     emitCudaConcatKernel,
+     concatServesAnyBatch},
     {isOneOf<AttentionOp, PackedAttentionOp>,
      {'a', "attention"},
      emitCudaAttentionKernel,
@@ -172,7 +190,8 @@ const OpKernelEntry kOpKernels[] = {
     {isOneOf<ScatterElementsOp>,
      {'z', "scatter_elements"},
      emitCudaScatterElementsKernel},
-    {isOneOf<ResizeOp>, {'r', "resize"}, emitCudaResizeKernel},
+    {isOneOf<ResizeOp>, {'r', "resize"}, emitCudaResizeKernel,
+     resizeServesAnyBatch},
     {isOneOf<ConvTransposeOp>,
      {'t', "conv_transpose"},
      emitCudaConvTransposeKernel},

@@ -537,8 +537,8 @@ std::string whyNotCudaRunTimeSizes(mlir::Operation *op) {
   if (op->hasAttr(kKernelAttr) && !cudaOpKernelTakesRunTimeSizes(op))
     return "the CUDA kernel of " + op->getName().getStringRef().str() +
            " is generated for compile-time shapes (of the single-op "
-           "kernels, pooling takes a run-time batch, attention a run-time "
-           "batch and sequence length)";
+           "kernels, pooling, concat and resize take a run-time batch, attention a "
+           "run-time batch and sequence length)";
   return "";
 }
 
