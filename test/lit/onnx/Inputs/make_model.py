@@ -299,7 +299,7 @@ def image_ops(variant):
              numpy_helper.from_array(np.array([3], np.int64), "max_out")]
     return model(nodes, inputs,
                  [vi("gs", F, None), vi("im", F, None), vi("sel", I64, None),
-                  vi("spec", F, None)], inits)
+                  vi("spec", F, None)], inits, opset=18)
 
 
 def quantized_linear():
