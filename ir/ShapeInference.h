@@ -184,6 +184,17 @@ mlir::LogicalResult gruRecurrence(const InferContext &ctx, Results &results);
 mlir::LogicalResult lstmRecurrence(const InferContext &ctx, Results &results);
 mlir::LogicalResult det(const InferContext &ctx, Results &results);
 
+// Image, box and signal ops (ShapeInferenceImage.cpp).
+/// kiln.grid_sample: x [N, C, D...], grid [N, O..., n] -> [N, C, O...].
+mlir::LogicalResult gridSample(const InferContext &ctx, Results &results);
+/// kiln.col2im: x [N, C * prod(block), L] -> [N, C, image_shape...].
+mlir::LogicalResult col2im(const InferContext &ctx, Results &results);
+/// kiln.non_max_suppression: boxes, scores, limits -> i64 [?, 3].
+mlir::LogicalResult nonMaxSuppression(const InferContext &ctx,
+                                      Results &results);
+/// kiln.dft: x [..., 1 or 2] -> the spectrum along `axis`, [..., 2].
+mlir::LogicalResult dft(const InferContext &ctx, Results &results);
+
 // Shapes and data movement (ShapeInferenceData.cpp).
 mlir::LogicalResult constantOfShape(const InferContext &ctx, Results &results);
 mlir::LogicalResult range(const InferContext &ctx, Results &results);

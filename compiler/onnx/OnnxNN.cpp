@@ -167,15 +167,7 @@ Value addChannelBias(NodeContext &nc, Value y, Value bias) {
 }
 
 LogicalResult mapConv(NodeContext &nc) {
-  Value x = nc.input(0), w = nc.input(1);
-  std::optional<std::vector<int64_t>> kernel = kernelFromWeight(nc, w);
-  Window win;
-  if (!kernel || failed(resolveWindow(nc, x, *kernel, win)))
-    return nc.fail("cannot resolve the convolution window");
-  Value y = nc.op(
-      "kiln.conv", {x, w},
-      {nc.aInts("strides", win.strides), nc.aInts("dilations", win.dilations),
-       nc.aInts("pads", win.pads), nc.aInt("group", nc.attrInt("group", 1))});
+  Value y = traceConv(nc, nc.input(0), nc.input(1));
   return nc.setOutput(0, addChannelBias(nc, y, nc.input(2)));
 }
 
@@ -548,6 +540,21 @@ MappingFn softmaxLike(std::string name) {
 }
 
 } // namespace
+
+/// kiln.conv of x and w with the node's window attributes (kernel_shape,
+/// strides, dilations, pads, auto_pad, group); null after an error.
+Value traceConv(NodeContext &nc, Value x, Value w) {
+  std::optional<std::vector<int64_t>> kernel = kernelFromWeight(nc, w);
+  Window win;
+  if (!kernel || failed(resolveWindow(nc, x, *kernel, win))) {
+    nc.setError("cannot resolve the convolution window");
+    return Value();
+  }
+  return nc.op(
+      "kiln.conv", {x, w},
+      {nc.aInts("strides", win.strides), nc.aInts("dilations", win.dilations),
+       nc.aInts("pads", win.pads), nc.aInt("group", nc.attrInt("group", 1))});
+}
 
 void addNNMappings(MappingRegistry &r) {
   addMapping(r, "MatMul", mapMatMul);

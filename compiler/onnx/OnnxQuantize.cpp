@@ -112,12 +112,145 @@ LogicalResult mapDynamicQuantize(NodeContext &nc) {
   return nc.setOutput(2, nc.cast(zp, u8));
 }
 
+
+/// v (an 8-bit integer tensor) in element type `t`, minus its zero point
+/// when the node gives input `zpIndex`. With `perRow`, a 1-D zero point
+/// holds one value per row of a matrix operand (the second-to-last dim);
+/// with `perChannel`, one per output channel of a weight (dim 0).
+Value shifted(NodeContext &nc, Value v, size_t zpIndex, mlir::Type t,
+              bool perRow = false, bool perChannel = false) {
+  Value r = nc.cast(v, t);
+  if (!nc.hasInput(zpIndex))
+    return r;
+  Value zp = nc.cast(nc.input(zpIndex), t);
+  int64_t rank = nc.rankOf(v);
+  if (zp && nc.rankOf(zp) == 1 && rank >= 2) {
+    if (perRow)
+      zp = nc.unsqueeze(zp, {1});
+    if (perChannel) {
+      std::vector<int64_t> axes;
+      for (int64_t d = 1; d < rank; ++d)
+        axes.push_back(d);
+      zp = nc.unsqueeze(zp, axes);
+    }
+  }
+  return nc.op("kiln.sub", {r, zp});
+}
+
+/// round(y) + the output zero point, saturated and cast to the output type
+/// (the zero point's, else `dflt`'s). y is f64.
+LogicalResult requantize(NodeContext &nc, Value y, size_t zpIndex,
+                         mlir::Type dflt) {
+  mlir::Type out = nc.hasInput(zpIndex) ? nc.elemOf(nc.input(zpIndex)) : dflt;
+  if (!y || !out)
+    return mlir::failure();
+  std::optional<std::pair<double, double>> range = bounds(out);
+  if (!range || out.isSignlessInteger(32))
+    return nc.fail("unsupported dtype: Kiln's quantized operators produce "
+                   "uint8 and int8 only");
+  if (nc.hasInput(zpIndex))
+    y = nc.op("kiln.add", {y, nc.cast(nc.input(zpIndex), nc.elemOf(y))});
+  y = nc.op("kiln.round", {y});
+  y = nc.op("kiln.max", {y, nc.scalarLike(range->first, y)});
+  y = nc.op("kiln.min", {y, nc.scalarLike(range->second, y)});
+  return nc.setOutput(0, nc.cast(y, out));
+}
+
+/// Checks that input `index` is an 8-bit integer tensor.
+LogicalResult check8Bit(NodeContext &nc, size_t index, const char *name) {
+  mlir::Type t = nc.elemOf(nc.input(index));
+  if (!t)
+    return mlir::failure();
+  if (!t.isUnsignedInteger(8) && !t.isSignlessInteger(8) &&
+      !t.isSignedInteger(8))
+    return nc.fail(strCat("unsupported dtype: input '", name,
+                          "' must be uint8 or int8"));
+  return mlir::success();
+}
+
+/// The exact integer product of two zero-shifted 8-bit matrices, in i32.
+Value integerMatMul(NodeContext &nc, size_t a, size_t aZp, size_t b,
+                    size_t bZp) {
+  mlir::Type i32 = nc.builder().getIntegerType(32);
+  return nc.op("kiln.matmul",
+               {shifted(nc, nc.input(a), aZp, i32, /*perRow=*/true),
+                shifted(nc, nc.input(b), bZp, i32)});
+}
+
+/// The exact convolution of two zero-shifted 8-bit tensors, in f64.
+Value integerConv(NodeContext &nc, size_t x, size_t xZp, size_t w,
+                  size_t wZp) {
+  mlir::Type f64 = nc.builder().getF64Type();
+  return traceConv(nc, shifted(nc, nc.input(x), xZp, f64),
+                   shifted(nc, nc.input(w), wZp, f64, /*perRow=*/false,
+                           /*perChannel=*/true));
+}
+
+LogicalResult mapMatMulInteger(NodeContext &nc) {
+  if (failed(check8Bit(nc, 0, "A")) || failed(check8Bit(nc, 1, "B")))
+    return mlir::failure();
+  return nc.setOutput(0, integerMatMul(nc, 0, 2, 1, 3));
+}
+
+LogicalResult mapConvInteger(NodeContext &nc) {
+  if (failed(check8Bit(nc, 0, "x")) || failed(check8Bit(nc, 1, "w")))
+    return mlir::failure();
+  return nc.setOutput(0, nc.cast(integerConv(nc, 0, 2, 1, 3),
+                                 nc.builder().getIntegerType(32)));
+}
+
+/// a_scale * b_scale / y_scale in the scales' dtype (as the reference), then
+/// in f64.
+Value requantScale(NodeContext &nc, size_t aScale, size_t bScale,
+                   size_t yScale) {
+  Value a = nc.input(aScale);
+  mlir::Type fe = nc.elemOf(a);
+  Value m = nc.op("kiln.div", {nc.op("kiln.mul", {a, nc.cast(nc.input(bScale), fe)}),
+                               nc.cast(nc.input(yScale), fe)});
+  return nc.cast(m, nc.builder().getF64Type());
+}
+
+/// QLinearMatMul: inputs a, a_scale, a_zero_point, b, b_scale,
+/// b_zero_point, y_scale, y_zero_point.
+LogicalResult mapQLinearMatMul(NodeContext &nc) {
+  if (failed(check8Bit(nc, 0, "a")) || failed(check8Bit(nc, 3, "b")))
+    return mlir::failure();
+  Value c = nc.cast(integerMatMul(nc, 0, 2, 3, 5), nc.builder().getF64Type());
+  Value y = nc.op("kiln.mul", {c, requantScale(nc, 1, 4, 6)});
+  return requantize(nc, y, 7, nc.elemOf(nc.input(0)));
+}
+
+/// QLinearConv: inputs x, x_scale, x_zero_point, w, w_scale, w_zero_point,
+/// y_scale, y_zero_point, B (i32 bias); a 1-D w_scale is per channel.
+LogicalResult mapQLinearConv(NodeContext &nc) {
+  if (failed(check8Bit(nc, 0, "x")) || failed(check8Bit(nc, 3, "w")))
+    return mlir::failure();
+  mlir::Type f64 = nc.builder().getF64Type();
+  Value y = integerConv(nc, 0, 2, 3, 5);
+  int64_t rank = nc.rankOf(y);
+  std::vector<int64_t> spatial;
+  for (int64_t d = 2; d < rank; ++d)
+    spatial.push_back(d - 1);
+  if (nc.hasInput(8))
+    y = nc.op("kiln.add",
+              {y, nc.unsqueeze(nc.cast(nc.input(8), f64), spatial)});
+  Value scale = requantScale(nc, 1, 4, 6);
+  if (scale && nc.rankOf(scale) == 1)
+    scale = nc.unsqueeze(scale, spatial);
+  return requantize(nc, nc.op("kiln.mul", {y, scale}), 7,
+                    nc.elemOf(nc.input(0)));
+}
+
 } // namespace
 
 void addQuantizeMappings(MappingRegistry &r) {
   addMapping(r, "QuantizeLinear", mapQuantize);
   addMapping(r, "DequantizeLinear", mapDequantize);
   addMapping(r, "DynamicQuantizeLinear", mapDynamicQuantize);
+  addMapping(r, "MatMulInteger", mapMatMulInteger, 10);
+  addMapping(r, "ConvInteger", mapConvInteger, 10);
+  addMapping(r, "QLinearMatMul", mapQLinearMatMul, 10);
+  addMapping(r, "QLinearConv", mapQLinearConv, 10);
 }
 
 } // namespace tracer

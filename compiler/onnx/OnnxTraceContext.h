@@ -247,6 +247,13 @@ void addLossMappings(MappingRegistry &r);
 void addQuantizeMappings(MappingRegistry &r);
 void addSequenceMappings(MappingRegistry &r);
 
+void addImageMappings(MappingRegistry &r);
+
+/// kiln.conv of x and w with the node's Conv window attributes
+/// (kernel_shape, strides, dilations, pads, auto_pad, group), shared by
+/// Conv, ConvInteger and QLinearConv (OnnxNN.cpp); null after an error.
+Value traceConv(NodeContext &nc, Value x, Value w);
+
 /// The registry with every mapping (built once).
 const MappingRegistry &mappingRegistry();
 

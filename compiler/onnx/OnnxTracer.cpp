@@ -75,6 +75,7 @@ const MappingRegistry &mappingRegistry() {
     addLossMappings(r);
     addQuantizeMappings(r);
     addSequenceMappings(r);
+    addImageMappings(r);
     return r;
   }();
   return registry;

@@ -12,6 +12,14 @@
 
 namespace kiln {
 
+// The kernel families of sampling, boxes and signals (runtime/kernels/
+// GridSample.cpp, Col2Im.cpp, NonMaxSuppression.cpp, Dft.cpp); only the
+// global registry below calls them.
+void registerGridSampleKernels(Dispatcher &d);
+void registerCol2ImKernels(Dispatcher &d);
+void registerNonMaxSuppressionKernels(Dispatcher &d);
+void registerDftKernels(Dispatcher &d);
+
 Dispatcher &Dispatcher::global() {
   static Dispatcher *instance = [] {
     auto *d = new Dispatcher();
@@ -24,6 +32,10 @@ Dispatcher &Dispatcher::global() {
     registerResizeKernels(*d);
     registerNonZeroKernels(*d);
     registerDeterminantKernels(*d);
+    registerGridSampleKernels(*d);
+    registerCol2ImKernels(*d);
+    registerNonMaxSuppressionKernels(*d);
+    registerDftKernels(*d);
     registerCustomCallKernels(*d);
     return d;
   }();

@@ -274,6 +274,50 @@ def det_not_square():
                  [vi("x", F, [2, 3])], [vi("d", F, [])])
 
 
+def image_ops(variant):
+    """GridSample, Col2Im, NonMaxSuppression and DFT; variants break one."""
+    mode = "bogus" if variant == "grid-mode" else "bilinear"
+    axis = 2 if variant == "dft-axis" else 1
+    shape = ["shape_in"] if variant == "col2im-run-time" else ["image"]
+    boxes = [1, 6, 3] if variant == "nms-boxes" else [1, 6, 4]
+    nodes = [
+        helper.make_node("GridSample", ["x", "grid"], ["gs"], name="gs",
+                         mode=mode),
+        helper.make_node("Col2Im", ["cols"] + shape + ["block"], ["im"],
+                         name="c2i"),
+        helper.make_node("NonMaxSuppression",
+                         ["boxes", "scores", "max_out"], ["sel"], name="nms"),
+        helper.make_node("DFT", ["sig"], ["spec"], name="dft", axis=axis),
+    ]
+    inputs = [vi("x", F, [1, 1, 4, 4]), vi("grid", F, [1, 6, 6, 2]),
+              vi("cols", F, [1, 5, 5]), vi("boxes", F, boxes),
+              vi("scores", F, [1, 1, 6]), vi("sig", F, [1, 10, 1])]
+    if variant == "col2im-run-time":
+        inputs.append(vi("shape_in", I64, [2]))
+    inits = [numpy_helper.from_array(np.array([5, 5], np.int64), "image"),
+             numpy_helper.from_array(np.array([1, 5], np.int64), "block"),
+             numpy_helper.from_array(np.array([3], np.int64), "max_out")]
+    return model(nodes, inputs,
+                 [vi("gs", F, None), vi("im", F, None), vi("sel", I64, None),
+                  vi("spec", F, None)], inits, opset=18)
+
+
+def quantized_linear():
+    """MatMulInteger and QLinearMatMul over uint8 operands."""
+    u8 = TensorProto.UINT8
+    inits = [numpy_helper.from_array(np.array(v, dt), n) for n, v, dt in [
+        ("zp", 3, np.uint8), ("sa", 0.5, np.float32), ("sb", 0.25, np.float32),
+        ("sy", 2.0, np.float32), ("zy", 10, np.uint8)]]
+    return model([
+        helper.make_node("MatMulInteger", ["a", "b", "zp", "zp"], ["mi"],
+                         name="mmi"),
+        helper.make_node("QLinearMatMul",
+                         ["a", "sa", "zp", "b", "sb", "zp", "sy", "zy"],
+                         ["q"], name="qmm"),
+    ], [vi("a", u8, [2, 3]), vi("b", u8, [3, 4])],
+        [vi("mi", TensorProto.INT32, [2, 4]), vi("q", u8, [2, 4])], inits)
+
+
 MODELS = {
     "basic": basic,
     "fold-shapes": fold_shapes,
@@ -298,6 +342,12 @@ MODELS = {
     "scan": scan_sum,
     "nonzero-det": nonzero_det,
     "det-not-square": det_not_square,
+    "image-ops": lambda: image_ops("ok"),
+    "grid-mode": lambda: image_ops("grid-mode"),
+    "dft-axis": lambda: image_ops("dft-axis"),
+    "col2im-run-time": lambda: image_ops("col2im-run-time"),
+    "nms-boxes": lambda: image_ops("nms-boxes"),
+    "quantized-linear": quantized_linear,
 }
 
 if __name__ == "__main__":
