@@ -11,6 +11,7 @@
 #include "compiler/SizeRangeCompile.h"
 
 #include "compiler/SymbolicSizeInference.h"
+#include "codegen/SymbolicShapes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -138,6 +139,7 @@ FailureOr<LoweredAt> lowerAt(MLIRContext &context, const CompileOptions &options
                          " the model still has graph breaks (`kiln explain "
                          "--dim` lists them); programs are compiled for fixed "
                          "sizes only"};
+  (**module)->setAttr(kSizeRangeAttr, UnitAttr::get(&context));
   if (failed(lowerGraph(**module, at, "main")))
     return failedWith(probeError);
   return LoweredAt{module.take(), ""};

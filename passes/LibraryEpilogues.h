@@ -1,0 +1,68 @@
+//===- LibraryEpilogues.h - What a library call's epilogue folds -*- C++ -*-===//
+//
+// This file declares the matchers that the targets' lowering passes
+// (targets/cuda/LowerCudaLibraryCalls.cpp, targets/cpu/LowerCpuLibraryCalls.cpp)
+// share to decide which part of the fusion after a matmul or convolution a
+// library call computes itself: a bias, a residual, then ReLU or GELU
+// (cuBLASLt's epilogues, cuDNN's fused bias + residual + ReLU, oneDNN's
+// post-ops). What each library can fold is an EpilogueAbility; the names of
+// the results (kiln.library_call's `epilogue`) are one vocabulary.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_PASSES_LIBRARYEPILOGUES_H
+#define KILN_PASSES_LIBRARYEPILOGUES_H
+
+#include "mlir/IR/Value.h"
+
+#include <optional>
+#include <string>
+
+namespace kiln {
+
+/// The part of a fusion that a library call's epilogue computes:
+/// act(result + bias + residual), each part optional.
+struct Epilogue {
+  mlir::Value source; ///< the library call's own result, read by the fusion
+  mlir::Value bias; ///< added: a vector (matmul) or per-channel (conv); or null
+  mlir::Value residual; ///< added: a tensor of the result's type; or null
+  bool relu = false;
+  /// GELU, tanh approximation, after the adds (matmul).
+  bool geluTanh = false;
+  /// GELU, exact (erf) form, after the adds (matmul).
+  bool geluErf = false;
+};
+
+/// What a library's epilogue can compute, beyond a bias and ReLU.
+struct EpilogueAbility {
+  /// A matmul's epilogue adds a residual of the result's type (oneDNN's
+  /// binary post-op; cuBLASLt's epilogues do not).
+  bool matmulResidual = false;
+  /// A matmul's epilogue computes ONNX's exact (erf) GELU.
+  bool geluErf = false;
+  /// A convolution's epilogue must end in ReLU (cuDNN's fused convolution).
+  bool convNeedsRelu = true;
+};
+
+/// The name of an epilogue for kiln.library_call ("bias_relu", ...): the
+/// parts joined by '_' in the order bias, residual, activation; "none".
+std::string epilogueName(const Epilogue &e);
+
+/// The epilogue a library computes for a single GEMM's result `mm` in its
+/// only user, a kiln.fusion: a bias vector of the last dim's size and/or
+/// (with `ability.matmulResidual`) a residual, then ReLU; or GELU after an
+/// optional bias, in its tanh form (as exporters write it, op for op), or
+/// in ONNX's exact erf form with `ability.geluErf`.
+std::optional<Epilogue> matmulEpilogue(mlir::Value mm,
+                                       const EpilogueAbility &ability = {});
+
+/// The epilogue a library's fused convolution computes for `conv` in its
+/// only user: at most one per-channel bias (channel dim 1, or the last one
+/// for a channels-last convolution) and one residual, then ReLU (required
+/// with `ability.convNeedsRelu`).
+std::optional<Epilogue> convEpilogue(mlir::Value conv,
+                                     const EpilogueAbility &ability = {});
+
+} // namespace kiln
+
+#endif // KILN_PASSES_LIBRARYEPILOGUES_H
