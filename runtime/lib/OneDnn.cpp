@@ -10,12 +10,24 @@
 // mutable state. Operands are described by their strides, so a transposed
 // matrix or a channels-last tensor is read in place.
 //
+// oneDNN runs on the calling thread's OpenMP pool, but its kernels split
+// the work for the thread count they were created for (and then ask OpenMP
+// for that many threads). So each primitive is made once per thread count
+// its runs use (omp_get_max_threads() of the running thread, which
+// <package>_set_threads sets from RunOptions::threads): the first run with a
+// new count creates that variant, later ones find it; variants whose
+// weights layout is the same share the packed weights.
+//
 //===----------------------------------------------------------------------===//
 
 #include "kiln/runtime/OneDnn.h"
 
 #include <oneapi/dnnl/dnnl.hpp>
+#include <omp.h>
 
+#include <functional>
+#include <map>
+#include <mutex>
 #include <string>
 #include <unordered_map>
 
@@ -100,12 +112,51 @@ memory reordered(const memory::desc &from, const void *data,
 
 } // namespace
 
-struct OneDnnPrimitives::Primitive {
+/// One primitive made for one thread count.
+struct Variant {
   dnnl::primitive primitive;
-  memory::desc x, w, bias, y, scratch;
   /// The weights in the primitive's layout, when packed.
   memory packed;
-  bool hasPacked = false, hasBias = false, hasResidual = false;
+  memory::desc scratch;
+};
+
+struct OneDnnPrimitives::Primitive {
+  /// The operands' layouts as the caller stores them.
+  memory::desc x, w, bias, y;
+  bool packs = false, hasBias = false, hasResidual = false;
+  /// The constant weights (the caller's, alive as long as the model) that
+  /// each variant packs.
+  const void *weights = nullptr;
+  /// The primitive descriptor for the calling thread's thread count.
+  std::function<dnnl::primitive_desc()> describe;
+
+  /// The variant for the calling thread's thread count, made on first use.
+  const Variant &variant() const {
+    int threads = omp_in_parallel() ? 1 : omp_get_max_threads();
+    std::lock_guard<std::mutex> lock(mutex);
+    auto found = variants.find(threads);
+    if (found != variants.end())
+      return found->second;
+    dnnl::primitive_desc pd = describe();
+    Variant v;
+    v.scratch = pd.scratchpad_desc();
+    if (packs) {
+      memory::desc want = pd.weights_desc();
+      for (const auto &[n, other] : variants)
+        if (other.packed.get_desc() == want) {
+          v.packed = other.packed;
+          break;
+        }
+      if (!v.packed)
+        v.packed = reordered(w, weights, want);
+    }
+    v.primitive = dnnl::primitive(pd);
+    return variants.emplace(threads, std::move(v)).first->second;
+  }
+
+private:
+  mutable std::mutex mutex;
+  mutable std::map<int, Variant> variants;
 };
 
 OneDnnPrimitives::OneDnnPrimitives() = default;
@@ -142,14 +193,15 @@ Status OneDnnPrimitives::addMatmul(const OneDnnMatmulDesc &d, const void *b) {
     dnnl::matmul::desc op = p->hasBias
                                 ? dnnl::matmul::desc(p->x, w, p->bias, p->y)
                                 : dnnl::matmul::desc(p->x, w, p->y);
-    dnnl::matmul::primitive_desc pd(op, attributesOf(d.epilogue, p->y),
-                                    cpuEngine());
-    if (d.packB) {
-      p->packed = reordered(p->w, b, pd.weights_desc());
-      p->hasPacked = true;
-    }
-    p->scratch = pd.scratchpad_desc();
-    p->primitive = dnnl::matmul(pd);
+    dnnl::primitive_attr attr = attributesOf(d.epilogue, p->y);
+    p->describe = [op, attr] {
+      return dnnl::matmul::primitive_desc(op, attr, cpuEngine());
+    };
+    p->packs = d.packB;
+    p->weights = b;
+    // The variant for the creating thread's count: a description oneDNN
+    // rejects fails here, at load, and the weights are packed once.
+    (void)p->variant();
     primitives_.push_back(std::move(p));
     return Status::ok();
   } catch (const dnnl::error &e) {
@@ -222,13 +274,13 @@ Status OneDnnPrimitives::addConv(const OneDnnConvDesc &d,
             : Conv::desc(dnnl::prop_kind::forward_inference,
                          algorithm::convolution_direct, p->x, w, p->y,
                          strides, dilations, padsBegin, padsEnd);
-    Conv::primitive_desc pd(op, attributesOf(d.epilogue, p->y), cpuEngine());
-    if (d.packWeights) {
-      p->packed = reordered(p->w, weights, pd.weights_desc());
-      p->hasPacked = true;
-    }
-    p->scratch = pd.scratchpad_desc();
-    p->primitive = Conv(pd);
+    dnnl::primitive_attr attr = attributesOf(d.epilogue, p->y);
+    p->describe = [op, attr] {
+      return Conv::primitive_desc(op, attr, cpuEngine());
+    };
+    p->packs = d.packWeights;
+    p->weights = weights;
+    (void)p->variant();
     primitives_.push_back(std::move(p));
     return Status::ok();
   } catch (const dnnl::error &e) {
@@ -248,20 +300,21 @@ Status OneDnnPrimitives::run(size_t index, const void *x, const void *w,
     return memory(desc, engine, const_cast<void *>(data));
   };
   try {
+    const Variant &v = p.variant();
     std::unordered_map<int, memory> args = {
         {DNNL_ARG_SRC, wrap(p.x, x)},
-        {DNNL_ARG_WEIGHTS, p.hasPacked ? p.packed : wrap(p.w, w)},
+        {DNNL_ARG_WEIGHTS, p.packs ? v.packed : wrap(p.w, w)},
         {DNNL_ARG_DST, wrap(p.y, y)}};
     if (p.hasBias)
       args.emplace(DNNL_ARG_BIAS, wrap(p.bias, bias));
     if (p.hasResidual)
       args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1,
                    wrap(p.y, residual));
-    size_t scratchBytes = p.scratch.get_size();
+    size_t scratchBytes = v.scratch.get_size();
     if (scratchBytes)
       args.emplace(DNNL_ARG_SCRATCHPAD,
-                   wrap(p.scratch, threadScratch(scratchBytes)));
-    p.primitive.execute(threadStream(), args);
+                   wrap(v.scratch, threadScratch(scratchBytes)));
+    v.primitive.execute(threadStream(), args);
     threadStream().wait();
     return Status::ok();
   } catch (const dnnl::error &e) {

@@ -67,8 +67,9 @@ struct OneDnnConvDesc {
 };
 
 /// The oneDNN primitives of one loaded model, in the order of its library
-/// calls. Creating is not thread-safe; run() may be called from several
-/// threads at once.
+/// calls, each made for the thread counts its runs use (the running
+/// thread's OpenMP thread count). Creating is not thread-safe; run() may be
+/// called from several threads at once.
 class OneDnnPrimitives {
 public:
   OneDnnPrimitives();
@@ -77,10 +78,12 @@ public:
   OneDnnPrimitives &operator=(const OneDnnPrimitives &) = delete;
 
   /// Creates a matmul primitive, reading `b` (its plain layout as `desc`
-  /// says) now when desc.packB, and appends it.
+  /// says) now when desc.packB, and appends it. `b` stays alive as long as
+  /// this object (a run with another thread count packs it again).
   Status addMatmul(const OneDnnMatmulDesc &desc, const void *b);
   /// Creates a convolution primitive, reading `weights` now when
-  /// desc.packWeights, and appends it.
+  /// desc.packWeights, and appends it; `weights` stays alive as long as
+  /// this object.
   Status addConv(const OneDnnConvDesc &desc, const void *weights);
 
   /// Runs primitive `index`: x (A or the input), w (B or the weights; null
