@@ -25,6 +25,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 #include <omp.h>
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -57,6 +58,25 @@ Dims rowMajor(const Dims &dims) {
   for (size_t i = dims.size(); i-- > 1;)
     s[i - 1] = s[i] * dims[i];
   return s;
+}
+
+/// An activation [N, C, spatial...] of `size`, channels first or last.
+memory::desc activationDesc(int64_t batch, int64_t c,
+                            const std::vector<int64_t> &size,
+                            bool channelsLast) {
+  Dims dims = {batch, c};
+  dims.insert(dims.end(), size.begin(), size.end());
+  if (!channelsLast)
+    return f32Desc(dims, rowMajor(dims));
+  Dims strides(dims.size());
+  int64_t s = c;
+  strides[1] = 1;
+  for (size_t i = size.size(); i-- > 0;) {
+    strides[2 + i] = s;
+    s *= size[i];
+  }
+  strides[0] = s;
+  return f32Desc(dims, strides);
 }
 
 /// The primitive attributes of `e` (residual of layout `dst`): post-ops and
@@ -214,24 +234,8 @@ Status OneDnnPrimitives::addConv(const OneDnnConvDesc &d,
   try {
     auto p = std::make_unique<Primitive>();
     size_t nsp = d.kernel.size();
-    // An activation [N, C, spatial...] in either layout.
-    auto activation = [&](int64_t c, const std::vector<int64_t> &size) {
-      Dims dims = {d.batch, c};
-      dims.insert(dims.end(), size.begin(), size.end());
-      if (!d.channelsLast)
-        return f32Desc(dims, rowMajor(dims));
-      Dims strides(dims.size());
-      int64_t s = c;
-      strides[1] = 1;
-      for (size_t i = nsp; i-- > 0;) {
-        strides[2 + i] = s;
-        s *= size[i];
-      }
-      strides[0] = s;
-      return f32Desc(dims, strides);
-    };
-    p->x = activation(d.channels, d.inSize);
-    p->y = activation(d.outChannels, d.outSize);
+    p->x = activationDesc(d.batch, d.channels, d.inSize, d.channelsLast);
+    p->y = activationDesc(d.batch, d.outChannels, d.outSize, d.channelsLast);
     // The weights [O, C/g, k...] (channels last: [O, k..., C/g]) as
     // oneDNN's [g, O/g, C/g, k...].
     int64_t cg = d.channels / d.group, og = d.outChannels / d.group;
@@ -288,6 +292,38 @@ Status OneDnnPrimitives::addConv(const OneDnnConvDesc &d,
   }
 }
 
+Status OneDnnPrimitives::addMaxPool(const OneDnnPoolDesc &d) {
+  try {
+    auto p = std::make_unique<Primitive>();
+    p->x = activationDesc(d.batch, d.channels, d.inSize, d.channelsLast);
+    p->y = activationDesc(d.batch, d.channels, d.outSize, d.channelsLast);
+    Dims strides(d.strides.begin(), d.strides.end()),
+        kernel(d.kernel.begin(), d.kernel.end()), dilations,
+        padsBegin(d.padsBegin.begin(), d.padsBegin.end()), padsEnd;
+    for (size_t i = 0; i < d.kernel.size(); ++i) {
+      dilations.push_back(d.dilations[i] - 1);
+      // The end pad that makes the last window the output's last one.
+      int64_t window = d.dilations[i] * (d.kernel[i] - 1) + 1;
+      padsEnd.push_back(std::max<int64_t>(
+          0, (d.outSize[i] - 1) * d.strides[i] + window - d.inSize[i] -
+                 d.padsBegin[i]));
+    }
+    using Pool = dnnl::pooling_v2_forward;
+    Pool::desc op(dnnl::prop_kind::forward_inference, algorithm::pooling_max,
+                  p->x, p->y, strides, kernel, dilations, padsBegin, padsEnd);
+    dnnl::primitive_attr attr;
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    p->describe = [op, attr] {
+      return Pool::primitive_desc(op, attr, cpuEngine());
+    };
+    (void)p->variant();
+    primitives_.push_back(std::move(p));
+    return Status::ok();
+  } catch (const dnnl::error &e) {
+    return Status::error(std::string("oneDNN max pooling: ") + e.what());
+  }
+}
+
 Status OneDnnPrimitives::run(size_t index, const void *x, const void *w,
                              const void *bias, const void *residual,
                              void *y) const {
@@ -301,10 +337,12 @@ Status OneDnnPrimitives::run(size_t index, const void *x, const void *w,
   };
   try {
     const Variant &v = p.variant();
-    std::unordered_map<int, memory> args = {
-        {DNNL_ARG_SRC, wrap(p.x, x)},
-        {DNNL_ARG_WEIGHTS, p.packs ? v.packed : wrap(p.w, w)},
-        {DNNL_ARG_DST, wrap(p.y, y)}};
+    std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, wrap(p.x, x)},
+                                            {DNNL_ARG_DST, wrap(p.y, y)}};
+    if (p.packs)
+      args.emplace(DNNL_ARG_WEIGHTS, v.packed);
+    else if (w)
+      args.emplace(DNNL_ARG_WEIGHTS, wrap(p.w, w));
     if (p.hasBias)
       args.emplace(DNNL_ARG_BIAS, wrap(p.bias, bias));
     if (p.hasResidual)

@@ -23,6 +23,8 @@
 //    convolutions are fastest on NHWC activations), its weights packed
 //    (`params.pack_w`) when constant, and a fusion computing
 //    act(conv + per-channel bias + residual) folded in.
+//  - An f32 kiln.max_pool with static shapes (pads shorter than the
+//    window) becomes "onednn.max_pool", oneDNN's pooling (either layout).
 //  - Every other library op (a matmul or convolution oneDNN does not take
 //    here: other dtypes, a graph compiled for a range of sizes
 //    (kiln.size_range), conv_transpose)
@@ -184,6 +186,44 @@ void lowerConv(ConvOp conv, func::FuncOp graph) {
                     *params);
 }
 
+/// Lowers `pool` to oneDNN's max pooling when it qualifies (f32, static
+/// shapes, 1 to 3 spatial dims, pads shorter than the window).
+void lowerMaxPool(MaxPoolOp pool) {
+  RankedTensorType tx = tensorType(pool.getX()),
+                   ty = tensorType(pool.getResult());
+  int64_t rank = tx.getRank();
+  size_t nsp = rank - 2;
+  bool channelsLast = pool.getLayout() == "nhwc";
+  if (!tx.getElementType().isF32() || rank < 3 || rank > 5 ||
+      !tx.hasStaticShape() || !ty.hasStaticShape() ||
+      tx.getNumElements() == 0 || ty.getNumElements() == 0 ||
+      (pool.getLayout() && (!channelsLast || rank != 4)) ||
+      pool.getResult().use_empty())
+    return;
+  auto kernel = spatial(pool.getKernelShape(), nsp, 1);
+  auto strides = spatial(pool.getStrides(), nsp, 1);
+  auto dilations = spatial(pool.getDilations(), nsp, 1);
+  auto pads = spatial(pool.getPads(), 2 * nsp, 0);
+  if (!kernel || !strides || !dilations || !pads)
+    return;
+  for (size_t d = 0; d < nsp; ++d) {
+    int64_t window = (*dilations)[d] * ((*kernel)[d] - 1) + 1;
+    if ((*strides)[d] < 1 || (*dilations)[d] < 1 || (*pads)[d] < 0 ||
+        (*pads)[nsp + d] < 0 || (*pads)[d] >= window ||
+        (*pads)[nsp + d] >= window)
+      return;
+  }
+  Builder b(pool.getContext());
+  NamedAttrList params;
+  params.append("dilations", b.getDenseI64ArrayAttr(*dilations));
+  params.append("kernel_shape", b.getDenseI64ArrayAttr(*kernel));
+  params.append("layout", b.getStringAttr(channelsLast ? "nhwc" : "nchw"));
+  params.append("pads", b.getDenseI64ArrayAttr(*pads));
+  params.append("strides", b.getDenseI64ArrayAttr(*strides));
+  createLibraryCall(pool, nullptr, "onednn.max_pool", {{"x", pool.getX()}},
+                    nullptr, false, false, 0, params);
+}
+
 /// The operand roles of a runtime library call of `op`.
 SmallVector<StringRef> rolesOf(Operation *op) {
   if (isa<MatMulOp>(op))
@@ -214,11 +254,13 @@ struct LowerCpuPass
         !(module && module->hasAttr(kSizeRangeAttr))) {
       SmallVector<Operation *> calls;
       for (Operation &op : body)
-        if (isa<MatMulOp, ConvOp>(op))
+        if (isa<MatMulOp, ConvOp, MaxPoolOp>(op))
           calls.push_back(&op);
       for (Operation *op : calls) {
         if (auto mm = dyn_cast<MatMulOp>(op))
           lowerMatmul(mm, graph);
+        else if (auto pool = dyn_cast<MaxPoolOp>(op))
+          lowerMaxPool(pool);
         else
           lowerConv(cast<ConvOp>(op), graph);
       }

@@ -1,7 +1,7 @@
 //===- OneDnnSteps.cpp - The wrapper code of oneDNN calls -----------------===//
 //
 // This file implements OneDnnSteps (OneDnnSteps.h): for each kiln.library_call
-// "onednn.matmul" or "onednn.conv", the creation of its primitive from what
+// "onednn.matmul", "onednn.conv" or "onednn.max_pool", the creation of its primitive from what
 // the call says (its params, epilogue, transposes and operand types; a
 // packed operand read through its pointer at create time, when weights and
 // load-time results are in place) and its run step, one call of runOneDnn
@@ -18,6 +18,7 @@
 
 #include "llvm/ADT/StringRef.h"
 
+#include <algorithm>
 #include <cassert>
 
 using namespace mlir;
@@ -128,16 +129,46 @@ std::string convDesc(LibraryCallOp call, StringRef &packedRole) {
   return s;
 }
 
+/// The max pooling's descriptor statements.
+std::string poolDesc(LibraryCallOp call) {
+  bool channelsLast =
+      call.getParams().getAs<StringAttr>("layout").getValue() == "nhwc";
+  auto dims = [&](Value v) {
+    SmallVector<int64_t> s(cast<RankedTensorType>(v.getType()).getShape());
+    if (channelsLast)
+      std::rotate(s.begin() + 1, s.end() - 1, s.end());
+    return s;
+  };
+  SmallVector<int64_t> x = dims(call.getOperandByRole("x")),
+                       y = dims(call->getResult(0));
+  size_t nsp = x.size() - 2;
+  std::string s = "    kiln::OneDnnPoolDesc d;\n";
+  s += "    d.batch = " + std::to_string(x[0]) +
+       ", d.channels = " + std::to_string(x[1]) + ";\n";
+  s += "    d.inSize = " + list(ArrayRef(x).drop_front(2)) +
+       ";\n    d.outSize = " + list(ArrayRef(y).drop_front(2)) +
+       ";\n    d.kernel = " + list(listParam(call, "kernel_shape")) +
+       ";\n    d.strides = " + list(listParam(call, "strides")) +
+       ";\n    d.dilations = " + list(listParam(call, "dilations")) +
+       ";\n    d.padsBegin = " +
+       list(listParam(call, "pads").take_front(nsp)) + ";\n";
+  if (channelsLast)
+    s += "    d.channelsLast = true;\n";
+  return s;
+}
+
 } // namespace
 
 void OneDnnSteps::emitStep(llvm::raw_ostream &os, LibraryCallOp call,
                            size_t index, const BufferNames &buffers) {
-  bool isMatmul = call.getRoutine() == "matmul";
-  assert((isMatmul || call.getRoutine() == "conv") &&
-         "kiln-lower-cpu makes onednn.matmul and onednn.conv only");
+  StringRef routine = call.getRoutine();
+  bool isMatmul = routine == "matmul", isPool = routine == "max_pool";
+  assert((isMatmul || isPool || routine == "conv") &&
+         "kiln-lower-cpu makes onednn.matmul, conv and max_pool only");
   std::string node = firstNode(call);
   StringRef packedRole;
   std::string desc = isMatmul ? matmulDesc(call, packedRole)
+                     : isPool ? poolDesc(call)
                               : convDesc(call, packedRole);
   StringRef xRole = isMatmul ? "a" : "x", wRole = isMatmul ? "b" : "w";
   // The packed operand is read once, at create time, where only weights and
@@ -148,11 +179,13 @@ void OneDnnSteps::emitStep(llvm::raw_ostream &os, LibraryCallOp call,
     assert(StringRef(packed).starts_with("m->weights") ||
            StringRef(packed).starts_with("at(m->prepared"));
   }
+  std::string add = isMatmul ? "addMatmul(d, " + packed + ")"
+                    : isPool ? std::string("addMaxPool(d)")
+                             : "addConv(d, " + packed + ")";
   creates_ += "  { // Step " + std::to_string(index) + ": " +
               call.getCallee().str() + ", ONNX node '" + commentSafe(node) +
               "'\n" + desc + epilogueStatements(call) +
-              "    kiln::Status s = m->onednn.add" +
-              (isMatmul ? "Matmul" : "Conv") + "(d, " + packed + ");\n" +
+              "    kiln::Status s = m->onednn." + add + ";\n" +
               "    if (!s)\n      return fail(err, errlen, std::string(\"node " +
               "'\") + " + quote(node) + " + \"': \" + s.message());\n  }\n";
   auto pointer = [&](StringRef role) -> std::string {

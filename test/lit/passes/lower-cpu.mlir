@@ -97,20 +97,31 @@ func.func @conv_nhwc(%x: tensor<1x4x4x2xf32>, %k: tensor<3x3x3x2xf32> {kiln.weig
 // -----
 
 // What oneDNN does not take here runs the runtime's kernels: a bf16 matmul,
-// a transposed convolution; a reshape is an alias, other ops reference
-// steps.
+// a transposed convolution; a reshape is an alias, other ops (a bf16 max
+// pooling) reference steps.
 // CHECK-LABEL: func.func @others(
 // CHECK: kiln.library_call "runtime.matmul"(%arg0, %arg1) {roles = ["a", "b"]}
 // CHECK: kiln.library_call "runtime.conv_transpose"(%arg2, %arg3)
 // CHECK: kiln.reshape {{.*}}kiln.alias
 // CHECK: kiln.max_pool {{.*}}kiln.reference = "cpu"
-func.func @others(%a: tensor<4x8xbf16>, %b: tensor<8x4xbf16>, %x: tensor<1x2x4x4xf32>, %k: tensor<2x2x2x2xf32>) -> (tensor<4x4xbf16>, tensor<1x2x8x8xf32>, tensor<2x16xf32>, tensor<1x2x2x2xf32>) {
+func.func @others(%a: tensor<4x8xbf16>, %b: tensor<8x4xbf16>, %x: tensor<1x2x4x4xf32>, %k: tensor<2x2x2x2xf32>, %h: tensor<1x2x4x4xbf16>) -> (tensor<4x4xbf16>, tensor<1x2x8x8xf32>, tensor<2x16xf32>, tensor<1x2x2x2xbf16>) {
   %0 = kiln.matmul %a, %b : (tensor<4x8xbf16>, tensor<8x4xbf16>) -> tensor<4x4xbf16>
   %1 = kiln.conv_transpose %x, %k {dilations = array<i64: 1, 1>, group = 1 : i64, output_padding = array<i64: 0, 0>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>} : (tensor<1x2x4x4xf32>, tensor<2x2x2x2xf32>) -> tensor<1x2x8x8xf32>
   %shape = kiln.constant dense<[2, 16]> : tensor<2xi64>
   %2 = kiln.reshape %x, %shape {allowzero = 0 : i64} : (tensor<1x2x4x4xf32>, tensor<2xi64>) -> tensor<2x16xf32>
-  %3 = kiln.max_pool %x {ceil_mode = 0 : i64, dilations = array<i64: 1, 1>, kernel_shape = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>} : (tensor<1x2x4x4xf32>) -> tensor<1x2x2x2xf32>
-  return %0, %1, %2, %3 : tensor<4x4xbf16>, tensor<1x2x8x8xf32>, tensor<2x16xf32>, tensor<1x2x2x2xf32>
+  %3 = kiln.max_pool %h {ceil_mode = 0 : i64, dilations = array<i64: 1, 1>, kernel_shape = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>} : (tensor<1x2x4x4xbf16>) -> tensor<1x2x2x2xbf16>
+  return %0, %1, %2, %3 : tensor<4x4xbf16>, tensor<1x2x8x8xf32>, tensor<2x16xf32>, tensor<1x2x2x2xbf16>
+}
+
+// -----
+
+// An f32 max pooling is oneDNN's (channels last here, as after
+// kiln-channels-last).
+// CHECK-LABEL: func.func @max_pool(
+// CHECK: kiln.library_call "onednn.max_pool"(%arg0) {params = {dilations = array<i64: 1, 1>, kernel_shape = array<i64: 3, 3>, layout = "nhwc", pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>}, roles = ["x"]}
+func.func @max_pool(%x: tensor<1x8x8x4xf32>) -> tensor<1x4x4x4xf32> {
+  %0 = kiln.max_pool %x {ceil_mode = 0 : i64, dilations = array<i64: 1, 1>, kernel_shape = array<i64: 3, 3>, layout = "nhwc", pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<1x8x8x4xf32>) -> tensor<1x4x4x4xf32>
+  return %0 : tensor<1x4x4x4xf32>
 }
 
 // -----

@@ -2,8 +2,8 @@
 //
 // This file declares OneDnnPrimitives, what a cpu package's wrapper calls for
 // its `onednn.matmul` and `onednn.conv` library calls (targets/cpu/): each
-// call's oneDNN primitive, created once when the model is created, with its
-// epilogue as post-ops (bias, residual add, activation) and its constant
+// call's oneDNN primitive (and its max pooling), created once when the model
+// is created, with its epilogue as post-ops (bias, residual add, activation) and its constant
 // operand (the weights) reordered once into the primitive's blocked layout;
 // a run executes it on pointers into the caller's inputs, outputs and arena
 // (no copies). oneDNN's types stay behind this header, so generated code
@@ -66,6 +66,15 @@ struct OneDnnConvDesc {
   OneDnnEpilogue epilogue;
 };
 
+/// An f32 max pooling of 1 to 3 spatial dims, channels first or last;
+/// padding never wins (it is -inf). The end pads follow from the sizes
+/// (ceil mode is a larger end pad).
+struct OneDnnPoolDesc {
+  int64_t batch = 0, channels = 0;
+  std::vector<int64_t> inSize, outSize, kernel, strides, dilations, padsBegin;
+  bool channelsLast = false;
+};
+
 /// The oneDNN primitives of one loaded model, in the order of its library
 /// calls, each made for the thread counts its runs use (the running
 /// thread's OpenMP thread count). Creating is not thread-safe; run() may be
@@ -85,6 +94,9 @@ public:
   /// desc.packWeights, and appends it; `weights` stays alive as long as
   /// this object.
   Status addConv(const OneDnnConvDesc &desc, const void *weights);
+
+  /// Creates a max-pooling primitive and appends it.
+  Status addMaxPool(const OneDnnPoolDesc &desc);
 
   /// Runs primitive `index`: x (A or the input), w (B or the weights; null
   /// when packed), bias and residual (null when the epilogue has none),
