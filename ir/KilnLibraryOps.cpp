@@ -55,8 +55,10 @@ LogicalResult LibraryCallOp::verify() {
     if (residual && !rest.empty() && !rest.consume_front("_"))
       rest = "?";
     known = rest.empty() ? bias || residual
-                         : rest == "relu" || rest == "gelu_tanh" ||
-                               rest == "gelu_erf";
+                         : llvm::is_contained(
+                               {"relu", "gelu_tanh", "gelu_erf", "sigmoid",
+                                "tanh", "hard_swish"},
+                               rest);
   }
   if (!known)
     return emitOpError("unknown epilogue '") << epilogue << "'";

@@ -38,22 +38,39 @@ std::string epilogueName(const Epilogue &e) {
   std::string s = e.bias ? "bias" : "";
   if (e.residual)
     s += s.empty() ? "residual" : "_residual";
-  if (e.relu)
-    s += s.empty() ? "relu" : "_relu";
-  if (e.geluTanh)
-    s += s.empty() ? "gelu_tanh" : "_gelu_tanh";
-  if (e.geluErf)
-    s += s.empty() ? "gelu_erf" : "_gelu_erf";
+  static const char *const kNames[] = {"",        "relu",    "gelu_tanh",
+                                       "gelu_erf", "sigmoid", "tanh",
+                                       "hard_swish"};
+  if (e.activation != EpilogueActivation::None)
+    s += (s.empty() ? "" : "_") +
+         std::string(kNames[static_cast<int>(e.activation)]);
   return s.empty() ? "none" : s;
 }
 
 namespace {
 
+/// The activation `op` applies, when `ability` folds it.
+EpilogueActivation activationOf(Operation &op,
+                                const EpilogueAbility &ability) {
+  if (isa<ReluOp>(op))
+    return EpilogueActivation::Relu;
+  if (!ability.moreActivations)
+    return EpilogueActivation::None;
+  if (isa<SigmoidOp>(op))
+    return EpilogueActivation::Sigmoid;
+  if (isa<TanhOp>(op))
+    return EpilogueActivation::Tanh;
+  if (isa<HardSwishOp>(op))
+    return EpilogueActivation::HardSwish;
+  return EpilogueActivation::None;
+}
+
 /// Matches a fusion whose body applies adds of other operands and then at
-/// most one kiln.relu to the operand `source`, and yields that; `classify`
-/// sorts each added operand into the epilogue (false: no match).
+/// most one activation (activationOf) to the operand `source`, and yields
+/// that; `classify` sorts each added operand into the epilogue (false: no
+/// match).
 std::optional<Epilogue>
-matchEpilogue(FusionOp fusion, Value source,
+matchEpilogue(FusionOp fusion, Value source, const EpilogueAbility &ability,
               llvm::function_ref<bool(Value, Epilogue &)> classify) {
   if (fusion.getNumResults() != 1 ||
       fusion.getResult(0).getType() != source.getType())
@@ -72,11 +89,13 @@ matchEpilogue(FusionOp fusion, Value source,
   Epilogue e;
   e.source = source;
   for (Operation &op : body.without_terminator()) {
-    if (e.relu || !cur || op.getNumResults() != 1 ||
+    if (e.activation != EpilogueActivation::None || !cur ||
+        op.getNumResults() != 1 ||
         op.getResult(0).getType() != source.getType())
       return std::nullopt;
-    if (isa<ReluOp>(op) && op.getOperand(0) == cur) {
-      e.relu = true;
+    EpilogueActivation act = activationOf(op, ability);
+    if (act != EpilogueActivation::None && op.getOperand(0) == cur) {
+      e.activation = act;
     } else if (isa<AddOp>(op) &&
                (op.getOperand(0) == cur) != (op.getOperand(1) == cur)) {
       Value other = operandOf(op.getOperand(op.getOperand(0) == cur));
@@ -88,7 +107,7 @@ matchEpilogue(FusionOp fusion, Value source,
     cur = op.getResult(0);
   }
   if (body.getTerminator()->getOperand(0) != cur ||
-      (!e.bias && !e.relu && !e.residual))
+      (!e.bias && e.activation == EpilogueActivation::None && !e.residual))
     return std::nullopt;
   // Every operand of the fusion is the source or folded into the call.
   for (Value operand : fusion.getOperands())
@@ -229,7 +248,7 @@ std::optional<Epilogue> matmulEpilogue(Value mm,
            bt.getNumElements() == mt.getShape().back();
   };
   if (std::optional<Epilogue> e =
-          matchEpilogue(fusion, mm, [&](Value other, Epilogue &e) {
+          matchEpilogue(fusion, mm, ability, [&](Value other, Epilogue &e) {
             if (ability.matmulResidual && other.getType() == mt &&
                 !e.residual) {
               e.residual = other;
@@ -292,9 +311,10 @@ std::optional<Epilogue> matmulEpilogue(Value mm,
           counted += 2;
         }
   SmallVector<Operation *> gelu = matchGelu(y, x, /*erfForm=*/false);
+  e.activation = EpilogueActivation::GeluTanh;
   if (gelu.empty() && ability.geluErf) {
     gelu = matchGelu(y, x, /*erfForm=*/true);
-    e.geluErf = !gelu.empty();
+    e.activation = EpilogueActivation::GeluErf;
   }
   llvm::SmallPtrSet<Operation *, 16> distinct(gelu.begin(), gelu.end());
   size_t ops = llvm::count_if(body.without_terminator(), [](Operation &op) {
@@ -302,7 +322,6 @@ std::optional<Epilogue> matmulEpilogue(Value mm,
   });
   if (distinct.empty() || distinct.size() + counted != ops)
     return std::nullopt;
-  e.geluTanh = !e.geluErf;
   return e;
 }
 
@@ -322,7 +341,7 @@ std::optional<Epilogue> convEpilogue(Value conv,
     channelsLast = op.getLayout() == "nhwc";
   int64_t channels = yt.getShape()[channelsLast ? yt.getRank() - 1 : 1];
   std::optional<Epilogue> e =
-      matchEpilogue(fusion, conv, [&](Value other, Epilogue &e) {
+      matchEpilogue(fusion, conv, ability, [&](Value other, Epilogue &e) {
         RankedTensorType ot = tensorType(other);
         // Channels first: [C, 1, ...] or [1, C, 1, ...]; channels last:
         // any shape of C elements ending in C.
@@ -343,7 +362,8 @@ std::optional<Epilogue> convEpilogue(Value conv,
           return false;
         return true;
       });
-  if (!e || (ability.convNeedsRelu && !e->relu))
+  if (!e ||
+      (ability.convNeedsRelu && e->activation != EpilogueActivation::Relu))
     return std::nullopt;
   return e;
 }

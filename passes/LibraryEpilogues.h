@@ -20,17 +20,27 @@
 
 namespace kiln {
 
+/// The activation an epilogue applies last.
+enum class EpilogueActivation {
+  None,
+  Relu,
+  /// GELU, tanh approximation (matmul).
+  GeluTanh,
+  /// GELU, exact (erf) form (matmul).
+  GeluErf,
+  Sigmoid,
+  Tanh,
+  /// x * max(0, min(1, x / 6 + 1 / 2)).
+  HardSwish,
+};
+
 /// The part of a fusion that a library call's epilogue computes:
 /// act(result + bias + residual), each part optional.
 struct Epilogue {
   mlir::Value source; ///< the library call's own result, read by the fusion
   mlir::Value bias; ///< added: a vector (matmul) or per-channel (conv); or null
   mlir::Value residual; ///< added: a tensor of the result's type; or null
-  bool relu = false;
-  /// GELU, tanh approximation, after the adds (matmul).
-  bool geluTanh = false;
-  /// GELU, exact (erf) form, after the adds (matmul).
-  bool geluErf = false;
+  EpilogueActivation activation = EpilogueActivation::None;
 };
 
 /// What a library's epilogue can compute, beyond a bias and ReLU.
@@ -42,24 +52,30 @@ struct EpilogueAbility {
   bool geluErf = false;
   /// A convolution's epilogue must end in ReLU (cuDNN's fused convolution).
   bool convNeedsRelu = true;
+  /// After the adds, kiln.sigmoid, kiln.tanh or kiln.hard_swish besides
+  /// kiln.relu (oneDNN's eltwise post-ops).
+  bool moreActivations = false;
 };
 
 /// The name of an epilogue for kiln.library_call ("bias_relu", ...): the
-/// parts joined by '_' in the order bias, residual, activation; "none".
+/// parts joined by '_' in the order bias, residual, activation ("relu",
+/// "gelu_tanh", "gelu_erf", "sigmoid", "tanh", "hard_swish"); "none".
 std::string epilogueName(const Epilogue &e);
 
 /// The epilogue a library computes for a single GEMM's result `mm` in its
 /// only user, a kiln.fusion: a bias vector of the last dim's size and/or
 /// (with `ability.matmulResidual`) a residual, then ReLU; or GELU after an
 /// optional bias, in its tanh form (as exporters write it, op for op), or
-/// in ONNX's exact erf form with `ability.geluErf`.
+/// in ONNX's exact erf form with `ability.geluErf`; or (with
+/// `ability.moreActivations`) sigmoid, tanh or hard swish after the adds.
 std::optional<Epilogue> matmulEpilogue(mlir::Value mm,
                                        const EpilogueAbility &ability = {});
 
 /// The epilogue a library's fused convolution computes for `conv` in its
 /// only user: at most one per-channel bias (channel dim 1, or the last one
 /// for a channels-last convolution) and one residual, then ReLU (required
-/// with `ability.convNeedsRelu`).
+/// with `ability.convNeedsRelu`) or another activation of
+/// `ability.moreActivations`.
 std::optional<Epilogue> convEpilogue(mlir::Value conv,
                                      const EpilogueAbility &ability = {});
 

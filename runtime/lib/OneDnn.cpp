@@ -98,6 +98,17 @@ dnnl::primitive_attr attributesOf(const OneDnnEpilogue &e,
   case OneDnnActivation::GeluErf:
     ops.append_eltwise(1.f, algorithm::eltwise_gelu_erf, 0.f, 0.f);
     break;
+  case OneDnnActivation::Sigmoid:
+    ops.append_eltwise(1.f, algorithm::eltwise_logistic, 0.f, 0.f);
+    break;
+  case OneDnnActivation::Tanh:
+    ops.append_eltwise(1.f, algorithm::eltwise_tanh, 0.f, 0.f);
+    break;
+  case OneDnnActivation::HardSwish:
+    // x * max(0, min(1, x / 6 + 1 / 2)) (alpha and beta as oneDNN 3 names
+    // them; 2.x's fixed form is the same).
+    ops.append_eltwise(1.f, algorithm::eltwise_hardswish, 1.f / 6, 0.5f);
+    break;
   }
   dnnl::primitive_attr attr;
   attr.set_post_ops(ops);

@@ -13,8 +13,9 @@
 //    computed from weights at load), `params.pack_b` says so: the runtime
 //    reorders it once, at load, into the layout oneDNN's kernel wants. When
 //    the matmul's only user is a kiln.fusion computing act(mm + bias +
-//    residual) (each optional; act: ReLU, or GELU in its tanh or exact erf
-//    form after the bias only), oneDNN's post-ops compute it: the call
+//    residual) (each optional; act: ReLU, sigmoid, tanh, hard swish, or
+//    GELU in its tanh or exact erf form after the bias only), oneDNN's
+//    post-ops compute it: the call
 //    replaces the fusion (passes/LibraryEpilogues.h, the vocabulary the
 //    CUDA target's epilogues use).
 //  - An f32 kiln.conv with static shapes and 1 to 3 spatial dims becomes
@@ -63,6 +64,7 @@ EpilogueAbility oneDnnAbility() {
   ability.matmulResidual = true;
   ability.geluErf = true;
   ability.convNeedsRelu = false;
+  ability.moreActivations = true;
   return ability;
 }
 

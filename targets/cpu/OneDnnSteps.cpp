@@ -61,10 +61,15 @@ std::string epilogueStatements(LibraryCallOp call) {
     s += "    d.epilogue.bias = true;\n";
   if (call.getOperandByRole("residual"))
     s += "    d.epilogue.residual = true;\n";
-  const char *act = e.ends_with("relu")        ? "Relu"
-                    : e.ends_with("gelu_tanh") ? "GeluTanh"
-                    : e.ends_with("gelu_erf")  ? "GeluErf"
-                                               : nullptr;
+  // The activation: what follows "bias_" and "residual_" ("gelu_tanh"
+  // before "tanh").
+  const char *act = e.ends_with("gelu_tanh")    ? "GeluTanh"
+                    : e.ends_with("gelu_erf")   ? "GeluErf"
+                    : e.ends_with("hard_swish") ? "HardSwish"
+                    : e.ends_with("relu")       ? "Relu"
+                    : e.ends_with("sigmoid")    ? "Sigmoid"
+                    : e.ends_with("tanh")       ? "Tanh"
+                                                : nullptr;
   if (act)
     s += std::string("    d.epilogue.activation = kiln::OneDnnActivation::") +
          act + ";\n";

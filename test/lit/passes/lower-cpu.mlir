@@ -136,3 +136,20 @@ module attributes {kiln.size_range} {
     return %0 : tensor<8x4xf32>
   }
 }
+
+// -----
+
+// oneDNN's eltwise post-ops fold sigmoid, tanh and hard swish too (a
+// MobileNetV3 block's convolution, a gate's matmul).
+// CHECK-LABEL: func.func @more_activations(
+// CHECK: kiln.library_call "onednn.conv"(%arg0, %arg1, %arg2) {epilogue = "bias_hard_swish"
+// CHECK: kiln.library_call "onednn.matmul"(%arg3, %arg4) {epilogue = "sigmoid"
+// CHECK-NOT: kiln.fusion
+func.func @more_activations(%x: tensor<1x2x4x4xf32>, %k: tensor<2x2x3x3xf32> {kiln.weight}, %b: tensor<2x1x1xf32> {kiln.weight}, %a: tensor<8x16xf32>, %w: tensor<16x4xf32> {kiln.weight}) -> (tensor<1x2x4x4xf32>, tensor<8x4xf32>) {
+  %0 = kiln.conv %x, %k {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x2x4x4xf32>, tensor<2x2x3x3xf32>) -> tensor<1x2x4x4xf32>
+  %1 = kiln.add %0, %b : (tensor<1x2x4x4xf32>, tensor<2x1x1xf32>) -> tensor<1x2x4x4xf32>
+  %2 = kiln.hard_swish %1 : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %3 = kiln.matmul %a, %w : (tensor<8x16xf32>, tensor<16x4xf32>) -> tensor<8x4xf32>
+  %4 = kiln.sigmoid %3 : (tensor<8x4xf32>) -> tensor<8x4xf32>
+  return %2, %4 : tensor<1x2x4x4xf32>, tensor<8x4xf32>
+}

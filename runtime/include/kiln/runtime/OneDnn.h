@@ -25,7 +25,15 @@ namespace kiln {
 
 /// What a oneDNN primitive computes after its main operation and its adds
 /// (kiln.library_call's epilogue activations).
-enum class OneDnnActivation { None, Relu, GeluTanh, GeluErf };
+enum class OneDnnActivation {
+  None,
+  Relu,
+  GeluTanh,
+  GeluErf,
+  Sigmoid,
+  Tanh,
+  HardSwish
+};
 
 /// The epilogue of a oneDNN call: act(result + bias + residual).
 struct OneDnnEpilogue {
