@@ -255,12 +255,13 @@ Status OneDnnPrimitives::addConv(const OneDnnConvDesc &d,
       window *= k;
     Dims wDims = {d.group, og, cg}, wStrides(3 + nsp);
     wDims.insert(wDims.end(), d.kernel.begin(), d.kernel.end());
-    int64_t s = d.channelsLast ? cg : 1;
+    bool wLast = d.channelsLast && !d.weightsChannelsFirst;
+    int64_t s = wLast ? cg : 1;
     for (size_t i = nsp; i-- > 0;) {
       wStrides[3 + i] = s;
       s *= d.kernel[i];
     }
-    wStrides[2] = d.channelsLast ? 1 : window;
+    wStrides[2] = wLast ? 1 : window;
     wStrides[1] = cg * window;
     wStrides[0] = og * cg * window;
     if (d.group == 1) {

@@ -22,7 +22,9 @@
 //    "onednn.conv" (channels last when kiln-channels-last made it so: the
 //    CPU target runs that pass for f32 too, since oneDNN's direct
 //    convolutions are fastest on NHWC activations), its weights packed
-//    (`params.pack_w`) when constant, and a fusion computing
+//    (`params.pack_w`) when constant (constant weights that the layout pass
+//    transposes to channels last are read as they are: `w_layout =
+//    "oihw"`, no transposed copy at load), and a fusion computing
 //    act(conv + per-channel bias + residual) folded in.
 //  - An f32 kiln.max_pool with static shapes (pads shorter than the
 //    window) becomes "onednn.max_pool", oneDNN's pooling (either layout).
@@ -171,21 +173,58 @@ std::optional<NamedAttrList> oneDnnConvParams(ConvOp conv) {
   return params;
 }
 
+/// The channels-first weights that `w`, the weights of a channels-last
+/// convolution, transposes to [O, k..., C/group] (kiln-channels-last's
+/// transpose<0, 2, 3, 1>, or a fusion that is only that), if it is one.
+Value channelsFirstWeights(Value w) {
+  auto isToLast = [](Operation *op) {
+    auto t = dyn_cast_or_null<TransposeOp>(op);
+    return t && llvm::equal(t.getPerm(), ArrayRef<int64_t>{0, 2, 3, 1});
+  };
+  Operation *def = w.getDefiningOp();
+  if (isToLast(def))
+    return def->getOperand(0);
+  auto fusion = dyn_cast_or_null<FusionOp>(def);
+  if (!fusion || fusion->getNumResults() != 1 ||
+      fusion->getNumOperands() != 1)
+    return {};
+  Block &body = fusion.getBody();
+  Operation *t = body.getTerminator()->getOperand(0).getDefiningOp();
+  if (!isToLast(t) || t->getOperand(0) != body.getArgument(0) ||
+      !llvm::all_of(body.without_terminator(), [&](Operation &op) {
+        return &op == t || isa<ConstantOp>(op);
+      }))
+    return {};
+  return fusion->getOperand(0);
+}
+
 /// Lowers `conv` to oneDNN when it qualifies.
 void lowerConv(ConvOp conv, func::FuncOp graph) {
   std::optional<NamedAttrList> params = oneDnnConvParams(conv);
   if (!params)
     return;
   Builder b(conv.getContext());
-  params->append("pack_w",
-                 b.getBoolAttr(isPersistentValue(conv.getOperand(1),
-                                                 collectLoadTimeOps(graph))));
+  // A channels-last convolution reads constant channels-first weights as
+  // they are (oneDNN packs them at load either way): no transposed copy.
+  Value w = conv.getOperand(1);
+  llvm::DenseSet<Operation *> loadTime = collectLoadTimeOps(graph);
+  Operation *transpose = nullptr;
+  if (conv.getLayout() == "nhwc")
+    if (Value source = channelsFirstWeights(w))
+      if (isPersistentValue(source, loadTime)) {
+        transpose = w.getDefiningOp();
+        w = source;
+        params->append("w_layout", b.getStringAttr("oihw"));
+      }
+  params->append("pack_w", b.getBoolAttr(isPersistentValue(w, loadTime)));
   std::optional<Epilogue> epilogue =
       convEpilogue(conv.getResult(), oneDnnAbility());
   createLibraryCall(conv, epilogueFusion(conv, epilogue), "onednn.conv",
-                    {{"x", conv.getOperand(0)}, {"w", conv.getOperand(1)}},
+                    {{"x", conv.getOperand(0)}, {"w", w}},
                     epilogue ? &*epilogue : nullptr, false, false, 0,
                     *params);
+  if (transpose && transpose->use_empty())
+    transpose->erase();
 }
 
 /// Lowers `pool` to oneDNN's max pooling when it qualifies (f32, static

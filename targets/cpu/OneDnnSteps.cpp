@@ -108,9 +108,14 @@ std::string convDesc(LibraryCallOp call, StringRef &packedRole) {
       std::rotate(s.begin() + 1, s.end() - 1, s.end());
     return s;
   };
+  auto wLayout = call.getParams().getAs<StringAttr>("w_layout");
+  bool wFirst = channelsLast && wLayout && wLayout.getValue() == "oihw";
   SmallVector<int64_t> x = dims(call.getOperandByRole("x")),
-                       w = dims(call.getOperandByRole("w")),
                        y = dims(call->getResult(0));
+  SmallVector<int64_t> w(
+      cast<RankedTensorType>(call.getOperandByRole("w").getType()).getShape());
+  if (channelsLast && !wFirst)
+    std::rotate(w.begin() + 1, w.end() - 1, w.end());
   size_t nsp = x.size() - 2;
   ArrayRef<int64_t> pads = listParam(call, "pads");
   std::string s = "    kiln::OneDnnConvDesc d;\n";
@@ -127,6 +132,8 @@ std::string convDesc(LibraryCallOp call, StringRef &packedRole) {
        ";\n    d.padsEnd = " + list(pads.drop_front(nsp)) + ";\n";
   if (channelsLast)
     s += "    d.channelsLast = true;\n";
+  if (wFirst)
+    s += "    d.weightsChannelsFirst = true;\n";
   if (boolParam(call, "pack_w")) {
     s += "    d.packWeights = true;\n";
     packedRole = "w";

@@ -153,3 +153,16 @@ func.func @more_activations(%x: tensor<1x2x4x4xf32>, %k: tensor<2x2x3x3xf32> {ki
   %4 = kiln.sigmoid %3 : (tensor<8x4xf32>) -> tensor<8x4xf32>
   return %2, %4 : tensor<1x2x4x4xf32>, tensor<8x4xf32>
 }
+
+// -----
+
+// Constant weights that kiln-channels-last transposed for a channels-last
+// convolution are read as they are (w_layout = "oihw"): no transposed copy.
+// CHECK-LABEL: func.func @conv_weights_in_place(
+// CHECK-NOT: kiln.transpose
+// CHECK: kiln.library_call "onednn.conv"(%arg0, %arg1) {params = {dilations = array<i64: 1, 1>, group = 1 : i64, layout = "nhwc", pack_w = true, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>, w_layout = "oihw"}, roles = ["x", "w"]}
+func.func @conv_weights_in_place(%x: tensor<1x4x4x2xf32>, %k: tensor<3x2x3x3xf32> {kiln.weight}) -> tensor<1x4x4x3xf32> {
+  %kt = kiln.transpose %k {perm = array<i64: 0, 2, 3, 1>} : (tensor<3x2x3x3xf32>) -> tensor<3x3x3x2xf32>
+  %0 = kiln.conv %x, %kt {dilations = array<i64: 1, 1>, group = 1 : i64, layout = "nhwc", pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x4x4x2xf32>, tensor<3x3x3x2xf32>) -> tensor<1x4x4x3xf32>
+  return %0 : tensor<1x4x4x3xf32>
+}

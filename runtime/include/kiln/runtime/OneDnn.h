@@ -68,6 +68,9 @@ struct OneDnnConvDesc {
   /// Pads before and after each spatial dim.
   std::vector<int64_t> padsBegin, padsEnd;
   bool channelsLast = false;
+  /// The weights are [O, C/group, k...] even when the activations are
+  /// channels last (a model's own weights, read without a transpose).
+  bool weightsChannelsFirst = false;
   /// The weights are constant (reordered once at creation, not passed to
   /// run()).
   bool packWeights = false;
