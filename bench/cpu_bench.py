@@ -57,11 +57,14 @@ def main():
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--rounds", type=int, default=3,
                     help="alternating Kiln/ORT timing rounds (median of the rounds' medians)")
+    ap.add_argument("--threads", type=int, default=0,
+                    help="threads of both sides (kiln bench --threads, ORT's intra-op "
+                         "threads); 0: as many as the machine has cores")
     ap.add_argument("--baseline",
                     help="another kiln binary whose packages are timed in the same rounds")
     ap.add_argument("models", nargs="*", default=MODELS)
     args = ap.parse_args()
-    threads = os.cpu_count()
+    threads = args.threads or os.cpu_count()
     rows = []
     for name in args.models:
         graph = os.path.join(HERE, "cpu-graphs", name + ".onnx")
@@ -108,7 +111,8 @@ def main():
             def time_kiln(binary, package):
                 out = subprocess.run(
                     [binary, "bench", package, "--warmup", str(args.warmup),
-                     "--iterations", str(args.iterations)] + inputs,
+                     "--iterations", str(args.iterations)] +
+                    (["--threads", str(args.threads)] if args.threads else []) + inputs,
                     check=True, capture_output=True, text=True).stdout
                 return float(re.search(r"median ([0-9.eE+-]+) ms", out).group(1))
 
@@ -128,7 +132,7 @@ def main():
                      if base_ms else ""), flush=True)
 
     print()
-    print(f"CPU: {threads} cores; onnxruntime {ort.__version__}; {args.rounds} "
+    print(f"CPU: {os.cpu_count()} cores, {threads} threads each; onnxruntime {ort.__version__}; {args.rounds} "
           f"alternating rounds of {args.iterations} timed runs after {args.warmup} "
           f"warm-up runs each; median of the rounds' medians")
     base = " baseline ms | baseline/ORT |" if args.baseline else ""
