@@ -67,7 +67,7 @@ bool isMatrixView(Operation *op, Value source) {
 
 } // namespace
 
-/// The value a matrix transpose `v` transposes, when cuBLASLt can read it in
+/// The value a matrix transpose `v` transposes, when a library can read it in
 /// place instead: a kiln.transpose of the last two dims, or a fusion that is
 /// only that (FuseOps makes one of a transpose of an activation), possibly
 /// of a reshape to a matrix ([B, T, K] -> [B*T, K] -> its transpose: a
@@ -121,8 +121,8 @@ std::optional<Gemm> gemmOf(MatMulOp op, llvm::function_ref<bool(Type)> takes) {
     return std::nullopt;
   Gemm g;
   g.a = a, g.b = b;
-  // A matrix transpose is read in place, transposed by cuBLASLt: of a
-  // weight, or of an activation (a backward graph's x^T g; measured on the
+  // A matrix transpose is read in place, transposed by the library: of a
+  // weight, or of an activation (a backward graph's x^T g; measured with cuBLASLt on the
   // H200: mlp_train's step lost its 33 and 134 MB transpose copies).
   if (Value source = transposedSource(a))
     g.a = source, g.transA = true;
