@@ -89,9 +89,11 @@ Value transposedSource(Value v) {
   bool viaReshape = isMatrixView(reshape, body.getArgument(0));
   if (!viaReshape && t->getOperand(0) != body.getArgument(0))
     return {};
-  bool onlyTranspose = llvm::all_of(body.without_terminator(), [&](Operation &op) {
-    return &op == t || (viaReshape && &op == reshape) || isa<ConstantOp>(op);
-  });
+  bool onlyTranspose =
+      llvm::all_of(body.without_terminator(), [&](Operation &op) {
+        return &op == t || (viaReshape && &op == reshape) ||
+               isa<ConstantOp>(op);
+      });
   if (!onlyTranspose)
     return {};
   return fusion->getOperand(0);
@@ -101,10 +103,9 @@ std::optional<Gemm> gemmOf(MatMulOp op, llvm::function_ref<bool(Type)> takes) {
   Value a = op.getOperand(0), b = op.getOperand(1), d = op.getResult();
   RankedTensorType ta = tensorType(a), tb = tensorType(b), td = tensorType(d);
   Type e = td.getElementType();
-  if (ta.getElementType() != e || tb.getElementType() != e ||
-      !takes(e) || !ta.hasStaticShape() || !tb.hasStaticShape() ||
-      !td.hasStaticShape() || ta.getRank() < 2 || tb.getRank() < 2 ||
-      td.getRank() < 2 || d.use_empty())
+  if (ta.getElementType() != e || tb.getElementType() != e || !takes(e) ||
+      !ta.hasStaticShape() || !tb.hasStaticShape() || !td.hasStaticShape() ||
+      ta.getRank() < 2 || tb.getRank() < 2 || td.getRank() < 2 || d.use_empty())
     return std::nullopt;
   int64_t m = ta.getShape()[ta.getRank() - 2], k = ta.getShape().back();
   int64_t n = tb.getShape().back();
@@ -122,8 +123,9 @@ std::optional<Gemm> gemmOf(MatMulOp op, llvm::function_ref<bool(Type)> takes) {
   Gemm g;
   g.a = a, g.b = b;
   // A matrix transpose is read in place, transposed by the library: of a
-  // weight, or of an activation (a backward graph's x^T g; measured with cuBLASLt on the
-  // H200: mlp_train's step lost its 33 and 134 MB transpose copies).
+  // weight, or of an activation (a backward graph's x^T g; measured with
+  // cuBLASLt on the H200: mlp_train's step lost its 33 and 134 MB transpose
+  // copies).
   if (Value source = transposedSource(a))
     g.a = source, g.transA = true;
   if (Value source = transposedSource(b))
@@ -187,8 +189,8 @@ void createLibraryCall(Operation *op, FusionOp fusion, StringRef callee,
   }
   auto call = b.create<LibraryCallOp>(
       foldedLoc(op, fusion), replaced->getResultTypes(), values,
-      b.getStringAttr(callee), b.getStrArrayAttr(roles),
-      b.getBoolAttr(transA), b.getBoolAttr(transB),
+      b.getStringAttr(callee), b.getStrArrayAttr(roles), b.getBoolAttr(transA),
+      b.getBoolAttr(transB),
       b.getStringAttr(epilogue ? epilogueName(*epilogue) : "none"),
       b.getI64IntegerAttr(workspace), params.getDictionary(b.getContext()));
   replaced->replaceAllUsesWith(call);
@@ -196,6 +198,5 @@ void createLibraryCall(Operation *op, FusionOp fusion, StringRef callee,
   if (fusion)
     op->erase();
 }
-
 
 } // namespace kiln

@@ -1,11 +1,12 @@
-//===- LibraryCalls.h - What the lowerings to library calls share -*- C++ -*-===//
+//===- LibraryCalls.h - What lowerings to library calls share - -*- C++ -*-===//
 //
 // This file declares what the targets' lowering passes
-// (targets/cuda/LowerCudaLibraryCalls.cpp, targets/cpu/LowerCpuLibraryCalls.cpp)
-// share to make a kiln.matmul or kiln.conv a kiln.library_call: a matmul's
-// GEMM form (dims, batch strides, the matrix transposes of its operands read
-// in place), convolution attributes with their defaults, and the creation of
-// the call with the epilogue (LibraryEpilogues.h) that replaces a fusion.
+// (targets/cuda/LowerCudaLibraryCalls.cpp,
+// targets/cpu/LowerCpuLibraryCalls.cpp) share to make a kiln.matmul or
+// kiln.conv a kiln.library_call: a matmul's GEMM form (dims, batch strides, the
+// matrix transposes of its operands read in place), convolution attributes with
+// their defaults, and the creation of the call with the epilogue
+// (LibraryEpilogues.h) that replaces a fusion.
 //
 //===----------------------------------------------------------------------===//
 
@@ -45,8 +46,8 @@ std::optional<Gemm> gemmOf(MatMulOp op,
 
 /// An integer-list attribute of `n` entries, `dflt` when empty (as the
 /// reference kernel reads it); nullopt when of another length.
-std::optional<llvm::SmallVector<int64_t>>
-spatial(llvm::ArrayRef<int64_t> attr, size_t n, int64_t dflt);
+std::optional<llvm::SmallVector<int64_t>> spatial(llvm::ArrayRef<int64_t> attr,
+                                                  size_t n, int64_t dflt);
 
 /// A location naming `op` and every op inside `fusion` (the ONNX nodes of
 /// everything a library call computes).
@@ -56,12 +57,11 @@ mlir::Location foldedLoc(mlir::Operation *op, FusionOp fusion);
 /// computation `epilogue` folds in, if any) with the operands by role, the
 /// epilogue's bias and residual after them; replaces `fusion` (or `op`) with
 /// it and erases both.
-void createLibraryCall(mlir::Operation *op, FusionOp fusion,
-                       llvm::StringRef callee,
-                       llvm::ArrayRef<std::pair<llvm::StringRef, mlir::Value>>
-                           operands,
-                       const Epilogue *epilogue, bool transA, bool transB,
-                       int64_t workspace, mlir::NamedAttrList params);
+void createLibraryCall(
+    mlir::Operation *op, FusionOp fusion, llvm::StringRef callee,
+    llvm::ArrayRef<std::pair<llvm::StringRef, mlir::Value>> operands,
+    const Epilogue *epilogue, bool transA, bool transB, int64_t workspace,
+    mlir::NamedAttrList params);
 
 } // namespace kiln
 

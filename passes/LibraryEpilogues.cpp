@@ -38,9 +38,8 @@ std::string epilogueName(const Epilogue &e) {
   std::string s = e.bias ? "bias" : "";
   if (e.residual)
     s += s.empty() ? "residual" : "_residual";
-  static const char *const kNames[] = {"",        "relu",    "gelu_tanh",
-                                       "gelu_erf", "sigmoid", "tanh",
-                                       "hard_swish"};
+  static const char *const kNames[] = {
+      "", "relu", "gelu_tanh", "gelu_erf", "sigmoid", "tanh", "hard_swish"};
   if (e.activation != EpilogueActivation::None)
     s += (s.empty() ? "" : "_") +
          std::string(kNames[static_cast<int>(e.activation)]);
@@ -50,8 +49,7 @@ std::string epilogueName(const Epilogue &e) {
 namespace {
 
 /// The activation `op` applies, when `ability` folds it.
-EpilogueActivation activationOf(Operation &op,
-                                const EpilogueAbility &ability) {
+EpilogueActivation activationOf(Operation &op, const EpilogueAbility &ability) {
   if (isa<ReluOp>(op))
     return EpilogueActivation::Relu;
   if (!ability.moreActivations)
@@ -237,8 +235,7 @@ std::optional<Epilogue> matmulEpilogue(Value mm,
   if (!mm.hasOneUse())
     return std::nullopt;
   auto fusion = dyn_cast<FusionOp>(*mm.getUsers().begin());
-  if (!fusion ||
-      fusion.getNumOperands() > (ability.matmulResidual ? 3u : 2u))
+  if (!fusion || fusion.getNumOperands() > (ability.matmulResidual ? 3u : 2u))
     return std::nullopt;
   RankedTensorType mt = tensorType(mm);
   auto isBias = [&](Value other) {

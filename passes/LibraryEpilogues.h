@@ -1,12 +1,13 @@
-//===- LibraryEpilogues.h - What a library call's epilogue folds -*- C++ -*-===//
+//===- LibraryEpilogues.h - What a library epilogue folds ----- -*- C++ -*-===//
 //
 // This file declares the matchers that the targets' lowering passes
-// (targets/cuda/LowerCudaLibraryCalls.cpp, targets/cpu/LowerCpuLibraryCalls.cpp)
-// share to decide which part of the fusion after a matmul or convolution a
-// library call computes itself: a bias, a residual, then ReLU or GELU
-// (cuBLASLt's epilogues, cuDNN's fused bias + residual + ReLU, oneDNN's
-// post-ops). What each library can fold is an EpilogueAbility; the names of
-// the results (kiln.library_call's `epilogue`) are one vocabulary.
+// (targets/cuda/LowerCudaLibraryCalls.cpp,
+// targets/cpu/LowerCpuLibraryCalls.cpp) share to decide which part of the
+// fusion after a matmul or convolution a library call computes itself: a bias,
+// a residual, then ReLU or GELU (cuBLASLt's epilogues, cuDNN's fused bias +
+// residual + ReLU, oneDNN's post-ops). What each library can fold is an
+// EpilogueAbility; the names of the results (kiln.library_call's `epilogue`)
+// are one vocabulary.
 //
 //===----------------------------------------------------------------------===//
 

@@ -22,8 +22,8 @@
 
 #include "kiln/runtime/OneDnn.h"
 
-#include <oneapi/dnnl/dnnl.hpp>
 #include <omp.h>
+#include <oneapi/dnnl/dnnl.hpp>
 
 #include <algorithm>
 #include <functional>
@@ -201,8 +201,8 @@ Status OneDnnPrimitives::addMatmul(const OneDnnMatmulDesc &d, const void *b) {
     bool batched = d.batch > 1;
     auto matrix = [&](int64_t rows, int64_t cols, int64_t stride,
                       bool transposed) {
-      Dims dims = {rows, cols}, strides = {transposed ? 1 : cols,
-                                           transposed ? rows : 1};
+      Dims dims = {rows, cols},
+           strides = {transposed ? 1 : cols, transposed ? rows : 1};
       if (batched) {
         dims.insert(dims.begin(), stride == 0 ? 1 : d.batch);
         strides.insert(strides.begin(), stride == 0 ? rows * cols : stride);
@@ -240,8 +240,7 @@ Status OneDnnPrimitives::addMatmul(const OneDnnMatmulDesc &d, const void *b) {
   }
 }
 
-Status OneDnnPrimitives::addConv(const OneDnnConvDesc &d,
-                                 const void *weights) {
+Status OneDnnPrimitives::addConv(const OneDnnConvDesc &d, const void *weights) {
   try {
     auto p = std::make_unique<Primitive>();
     size_t nsp = d.kernel.size();
@@ -283,13 +282,12 @@ Status OneDnnPrimitives::addConv(const OneDnnConvDesc &d,
       dilations.push_back(dil - 1);
     using Conv = dnnl::convolution_forward;
     Conv::desc op =
-        p->hasBias
-            ? Conv::desc(dnnl::prop_kind::forward_inference,
-                         algorithm::convolution_direct, p->x, w, p->bias,
-                         p->y, strides, dilations, padsBegin, padsEnd)
-            : Conv::desc(dnnl::prop_kind::forward_inference,
-                         algorithm::convolution_direct, p->x, w, p->y,
-                         strides, dilations, padsBegin, padsEnd);
+        p->hasBias ? Conv::desc(dnnl::prop_kind::forward_inference,
+                                algorithm::convolution_direct, p->x, w, p->bias,
+                                p->y, strides, dilations, padsBegin, padsEnd)
+                   : Conv::desc(dnnl::prop_kind::forward_inference,
+                                algorithm::convolution_direct, p->x, w, p->y,
+                                strides, dilations, padsBegin, padsEnd);
     dnnl::primitive_attr attr = attributesOf(d.epilogue, p->y);
     p->describe = [op, attr] {
       return Conv::primitive_desc(op, attr, cpuEngine());
@@ -316,9 +314,9 @@ Status OneDnnPrimitives::addMaxPool(const OneDnnPoolDesc &d) {
       dilations.push_back(d.dilations[i] - 1);
       // The end pad that makes the last window the output's last one.
       int64_t window = d.dilations[i] * (d.kernel[i] - 1) + 1;
-      padsEnd.push_back(std::max<int64_t>(
-          0, (d.outSize[i] - 1) * d.strides[i] + window - d.inSize[i] -
-                 d.padsBegin[i]));
+      padsEnd.push_back(std::max<int64_t>(0, (d.outSize[i] - 1) * d.strides[i] +
+                                                 window - d.inSize[i] -
+                                                 d.padsBegin[i]));
     }
     using Pool = dnnl::pooling_v2_forward;
     Pool::desc op(dnnl::prop_kind::forward_inference, algorithm::pooling_max,

@@ -42,12 +42,12 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "targets/cpu/CpuTarget.h"
 #include "codegen/SymbolicShapes.h"
 #include "ir/KilnOps.h"
 #include "passes/FusionRules.h"
 #include "passes/LibraryCalls.h"
 #include "passes/LoweringPasses.h"
+#include "targets/cpu/CpuTarget.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -81,8 +81,7 @@ FusionOp epilogueFusion(Operation *op, const std::optional<Epilogue> &e) {
 
 /// Lowers `mm` to oneDNN when it qualifies.
 void lowerMatmul(MatMulOp mm, func::FuncOp graph) {
-  std::optional<Gemm> g =
-      gemmOf(mm, [](Type t) { return t.isF32(); });
+  std::optional<Gemm> g = gemmOf(mm, [](Type t) { return t.isF32(); });
   if (!g)
     return;
   std::optional<Epilogue> epilogue =
@@ -91,8 +90,8 @@ void lowerMatmul(MatMulOp mm, func::FuncOp graph) {
   if (epilogue && (epilogue->bias || epilogue->residual))
     for (Value added : {epilogue->bias, epilogue->residual})
       if (auto other = added ? added.getDefiningOp<MatMulOp>() : MatMulOp())
-        if (other->getBlock() == mm->getBlock() &&
-            mm->isBeforeInBlock(other) && other.getResult().hasOneUse())
+        if (other->getBlock() == mm->getBlock() && mm->isBeforeInBlock(other) &&
+            other.getResult().hasOneUse())
           epilogue.reset();
   Builder b(mm.getContext());
   NamedAttrList params;
@@ -107,9 +106,8 @@ void lowerMatmul(MatMulOp mm, func::FuncOp graph) {
   Operation *ta = g->transA ? mm.getOperand(0).getDefiningOp() : nullptr;
   Operation *tb = g->transB ? mm.getOperand(1).getDefiningOp() : nullptr;
   createLibraryCall(mm, epilogueFusion(mm, epilogue), "onednn.matmul",
-                    {{"a", g->a}, {"b", g->b}},
-                    epilogue ? &*epilogue : nullptr, g->transA, g->transB, 0,
-                    params);
+                    {{"a", g->a}, {"b", g->b}}, epilogue ? &*epilogue : nullptr,
+                    g->transA, g->transB, 0, params);
   // A transpose that every reader now reads through is gone.
   if (ta && ta->use_empty())
     ta->erase();
@@ -150,9 +148,8 @@ std::optional<NamedAttrList> oneDnnConvParams(ConvOp conv) {
   auto strides = spatial(conv.getStrides(), nsp, 1);
   auto dilations = spatial(conv.getDilations(), nsp, 1);
   auto pads = spatial(conv.getPads(), 2 * nsp, 0);
-  if (!strides || !dilations || !pads || group < 1 ||
-      x[1] != w[1] * group || w[0] % group != 0 || y[0] != x[0] ||
-      y[1] != w[0])
+  if (!strides || !dilations || !pads || group < 1 || x[1] != w[1] * group ||
+      w[0] % group != 0 || y[0] != x[0] || y[1] != w[0])
     return std::nullopt;
   for (size_t d = 0; d < nsp; ++d) {
     if ((*pads)[d] < 0 || (*pads)[nsp + d] < 0 || (*strides)[d] < 1 ||
@@ -185,8 +182,7 @@ Value channelsFirstWeights(Value w) {
   if (isToLast(def))
     return def->getOperand(0);
   auto fusion = dyn_cast_or_null<FusionOp>(def);
-  if (!fusion || fusion->getNumResults() != 1 ||
-      fusion->getNumOperands() != 1)
+  if (!fusion || fusion->getNumResults() != 1 || fusion->getNumOperands() != 1)
     return {};
   Block &body = fusion.getBody();
   Operation *t = body.getTerminator()->getOperand(0).getDefiningOp();
@@ -221,8 +217,7 @@ void lowerConv(ConvOp conv, func::FuncOp graph) {
       convEpilogue(conv.getResult(), oneDnnAbility());
   createLibraryCall(conv, epilogueFusion(conv, epilogue), "onednn.conv",
                     {{"x", conv.getOperand(0)}, {"w", w}},
-                    epilogue ? &*epilogue : nullptr, false, false, 0,
-                    *params);
+                    epilogue ? &*epilogue : nullptr, false, false, 0, *params);
   if (transpose && transpose->use_empty())
     transpose->erase();
 }
@@ -325,8 +320,8 @@ struct LowerCpuPass
           op.getLoc(), op.getResultTypes(), op.getOperands(),
           b.getStringAttr("runtime." + name.str()),
           b.getStrArrayAttr(rolesOf(&op)), b.getBoolAttr(false),
-          b.getBoolAttr(false), b.getStringAttr("none"),
-          b.getI64IntegerAttr(0), op.getAttrDictionary());
+          b.getBoolAttr(false), b.getStringAttr("none"), b.getI64IntegerAttr(0),
+          op.getAttrDictionary());
       op.replaceAllUsesWith(call);
       op.erase();
     }

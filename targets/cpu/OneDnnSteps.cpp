@@ -1,12 +1,12 @@
 //===- OneDnnSteps.cpp - The wrapper code of oneDNN calls -----------------===//
 //
 // This file implements OneDnnSteps (OneDnnSteps.h): for each kiln.library_call
-// "onednn.matmul", "onednn.conv" or "onednn.max_pool", the creation of its primitive from what
-// the call says (its params, epilogue, transposes and operand types; a
-// packed operand read through its pointer at create time, when weights and
-// load-time results are in place) and its run step, one call of runOneDnn
-// on the planned buffers: operands from the inputs, weights, prepared memory
-// or arena, the result straight into its arena slot or output.
+// "onednn.matmul", "onednn.conv" or "onednn.max_pool", the creation of its
+// primitive from what the call says (its params, epilogue, transposes and
+// operand types; a packed operand read through its pointer at create time, when
+// weights and load-time results are in place) and its run step, one call of
+// runOneDnn on the planned buffers: operands from the inputs, weights, prepared
+// memory or arena, the result straight into its arena slot or output.
 //
 //===----------------------------------------------------------------------===//
 
@@ -162,8 +162,8 @@ std::string poolDesc(LibraryCallOp call) {
        ";\n    d.kernel = " + list(listParam(call, "kernel_shape")) +
        ";\n    d.strides = " + list(listParam(call, "strides")) +
        ";\n    d.dilations = " + list(listParam(call, "dilations")) +
-       ";\n    d.padsBegin = " +
-       list(listParam(call, "pads").take_front(nsp)) + ";\n";
+       ";\n    d.padsBegin = " + list(listParam(call, "pads").take_front(nsp)) +
+       ";\n";
   if (channelsLast)
     s += "    d.channelsLast = true;\n";
   return s;
@@ -194,12 +194,13 @@ void OneDnnSteps::emitStep(llvm::raw_ostream &os, LibraryCallOp call,
   std::string add = isMatmul ? "addMatmul(d, " + packed + ")"
                     : isPool ? std::string("addMaxPool(d)")
                              : "addConv(d, " + packed + ")";
-  creates_ += "  { // Step " + std::to_string(index) + ": " +
-              call.getCallee().str() + ", ONNX node '" + commentSafe(node) +
-              "'\n" + desc + epilogueStatements(call) +
-              "    kiln::Status s = m->onednn." + add + ";\n" +
-              "    if (!s)\n      return fail(err, errlen, std::string(\"node " +
-              "'\") + " + quote(node) + " + \"': \" + s.message());\n  }\n";
+  creates_ +=
+      "  { // Step " + std::to_string(index) + ": " + call.getCallee().str() +
+      ", ONNX node '" + commentSafe(node) + "'\n" + desc +
+      epilogueStatements(call) + "    kiln::Status s = m->onednn." + add +
+      ";\n" +
+      "    if (!s)\n      return fail(err, errlen, std::string(\"node " +
+      "'\") + " + quote(node) + " + \"': \" + s.message());\n  }\n";
   auto pointer = [&](StringRef role) -> std::string {
     Value v = call.getOperandByRole(role);
     if (!v || role == packedRole)
@@ -219,7 +220,8 @@ void OneDnnSteps::emitStep(llvm::raw_ostream &os, LibraryCallOp call,
 
 void OneDnnSteps::emitHelpers(llvm::raw_ostream &os) const {
   os << "namespace {\n\n"
-        "/// Runs oneDNN primitive `index` of the model (kiln::OneDnnPrimitives)."
+        "/// Runs oneDNN primitive `index` of the model "
+        "(kiln::OneDnnPrimitives)."
         "\nint runOneDnn(const kiln::OneDnnPrimitives &p, size_t index, "
         "const void *x,\n              const void *w, const void *bias, "
         "const void *residual, void *y,\n              const char *node, "

@@ -27,8 +27,8 @@ namespace {
 std::vector<float> ramp(size_t n, int salt = 0) {
   std::vector<float> v(n);
   for (size_t i = 0; i < n; ++i)
-    v[i] = static_cast<float>(static_cast<int>((i * 7 + salt) % 13) - 6) *
-           0.25f;
+    v[i] =
+        static_cast<float>(static_cast<int>((i * 7 + salt) % 13) - 6) * 0.25f;
   return v;
 }
 
@@ -42,9 +42,9 @@ void requireNear(const std::vector<float> &got,
 }
 
 /// Runs primitive 0 of `p` at 1 and 2 threads; each result must be `want`.
-void runAtThreadCounts(const OneDnnPrimitives &p, const void *x,
-                       const void *w, const void *bias, const void *residual,
-                       size_t outSize, const std::vector<float> &want) {
+void runAtThreadCounts(const OneDnnPrimitives &p, const void *x, const void *w,
+                       const void *bias, const void *residual, size_t outSize,
+                       const std::vector<float> &want) {
   int saved = omp_get_max_threads();
   for (int threads : {1, 2}) {
     omp_set_num_threads(threads);
@@ -79,8 +79,7 @@ TEST_CASE("oneDNN matmul: transposed packed B, bias, residual, ReLU",
         acc += a[i * k + l] * bt[j * k + l];
       want[i * n + j] = std::max(0.f, acc + bias[j] + res[i * n + j]);
     }
-  runAtThreadCounts(p, a.data(), nullptr, bias.data(), res.data(), m * n,
-                    want);
+  runAtThreadCounts(p, a.data(), nullptr, bias.data(), res.data(), m * n, want);
 }
 
 TEST_CASE("oneDNN matmul: a batch of transposed A times one B, GELU",
@@ -110,8 +109,8 @@ TEST_CASE("oneDNN matmul: a batch of transposed A times one B, GELU",
                         (1 + std::tanh(0.7978845608f *
                                        (x + 0.044715f * x * x * x)));
         }
-    runAtThreadCounts(p, at.data(), b.data(), nullptr, nullptr,
-                      batch * m * n, want);
+    runAtThreadCounts(p, at.data(), b.data(), nullptr, nullptr, batch * m * n,
+                      want);
   }
 }
 
@@ -119,8 +118,7 @@ TEST_CASE("oneDNN convolution: grouped, channels last, bias, hard swish",
           "[onednn]") {
   // x [1, 5, 6, 4] (NHWC), weights [6, 3, 3, 2] (OIHW, group 2: read
   // channels first), stride 2, pads (1, 0) before and (1, 1) after.
-  const int64_t c = 4, h = 5, wd = 6, o = 6, g = 2, cg = c / g, kh = 3,
-                kw = 3;
+  const int64_t c = 4, h = 5, wd = 6, o = 6, g = 2, cg = c / g, kh = 3, kw = 3;
   const int64_t oh = (h + 1 + 1 - kh) / 2 + 1, ow = (wd + 0 + 1 - kw) / 2 + 1;
   std::vector<float> x = ramp(h * wd * c), w = ramp(o * cg * kh * kw, 4),
                      bias = ramp(o, 6);
@@ -152,8 +150,8 @@ TEST_CASE("oneDNN convolution: grouped, channels last, bias, hard swish",
         want[(y * ow + xo) * o + oc] =
             acc * std::max(0.f, std::min(1.f, acc / 6 + 0.5f));
       }
-  runAtThreadCounts(p, x.data(), nullptr, bias.data(), nullptr,
-                    want.size(), want);
+  runAtThreadCounts(p, x.data(), nullptr, bias.data(), nullptr, want.size(),
+                    want);
 }
 
 TEST_CASE("oneDNN max pooling: channels first, ceil mode", "[onednn]") {
@@ -178,12 +176,10 @@ TEST_CASE("oneDNN max pooling: channels first, ceil mode", "[onednn]") {
               best = std::max(best, x[(ch * h + y * 2 + i) * h + xo * 2 + j]);
         want[(ch * oh + y) * oh + xo] = best;
       }
-  runAtThreadCounts(p, x.data(), nullptr, nullptr, nullptr, want.size(),
-                    want);
+  runAtThreadCounts(p, x.data(), nullptr, nullptr, nullptr, want.size(), want);
 }
 
-TEST_CASE("oneDNN: a primitive that was not created is an error",
-          "[onednn]") {
+TEST_CASE("oneDNN: a primitive that was not created is an error", "[onednn]") {
   OneDnnPrimitives p;
   float y = 0;
   Status s = p.run(0, &y, nullptr, nullptr, nullptr, &y);

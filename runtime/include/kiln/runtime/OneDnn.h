@@ -3,12 +3,12 @@
 // This file declares OneDnnPrimitives, what a cpu package's wrapper calls for
 // its `onednn.matmul` and `onednn.conv` library calls (targets/cpu/): each
 // call's oneDNN primitive (and its max pooling), created once when the model
-// is created, with its epilogue as post-ops (bias, residual add, activation) and its constant
-// operand (the weights) reordered once into the primitive's blocked layout;
-// a run executes it on pointers into the caller's inputs, outputs and arena
-// (no copies). oneDNN's types stay behind this header, so generated code
-// includes nothing heavy. oneDNN runs on the calling thread's OpenMP pool,
-// the one the generated kernels use (<package>_set_threads).
+// is created, with its epilogue as post-ops (bias, residual add, activation)
+// and its constant operand (the weights) reordered once into the primitive's
+// blocked layout; a run executes it on pointers into the caller's inputs,
+// outputs and arena (no copies). oneDNN's types stay behind this header, so
+// generated code includes nothing heavy. oneDNN runs on the calling thread's
+// OpenMP pool, the one the generated kernels use (<package>_set_threads).
 //
 //===----------------------------------------------------------------------===//
 
