@@ -13,6 +13,10 @@ into its own passes and the host compiler.
 
   bench/cpu_bench.py --kiln build/bin/kiln [--iterations N] [MODEL ...]
 
+With --baseline OTHER_KILN (another build, e.g. of main) each round also
+times the package that build compiles, so a change is measured against its
+baseline and ORT in the same alternating rounds.
+
 Run it on an otherwise idle machine; BENCHMARKS.md records a run.
 """
 import argparse
@@ -53,9 +57,14 @@ def main():
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--rounds", type=int, default=3,
                     help="alternating Kiln/ORT timing rounds (median of the rounds' medians)")
+    ap.add_argument("--threads", type=int, default=0,
+                    help="threads of both sides (kiln bench --threads, ORT's intra-op "
+                         "threads); 0: as many as the machine has cores")
+    ap.add_argument("--baseline",
+                    help="another kiln binary whose packages are timed in the same rounds")
     ap.add_argument("models", nargs="*", default=MODELS)
     args = ap.parse_args()
-    threads = os.cpu_count()
+    threads = args.threads or os.cpu_count()
     rows = []
     for name in args.models:
         graph = os.path.join(HERE, "cpu-graphs", name + ".onnx")
@@ -76,6 +85,10 @@ def main():
             pkg = os.path.join(work, "pkg")
             subprocess.run([args.kiln, "compile", path, "-o", pkg], check=True,
                            capture_output=True, text=True)
+            base_pkg = os.path.join(work, "base_pkg")
+            if args.baseline:
+                subprocess.run([args.baseline, "compile", path, "-o", base_pkg],
+                               check=True, capture_output=True, text=True)
             manifest = json.load(open(os.path.join(pkg, "manifest.json")))
             times = manifest["compile_times_s"]
             counts = manifest["counts"]
@@ -95,30 +108,42 @@ def main():
             # Timing: rounds alternate Kiln and ORT, so that a drift of the
             # machine's speed during the run weighs on both alike; each
             # side's figure is the median of its rounds' medians.
-            kiln_rounds, ort_rounds = [], []
-            for _ in range(args.rounds):
-                bench = subprocess.run(
-                    [args.kiln, "bench", pkg, "--warmup", str(args.warmup),
-                     "--iterations", str(args.iterations)] + inputs,
+            def time_kiln(binary, package):
+                out = subprocess.run(
+                    [binary, "bench", package, "--warmup", str(args.warmup),
+                     "--iterations", str(args.iterations)] +
+                    (["--threads", str(args.threads)] if args.threads else []) + inputs,
                     check=True, capture_output=True, text=True).stdout
-                kiln_rounds.append(
-                    float(re.search(r"median ([0-9.eE+-]+) ms", bench).group(1)))
+                return float(re.search(r"median ([0-9.eE+-]+) ms", out).group(1))
+
+            kiln_rounds, ort_rounds, base_rounds = [], [], []
+            for _ in range(args.rounds):
+                kiln_rounds.append(time_kiln(args.kiln, pkg))
                 ort_rounds.append(time_ort(sess, feeds, args.warmup, args.iterations))
+                if args.baseline:
+                    base_rounds.append(time_kiln(args.baseline, base_pkg))
             kiln_ms = float(np.median(kiln_rounds))
             ort_ms = float(np.median(ort_rounds))
-            rows.append((name, kiln_ms, ort_ms, times, counts))
+            base_ms = float(np.median(base_rounds)) if base_rounds else None
+            rows.append((name, kiln_ms, ort_ms, times, counts, base_ms))
             print(f"{name}: kiln {kiln_ms:.3f} ms, onnxruntime {ort_ms:.3f} ms, "
-                  f"ratio {kiln_ms / ort_ms:.2f}", flush=True)
+                  f"ratio {kiln_ms / ort_ms:.2f}"
+                  + (f"; baseline {base_ms:.3f} ms, ratio {base_ms / ort_ms:.2f}"
+                     if base_ms else ""), flush=True)
 
     print()
-    print(f"CPU: {threads} cores; onnxruntime {ort.__version__}; {args.rounds} "
+    print(f"CPU: {os.cpu_count()} cores, {threads} threads each; onnxruntime {ort.__version__}; {args.rounds} "
           f"alternating rounds of {args.iterations} timed runs after {args.warmup} "
           f"warm-up runs each; median of the rounds' medians")
-    print("| model | Kiln ms | ORT ms | Kiln/ORT | kernels (fused/library/fallback) "
+    base = " baseline ms | baseline/ORT |" if args.baseline else ""
+    print("| model | Kiln ms | ORT ms | Kiln/ORT |" + base +
+          " kernels (fused/library/fallback) "
           "| compile: Kiln passes+codegen s | host compiler s |")
-    print("|---|---:|---:|---:|---|---:|---:|")
-    for name, k, o, t, c in rows:
-        print(f"| {name} | {k:.3f} | {o:.3f} | {k / o:.2f} | "
+    print("|---|---:|---:|---:|" + ("---:|---:|" if args.baseline else "") +
+          "---|---:|---:|")
+    for name, k, o, t, c, b in rows:
+        print(f"| {name} | {k:.3f} | {o:.3f} | {k / o:.2f} | " +
+              (f"{b:.3f} | {b / o:.2f} | " if b else "") +
               f"{c['fused']}/{c['library']}/{c['fallback']} | "
               f"{t['kiln_passes'] + t['codegen']:.3f} | {t['host_compiler']:.2f} |")
 

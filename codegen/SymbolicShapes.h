@@ -45,6 +45,11 @@ constexpr llvm::StringLiteral kSymIndexAttr = "kiln.sym_index";
 constexpr llvm::StringLiteral kSymCountsAttr = "kiln.sym_counts";
 constexpr llvm::StringLiteral kSizeSymbolsAttr = "kiln.size_symbols";
 constexpr llvm::StringLiteral kSymParamsAttr = "kiln.sym_params";
+/// Unit attribute on a module traced at one size of a range
+/// (compiler/SizeRangeCompile.cpp): its sizes become run-time values, so
+/// the lowering passes keep to steps that take sizes at run time (the CPU
+/// target's runtime.* calls rather than oneDNN primitives made at load).
+constexpr llvm::StringLiteral kSizeRangeAttr = "kiln.size_range";
 
 /// A SymbolicDim of a kiln.sym_* attribute (text the compiler wrote: a
 /// malformed one is a compiler bug, asserted).

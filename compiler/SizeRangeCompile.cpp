@@ -142,6 +142,7 @@ FailureOr<LoweredAt> lowerAt(MLIRContext &context, const CompileOptions &options
                          " the model still has graph breaks (`kiln explain "
                          "--dim` lists them); programs are compiled for fixed "
                          "sizes only"};
+  (**module)->setAttr(kSizeRangeAttr, UnitAttr::get(&context));
   if (failed(lowerGraph(**module, at, "main")))
     return failedWith(probeError);
   return LoweredAt{module.take(), ""};

@@ -41,17 +41,26 @@ LogicalResult LibraryCallOp::verify() {
     if (!seen.insert(role).second)
       return emitOpError("operand role '") << role << "' appears twice";
   }
-  StringRef epilogue = getEpilogue();
-  bool bias = false, residual = false;
-  if (epilogue == "bias" || epilogue == "bias_relu" ||
-      epilogue == "bias_gelu_tanh")
-    bias = true;
-  else if (epilogue == "bias_residual_relu")
-    bias = residual = true;
-  else if (epilogue == "residual_relu")
-    residual = true;
-  else if (epilogue != "none" && epilogue != "relu" &&
-           epilogue != "gelu_tanh")
+  // The epilogue's parts in order: [bias][_residual][_<activation>], or
+  // "none".
+  StringRef epilogue = getEpilogue(), rest = epilogue;
+  bool bias = false, residual = false, known = epilogue == "none";
+  if (epilogue.ends_with("_"))
+    rest = "?";
+  if (!known) {
+    bias = rest.consume_front("bias");
+    if (bias && !rest.empty() && !rest.consume_front("_"))
+      rest = "?";
+    residual = rest.consume_front("residual");
+    if (residual && !rest.empty() && !rest.consume_front("_"))
+      rest = "?";
+    known = rest.empty() ? bias || residual
+                         : llvm::is_contained(
+                               {"relu", "gelu_tanh", "gelu_erf", "sigmoid",
+                                "tanh", "hard_swish"},
+                               rest);
+  }
+  if (!known)
     return emitOpError("unknown epilogue '") << epilogue << "'";
   if (bias != seen.contains("bias") || residual != seen.contains("residual"))
     return emitOpError("epilogue '")

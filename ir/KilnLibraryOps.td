@@ -20,19 +20,25 @@ def Kiln_LibraryCallOp : Op<Kiln_Dialect, "library_call", [Pure]> {
   let description = [{
     One step of a compiled graph that a library computes. `callee` names the
     library routine as `<library>.<routine>`: `cublaslt.matmul`,
-    `cudnn.conv`, `cudnn.conv_bias_act` (CUDA), `runtime.matmul`,
-    `runtime.conv`, `runtime.conv_transpose` (CPU: the runtime's
-    OpenBLAS-backed kernels). `roles` names each operand, in order
+    `cudnn.conv`, `cudnn.conv_bias_act` (CUDA), `onednn.matmul`,
+    `onednn.conv` (CPU: oneDNN primitives made when the model loads),
+    `runtime.matmul`, `runtime.conv`, `runtime.conv_transpose` (CPU: the
+    runtime's OpenBLAS-backed kernels). `roles` names each operand, in order
     (`a`, `b`, `bias`, `residual`, `x`, `w`): the callee reads its operands
     by role, so no operand is optional. `transpose_a` / `transpose_b`: the
     matmul reads that operand as the transpose of its last two dims (the
     kiln.transpose that produced it folded away). `epilogue` is what the call
-    applies to its result before it stores it: `none`, `bias`, `relu`,
-    `bias_relu`, `gelu_tanh`, `bias_gelu_tanh` (GELU, tanh approximation),
-    `bias_residual_relu`, `residual_relu`. `workspace` is the
+    applies to its result before it stores it, act(result + bias +
+    residual): `none`, or its parts joined by `_` in that order, `bias`,
+    `residual`, then at most one activation, `relu`, `gelu_tanh` (GELU, tanh
+    approximation) or `gelu_erf` (GELU, exact): e.g. `bias_relu`,
+    `bias_residual`, `bias_gelu_erf`, `bias_residual_relu`; each target
+    folds what its library computes. `workspace` is the
     scratch memory the call needs, in bytes (the memory planner reserves it
     in the arena). `params` are the attributes of the library's main
-    operation (a convolution's strides, pads, dilations, group).
+    operation (a convolution's strides, pads, dilations, group; a oneDNN
+    call's `pack_b` / `pack_w`: that operand is constant and is reordered
+    into the library's layout once, at load).
 
     Its location fuses the locations of every op folded into it, so the
     generated code names all their ONNX nodes.

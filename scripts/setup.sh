@@ -14,7 +14,7 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 
 debs=(cmake ninja-build g++ llvm-19-dev libmlir-19-dev mlir-19-tools llvm-19-tools
       libonnx-dev libprotobuf-dev protobuf-compiler nlohmann-json3-dev
-      libcli11-dev catch2 libopenblas-dev python3 python3-venv ccache graphviz
+      libcli11-dev catch2 libopenblas-dev libdnnl-dev python3 python3-venv ccache graphviz
       clang libclang-rt-14-dev)
 missing=()
 for p in "${debs[@]}"; do

@@ -2,8 +2,10 @@
 //
 // This file declares ConcurrentCpuRun, the scope every run of a cpu package
 // holds: it counts the runs in flight in the process, and while more than
-// one is, the generated kernels of each run use one thread (set per run in
-// ModelRun.cpp); BLAS calls take turns on OpenBLAS's own pool
+// one is, the generated kernels and oneDNN calls of each run use one thread
+// (the calling thread's OpenMP thread count, set per run in ModelRun.cpp;
+// runtime/lib/OneDnn.cpp makes a primitive per thread count); the
+// remaining OpenBLAS calls take turns on OpenBLAS's own pool
 // (runtime/kernels/Linalg.cpp), whose thread count never changes, so that
 // outputs do not depend on whether runs overlap. Without the one-thread
 // kernels and the turns, 8 threads running one package on 2 cores measured

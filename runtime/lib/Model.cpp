@@ -508,20 +508,9 @@ Expected<Model> Model::load(const std::string &dir,
                                 "(recompile it with kiln compile)"));
   KILN_RETURN_IF_ERROR(checkIsa(manifest->isa, manifestPath));
 
-  // Generated kernels run OpenMP regions between OpenBLAS calls (GEMMs run
-  // on OpenBLAS's own threads). libgomp's default is to spin for a long time
-  // after each region, which starves OpenBLAS's threads (measured: a
-  // gpt2 block 3x slower on 2 cores). Unless the user chose a policy, spin
-  // briefly; a package of generated kernels only (no library or fallback
-  // step) spins longer, so that its threads are awake for the next run
-  // (measured on 2 cores: softmax [1024, 4096] 0.85 -> 0.80 ms with 20000
-  // spins, while mlp and gpt2_block were 10-20% slower with them). libgomp
-  // reads this once, when it loads with the first package (the runtime
-  // itself does not link it): the first package loaded decides.
-  if (!std::getenv("OMP_WAIT_POLICY") && !std::getenv("GOMP_SPINCOUNT"))
-    setenv("GOMP_SPINCOUNT",
-           manifest->libraryOrFallbackSteps() == 0 ? "20000" : "1000",
-           /*overwrite=*/0);
+  // Threads: generated kernels and oneDNN calls share the calling thread's
+  // OpenMP pool (one pool, no spin fight between two), so OpenMP's waiting
+  // policy is the user's (OMP_WAIT_POLICY, GOMP_SPINCOUNT), never set here.
 
   // A library whose absolute path is given is loaded from exactly there.
   std::string absLib = fs::absolute(impl->libPath, ec).string();

@@ -9,7 +9,7 @@
 #
 #   gpu-pack/bin/            kiln-runner, kiln-runtime-gpu-tests and its
 #                            fake_cuda_model.so
-#   gpu-pack/lib.tar.gz      lib/: libkiln_runtime.so, OpenBLAS and its runtime
+#   gpu-pack/lib.tar.gz      lib/: libkiln_runtime.so, OpenBLAS, oneDNN and their runtimes
 #   gpu-pack/packages/NAME/  kiln compile --target cuda of each bench graph
 #   gpu-pack/conformance.tar.gz   node-test packages + data (compile-cuda)
 #   gpu-pack/graph-breaks/   the examples/graph_breaks models compiled for
@@ -50,8 +50,11 @@ if [[ -x "$BUILD/test/kiln-runtime-gpu-tests" ]]; then
     "$OUT/bin/"
 fi
 cp "$BUILD/runtime/libkiln_runtime.so" "$OUT/lib/"
-# The runtime's reference kernels use OpenBLAS, which the GPU image lacks.
-for lib in libopenblas.so.0 libgfortran.so.5 libquadmath.so.0; do
+# The runtime's reference kernels use OpenBLAS, and its cpu library calls
+# oneDNN (Debian's, which links the OpenCL loader and GNU OpenMP): the GPU
+# image lacks them.
+for lib in libopenblas.so.0 libgfortran.so.5 libquadmath.so.0 libdnnl.so.2 \
+    libOpenCL.so.1 libgomp.so.1; do
   cp -L "$(ldconfig -p | awk -v l="$lib" '$1 == l {print $NF; exit}')" "$OUT/lib/"
 done
 

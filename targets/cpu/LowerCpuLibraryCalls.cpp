@@ -2,23 +2,56 @@
 //
 // This file implements kiln-lower-cpu, the CPU target's lowering pass. It
 // decides how every top-level step of a fused graph runs on the CPU, in the
-// IR (passes/LoweringPasses.h): the ops of the library family (kiln.matmul,
-// kiln.conv, kiln.conv_transpose) become kiln.library_call
-// "runtime.<op>", a call of the runtime's OpenBLAS-backed kernel with the
-// op's attributes as `params`; every other op outside a fusion is tagged
-// kiln.reference = "cpu" (the runtime's reference kernel, called in place
-// on the arena). Nothing is folded into the CPU library calls yet: the
-// runtime's kernels have no epilogues or transposed operands (a oneDNN
-// backend with post-ops would fold them here).
+// IR (passes/LoweringPasses.h), so the wrapper emitter decides nothing:
+//
+//  - An f32 kiln.matmul with static shapes whose batches are equal or
+//    broadcast from one matrix becomes kiln.library_call "onednn.matmul"
+//    (a oneDNN matmul primitive, created once when the model loads), its
+//    GEMM geometry in `params`. A matrix transpose of an operand is read in
+//    place (`transpose_a/b`: Linear layers export as MatMul(x,
+//    Transpose(W))). When B is constant for the model's life (a weight, or
+//    computed from weights at load), `params.pack_b` says so: the runtime
+//    reorders it once, at load, into the layout oneDNN's kernel wants. When
+//    the matmul's only user is a kiln.fusion computing act(mm + bias +
+//    residual) (each optional; act: ReLU, sigmoid, tanh, hard swish, or
+//    GELU in its tanh or exact erf form after the bias only), oneDNN's
+//    post-ops compute it: the call
+//    replaces the fusion (passes/LibraryEpilogues.h, the vocabulary the
+//    CUDA target's epilogues use).
+//  - An f32 kiln.conv with static shapes and 1 to 3 spatial dims becomes
+//    "onednn.conv" (channels last when kiln-channels-last made it so: the
+//    CPU target runs that pass for f32 too, since oneDNN's direct
+//    convolutions are fastest on NHWC activations), its weights packed
+//    (`params.pack_w`) when constant (constant weights that the layout pass
+//    transposes to channels last are read as they are: `w_layout =
+//    "oihw"`, no transposed copy at load), and a fusion computing
+//    act(conv + per-channel bias + residual) folded in.
+//  - An f32 kiln.max_pool with static shapes (pads shorter than the
+//    window) becomes "onednn.max_pool", oneDNN's pooling (either layout).
+//  - Every other library op (a matmul or convolution oneDNN does not take
+//    here: other dtypes, a graph compiled for a range of sizes
+//    (kiln.size_range), conv_transpose)
+//    becomes "runtime.<op>", a call of the runtime's OpenBLAS-backed kernel
+//    with the op's attributes as `params`.
+//  - A reshape, flatten, squeeze or unsqueeze outside a fusion is an alias
+//    of its operand (kiln.alias): no step, no copy.
+//  - Every other op outside a fusion is tagged kiln.reference = "cpu" (the
+//    runtime's reference kernel, called in place on the arena).
+//
+// It leaves kiln.constant, kiln.fusion and func.return alone.
 //
 //===----------------------------------------------------------------------===//
 
-#include "targets/cpu/CpuTarget.h"
+#include "codegen/SymbolicShapes.h"
 #include "ir/KilnOps.h"
 #include "passes/FusionRules.h"
+#include "passes/LibraryCalls.h"
 #include "passes/LoweringPasses.h"
+#include "targets/cpu/CpuTarget.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/BuiltinTypes.h"
 
 #include "llvm/ADT/STLExtras.h"
 
@@ -26,6 +59,206 @@ using namespace mlir;
 
 namespace kiln {
 namespace {
+
+/// What oneDNN's post-ops fold, beyond a bias and ReLU.
+EpilogueAbility oneDnnAbility() {
+  EpilogueAbility ability;
+  ability.matmulResidual = true;
+  ability.geluErf = true;
+  ability.convNeedsRelu = false;
+  ability.moreActivations = true;
+  return ability;
+}
+
+RankedTensorType tensorType(Value v) {
+  return cast<RankedTensorType>(v.getType());
+}
+
+/// The fusion an epilogue of `op`'s result replaces, if any.
+FusionOp epilogueFusion(Operation *op, const std::optional<Epilogue> &e) {
+  return e ? cast<FusionOp>(*op->getResult(0).getUsers().begin()) : nullptr;
+}
+
+/// Lowers `mm` to oneDNN when it qualifies.
+void lowerMatmul(MatMulOp mm, func::FuncOp graph) {
+  std::optional<Gemm> g = gemmOf(mm, [](Type t) { return t.isF32(); });
+  if (!g)
+    return;
+  std::optional<Epilogue> epilogue =
+      matmulEpilogue(mm.getResult(), oneDnnAbility());
+  // Of two matmuls added together the one computed last folds the add.
+  if (epilogue && (epilogue->bias || epilogue->residual))
+    for (Value added : {epilogue->bias, epilogue->residual})
+      if (auto other = added ? added.getDefiningOp<MatMulOp>() : MatMulOp())
+        if (other->getBlock() == mm->getBlock() && mm->isBeforeInBlock(other) &&
+            other.getResult().hasOneUse())
+          epilogue.reset();
+  Builder b(mm.getContext());
+  NamedAttrList params;
+  params.append("batch", b.getI64IntegerAttr(g->batch));
+  params.append("k", b.getI64IntegerAttr(g->k));
+  params.append("m", b.getI64IntegerAttr(g->m));
+  params.append("n", b.getI64IntegerAttr(g->n));
+  params.append("pack_b", b.getBoolAttr(isPersistentValue(
+                              g->b, collectLoadTimeOps(graph))));
+  params.append("stride_a", b.getI64IntegerAttr(g->strideA));
+  params.append("stride_b", b.getI64IntegerAttr(g->strideB));
+  Operation *ta = g->transA ? mm.getOperand(0).getDefiningOp() : nullptr;
+  Operation *tb = g->transB ? mm.getOperand(1).getDefiningOp() : nullptr;
+  createLibraryCall(mm, epilogueFusion(mm, epilogue), "onednn.matmul",
+                    {{"a", g->a}, {"b", g->b}}, epilogue ? &*epilogue : nullptr,
+                    g->transA, g->transB, 0, params);
+  // A transpose that every reader now reads through is gone.
+  if (ta && ta->use_empty())
+    ta->erase();
+  if (tb && tb != ta && tb->use_empty())
+    tb->erase();
+}
+
+/// The oneDNN parameters of `conv` (strides, pads, dilations, group,
+/// layout), when oneDNN takes it.
+std::optional<NamedAttrList> oneDnnConvParams(ConvOp conv) {
+  RankedTensorType tx = tensorType(conv.getOperand(0)),
+                   tw = tensorType(conv.getOperand(1)),
+                   ty = tensorType(conv.getResult());
+  int64_t rank = ty.getRank();
+  if (!ty.getElementType().isF32() || !tx.getElementType().isF32() ||
+      !tw.getElementType().isF32() || rank < 3 || rank > 5 ||
+      tx.getRank() != rank || tw.getRank() != rank ||
+      conv.getResult().use_empty())
+    return std::nullopt;
+  for (RankedTensorType t : {tx, tw, ty})
+    if (!t.hasStaticShape() ||
+        llvm::any_of(t.getShape(), [](int64_t d) { return d <= 0; }))
+      return std::nullopt;
+  bool channelsLast = conv.getLayout() == "nhwc";
+  if (conv.getLayout() && (!channelsLast || rank != 4))
+    return std::nullopt;
+  // The checks below read the shapes channels first.
+  auto channelsFirst = [&](RankedTensorType t) {
+    SmallVector<int64_t> s(t.getShape());
+    if (channelsLast)
+      std::rotate(s.begin() + 1, s.end() - 1, s.end());
+    return s;
+  };
+  SmallVector<int64_t> x = channelsFirst(tx), w = channelsFirst(tw),
+                       y = channelsFirst(ty);
+  size_t nsp = rank - 2;
+  int64_t group = conv.getGroup();
+  auto strides = spatial(conv.getStrides(), nsp, 1);
+  auto dilations = spatial(conv.getDilations(), nsp, 1);
+  auto pads = spatial(conv.getPads(), 2 * nsp, 0);
+  if (!strides || !dilations || !pads || group < 1 || x[1] != w[1] * group ||
+      w[0] % group != 0 || y[0] != x[0] || y[1] != w[0])
+    return std::nullopt;
+  for (size_t d = 0; d < nsp; ++d) {
+    if ((*pads)[d] < 0 || (*pads)[nsp + d] < 0 || (*strides)[d] < 1 ||
+        (*dilations)[d] < 1)
+      return std::nullopt;
+    int64_t window = (*dilations)[d] * (w[2 + d] - 1) + 1;
+    int64_t span = x[2 + d] + (*pads)[d] + (*pads)[nsp + d] - window;
+    if (span < 0 || span / (*strides)[d] + 1 != y[2 + d])
+      return std::nullopt;
+  }
+  Builder b(conv.getContext());
+  NamedAttrList params;
+  params.append("dilations", b.getDenseI64ArrayAttr(*dilations));
+  params.append("group", b.getI64IntegerAttr(group));
+  params.append("layout", b.getStringAttr(channelsLast ? "nhwc" : "nchw"));
+  params.append("pads", b.getDenseI64ArrayAttr(*pads));
+  params.append("strides", b.getDenseI64ArrayAttr(*strides));
+  return params;
+}
+
+/// The channels-first weights that `w`, the weights of a channels-last
+/// convolution, transposes to [O, k..., C/group] (kiln-channels-last's
+/// transpose<0, 2, 3, 1>, or a fusion that is only that), if it is one.
+Value channelsFirstWeights(Value w) {
+  auto isToLast = [](Operation *op) {
+    auto t = dyn_cast_or_null<TransposeOp>(op);
+    return t && llvm::equal(t.getPerm(), ArrayRef<int64_t>{0, 2, 3, 1});
+  };
+  Operation *def = w.getDefiningOp();
+  if (isToLast(def))
+    return def->getOperand(0);
+  auto fusion = dyn_cast_or_null<FusionOp>(def);
+  if (!fusion || fusion->getNumResults() != 1 || fusion->getNumOperands() != 1)
+    return {};
+  Block &body = fusion.getBody();
+  Operation *t = body.getTerminator()->getOperand(0).getDefiningOp();
+  if (!isToLast(t) || t->getOperand(0) != body.getArgument(0) ||
+      !llvm::all_of(body.without_terminator(), [&](Operation &op) {
+        return &op == t || isa<ConstantOp>(op);
+      }))
+    return {};
+  return fusion->getOperand(0);
+}
+
+/// Lowers `conv` to oneDNN when it qualifies.
+void lowerConv(ConvOp conv, func::FuncOp graph) {
+  std::optional<NamedAttrList> params = oneDnnConvParams(conv);
+  if (!params)
+    return;
+  Builder b(conv.getContext());
+  // A channels-last convolution reads constant channels-first weights as
+  // they are (oneDNN packs them at load either way): no transposed copy.
+  Value w = conv.getOperand(1);
+  llvm::DenseSet<Operation *> loadTime = collectLoadTimeOps(graph);
+  Operation *transpose = nullptr;
+  if (conv.getLayout() == "nhwc")
+    if (Value source = channelsFirstWeights(w))
+      if (isPersistentValue(source, loadTime)) {
+        transpose = w.getDefiningOp();
+        w = source;
+        params->append("w_layout", b.getStringAttr("oihw"));
+      }
+  params->append("pack_w", b.getBoolAttr(isPersistentValue(w, loadTime)));
+  std::optional<Epilogue> epilogue =
+      convEpilogue(conv.getResult(), oneDnnAbility());
+  createLibraryCall(conv, epilogueFusion(conv, epilogue), "onednn.conv",
+                    {{"x", conv.getOperand(0)}, {"w", w}},
+                    epilogue ? &*epilogue : nullptr, false, false, 0, *params);
+  if (transpose && transpose->use_empty())
+    transpose->erase();
+}
+
+/// Lowers `pool` to oneDNN's max pooling when it qualifies (f32, static
+/// shapes, 1 to 3 spatial dims, pads shorter than the window).
+void lowerMaxPool(MaxPoolOp pool) {
+  RankedTensorType tx = tensorType(pool.getX()),
+                   ty = tensorType(pool.getResult());
+  int64_t rank = tx.getRank();
+  size_t nsp = rank - 2;
+  bool channelsLast = pool.getLayout() == "nhwc";
+  if (!tx.getElementType().isF32() || rank < 3 || rank > 5 ||
+      !tx.hasStaticShape() || !ty.hasStaticShape() ||
+      tx.getNumElements() == 0 || ty.getNumElements() == 0 ||
+      (pool.getLayout() && (!channelsLast || rank != 4)) ||
+      pool.getResult().use_empty())
+    return;
+  auto kernel = spatial(pool.getKernelShape(), nsp, 1);
+  auto strides = spatial(pool.getStrides(), nsp, 1);
+  auto dilations = spatial(pool.getDilations(), nsp, 1);
+  auto pads = spatial(pool.getPads(), 2 * nsp, 0);
+  if (!kernel || !strides || !dilations || !pads)
+    return;
+  for (size_t d = 0; d < nsp; ++d) {
+    int64_t window = (*dilations)[d] * ((*kernel)[d] - 1) + 1;
+    if ((*strides)[d] < 1 || (*dilations)[d] < 1 || (*pads)[d] < 0 ||
+        (*pads)[nsp + d] < 0 || (*pads)[d] >= window ||
+        (*pads)[nsp + d] >= window)
+      return;
+  }
+  Builder b(pool.getContext());
+  NamedAttrList params;
+  params.append("dilations", b.getDenseI64ArrayAttr(*dilations));
+  params.append("kernel_shape", b.getDenseI64ArrayAttr(*kernel));
+  params.append("layout", b.getStringAttr(channelsLast ? "nhwc" : "nchw"));
+  params.append("pads", b.getDenseI64ArrayAttr(*pads));
+  params.append("strides", b.getDenseI64ArrayAttr(*strides));
+  createLibraryCall(pool, nullptr, "onednn.max_pool", {{"x", pool.getX()}},
+                    nullptr, false, false, 0, params);
+}
 
 /// The operand roles of a runtime library call of `op`.
 SmallVector<StringRef> rolesOf(Operation *op) {
@@ -40,18 +273,42 @@ struct LowerCpuPass
 
   StringRef getArgument() const final { return "kiln-lower-cpu"; }
   StringRef getDescription() const final {
-    return "CPU target lowering: matmul and convolutions as calls of the "
-           "runtime's OpenBLAS-backed kernels, reference steps";
+    return "CPU target lowering: matmul and convolutions as oneDNN calls "
+           "with their transposes and post-ops folded in (else the "
+           "runtime's OpenBLAS-backed kernels), reference steps";
   }
   void runOnOperation() override {
     func::FuncOp graph = getOperation();
     if (graph.isExternal())
       return;
+    Block &body = graph.getBody().front();
+    // oneDNN calls, in program order (an epilogue's fusion comes later),
+    // for graphs of static sizes: their primitives are made at load. Which
+    // values are constant is asked afresh for each (lowering erases ops).
+    auto module = graph->getParentOfType<mlir::ModuleOp>();
+    if (!graph->hasAttr(kSizeSymbolsAttr) &&
+        !(module && module->hasAttr(kSizeRangeAttr))) {
+      SmallVector<Operation *> calls;
+      for (Operation &op : body)
+        if (isa<MatMulOp, ConvOp, MaxPoolOp>(op))
+          calls.push_back(&op);
+      for (Operation *op : calls) {
+        if (auto mm = dyn_cast<MatMulOp>(op))
+          lowerMatmul(mm, graph);
+        else if (auto pool = dyn_cast<MaxPoolOp>(op))
+          lowerMaxPool(pool);
+        else
+          lowerConv(cast<ConvOp>(op), graph);
+      }
+    }
     OpBuilder b(&getContext());
-    for (Operation &op :
-         llvm::make_early_inc_range(graph.getBody().front())) {
+    for (Operation &op : llvm::make_early_inc_range(body)) {
       if (isa<ConstantOp, FusionOp, LibraryCallOp, func::ReturnOp>(op))
         continue;
+      if (isAliasingView(&op)) {
+        op.setAttr(kAliasAttr, b.getUnitAttr());
+        continue;
+      }
       if (!isLibraryOp(&op) || op.getNumOperands() != 2) {
         op.setAttr(kReferenceAttr, b.getStringAttr("cpu"));
         continue;
@@ -63,8 +320,8 @@ struct LowerCpuPass
           op.getLoc(), op.getResultTypes(), op.getOperands(),
           b.getStringAttr("runtime." + name.str()),
           b.getStrArrayAttr(rolesOf(&op)), b.getBoolAttr(false),
-          b.getBoolAttr(false), b.getStringAttr("none"),
-          b.getI64IntegerAttr(0), op.getAttrDictionary());
+          b.getBoolAttr(false), b.getStringAttr("none"), b.getI64IntegerAttr(0),
+          op.getAttrDictionary());
       op.replaceAllUsesWith(call);
       op.erase();
     }

@@ -1,18 +1,168 @@
-// kiln-lower-cpu: matmul and convolutions become calls of the runtime's
-// OpenBLAS-backed kernels (their attributes as params); every other op
-// outside a fusion is a reference step on the CPU. Nothing is folded yet.
+// kiln-lower-cpu: f32 matmuls and convolutions with static shapes become
+// oneDNN calls, a matrix transpose of an operand read in place, a constant
+// operand packed at load (pack_b / pack_w), and the fusion after them folded
+// as oneDNN post-ops when it computes act(result + bias + residual) (the
+// epilogue vocabulary of the CUDA target, plus gelu_erf); other library ops
+// call the runtime's kernels; views are aliases; every other op outside a
+// fusion is a reference step on the CPU.
 
-// RUN: kiln-opt %s -kiln-fuse -kiln-lower-cpu | FileCheck %s
+// RUN: kiln-opt %s -split-input-file -kiln-fuse -kiln-lower-cpu | FileCheck %s
 
-// CHECK-LABEL: func.func @linear_conv(
-// CHECK: %[[T:.*]] = kiln.transpose %arg1 {kiln.reference = "cpu", perm = array<i64: 1, 0>}
-// CHECK: %[[MM:.*]] = kiln.library_call "runtime.matmul"(%arg0, %[[T]]) {roles = ["a", "b"]}
-// CHECK: kiln.fusion "k0_add" ins(%[[MM]]
-// CHECK: kiln.library_call "runtime.conv"(%arg3, %arg4) {params = {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>}, roles = ["x", "w"]}
-func.func @linear_conv(%x: tensor<8x16xf32>, %w: tensor<4x16xf32> {kiln.weight}, %b: tensor<4xf32>, %img: tensor<1x2x4x4xf32>, %k: tensor<2x2x3x3xf32>) -> (tensor<8x4xf32>, tensor<1x2x4x4xf32>) {
+// A Linear layer: the weight's transpose read in place, the bias folded.
+// CHECK-LABEL: func.func @linear(
+// CHECK-NOT: kiln.transpose
+// CHECK: %[[MM:.*]] = kiln.library_call "onednn.matmul"(%arg0, %arg1, %arg2) {epilogue = "bias", params = {batch = 1 : i64, k = 16 : i64, m = 8 : i64, n = 4 : i64, pack_b = true, stride_a = 0 : i64, stride_b = 0 : i64}, roles = ["a", "b", "bias"], transpose_b = true}
+// CHECK-NOT: kiln.fusion
+// CHECK: return %[[MM]]
+func.func @linear(%x: tensor<8x16xf32>, %w: tensor<4x16xf32> {kiln.weight}, %b: tensor<4xf32> {kiln.weight}) -> tensor<8x4xf32> {
   %wt = kiln.transpose %w {perm = array<i64: 1, 0>} : (tensor<4x16xf32>) -> tensor<16x4xf32>
   %0 = kiln.matmul %x, %wt : (tensor<8x16xf32>, tensor<16x4xf32>) -> tensor<8x4xf32>
   %1 = kiln.add %0, %b : (tensor<8x4xf32>, tensor<4xf32>) -> tensor<8x4xf32>
-  %2 = kiln.conv %img, %k {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x2x4x4xf32>, tensor<2x2x3x3xf32>) -> tensor<1x2x4x4xf32>
-  return %1, %2 : tensor<8x4xf32>, tensor<1x2x4x4xf32>
+  return %1 : tensor<8x4xf32>
+}
+
+// -----
+
+// ONNX's exact GELU after the bias (x * 0.5 * (1 + erf(x / sqrt(2)))).
+// CHECK-LABEL: func.func @bias_gelu_erf(
+// CHECK: kiln.library_call "onednn.matmul"(%arg0, %arg1, %arg2) {epilogue = "bias_gelu_erf"
+// CHECK-NOT: kiln.fusion
+func.func @bias_gelu_erf(%x: tensor<8x16xf32>, %w: tensor<16x4xf32> {kiln.weight}, %b: tensor<4xf32> {kiln.weight}) -> tensor<8x4xf32> {
+  %sqrt2 = kiln.constant dense<1.41421354> : tensor<f32>
+  %one = kiln.constant dense<1.0> : tensor<f32>
+  %half = kiln.constant dense<0.5> : tensor<f32>
+  %0 = kiln.matmul %x, %w : (tensor<8x16xf32>, tensor<16x4xf32>) -> tensor<8x4xf32>
+  %1 = kiln.add %0, %b : (tensor<8x4xf32>, tensor<4xf32>) -> tensor<8x4xf32>
+  %2 = kiln.div %1, %sqrt2 : (tensor<8x4xf32>, tensor<f32>) -> tensor<8x4xf32>
+  %3 = kiln.erf %2 : (tensor<8x4xf32>) -> tensor<8x4xf32>
+  %4 = kiln.add %3, %one : (tensor<8x4xf32>, tensor<f32>) -> tensor<8x4xf32>
+  %5 = kiln.mul %1, %4 : (tensor<8x4xf32>, tensor<8x4xf32>) -> tensor<8x4xf32>
+  %6 = kiln.mul %5, %half : (tensor<8x4xf32>, tensor<f32>) -> tensor<8x4xf32>
+  return %6 : tensor<8x4xf32>
+}
+
+// -----
+
+// A residual add after the bias (a transformer's output projection).
+// CHECK-LABEL: func.func @bias_residual(
+// CHECK: kiln.library_call "onednn.matmul"(%arg0, %arg1, %arg2, %arg3) {epilogue = "bias_residual", {{.*}}roles = ["a", "b", "bias", "residual"]}
+// CHECK-NOT: kiln.fusion
+func.func @bias_residual(%x: tensor<1x8x16xf32>, %w: tensor<16x4xf32> {kiln.weight}, %b: tensor<4xf32> {kiln.weight}, %r: tensor<1x8x4xf32>) -> tensor<1x8x4xf32> {
+  %0 = kiln.matmul %x, %w : (tensor<1x8x16xf32>, tensor<16x4xf32>) -> tensor<1x8x4xf32>
+  %1 = kiln.add %0, %b : (tensor<1x8x4xf32>, tensor<4xf32>) -> tensor<1x8x4xf32>
+  %2 = kiln.add %r, %1 : (tensor<1x8x4xf32>, tensor<1x8x4xf32>) -> tensor<1x8x4xf32>
+  return %2 : tensor<1x8x4xf32>
+}
+
+// -----
+
+// A batched product of two activations: nothing packed; a fusion that is
+// not an epilogue stays.
+// CHECK-LABEL: func.func @batched(
+// CHECK: %[[MM:.*]] = kiln.library_call "onednn.matmul"(%arg0, %arg1) {params = {batch = 2 : i64, k = 4 : i64, m = 8 : i64, n = 8 : i64, pack_b = false, stride_a = 32 : i64, stride_b = 32 : i64}, roles = ["a", "b"]}
+// CHECK: kiln.fusion {{.*}} ins(%[[MM]]
+func.func @batched(%q: tensor<2x8x4xf32>, %k: tensor<2x4x8xf32>) -> tensor<2x8x8xf32> {
+  %0 = kiln.matmul %q, %k : (tensor<2x8x4xf32>, tensor<2x4x8xf32>) -> tensor<2x8x8xf32>
+  %1 = kiln.exp %0 : (tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  return %1 : tensor<2x8x8xf32>
+}
+
+// -----
+
+// Convolutions: a per-channel bias, a residual and ReLU folded; the
+// weights packed when constant.
+// CHECK-LABEL: func.func @conv_block(
+// CHECK: %[[C:.*]] = kiln.library_call "onednn.conv"(%arg0, %arg1, %arg2) {epilogue = "bias_relu", params = {dilations = array<i64: 1, 1>, group = 1 : i64, layout = "nchw", pack_w = true, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>}, roles = ["x", "w", "bias"]}
+// CHECK: kiln.library_call "onednn.conv"(%[[C]], %arg3, %arg0) {epilogue = "residual_relu", params = {{{.*}}pack_w = false{{.*}}}, roles = ["x", "w", "residual"]}
+func.func @conv_block(%x: tensor<1x2x4x4xf32>, %k: tensor<2x2x3x3xf32> {kiln.weight}, %b: tensor<2x1x1xf32> {kiln.weight}, %k2: tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32> {
+  %0 = kiln.conv %x, %k {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x2x4x4xf32>, tensor<2x2x3x3xf32>) -> tensor<1x2x4x4xf32>
+  %1 = kiln.add %0, %b : (tensor<1x2x4x4xf32>, tensor<2x1x1xf32>) -> tensor<1x2x4x4xf32>
+  %2 = kiln.relu %1 : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %3 = kiln.conv %2, %k2 {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32>
+  %4 = kiln.add %3, %x : (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %5 = kiln.relu %4 : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  return %5 : tensor<1x2x4x4xf32>
+}
+
+// -----
+
+// A channels-last convolution (kiln-channels-last) keeps its layout.
+// CHECK-LABEL: func.func @conv_nhwc(
+// CHECK: kiln.library_call "onednn.conv"(%arg0, %arg1) {params = {dilations = array<i64: 1, 1>, group = 1 : i64, layout = "nhwc", pack_w = true, pads = array<i64: 0, 0, 1, 1>, strides = array<i64: 2, 2>}, roles = ["x", "w"]}
+func.func @conv_nhwc(%x: tensor<1x4x4x2xf32>, %k: tensor<3x3x3x2xf32> {kiln.weight}) -> tensor<1x2x2x3xf32> {
+  %0 = kiln.conv %x, %k {dilations = array<i64: 1, 1>, group = 1 : i64, layout = "nhwc", pads = array<i64: 0, 0, 1, 1>, strides = array<i64: 2, 2>} : (tensor<1x4x4x2xf32>, tensor<3x3x3x2xf32>) -> tensor<1x2x2x3xf32>
+  return %0 : tensor<1x2x2x3xf32>
+}
+
+// -----
+
+// What oneDNN does not take here runs the runtime's kernels: a bf16 matmul,
+// a transposed convolution; a reshape is an alias, other ops (a bf16 max
+// pooling) reference steps.
+// CHECK-LABEL: func.func @others(
+// CHECK: kiln.library_call "runtime.matmul"(%arg0, %arg1) {roles = ["a", "b"]}
+// CHECK: kiln.library_call "runtime.conv_transpose"(%arg2, %arg3)
+// CHECK: kiln.reshape {{.*}}kiln.alias
+// CHECK: kiln.max_pool {{.*}}kiln.reference = "cpu"
+func.func @others(%a: tensor<4x8xbf16>, %b: tensor<8x4xbf16>, %x: tensor<1x2x4x4xf32>, %k: tensor<2x2x2x2xf32>, %h: tensor<1x2x4x4xbf16>) -> (tensor<4x4xbf16>, tensor<1x2x8x8xf32>, tensor<2x16xf32>, tensor<1x2x2x2xbf16>) {
+  %0 = kiln.matmul %a, %b : (tensor<4x8xbf16>, tensor<8x4xbf16>) -> tensor<4x4xbf16>
+  %1 = kiln.conv_transpose %x, %k {dilations = array<i64: 1, 1>, group = 1 : i64, output_padding = array<i64: 0, 0>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>} : (tensor<1x2x4x4xf32>, tensor<2x2x2x2xf32>) -> tensor<1x2x8x8xf32>
+  %shape = kiln.constant dense<[2, 16]> : tensor<2xi64>
+  %2 = kiln.reshape %x, %shape {allowzero = 0 : i64} : (tensor<1x2x4x4xf32>, tensor<2xi64>) -> tensor<2x16xf32>
+  %3 = kiln.max_pool %h {ceil_mode = 0 : i64, dilations = array<i64: 1, 1>, kernel_shape = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>} : (tensor<1x2x4x4xbf16>) -> tensor<1x2x2x2xbf16>
+  return %0, %1, %2, %3 : tensor<4x4xbf16>, tensor<1x2x8x8xf32>, tensor<2x16xf32>, tensor<1x2x2x2xbf16>
+}
+
+// -----
+
+// An f32 max pooling is oneDNN's (channels last here, as after
+// kiln-channels-last).
+// CHECK-LABEL: func.func @max_pool(
+// CHECK: kiln.library_call "onednn.max_pool"(%arg0) {params = {dilations = array<i64: 1, 1>, kernel_shape = array<i64: 3, 3>, layout = "nhwc", pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>}, roles = ["x"]}
+func.func @max_pool(%x: tensor<1x8x8x4xf32>) -> tensor<1x4x4x4xf32> {
+  %0 = kiln.max_pool %x {ceil_mode = 0 : i64, dilations = array<i64: 1, 1>, kernel_shape = array<i64: 3, 3>, layout = "nhwc", pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<1x8x8x4xf32>) -> tensor<1x4x4x4xf32>
+  return %0 : tensor<1x4x4x4xf32>
+}
+
+// -----
+
+// A graph traced at one size of a range (kiln.size_range): its sizes are
+// run-time values, so its matmuls call the runtime's kernels.
+// CHECK-LABEL: func.func @range(
+// CHECK: kiln.library_call "runtime.matmul"
+module attributes {kiln.size_range} {
+  func.func @range(%x: tensor<8x16xf32>, %w: tensor<16x4xf32> {kiln.weight}) -> tensor<8x4xf32> {
+    %0 = kiln.matmul %x, %w : (tensor<8x16xf32>, tensor<16x4xf32>) -> tensor<8x4xf32>
+    return %0 : tensor<8x4xf32>
+  }
+}
+
+// -----
+
+// oneDNN's eltwise post-ops fold sigmoid, tanh and hard swish too (a
+// MobileNetV3 block's convolution, a gate's matmul).
+// CHECK-LABEL: func.func @more_activations(
+// CHECK: kiln.library_call "onednn.conv"(%arg0, %arg1, %arg2) {epilogue = "bias_hard_swish"
+// CHECK: kiln.library_call "onednn.matmul"(%arg3, %arg4) {epilogue = "sigmoid"
+// CHECK-NOT: kiln.fusion
+func.func @more_activations(%x: tensor<1x2x4x4xf32>, %k: tensor<2x2x3x3xf32> {kiln.weight}, %b: tensor<2x1x1xf32> {kiln.weight}, %a: tensor<8x16xf32>, %w: tensor<16x4xf32> {kiln.weight}) -> (tensor<1x2x4x4xf32>, tensor<8x4xf32>) {
+  %0 = kiln.conv %x, %k {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x2x4x4xf32>, tensor<2x2x3x3xf32>) -> tensor<1x2x4x4xf32>
+  %1 = kiln.add %0, %b : (tensor<1x2x4x4xf32>, tensor<2x1x1xf32>) -> tensor<1x2x4x4xf32>
+  %2 = kiln.hard_swish %1 : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %3 = kiln.matmul %a, %w : (tensor<8x16xf32>, tensor<16x4xf32>) -> tensor<8x4xf32>
+  %4 = kiln.sigmoid %3 : (tensor<8x4xf32>) -> tensor<8x4xf32>
+  return %2, %4 : tensor<1x2x4x4xf32>, tensor<8x4xf32>
+}
+
+// -----
+
+// Constant weights that kiln-channels-last transposed for a channels-last
+// convolution are read as they are (w_layout = "oihw"): no transposed copy.
+// CHECK-LABEL: func.func @conv_weights_in_place(
+// CHECK-NOT: kiln.transpose
+// CHECK: kiln.library_call "onednn.conv"(%arg0, %arg1) {params = {dilations = array<i64: 1, 1>, group = 1 : i64, layout = "nhwc", pack_w = true, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>, w_layout = "oihw"}, roles = ["x", "w"]}
+func.func @conv_weights_in_place(%x: tensor<1x4x4x2xf32>, %k: tensor<3x2x3x3xf32> {kiln.weight}) -> tensor<1x4x4x3xf32> {
+  %kt = kiln.transpose %k {perm = array<i64: 0, 2, 3, 1>} : (tensor<3x2x3x3xf32>) -> tensor<3x3x3x2xf32>
+  %0 = kiln.conv %x, %kt {dilations = array<i64: 1, 1>, group = 1 : i64, layout = "nhwc", pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x4x4x2xf32>, tensor<3x3x3x2xf32>) -> tensor<1x4x4x3xf32>
+  return %0 : tensor<1x4x4x3xf32>
 }

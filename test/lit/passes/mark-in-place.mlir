@@ -10,7 +10,7 @@
 
 // The softmax gradient over the gradient of the probabilities.
 // CHECK-LABEL: func.func @softmax_grad(
-// CHECK: %[[DP:.*]] = kiln.library_call "runtime.matmul"
+// CHECK: %[[DP:.*]] = kiln.library_call "onednn.matmul"
 // CHECK: kiln.fusion "k0_reduce_sum" ins(%[[DP]], %arg0 : {{.*}}) kind("reduction") attributes {kiln.in_place = array<i64: 0, 0>}
 func.func @softmax_grad(%p: tensor<8x16xf32>, %dy: tensor<8x4xf32>, %v: tensor<4x16xf32> {kiln.weight}, %k: tensor<16x4xf32> {kiln.weight}) -> tensor<8x4xf32> {
   %dp = kiln.matmul %dy, %v : (tensor<8x4xf32>, tensor<4x16xf32>) -> tensor<8x16xf32>

@@ -128,8 +128,9 @@ struct RunOptions {
   /// three graphs this way and waits once per step). Otherwise it waits as
   /// usual. Other packages ignore it.
   void *stream = nullptr;
-  /// A cpu package: how many threads its generated kernels use in this run
-  /// (library calls keep their own). 0: all of OpenMP's (OMP_NUM_THREADS, or
+  /// A cpu package: how many threads its generated kernels and oneDNN
+  /// library calls use in this run (one OpenMP pool; the runtime's OpenBLAS
+  /// fallbacks keep their own). 0: all of OpenMP's (OMP_NUM_THREADS, or
   /// one per core) while this is the process's only CPU run in flight, one
   /// while other threads run packages too (and then the BLAS library runs
   /// on the calling thread as well), so that concurrent runs do not

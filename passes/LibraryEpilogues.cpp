@@ -1,15 +1,16 @@
-//===- CudaEpilogues.cpp - What a library call's epilogue folds -----------===//
+//===- LibraryEpilogues.cpp - What a library call's epilogue folds --------===//
 //
-// This file implements the epilogue matchers of kiln-lower-cuda
-// (CudaEpilogues.h): a fusion right after a GEMM or a convolution that only
-// adds a bias (and a residual) and applies a ReLU, or (GEMM) the tanh form of
-// GELU after the bias (also computed in f32 between two casts, as mixed
-// precision leaves it), is computed by the library call itself. The matchers
-// read the fusion's body; they change nothing.
+// This file implements the epilogue matchers of the targets' lowering passes
+// (LibraryEpilogues.h): a fusion right after a GEMM or a convolution that only
+// adds a bias (and a residual) and applies a ReLU, or (GEMM) GELU after the
+// bias (its tanh form, also computed in f32 between two casts, as mixed
+// precision leaves it; or its exact erf form where the library has it), is
+// computed by the library call itself. The matchers read the fusion's body;
+// they change nothing.
 //
 //===----------------------------------------------------------------------===//
 
-#include "targets/cuda/CudaEpilogues.h"
+#include "passes/LibraryEpilogues.h"
 #include "ir/KilnOps.h"
 #include "passes/PassDetail.h"
 
@@ -37,20 +38,37 @@ std::string epilogueName(const Epilogue &e) {
   std::string s = e.bias ? "bias" : "";
   if (e.residual)
     s += s.empty() ? "residual" : "_residual";
-  if (e.relu)
-    s += s.empty() ? "relu" : "_relu";
-  if (e.geluTanh)
-    s += s.empty() ? "gelu_tanh" : "_gelu_tanh";
+  static const char *const kNames[] = {
+      "", "relu", "gelu_tanh", "gelu_erf", "sigmoid", "tanh", "hard_swish"};
+  if (e.activation != EpilogueActivation::None)
+    s += (s.empty() ? "" : "_") +
+         std::string(kNames[static_cast<int>(e.activation)]);
   return s.empty() ? "none" : s;
 }
 
 namespace {
 
+/// The activation `op` applies, when `ability` folds it.
+EpilogueActivation activationOf(Operation &op, const EpilogueAbility &ability) {
+  if (isa<ReluOp>(op))
+    return EpilogueActivation::Relu;
+  if (!ability.moreActivations)
+    return EpilogueActivation::None;
+  if (isa<SigmoidOp>(op))
+    return EpilogueActivation::Sigmoid;
+  if (isa<TanhOp>(op))
+    return EpilogueActivation::Tanh;
+  if (isa<HardSwishOp>(op))
+    return EpilogueActivation::HardSwish;
+  return EpilogueActivation::None;
+}
+
 /// Matches a fusion whose body applies adds of other operands and then at
-/// most one kiln.relu to the operand `source`, and yields that; `classify`
-/// sorts each added operand into the epilogue (false: no match).
+/// most one activation (activationOf) to the operand `source`, and yields
+/// that; `classify` sorts each added operand into the epilogue (false: no
+/// match).
 std::optional<Epilogue>
-matchEpilogue(FusionOp fusion, Value source,
+matchEpilogue(FusionOp fusion, Value source, const EpilogueAbility &ability,
               llvm::function_ref<bool(Value, Epilogue &)> classify) {
   if (fusion.getNumResults() != 1 ||
       fusion.getResult(0).getType() != source.getType())
@@ -69,11 +87,13 @@ matchEpilogue(FusionOp fusion, Value source,
   Epilogue e;
   e.source = source;
   for (Operation &op : body.without_terminator()) {
-    if (e.relu || !cur || op.getNumResults() != 1 ||
+    if (e.activation != EpilogueActivation::None || !cur ||
+        op.getNumResults() != 1 ||
         op.getResult(0).getType() != source.getType())
       return std::nullopt;
-    if (isa<ReluOp>(op) && op.getOperand(0) == cur) {
-      e.relu = true;
+    EpilogueActivation act = activationOf(op, ability);
+    if (act != EpilogueActivation::None && op.getOperand(0) == cur) {
+      e.activation = act;
     } else if (isa<AddOp>(op) &&
                (op.getOperand(0) == cur) != (op.getOperand(1) == cur)) {
       Value other = operandOf(op.getOperand(op.getOperand(0) == cur));
@@ -85,7 +105,7 @@ matchEpilogue(FusionOp fusion, Value source,
     cur = op.getResult(0);
   }
   if (body.getTerminator()->getOperand(0) != cur ||
-      (!e.bias && !e.relu && !e.residual))
+      (!e.bias && e.activation == EpilogueActivation::None && !e.residual))
     return std::nullopt;
   // Every operand of the fusion is the source or folded into the call.
   for (Value operand : fusion.getOperands())
@@ -94,12 +114,14 @@ matchEpilogue(FusionOp fusion, Value source,
   return e;
 }
 
-/// The ops of the tanh approximation of GELU of `x`, as exporters write it:
+/// The ops of GELU of `x` as exporters write it: the tanh approximation
 /// `x * (0.5 * (1 + tanh(c * (x + 0.044715 * x^3))))` with c = sqrt(2/pi),
-/// operands of each add and mul in either order, x^3 as pow(x, 3) or
-/// products of x, and the 0.5 also as `(0.5 * x) * (...)`. Returns the ops
-/// of the match (empty when `y` is not that).
-SmallVector<Operation *> matchGeluTanh(Value y, Value x) {
+/// x^3 as pow(x, 3) or products of x; or (`erfForm`) ONNX's exact form
+/// `x * (0.5 * (1 + erf(x / sqrt(2))))`, the division also as a product with
+/// 1/sqrt(2); operands of each add and mul in either order, and the 0.5 also
+/// as `(0.5 * x) * (...)` or `(x * (...)) * 0.5`. Returns the ops of the
+/// match (empty when `y` is not that).
+SmallVector<Operation *> matchGelu(Value y, Value x, bool erfForm) {
   SmallVector<Operation *> ops;
   auto def = [&](Value v, auto tag) {
     using OpT = decltype(tag);
@@ -147,7 +169,26 @@ SmallVector<Operation *> matchGeluTanh(Value y, Value x) {
     auto inner = square ? def(square, MulOp()) : MulOp();
     return inner && inner.getOperand(0) == x && inner.getOperand(1) == x;
   };
-  // 1 + tanh(c * (x + 0.044715 * x^3)).
+  // erf(x / sqrt(2)) or erf(x * (1 / sqrt(2))).
+  auto isErfOfScaledX = [&](Value t) {
+    auto erf = t ? def(t, ErfOp()) : ErfOp();
+    if (!erf)
+      return false;
+    if (auto div = def(erf.getOperand(), DivOp()))
+      return div.getOperand(0) == x &&
+             isScalar(div.getOperand(1), 1.4142135623730951);
+    return scaled(erf.getOperand(), 0.7071067811865476) == x;
+  };
+  // tanh(c * (x + 0.044715 * x^3)).
+  auto isTanhOfCubic = [&](Value t) {
+    auto tanh = t ? def(t, TanhOp()) : TanhOp();
+    Value inner =
+        tanh ? scaled(tanh.getOperand(), 0.7978845608028654) : Value();
+    Value cube = otherOf(inner ? def(inner, AddOp()) : nullptr, x);
+    Value cubed = cube ? scaled(cube, 0.044715) : Value();
+    return cubed && isCube(cubed);
+  };
+  // 1 + tanh(...) or 1 + erf(...).
   auto isOnePlusTanh = [&](Value v) {
     auto add = def(v, AddOp());
     if (!add)
@@ -155,12 +196,7 @@ SmallVector<Operation *> matchGeluTanh(Value y, Value x) {
     Value t = isScalar(add.getOperand(0), 1.0)   ? add.getOperand(1)
               : isScalar(add.getOperand(1), 1.0) ? add.getOperand(0)
                                                  : Value();
-    auto tanh = t ? def(t, TanhOp()) : TanhOp();
-    Value inner =
-        tanh ? scaled(tanh.getOperand(), 0.7978845608028654) : Value();
-    Value cube = otherOf(inner ? def(inner, AddOp()) : nullptr, x);
-    Value cubed = cube ? scaled(cube, 0.044715) : Value();
-    return cubed && isCube(cubed);
+    return erfForm ? isErfOfScaledX(t) : isTanhOfCubic(t);
   };
   auto outer = def(y, MulOp());
   if (!outer)
@@ -179,6 +215,13 @@ SmallVector<Operation *> matchGeluTanh(Value y, Value x) {
         ops.resize(mark);
     }
   }
+  // (x * (1 + ...)) * 0.5.
+  if (!matched) {
+    ops.clear();
+    Value product = scaled(y, 0.5);
+    Value onePlus = otherOf(product ? def(product, MulOp()) : nullptr, x);
+    matched = onePlus && isOnePlusTanh(onePlus);
+  }
   return matched ? ops : SmallVector<Operation *>();
 }
 
@@ -186,12 +229,13 @@ SmallVector<Operation *> matchGeluTanh(Value y, Value x) {
 
 /// The epilogue cuBLASLt computes for a single GEMM's result `mm` in its
 /// only user: a bias vector of the last dim's size and/or ReLU, or GELU
-/// (tanh form, matchGeluTanh) after an optional bias.
-std::optional<Epilogue> matmulEpilogue(Value mm) {
+/// (matchGelu) after an optional bias.
+std::optional<Epilogue> matmulEpilogue(Value mm,
+                                       const EpilogueAbility &ability) {
   if (!mm.hasOneUse())
     return std::nullopt;
   auto fusion = dyn_cast<FusionOp>(*mm.getUsers().begin());
-  if (!fusion || fusion.getNumOperands() > 2)
+  if (!fusion || fusion.getNumOperands() > (ability.matmulResidual ? 3u : 2u))
     return std::nullopt;
   RankedTensorType mt = tensorType(mm);
   auto isBias = [&](Value other) {
@@ -201,16 +245,22 @@ std::optional<Epilogue> matmulEpilogue(Value mm) {
            bt.getNumElements() == mt.getShape().back();
   };
   if (std::optional<Epilogue> e =
-          matchEpilogue(fusion, mm, [&](Value other, Epilogue &e) {
+          matchEpilogue(fusion, mm, ability, [&](Value other, Epilogue &e) {
+            if (ability.matmulResidual && other.getType() == mt &&
+                !e.residual) {
+              e.residual = other;
+              return true;
+            }
             if (e.bias || !isBias(other))
               return false;
             e.bias = other;
             return true;
           }))
     return e;
-  // GELU (tanh form) of mm or of mm + bias: every op of the body is part of
-  // it (constants aside), and it is what the fusion yields.
-  if (fusion.getNumResults() != 1 || fusion.getResult(0).getType() != mt)
+  // GELU of mm or of mm + bias: every op of the body is part of it
+  // (constants aside), and it is what the fusion yields.
+  if (fusion.getNumOperands() > 2 || fusion.getNumResults() != 1 ||
+      fusion.getResult(0).getType() != mt)
     return std::nullopt;
   Block &body = fusion.getBody();
   Value x;
@@ -257,20 +307,26 @@ std::optional<Epilogue> matmulEpilogue(Value mm) {
           y = down.getOperand();
           counted += 2;
         }
-  SmallVector<Operation *> gelu = matchGeluTanh(y, x);
+  SmallVector<Operation *> gelu = matchGelu(y, x, /*erfForm=*/false);
+  e.activation = EpilogueActivation::GeluTanh;
+  if (gelu.empty() && ability.geluErf) {
+    gelu = matchGelu(y, x, /*erfForm=*/true);
+    e.activation = EpilogueActivation::GeluErf;
+  }
   llvm::SmallPtrSet<Operation *, 16> distinct(gelu.begin(), gelu.end());
   size_t ops = llvm::count_if(body.without_terminator(), [](Operation &op) {
     return !isa<ConstantOp>(op);
   });
   if (distinct.empty() || distinct.size() + counted != ops)
     return std::nullopt;
-  e.geluTanh = true;
   return e;
 }
 
 /// The epilogue cuDNN's fused convolution computes for `conv` in its only
-/// user: ReLU after at most one per-channel bias and one residual.
-std::optional<Epilogue> convEpilogue(Value conv) {
+/// user: ReLU (unless optional for the library) after at most one
+/// per-channel bias and one residual.
+std::optional<Epilogue> convEpilogue(Value conv,
+                                     const EpilogueAbility &ability) {
   if (!conv.hasOneUse())
     return std::nullopt;
   auto fusion = dyn_cast<FusionOp>(*conv.getUsers().begin());
@@ -282,7 +338,7 @@ std::optional<Epilogue> convEpilogue(Value conv) {
     channelsLast = op.getLayout() == "nhwc";
   int64_t channels = yt.getShape()[channelsLast ? yt.getRank() - 1 : 1];
   std::optional<Epilogue> e =
-      matchEpilogue(fusion, conv, [&](Value other, Epilogue &e) {
+      matchEpilogue(fusion, conv, ability, [&](Value other, Epilogue &e) {
         RankedTensorType ot = tensorType(other);
         // Channels first: [C, 1, ...] or [1, C, 1, ...]; channels last:
         // any shape of C elements ending in C.
@@ -303,7 +359,8 @@ std::optional<Epilogue> convEpilogue(Value conv) {
           return false;
         return true;
       });
-  if (!e || !e->relu)
+  if (!e ||
+      (ability.convNeedsRelu && e->activation != EpilogueActivation::Relu))
     return std::nullopt;
   return e;
 }

@@ -1,0 +1,373 @@
+//===- OneDnn.cpp - oneDNN primitives of a compiled CPU model -------------===//
+//
+// This file implements OneDnnPrimitives (kiln/runtime/OneDnn.h) on oneDNN's
+// C++ API: a matmul or convolution primitive per library call, its epilogue
+// as post-ops (a bias is the primitive's own, then a binary add of the
+// residual, then an eltwise activation), its constant weights reordered at
+// creation into the layout the primitive chose (format_tag::any), and the
+// scratch memory of a run in the calling thread's own buffer (user
+// scratchpad mode), so that runs of one model on several threads share no
+// mutable state. Operands are described by their strides, so a transposed
+// matrix or a channels-last tensor is read in place.
+//
+// oneDNN runs on the calling thread's OpenMP pool, but its kernels split
+// the work for the thread count they were created for (and then ask OpenMP
+// for that many threads). So each primitive is made once per thread count
+// its runs use (omp_get_max_threads() of the running thread, which
+// <package>_set_threads sets from RunOptions::threads): the first run with a
+// new count creates that variant, later ones find it; variants whose
+// weights layout is the same share the packed weights.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/runtime/OneDnn.h"
+
+#include <omp.h>
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+namespace kiln {
+
+using dnnl::algorithm;
+using dnnl::memory;
+
+namespace {
+
+using Dims = memory::dims;
+
+/// The process's CPU engine.
+dnnl::engine &cpuEngine() {
+  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  return engine;
+}
+
+/// An f32 memory descriptor of `dims` with `strides` (in elements).
+memory::desc f32Desc(const Dims &dims, const Dims &strides) {
+  return memory::desc(dims, memory::data_type::f32, strides);
+}
+
+/// Contiguous row-major strides of `dims`.
+Dims rowMajor(const Dims &dims) {
+  Dims s(dims.size(), 1);
+  for (size_t i = dims.size(); i-- > 1;)
+    s[i - 1] = s[i] * dims[i];
+  return s;
+}
+
+/// An activation [N, C, spatial...] of `size`, channels first or last.
+memory::desc activationDesc(int64_t batch, int64_t c,
+                            const std::vector<int64_t> &size,
+                            bool channelsLast) {
+  Dims dims = {batch, c};
+  dims.insert(dims.end(), size.begin(), size.end());
+  if (!channelsLast)
+    return f32Desc(dims, rowMajor(dims));
+  Dims strides(dims.size());
+  int64_t s = c;
+  strides[1] = 1;
+  for (size_t i = size.size(); i-- > 0;) {
+    strides[2 + i] = s;
+    s *= size[i];
+  }
+  strides[0] = s;
+  return f32Desc(dims, strides);
+}
+
+/// The primitive attributes of `e` (residual of layout `dst`): post-ops and
+/// the user-managed scratchpad.
+dnnl::primitive_attr attributesOf(const OneDnnEpilogue &e,
+                                  const memory::desc &dst) {
+  dnnl::post_ops ops;
+  if (e.residual)
+    ops.append_binary(algorithm::binary_add, dst);
+  switch (e.activation) {
+  case OneDnnActivation::None:
+    break;
+  case OneDnnActivation::Relu:
+    ops.append_eltwise(1.f, algorithm::eltwise_relu, 0.f, 0.f);
+    break;
+  case OneDnnActivation::GeluTanh:
+    ops.append_eltwise(1.f, algorithm::eltwise_gelu_tanh, 0.f, 0.f);
+    break;
+  case OneDnnActivation::GeluErf:
+    ops.append_eltwise(1.f, algorithm::eltwise_gelu_erf, 0.f, 0.f);
+    break;
+  case OneDnnActivation::Sigmoid:
+    ops.append_eltwise(1.f, algorithm::eltwise_logistic, 0.f, 0.f);
+    break;
+  case OneDnnActivation::Tanh:
+    ops.append_eltwise(1.f, algorithm::eltwise_tanh, 0.f, 0.f);
+    break;
+  case OneDnnActivation::HardSwish:
+    // x * max(0, min(1, x / 6 + 1 / 2)) (alpha and beta as oneDNN 3 names
+    // them; 2.x's fixed form is the same).
+    ops.append_eltwise(1.f, algorithm::eltwise_hardswish, 1.f / 6, 0.5f);
+    break;
+  }
+  dnnl::primitive_attr attr;
+  attr.set_post_ops(ops);
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return attr;
+}
+
+/// The calling thread's stream.
+dnnl::stream &threadStream() {
+  thread_local dnnl::stream stream(cpuEngine());
+  return stream;
+}
+
+/// The calling thread's scratch memory, at least `bytes` long.
+void *threadScratch(size_t bytes) {
+  thread_local std::vector<char> scratch;
+  if (scratch.size() < bytes)
+    scratch.resize(bytes);
+  return scratch.data();
+}
+
+/// `from` (the user's plain layout, at `data`) reordered into `to`, in
+/// memory the result owns.
+memory reordered(const memory::desc &from, const void *data,
+                 const memory::desc &to) {
+  memory src(from, cpuEngine(), const_cast<void *>(data));
+  memory dst(to, cpuEngine());
+  dnnl::reorder(src, dst).execute(threadStream(), src, dst);
+  threadStream().wait();
+  return dst;
+}
+
+} // namespace
+
+/// One primitive made for one thread count.
+struct Variant {
+  dnnl::primitive primitive;
+  /// The weights in the primitive's layout, when packed.
+  memory packed;
+  memory::desc scratch;
+};
+
+struct OneDnnPrimitives::Primitive {
+  /// The operands' layouts as the caller stores them.
+  memory::desc x, w, bias, y;
+  bool packs = false, hasBias = false, hasResidual = false;
+  /// The constant weights (the caller's, alive as long as the model) that
+  /// each variant packs.
+  const void *weights = nullptr;
+  /// The primitive descriptor for the calling thread's thread count.
+  std::function<dnnl::primitive_desc()> describe;
+
+  /// The variant for the calling thread's thread count, made on first use.
+  const Variant &variant() const {
+    int threads = omp_in_parallel() ? 1 : omp_get_max_threads();
+    std::lock_guard<std::mutex> lock(mutex);
+    auto found = variants.find(threads);
+    if (found != variants.end())
+      return found->second;
+    dnnl::primitive_desc pd = describe();
+    Variant v;
+    v.scratch = pd.scratchpad_desc();
+    if (packs) {
+      memory::desc want = pd.weights_desc();
+      for (const auto &[n, other] : variants)
+        if (other.packed.get_desc() == want) {
+          v.packed = other.packed;
+          break;
+        }
+      if (!v.packed)
+        v.packed = reordered(w, weights, want);
+    }
+    v.primitive = dnnl::primitive(pd);
+    return variants.emplace(threads, std::move(v)).first->second;
+  }
+
+private:
+  mutable std::mutex mutex;
+  mutable std::map<int, Variant> variants;
+};
+
+OneDnnPrimitives::OneDnnPrimitives() = default;
+OneDnnPrimitives::~OneDnnPrimitives() = default;
+
+size_t OneDnnPrimitives::size() const { return primitives_.size(); }
+
+Status OneDnnPrimitives::addMatmul(const OneDnnMatmulDesc &d, const void *b) {
+  try {
+    auto p = std::make_unique<Primitive>();
+    bool batched = d.batch > 1;
+    auto matrix = [&](int64_t rows, int64_t cols, int64_t stride,
+                      bool transposed) {
+      Dims dims = {rows, cols},
+           strides = {transposed ? 1 : cols, transposed ? rows : 1};
+      if (batched) {
+        dims.insert(dims.begin(), stride == 0 ? 1 : d.batch);
+        strides.insert(strides.begin(), stride == 0 ? rows * cols : stride);
+      }
+      return f32Desc(dims, strides);
+    };
+    p->x = matrix(d.m, d.k, d.strideA, d.transA);
+    p->w = matrix(d.k, d.n, d.strideB, d.transB);
+    Dims yDims = batched ? Dims{d.batch, d.m, d.n} : Dims{d.m, d.n};
+    p->y = f32Desc(yDims, rowMajor(yDims));
+    Dims biasDims = batched ? Dims{1, 1, d.n} : Dims{1, d.n};
+    p->hasBias = d.epilogue.bias;
+    p->hasResidual = d.epilogue.residual;
+    if (p->hasBias)
+      p->bias = f32Desc(biasDims, rowMajor(biasDims));
+    memory::desc w = d.packB ? memory::desc(p->w.dims(), memory::data_type::f32,
+                                            memory::format_tag::any)
+                             : p->w;
+    dnnl::matmul::desc op = p->hasBias
+                                ? dnnl::matmul::desc(p->x, w, p->bias, p->y)
+                                : dnnl::matmul::desc(p->x, w, p->y);
+    dnnl::primitive_attr attr = attributesOf(d.epilogue, p->y);
+    p->describe = [op, attr] {
+      return dnnl::matmul::primitive_desc(op, attr, cpuEngine());
+    };
+    p->packs = d.packB;
+    p->weights = b;
+    // The variant for the creating thread's count: a description oneDNN
+    // rejects fails here, at load, and the weights are packed once.
+    (void)p->variant();
+    primitives_.push_back(std::move(p));
+    return Status::ok();
+  } catch (const dnnl::error &e) {
+    return Status::error(std::string("oneDNN matmul: ") + e.what());
+  }
+}
+
+Status OneDnnPrimitives::addConv(const OneDnnConvDesc &d, const void *weights) {
+  try {
+    auto p = std::make_unique<Primitive>();
+    size_t nsp = d.kernel.size();
+    p->x = activationDesc(d.batch, d.channels, d.inSize, d.channelsLast);
+    p->y = activationDesc(d.batch, d.outChannels, d.outSize, d.channelsLast);
+    // The weights [O, C/g, k...] (channels last: [O, k..., C/g]) as
+    // oneDNN's [g, O/g, C/g, k...].
+    int64_t cg = d.channels / d.group, og = d.outChannels / d.group;
+    int64_t window = 1;
+    for (int64_t k : d.kernel)
+      window *= k;
+    Dims wDims = {d.group, og, cg}, wStrides(3 + nsp);
+    wDims.insert(wDims.end(), d.kernel.begin(), d.kernel.end());
+    bool wLast = d.channelsLast && !d.weightsChannelsFirst;
+    int64_t s = wLast ? cg : 1;
+    for (size_t i = nsp; i-- > 0;) {
+      wStrides[3 + i] = s;
+      s *= d.kernel[i];
+    }
+    wStrides[2] = wLast ? 1 : window;
+    wStrides[1] = cg * window;
+    wStrides[0] = og * cg * window;
+    if (d.group == 1) {
+      wDims.erase(wDims.begin());
+      wStrides.erase(wStrides.begin());
+    }
+    p->w = f32Desc(wDims, wStrides);
+    p->hasBias = d.epilogue.bias;
+    p->hasResidual = d.epilogue.residual;
+    if (p->hasBias)
+      p->bias = f32Desc({d.outChannels}, {1});
+    memory::desc w = d.packWeights ? memory::desc(wDims, memory::data_type::f32,
+                                                  memory::format_tag::any)
+                                   : p->w;
+    Dims strides(d.strides.begin(), d.strides.end()), dilations,
+        padsBegin(d.padsBegin.begin(), d.padsBegin.end()),
+        padsEnd(d.padsEnd.begin(), d.padsEnd.end());
+    for (int64_t dil : d.dilations)
+      dilations.push_back(dil - 1);
+    using Conv = dnnl::convolution_forward;
+    Conv::desc op =
+        p->hasBias ? Conv::desc(dnnl::prop_kind::forward_inference,
+                                algorithm::convolution_direct, p->x, w, p->bias,
+                                p->y, strides, dilations, padsBegin, padsEnd)
+                   : Conv::desc(dnnl::prop_kind::forward_inference,
+                                algorithm::convolution_direct, p->x, w, p->y,
+                                strides, dilations, padsBegin, padsEnd);
+    dnnl::primitive_attr attr = attributesOf(d.epilogue, p->y);
+    p->describe = [op, attr] {
+      return Conv::primitive_desc(op, attr, cpuEngine());
+    };
+    p->packs = d.packWeights;
+    p->weights = weights;
+    (void)p->variant();
+    primitives_.push_back(std::move(p));
+    return Status::ok();
+  } catch (const dnnl::error &e) {
+    return Status::error(std::string("oneDNN convolution: ") + e.what());
+  }
+}
+
+Status OneDnnPrimitives::addMaxPool(const OneDnnPoolDesc &d) {
+  try {
+    auto p = std::make_unique<Primitive>();
+    p->x = activationDesc(d.batch, d.channels, d.inSize, d.channelsLast);
+    p->y = activationDesc(d.batch, d.channels, d.outSize, d.channelsLast);
+    Dims strides(d.strides.begin(), d.strides.end()),
+        kernel(d.kernel.begin(), d.kernel.end()), dilations,
+        padsBegin(d.padsBegin.begin(), d.padsBegin.end()), padsEnd;
+    for (size_t i = 0; i < d.kernel.size(); ++i) {
+      dilations.push_back(d.dilations[i] - 1);
+      // The end pad that makes the last window the output's last one.
+      int64_t window = d.dilations[i] * (d.kernel[i] - 1) + 1;
+      padsEnd.push_back(std::max<int64_t>(0, (d.outSize[i] - 1) * d.strides[i] +
+                                                 window - d.inSize[i] -
+                                                 d.padsBegin[i]));
+    }
+    using Pool = dnnl::pooling_v2_forward;
+    Pool::desc op(dnnl::prop_kind::forward_inference, algorithm::pooling_max,
+                  p->x, p->y, strides, kernel, dilations, padsBegin, padsEnd);
+    dnnl::primitive_attr attr;
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    p->describe = [op, attr] {
+      return Pool::primitive_desc(op, attr, cpuEngine());
+    };
+    (void)p->variant();
+    primitives_.push_back(std::move(p));
+    return Status::ok();
+  } catch (const dnnl::error &e) {
+    return Status::error(std::string("oneDNN max pooling: ") + e.what());
+  }
+}
+
+Status OneDnnPrimitives::run(size_t index, const void *x, const void *w,
+                             const void *bias, const void *residual,
+                             void *y) const {
+  if (index >= primitives_.size())
+    return Status::error("oneDNN primitive " + std::to_string(index) +
+                         " was not created");
+  const Primitive &p = *primitives_[index];
+  dnnl::engine &engine = cpuEngine();
+  auto wrap = [&](const memory::desc &desc, const void *data) {
+    return memory(desc, engine, const_cast<void *>(data));
+  };
+  try {
+    const Variant &v = p.variant();
+    std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, wrap(p.x, x)},
+                                            {DNNL_ARG_DST, wrap(p.y, y)}};
+    if (p.packs)
+      args.emplace(DNNL_ARG_WEIGHTS, v.packed);
+    else if (w)
+      args.emplace(DNNL_ARG_WEIGHTS, wrap(p.w, w));
+    if (p.hasBias)
+      args.emplace(DNNL_ARG_BIAS, wrap(p.bias, bias));
+    if (p.hasResidual)
+      args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1,
+                   wrap(p.y, residual));
+    size_t scratchBytes = v.scratch.get_size();
+    if (scratchBytes)
+      args.emplace(DNNL_ARG_SCRATCHPAD,
+                   wrap(v.scratch, threadScratch(scratchBytes)));
+    v.primitive.execute(threadStream(), args);
+    threadStream().wait();
+    return Status::ok();
+  } catch (const dnnl::error &e) {
+    return Status::error(std::string("oneDNN: ") + e.what());
+  }
+}
+
+} // namespace kiln

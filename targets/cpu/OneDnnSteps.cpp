@@ -1,0 +1,239 @@
+//===- OneDnnSteps.cpp - The wrapper code of oneDNN calls -----------------===//
+//
+// This file implements OneDnnSteps (OneDnnSteps.h): for each kiln.library_call
+// "onednn.matmul", "onednn.conv" or "onednn.max_pool", the creation of its
+// primitive from what the call says (its params, epilogue, transposes and
+// operand types; a packed operand read through its pointer at create time, when
+// weights and load-time results are in place) and its run step, one call of
+// runOneDnn on the planned buffers: operands from the inputs, weights, prepared
+// memory or arena, the result straight into its arena slot or output.
+//
+//===----------------------------------------------------------------------===//
+
+#include "targets/cpu/OneDnnSteps.h"
+#include "codegen/WrapperSupport.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+
+#include "llvm/ADT/StringRef.h"
+
+#include <algorithm>
+#include <cassert>
+
+using namespace mlir;
+
+namespace kiln {
+
+using namespace wrapper;
+
+namespace {
+
+int64_t intParam(LibraryCallOp call, StringRef name) {
+  auto attr = call.getParams().getAs<IntegerAttr>(name);
+  assert(attr && "kiln-lower-cpu sets every oneDNN integer param");
+  return attr.getInt();
+}
+
+bool boolParam(LibraryCallOp call, StringRef name) {
+  auto attr = call.getParams().getAs<BoolAttr>(name);
+  return attr && attr.getValue();
+}
+
+ArrayRef<int64_t> listParam(LibraryCallOp call, StringRef name) {
+  auto attr = call.getParams().getAs<DenseI64ArrayAttr>(name);
+  assert(attr && "kiln-lower-cpu sets every oneDNN list param");
+  return attr.asArrayRef();
+}
+
+std::string list(ArrayRef<int64_t> values) {
+  std::string s = "{";
+  for (auto [i, v] : llvm::enumerate(values))
+    s += (i ? ", " : "") + std::to_string(v);
+  return s + "}";
+}
+
+/// The epilogue's statements on `d.epilogue`.
+std::string epilogueStatements(LibraryCallOp call) {
+  StringRef e = call.getEpilogue();
+  std::string s;
+  if (call.getOperandByRole("bias"))
+    s += "    d.epilogue.bias = true;\n";
+  if (call.getOperandByRole("residual"))
+    s += "    d.epilogue.residual = true;\n";
+  // The activation: what follows "bias_" and "residual_" ("gelu_tanh"
+  // before "tanh").
+  const char *act = e.ends_with("gelu_tanh")    ? "GeluTanh"
+                    : e.ends_with("gelu_erf")   ? "GeluErf"
+                    : e.ends_with("hard_swish") ? "HardSwish"
+                    : e.ends_with("relu")       ? "Relu"
+                    : e.ends_with("sigmoid")    ? "Sigmoid"
+                    : e.ends_with("tanh")       ? "Tanh"
+                                                : nullptr;
+  if (act)
+    s += std::string("    d.epilogue.activation = kiln::OneDnnActivation::") +
+         act + ";\n";
+  return s;
+}
+
+/// The matmul's descriptor statements; its packed operand's role in
+/// `packedRole`.
+std::string matmulDesc(LibraryCallOp call, StringRef &packedRole) {
+  std::string s = "    kiln::OneDnnMatmulDesc d;\n";
+  s += "    d.batch = " + std::to_string(intParam(call, "batch")) +
+       ", d.m = " + std::to_string(intParam(call, "m")) +
+       ", d.n = " + std::to_string(intParam(call, "n")) +
+       ", d.k = " + std::to_string(intParam(call, "k")) + ";\n";
+  s += "    d.strideA = " + std::to_string(intParam(call, "stride_a")) +
+       ", d.strideB = " + std::to_string(intParam(call, "stride_b")) + ";\n";
+  if (call.getTransposeA())
+    s += "    d.transA = true;\n";
+  if (call.getTransposeB())
+    s += "    d.transB = true;\n";
+  if (boolParam(call, "pack_b")) {
+    s += "    d.packB = true;\n";
+    packedRole = "b";
+  }
+  return s;
+}
+
+/// The convolution's descriptor statements.
+std::string convDesc(LibraryCallOp call, StringRef &packedRole) {
+  bool channelsLast =
+      call.getParams().getAs<StringAttr>("layout").getValue() == "nhwc";
+  // Shapes read channels first.
+  auto dims = [&](Value v) {
+    SmallVector<int64_t> s(cast<RankedTensorType>(v.getType()).getShape());
+    if (channelsLast)
+      std::rotate(s.begin() + 1, s.end() - 1, s.end());
+    return s;
+  };
+  auto wLayout = call.getParams().getAs<StringAttr>("w_layout");
+  bool wFirst = channelsLast && wLayout && wLayout.getValue() == "oihw";
+  SmallVector<int64_t> x = dims(call.getOperandByRole("x")),
+                       y = dims(call->getResult(0));
+  SmallVector<int64_t> w(
+      cast<RankedTensorType>(call.getOperandByRole("w").getType()).getShape());
+  if (channelsLast && !wFirst)
+    std::rotate(w.begin() + 1, w.end() - 1, w.end());
+  size_t nsp = x.size() - 2;
+  ArrayRef<int64_t> pads = listParam(call, "pads");
+  std::string s = "    kiln::OneDnnConvDesc d;\n";
+  s += "    d.batch = " + std::to_string(x[0]) +
+       ", d.channels = " + std::to_string(x[1]) +
+       ", d.outChannels = " + std::to_string(y[1]) +
+       ", d.group = " + std::to_string(intParam(call, "group")) + ";\n";
+  s += "    d.inSize = " + list(ArrayRef(x).drop_front(2)) +
+       ";\n    d.outSize = " + list(ArrayRef(y).drop_front(2)) +
+       ";\n    d.kernel = " + list(ArrayRef(w).drop_front(2)) +
+       ";\n    d.strides = " + list(listParam(call, "strides")) +
+       ";\n    d.dilations = " + list(listParam(call, "dilations")) +
+       ";\n    d.padsBegin = " + list(pads.take_front(nsp)) +
+       ";\n    d.padsEnd = " + list(pads.drop_front(nsp)) + ";\n";
+  if (channelsLast)
+    s += "    d.channelsLast = true;\n";
+  if (wFirst)
+    s += "    d.weightsChannelsFirst = true;\n";
+  if (boolParam(call, "pack_w")) {
+    s += "    d.packWeights = true;\n";
+    packedRole = "w";
+  }
+  return s;
+}
+
+/// The max pooling's descriptor statements.
+std::string poolDesc(LibraryCallOp call) {
+  bool channelsLast =
+      call.getParams().getAs<StringAttr>("layout").getValue() == "nhwc";
+  auto dims = [&](Value v) {
+    SmallVector<int64_t> s(cast<RankedTensorType>(v.getType()).getShape());
+    if (channelsLast)
+      std::rotate(s.begin() + 1, s.end() - 1, s.end());
+    return s;
+  };
+  SmallVector<int64_t> x = dims(call.getOperandByRole("x")),
+                       y = dims(call->getResult(0));
+  size_t nsp = x.size() - 2;
+  std::string s = "    kiln::OneDnnPoolDesc d;\n";
+  s += "    d.batch = " + std::to_string(x[0]) +
+       ", d.channels = " + std::to_string(x[1]) + ";\n";
+  s += "    d.inSize = " + list(ArrayRef(x).drop_front(2)) +
+       ";\n    d.outSize = " + list(ArrayRef(y).drop_front(2)) +
+       ";\n    d.kernel = " + list(listParam(call, "kernel_shape")) +
+       ";\n    d.strides = " + list(listParam(call, "strides")) +
+       ";\n    d.dilations = " + list(listParam(call, "dilations")) +
+       ";\n    d.padsBegin = " + list(listParam(call, "pads").take_front(nsp)) +
+       ";\n";
+  if (channelsLast)
+    s += "    d.channelsLast = true;\n";
+  return s;
+}
+
+} // namespace
+
+void OneDnnSteps::emitStep(llvm::raw_ostream &os, LibraryCallOp call,
+                           size_t index, const BufferNames &buffers) {
+  StringRef routine = call.getRoutine();
+  bool isMatmul = routine == "matmul", isPool = routine == "max_pool";
+  assert((isMatmul || isPool || routine == "conv") &&
+         "kiln-lower-cpu makes onednn.matmul, conv and max_pool only");
+  std::string node = firstNode(call);
+  StringRef packedRole;
+  std::string desc = isMatmul ? matmulDesc(call, packedRole)
+                     : isPool ? poolDesc(call)
+                              : convDesc(call, packedRole);
+  StringRef xRole = isMatmul ? "a" : "x", wRole = isMatmul ? "b" : "w";
+  // The packed operand is read once, at create time, where only weights and
+  // prepared (load-time) buffers exist.
+  std::string packed = "nullptr";
+  if (!packedRole.empty()) {
+    packed = buffers.pointer(call.getOperandByRole(packedRole));
+    assert(StringRef(packed).starts_with("m->weights") ||
+           StringRef(packed).starts_with("at(m->prepared"));
+  }
+  std::string add = isMatmul ? "addMatmul(d, " + packed + ")"
+                    : isPool ? std::string("addMaxPool(d)")
+                             : "addConv(d, " + packed + ")";
+  creates_ +=
+      "  { // Step " + std::to_string(index) + ": " + call.getCallee().str() +
+      ", ONNX node '" + commentSafe(node) + "'\n" + desc +
+      epilogueStatements(call) + "    kiln::Status s = m->onednn." + add +
+      ";\n" +
+      "    if (!s)\n      return fail(err, errlen, std::string(\"node " +
+      "'\") + " + quote(node) + " + \"': \" + s.message());\n  }\n";
+  auto pointer = [&](StringRef role) -> std::string {
+    Value v = call.getOperandByRole(role);
+    if (!v || role == packedRole)
+      return "nullptr";
+    return buffers.pointer(v);
+  };
+  os << "  // Step " << index << ": " << call.getCallee() << " (library, "
+     << "epilogue " << call.getEpilogue() << "), ONNX node '"
+     << commentSafe(node) << "'\n";
+  os << "  if (runOneDnn(m->onednn, " << count_ << ", " << pointer(xRole)
+     << ", " << pointer(wRole) << ", " << pointer("bias") << ", "
+     << pointer("residual") << ", " << buffers.pointer(call->getResult(0))
+     << ", " << quote(node) << ", err, errlen)) // "
+     << buffers.describe(call->getResult(0)) << "\n    return 1;\n";
+  ++count_;
+}
+
+void OneDnnSteps::emitHelpers(llvm::raw_ostream &os) const {
+  os << "namespace {\n\n"
+        "/// Runs oneDNN primitive `index` of the model "
+        "(kiln::OneDnnPrimitives)."
+        "\nint runOneDnn(const kiln::OneDnnPrimitives &p, size_t index, "
+        "const void *x,\n              const void *w, const void *bias, "
+        "const void *residual, void *y,\n              const char *node, "
+        "char *err, size_t errlen) {\n"
+        "  kiln::Status s = p.run(index, x, w, bias, residual, y);\n"
+        "  if (!s)\n    return fail(err, errlen, std::string(\"node '\") + "
+        "node + \"': \" + s.message());\n  return 0;\n}\n\n";
+  os << "/// Creates the model's oneDNN primitives, their constant operands "
+        "packed (after\n/// prepareWeights: they may read prepared memory)."
+        "\ntemplate <typename Model>\nint createOneDnnPrimitives(Model *m, "
+        "char *err, size_t errlen) {\n  (void)m, (void)err, (void)errlen;\n"
+     << creates_ << "  return 0;\n}\n\n} // namespace\n";
+}
+
+} // namespace kiln

@@ -1,0 +1,55 @@
+//===- OneDnnSteps.h - The wrapper code of oneDNN calls ---------*- C++ -*-===//
+//
+// This file declares OneDnnSteps, the part of the CPU target's wrapper that
+// runs its kiln.library_call "onednn.*" steps (kiln-lower-cpu made them):
+// each call's primitive is created once, in the model's create function
+// after its load-time steps (kiln::OneDnnPrimitives, the runtime's), and a
+// run executes it on the planned buffers.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_TARGETS_CPU_ONEDNNSTEPS_H
+#define KILN_TARGETS_CPU_ONEDNNSTEPS_H
+
+#include "codegen/WrapperSupport.h"
+#include "ir/KilnOps.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+#include <string>
+
+namespace kiln {
+
+/// The oneDNN steps of one graph's wrapper.
+class OneDnnSteps {
+public:
+  /// The member of struct kiln_model that holds the primitives.
+  static constexpr const char *kModelMember =
+      "  kiln::OneDnnPrimitives onednn;\n";
+  /// The statements of the create function that make the primitives
+  /// (after prepareWeights), returning 1 on failure.
+  static constexpr const char *kCreateStatements =
+      "    if (createOneDnnPrimitives(m.get(), err, errlen))\n"
+      "      return 1;\n";
+
+  /// Prints the run step of `call` (step `index`) and records the creation
+  /// of its primitive.
+  void emitStep(llvm::raw_ostream &os, LibraryCallOp call, size_t index,
+                const wrapper::BufferNames &buffers);
+
+  /// Prints the helpers of the steps: runOneDnn, and the template
+  /// createOneDnnPrimitives(Model *m, err, errlen) that creates every
+  /// recorded primitive (a template: struct kiln_model comes later in
+  /// wrapper.cpp).
+  void emitHelpers(llvm::raw_ostream &os) const;
+
+private:
+  /// The creation statements, one block per primitive.
+  std::string creates_;
+  /// The primitives so far.
+  int count_ = 0;
+};
+
+} // namespace kiln
+
+#endif // KILN_TARGETS_CPU_ONEDNNSTEPS_H

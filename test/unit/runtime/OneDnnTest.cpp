@@ -1,0 +1,188 @@
+//===- OneDnnTest.cpp - Tests of the oneDNN primitives of cpu packages ----===//
+//
+// This file implements the unit tests of kiln::OneDnnPrimitives (what a cpu
+// package's onednn.* library calls run): matmuls with transposed, batched
+// and packed operands and every epilogue part, convolutions channels first
+// and last (grouped, weights read channels first), max pooling with ceil
+// mode, against plain loops in the test, at one and two OpenMP threads (a
+// primitive variant each).
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/runtime/OneDnn.h"
+
+#include <catch2/catch.hpp>
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+using namespace kiln;
+
+namespace {
+
+std::vector<float> ramp(size_t n, int salt = 0) {
+  std::vector<float> v(n);
+  for (size_t i = 0; i < n; ++i)
+    v[i] =
+        static_cast<float>(static_cast<int>((i * 7 + salt) % 13) - 6) * 0.25f;
+  return v;
+}
+
+void requireNear(const std::vector<float> &got,
+                 const std::vector<float> &want) {
+  REQUIRE(got.size() == want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    INFO("element " << i);
+    REQUIRE(got[i] == Approx(want[i]).margin(1e-4).epsilon(1e-4));
+  }
+}
+
+/// Runs primitive 0 of `p` at 1 and 2 threads; each result must be `want`.
+void runAtThreadCounts(const OneDnnPrimitives &p, const void *x, const void *w,
+                       const void *bias, const void *residual, size_t outSize,
+                       const std::vector<float> &want) {
+  int saved = omp_get_max_threads();
+  for (int threads : {1, 2}) {
+    omp_set_num_threads(threads);
+    std::vector<float> y(outSize, -99.f);
+    Status s = p.run(0, x, w, bias, residual, y.data());
+    INFO(s.message());
+    REQUIRE(s.isOk());
+    requireNear(y, want);
+  }
+  omp_set_num_threads(saved);
+}
+
+} // namespace
+
+TEST_CASE("oneDNN matmul: transposed packed B, bias, residual, ReLU",
+          "[onednn]") {
+  const int64_t m = 5, k = 7, n = 9;
+  std::vector<float> a = ramp(m * k), bt = ramp(n * k, 3), bias = ramp(n, 5),
+                     res = ramp(m * n, 1);
+  OneDnnMatmulDesc d;
+  d.m = m, d.n = n, d.k = k;
+  d.transB = true, d.packB = true;
+  d.epilogue.bias = d.epilogue.residual = true;
+  d.epilogue.activation = OneDnnActivation::Relu;
+  OneDnnPrimitives p;
+  REQUIRE(p.addMatmul(d, bt.data()).isOk());
+  std::vector<float> want(m * n);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      float acc = 0;
+      for (int64_t l = 0; l < k; ++l)
+        acc += a[i * k + l] * bt[j * k + l];
+      want[i * n + j] = std::max(0.f, acc + bias[j] + res[i * n + j]);
+    }
+  runAtThreadCounts(p, a.data(), nullptr, bias.data(), res.data(), m * n, want);
+}
+
+TEST_CASE("oneDNN matmul: a batch of transposed A times one B, GELU",
+          "[onednn]") {
+  const int64_t batch = 3, m = 4, k = 6, n = 5;
+  std::vector<float> at = ramp(batch * k * m), b = ramp(k * n, 2);
+  for (OneDnnActivation act :
+       {OneDnnActivation::GeluErf, OneDnnActivation::GeluTanh}) {
+    OneDnnMatmulDesc d;
+    d.batch = batch, d.m = m, d.n = n, d.k = k;
+    d.strideA = m * k, d.strideB = 0;
+    d.transA = true;
+    d.epilogue.activation = act;
+    OneDnnPrimitives p;
+    REQUIRE(p.addMatmul(d, nullptr).isOk());
+    std::vector<float> want(batch * m * n);
+    for (int64_t t = 0; t < batch; ++t)
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j) {
+          float x = 0;
+          for (int64_t l = 0; l < k; ++l)
+            x += at[t * m * k + l * m + i] * b[l * n + j];
+          want[(t * m + i) * n + j] =
+              act == OneDnnActivation::GeluErf
+                  ? 0.5f * x * (1 + std::erf(x / std::sqrt(2.f)))
+                  : 0.5f * x *
+                        (1 + std::tanh(0.7978845608f *
+                                       (x + 0.044715f * x * x * x)));
+        }
+    runAtThreadCounts(p, at.data(), b.data(), nullptr, nullptr, batch * m * n,
+                      want);
+  }
+}
+
+TEST_CASE("oneDNN convolution: grouped, channels last, bias, hard swish",
+          "[onednn]") {
+  // x [1, 5, 6, 4] (NHWC), weights [6, 3, 3, 2] (OIHW, group 2: read
+  // channels first), stride 2, pads (1, 0) before and (1, 1) after.
+  const int64_t c = 4, h = 5, wd = 6, o = 6, g = 2, cg = c / g, kh = 3, kw = 3;
+  const int64_t oh = (h + 1 + 1 - kh) / 2 + 1, ow = (wd + 0 + 1 - kw) / 2 + 1;
+  std::vector<float> x = ramp(h * wd * c), w = ramp(o * cg * kh * kw, 4),
+                     bias = ramp(o, 6);
+  OneDnnConvDesc d;
+  d.batch = 1, d.channels = c, d.outChannels = o, d.group = g;
+  d.inSize = {h, wd}, d.outSize = {oh, ow}, d.kernel = {kh, kw};
+  d.strides = {2, 2}, d.dilations = {1, 1};
+  d.padsBegin = {1, 0}, d.padsEnd = {1, 1};
+  d.channelsLast = true, d.weightsChannelsFirst = true, d.packWeights = true;
+  d.epilogue.bias = true;
+  d.epilogue.activation = OneDnnActivation::HardSwish;
+  OneDnnPrimitives p;
+  REQUIRE(p.addConv(d, w.data()).isOk());
+  std::vector<float> want(oh * ow * o);
+  for (int64_t y = 0; y < oh; ++y)
+    for (int64_t xo = 0; xo < ow; ++xo)
+      for (int64_t oc = 0; oc < o; ++oc) {
+        int64_t grp = oc / (o / g);
+        float acc = bias[oc];
+        for (int64_t ic = 0; ic < cg; ++ic)
+          for (int64_t i = 0; i < kh; ++i)
+            for (int64_t j = 0; j < kw; ++j) {
+              int64_t iy = y * 2 - 1 + i, ix = xo * 2 - 0 + j;
+              if (iy < 0 || ix < 0 || iy >= h || ix >= wd)
+                continue;
+              acc += x[(iy * wd + ix) * c + grp * cg + ic] *
+                     w[((oc * cg + ic) * kh + i) * kw + j];
+            }
+        want[(y * ow + xo) * o + oc] =
+            acc * std::max(0.f, std::min(1.f, acc / 6 + 0.5f));
+      }
+  runAtThreadCounts(p, x.data(), nullptr, bias.data(), nullptr, want.size(),
+                    want);
+}
+
+TEST_CASE("oneDNN max pooling: channels first, ceil mode", "[onednn]") {
+  // [1, 2, 5, 5], 2x2 windows, stride 2, ceil mode: 3x3 outputs whose last
+  // windows hang over the end.
+  const int64_t c = 2, h = 5, oh = 3;
+  std::vector<float> x = ramp(c * h * h, 8);
+  OneDnnPoolDesc d;
+  d.batch = 1, d.channels = c;
+  d.inSize = {h, h}, d.outSize = {oh, oh}, d.kernel = {2, 2};
+  d.strides = {2, 2}, d.dilations = {1, 1}, d.padsBegin = {0, 0};
+  OneDnnPrimitives p;
+  REQUIRE(p.addMaxPool(d).isOk());
+  std::vector<float> want(c * oh * oh);
+  for (int64_t ch = 0; ch < c; ++ch)
+    for (int64_t y = 0; y < oh; ++y)
+      for (int64_t xo = 0; xo < oh; ++xo) {
+        float best = -std::numeric_limits<float>::infinity();
+        for (int64_t i = 0; i < 2; ++i)
+          for (int64_t j = 0; j < 2; ++j)
+            if (y * 2 + i < h && xo * 2 + j < h)
+              best = std::max(best, x[(ch * h + y * 2 + i) * h + xo * 2 + j]);
+        want[(ch * oh + y) * oh + xo] = best;
+      }
+  runAtThreadCounts(p, x.data(), nullptr, nullptr, nullptr, want.size(), want);
+}
+
+TEST_CASE("oneDNN: a primitive that was not created is an error", "[onednn]") {
+  OneDnnPrimitives p;
+  float y = 0;
+  Status s = p.run(0, &y, nullptr, nullptr, nullptr, &y);
+  REQUIRE_FALSE(s.isOk());
+  REQUIRE(s.message().find("was not created") != std::string::npos);
+}
