@@ -26,6 +26,11 @@
 namespace kiln {
 namespace tracer {
 
+/// Ops with subgraphs that the tracer itself translates (not mappings).
+inline bool isControlFlowOp(llvm::StringRef op) {
+  return op == "If" || op == "Loop" || op == "Scan";
+}
+
 /// Traces one ModelProto into a module.
 class GraphTracer {
 public:
@@ -48,6 +53,10 @@ private:
   inputType(const onnx::ValueInfoProto &info,
             llvm::SmallVector<std::string> &dimNames, bool &hasDynamic);
   Status traceNode(const onnx::NodeProto &node, int index);
+  /// Fails, listing them all, when more than one node of `graph` (or of its
+  /// subgraphs) has an operator the tracer cannot translate
+  /// (OnnxUnknownOps.cpp).
+  Status checkOperatorsKnown(const onnx::GraphProto &graph) const;
 
   // Control flow (If, Loop, Scan). `where` names the node for errors.
   Status nodeErrorAt(const std::string &where, const std::string &msg) const {

@@ -102,11 +102,6 @@ std::string joinInts(llvm::ArrayRef<int> values) {
   return s;
 }
 
-/// Ops with subgraphs that the tracer itself translates (not mappings).
-bool isControlFlowOp(llvm::StringRef op) {
-  return op == "If" || op == "Loop" || op == "Scan";
-}
-
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -350,6 +345,7 @@ GraphTracer::trace(const onnx::ModelProto &model) {
                         "onnx.version_converter.convert_version(model, 17)"));
 
   const onnx::GraphProto &graph = model.graph();
+  KILN_RETURN_IF_ERROR(checkOperatorsKnown(graph));
   if (graph.sparse_initializer_size())
     return error(strCat("sparse initializer '",
                         graph.sparse_initializer(0).values().name(),

@@ -95,6 +95,27 @@ def other_domain():
                  domain_opsets=[("ai.onnx.ml", 3)])
 
 
+def unknown_ops():
+    """Three nodes of two operators Kiln lacks, one inside an If branch."""
+    foo = helper.make_node("Foo", ["x"], ["f"], name="foo_in_branch",
+                           domain="com.example")
+    branch = helper.make_graph([foo], "then", [], [vi("f", F, [3])])
+    other = helper.make_graph(
+        [helper.make_node("Identity", ["x"], ["g"])], "else", [],
+        [vi("g", F, [3])])
+    nodes = [
+        helper.make_node("Binarizer", ["x"], ["b1"], name="bin1",
+                         domain="ai.onnx.ml"),
+        helper.make_node("Binarizer", ["b1"], ["b2"], name="bin2",
+                         domain="ai.onnx.ml"),
+        helper.make_node("If", ["c"], ["y"], name="choose",
+                         then_branch=branch, else_branch=other),
+    ]
+    return model(nodes, [vi("x", F, [3]), vi("c", TensorProto.BOOL, [])],
+                 [vi("y", F, [3]), vi("b2", F, [3])],
+                 domain_opsets=[("ai.onnx.ml", 3), ("com.example", 1)])
+
+
 def string_input():
     return model([helper.make_node("Identity", ["x"], ["y"])],
                  [vi("x", TensorProto.STRING, [3])],
@@ -327,6 +348,7 @@ MODELS = {
     "unsupported-op": unsupported_op,
     "old-opset": old_opset,
     "other-domain": other_domain,
+    "unknown-ops": unknown_ops,
     "string-input": string_input,
     "old-forms": old_forms,
     "dropout-mask": dropout_mask,
