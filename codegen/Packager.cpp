@@ -226,6 +226,17 @@ LogicalResult checkOutputDir(Location loc, const std::string &dir) {
                            "another -o DIR or remove it";
 }
 
+/// Whether `op` is a custom op whose step calls the user's kernel where the
+/// data is (the CPU kernel on the CPU target, the CUDA kernel on the
+/// device): a library call, not a fallback. On the host of a CUDA package
+/// (kiln.reference = "host") it copies like a fallback.
+static bool runsCustomKernel(Operation *op) {
+  if (!isa<CustomCallOp>(op))
+    return false;
+  auto place = op->getAttrOfType<StringAttr>(kReferenceAttr);
+  return !place || place.getValue() != "host";
+}
+
 FailureOr<StepCounts> countSteps(ModuleOp module) {
   func::FuncOp graph = findGraph(module);
   if (!graph)
@@ -238,7 +249,8 @@ FailureOr<StepCounts> countSteps(ModuleOp module) {
       continue;
     if (isa<FusionOp>(op) || op.hasAttr(kKernelAttr))
       ++counts.fused;
-    else if (isa<LibraryCallOp>(op) || isLibraryOp(&op))
+    else if (isa<LibraryCallOp>(op) || isLibraryOp(&op) ||
+             runsCustomKernel(&op))
       ++counts.library;
     else
       ++counts.fallback;
@@ -433,7 +445,8 @@ LogicalResult PackageWriter::finish(func::FuncOp graph, const MemoryPlan &plan,
       m.referenceOps.push_back(
           {call.getCallee().str(), "library", sourceNodeNames(&op), when});
     else if (op.hasAttr(kReferenceAttr))
-      m.referenceOps.push_back({op.getName().getStringRef().str(), "fallback",
+      m.referenceOps.push_back({op.getName().getStringRef().str(),
+                                runsCustomKernel(&op) ? "custom" : "fallback",
                                 sourceNodeNames(&op), when});
   }
   m.counts = ManifestCounts{counts.fused, counts.library, counts.fallback,

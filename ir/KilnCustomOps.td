@@ -24,8 +24,9 @@ def Kiln_CustomCallOp : Op<Kiln_Dialect, "custom_call", []> {
     and passed to the library by their ONNX names. No pass looks inside:
     the op is not fused, folded or differentiated, and it may have side
     effects. A compiled graph calls the library's CPU kernel as one of its
-    steps (the runtime's reference kernel, which forwards to it): no graph
-    break.
+    steps (the runtime's reference kernel, which forwards to it), or on the
+    CUDA target the library's CUDA kernel when it has one
+    (`kiln.reference = "device"`): no graph break.
 
     Example:
 

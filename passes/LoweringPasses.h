@@ -39,7 +39,8 @@ constexpr llvm::StringLiteral kLoadTimeAttr = "kiln.load_time";
 /// String attribute: the generated kernel of a single (non-fusion) op.
 constexpr llvm::StringLiteral kKernelAttr = "kiln.kernel";
 /// String attribute: the step is a call of the runtime's reference kernel,
-/// run on the named place ("cpu", "host").
+/// run on the named place ("cpu", "host"), or of a custom op's CUDA kernel
+/// on the device buffers ("device", kiln.custom_call only).
 constexpr llvm::StringLiteral kReferenceAttr = "kiln.reference";
 
 /// Unit attribute: the op (a reshape, flatten, squeeze or unsqueeze) is its

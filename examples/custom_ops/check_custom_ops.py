@@ -12,9 +12,16 @@ are of domain com.example, and checks that
      the custom ops are steps of the compiled graph, no graph break), then
      `kiln run PKG` with no flag (the package carries and loads the library)
 match the NumPy reference (rtol 1e-4).
+With --nvcc (the CUDA toolkit's), it also builds libmyops_cuda.so (myops.c
+with the CUDA kernels of myops_cuda.cu) and
+  4. `kiln compile MODEL --target cuda --custom-ops libmyops_cuda.so` gives a
+     package whose two custom-op steps run their CUDA kernels on the device
+     (manifest kind "custom", no host step: kiln.reference = "device");
+     --cuda-out DIR keeps that package with x.npy and NumPy's y.npy for the
+     GPU machine (scripts/gpu/pack.sh; gpu-pack/run.sh custom-ops runs it).
 
   check_custom_ops.py --kiln build/bin/kiln --cc cc --include runtime/include
-                      --work DIR
+                      --work DIR [--nvcc nvcc [--cuda-out DIR]]
 """
 import argparse
 import json
@@ -62,6 +69,36 @@ def run(cmd):
     return p.returncode, p.stdout + p.stderr
 
 
+def check_cuda_package(args, model, x, want, step, failures):
+    """Builds libmyops_cuda.so and compiles a CUDA package calling it."""
+    lib = os.path.join(args.work, "libmyops_cuda.so")
+    if not step("build libmyops_cuda.so (nvcc)",
+                [args.nvcc, "-shared", "-Xcompiler", "-fPIC", "-O2",
+                 "-arch=sm_90", "-cudart", "static", "-DKILN_MYOPS_CUDA",
+                 "-I", args.include, os.path.join(HERE, "myops_cuda.cu"),
+                 os.path.join(HERE, "myops.c"), "-o", lib]):
+        return
+    out = args.cuda_out or os.path.join(args.work, "cuda")
+    pkg = os.path.join(out, "pkg")
+    if not step("compile for cuda (one graph)",
+                [args.kiln, "compile", model, "--target", "cuda",
+                 "--custom-ops", lib, "--fullgraph", "-o", pkg]):
+        return
+    with open(os.path.join(pkg, "manifest.json")) as f:
+        manifest = json.load(f)
+    kinds = sorted((r["op"], r["kind"])
+                   for r in manifest.get("reference_ops", [])
+                   if r["op"] == "kiln.custom_call" or r["kind"] != "library")
+    want_kinds = [("kiln.custom_call", "custom")] * 2
+    ok = kinds == want_kinds
+    print(f"cuda package: the custom ops run on the device: "
+          f"{'ok' if ok else 'FAILED'}")
+    if not ok:
+        failures.append(f"cuda package steps: {kinds}, want {want_kinds}")
+    np.save(os.path.join(out, "x.npy"), x)
+    np.save(os.path.join(out, "y.npy"), want)
+
+
 def main():
     ap = argparse.ArgumentParser(
         description=__doc__,
@@ -71,6 +108,10 @@ def main():
     ap.add_argument("--include", required=True,
                     help="the folder holding kiln/custom_op.h")
     ap.add_argument("--work", required=True)
+    ap.add_argument("--nvcc", help="also build the CUDA kernels and compile "
+                    "a CUDA package that calls them")
+    ap.add_argument("--cuda-out", help="with --nvcc: keep the CUDA package, "
+                    "x.npy and the expected y.npy in this folder")
     args = ap.parse_args()
     os.makedirs(args.work, exist_ok=True)
     failures = []
@@ -99,10 +140,13 @@ def main():
     np.save(xpath, x)
     want = numpy_reference(x, w)
 
-    step("without --custom-ops: an error naming the op",
+    step("without --custom-ops: an error naming every unknown op",
          [args.kiln, "dump", model], 1,
-         "no custom-op library provides com.example:Swish; write one and "
-         "load it with --custom-ops libNAME.so (docs/custom-ops.md)")
+         "2 nodes use 2 operators that Kiln does not support and no "
+         "custom-op library provides:\n  RowL2Norm (com.example): 1 node "
+         "('rownorm')\n  Swish (com.example): 1 node ('swish')\nprovide "
+         "them in a custom-op library loaded with --custom-ops libNAME.so "
+         "(docs/custom-ops.md)")
 
     def check(label, outdir):
         got = np.load(os.path.join(outdir, "y.npy"))
@@ -131,6 +175,8 @@ def main():
         if step("compiled package (loads its library)",
                 [args.kiln, "run", pkg, "-i", f"x={xpath}", "-o", out]):
             check("compiled package", out)
+    if args.nvcc:
+        check_cuda_package(args, model, x, want, step, failures)
     for f in failures:
         print("FAIL " + f)
     print(f"custom ops: {len(failures)} failures")

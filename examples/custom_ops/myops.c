@@ -6,6 +6,8 @@
  *   - RowL2Norm(x) = the L2 norm of each row of a f32 [rows, cols] matrix,
  *     shape [rows].
  * Build: cc -shared -fPIC -O2 -I<kiln>/runtime/include myops.c -o libmyops.so -lm
+ * With -DKILN_MYOPS_CUDA and myops_cuda.cu (built by nvcc, see there) the
+ * ops also have CUDA kernels, which CUDA packages call on the device.
  *
  *===----------------------------------------------------------------------===*/
 
@@ -88,9 +90,24 @@ static int rownorm_cpu(const KilnTensor *in, int32_t nin,
   return 0;
 }
 
+#ifdef KILN_MYOPS_CUDA
+/* myops_cuda.cu */
+int kiln_example_swish_cuda(const KilnTensor *, int32_t, const KilnAttribute *,
+                            int32_t, KilnTensor *, int32_t, void *, char *,
+                            size_t);
+int kiln_example_rownorm_cuda(const KilnTensor *, int32_t,
+                              const KilnAttribute *, int32_t, KilnTensor *,
+                              int32_t, void *, char *, size_t);
+#define SWISH_CUDA kiln_example_swish_cuda
+#define ROWNORM_CUDA kiln_example_rownorm_cuda
+#else
+#define SWISH_CUDA NULL
+#define ROWNORM_CUDA NULL
+#endif
+
 static const KilnCustomOp kOps[] = {
-    {"com.example", "Swish", swish_types, swish_cpu, NULL},
-    {"com.example", "RowL2Norm", rownorm_types, rownorm_cpu, NULL},
+    {"com.example", "Swish", swish_types, swish_cpu, SWISH_CUDA},
+    {"com.example", "RowL2Norm", rownorm_types, rownorm_cpu, ROWNORM_CUDA},
 };
 
 static const KilnCustomOpLibrary kLibrary = {KILN_CUSTOM_OP_ABI_VERSION, 2,

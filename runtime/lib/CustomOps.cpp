@@ -178,4 +178,66 @@ inferCustomOpTypes(const CustomOpEntry &entry,
   return outputs;
 }
 
+Status runCustomOpOnDevice(const Attributes &attrs,
+                           const std::vector<CustomOpDeviceArg> &inputs,
+                           const std::vector<CustomOpDeviceArg> &outputs,
+                           void *stream) {
+  std::string domain = attrs.getString("domain");
+  std::string opType = attrs.getString("op_type");
+  std::string where = strCat("custom op ", domain, ":", opType);
+  CustomOpEntry entry = findCustomOp(domain, opType);
+  if (!entry.op)
+    return Status::error(strCat(
+        where, ": no loaded custom-op library provides it; load one with "
+               "--custom-ops libNAME.so (a package loads the libraries it "
+               "records; docs/custom-ops.md)"));
+  if (!entry.op->cuda_kernel)
+    return Status::error(strCat(
+        where, ": '", entry.library,
+        "' has no CUDA kernel for it, but the package was compiled with a "
+        "library that had one; recompile the package with this library"));
+  std::vector<KilnTensor> in, out;
+  std::vector<KilnTensorType> inputTypes;
+  for (const CustomOpDeviceArg &a : inputs) {
+    Expected<KilnTensorType> type = customOpType(a.dtype, a.shape);
+    if (!type)
+      return type.status().withContext(where);
+    inputTypes.push_back(*type);
+    in.push_back(KilnTensor{*type, a.data});
+  }
+  std::vector<KilnAttribute> attributes = customOpAttributes(attrs);
+  int numOutputs = static_cast<int>(outputs.size());
+  Expected<std::vector<KilnTensorType>> types = inferCustomOpTypes(
+      entry, inputTypes, attributes, numOutputs, where);
+  if (!types)
+    return types.status();
+  for (int i = 0; i < numOutputs; ++i) {
+    Expected<KilnTensorType> planned =
+        customOpType(outputs[i].dtype, outputs[i].shape);
+    if (!planned)
+      return planned.status().withContext(where);
+    const KilnTensorType &t = (*types)[i];
+    bool same = t.dtype == planned->dtype && t.rank == planned->rank;
+    for (int32_t d = 0; same && d < t.rank; ++d)
+      same = t.shape[d] == planned->shape[d];
+    if (!same)
+      return Status::error(strCat(
+          where, ": the shape function of '", entry.library,
+          "' gives output #", i, " another type than the package planned for "
+          "(it was compiled with another version of the library?)"));
+    out.push_back(KilnTensor{*planned, outputs[i].data});
+  }
+  char error[512] = {0};
+  int rc = entry.op->cuda_kernel(
+      in.data(), static_cast<int32_t>(in.size()), attributes.data(),
+      static_cast<int32_t>(attributes.size()), out.data(), numOutputs, stream,
+      error, sizeof(error));
+  error[sizeof(error) - 1] = 0;
+  if (rc != 0)
+    return Status::error(strCat(where, ": the CUDA kernel of '",
+                                entry.library,
+                                "' failed: ", *error ? error : "(no message)"));
+  return Status::ok();
+}
+
 } // namespace kiln

@@ -277,6 +277,15 @@ rm -f "$PA/tiny_mlp"/{wrapper.cpp,kernels.cu}
 "$BUILD/bin/kiln" run "$PA/fill/fill_vgg.onnx" --input "x=$PA/fill/x.npy" \
   -o "$PA/fill/reference" > /dev/null
 
+# The custom-op example (examples/custom_ops) compiled for CUDA: its ops'
+# CUDA kernels (libmyops_cuda.so, built by nvcc) run on the device; x.npy
+# and NumPy's y.npy beside the package.
+"$ROOT/.venv/bin/python3" "$ROOT/examples/custom_ops/check_custom_ops.py" \
+  --kiln "$BUILD/bin/kiln" --include "$ROOT/runtime/include" \
+  --work "$OUT/custom-ops/work" --nvcc /usr/local/cuda/bin/nvcc \
+  --cuda-out "$OUT/custom-ops" | tail -1
+rm -rf "$OUT/custom-ops/work" "$OUT/custom-ops/pkg"/{wrapper.cpp,kernels.cu}
+
 # The tiny MLP compiled without --dim (one CUDA package for batch 1..64,
 # docs/dynamic-shapes.md), inputs at batch 1, 7, 64 and 65 (outside the
 # range) and the reference runtime's outputs.

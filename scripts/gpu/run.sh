@@ -29,9 +29,11 @@
 #      KILN_SANITIZE_FILTER (default "gru lstm rnn").
 #   package-api: a CUDA package's kernel launched alone and its model run
 #      through its header (test/models/package_api/single_kernel_cuda.cpp).
+#   custom-ops: the custom-op example's CUDA package (its ops' CUDA kernels
+#      on the device) against NumPy, then timed with CUDA graphs.
 #   dynamic: the bench graphs compiled for a range of batch sizes, against
 #      PyTorch at three sizes and timed against fixed-size packages.
-# Usage: gpu-pack/run.sh [tests] [package-api] [dynamic] [breaks] [attention] [train] [train-bench]
+# Usage: gpu-pack/run.sh [tests] [package-api] [custom-ops] [dynamic] [breaks] [attention] [train] [train-bench]
 #   [profile] [conformance] [sanitize-conformance] [bench] [concurrency]
 #   [sanitize]   (default: all but profile and sanitize-conformance)
 #===----------------------------------------------------------------------===#
@@ -48,7 +50,7 @@ if [[ -n "$CUDNN_LIB" && -d "$CUDNN_LIB" ]]; then
   export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:$CUDNN_LIB"
   echo "cuDNN from $CUDNN_LIB"
 fi
-STEPS="${*:-tests package-api dynamic breaks attention train train-bench conformance bench concurrency sanitize}"
+STEPS="${*:-tests package-api custom-ops dynamic breaks attention train train-bench conformance bench concurrency sanitize}"
 STATUS=0
 
 if [[ " $STEPS " == *" tests "* ]]; then
@@ -87,6 +89,17 @@ if [[ " $STEPS " == *" package-api "* && -x "$PACK/package-api/single_kernel_cud
   echo "== a CUDA package with fill weights (test/models/fill_weights.py) vs kiln run"
   "$PACK/bin/kiln-runner" "$PA/fill/pkg" --input x="$PA/fill/x.npy" \
     --expect y="$PA/fill/reference/y.npy" || STATUS=1
+fi
+
+if [[ " $STEPS " == *" custom-ops "* && -d "$PACK/custom-ops/pkg" ]]; then
+  echo "== custom ops with CUDA kernels (examples/custom_ops) vs NumPy"
+  CO="$PACK/custom-ops"
+  if "$PACK/bin/kiln-runner" "$CO/pkg" --input x="$CO/x.npy" --expect y="$CO/y.npy" \
+      --profile --iterations 20 > "$RESULTS/custom-ops.txt" 2>&1; then
+    echo "PASS custom ops on the device: $(tr '\n' ' ' < "$RESULTS/custom-ops.txt")"
+  else
+    echo "FAIL custom ops: $(tr '\n' ' ' < "$RESULTS/custom-ops.txt")"; STATUS=1
+  fi
 fi
 
 if [[ " $STEPS " == *" dynamic "* && -f "$PACK/dynamic/cases.txt" ]]; then

@@ -88,7 +88,8 @@ public:
 
   void emitIncludes(llvm::raw_ostream &os) override {
     os << "#include \"kiln/runtime/Cuda.h\"\n"
-          "#include \"kiln/runtime/CudaServices.h\"\n";
+          "#include \"kiln/runtime/CudaServices.h\"\n"
+          "#include \"kiln/runtime/CustomOps.h\"\n";
   }
   void emitDeclarations(llvm::raw_ostream &) override {}
   void emitHelpers(llvm::raw_ostream &os) override {

@@ -18,6 +18,7 @@
 #include "targets/cuda/CudaTarget.h"
 #include "codegen/SymbolicShapes.h"
 #include "ir/KilnOps.h"
+#include "passes/LoweringPasses.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
@@ -87,6 +88,26 @@ int callOnHost(const char *op, const std::vector<DeviceArg> &in,
       return 1;
   }
   return kiln_cuda_stream_synchronize(stream, err, errlen);
+}
+
+/// Runs a custom op's CUDA kernel (kiln/custom_op.h) on the planned device
+/// buffers, enqueued on the run's stream; a failure names the ONNX node.
+int callCustomOnDevice(const std::vector<DeviceArg> &in,
+                       const kiln::Attributes &attrs,
+                       const std::vector<DeviceArg> &results, const char *node,
+                       void *stream, char *err, size_t errlen) {
+  auto deviceArgs = [](const std::vector<DeviceArg> &args) {
+    std::vector<kiln::CustomOpDeviceArg> out;
+    for (const DeviceArg &a : args)
+      out.push_back({const_cast<void *>(a.data), a.dtype, a.shape});
+    return out;
+  };
+  kiln::Status status = kiln::runCustomOpOnDevice(attrs, deviceArgs(in),
+                                                  deviceArgs(results), stream);
+  if (status.isOk())
+    return 0;
+  return fail(err, errlen,
+              std::string("node '") + node + "': " + status.message());
 }
 
 } // namespace
@@ -330,14 +351,17 @@ void emitConvCall(llvm::raw_ostream &os, LibraryCallOp call, size_t index,
 
 void emitHostStep(llvm::raw_ostream &os, Operation *op, size_t index,
                   int attrIndex, const BufferNames &buffers) {
-  StringRef kindName = "fallback";
+  auto place = op->getAttrOfType<StringAttr>(kReferenceAttr);
+  bool onDevice = place && place.getValue() == "device";
+  StringRef kindName = onDevice ? "custom op" : "fallback";
   StringRef opName = op->getName().getStringRef();
   opName.consume_front("kiln.");
   std::vector<std::string> nodes = sourceNodeNames(op);
   std::string node = nodes.empty() ? opName.str() : nodes.front();
   std::string opType = sourceOpType(op->getLoc());
   os << "  // Step " << index << ": kiln." << opName << " (" << kindName
-     << ", on the host), ONNX node '" << commentSafe(node) << "'"
+     << (onDevice ? ", its CUDA kernel on the device" : ", on the host")
+     << "), ONNX node '" << commentSafe(node) << "'"
      << (opType.empty() ? "" : " (" + opType + ")") << "\n";
   auto argList = [&](auto values, bool results) {
     for (Value v : values) {
@@ -348,7 +372,10 @@ void emitHostStep(llvm::raw_ostream &os, Operation *op, size_t index,
          << "}, // " << buffers.describe(v);
     }
   };
-  os << "  if (callOnHost(" << quote(opName) << ", {";
+  if (onDevice)
+    os << "  if (callCustomOnDevice({";
+  else
+    os << "  if (callOnHost(" << quote(opName) << ", {";
   argList(op->getOperands(), false);
   os << "\n      }, m->attrs[" << attrIndex << "], {";
   argList(op->getResults(), true);

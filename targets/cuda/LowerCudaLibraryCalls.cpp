@@ -34,6 +34,10 @@
 //    output included) is an alias of its operand (kiln.alias): no step, no
 //    copy (the memory planner places an output view's operand in the
 //    output buffer when it can).
+//  - A kiln.custom_call whose library (loaded with --custom-ops) has a CUDA
+//    kernel, with every result used, runs that kernel on the device buffers
+//    on the package's stream (kiln.reference = "device": no copies, CUDA
+//    graphs still capture the run).
 //  - Every other op outside a fusion runs the runtime's reference kernel on
 //    the host (kiln.reference = "host"): operands copied from the device,
 //    results copied back.
@@ -49,6 +53,8 @@
 #include "ir/KilnOps.h"
 #include "passes/LoweringPasses.h"
 
+#include "kiln/runtime/CustomOps.h"
+
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 
@@ -61,6 +67,20 @@ using namespace mlir;
 
 namespace kiln {
 namespace {
+
+/// Whether a custom op's step runs its library's CUDA kernel on the device
+/// buffers: the library loaded at compile time has one, and every result is
+/// used (has a planned buffer for the kernel to write).
+bool customCallRunsOnDevice(Operation *op) {
+  auto call = dyn_cast<CustomCallOp>(op);
+  if (!call)
+    return false;
+  CustomOpEntry entry =
+      findCustomOp(call.getDomain().str(), call.getOpType().str());
+  return entry.op && entry.op->cuda_kernel &&
+         llvm::all_of(op->getResults(),
+                      [](Value v) { return !v.use_empty(); });
+}
 
 /// cuBLASLt's workspace: 32 MiB, what NVIDIA recommends for Hopper.
 constexpr int64_t kCublasLtWorkspaceBytes = int64_t(32) << 20;
@@ -231,7 +251,9 @@ struct LowerCudaPass
         op.setAttr(kAliasAttr, b.getUnitAttr());
         continue;
       }
-      op.setAttr(kReferenceAttr, b.getStringAttr("host"));
+      op.setAttr(kReferenceAttr, b.getStringAttr(customCallRunsOnDevice(&op)
+                                                     ? "device"
+                                                     : "host"));
     }
   }
 };

@@ -7,8 +7,9 @@
  * function, a CPU kernel and optionally a CUDA kernel. `kiln compile
  * --custom-ops libmyops.so` (also run, explain, dump) loads it while tracing:
  * a node of that (domain, op type) becomes kiln.custom_call, typed by the
- * shape function, and a compiled graph calls the CPU kernel as one of its
- * steps (no graph break). The package records the library (a copy under
+ * shape function, and a compiled graph calls the CPU kernel (a CUDA
+ * package: the CUDA kernel when there is one) as one of its steps (no graph
+ * break). The package records the library (a copy under
  * custom_ops/) and the runtime loads it when the package is loaded.
  *
  * Plain C, no Kiln or C++ headers: a library needs only this file.
@@ -100,7 +101,9 @@ typedef int (*KilnCustomCpuKernelFn)(const KilnTensor *inputs,
                                      size_t error_size);
 
 /** Computes the op on the GPU (device pointers) on `stream` (a CUstream).
- *  Optional; reserved in this version: packages run the CPU kernel. */
+ *  Optional: a CUDA package calls it on its device buffers (without it, the
+ *  CPU kernel on the host). It must not allocate or synchronize: a package
+ *  run is captured in a CUDA graph. */
 typedef int (*KilnCustomCudaKernelFn)(const KilnTensor *inputs,
                                       int32_t num_inputs,
                                       const KilnAttribute *attrs,

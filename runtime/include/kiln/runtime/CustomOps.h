@@ -53,6 +53,25 @@ inferCustomOpTypes(const CustomOpEntry &entry,
                    const std::vector<KilnAttribute> &attrs, int numOutputs,
                    const std::string &where);
 
+/// A buffer in device memory handed to a custom op's CUDA kernel.
+struct CustomOpDeviceArg {
+  void *data = nullptr;
+  DType dtype = DType::F32;
+  Shape shape;
+};
+
+/// Runs the CUDA kernel of the custom op that the kiln.custom_call's
+/// attributes `attrs` name ("domain", "op_type", "attr.<name>") on device
+/// buffers, enqueued on `stream` (a CUstream): the step of a CUDA package
+/// whose compiler marked it `kiln.reference = "device"`. The results'
+/// buffers are the package's (planned for the types traced); the op's shape
+/// function must give those types for these inputs. Errors name the op and
+/// the library (not loaded, no CUDA kernel, another type, a failed kernel).
+Status runCustomOpOnDevice(const Attributes &attrs,
+                           const std::vector<CustomOpDeviceArg> &inputs,
+                           const std::vector<CustomOpDeviceArg> &outputs,
+                           void *stream);
+
 /// The C ABI type of (`dtype`, `shape`); an error when the rank is above
 /// KILN_CUSTOM_OP_MAX_RANK.
 Expected<KilnTensorType> customOpType(DType dtype, const Shape &shape);
