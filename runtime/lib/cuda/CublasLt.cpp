@@ -210,6 +210,26 @@ bool autotuneEnabled() {
   return enabled;
 }
 
+/// The compute type of f32 GEMMs: CUBLAS_COMPUTE_32F (FMA, no TF32), or for
+/// measurements KILN_CUBLASLT_F32_COMPUTE=bf16x9 (cuBLAS's f32 emulation on
+/// bf16 tensor cores, three bf16 terms per operand) or =tf32 (one TF32
+/// pass: faster, less precise). f16/bf16 GEMMs are not affected. Measured
+/// on an H100 (BENCHMARKS.md, fifteenth session): bf16x9 runs at the FMA
+/// kernels' speed there (cuBLAS emulates on Blackwell), tf32 is 3-6x faster
+/// and 4e-4 off PyTorch's f32.
+cublasComputeType_t f32ComputeType() {
+  static const cublasComputeType_t type = [] {
+    const char *env = std::getenv("KILN_CUBLASLT_F32_COMPUTE");
+    std::string v = env ? env : "";
+    if (v == "bf16x9")
+      return CUBLAS_COMPUTE_32F_EMULATED_16BFX9;
+    if (v == "tf32")
+      return CUBLAS_COMPUTE_32F_FAST_TF32;
+    return CUBLAS_COMPUTE_32F;
+  }();
+  return type;
+}
+
 /// Whether D's bytes overlap A's or B's (batched extents included).
 bool outputOverlapsOperands(const MatmulArgs &x, size_t elem) {
   auto extent = [&](const void *p, int64_t rows, int64_t cols,
@@ -277,7 +297,11 @@ Expected<std::unique_ptr<Plan>> buildPlan(const Lt &lt, const MatmulArgs &x,
   auto plan = std::make_unique<Plan>();
   plan->lt = &lt;
   KILN_RETURN_IF_ERROR(
-      ltCheck(lt, lt.descCreate(&plan->desc, CUBLAS_COMPUTE_32F, CUDA_R_32F),
+      ltCheck(lt,
+              lt.descCreate(&plan->desc,
+                            type == CUDA_R_32F ? f32ComputeType()
+                                               : CUBLAS_COMPUTE_32F,
+                            CUDA_R_32F),
               "matmul descriptor create"));
   // cuBLASLt's A is our B, its B is our A (see the file comment).
   int32_t opA = x.transB ? CUBLAS_OP_T : CUBLAS_OP_N;
