@@ -115,61 +115,6 @@ void lowerMatmul(MatMulOp mm, func::FuncOp graph) {
     tb->erase();
 }
 
-/// The oneDNN parameters of `conv` (strides, pads, dilations, group,
-/// layout), when oneDNN takes it.
-std::optional<NamedAttrList> oneDnnConvParams(ConvOp conv) {
-  RankedTensorType tx = tensorType(conv.getOperand(0)),
-                   tw = tensorType(conv.getOperand(1)),
-                   ty = tensorType(conv.getResult());
-  int64_t rank = ty.getRank();
-  if (!ty.getElementType().isF32() || !tx.getElementType().isF32() ||
-      !tw.getElementType().isF32() || rank < 3 || rank > 5 ||
-      tx.getRank() != rank || tw.getRank() != rank ||
-      conv.getResult().use_empty())
-    return std::nullopt;
-  for (RankedTensorType t : {tx, tw, ty})
-    if (!t.hasStaticShape() ||
-        llvm::any_of(t.getShape(), [](int64_t d) { return d <= 0; }))
-      return std::nullopt;
-  bool channelsLast = conv.getLayout() == "nhwc";
-  if (conv.getLayout() && (!channelsLast || rank != 4))
-    return std::nullopt;
-  // The checks below read the shapes channels first.
-  auto channelsFirst = [&](RankedTensorType t) {
-    SmallVector<int64_t> s(t.getShape());
-    if (channelsLast)
-      std::rotate(s.begin() + 1, s.end() - 1, s.end());
-    return s;
-  };
-  SmallVector<int64_t> x = channelsFirst(tx), w = channelsFirst(tw),
-                       y = channelsFirst(ty);
-  size_t nsp = rank - 2;
-  int64_t group = conv.getGroup();
-  auto strides = spatial(conv.getStrides(), nsp, 1);
-  auto dilations = spatial(conv.getDilations(), nsp, 1);
-  auto pads = spatial(conv.getPads(), 2 * nsp, 0);
-  if (!strides || !dilations || !pads || group < 1 || x[1] != w[1] * group ||
-      w[0] % group != 0 || y[0] != x[0] || y[1] != w[0])
-    return std::nullopt;
-  for (size_t d = 0; d < nsp; ++d) {
-    if ((*pads)[d] < 0 || (*pads)[nsp + d] < 0 || (*strides)[d] < 1 ||
-        (*dilations)[d] < 1)
-      return std::nullopt;
-    int64_t window = (*dilations)[d] * (w[2 + d] - 1) + 1;
-    int64_t span = x[2 + d] + (*pads)[d] + (*pads)[nsp + d] - window;
-    if (span < 0 || span / (*strides)[d] + 1 != y[2 + d])
-      return std::nullopt;
-  }
-  Builder b(conv.getContext());
-  NamedAttrList params;
-  params.append("dilations", b.getDenseI64ArrayAttr(*dilations));
-  params.append("group", b.getI64IntegerAttr(group));
-  params.append("layout", b.getStringAttr(channelsLast ? "nhwc" : "nchw"));
-  params.append("pads", b.getDenseI64ArrayAttr(*pads));
-  params.append("strides", b.getDenseI64ArrayAttr(*strides));
-  return params;
-}
-
 /// The channels-first weights that `w`, the weights of a channels-last
 /// convolution, transposes to [O, k..., C/group] (kiln-channels-last's
 /// transpose<0, 2, 3, 1>, or a fusion that is only that), if it is one.
@@ -196,7 +141,8 @@ Value channelsFirstWeights(Value w) {
 
 /// Lowers `conv` to oneDNN when it qualifies.
 void lowerConv(ConvOp conv, func::FuncOp graph) {
-  std::optional<NamedAttrList> params = oneDnnConvParams(conv);
+  std::optional<NamedAttrList> params = convLibraryParams(
+      conv, [](Type t) { return t.isF32(); }, /*symmetricPads=*/false);
   if (!params)
     return;
   Builder b(conv.getContext());

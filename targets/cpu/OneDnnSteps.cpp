@@ -97,41 +97,61 @@ std::string matmulDesc(LibraryCallOp call, StringRef &packedRole) {
   return s;
 }
 
-/// The convolution's descriptor statements.
-std::string convDesc(LibraryCallOp call, StringRef &packedRole) {
-  bool channelsLast =
-      call.getParams().getAs<StringAttr>("layout").getValue() == "nhwc";
-  // Shapes read channels first.
-  auto dims = [&](Value v) {
-    SmallVector<int64_t> s(cast<RankedTensorType>(v.getType()).getShape());
-    if (channelsLast)
-      std::rotate(s.begin() + 1, s.end() - 1, s.end());
-    return s;
-  };
-  auto wLayout = call.getParams().getAs<StringAttr>("w_layout");
-  bool wFirst = channelsLast && wLayout && wLayout.getValue() == "oihw";
-  SmallVector<int64_t> x = dims(call.getOperandByRole("x")),
-                       y = dims(call->getResult(0));
-  SmallVector<int64_t> w(
-      cast<RankedTensorType>(call.getOperandByRole("w").getType()).getShape());
-  if (channelsLast && !wFirst)
-    std::rotate(w.begin() + 1, w.end() - 1, w.end());
+/// Whether a convolution or pooling call runs channels last.
+bool isChannelsLast(LibraryCallOp call) {
+  return call.getParams().getAs<StringAttr>("layout").getValue() == "nhwc";
+}
+
+/// The shape of `v`, read channels first when `channelsLast` (the channels
+/// moved from the last dim to dim 1).
+SmallVector<int64_t> channelsFirstShape(Type type, bool channelsLast) {
+  SmallVector<int64_t> s(cast<RankedTensorType>(type).getShape());
+  if (channelsLast)
+    std::rotate(s.begin() + 1, s.end() - 1, s.end());
+  return s;
+}
+
+/// The window statements convolution and pooling descriptors share: batch
+/// and channels, in and out sizes, kernel, strides, dilations and leading
+/// pads, for `desc` (the descriptor's type) of a call whose x and y read
+/// channels first are `x` and `y`.
+std::string windowDesc(LibraryCallOp call, StringRef desc, ArrayRef<int64_t> x,
+                       ArrayRef<int64_t> y, ArrayRef<int64_t> kernel) {
   size_t nsp = x.size() - 2;
-  ArrayRef<int64_t> pads = listParam(call, "pads");
-  std::string s = "    kiln::OneDnnConvDesc d;\n";
+  std::string s = "    kiln::" + desc.str() + " d;\n";
   s += "    d.batch = " + std::to_string(x[0]) +
-       ", d.channels = " + std::to_string(x[1]) +
-       ", d.outChannels = " + std::to_string(y[1]) +
-       ", d.group = " + std::to_string(intParam(call, "group")) + ";\n";
-  s += "    d.inSize = " + list(ArrayRef(x).drop_front(2)) +
-       ";\n    d.outSize = " + list(ArrayRef(y).drop_front(2)) +
-       ";\n    d.kernel = " + list(ArrayRef(w).drop_front(2)) +
+       ", d.channels = " + std::to_string(x[1]) + ";\n";
+  s += "    d.inSize = " + list(x.drop_front(2)) +
+       ";\n    d.outSize = " + list(y.drop_front(2)) +
+       ";\n    d.kernel = " + list(kernel) +
        ";\n    d.strides = " + list(listParam(call, "strides")) +
        ";\n    d.dilations = " + list(listParam(call, "dilations")) +
-       ";\n    d.padsBegin = " + list(pads.take_front(nsp)) +
-       ";\n    d.padsEnd = " + list(pads.drop_front(nsp)) + ";\n";
-  if (channelsLast)
+       ";\n    d.padsBegin = " + list(listParam(call, "pads").take_front(nsp)) +
+       ";\n";
+  if (isChannelsLast(call))
     s += "    d.channelsLast = true;\n";
+  return s;
+}
+
+/// The convolution's descriptor statements.
+std::string convDesc(LibraryCallOp call, StringRef &packedRole) {
+  bool channelsLast = isChannelsLast(call);
+  auto wLayout = call.getParams().getAs<StringAttr>("w_layout");
+  bool wFirst = channelsLast && wLayout && wLayout.getValue() == "oihw";
+  SmallVector<int64_t> x = channelsFirstShape(
+                           call.getOperandByRole("x").getType(), channelsLast),
+                       y = channelsFirstShape(call->getResult(0).getType(),
+                                              channelsLast),
+                       w = channelsFirstShape(
+                           call.getOperandByRole("w").getType(),
+                           channelsLast && !wFirst);
+  size_t nsp = x.size() - 2;
+  std::string s =
+      windowDesc(call, "OneDnnConvDesc", x, y, ArrayRef(w).drop_front(2));
+  s += "    d.outChannels = " + std::to_string(y[1]) +
+       ", d.group = " + std::to_string(intParam(call, "group")) + ";\n";
+  s += "    d.padsEnd = " + list(listParam(call, "pads").drop_front(nsp)) +
+       ";\n";
   if (wFirst)
     s += "    d.weightsChannelsFirst = true;\n";
   if (boolParam(call, "pack_w")) {
@@ -143,30 +163,12 @@ std::string convDesc(LibraryCallOp call, StringRef &packedRole) {
 
 /// The max pooling's descriptor statements.
 std::string poolDesc(LibraryCallOp call) {
-  bool channelsLast =
-      call.getParams().getAs<StringAttr>("layout").getValue() == "nhwc";
-  auto dims = [&](Value v) {
-    SmallVector<int64_t> s(cast<RankedTensorType>(v.getType()).getShape());
-    if (channelsLast)
-      std::rotate(s.begin() + 1, s.end() - 1, s.end());
-    return s;
-  };
-  SmallVector<int64_t> x = dims(call.getOperandByRole("x")),
-                       y = dims(call->getResult(0));
-  size_t nsp = x.size() - 2;
-  std::string s = "    kiln::OneDnnPoolDesc d;\n";
-  s += "    d.batch = " + std::to_string(x[0]) +
-       ", d.channels = " + std::to_string(x[1]) + ";\n";
-  s += "    d.inSize = " + list(ArrayRef(x).drop_front(2)) +
-       ";\n    d.outSize = " + list(ArrayRef(y).drop_front(2)) +
-       ";\n    d.kernel = " + list(listParam(call, "kernel_shape")) +
-       ";\n    d.strides = " + list(listParam(call, "strides")) +
-       ";\n    d.dilations = " + list(listParam(call, "dilations")) +
-       ";\n    d.padsBegin = " + list(listParam(call, "pads").take_front(nsp)) +
-       ";\n";
-  if (channelsLast)
-    s += "    d.channelsLast = true;\n";
-  return s;
+  bool channelsLast = isChannelsLast(call);
+  return windowDesc(
+      call, "OneDnnPoolDesc",
+      channelsFirstShape(call.getOperandByRole("x").getType(), channelsLast),
+      channelsFirstShape(call->getResult(0).getType(), channelsLast),
+      listParam(call, "kernel_shape"));
 }
 
 } // namespace
