@@ -35,7 +35,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from onnx_weights import materialize, random_inputs  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-MODELS = ["ln_gelu", "softmax", "mlp", "gpt2_block", "resnet50"]
+MODELS = ["ln_gelu", "softmax", "mlp", "gpt2_block", "resnet50", "mobilenet_v2",
+          "efficientnet_b0", "vit_small", "gru_tagger", "lstm_tagger"]
 
 
 def time_ort(sess, feeds, warmup, iterations):
@@ -75,7 +76,7 @@ def main():
             so.intra_op_num_threads = threads
             so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
             sess = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
-            feeds = random_inputs(sess, rng)
+            feeds = random_inputs(sess, rng, path)
             inputs = []
             for input_name, x in feeds.items():
                 f = os.path.join(work, "in_" + input_name + ".npy")

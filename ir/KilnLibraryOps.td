@@ -22,9 +22,12 @@ def Kiln_LibraryCallOp : Op<Kiln_Dialect, "library_call", [Pure]> {
     library routine as `<library>.<routine>`: `cublaslt.matmul`,
     `cudnn.conv`, `cudnn.conv_bias_act` (CUDA), `onednn.matmul`,
     `onednn.conv` (CPU: oneDNN primitives made when the model loads),
+    `onednn.max_pool`, `onednn.gru_recurrence`, `onednn.lstm_recurrence`
+    (a GRU's or LSTM's steps on oneDNN matmuls),
     `runtime.matmul`, `runtime.conv`, `runtime.conv_transpose` (CPU: the
     runtime's OpenBLAS-backed kernels). `roles` names each operand, in order
-    (`a`, `b`, `bias`, `residual`, `x`, `w`): the callee reads its operands
+    (`a`, `b`, `bias`, `residual`, `x`, `w`; a recurrence's `xw`, `r`, `rb`
+    or `p`, `h0`, `c0`, `lengths`): the callee reads its operands
     by role, so no operand is optional. `transpose_a` / `transpose_b`: the
     matmul reads that operand as the transpose of its last two dims (the
     kiln.transpose that produced it folded away). `epilogue` is what the call

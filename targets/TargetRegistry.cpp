@@ -51,7 +51,6 @@ void registerTargetPasses() {
   mlir::registerPass(createLowerCpuPass);
   mlir::registerPass(createLowerCudaPass);
   mlir::registerPass([] { return createFuseAttentionPass(); });
-  mlir::registerPass(createSplitRecurrentPass);
   mlir::registerPass(createFuseDepthwisePass);
   mlir::registerPass(createConvTransposeAsMatmulPass);
 }

@@ -21,6 +21,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/runtime/OneDnn.h"
+#include "OneDnnRecurrence.h"
 
 #include <omp.h>
 #include <oneapi/dnnl/dnnl.hpp>
@@ -152,6 +153,9 @@ struct Variant {
 };
 
 struct OneDnnPrimitives::Primitive {
+  /// A GRU or LSTM recurrence (addRecurrence): its own matmuls, no
+  /// primitive of this object.
+  std::unique_ptr<OneDnnRecurrence> recurrence;
   /// The operands' layouts as the caller stores them.
   memory::desc x, w, bias, y;
   bool packs = false, hasBias = false, hasResidual = false;
@@ -334,6 +338,28 @@ Status OneDnnPrimitives::addMaxPool(const OneDnnPoolDesc &d) {
   }
 }
 
+Status OneDnnPrimitives::addRecurrence(const OneDnnRecurrenceDesc &d,
+                                       const void *r) {
+  auto p = std::make_unique<Primitive>();
+  Status s = OneDnnRecurrence::create(d, r, p->recurrence);
+  if (!s)
+    return s;
+  primitives_.push_back(std::move(p));
+  return Status::ok();
+}
+
+Status OneDnnPrimitives::runRecurrence(size_t index,
+                                       const OneDnnRecurrenceArgs &args) const {
+  if (index >= primitives_.size() || !primitives_[index]->recurrence)
+    return Status::error("oneDNN recurrence " + std::to_string(index) +
+                         " was not created");
+  try {
+    return primitives_[index]->recurrence->run(args);
+  } catch (const dnnl::error &e) {
+    return Status::error(std::string("oneDNN: ") + e.what());
+  }
+}
+
 Status OneDnnPrimitives::run(size_t index, const void *x, const void *w,
                              const void *bias, const void *residual,
                              void *y) const {
@@ -341,6 +367,9 @@ Status OneDnnPrimitives::run(size_t index, const void *x, const void *w,
     return Status::error("oneDNN primitive " + std::to_string(index) +
                          " was not created");
   const Primitive &p = *primitives_[index];
+  if (p.recurrence)
+    return Status::error("oneDNN primitive " + std::to_string(index) +
+                         " is a recurrence");
   dnnl::engine &engine = cpuEngine();
   auto wrap = [&](const memory::desc &desc, const void *data) {
     return memory(desc, engine, const_cast<void *>(data));

@@ -81,9 +81,7 @@ public:
     os << "} // namespace kiln_kernels\n";
   }
 
-  void emitHelpers(llvm::raw_ostream &os) override {
-    oneDnn_.emitHelpers(os);
-  }
+  void emitHelpers(llvm::raw_ostream &os) override { oneDnn_.emitHelpers(os); }
   void emitTables(llvm::raw_ostream &) override {}
 
   WrapperAbi wrapperAbi() override {
@@ -164,8 +162,8 @@ public:
     auto fusion = cast<FusionOp>(op);
     std::string name = fusion.getName().str();
     os << "  // Step " << index << ": kernel " << name << " ("
-       << fusion.getKind() << "), ONNX nodes "
-       << nodeList(sourceNodeNames(op)) << "\n";
+       << fusion.getKind() << "), ONNX nodes " << nodeList(sourceNodeNames(op))
+       << "\n";
     os << "  kiln_kernels::" << name << "(";
     bool firstArg = true;
     auto arg = [&](Value v, bool isConst) {
@@ -191,8 +189,8 @@ public:
     }
     if (call.getLibrary() != "runtime")
       return call.emitOpError("has a callee the cpu target does not call");
-    emitDispatcherCall(os, call, call.getRoutine(), "library", index,
-                       attrIndex, buffers);
+    emitDispatcherCall(os, call, call.getRoutine(), "library", index, attrIndex,
+                       buffers);
     return success();
   }
 
@@ -200,8 +198,7 @@ public:
                          int attrIndex, const BufferNames &buffers) override {
     StringRef opName = op->getName().getStringRef();
     opName.consume_front("kiln.");
-    emitDispatcherCall(os, op, opName, "fallback", index, attrIndex,
-                       buffers);
+    emitDispatcherCall(os, op, opName, "fallback", index, attrIndex, buffers);
   }
 
   void emitCopy(llvm::raw_ostream &os, const std::string &destination,
@@ -242,11 +239,9 @@ public:
     out << text;
     out.close();
     if (!out)
-      return emitError(loc) << "cannot write '" << build.dir
-                            << "/kernels.cpp'";
+      return emitError(loc) << "cannot write '" << build.dir << "/kernels.cpp'";
     // -fopenmp: kernels.cpp's parallel loops.
-    return runHostCompiler(loc, build, {{"kernels.cpp", text}},
-                           {"-fopenmp"});
+    return runHostCompiler(loc, build, {{"kernels.cpp", text}}, {"-fopenmp"});
   }
 
 private:
@@ -270,8 +265,7 @@ private:
          << buffers.describe(v);
     }
     os << "\n    };\n";
-    os << "    std::vector<kiln::Tensor> out(" << op->getNumResults()
-       << ");\n";
+    os << "    std::vector<kiln::Tensor> out(" << op->getNumResults() << ");\n";
     os << "    if (call(" << quote(kernel) << ", in, m->attrs[" << attrIndex
        << "], out, " << quote(node) << ", err, errlen))\n"
        << "      return 1;\n";
@@ -301,6 +295,10 @@ public:
            "matmul and convolutions with their post-ops";
   }
   void addLayoutPasses(OpPassManager &pm) const override {
+    // A GRU or LSTM as one GEMM over all steps (its input projection) and
+    // its recurrence, which kiln-lower-cpu makes a oneDNN call (a matmul
+    // of the state and the gates per step) instead of a reference kernel.
+    pm.addPass(createSplitRecurrentPass());
     // Convolutions channels last, f32 included: oneDNN's direct
     // convolutions read and write NHWC activations in place and run them
     // faster than NCHW (bench/cpu_gemm_libs.cpp, one thread: a 3x3 conv of

@@ -28,6 +28,13 @@
 //    act(conv + per-channel bias + residual) folded in.
 //  - An f32 kiln.max_pool with static shapes (pads shorter than the
 //    window) becomes "onednn.max_pool", oneDNN's pooling (either layout).
+//  - An f32 kiln.gru_recurrence or kiln.lstm_recurrence with static shapes
+//    (kiln-split-recurrent's second half of a GRU or LSTM) becomes
+//    "onednn.gru_recurrence" /
+//    "onednn.lstm_recurrence" (runtime/lib/OneDnnRecurrence.cpp: a oneDNN
+//    matmul of the state per step, its weights packed at load when
+//    constant, `pack_r`, and the gates), the op's attributes and sizes in
+//    `params`.
 //  - Every other library op (a matmul or convolution oneDNN does not take
 //    here: other dtypes, a graph compiled for a range of sizes
 //    (kiln.size_range), conv_transpose)
@@ -206,6 +213,50 @@ void lowerMaxPool(MaxPoolOp pool) {
                     nullptr, false, false, 0, params);
 }
 
+/// Lowers a kiln.gru_recurrence or kiln.lstm_recurrence to
+/// "onednn.gru_recurrence" / "onednn.lstm_recurrence" when it qualifies
+/// (f32 operands and results of static shapes); `pack_r` when the
+/// recurrence weights are constant for the model's life (reordered once, at
+/// load, for oneDNN's matmul of each step).
+void lowerRecurrence(Operation *op, func::FuncOp graph) {
+  bool lstm = isa<LSTMRecurrenceOp>(op);
+  auto isF32 = [](Type t) {
+    auto tensor = cast<RankedTensorType>(t);
+    return tensor.hasStaticShape() && tensor.getElementType().isF32();
+  };
+  unsigned floats = lstm ? 5 : 4;
+  if (!llvm::all_of(op->getResultTypes(), isF32) ||
+      !llvm::all_of(TypeRange(op->getOperands().take_front(floats)), isF32))
+    return;
+  auto xw = tensorType(op->getOperand(0));
+  if (xw.getNumElements() == 0)
+    return;
+  Builder b(op->getContext());
+  NamedAttrList params;
+  params.append("batch", b.getI64IntegerAttr(xw.getDimSize(1)));
+  for (StringRef name : {"clip", "direction", "hidden_size"})
+    params.append(name, op->getAttr(name));
+  if (lstm)
+    params.append("input_forget", op->getAttr("input_forget"));
+  else
+    params.append("linear_before_reset", op->getAttr("linear_before_reset"));
+  params.append("pack_r", b.getBoolAttr(isPersistentValue(
+                              op->getOperand(1), collectLoadTimeOps(graph))));
+  params.append("seq", b.getI64IntegerAttr(xw.getDimSize(0)));
+  SmallVector<std::pair<StringRef, Value>> operands = {
+      {"xw", op->getOperand(0)},
+      {"r", op->getOperand(1)},
+      {lstm ? "p" : "rb", op->getOperand(2)},
+      {"h0", op->getOperand(3)}};
+  if (lstm)
+    operands.push_back({"c0", op->getOperand(4)});
+  if (op->getNumOperands() > floats)
+    operands.push_back({"lengths", op->getOperand(floats)});
+  createLibraryCall(op, nullptr,
+                    lstm ? "onednn.lstm_recurrence" : "onednn.gru_recurrence",
+                    operands, nullptr, false, false, 0, params);
+}
+
 /// The operand roles of a runtime library call of `op`.
 SmallVector<StringRef> rolesOf(Operation *op) {
   if (isa<MatMulOp>(op))
@@ -236,10 +287,13 @@ struct LowerCpuPass
         !(module && module->hasAttr(kSizeRangeAttr))) {
       SmallVector<Operation *> calls;
       for (Operation &op : body)
-        if (isa<MatMulOp, ConvOp, MaxPoolOp>(op))
+        if (isa<MatMulOp, ConvOp, MaxPoolOp, GRURecurrenceOp, LSTMRecurrenceOp>(
+                op))
           calls.push_back(&op);
       for (Operation *op : calls) {
-        if (auto mm = dyn_cast<MatMulOp>(op))
+        if (isa<GRURecurrenceOp, LSTMRecurrenceOp>(op))
+          lowerRecurrence(op, graph);
+        else if (auto mm = dyn_cast<MatMulOp>(op))
           lowerMatmul(mm, graph);
         else if (auto pool = dyn_cast<MaxPoolOp>(op))
           lowerMaxPool(pool);

@@ -1,12 +1,14 @@
 //===- OneDnnSteps.cpp - The wrapper code of oneDNN calls -----------------===//
 //
 // This file implements OneDnnSteps (OneDnnSteps.h): for each kiln.library_call
-// "onednn.matmul", "onednn.conv" or "onednn.max_pool", the creation of its
-// primitive from what the call says (its params, epilogue, transposes and
-// operand types; a packed operand read through its pointer at create time, when
-// weights and load-time results are in place) and its run step, one call of
-// runOneDnn on the planned buffers: operands from the inputs, weights, prepared
-// memory or arena, the result straight into its arena slot or output.
+// "onednn.matmul", "onednn.conv" or "onednn.max_pool" (and the recurrences,
+// "onednn.gru_recurrence" and "onednn.lstm_recurrence", whose run step fills
+// a kiln::OneDnnRecurrenceArgs with their operands and results), the creation
+// of its primitive from what the call says (its params, epilogue, transposes
+// and operand types; a packed operand read through its pointer at create time,
+// when weights and load-time results are in place) and its run step, one call
+// of runOneDnn on the planned buffers: operands from the inputs, weights,
+// prepared memory or arena, the result straight into its arena slot or output.
 //
 //===----------------------------------------------------------------------===//
 
@@ -171,14 +173,100 @@ std::string poolDesc(LibraryCallOp call) {
       listParam(call, "kernel_shape"));
 }
 
+/// The recurrence's descriptor statements.
+std::string recurrenceDesc(LibraryCallOp call) {
+  StringRef direction =
+      call.getParams().getAs<StringAttr>("direction").getValue();
+  bool lstm = call.getRoutine() == "lstm_recurrence";
+  std::string s = "    kiln::OneDnnRecurrenceDesc d;\n";
+  s += "    d.seq = " + std::to_string(intParam(call, "seq")) +
+       ", d.batch = " + std::to_string(intParam(call, "batch")) +
+       ", d.hidden = " + std::to_string(intParam(call, "hidden_size")) + ";\n";
+  if (lstm)
+    s += "    d.lstm = true;\n";
+  if (direction == "bidirectional")
+    s += "    d.directions = 2;\n";
+  if (direction == "reverse")
+    s += "    d.reverse = true;\n";
+  float clip = call.getParams().getAs<FloatAttr>("clip").getValueAsDouble();
+  if (clip > 0.f)
+    s += "    d.clip = " + std::to_string(clip) + "f;\n";
+  if (!lstm && intParam(call, "linear_before_reset") != 0)
+    s += "    d.linearBeforeReset = true;\n";
+  if (lstm && intParam(call, "input_forget") != 0)
+    s += "    d.inputForget = true;\n";
+  if (call.getOperandByRole("lengths"))
+    s += "    d.hasLengths = true;\n";
+  if (!boolParam(call, "pack_r"))
+    s += "    d.packR = false;\n";
+  return s;
+}
+
 } // namespace
+
+std::string OneDnnSteps::createBlock(LibraryCallOp call, size_t index,
+                                     const std::string &desc,
+                                     const std::string &add) {
+  std::string node = firstNode(call);
+  return "  { // Step " + std::to_string(index) + ": " +
+         call.getCallee().str() + ", ONNX node '" + commentSafe(node) + "'\n" +
+         desc + "    kiln::Status s = m->onednn." + add + ";\n" +
+         "    if (!s)\n      return fail(err, errlen, std::string(\"node " +
+         "'\") + " + quote(node) + " + \"': \" + s.message());\n  }\n";
+}
+
+void OneDnnSteps::emitRecurrenceStep(llvm::raw_ostream &os, LibraryCallOp call,
+                                     size_t index, const BufferNames &buffers) {
+  // Packed recurrence weights are read once, at create time.
+  bool packed = boolParam(call, "pack_r");
+  std::string r = "nullptr";
+  if (packed) {
+    r = buffers.pointer(call.getOperandByRole("r"));
+    assert(StringRef(r).starts_with("m->weights") ||
+           StringRef(r).starts_with("at(m->prepared"));
+  }
+  creates_ += createBlock(call, index, recurrenceDesc(call),
+                          "addRecurrence(d, " + r + ")");
+  bool lstm = call.getRoutine() == "lstm_recurrence";
+  std::string node = firstNode(call);
+  os << "  // Step " << index << ": " << call.getCallee()
+     << " (library), ONNX node '" << commentSafe(node) << "'\n";
+  os << "  {\n    kiln::OneDnnRecurrenceArgs a;\n";
+  auto operand = [&](StringRef role, StringRef field, StringRef type) {
+    if (Value v = call.getOperandByRole(role))
+      os << "    a." << field << " = static_cast<const " << type << " *>("
+         << buffers.pointer(v) << "); // " << buffers.describe(v) << "\n";
+  };
+  operand("xw", "xw", "float");
+  if (!packed)
+    operand("r", "r", "float");
+  operand(lstm ? "p" : "rb", "bias", "float");
+  operand("h0", "h0", "float");
+  operand("c0", "c0", "float");
+  operand("lengths", "lengths", "int32_t");
+  static const char *const fields[] = {"y", "yh", "yc"};
+  for (auto [i, field] : llvm::enumerate(fields)) {
+    if (i >= call->getNumResults() || !buffers.hasBuffer(call->getResult(i)))
+      continue;
+    Value v = call->getResult(i);
+    os << "    a." << field << " = static_cast<float *>(" << buffers.pointer(v)
+       << "); // " << buffers.describe(v) << "\n";
+  }
+  os << "    kiln::Status s = m->onednn.runRecurrence(" << count_ << ", a);\n"
+     << "    if (!s)\n      return fail(err, errlen, std::string(\"node '\") + "
+     << quote(node) << " + \"': \" + s.message());\n  }\n";
+  ++count_;
+}
 
 void OneDnnSteps::emitStep(llvm::raw_ostream &os, LibraryCallOp call,
                            size_t index, const BufferNames &buffers) {
   StringRef routine = call.getRoutine();
+  if (routine == "gru_recurrence" || routine == "lstm_recurrence")
+    return emitRecurrenceStep(os, call, index, buffers);
   bool isMatmul = routine == "matmul", isPool = routine == "max_pool";
   assert((isMatmul || isPool || routine == "conv") &&
-         "kiln-lower-cpu makes onednn.matmul, conv and max_pool only");
+         "kiln-lower-cpu makes onednn.matmul, conv, max_pool and the "
+         "recurrences only");
   std::string node = firstNode(call);
   StringRef packedRole;
   std::string desc = isMatmul ? matmulDesc(call, packedRole)
@@ -196,13 +284,7 @@ void OneDnnSteps::emitStep(llvm::raw_ostream &os, LibraryCallOp call,
   std::string add = isMatmul ? "addMatmul(d, " + packed + ")"
                     : isPool ? std::string("addMaxPool(d)")
                              : "addConv(d, " + packed + ")";
-  creates_ +=
-      "  { // Step " + std::to_string(index) + ": " + call.getCallee().str() +
-      ", ONNX node '" + commentSafe(node) + "'\n" + desc +
-      epilogueStatements(call) + "    kiln::Status s = m->onednn." + add +
-      ";\n" +
-      "    if (!s)\n      return fail(err, errlen, std::string(\"node " +
-      "'\") + " + quote(node) + " + \"': \" + s.message());\n  }\n";
+  creates_ += createBlock(call, index, desc + epilogueStatements(call), add);
   auto pointer = [&](StringRef role) -> std::string {
     Value v = call.getOperandByRole(role);
     if (!v || role == packedRole)

@@ -4,7 +4,8 @@
 // as oneDNN post-ops when it computes act(result + bias + residual) (the
 // epilogue vocabulary of the CUDA target, plus gelu_erf); other library ops
 // call the runtime's kernels; views are aliases; every other op outside a
-// fusion is a reference step on the CPU.
+// fusion is a reference step on the CPU. A GRU or LSTM recurrence with
+// constant recurrence weights is a oneDNN-backed call too.
 
 // RUN: kiln-opt %s -split-input-file -kiln-fuse -kiln-lower-cpu | FileCheck %s
 
@@ -165,4 +166,24 @@ func.func @conv_weights_in_place(%x: tensor<1x4x4x2xf32>, %k: tensor<3x2x3x3xf32
   %kt = kiln.transpose %k {perm = array<i64: 0, 2, 3, 1>} : (tensor<3x2x3x3xf32>) -> tensor<3x3x3x2xf32>
   %0 = kiln.conv %x, %kt {dilations = array<i64: 1, 1>, group = 1 : i64, layout = "nhwc", pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x4x4x2xf32>, tensor<3x3x3x2xf32>) -> tensor<1x4x4x3xf32>
   return %0 : tensor<1x4x4x3xf32>
+}
+
+// -----
+
+// The recurrences kiln-split-recurrent leaves: with constant recurrence
+// weights they are oneDNN calls (a matmul of the state per step, its
+// weights packed at load), the op's attributes and sizes in params, the
+// operands by role (a GRU's recurrence bias rb; an LSTM's peepholes p, both
+// initial states and its run-time sequence lengths); recurrence weights
+// that are a run-time value are read by each run (pack_r = false).
+// CHECK-LABEL: func.func @recurrences(
+// CHECK: %[[G:.*]]:2 = kiln.library_call "onednn.gru_recurrence"(%arg0, %arg1, %arg2, %arg3) {params = {batch = 2 : i64, clip = 0.000000e+00 : f32, direction = "forward", hidden_size = 5 : i64, linear_before_reset = 1 : i64, pack_r = true, seq = 4 : i64}, roles = ["xw", "r", "rb", "h0"]}
+// CHECK: %[[L:.*]]:3 = kiln.library_call "onednn.lstm_recurrence"(%arg4, %arg5, %arg6, %arg7, %arg8, %arg9) {params = {batch = 2 : i64, clip = 2.500000e+00 : f32, direction = "bidirectional", hidden_size = 5 : i64, input_forget = 0 : i64, pack_r = true, seq = 4 : i64}, roles = ["xw", "r", "p", "h0", "c0", "lengths"]}
+// CHECK: kiln.library_call "onednn.gru_recurrence"(%arg0, %arg10, %arg2, %arg3) {params = {{{.*}}linear_before_reset = 0 : i64, pack_r = false,
+// CHECK: return %[[G]]#0, %[[L]]#1,
+func.func @recurrences(%xw: tensor<4x2x15xf32>, %r: tensor<1x15x5xf32> {kiln.weight}, %rb: tensor<1x15xf32> {kiln.weight}, %h0: tensor<1x2x5xf32>, %lxw: tensor<4x2x40xf32>, %lr: tensor<2x20x5xf32> {kiln.weight}, %p: tensor<2x15xf32> {kiln.weight}, %lh0: tensor<2x2x5xf32>, %lc0: tensor<2x2x5xf32>, %lens: tensor<2xi32>, %rin: tensor<1x15x5xf32>) -> (tensor<4x1x2x5xf32>, tensor<2x2x5xf32>, tensor<4x1x2x5xf32>) {
+  %y, %yh = kiln.gru_recurrence %xw, %r, %rb, %h0 {clip = 0.000000e+00 : f32, direction = "forward", hidden_size = 5 : i64, linear_before_reset = 1 : i64} : (tensor<4x2x15xf32>, tensor<1x15x5xf32>, tensor<1x15xf32>, tensor<1x2x5xf32>) -> (tensor<4x1x2x5xf32>, tensor<1x2x5xf32>)
+  %ly, %lyh, %lyc = kiln.lstm_recurrence %lxw, %lr, %p, %lh0, %lc0, %lens {clip = 2.500000e+00 : f32, direction = "bidirectional", hidden_size = 5 : i64, input_forget = 0 : i64} : (tensor<4x2x40xf32>, tensor<2x20x5xf32>, tensor<2x15xf32>, tensor<2x2x5xf32>, tensor<2x2x5xf32>, tensor<2xi32>) -> (tensor<4x2x2x5xf32>, tensor<2x2x5xf32>, tensor<2x2x5xf32>)
+  %y2, %yh2 = kiln.gru_recurrence %xw, %rin, %rb, %h0 {clip = 0.000000e+00 : f32, direction = "forward", hidden_size = 5 : i64, linear_before_reset = 0 : i64} : (tensor<4x2x15xf32>, tensor<1x15x5xf32>, tensor<1x15xf32>, tensor<1x2x5xf32>) -> (tensor<4x1x2x5xf32>, tensor<1x2x5xf32>)
+  return %y, %lyh, %y2 : tensor<4x1x2x5xf32>, tensor<2x2x5xf32>, tensor<4x1x2x5xf32>
 }

@@ -1,7 +1,7 @@
 //===- SplitRecurrent.cpp - A GRU or LSTM as one GEMM and its recurrence --===//
 //
-// This file implements `kiln-cuda-split-recurrent`, a layout pass of the
-// CUDA target: a kiln.gru or kiln.lstm is two parts of very different
+// This file implements `kiln-split-recurrent`, a layout pass of the CPU and
+// CUDA targets: a kiln.gru or kiln.lstm is two parts of very different
 // shape, the input projection W x + Wb of every step, which does not depend
 // on the state, and the recurrence. The pass rewrites
 //
@@ -12,7 +12,8 @@
 // transpose runs once, at load or compile time, as every weight transform),
 // plus the input bias, then a kiln.gru_recurrence of that projection with
 // the recurrence weights, the recurrence half of the bias and the initial
-// state (CudaRecurrenceKernel.cpp runs it, a launch per step). A kiln.lstm
+// state (on CUDA CudaRecurrenceKernel.cpp runs it, a launch per step; on
+// the CPU kiln-lower-cpu makes it an onednn.gru_recurrence call). A kiln.lstm
 // likewise becomes a matmul with both halves of its bias (Wb + Rb) and a
 // kiln.lstm_recurrence of the projection, the recurrence weights, the
 // peepholes and both initial states. A batch-first op (layout 1) gets
@@ -22,15 +23,14 @@
 // PyTorch's exported GRUs and LSTMs have): the projection of the steps past
 // an entry's length is computed and unused. It takes recurrent ops with
 // static shapes; others keep their kiln.gru / kiln.lstm, which run on the
-// host.
+// host (the runtime's reference kernels).
 //
 //===----------------------------------------------------------------------===//
-
-#include "targets/cuda/CudaTarget.h"
 
 #include "ir/KilnDialect.h"
 #include "ir/KilnOps.h"
 #include "passes/PassDetail.h"
+#include "passes/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/PatternMatch.h"
@@ -81,10 +81,11 @@ std::optional<Projection> splittable(Operation *op, Value x, Value lens,
   return p;
 }
 
-/// x [seq, batch, input] · W^T [input, D·gates·H] + `bias` [D·gates·H] as
-/// [seq, batch, D·gates·H]: every step's input projection, one GEMM (the
-/// weight's transpose runs once, at load or compile time); null when an op
-/// does not build.
+/// x [seq, batch, input] · W^T [input, D·gates·H] + `bias` [D·gates·H]:
+/// every step's input projection [seq, batch, D·gates·H], one GEMM (a
+/// batch of row-major matrices times one matrix; the weight's transpose runs
+/// once, at load or compile time) whose bias add a library folds; null when
+/// an op does not build.
 Value buildProjection(PatternRewriter &rewriter, Location loc,
                       const Projection &p, int64_t gates, Value x, Value w,
                       Value bias) {
@@ -98,18 +99,13 @@ Value buildProjection(PatternRewriter &rewriter, Location loc,
   auto allowZero =
       rewriter.getNamedAttr("allowzero", rewriter.getI64IntegerAttr(0));
   int64_t width = p.dirs * gates * p.hidden;
-  Value x2 =
-      build("kiln.reshape", {x, vec({p.seq * p.batch, p.input})}, {allowZero});
   Value w2 = build("kiln.reshape", {w, vec({width, p.input})}, {allowZero});
   Value wt = w2 ? build("kiln.transpose", {w2},
                         {rewriter.getNamedAttr(
                             "perm", rewriter.getDenseI64ArrayAttr({1, 0}))})
                 : Value();
-  Value xw = x2 && wt ? build("kiln.matmul", {x2, wt}) : Value();
-  Value biased = xw && bias ? build("kiln.add", {xw, bias}) : Value();
-  return biased ? build("kiln.reshape", {biased, vec({p.seq, p.batch, width})},
-                        {allowZero})
-                : Value();
+  Value xw = x && wt ? build("kiln.matmul", {x, wt}) : Value();
+  return xw && bias ? build("kiln.add", {xw, bias}) : Value();
 }
 
 /// `v` with its first two dims swapped when the op is batch first (x
@@ -249,11 +245,12 @@ struct SplitRecurrentPass
     : public PassWrapper<SplitRecurrentPass, OperationPass<func::FuncOp>> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(SplitRecurrentPass)
 
-  StringRef getArgument() const final { return "kiln-cuda-split-recurrent"; }
+  StringRef getArgument() const final { return "kiln-split-recurrent"; }
   StringRef getDescription() const final {
     return "Split a kiln.gru or kiln.lstm into its input projection (one "
            "matmul over all steps) and its recurrence "
-           "(kiln.gru_recurrence, kiln.lstm_recurrence), for the CUDA target";
+           "(kiln.gru_recurrence, kiln.lstm_recurrence), a layout pass of "
+           "the CPU and CUDA targets";
   }
   void getDependentDialects(DialectRegistry &registry) const override {
     registry.insert<KilnDialect>();
