@@ -27,6 +27,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -146,6 +147,8 @@ memory reordered(const memory::desc &from, const void *data,
 
 /// One primitive made for one thread count.
 struct Variant {
+  /// Unique in the process (the key of the threads' bound arguments).
+  uint64_t id = 0;
   dnnl::primitive primitive;
   /// The weights in the primitive's layout, when packed.
   memory packed;
@@ -185,6 +188,8 @@ struct OneDnnPrimitives::Primitive {
       if (!v.packed)
         v.packed = reordered(w, weights, want);
     }
+    static std::atomic<uint64_t> nextId{1};
+    v.id = nextId++;
     v.primitive = dnnl::primitive(pd);
     return variants.emplace(threads, std::move(v)).first->second;
   }
@@ -376,21 +381,45 @@ Status OneDnnPrimitives::run(size_t index, const void *x, const void *w,
   };
   try {
     const Variant &v = p.variant();
-    std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, wrap(p.x, x)},
-                                            {DNNL_ARG_DST, wrap(p.y, y)}};
-    if (p.packs)
-      args.emplace(DNNL_ARG_WEIGHTS, v.packed);
-    else if (w)
-      args.emplace(DNNL_ARG_WEIGHTS, wrap(p.w, w));
-    if (p.hasBias)
-      args.emplace(DNNL_ARG_BIAS, wrap(p.bias, bias));
-    if (p.hasResidual)
-      args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1,
-                   wrap(p.y, residual));
     size_t scratchBytes = v.scratch.get_size();
-    if (scratchBytes)
-      args.emplace(DNNL_ARG_SCRATCHPAD,
-                   wrap(v.scratch, threadScratch(scratchBytes)));
+    void *scratch = scratchBytes ? threadScratch(scratchBytes) : nullptr;
+    const int residualArg = DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1;
+    // The calling thread's arguments of this variant, made on its first
+    // run and pointed at this run's buffers afterwards (making oneDNN
+    // memory objects costs microseconds: a recurrence runs one small
+    // matmul per step).
+    thread_local std::unordered_map<uint64_t, std::unordered_map<int, memory>>
+        bound;
+    if (bound.size() > 4096)
+      bound.clear(); // variants of models long gone
+    auto [found, fresh] = bound.try_emplace(v.id);
+    std::unordered_map<int, memory> &args = found->second;
+    if (fresh) {
+      args = {{DNNL_ARG_SRC, wrap(p.x, x)}, {DNNL_ARG_DST, wrap(p.y, y)}};
+      if (p.packs)
+        args.emplace(DNNL_ARG_WEIGHTS, v.packed);
+      else if (w)
+        args.emplace(DNNL_ARG_WEIGHTS, wrap(p.w, w));
+      if (p.hasBias)
+        args.emplace(DNNL_ARG_BIAS, wrap(p.bias, bias));
+      if (p.hasResidual)
+        args.emplace(residualArg, wrap(p.y, residual));
+      if (scratchBytes)
+        args.emplace(DNNL_ARG_SCRATCHPAD, wrap(v.scratch, scratch));
+    } else {
+      auto point = [&](int arg, const void *data) {
+        auto it = args.find(arg);
+        if (it != args.end())
+          it->second.set_data_handle(const_cast<void *>(data));
+      };
+      point(DNNL_ARG_SRC, x);
+      point(DNNL_ARG_DST, y);
+      if (!p.packs)
+        point(DNNL_ARG_WEIGHTS, w);
+      point(DNNL_ARG_BIAS, bias);
+      point(residualArg, residual);
+      point(DNNL_ARG_SCRATCHPAD, scratch);
+    }
     v.primitive.execute(threadStream(), args);
     threadStream().wait();
     return Status::ok();

@@ -20,6 +20,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -49,10 +50,21 @@ inline float fastTanh(float x) {
 
 inline float fastSigmoid(float x) { return 0.5f + 0.5f * fastTanh(0.5f * x); }
 
-/// `v` clipped to [-clip, clip] when clip > 0.
-inline float clipped(float v, float clip) {
-  return clip > 0.f ? std::min(std::max(v, -clip), clip) : v;
+/// `v` clipped to [-limit, limit] (the op's clip, or FLT_MAX without one:
+/// no branch in the loops).
+inline float clipped(float v, float limit) {
+  return std::min(std::max(v, -limit), limit);
 }
+
+/// The gate loops are compiled for AVX-512, AVX2 + FMA and baseline x86-64,
+/// the best one chosen when the runtime loads (the runtime itself is built
+/// for baseline x86-64).
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define KILN_GATE_CLONES                                                       \
+  __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define KILN_GATE_CLONES
+#endif
 
 /// The calling thread's state and gate buffers, at least `floats` long.
 float *threadBuffer(size_t floats) {
@@ -87,58 +99,60 @@ struct Step {
   }
 };
 
+/// The clip limit of `d` (FLT_MAX without a clip).
+float clipLimit(const OneDnnRecurrenceDesc &d) {
+  return d.clip > 0.f ? d.clip : std::numeric_limits<float>::max();
+}
+
 /// The z and r gates of a GRU step for entry b (hr: its state product,
 /// [3H] or [2H]); z into `z`, the reset state r * h into `rh` (without
-/// linear_before_reset) or r into `rh` (with it).
-void gruResetGates(const Step &s, const float *x, const float *hr,
-                   const float *rb, const float *h, float *z, float *rh) {
+/// linear_before_reset) or r into `rh` (with it). The options are 0/1
+/// factors, not branches, so the loop vectorizes.
+KILN_GATE_CLONES void gruResetGates(const Step &s, const float *x,
+                                    const float *hr, const float *rb,
+                                    const float *h, float *z, float *rh) {
   const int64_t H = s.d.hidden;
-  const float clip = s.d.clip;
-  bool lbr = s.d.linearBeforeReset;
+  const float limit = clipLimit(s.d), lbr = s.d.linearBeforeReset;
 #pragma omp simd
   for (int64_t j = 0; j < H; ++j) {
-    z[j] = fastSigmoid(clipped(x[j] + hr[j] + rb[j], clip));
-    float r = fastSigmoid(clipped(x[H + j] + hr[H + j] + rb[H + j], clip));
-    rh[j] = lbr ? r : r * h[j];
+    z[j] = fastSigmoid(clipped(x[j] + hr[j] + rb[j], limit));
+    float r = fastSigmoid(clipped(x[H + j] + hr[H + j] + rb[H + j], limit));
+    rh[j] = r * (lbr + (1.f - lbr) * h[j]);
   }
 }
 
 /// The new state of a GRU entry: n = tanh(x_h + product) where product is
 /// r * (Rh h + Rb_h) (linear_before_reset) or Rh (r h) + Rb_h; h = (1 - z) n
 /// + z h.
-void gruUpdate(const Step &s, const float *x, const float *hh, const float *rb,
-               const float *z, const float *rh, float *h) {
+KILN_GATE_CLONES void gruUpdate(const Step &s, const float *x, const float *hh,
+                                const float *rb, const float *z,
+                                const float *rh, float *h) {
   const int64_t H = s.d.hidden;
-  const float clip = s.d.clip;
-  bool lbr = s.d.linearBeforeReset;
+  const float limit = clipLimit(s.d), lbr = s.d.linearBeforeReset;
 #pragma omp simd
   for (int64_t j = 0; j < H; ++j) {
-    float product =
-        lbr ? rh[j] * (hh[j] + rb[2 * H + j]) : hh[j] + rb[2 * H + j];
-    float n = fastTanh(clipped(x[2 * H + j] + product, clip));
+    float product = (lbr * rh[j] + (1.f - lbr)) * (hh[j] + rb[2 * H + j]);
+    float n = fastTanh(clipped(x[2 * H + j] + product, limit));
     h[j] = (1.f - z[j]) * n + z[j] * h[j];
   }
 }
 
 /// The new state (h, c) of an LSTM entry from its gates' pre-activations x
 /// + R h (g, [4H]: i, o, f, c) and the peepholes p [3H].
-void lstmUpdate(const Step &s, const float *x, const float *g, const float *p,
-                float *h, float *c) {
+KILN_GATE_CLONES void lstmUpdate(const Step &s, const float *x, const float *g,
+                                 const float *p, float *h, float *c) {
   const int64_t H = s.d.hidden;
-  const float clip = s.d.clip;
-  bool inputForget = s.d.inputForget;
+  const float limit = clipLimit(s.d), coupled = s.d.inputForget;
 #pragma omp simd
   for (int64_t j = 0; j < H; ++j) {
-    float gi = fastSigmoid(clipped(x[j] + g[j] + p[j] * c[j], clip));
-    float gf =
-        inputForget
-            ? 1.f - gi
-            : fastSigmoid(clipped(
-                  x[2 * H + j] + g[2 * H + j] + p[2 * H + j] * c[j], clip));
-    float gc = fastTanh(clipped(x[3 * H + j] + g[3 * H + j], clip));
+    float gi = fastSigmoid(clipped(x[j] + g[j] + p[j] * c[j], limit));
+    float gf = fastSigmoid(
+        clipped(x[2 * H + j] + g[2 * H + j] + p[2 * H + j] * c[j], limit));
+    gf = coupled * (1.f - gi) + (1.f - coupled) * gf;
+    float gc = fastTanh(clipped(x[3 * H + j] + g[3 * H + j], limit));
     float cNew = gf * c[j] + gi * gc;
     float go =
-        fastSigmoid(clipped(x[H + j] + g[H + j] + p[H + j] * cNew, clip));
+        fastSigmoid(clipped(x[H + j] + g[H + j] + p[H + j] * cNew, limit));
     c[j] = cNew;
     h[j] = go * fastTanh(cNew);
   }
