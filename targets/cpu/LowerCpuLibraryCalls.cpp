@@ -40,6 +40,9 @@
 //    (kiln.size_range), conv_transpose)
 //    becomes "runtime.<op>", a call of the runtime's OpenBLAS-backed kernel
 //    with the op's attributes as `params`.
+//  - A kiln.gather or kiln.concat of static shapes outside a fusion is a
+//    kernel of its own (`kiln.kernel = "o<N>_gather"`, CppOpKernels.cpp:
+//    rows moved with memcpy).
 //  - A reshape, flatten, squeeze or unsqueeze outside a fusion is an alias
 //    of its operand (kiln.alias): no step, no copy.
 //  - Every other op outside a fusion is tagged kiln.reference = "cpu" (the
@@ -54,6 +57,7 @@
 #include "passes/FusionRules.h"
 #include "passes/LibraryCalls.h"
 #include "passes/LoweringPasses.h"
+#include "targets/cpu/CppKernel.h"
 #include "targets/cpu/CpuTarget.h"
 
 #include "mlir/IR/Builders.h"
@@ -283,8 +287,9 @@ struct LowerCpuPass
     // for graphs of static sizes: their primitives are made at load. Which
     // values are constant is asked afresh for each (lowering erases ops).
     auto module = graph->getParentOfType<mlir::ModuleOp>();
-    if (!graph->hasAttr(kSizeSymbolsAttr) &&
-        !(module && module->hasAttr(kSizeRangeAttr))) {
+    bool staticSizes = !graph->hasAttr(kSizeSymbolsAttr) &&
+                       !(module && module->hasAttr(kSizeRangeAttr));
+    if (staticSizes) {
       SmallVector<Operation *> calls;
       for (Operation &op : body)
         if (isa<MatMulOp, ConvOp, MaxPoolOp, GRURecurrenceOp, LSTMRecurrenceOp>(
@@ -302,9 +307,22 @@ struct LowerCpuPass
       }
     }
     OpBuilder b(&getContext());
+    llvm::StringMap<int> kernels; // Kernels of single ops, by stem.
     for (Operation &op : llvm::make_early_inc_range(body)) {
       if (isa<ConstantOp, FusionOp, LibraryCallOp, func::ReturnOp>(op))
         continue;
+      // Kernels of single ops print their sizes as literals.
+      std::optional<StringRef> stem =
+          staticSizes ? cppOpKernelStem(&op) : std::nullopt;
+      if (stem) {
+        int &count = kernels[*stem];
+        std::string name = "o" + std::to_string(count) + "_" + stem->str();
+        if (emitCppOpKernel(&op, name)) {
+          op.setAttr(kKernelAttr, b.getStringAttr(name));
+          ++count;
+          continue;
+        }
+      }
       if (isAliasingView(&op)) {
         op.setAttr(kAliasAttr, b.getUnitAttr());
         continue;

@@ -5,7 +5,8 @@
 // epilogue vocabulary of the CUDA target, plus gelu_erf); other library ops
 // call the runtime's kernels; views are aliases; every other op outside a
 // fusion is a reference step on the CPU. A GRU or LSTM recurrence with
-// constant recurrence weights is a oneDNN-backed call too.
+// constant recurrence weights is a oneDNN-backed call too; a gather or
+// concat a kernel of its own.
 
 // RUN: kiln-opt %s -split-input-file -kiln-fuse -kiln-lower-cpu | FileCheck %s
 
@@ -186,4 +187,32 @@ func.func @recurrences(%xw: tensor<4x2x15xf32>, %r: tensor<1x15x5xf32> {kiln.wei
   %ly, %lyh, %lyc = kiln.lstm_recurrence %lxw, %lr, %p, %lh0, %lc0, %lens {clip = 2.500000e+00 : f32, direction = "bidirectional", hidden_size = 5 : i64, input_forget = 0 : i64} : (tensor<4x2x40xf32>, tensor<2x20x5xf32>, tensor<2x15xf32>, tensor<2x2x5xf32>, tensor<2x2x5xf32>, tensor<2xi32>) -> (tensor<4x2x2x5xf32>, tensor<2x2x5xf32>, tensor<2x2x5xf32>)
   %y2, %yh2 = kiln.gru_recurrence %xw, %rin, %rb, %h0 {clip = 0.000000e+00 : f32, direction = "forward", hidden_size = 5 : i64, linear_before_reset = 0 : i64} : (tensor<4x2x15xf32>, tensor<1x15x5xf32>, tensor<1x15xf32>, tensor<1x2x5xf32>) -> (tensor<4x1x2x5xf32>, tensor<1x2x5xf32>)
   return %y, %lyh, %y2 : tensor<4x1x2x5xf32>, tensor<2x2x5xf32>, tensor<4x1x2x5xf32>
+}
+
+// -----
+
+// A gather (an embedding lookup) and a concat of static shapes outside a
+// fusion are kernels of their own (o<N>_<op>), not reference steps.
+// CHECK-LABEL: func.func @data_movement(
+// CHECK: kiln.gather %arg0, %arg1 {axis = 0 : i64, kiln.kernel = "o0_gather"}
+// CHECK: kiln.concat %arg2, %arg3 {axis = 1 : i64, kiln.kernel = "o0_concat"}
+// CHECK: kiln.concat %arg3, %arg3 {axis = 2 : i64, kiln.kernel = "o1_concat"}
+func.func @data_movement(%table: tensor<10x4xf32> {kiln.weight}, %tokens: tensor<2x3xi64>, %cls: tensor<1x1x4xf32>, %patches: tensor<1x5x4xf32>) -> (tensor<2x3x4xf32>, tensor<1x6x4xf32>, tensor<1x5x8xf32>) {
+  %0 = kiln.gather %table, %tokens {axis = 0 : i64} : (tensor<10x4xf32>, tensor<2x3xi64>) -> tensor<2x3x4xf32>
+  %1 = kiln.concat %cls, %patches {axis = 1 : i64} : (tensor<1x1x4xf32>, tensor<1x5x4xf32>) -> tensor<1x6x4xf32>
+  %2 = kiln.concat %patches, %patches {axis = 2 : i64} : (tensor<1x5x4xf32>, tensor<1x5x4xf32>) -> tensor<1x5x8xf32>
+  return %0, %1, %2 : tensor<2x3x4xf32>, tensor<1x6x4xf32>, tensor<1x5x8xf32>
+}
+
+// -----
+
+// In a graph compiled for a range of sizes a gather stays a reference step
+// (the kernels print their sizes as literals).
+// CHECK-LABEL: func.func @gather_range(
+// CHECK: kiln.gather {{.*}}kiln.reference = "cpu"
+module attributes {kiln.size_range} {
+  func.func @gather_range(%table: tensor<10x4xf32> {kiln.weight}, %tokens: tensor<2x3xi64>) -> tensor<2x3x4xf32> {
+    %0 = kiln.gather %table, %tokens {axis = 0 : i64} : (tensor<10x4xf32>, tensor<2x3xi64>) -> tensor<2x3x4xf32>
+    return %0 : tensor<2x3x4xf32>
+  }
 }
