@@ -49,6 +49,7 @@ std::string targetNameList() {
 
 void registerTargetPasses() {
   mlir::registerPass(createLowerCpuPass);
+  mlir::registerPass(createColumnReduceAsMatmulPass);
   mlir::registerPass(createLowerCudaPass);
   mlir::registerPass([] { return createFuseAttentionPass(); });
   mlir::registerPass(createFuseDepthwisePass);

@@ -340,6 +340,12 @@ public:
     // [1, 64, 56, 56] 1.96 ms NHWC vs 2.84 ms NCHW; BENCHMARKS.md).
     pm.addPass(createChannelsLastPass(/*includeF32=*/true));
   }
+  void addPreFusionPasses(OpPassManager &pm) const override {
+    // Spatial means of channels-last activations (global average pooling,
+    // squeeze-excite) as GEMVs that oneDNN runs along the rows, instead of
+    // a fused kernel whose reduced loop strides over them.
+    pm.addPass(createColumnReduceAsMatmulPass());
+  }
   void addLoweringPasses(OpPassManager &pm) const override {
     pm.addPass(createLowerCpuPass());
   }
