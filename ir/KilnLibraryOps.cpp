@@ -55,10 +55,11 @@ LogicalResult LibraryCallOp::verify() {
     residual = rest.consume_front("residual");
     if (residual && !rest.empty() && !rest.consume_front("_"))
       rest = "?";
-    known = rest.empty() ? bias || residual
-                         : llvm::is_contained({"relu", "gelu_tanh", "gelu_erf",
-                                               "sigmoid", "tanh", "hard_swish"},
-                                              rest);
+    known = rest.empty()
+                ? bias || residual
+                : llvm::is_contained({"relu", "gelu_tanh", "gelu_erf",
+                                      "sigmoid", "tanh", "hard_swish", "relu6"},
+                                     rest);
   }
   if (!known)
     return emitOpError("unknown epilogue '") << epilogue << "'";

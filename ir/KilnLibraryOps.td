@@ -34,7 +34,8 @@ def Kiln_LibraryCallOp : Op<Kiln_Dialect, "library_call", [Pure]> {
     applies to its result before it stores it, act(result + bias +
     residual): `none`, or its parts joined by `_` in that order, `bias`,
     `residual`, then at most one activation, `relu`, `gelu_tanh` (GELU, tanh
-    approximation) or `gelu_erf` (GELU, exact): e.g. `bias_relu`,
+    approximation), `gelu_erf` (GELU, exact), `sigmoid`, `tanh`,
+    `hard_swish` or `relu6` (min(max(x, 0), 6)): e.g. `bias_relu`,
     `bias_residual`, `bias_gelu_erf`, `bias_residual_relu`; each target
     folds what its library computes. `workspace` is the
     scratch memory the call needs, in bytes (the memory planner reserves it

@@ -111,6 +111,10 @@ dnnl::primitive_attr attributesOf(const OneDnnEpilogue &e,
     // them; 2.x's fixed form is the same).
     ops.append_eltwise(1.f, algorithm::eltwise_hardswish, 1.f / 6, 0.5f);
     break;
+  case OneDnnActivation::Relu6:
+    // Clipped to [alpha, beta].
+    ops.append_eltwise(1.f, algorithm::eltwise_clip, 0.f, 6.f);
+    break;
   }
   dnnl::primitive_attr attr;
   attr.set_post_ops(ops);

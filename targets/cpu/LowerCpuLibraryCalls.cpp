@@ -13,7 +13,7 @@
 //    computed from weights at load), `params.pack_b` says so: the runtime
 //    reorders it once, at load, into the layout oneDNN's kernel wants. When
 //    the matmul's only user is a kiln.fusion computing act(mm + bias +
-//    residual) (each optional; act: ReLU, sigmoid, tanh, hard swish, or
+//    residual) (each optional; act: ReLU, ReLU6, sigmoid, tanh, hard swish, or
 //    GELU in its tanh or exact erf form after the bias only), oneDNN's
 //    post-ops compute it: the call
 //    replaces the fusion (passes/LibraryEpilogues.h, the vocabulary the
@@ -78,6 +78,7 @@ EpilogueAbility oneDnnAbility() {
   ability.geluErf = true;
   ability.convNeedsRelu = false;
   ability.moreActivations = true;
+  ability.relu6 = true;
   return ability;
 }
 

@@ -68,6 +68,7 @@ std::string epilogueStatements(LibraryCallOp call) {
   const char *act = e.ends_with("gelu_tanh")    ? "GeluTanh"
                     : e.ends_with("gelu_erf")   ? "GeluErf"
                     : e.ends_with("hard_swish") ? "HardSwish"
+                    : e.ends_with("relu6")      ? "Relu6"
                     : e.ends_with("relu")       ? "Relu"
                     : e.ends_with("sigmoid")    ? "Sigmoid"
                     : e.ends_with("tanh")       ? "Tanh"

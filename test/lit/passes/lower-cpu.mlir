@@ -216,3 +216,31 @@ module attributes {kiln.size_range} {
     return %0 : tensor<2x3x4xf32>
   }
 }
+
+// -----
+
+// ReLU6 (ONNX Clip(x, 0, 6) traces as max with 0, then min with 6) folds as
+// oneDNN's clip post-op (a MobileNetV2 convolution); other bounds, and a
+// max that is not followed by its min, do not.
+// CHECK-LABEL: func.func @relu6(
+// CHECK: kiln.library_call "onednn.conv"(%arg0, %arg1) {epilogue = "relu6"
+// CHECK: %[[MM:.*]] = kiln.library_call "onednn.matmul"(%arg2, %arg3) {params
+// CHECK: kiln.fusion {{.*}}ins(%[[MM]]
+// CHECK: kiln.min
+// CHECK: %[[MM2:.*]] = kiln.library_call "onednn.matmul"(%arg2, %arg3) {params
+// CHECK: kiln.fusion {{.*}}ins(%[[MM2]]
+// CHECK: kiln.max
+func.func @relu6(%x: tensor<1x4x4x2xf32>, %k: tensor<2x3x3x2xf32> {kiln.weight}, %a: tensor<8x16xf32>, %w: tensor<16x4xf32> {kiln.weight}) -> (tensor<1x4x4x2xf32>, tensor<8x4xf32>, tensor<8x4xf32>) {
+  %zero = kiln.constant dense<0.000000e+00> : tensor<f32>
+  %six = kiln.constant dense<6.000000e+00> : tensor<f32>
+  %four = kiln.constant dense<4.000000e+00> : tensor<f32>
+  %0 = kiln.conv %x, %k {dilations = array<i64: 1, 1>, group = 1 : i64, layout = "nhwc", pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x4x4x2xf32>, tensor<2x3x3x2xf32>) -> tensor<1x4x4x2xf32>
+  %1 = kiln.max %0, %zero : (tensor<1x4x4x2xf32>, tensor<f32>) -> tensor<1x4x4x2xf32>
+  %2 = kiln.min %1, %six : (tensor<1x4x4x2xf32>, tensor<f32>) -> tensor<1x4x4x2xf32>
+  %3 = kiln.matmul %a, %w : (tensor<8x16xf32>, tensor<16x4xf32>) -> tensor<8x4xf32>
+  %4 = kiln.max %3, %zero : (tensor<8x4xf32>, tensor<f32>) -> tensor<8x4xf32>
+  %5 = kiln.min %4, %four : (tensor<8x4xf32>, tensor<f32>) -> tensor<8x4xf32>
+  %6 = kiln.matmul %a, %w : (tensor<8x16xf32>, tensor<16x4xf32>) -> tensor<8x4xf32>
+  %7 = kiln.max %6, %zero : (tensor<8x4xf32>, tensor<f32>) -> tensor<8x4xf32>
+  return %2, %5, %7 : tensor<1x4x4x2xf32>, tensor<8x4xf32>, tensor<8x4xf32>
+}

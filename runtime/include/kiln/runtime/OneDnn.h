@@ -33,7 +33,9 @@ enum class OneDnnActivation {
   GeluErf,
   Sigmoid,
   Tanh,
-  HardSwish
+  HardSwish,
+  /// min(max(x, 0), 6).
+  Relu6
 };
 
 /// The epilogue of a oneDNN call: act(result + bias + residual).
