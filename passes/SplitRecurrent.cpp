@@ -22,8 +22,9 @@
 // recurrence unless they are constants that are all the full length (what
 // PyTorch's exported GRUs and LSTMs have): the projection of the steps past
 // an entry's length is computed and unused. It takes recurrent ops with
-// static shapes; others keep their kiln.gru / kiln.lstm, which run on the
-// host (the runtime's reference kernels).
+// static shapes (on the CPU, of f32: the only recurrences oneDNN runs
+// there); others keep their kiln.gru / kiln.lstm, which run on the host (the
+// runtime's reference kernels).
 //
 //===----------------------------------------------------------------------===//
 
@@ -58,10 +59,12 @@ struct Projection {
 
 /// The dims of a recurrent op that the split takes (static shapes), or
 /// nullopt.
-std::optional<Projection> splittable(Operation *op, Value x, Value lens,
-                                     int64_t layout, int64_t hidden,
+std::optional<Projection> splittable(Operation *op, bool f32Only, Value x,
+                                     Value lens, int64_t layout, int64_t hidden,
                                      StringRef direction) {
   if ((layout != 0 && layout != 1) ||
+      (f32Only &&
+       !cast<RankedTensorType>(x.getType()).getElementType().isF32()) ||
       !llvm::all_of(op->getOperands(), hasStaticShape) ||
       !llvm::all_of(op->getResults(), hasStaticShape))
     return std::nullopt;
@@ -175,13 +178,15 @@ Value flatten(PatternRewriter &rewriter, Location loc, Value v, int64_t n) {
 }
 
 struct SplitGRU : public OpRewritePattern<GRUOp> {
-  using OpRewritePattern::OpRewritePattern;
+  SplitGRU(MLIRContext *ctx, bool f32Only)
+      : OpRewritePattern(ctx), f32Only(f32Only) {}
+  bool f32Only;
 
   LogicalResult matchAndRewrite(GRUOp gru,
                                 PatternRewriter &rewriter) const override {
     std::optional<Projection> p =
-        splittable(gru, gru.getX(), gru.getSequenceLens(), gru.getLayout(),
-                   gru.getHiddenSize(), gru.getDirection());
+        splittable(gru, f32Only, gru.getX(), gru.getSequenceLens(),
+                   gru.getLayout(), gru.getHiddenSize(), gru.getDirection());
     if (!p)
       return failure();
     Location loc = gru.getLoc();
@@ -208,13 +213,15 @@ struct SplitGRU : public OpRewritePattern<GRUOp> {
 };
 
 struct SplitLSTM : public OpRewritePattern<LSTMOp> {
-  using OpRewritePattern::OpRewritePattern;
+  SplitLSTM(MLIRContext *ctx, bool f32Only)
+      : OpRewritePattern(ctx), f32Only(f32Only) {}
+  bool f32Only;
 
   LogicalResult matchAndRewrite(LSTMOp lstm,
                                 PatternRewriter &rewriter) const override {
     std::optional<Projection> p =
-        splittable(lstm, lstm.getX(), lstm.getSequenceLens(), lstm.getLayout(),
-                   lstm.getHiddenSize(), lstm.getDirection());
+        splittable(lstm, f32Only, lstm.getX(), lstm.getSequenceLens(),
+                   lstm.getLayout(), lstm.getHiddenSize(), lstm.getDirection());
     if (!p)
       return failure();
     Location loc = lstm.getLoc();
@@ -245,6 +252,16 @@ struct SplitRecurrentPass
     : public PassWrapper<SplitRecurrentPass, OperationPass<func::FuncOp>> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(SplitRecurrentPass)
 
+  SplitRecurrentPass() = default;
+  SplitRecurrentPass(const SplitRecurrentPass &other) : PassWrapper(other) {}
+
+  /// Only recurrences of f32 (the CPU target, whose oneDNN recurrence is
+  /// f32: splitting a 16-bit one would round its projection for nothing).
+  Option<bool> f32Only{*this, "f32-only",
+                       llvm::cl::desc("Split only f32 GRUs and LSTMs (the "
+                                      "CPU target)"),
+                       llvm::cl::init(false)};
+
   StringRef getArgument() const final { return "kiln-split-recurrent"; }
   StringRef getDescription() const final {
     return "Split a kiln.gru or kiln.lstm into its input projection (one "
@@ -257,7 +274,7 @@ struct SplitRecurrentPass
   }
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<SplitGRU, SplitLSTM>(&getContext());
+    patterns.add<SplitGRU, SplitLSTM>(&getContext(), f32Only);
     FrozenRewritePatternSet frozen(std::move(patterns));
     passes::applyPatternsOutsideFusions(getOperation(), frozen);
   }
@@ -265,8 +282,10 @@ struct SplitRecurrentPass
 
 } // namespace
 
-std::unique_ptr<Pass> createSplitRecurrentPass() {
-  return std::make_unique<SplitRecurrentPass>();
+std::unique_ptr<Pass> createSplitRecurrentPass(bool f32Only) {
+  auto pass = std::make_unique<SplitRecurrentPass>();
+  pass->f32Only = f32Only;
+  return pass;
 }
 
 } // namespace kiln

@@ -333,7 +333,7 @@ public:
     // A GRU or LSTM as one GEMM over all steps (its input projection) and
     // its recurrence, which kiln-lower-cpu makes a oneDNN call (a matmul
     // of the state and the gates per step) instead of a reference kernel.
-    pm.addPass(createSplitRecurrentPass());
+    pm.addPass(createSplitRecurrentPass(/*f32Only=*/true));
     // Convolutions channels last, f32 included: oneDNN's direct
     // convolutions read and write NHWC activations in place and run them
     // faster than NCHW (bench/cpu_gemm_libs.cpp, one thread: a 3x3 conv of
