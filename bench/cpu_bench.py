@@ -13,6 +13,11 @@ into its own passes and the host compiler.
 
   bench/cpu_bench.py --kiln build/bin/kiln [--iterations N] [MODEL ...]
 
+With --passive neither side spins while it waits for work (OMP_WAIT_POLICY
+for Kiln, ORT's allow_spinning session option): the fair setting on a machine
+other processes keep busy, where a spinning thread takes the core its peer
+needs.
+
 With --baseline OTHER_KILN (another build, e.g. of main) each round also
 times the package that build compiles, so a change is measured against its
 baseline and ORT in the same alternating rounds.
@@ -35,7 +40,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from onnx_weights import materialize, random_inputs  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-MODELS = ["ln_gelu", "softmax", "mlp", "gpt2_block", "resnet50"]
+MODELS = ["ln_gelu", "softmax", "mlp", "gpt2_block", "resnet50", "mobilenet_v2",
+          "efficientnet_b0", "vit_small", "gru_tagger", "lstm_tagger"]
 
 
 def time_ort(sess, feeds, warmup, iterations):
@@ -60,11 +66,18 @@ def main():
     ap.add_argument("--threads", type=int, default=0,
                     help="threads of both sides (kiln bench --threads, ORT's intra-op "
                          "threads); 0: as many as the machine has cores")
+    ap.add_argument("--passive", action="store_true",
+                    help="both sides wait for work without spinning: Kiln's runs with "
+                         "OMP_WAIT_POLICY=passive, ORT with session.intra_op.allow_spinning "
+                         "= 0 (for a machine that other processes keep busy)")
     ap.add_argument("--baseline",
                     help="another kiln binary whose packages are timed in the same rounds")
     ap.add_argument("models", nargs="*", default=MODELS)
     args = ap.parse_args()
     threads = args.threads or os.cpu_count()
+    if args.passive:
+        # Read by libgomp when `kiln` starts (the runtime sets nothing).
+        os.environ["OMP_WAIT_POLICY"] = "passive"
     rows = []
     for name in args.models:
         graph = os.path.join(HERE, "cpu-graphs", name + ".onnx")
@@ -74,8 +87,10 @@ def main():
             so = ort.SessionOptions()
             so.intra_op_num_threads = threads
             so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+            if args.passive:
+                so.add_session_config_entry("session.intra_op.allow_spinning", "0")
             sess = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
-            feeds = random_inputs(sess, rng)
+            feeds = random_inputs(sess, rng, path)
             inputs = []
             for input_name, x in feeds.items():
                 f = os.path.join(work, "in_" + input_name + ".npy")
@@ -132,7 +147,9 @@ def main():
                      if base_ms else ""), flush=True)
 
     print()
-    print(f"CPU: {os.cpu_count()} cores, {threads} threads each; onnxruntime {ort.__version__}; {args.rounds} "
+    print(f"CPU: {os.cpu_count()} cores, {threads} threads each"
+          f"{' (passive waits on both sides)' if args.passive else ''}; "
+          f"onnxruntime {ort.__version__}; {args.rounds} "
           f"alternating rounds of {args.iterations} timed runs after {args.warmup} "
           f"warm-up runs each; median of the rounds' medians")
     base = " baseline ms | baseline/ORT |" if args.baseline else ""

@@ -41,10 +41,29 @@ def materialize(model_path, workdir, rng):
     return out
 
 
-def random_inputs(session, rng):
-    """Seeded float32 inputs for every input of an ONNX Runtime session."""
+def vocabulary_size(model_path, input_name):
+    """The rows of the table an integer input indexes (token ids: the data of
+    the Gather that reads it, an embedding's weight), or None."""
+    model = onnx.load(model_path, load_external_data=False)
+    rows = {i.name: i.dims[0] for i in model.graph.initializer if i.dims}
+    for node in model.graph.node:
+        if node.op_type == "Gather" and node.input[1] == input_name:
+            return rows.get(node.input[0])
+    return None
+
+
+def random_inputs(session, rng, model_path=None):
+    """Seeded inputs for every input of an ONNX Runtime session: float32 for
+    float inputs; for integer inputs (token ids) integers below the size of
+    the table they index (found in `model_path`'s graph; else 0 and 1)."""
     feeds = {}
     for inp in session.get_inputs():
         shape = [d if isinstance(d, int) else 1 for d in inp.shape]
-        feeds[inp.name] = rng.standard_normal(shape).astype(np.float32)
+        if inp.type in ("tensor(int64)", "tensor(int32)"):
+            rows = (vocabulary_size(model_path, inp.name) if model_path
+                    else None) or 2
+            dtype = np.int64 if inp.type == "tensor(int64)" else np.int32
+            feeds[inp.name] = rng.integers(0, rows, shape).astype(dtype)
+        else:
+            feeds[inp.name] = rng.standard_normal(shape).astype(np.float32)
     return feeds

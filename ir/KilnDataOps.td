@@ -522,9 +522,10 @@ def Kiln_GRURecurrenceOp : Kiln_Op<"gru_recurrence", "gruRecurrence"> {
     full length (absent: every one is). Results as `kiln.gru`'s: `y` `[seq,
     num_directions, batch, hidden]` (zero beyond an entry's length), `y_h`
     `[num_directions, batch, hidden]`. The tracer does not
-    produce it: the CUDA target's `kiln-cuda-split-recurrent` pass splits a
-    `kiln.gru` into its input projection (a matmul over all steps) and this
-    op, which runs one device kernel launch per step.
+    produce it: the CPU and CUDA targets' `kiln-split-recurrent` pass
+    splits a `kiln.gru` into its input projection (a matmul over all steps)
+    and this op (CUDA: one device kernel launch per step; CPU: a oneDNN
+    matmul of the state and the gates per step).
 
     Example:
 
@@ -553,10 +554,11 @@ def Kiln_LSTMRecurrenceOp : Kiln_Op<"lstm_recurrence", "lstmRecurrence"> {
     not all full length (absent: every one is). Results as `kiln.lstm`'s:
     `y` `[seq, num_directions, batch, hidden]` (zero beyond an entry's
     length), `y_h` and `y_c` `[num_directions, batch, hidden]`. The
-    tracer does not produce it: the CUDA target's
-    `kiln-cuda-split-recurrent` pass splits a `kiln.lstm` into its input
-    projection (a matmul over all steps) and this op, which runs one device
-    kernel launch per step.
+    tracer does not produce it: the CPU and CUDA targets'
+    `kiln-split-recurrent` pass splits a `kiln.lstm` into its input
+    projection (a matmul over all steps) and this op (CUDA: one device
+    kernel launch per step; CPU: a oneDNN matmul of the state and the gates
+    per step).
 
     Example:
 

@@ -28,11 +28,12 @@ LogicalResult LibraryCallOp::verify() {
     return emitOpError("callee must be '<library>.<routine>', got '")
            << getCallee() << "'";
   if (getRoles().size() != getInputs().size())
-    return emitOpError("has ")
-           << getInputs().size() << " operands but " << getRoles().size()
-           << " roles";
-  static const char *const knownRoles[] = {"a", "b", "bias", "residual",
-                                           "x", "w"};
+    return emitOpError("has ") << getInputs().size() << " operands but "
+                               << getRoles().size() << " roles";
+  // Matmuls and convolutions, then the recurrences' (onednn.*_recurrence).
+  static const char *const knownRoles[] = {
+      "a", "b",  "bias", "residual", "x",  "w",      "xw",
+      "r", "rb", "p",    "h0",       "c0", "lengths"};
   llvm::StringSet<> seen;
   for (Attribute attr : getRoles()) {
     StringRef role = cast<StringAttr>(attr).getValue();
@@ -54,11 +55,11 @@ LogicalResult LibraryCallOp::verify() {
     residual = rest.consume_front("residual");
     if (residual && !rest.empty() && !rest.consume_front("_"))
       rest = "?";
-    known = rest.empty() ? bias || residual
-                         : llvm::is_contained(
-                               {"relu", "gelu_tanh", "gelu_erf", "sigmoid",
-                                "tanh", "hard_swish"},
-                               rest);
+    known = rest.empty()
+                ? bias || residual
+                : llvm::is_contained({"relu", "gelu_tanh", "gelu_erf",
+                                      "sigmoid", "tanh", "hard_swish", "relu6"},
+                                     rest);
   }
   if (!known)
     return emitOpError("unknown epilogue '") << epilogue << "'";

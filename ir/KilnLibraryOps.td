@@ -22,16 +22,20 @@ def Kiln_LibraryCallOp : Op<Kiln_Dialect, "library_call", [Pure]> {
     library routine as `<library>.<routine>`: `cublaslt.matmul`,
     `cudnn.conv`, `cudnn.conv_bias_act` (CUDA), `onednn.matmul`,
     `onednn.conv` (CPU: oneDNN primitives made when the model loads),
+    `onednn.max_pool`, `onednn.gru_recurrence`, `onednn.lstm_recurrence`
+    (a GRU's or LSTM's steps on oneDNN matmuls),
     `runtime.matmul`, `runtime.conv`, `runtime.conv_transpose` (CPU: the
     runtime's OpenBLAS-backed kernels). `roles` names each operand, in order
-    (`a`, `b`, `bias`, `residual`, `x`, `w`): the callee reads its operands
+    (`a`, `b`, `bias`, `residual`, `x`, `w`; a recurrence's `xw`, `r`, `rb`
+    or `p`, `h0`, `c0`, `lengths`): the callee reads its operands
     by role, so no operand is optional. `transpose_a` / `transpose_b`: the
     matmul reads that operand as the transpose of its last two dims (the
     kiln.transpose that produced it folded away). `epilogue` is what the call
     applies to its result before it stores it, act(result + bias +
     residual): `none`, or its parts joined by `_` in that order, `bias`,
     `residual`, then at most one activation, `relu`, `gelu_tanh` (GELU, tanh
-    approximation) or `gelu_erf` (GELU, exact): e.g. `bias_relu`,
+    approximation), `gelu_erf` (GELU, exact), `sigmoid`, `tanh`,
+    `hard_swish` or `relu6` (min(max(x, 0), 6)): e.g. `bias_relu`,
     `bias_residual`, `bias_gelu_erf`, `bias_residual_relu`; each target
     folds what its library computes. `workspace` is the
     scratch memory the call needs, in bytes (the memory planner reserves it

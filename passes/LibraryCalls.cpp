@@ -15,6 +15,8 @@
 
 #include "llvm/ADT/STLExtras.h"
 
+#include <algorithm>
+
 using namespace mlir;
 
 namespace kiln {
@@ -151,6 +153,67 @@ std::optional<SmallVector<int64_t>> spatial(ArrayRef<int64_t> attr, size_t n,
   if (attr.size() != n)
     return std::nullopt;
   return SmallVector<int64_t>(attr);
+}
+
+/// The library parameters of `conv` (dilations, group, layout, pads,
+/// strides), when a library takes it: static non-empty shapes, 1 to 3
+/// spatial dims, an element type that `takes` accepts (the same for x, w and
+/// y), geometry consistent with the result and, with `symmetricPads`, equal
+/// pads at both ends of each spatial dim.
+std::optional<NamedAttrList>
+convLibraryParams(ConvOp conv, llvm::function_ref<bool(Type)> takes,
+                  bool symmetricPads) {
+  RankedTensorType tx = tensorType(conv.getOperand(0)),
+                   tw = tensorType(conv.getOperand(1)),
+                   ty = tensorType(conv.getResult());
+  Type e = ty.getElementType();
+  int64_t rank = ty.getRank();
+  if (tx.getElementType() != e || tw.getElementType() != e || !takes(e) ||
+      rank < 3 || rank > 5 || tx.getRank() != rank || tw.getRank() != rank ||
+      conv.getResult().use_empty())
+    return std::nullopt;
+  for (RankedTensorType t : {tx, tw, ty})
+    if (!t.hasStaticShape() ||
+        llvm::any_of(t.getShape(), [](int64_t d) { return d <= 0; }))
+      return std::nullopt;
+  bool channelsLast = conv.getLayout() == "nhwc";
+  if (conv.getLayout() && (!channelsLast || rank != 4))
+    return std::nullopt;
+  // The checks below read the shapes channels first.
+  auto channelsFirst = [&](RankedTensorType t) {
+    SmallVector<int64_t> s(t.getShape());
+    if (channelsLast)
+      std::rotate(s.begin() + 1, s.end() - 1, s.end());
+    return s;
+  };
+  SmallVector<int64_t> x = channelsFirst(tx), w = channelsFirst(tw),
+                       y = channelsFirst(ty);
+  size_t nsp = rank - 2;
+  int64_t group = conv.getGroup();
+  auto strides = spatial(conv.getStrides(), nsp, 1);
+  auto dilations = spatial(conv.getDilations(), nsp, 1);
+  auto pads = spatial(conv.getPads(), 2 * nsp, 0);
+  if (!strides || !dilations || !pads || group < 1 || x[1] != w[1] * group ||
+      w[0] % group != 0 || y[0] != x[0] || y[1] != w[0])
+    return std::nullopt;
+  for (size_t d = 0; d < nsp; ++d) {
+    int64_t begin = (*pads)[d], end = (*pads)[nsp + d];
+    if (begin < 0 || end < 0 || (symmetricPads && begin != end) ||
+        (*strides)[d] < 1 || (*dilations)[d] < 1)
+      return std::nullopt;
+    int64_t window = (*dilations)[d] * (w[2 + d] - 1) + 1;
+    int64_t span = x[2 + d] + begin + end - window;
+    if (span < 0 || span / (*strides)[d] + 1 != y[2 + d])
+      return std::nullopt;
+  }
+  Builder b(conv.getContext());
+  NamedAttrList params;
+  params.append("dilations", b.getDenseI64ArrayAttr(*dilations));
+  params.append("group", b.getI64IntegerAttr(group));
+  params.append("layout", b.getStringAttr(channelsLast ? "nhwc" : "nchw"));
+  params.append("pads", b.getDenseI64ArrayAttr(*pads));
+  params.append("strides", b.getDenseI64ArrayAttr(*strides));
+  return params;
 }
 
 /// A location naming `op` and every op inside `fusion` (the ONNX nodes of

@@ -4,9 +4,9 @@
 // (targets/cuda/LowerCudaLibraryCalls.cpp,
 // targets/cpu/LowerCpuLibraryCalls.cpp) share to make a kiln.matmul or
 // kiln.conv a kiln.library_call: a matmul's GEMM form (dims, batch strides, the
-// matrix transposes of its operands read in place), convolution attributes with
-// their defaults, and the creation of the call with the epilogue
-// (LibraryEpilogues.h) that replaces a fusion.
+// matrix transposes of its operands read in place), a convolution's geometry
+// check and parameters (attributes with their defaults), and the creation of
+// the call with the epilogue (LibraryEpilogues.h) that replaces a fusion.
 //
 //===----------------------------------------------------------------------===//
 
@@ -48,6 +48,16 @@ std::optional<Gemm> gemmOf(MatMulOp op,
 /// reference kernel reads it); nullopt when of another length.
 std::optional<llvm::SmallVector<int64_t>> spatial(llvm::ArrayRef<int64_t> attr,
                                                   size_t n, int64_t dflt);
+
+/// The library parameters of `conv` (`dilations`, `group`, `layout`
+/// "nchw" | "nhwc", `pads`, `strides`, defaults filled in) when a library
+/// takes it: static non-empty shapes, 1 to 3 spatial dims, x, w and y of one
+/// element type that `takes` accepts, a geometry that gives the result's
+/// shape and, when `symmetricPads` (cuDNN), equal pads at both ends of each
+/// spatial dim; nullopt otherwise.
+std::optional<mlir::NamedAttrList>
+convLibraryParams(ConvOp conv, llvm::function_ref<bool(mlir::Type)> takes,
+                  bool symmetricPads);
 
 /// A location naming `op` and every op inside `fusion` (the ONNX nodes of
 /// everything a library call computes).

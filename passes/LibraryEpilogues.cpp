@@ -38,8 +38,9 @@ std::string epilogueName(const Epilogue &e) {
   std::string s = e.bias ? "bias" : "";
   if (e.residual)
     s += s.empty() ? "residual" : "_residual";
-  static const char *const kNames[] = {
-      "", "relu", "gelu_tanh", "gelu_erf", "sigmoid", "tanh", "hard_swish"};
+  static const char *const kNames[] = {"",           "relu",    "gelu_tanh",
+                                       "gelu_erf",   "sigmoid", "tanh",
+                                       "hard_swish", "relu6"};
   if (e.activation != EpilogueActivation::None)
     s += (s.empty() ? "" : "_") +
          std::string(kNames[static_cast<int>(e.activation)]);
@@ -86,11 +87,39 @@ matchEpilogue(FusionOp fusion, Value source, const EpilogueAbility &ability,
       cur = arg;
   Epilogue e;
   e.source = source;
+  // ReLU6's max(x, 0), whose min(., 6) comes next.
+  bool relu6Max = false;
+  // `op` is `kind` of `cur` and a splat constant `bound`.
+  auto boundedBy = [&](Operation &op, auto kind, double bound) {
+    using OpT = decltype(kind);
+    if (!isa<OpT>(op))
+      return false;
+    Value a = op.getOperand(0), b = op.getOperand(1);
+    Value other = a == cur ? b : b == cur ? a : Value();
+    std::optional<double> splat =
+        other ? passes::getSplatValue(other) : std::nullopt;
+    return splat && *splat == bound;
+  };
   for (Operation &op : body.without_terminator()) {
+    if (isa<ConstantOp>(op))
+      continue; // ReLU6's bounds; a constant elsewhere fails below
     if (e.activation != EpilogueActivation::None || !cur ||
         op.getNumResults() != 1 ||
         op.getResult(0).getType() != source.getType())
       return std::nullopt;
+    if (relu6Max) {
+      if (!boundedBy(op, MinOp(), 6.0))
+        return std::nullopt;
+      e.activation = EpilogueActivation::Relu6;
+      cur = op.getResult(0);
+      continue;
+    }
+    if (ability.relu6 && boundedBy(op, MaxOp(), 0.0) &&
+        op.getResult(0).hasOneUse()) {
+      relu6Max = true;
+      cur = op.getResult(0);
+      continue;
+    }
     EpilogueActivation act = activationOf(op, ability);
     if (act != EpilogueActivation::None && op.getOperand(0) == cur) {
       e.activation = act;
@@ -104,7 +133,8 @@ matchEpilogue(FusionOp fusion, Value source, const EpilogueAbility &ability,
     }
     cur = op.getResult(0);
   }
-  if (body.getTerminator()->getOperand(0) != cur ||
+  if ((relu6Max && e.activation != EpilogueActivation::Relu6) ||
+      body.getTerminator()->getOperand(0) != cur ||
       (!e.bias && e.activation == EpilogueActivation::None && !e.residual))
     return std::nullopt;
   // Every operand of the fusion is the source or folded into the call.

@@ -33,6 +33,8 @@ enum class EpilogueActivation {
   Tanh,
   /// x * max(0, min(1, x / 6 + 1 / 2)).
   HardSwish,
+  /// min(max(x, 0), 6) (ReLU6: ONNX Clip(x, 0, 6)).
+  Relu6,
 };
 
 /// The part of a fusion that a library call's epilogue computes:
@@ -56,11 +58,15 @@ struct EpilogueAbility {
   /// After the adds, kiln.sigmoid, kiln.tanh or kiln.hard_swish besides
   /// kiln.relu (oneDNN's eltwise post-ops).
   bool moreActivations = false;
+  /// After the adds, ReLU6 (kiln.max with 0 then kiln.min with 6, as Clip
+  /// traces; oneDNN's eltwise_clip).
+  bool relu6 = false;
 };
 
 /// The name of an epilogue for kiln.library_call ("bias_relu", ...): the
 /// parts joined by '_' in the order bias, residual, activation ("relu",
-/// "gelu_tanh", "gelu_erf", "sigmoid", "tanh", "hard_swish"); "none".
+/// "gelu_tanh", "gelu_erf", "sigmoid", "tanh", "hard_swish", "relu6");
+/// "none".
 std::string epilogueName(const Epilogue &e);
 
 /// The epilogue a library computes for a single GEMM's result `mm` in its
@@ -76,7 +82,7 @@ std::optional<Epilogue> matmulEpilogue(mlir::Value mm,
 /// only user: at most one per-channel bias (channel dim 1, or the last one
 /// for a channels-last convolution) and one residual, then ReLU (required
 /// with `ability.convNeedsRelu`) or another activation of
-/// `ability.moreActivations`.
+/// `ability.moreActivations` or `ability.relu6`.
 std::optional<Epilogue> convEpilogue(mlir::Value conv,
                                      const EpilogueAbility &ability = {});
 

@@ -20,6 +20,7 @@ void registerKilnPasses() {
   mlir::registerPass(createDecomposePass);
   mlir::registerPass(createLayoutCleanupPass);
   mlir::registerPass(createSplitReductionsPass);
+  mlir::registerPass([] { return createSplitRecurrentPass(); });
   mlir::registerPass([] { return createChannelsLastPass(); });
   mlir::registerPass([] { return createAutocastPass(); });
   mlir::registerPass(createFuseOpsPass);

@@ -36,6 +36,12 @@ std::unique_ptr<mlir::Pass> createLayoutCleanupPass();
 /// output in two stages (SplitReductions.cpp).
 std::unique_ptr<mlir::Pass> createSplitReductionsPass();
 
+/// `kiln-split-recurrent`: a kiln.gru or kiln.lstm of static shapes as its
+/// input projection (one matmul over all steps) and a kiln.gru_recurrence or
+/// kiln.lstm_recurrence (SplitRecurrent.cpp; a layout pass of the CPU and
+/// CUDA targets); with `f32Only` (the CPU), only f32 ones.
+std::unique_ptr<mlir::Pass> createSplitRecurrentPass(bool f32Only = false);
+
 /// `kiln-channels-last`: 2-D f16/bf16 convolutions (f32 too with
 /// `includeF32`) in NHWC, the transposes back to NCHW moved down the graph
 /// until they cancel (ChannelsLast.cpp; the CUDA target's layout pass).

@@ -49,9 +49,9 @@ std::string targetNameList() {
 
 void registerTargetPasses() {
   mlir::registerPass(createLowerCpuPass);
+  mlir::registerPass(createColumnReduceAsMatmulPass);
   mlir::registerPass(createLowerCudaPass);
   mlir::registerPass([] { return createFuseAttentionPass(); });
-  mlir::registerPass(createSplitRecurrentPass);
   mlir::registerPass(createFuseDepthwisePass);
   mlir::registerPass(createConvTransposeAsMatmulPass);
 }

@@ -21,11 +21,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/runtime/OneDnn.h"
+#include "OneDnnRecurrence.h"
 
 #include <omp.h>
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -109,6 +111,10 @@ dnnl::primitive_attr attributesOf(const OneDnnEpilogue &e,
     // them; 2.x's fixed form is the same).
     ops.append_eltwise(1.f, algorithm::eltwise_hardswish, 1.f / 6, 0.5f);
     break;
+  case OneDnnActivation::Relu6:
+    // Clipped to [alpha, beta].
+    ops.append_eltwise(1.f, algorithm::eltwise_clip, 0.f, 6.f);
+    break;
   }
   dnnl::primitive_attr attr;
   attr.set_post_ops(ops);
@@ -145,6 +151,8 @@ memory reordered(const memory::desc &from, const void *data,
 
 /// One primitive made for one thread count.
 struct Variant {
+  /// Unique in the process (the key of the threads' bound arguments).
+  uint64_t id = 0;
   dnnl::primitive primitive;
   /// The weights in the primitive's layout, when packed.
   memory packed;
@@ -152,6 +160,9 @@ struct Variant {
 };
 
 struct OneDnnPrimitives::Primitive {
+  /// A GRU or LSTM recurrence (addRecurrence): its own matmuls, no
+  /// primitive of this object.
+  std::unique_ptr<OneDnnRecurrence> recurrence;
   /// The operands' layouts as the caller stores them.
   memory::desc x, w, bias, y;
   bool packs = false, hasBias = false, hasResidual = false;
@@ -181,6 +192,8 @@ struct OneDnnPrimitives::Primitive {
       if (!v.packed)
         v.packed = reordered(w, weights, want);
     }
+    static std::atomic<uint64_t> nextId{1};
+    v.id = nextId++;
     v.primitive = dnnl::primitive(pd);
     return variants.emplace(threads, std::move(v)).first->second;
   }
@@ -334,6 +347,28 @@ Status OneDnnPrimitives::addMaxPool(const OneDnnPoolDesc &d) {
   }
 }
 
+Status OneDnnPrimitives::addRecurrence(const OneDnnRecurrenceDesc &d,
+                                       const void *r) {
+  auto p = std::make_unique<Primitive>();
+  Status s = OneDnnRecurrence::create(d, r, p->recurrence);
+  if (!s)
+    return s;
+  primitives_.push_back(std::move(p));
+  return Status::ok();
+}
+
+Status OneDnnPrimitives::runRecurrence(size_t index,
+                                       const OneDnnRecurrenceArgs &args) const {
+  if (index >= primitives_.size() || !primitives_[index]->recurrence)
+    return Status::error("oneDNN recurrence " + std::to_string(index) +
+                         " was not created");
+  try {
+    return primitives_[index]->recurrence->run(args);
+  } catch (const dnnl::error &e) {
+    return Status::error(std::string("oneDNN: ") + e.what());
+  }
+}
+
 Status OneDnnPrimitives::run(size_t index, const void *x, const void *w,
                              const void *bias, const void *residual,
                              void *y) const {
@@ -341,27 +376,54 @@ Status OneDnnPrimitives::run(size_t index, const void *x, const void *w,
     return Status::error("oneDNN primitive " + std::to_string(index) +
                          " was not created");
   const Primitive &p = *primitives_[index];
+  if (p.recurrence)
+    return Status::error("oneDNN primitive " + std::to_string(index) +
+                         " is a recurrence");
   dnnl::engine &engine = cpuEngine();
   auto wrap = [&](const memory::desc &desc, const void *data) {
     return memory(desc, engine, const_cast<void *>(data));
   };
   try {
     const Variant &v = p.variant();
-    std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, wrap(p.x, x)},
-                                            {DNNL_ARG_DST, wrap(p.y, y)}};
-    if (p.packs)
-      args.emplace(DNNL_ARG_WEIGHTS, v.packed);
-    else if (w)
-      args.emplace(DNNL_ARG_WEIGHTS, wrap(p.w, w));
-    if (p.hasBias)
-      args.emplace(DNNL_ARG_BIAS, wrap(p.bias, bias));
-    if (p.hasResidual)
-      args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1,
-                   wrap(p.y, residual));
     size_t scratchBytes = v.scratch.get_size();
-    if (scratchBytes)
-      args.emplace(DNNL_ARG_SCRATCHPAD,
-                   wrap(v.scratch, threadScratch(scratchBytes)));
+    void *scratch = scratchBytes ? threadScratch(scratchBytes) : nullptr;
+    const int residualArg = DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1;
+    // The calling thread's arguments of this variant, made on its first
+    // run and pointed at this run's buffers afterwards (making oneDNN
+    // memory objects costs microseconds: a recurrence runs one small
+    // matmul per step).
+    thread_local std::unordered_map<uint64_t, std::unordered_map<int, memory>>
+        bound;
+    if (bound.size() > 4096)
+      bound.clear(); // variants of models long gone
+    auto [found, fresh] = bound.try_emplace(v.id);
+    std::unordered_map<int, memory> &args = found->second;
+    if (fresh) {
+      args = {{DNNL_ARG_SRC, wrap(p.x, x)}, {DNNL_ARG_DST, wrap(p.y, y)}};
+      if (p.packs)
+        args.emplace(DNNL_ARG_WEIGHTS, v.packed);
+      else if (w)
+        args.emplace(DNNL_ARG_WEIGHTS, wrap(p.w, w));
+      if (p.hasBias)
+        args.emplace(DNNL_ARG_BIAS, wrap(p.bias, bias));
+      if (p.hasResidual)
+        args.emplace(residualArg, wrap(p.y, residual));
+      if (scratchBytes)
+        args.emplace(DNNL_ARG_SCRATCHPAD, wrap(v.scratch, scratch));
+    } else {
+      auto point = [&](int arg, const void *data) {
+        auto it = args.find(arg);
+        if (it != args.end())
+          it->second.set_data_handle(const_cast<void *>(data));
+      };
+      point(DNNL_ARG_SRC, x);
+      point(DNNL_ARG_DST, y);
+      if (!p.packs)
+        point(DNNL_ARG_WEIGHTS, w);
+      point(DNNL_ARG_BIAS, bias);
+      point(residualArg, residual);
+      point(DNNL_ARG_SCRATCHPAD, scratch);
+    }
     v.primitive.execute(threadStream(), args);
     threadStream().wait();
     return Status::ok();

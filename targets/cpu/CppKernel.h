@@ -26,6 +26,7 @@
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -52,6 +53,18 @@ mlir::FailureOr<CppKernel> emitCppKernel(FusionOp op);
 
 /// Prints a kernel of the kernel IR as C++.
 CppKernel printCppKernel(const codegen::Kernel &kernel);
+
+/// The stem of the kernel name of `op` when the CPU target prints a kernel
+/// of that single top-level op (CppOpKernels.cpp: "gather", "concat"), or
+/// nullopt.
+std::optional<llvm::StringRef> cppOpKernelStem(mlir::Operation *op);
+
+/// The kernel `name` of the single top-level op `op` (a kiln.gather or
+/// kiln.concat of static shapes), `int name(inputs..., output)` returning
+/// nonzero on a bad index; nullopt when `op` does not qualify. kiln-lower-cpu
+/// tags what qualifies `kiln.kernel = name`; the CPU printer emits it.
+std::optional<CppKernel> emitCppOpKernel(mlir::Operation *op,
+                                         llvm::StringRef name);
 
 /// The text of kernels.cpp: the prelude (see cppKernelPrelude), then every
 /// definition inside namespace kiln_kernels.

@@ -47,19 +47,38 @@ public:
   StringRef targetName() const override { return "cpu"; }
 
   LogicalResult emitKernels(func::FuncOp graph) override {
-    for (auto fusion : graph.getBody().front().getOps<FusionOp>()) {
-      FailureOr<CppKernel> kernel = emitCppKernel(fusion);
-      if (failed(kernel))
-        return failure();
-      needHalf_ |= llvm::any_of(fusion->getOperandTypes(), isHalfTensor) ||
-                   llvm::any_of(fusion->getResultTypes(), isHalfTensor);
-      KernelRecord record{kernel->name, fusion.getKind().str(),
-                          sourceNodeNames(fusion)};
-      record.loadTime = fusion->hasAttr(kLoadTimeAttr);
+    for (Operation &op : graph.getBody().front()) {
+      FailureOr<CppKernel> kernel = failure();
+      std::string kind;
+      if (auto fusion = dyn_cast<FusionOp>(op)) {
+        kernel = emitCppKernel(fusion);
+        if (failed(kernel))
+          return failure();
+        kind = fusion.getKind().str();
+      } else if (auto name = op.getAttrOfType<StringAttr>(kKernelAttr)) {
+        std::optional<CppKernel> single = emitCppOpKernel(&op, name.getValue());
+        if (!single)
+          return op.emitOpError("is tagged with kernel '")
+                 << name.getValue() << "' but the C++ printer has none";
+        kernel = std::move(*single);
+        kind = op.getName().stripDialect().str();
+      } else {
+        continue;
+      }
+      needHalf_ |= llvm::any_of(op.getOperandTypes(), isHalfTensor) ||
+                   llvm::any_of(op.getResultTypes(), isHalfTensor);
+      KernelRecord record{kernel->name, kind, sourceNodeNames(&op)};
+      record.loadTime = op.hasAttr(kLoadTimeAttr);
       kernels_.push_back(std::move(record));
       cppKernels_.push_back(std::move(*kernel));
     }
     return success();
+  }
+
+  std::string kernelName(Operation *op) override {
+    if (auto name = op->getAttrOfType<StringAttr>(kKernelAttr))
+      return name.getValue().str();
+    return GraphCodegen::kernelName(op);
   }
 
   void emitIncludes(llvm::raw_ostream &os) override {
@@ -81,9 +100,7 @@ public:
     os << "} // namespace kiln_kernels\n";
   }
 
-  void emitHelpers(llvm::raw_ostream &os) override {
-    oneDnn_.emitHelpers(os);
-  }
+  void emitHelpers(llvm::raw_ostream &os) override { oneDnn_.emitHelpers(os); }
   void emitTables(llvm::raw_ostream &) override {}
 
   WrapperAbi wrapperAbi() override {
@@ -161,12 +178,13 @@ public:
 
   void emitKernelStep(llvm::raw_ostream &os, Operation *op, size_t index,
                       const BufferNames &buffers) override {
-    auto fusion = cast<FusionOp>(op);
-    std::string name = fusion.getName().str();
+    auto fusion = dyn_cast<FusionOp>(op);
+    std::string name = kernelName(op);
     os << "  // Step " << index << ": kernel " << name << " ("
-       << fusion.getKind() << "), ONNX nodes "
-       << nodeList(sourceNodeNames(op)) << "\n";
-    os << "  kiln_kernels::" << name << "(";
+       << (fusion ? fusion.getKind() : op->getName().stripDialect())
+       << "), ONNX nodes " << nodeList(sourceNodeNames(op)) << "\n";
+    // A kernel of a single op returns nonzero on a bad index.
+    os << (fusion ? "  " : "  if (") << "kiln_kernels::" << name << "(";
     bool firstArg = true;
     auto arg = [&](Value v, bool isConst) {
       ValueType t = valueType(v);
@@ -179,7 +197,15 @@ public:
       arg(v, /*isConst=*/true);
     for (Value v : op->getResults())
       arg(v, /*isConst=*/false);
-    os << kernelSizeArguments(op) << ");\n";
+    os << kernelSizeArguments(op) << ")";
+    if (fusion) {
+      os << ";\n";
+      return;
+    }
+    std::string node = firstNode(op);
+    os << ")\n    return fail(err, errlen, std::string(\"node '\") + "
+       << quote(node)
+       << " + \"': an index is outside the dimension it indexes\");\n";
   }
 
   LogicalResult emitLibraryCall(llvm::raw_ostream &os, LibraryCallOp call,
@@ -191,8 +217,8 @@ public:
     }
     if (call.getLibrary() != "runtime")
       return call.emitOpError("has a callee the cpu target does not call");
-    emitDispatcherCall(os, call, call.getRoutine(), "library", index,
-                       attrIndex, buffers);
+    emitDispatcherCall(os, call, call.getRoutine(), "library", index, attrIndex,
+                       buffers);
     return success();
   }
 
@@ -200,8 +226,7 @@ public:
                          int attrIndex, const BufferNames &buffers) override {
     StringRef opName = op->getName().getStringRef();
     opName.consume_front("kiln.");
-    emitDispatcherCall(os, op, opName, "fallback", index, attrIndex,
-                       buffers);
+    emitDispatcherCall(os, op, opName, "fallback", index, attrIndex, buffers);
   }
 
   void emitCopy(llvm::raw_ostream &os, const std::string &destination,
@@ -213,14 +238,21 @@ public:
 
   KernelEntryPoint kernelEntryPoint(Operation *op,
                                     const BufferNames &buffers) override {
-    auto fusion = cast<FusionOp>(op);
+    auto fusion = dyn_cast<FusionOp>(op);
+    std::string name = kernelName(op);
     KernelEntryPoint entry;
-    entry.symbol = names().symbol(fusion.getName());
-    entry.returnType = "void";
+    entry.symbol = names().symbol(name);
+    // A kernel of a single op returns 1 on a bad index, else 0.
+    entry.returnType = fusion ? "void" : "int";
     entry.parameters = kernelParameters(op, buffers);
-    entry.doc = kernelDoc(op, fusion.getName(), fusion.getKind());
+    entry.doc = kernelDoc(
+        op, name, fusion ? fusion.getKind() : op->getName().stripDialect());
+    if (!fusion)
+      entry.doc.push_back("Returns 1 when an index is outside the dimension "
+                          "it indexes, else 0.");
     // The kernel takes its own pointer types (kiln_f16 for uint16_t bits).
-    entry.body = "  kiln_kernels::" + fusion.getName().str() + "(";
+    entry.body = std::string(fusion ? "  " : "  return ") +
+                 "kiln_kernels::" + name + "(";
     unsigned i = 0;
     auto arg = [&](Value v, bool isInput, unsigned n) {
       ValueType t = valueType(v);
@@ -242,11 +274,9 @@ public:
     out << text;
     out.close();
     if (!out)
-      return emitError(loc) << "cannot write '" << build.dir
-                            << "/kernels.cpp'";
+      return emitError(loc) << "cannot write '" << build.dir << "/kernels.cpp'";
     // -fopenmp: kernels.cpp's parallel loops.
-    return runHostCompiler(loc, build, {{"kernels.cpp", text}},
-                           {"-fopenmp"});
+    return runHostCompiler(loc, build, {{"kernels.cpp", text}}, {"-fopenmp"});
   }
 
 private:
@@ -270,8 +300,7 @@ private:
          << buffers.describe(v);
     }
     os << "\n    };\n";
-    os << "    std::vector<kiln::Tensor> out(" << op->getNumResults()
-       << ");\n";
+    os << "    std::vector<kiln::Tensor> out(" << op->getNumResults() << ");\n";
     os << "    if (call(" << quote(kernel) << ", in, m->attrs[" << attrIndex
        << "], out, " << quote(node) << ", err, errlen))\n"
        << "      return 1;\n";
@@ -301,11 +330,21 @@ public:
            "matmul and convolutions with their post-ops";
   }
   void addLayoutPasses(OpPassManager &pm) const override {
+    // A GRU or LSTM as one GEMM over all steps (its input projection) and
+    // its recurrence, which kiln-lower-cpu makes a oneDNN call (a matmul
+    // of the state and the gates per step) instead of a reference kernel.
+    pm.addPass(createSplitRecurrentPass(/*f32Only=*/true));
     // Convolutions channels last, f32 included: oneDNN's direct
     // convolutions read and write NHWC activations in place and run them
     // faster than NCHW (bench/cpu_gemm_libs.cpp, one thread: a 3x3 conv of
     // [1, 64, 56, 56] 1.96 ms NHWC vs 2.84 ms NCHW; BENCHMARKS.md).
     pm.addPass(createChannelsLastPass(/*includeF32=*/true));
+  }
+  void addPreFusionPasses(OpPassManager &pm) const override {
+    // Spatial means of channels-last activations (global average pooling,
+    // squeeze-excite) as GEMVs that oneDNN runs along the rows, instead of
+    // a fused kernel whose reduced loop strides over them.
+    pm.addPass(createColumnReduceAsMatmulPass());
   }
   void addLoweringPasses(OpPassManager &pm) const override {
     pm.addPass(createLowerCpuPass());

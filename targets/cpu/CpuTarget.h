@@ -28,6 +28,10 @@ std::unique_ptr<Target> createCpuTarget();
 /// reference step on the CPU.
 std::unique_ptr<mlir::Pass> createLowerCpuPass();
 
+/// kiln-cpu-column-reduce-as-matmul (ColumnReduceAsMatmul.cpp): an f32 sum
+/// or mean over dims before the innermost as a matmul by a splat row.
+std::unique_ptr<mlir::Pass> createColumnReduceAsMatmulPass();
+
 } // namespace kiln
 
 #endif // KILN_TARGETS_CPU_CPUTARGET_H

@@ -13,7 +13,7 @@
 //    computed from weights at load), `params.pack_b` says so: the runtime
 //    reorders it once, at load, into the layout oneDNN's kernel wants. When
 //    the matmul's only user is a kiln.fusion computing act(mm + bias +
-//    residual) (each optional; act: ReLU, sigmoid, tanh, hard swish, or
+//    residual) (each optional; act: ReLU, ReLU6, sigmoid, tanh, hard swish, or
 //    GELU in its tanh or exact erf form after the bias only), oneDNN's
 //    post-ops compute it: the call
 //    replaces the fusion (passes/LibraryEpilogues.h, the vocabulary the
@@ -28,11 +28,21 @@
 //    act(conv + per-channel bias + residual) folded in.
 //  - An f32 kiln.max_pool with static shapes (pads shorter than the
 //    window) becomes "onednn.max_pool", oneDNN's pooling (either layout).
+//  - An f32 kiln.gru_recurrence or kiln.lstm_recurrence with static shapes
+//    (kiln-split-recurrent's second half of a GRU or LSTM) becomes
+//    "onednn.gru_recurrence" /
+//    "onednn.lstm_recurrence" (runtime/lib/OneDnnRecurrence.cpp: a oneDNN
+//    matmul of the state per step, its weights packed at load when
+//    constant, `pack_r`, and the gates), the op's attributes and sizes in
+//    `params`.
 //  - Every other library op (a matmul or convolution oneDNN does not take
 //    here: other dtypes, a graph compiled for a range of sizes
 //    (kiln.size_range), conv_transpose)
 //    becomes "runtime.<op>", a call of the runtime's OpenBLAS-backed kernel
 //    with the op's attributes as `params`.
+//  - A kiln.gather or kiln.concat of static shapes outside a fusion is a
+//    kernel of its own (`kiln.kernel = "o<N>_gather"`, CppOpKernels.cpp:
+//    rows moved with memcpy).
 //  - A reshape, flatten, squeeze or unsqueeze outside a fusion is an alias
 //    of its operand (kiln.alias): no step, no copy.
 //  - Every other op outside a fusion is tagged kiln.reference = "cpu" (the
@@ -47,6 +57,7 @@
 #include "passes/FusionRules.h"
 #include "passes/LibraryCalls.h"
 #include "passes/LoweringPasses.h"
+#include "targets/cpu/CppKernel.h"
 #include "targets/cpu/CpuTarget.h"
 
 #include "mlir/IR/Builders.h"
@@ -67,6 +78,7 @@ EpilogueAbility oneDnnAbility() {
   ability.geluErf = true;
   ability.convNeedsRelu = false;
   ability.moreActivations = true;
+  ability.relu6 = true;
   return ability;
 }
 
@@ -115,61 +127,6 @@ void lowerMatmul(MatMulOp mm, func::FuncOp graph) {
     tb->erase();
 }
 
-/// The oneDNN parameters of `conv` (strides, pads, dilations, group,
-/// layout), when oneDNN takes it.
-std::optional<NamedAttrList> oneDnnConvParams(ConvOp conv) {
-  RankedTensorType tx = tensorType(conv.getOperand(0)),
-                   tw = tensorType(conv.getOperand(1)),
-                   ty = tensorType(conv.getResult());
-  int64_t rank = ty.getRank();
-  if (!ty.getElementType().isF32() || !tx.getElementType().isF32() ||
-      !tw.getElementType().isF32() || rank < 3 || rank > 5 ||
-      tx.getRank() != rank || tw.getRank() != rank ||
-      conv.getResult().use_empty())
-    return std::nullopt;
-  for (RankedTensorType t : {tx, tw, ty})
-    if (!t.hasStaticShape() ||
-        llvm::any_of(t.getShape(), [](int64_t d) { return d <= 0; }))
-      return std::nullopt;
-  bool channelsLast = conv.getLayout() == "nhwc";
-  if (conv.getLayout() && (!channelsLast || rank != 4))
-    return std::nullopt;
-  // The checks below read the shapes channels first.
-  auto channelsFirst = [&](RankedTensorType t) {
-    SmallVector<int64_t> s(t.getShape());
-    if (channelsLast)
-      std::rotate(s.begin() + 1, s.end() - 1, s.end());
-    return s;
-  };
-  SmallVector<int64_t> x = channelsFirst(tx), w = channelsFirst(tw),
-                       y = channelsFirst(ty);
-  size_t nsp = rank - 2;
-  int64_t group = conv.getGroup();
-  auto strides = spatial(conv.getStrides(), nsp, 1);
-  auto dilations = spatial(conv.getDilations(), nsp, 1);
-  auto pads = spatial(conv.getPads(), 2 * nsp, 0);
-  if (!strides || !dilations || !pads || group < 1 || x[1] != w[1] * group ||
-      w[0] % group != 0 || y[0] != x[0] || y[1] != w[0])
-    return std::nullopt;
-  for (size_t d = 0; d < nsp; ++d) {
-    if ((*pads)[d] < 0 || (*pads)[nsp + d] < 0 || (*strides)[d] < 1 ||
-        (*dilations)[d] < 1)
-      return std::nullopt;
-    int64_t window = (*dilations)[d] * (w[2 + d] - 1) + 1;
-    int64_t span = x[2 + d] + (*pads)[d] + (*pads)[nsp + d] - window;
-    if (span < 0 || span / (*strides)[d] + 1 != y[2 + d])
-      return std::nullopt;
-  }
-  Builder b(conv.getContext());
-  NamedAttrList params;
-  params.append("dilations", b.getDenseI64ArrayAttr(*dilations));
-  params.append("group", b.getI64IntegerAttr(group));
-  params.append("layout", b.getStringAttr(channelsLast ? "nhwc" : "nchw"));
-  params.append("pads", b.getDenseI64ArrayAttr(*pads));
-  params.append("strides", b.getDenseI64ArrayAttr(*strides));
-  return params;
-}
-
 /// The channels-first weights that `w`, the weights of a channels-last
 /// convolution, transposes to [O, k..., C/group] (kiln-channels-last's
 /// transpose<0, 2, 3, 1>, or a fusion that is only that), if it is one.
@@ -196,7 +153,8 @@ Value channelsFirstWeights(Value w) {
 
 /// Lowers `conv` to oneDNN when it qualifies.
 void lowerConv(ConvOp conv, func::FuncOp graph) {
-  std::optional<NamedAttrList> params = oneDnnConvParams(conv);
+  std::optional<NamedAttrList> params = convLibraryParams(
+      conv, [](Type t) { return t.isF32(); }, /*symmetricPads=*/false);
   if (!params)
     return;
   Builder b(conv.getContext());
@@ -260,6 +218,50 @@ void lowerMaxPool(MaxPoolOp pool) {
                     nullptr, false, false, 0, params);
 }
 
+/// Lowers a kiln.gru_recurrence or kiln.lstm_recurrence to
+/// "onednn.gru_recurrence" / "onednn.lstm_recurrence" when it qualifies
+/// (f32 operands and results of static shapes); `pack_r` when the
+/// recurrence weights are constant for the model's life (reordered once, at
+/// load, for oneDNN's matmul of each step).
+void lowerRecurrence(Operation *op, func::FuncOp graph) {
+  bool lstm = isa<LSTMRecurrenceOp>(op);
+  auto isF32 = [](Type t) {
+    auto tensor = cast<RankedTensorType>(t);
+    return tensor.hasStaticShape() && tensor.getElementType().isF32();
+  };
+  unsigned floats = lstm ? 5 : 4;
+  if (!llvm::all_of(op->getResultTypes(), isF32) ||
+      !llvm::all_of(TypeRange(op->getOperands().take_front(floats)), isF32))
+    return;
+  auto xw = tensorType(op->getOperand(0));
+  if (xw.getNumElements() == 0)
+    return;
+  Builder b(op->getContext());
+  NamedAttrList params;
+  params.append("batch", b.getI64IntegerAttr(xw.getDimSize(1)));
+  for (StringRef name : {"clip", "direction", "hidden_size"})
+    params.append(name, op->getAttr(name));
+  if (lstm)
+    params.append("input_forget", op->getAttr("input_forget"));
+  else
+    params.append("linear_before_reset", op->getAttr("linear_before_reset"));
+  params.append("pack_r", b.getBoolAttr(isPersistentValue(
+                              op->getOperand(1), collectLoadTimeOps(graph))));
+  params.append("seq", b.getI64IntegerAttr(xw.getDimSize(0)));
+  SmallVector<std::pair<StringRef, Value>> operands = {
+      {"xw", op->getOperand(0)},
+      {"r", op->getOperand(1)},
+      {lstm ? "p" : "rb", op->getOperand(2)},
+      {"h0", op->getOperand(3)}};
+  if (lstm)
+    operands.push_back({"c0", op->getOperand(4)});
+  if (op->getNumOperands() > floats)
+    operands.push_back({"lengths", op->getOperand(floats)});
+  createLibraryCall(op, nullptr,
+                    lstm ? "onednn.lstm_recurrence" : "onednn.gru_recurrence",
+                    operands, nullptr, false, false, 0, params);
+}
+
 /// The operand roles of a runtime library call of `op`.
 SmallVector<StringRef> rolesOf(Operation *op) {
   if (isa<MatMulOp>(op))
@@ -286,14 +288,18 @@ struct LowerCpuPass
     // for graphs of static sizes: their primitives are made at load. Which
     // values are constant is asked afresh for each (lowering erases ops).
     auto module = graph->getParentOfType<mlir::ModuleOp>();
-    if (!graph->hasAttr(kSizeSymbolsAttr) &&
-        !(module && module->hasAttr(kSizeRangeAttr))) {
+    bool staticSizes = !graph->hasAttr(kSizeSymbolsAttr) &&
+                       !(module && module->hasAttr(kSizeRangeAttr));
+    if (staticSizes) {
       SmallVector<Operation *> calls;
       for (Operation &op : body)
-        if (isa<MatMulOp, ConvOp, MaxPoolOp>(op))
+        if (isa<MatMulOp, ConvOp, MaxPoolOp, GRURecurrenceOp, LSTMRecurrenceOp>(
+                op))
           calls.push_back(&op);
       for (Operation *op : calls) {
-        if (auto mm = dyn_cast<MatMulOp>(op))
+        if (isa<GRURecurrenceOp, LSTMRecurrenceOp>(op))
+          lowerRecurrence(op, graph);
+        else if (auto mm = dyn_cast<MatMulOp>(op))
           lowerMatmul(mm, graph);
         else if (auto pool = dyn_cast<MaxPoolOp>(op))
           lowerMaxPool(pool);
@@ -302,9 +308,22 @@ struct LowerCpuPass
       }
     }
     OpBuilder b(&getContext());
+    llvm::StringMap<int> kernels; // Kernels of single ops, by stem.
     for (Operation &op : llvm::make_early_inc_range(body)) {
       if (isa<ConstantOp, FusionOp, LibraryCallOp, func::ReturnOp>(op))
         continue;
+      // Kernels of single ops print their sizes as literals.
+      std::optional<StringRef> stem =
+          staticSizes ? cppOpKernelStem(&op) : std::nullopt;
+      if (stem) {
+        int &count = kernels[*stem];
+        std::string name = "o" + std::to_string(count) + "_" + stem->str();
+        if (emitCppOpKernel(&op, name)) {
+          op.setAttr(kKernelAttr, b.getStringAttr(name));
+          ++count;
+          continue;
+        }
+      }
       if (isAliasingView(&op)) {
         op.setAttr(kAliasAttr, b.getUnitAttr());
         continue;

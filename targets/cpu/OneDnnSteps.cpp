@@ -1,12 +1,14 @@
 //===- OneDnnSteps.cpp - The wrapper code of oneDNN calls -----------------===//
 //
 // This file implements OneDnnSteps (OneDnnSteps.h): for each kiln.library_call
-// "onednn.matmul", "onednn.conv" or "onednn.max_pool", the creation of its
-// primitive from what the call says (its params, epilogue, transposes and
-// operand types; a packed operand read through its pointer at create time, when
-// weights and load-time results are in place) and its run step, one call of
-// runOneDnn on the planned buffers: operands from the inputs, weights, prepared
-// memory or arena, the result straight into its arena slot or output.
+// "onednn.matmul", "onednn.conv" or "onednn.max_pool" (and the recurrences,
+// "onednn.gru_recurrence" and "onednn.lstm_recurrence", whose run step fills
+// a kiln::OneDnnRecurrenceArgs with their operands and results), the creation
+// of its primitive from what the call says (its params, epilogue, transposes
+// and operand types; a packed operand read through its pointer at create time,
+// when weights and load-time results are in place) and its run step, one call
+// of runOneDnn on the planned buffers: operands from the inputs, weights,
+// prepared memory or arena, the result straight into its arena slot or output.
 //
 //===----------------------------------------------------------------------===//
 
@@ -66,6 +68,7 @@ std::string epilogueStatements(LibraryCallOp call) {
   const char *act = e.ends_with("gelu_tanh")    ? "GeluTanh"
                     : e.ends_with("gelu_erf")   ? "GeluErf"
                     : e.ends_with("hard_swish") ? "HardSwish"
+                    : e.ends_with("relu6")      ? "Relu6"
                     : e.ends_with("relu")       ? "Relu"
                     : e.ends_with("sigmoid")    ? "Sigmoid"
                     : e.ends_with("tanh")       ? "Tanh"
@@ -97,41 +100,61 @@ std::string matmulDesc(LibraryCallOp call, StringRef &packedRole) {
   return s;
 }
 
-/// The convolution's descriptor statements.
-std::string convDesc(LibraryCallOp call, StringRef &packedRole) {
-  bool channelsLast =
-      call.getParams().getAs<StringAttr>("layout").getValue() == "nhwc";
-  // Shapes read channels first.
-  auto dims = [&](Value v) {
-    SmallVector<int64_t> s(cast<RankedTensorType>(v.getType()).getShape());
-    if (channelsLast)
-      std::rotate(s.begin() + 1, s.end() - 1, s.end());
-    return s;
-  };
-  auto wLayout = call.getParams().getAs<StringAttr>("w_layout");
-  bool wFirst = channelsLast && wLayout && wLayout.getValue() == "oihw";
-  SmallVector<int64_t> x = dims(call.getOperandByRole("x")),
-                       y = dims(call->getResult(0));
-  SmallVector<int64_t> w(
-      cast<RankedTensorType>(call.getOperandByRole("w").getType()).getShape());
-  if (channelsLast && !wFirst)
-    std::rotate(w.begin() + 1, w.end() - 1, w.end());
+/// Whether a convolution or pooling call runs channels last.
+bool isChannelsLast(LibraryCallOp call) {
+  return call.getParams().getAs<StringAttr>("layout").getValue() == "nhwc";
+}
+
+/// The shape of `v`, read channels first when `channelsLast` (the channels
+/// moved from the last dim to dim 1).
+SmallVector<int64_t> channelsFirstShape(Type type, bool channelsLast) {
+  SmallVector<int64_t> s(cast<RankedTensorType>(type).getShape());
+  if (channelsLast)
+    std::rotate(s.begin() + 1, s.end() - 1, s.end());
+  return s;
+}
+
+/// The window statements convolution and pooling descriptors share: batch
+/// and channels, in and out sizes, kernel, strides, dilations and leading
+/// pads, for `desc` (the descriptor's type) of a call whose x and y read
+/// channels first are `x` and `y`.
+std::string windowDesc(LibraryCallOp call, StringRef desc, ArrayRef<int64_t> x,
+                       ArrayRef<int64_t> y, ArrayRef<int64_t> kernel) {
   size_t nsp = x.size() - 2;
-  ArrayRef<int64_t> pads = listParam(call, "pads");
-  std::string s = "    kiln::OneDnnConvDesc d;\n";
+  std::string s = "    kiln::" + desc.str() + " d;\n";
   s += "    d.batch = " + std::to_string(x[0]) +
-       ", d.channels = " + std::to_string(x[1]) +
-       ", d.outChannels = " + std::to_string(y[1]) +
-       ", d.group = " + std::to_string(intParam(call, "group")) + ";\n";
-  s += "    d.inSize = " + list(ArrayRef(x).drop_front(2)) +
-       ";\n    d.outSize = " + list(ArrayRef(y).drop_front(2)) +
-       ";\n    d.kernel = " + list(ArrayRef(w).drop_front(2)) +
+       ", d.channels = " + std::to_string(x[1]) + ";\n";
+  s += "    d.inSize = " + list(x.drop_front(2)) +
+       ";\n    d.outSize = " + list(y.drop_front(2)) +
+       ";\n    d.kernel = " + list(kernel) +
        ";\n    d.strides = " + list(listParam(call, "strides")) +
        ";\n    d.dilations = " + list(listParam(call, "dilations")) +
-       ";\n    d.padsBegin = " + list(pads.take_front(nsp)) +
-       ";\n    d.padsEnd = " + list(pads.drop_front(nsp)) + ";\n";
-  if (channelsLast)
+       ";\n    d.padsBegin = " + list(listParam(call, "pads").take_front(nsp)) +
+       ";\n";
+  if (isChannelsLast(call))
     s += "    d.channelsLast = true;\n";
+  return s;
+}
+
+/// The convolution's descriptor statements.
+std::string convDesc(LibraryCallOp call, StringRef &packedRole) {
+  bool channelsLast = isChannelsLast(call);
+  auto wLayout = call.getParams().getAs<StringAttr>("w_layout");
+  bool wFirst = channelsLast && wLayout && wLayout.getValue() == "oihw";
+  SmallVector<int64_t> x = channelsFirstShape(
+                           call.getOperandByRole("x").getType(), channelsLast),
+                       y = channelsFirstShape(call->getResult(0).getType(),
+                                              channelsLast),
+                       w = channelsFirstShape(
+                           call.getOperandByRole("w").getType(),
+                           channelsLast && !wFirst);
+  size_t nsp = x.size() - 2;
+  std::string s =
+      windowDesc(call, "OneDnnConvDesc", x, y, ArrayRef(w).drop_front(2));
+  s += "    d.outChannels = " + std::to_string(y[1]) +
+       ", d.group = " + std::to_string(intParam(call, "group")) + ";\n";
+  s += "    d.padsEnd = " + list(listParam(call, "pads").drop_front(nsp)) +
+       ";\n";
   if (wFirst)
     s += "    d.weightsChannelsFirst = true;\n";
   if (boolParam(call, "pack_w")) {
@@ -143,40 +166,108 @@ std::string convDesc(LibraryCallOp call, StringRef &packedRole) {
 
 /// The max pooling's descriptor statements.
 std::string poolDesc(LibraryCallOp call) {
-  bool channelsLast =
-      call.getParams().getAs<StringAttr>("layout").getValue() == "nhwc";
-  auto dims = [&](Value v) {
-    SmallVector<int64_t> s(cast<RankedTensorType>(v.getType()).getShape());
-    if (channelsLast)
-      std::rotate(s.begin() + 1, s.end() - 1, s.end());
-    return s;
-  };
-  SmallVector<int64_t> x = dims(call.getOperandByRole("x")),
-                       y = dims(call->getResult(0));
-  size_t nsp = x.size() - 2;
-  std::string s = "    kiln::OneDnnPoolDesc d;\n";
-  s += "    d.batch = " + std::to_string(x[0]) +
-       ", d.channels = " + std::to_string(x[1]) + ";\n";
-  s += "    d.inSize = " + list(ArrayRef(x).drop_front(2)) +
-       ";\n    d.outSize = " + list(ArrayRef(y).drop_front(2)) +
-       ";\n    d.kernel = " + list(listParam(call, "kernel_shape")) +
-       ";\n    d.strides = " + list(listParam(call, "strides")) +
-       ";\n    d.dilations = " + list(listParam(call, "dilations")) +
-       ";\n    d.padsBegin = " + list(listParam(call, "pads").take_front(nsp)) +
-       ";\n";
-  if (channelsLast)
-    s += "    d.channelsLast = true;\n";
+  bool channelsLast = isChannelsLast(call);
+  return windowDesc(
+      call, "OneDnnPoolDesc",
+      channelsFirstShape(call.getOperandByRole("x").getType(), channelsLast),
+      channelsFirstShape(call->getResult(0).getType(), channelsLast),
+      listParam(call, "kernel_shape"));
+}
+
+/// The recurrence's descriptor statements.
+std::string recurrenceDesc(LibraryCallOp call) {
+  StringRef direction =
+      call.getParams().getAs<StringAttr>("direction").getValue();
+  bool lstm = call.getRoutine() == "lstm_recurrence";
+  std::string s = "    kiln::OneDnnRecurrenceDesc d;\n";
+  s += "    d.seq = " + std::to_string(intParam(call, "seq")) +
+       ", d.batch = " + std::to_string(intParam(call, "batch")) +
+       ", d.hidden = " + std::to_string(intParam(call, "hidden_size")) + ";\n";
+  if (lstm)
+    s += "    d.lstm = true;\n";
+  if (direction == "bidirectional")
+    s += "    d.directions = 2;\n";
+  if (direction == "reverse")
+    s += "    d.reverse = true;\n";
+  float clip = call.getParams().getAs<FloatAttr>("clip").getValueAsDouble();
+  if (clip > 0.f)
+    s += "    d.clip = " + std::to_string(clip) + "f;\n";
+  if (!lstm && intParam(call, "linear_before_reset") != 0)
+    s += "    d.linearBeforeReset = true;\n";
+  if (lstm && intParam(call, "input_forget") != 0)
+    s += "    d.inputForget = true;\n";
+  if (call.getOperandByRole("lengths"))
+    s += "    d.hasLengths = true;\n";
+  if (!boolParam(call, "pack_r"))
+    s += "    d.packR = false;\n";
   return s;
 }
 
 } // namespace
 
+std::string OneDnnSteps::createBlock(LibraryCallOp call, size_t index,
+                                     const std::string &desc,
+                                     const std::string &add) {
+  std::string node = firstNode(call);
+  return "  { // Step " + std::to_string(index) + ": " +
+         call.getCallee().str() + ", ONNX node '" + commentSafe(node) + "'\n" +
+         desc + "    kiln::Status s = m->onednn." + add + ";\n" +
+         "    if (!s)\n      return fail(err, errlen, std::string(\"node " +
+         "'\") + " + quote(node) + " + \"': \" + s.message());\n  }\n";
+}
+
+void OneDnnSteps::emitRecurrenceStep(llvm::raw_ostream &os, LibraryCallOp call,
+                                     size_t index, const BufferNames &buffers) {
+  // Packed recurrence weights are read once, at create time.
+  bool packed = boolParam(call, "pack_r");
+  std::string r = "nullptr";
+  if (packed) {
+    r = buffers.pointer(call.getOperandByRole("r"));
+    assert(StringRef(r).starts_with("m->weights") ||
+           StringRef(r).starts_with("at(m->prepared"));
+  }
+  creates_ += createBlock(call, index, recurrenceDesc(call),
+                          "addRecurrence(d, " + r + ")");
+  bool lstm = call.getRoutine() == "lstm_recurrence";
+  std::string node = firstNode(call);
+  os << "  // Step " << index << ": " << call.getCallee()
+     << " (library), ONNX node '" << commentSafe(node) << "'\n";
+  os << "  {\n    kiln::OneDnnRecurrenceArgs a;\n";
+  auto operand = [&](StringRef role, StringRef field, StringRef type) {
+    if (Value v = call.getOperandByRole(role))
+      os << "    a." << field << " = static_cast<const " << type << " *>("
+         << buffers.pointer(v) << "); // " << buffers.describe(v) << "\n";
+  };
+  operand("xw", "xw", "float");
+  if (!packed)
+    operand("r", "r", "float");
+  operand(lstm ? "p" : "rb", "bias", "float");
+  operand("h0", "h0", "float");
+  operand("c0", "c0", "float");
+  operand("lengths", "lengths", "int32_t");
+  static const char *const fields[] = {"y", "yh", "yc"};
+  for (auto [i, field] : llvm::enumerate(fields)) {
+    if (i >= call->getNumResults() || !buffers.hasBuffer(call->getResult(i)))
+      continue;
+    Value v = call->getResult(i);
+    os << "    a." << field << " = static_cast<float *>(" << buffers.pointer(v)
+       << "); // " << buffers.describe(v) << "\n";
+  }
+  os << "    kiln::Status s = m->onednn.runRecurrence(" << count_ << ", a);\n"
+     << "    if (!s)\n      return fail(err, errlen, std::string(\"node '\") + "
+     << quote(node) << " + \"': \" + s.message());\n  }\n";
+  ++count_;
+}
+
 void OneDnnSteps::emitStep(llvm::raw_ostream &os, LibraryCallOp call,
                            size_t index, const BufferNames &buffers) {
   StringRef routine = call.getRoutine();
+  if (routine == "gru_recurrence" || routine == "lstm_recurrence")
+    return emitRecurrenceStep(os, call, index, buffers);
   bool isMatmul = routine == "matmul", isPool = routine == "max_pool";
   assert((isMatmul || isPool || routine == "conv") &&
-         "kiln-lower-cpu makes onednn.matmul, conv and max_pool only");
+         "kiln-lower-cpu makes onednn.matmul, conv, max_pool and the "
+         "recurrences only");
   std::string node = firstNode(call);
   StringRef packedRole;
   std::string desc = isMatmul ? matmulDesc(call, packedRole)
@@ -194,13 +285,7 @@ void OneDnnSteps::emitStep(llvm::raw_ostream &os, LibraryCallOp call,
   std::string add = isMatmul ? "addMatmul(d, " + packed + ")"
                     : isPool ? std::string("addMaxPool(d)")
                              : "addConv(d, " + packed + ")";
-  creates_ +=
-      "  { // Step " + std::to_string(index) + ": " + call.getCallee().str() +
-      ", ONNX node '" + commentSafe(node) + "'\n" + desc +
-      epilogueStatements(call) + "    kiln::Status s = m->onednn." + add +
-      ";\n" +
-      "    if (!s)\n      return fail(err, errlen, std::string(\"node " +
-      "'\") + " + quote(node) + " + \"': \" + s.message());\n  }\n";
+  creates_ += createBlock(call, index, desc + epilogueStatements(call), add);
   auto pointer = [&](StringRef role) -> std::string {
     Value v = call.getOperandByRole(role);
     if (!v || role == packedRole)

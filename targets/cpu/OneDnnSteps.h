@@ -44,6 +44,16 @@ public:
   void emitHelpers(llvm::raw_ostream &os) const;
 
 private:
+  /// Prints the run step of a recurrence call (onednn.gru_recurrence,
+  /// onednn.lstm_recurrence) and records its creation.
+  void emitRecurrenceStep(llvm::raw_ostream &os, LibraryCallOp call,
+                          size_t index, const wrapper::BufferNames &buffers);
+  /// The creation block of `call` (step `index`): the descriptor statements
+  /// `desc` on `d`, then `m->onednn.<add>`, failing with the node's name.
+  static std::string createBlock(LibraryCallOp call, size_t index,
+                                 const std::string &desc,
+                                 const std::string &add);
+
   /// The creation statements, one block per primitive.
   std::string creates_;
   /// The primitives so far.

@@ -1,7 +1,7 @@
 //===- CudaRecurrenceKernel.cpp - CUDA kernels of GRU/LSTM recurrences ----===//
 //
 // This file implements the CUDA kernels of a top-level kiln.gru_recurrence
-// and kiln.lstm_recurrence (kiln-cuda-split-recurrent's second half of a
+// and kiln.lstm_recurrence (kiln-split-recurrent's second half of a
 // kiln.gru / kiln.lstm: the input projection is already a GEMM), launched
 // once per step (the launch index is the last argument, kiln_launch;
 // CudaKernel::launches), so that a GRU or an LSTM runs on the device instead

@@ -31,9 +31,6 @@ std::unique_ptr<mlir::Pass> createLowerCudaPass();
 /// kernel exists.
 std::unique_ptr<mlir::Pass>
 createFuseAttentionPass(bool trainingForward = false);
-/// kiln-cuda-split-recurrent (SplitRecurrent.cpp): a kiln.gru as its input
-/// projection (one matmul) and a kiln.gru_recurrence.
-std::unique_ptr<mlir::Pass> createSplitRecurrentPass();
 /// kiln-cuda-fuse-depthwise (FuseDepthwise.cpp): the activations around a
 /// depthwise convolution into one kiln.depthwise_conv.
 std::unique_ptr<mlir::Pass> createFuseDepthwisePass();

@@ -46,12 +46,12 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "targets/cuda/CudaTarget.h"
+#include "ir/KilnOps.h"
 #include "passes/LibraryCalls.h"
 #include "passes/LibraryEpilogues.h"
-#include "targets/cuda/CudaKernel.h"
-#include "ir/KilnOps.h"
 #include "passes/LoweringPasses.h"
+#include "targets/cuda/CudaKernel.h"
+#include "targets/cuda/CudaTarget.h"
 
 #include "kiln/runtime/CustomOps.h"
 
@@ -60,8 +60,6 @@
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringMap.h"
-
-#include <algorithm>
 
 using namespace mlir;
 
@@ -87,68 +85,6 @@ constexpr int64_t kCublasLtWorkspaceBytes = int64_t(32) << 20;
 
 bool isCudaFloat(Type t) { return t.isF32() || t.isF16() || t.isBF16(); }
 
-RankedTensorType tensorType(Value v) {
-  return cast<RankedTensorType>(v.getType());
-}
-
-/// The cuDNN parameters of `conv` (strides, pads, dilations, group), when
-/// cuDNN takes it.
-std::optional<NamedAttrList> cudnnConvParams(ConvOp conv) {
-  RankedTensorType tx = tensorType(conv.getOperand(0)),
-                   tw = tensorType(conv.getOperand(1)),
-                   ty = tensorType(conv.getResult());
-  Type e = ty.getElementType();
-  if (tx.getElementType() != e || tw.getElementType() != e ||
-      !isCudaFloat(e) || conv.getResult().use_empty())
-    return std::nullopt;
-  int64_t rank = ty.getRank();
-  if (rank < 3 || rank > 5 || tx.getRank() != rank || tw.getRank() != rank)
-    return std::nullopt;
-  for (RankedTensorType t : {tx, tw, ty})
-    if (!t.hasStaticShape() ||
-        llvm::any_of(t.getShape(), [](int64_t d) { return d <= 0; }))
-      return std::nullopt;
-  size_t nsp = rank - 2;
-  // The checks below read the shapes channels first.
-  bool channelsLast = conv.getLayout() == "nhwc";
-  if (conv.getLayout() && (!channelsLast || rank != 4))
-    return std::nullopt;
-  auto channelsFirst = [&](RankedTensorType t) {
-    SmallVector<int64_t> s(t.getShape());
-    if (channelsLast)
-      std::rotate(s.begin() + 1, s.end() - 1, s.end());
-    return s;
-  };
-  SmallVector<int64_t> x = channelsFirst(tx), w = channelsFirst(tw),
-                       y = channelsFirst(ty);
-  int64_t group = conv.getGroup();
-  auto strides = spatial(conv.getStrides(), nsp, 1);
-  auto dilations = spatial(conv.getDilations(), nsp, 1);
-  auto pads = spatial(conv.getPads(), 2 * nsp, 0);
-  if (!strides || !dilations || !pads || group < 1 ||
-      x[1] != w[1] * group || w[0] % group != 0 || y[0] != x[0] ||
-      y[1] != w[0])
-    return std::nullopt;
-  for (size_t d = 0; d < nsp; ++d) {
-    // cuDNN takes symmetric pads only.
-    if ((*pads)[d] != (*pads)[nsp + d] || (*pads)[d] < 0 ||
-        (*strides)[d] < 1 || (*dilations)[d] < 1)
-      return std::nullopt;
-    int64_t window = (*dilations)[d] * (w[2 + d] - 1) + 1;
-    int64_t span = x[2 + d] + 2 * (*pads)[d] - window;
-    if (span < 0 || span / (*strides)[d] + 1 != y[2 + d])
-      return std::nullopt;
-  }
-  Builder b(conv.getContext());
-  NamedAttrList params;
-  params.append("dilations", b.getDenseI64ArrayAttr(*dilations));
-  params.append("group", b.getI64IntegerAttr(group));
-  params.append("layout", b.getStringAttr(channelsLast ? "nhwc" : "nchw"));
-  params.append("pads", b.getDenseI64ArrayAttr(*pads));
-  params.append("strides", b.getDenseI64ArrayAttr(*strides));
-  return params;
-}
-
 /// Lowers `mm` to cuBLASLt when it qualifies.
 void lowerMatmul(MatMulOp mm) {
   std::optional<Gemm> g = gemmOf(mm, isCudaFloat);
@@ -161,8 +97,8 @@ void lowerMatmul(MatMulOp mm) {
     epilogue = matmulEpilogue(mm.getResult());
   if (epilogue && epilogue->bias)
     if (auto other = epilogue->bias.getDefiningOp<MatMulOp>())
-      if (other->getBlock() == mm->getBlock() &&
-          mm->isBeforeInBlock(other) && other.getResult().hasOneUse())
+      if (other->getBlock() == mm->getBlock() && mm->isBeforeInBlock(other) &&
+          other.getResult().hasOneUse())
         epilogue.reset();
   FusionOp fusion =
       epilogue ? cast<FusionOp>(*mm.getResult().getUsers().begin()) : nullptr;
@@ -188,17 +124,16 @@ void lowerMatmul(MatMulOp mm) {
 
 /// Lowers `conv` to cuDNN when it qualifies.
 void lowerConv(ConvOp conv) {
-  std::optional<NamedAttrList> params = cudnnConvParams(conv);
+  std::optional<NamedAttrList> params =
+      convLibraryParams(conv, isCudaFloat, /*symmetricPads=*/true);
   if (!params)
     return;
   std::optional<Epilogue> epilogue = convEpilogue(conv.getResult());
-  FusionOp fusion = epilogue
-                        ? cast<FusionOp>(*conv.getResult().getUsers().begin())
-                        : nullptr;
+  FusionOp fusion =
+      epilogue ? cast<FusionOp>(*conv.getResult().getUsers().begin()) : nullptr;
   createLibraryCall(conv, fusion, "cudnn.conv",
                     {{"x", conv.getOperand(0)}, {"w", conv.getOperand(1)}},
-                    epilogue ? &*epilogue : nullptr, false, false, 0,
-                    *params);
+                    epilogue ? &*epilogue : nullptr, false, false, 0, *params);
 }
 
 struct LowerCudaPass

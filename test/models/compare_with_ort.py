@@ -70,7 +70,7 @@ def main():
         with tempfile.TemporaryDirectory() as work:
             path = materialize(model_path, work, rng)
             sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
-            feeds = random_inputs(sess, rng)
+            feeds = random_inputs(sess, rng, path)
             inputs = []
             for input_name, x in feeds.items():
                 f = os.path.join(work, "in_" + input_name + ".npy")

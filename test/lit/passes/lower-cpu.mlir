@@ -4,7 +4,9 @@
 // as oneDNN post-ops when it computes act(result + bias + residual) (the
 // epilogue vocabulary of the CUDA target, plus gelu_erf); other library ops
 // call the runtime's kernels; views are aliases; every other op outside a
-// fusion is a reference step on the CPU.
+// fusion is a reference step on the CPU. A GRU or LSTM recurrence with
+// constant recurrence weights is a oneDNN-backed call too; a gather or
+// concat a kernel of its own.
 
 // RUN: kiln-opt %s -split-input-file -kiln-fuse -kiln-lower-cpu | FileCheck %s
 
@@ -165,4 +167,80 @@ func.func @conv_weights_in_place(%x: tensor<1x4x4x2xf32>, %k: tensor<3x2x3x3xf32
   %kt = kiln.transpose %k {perm = array<i64: 0, 2, 3, 1>} : (tensor<3x2x3x3xf32>) -> tensor<3x3x3x2xf32>
   %0 = kiln.conv %x, %kt {dilations = array<i64: 1, 1>, group = 1 : i64, layout = "nhwc", pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x4x4x2xf32>, tensor<3x3x3x2xf32>) -> tensor<1x4x4x3xf32>
   return %0 : tensor<1x4x4x3xf32>
+}
+
+// -----
+
+// The recurrences kiln-split-recurrent leaves: with constant recurrence
+// weights they are oneDNN calls (a matmul of the state per step, its
+// weights packed at load), the op's attributes and sizes in params, the
+// operands by role (a GRU's recurrence bias rb; an LSTM's peepholes p, both
+// initial states and its run-time sequence lengths); recurrence weights
+// that are a run-time value are read by each run (pack_r = false).
+// CHECK-LABEL: func.func @recurrences(
+// CHECK: %[[G:.*]]:2 = kiln.library_call "onednn.gru_recurrence"(%arg0, %arg1, %arg2, %arg3) {params = {batch = 2 : i64, clip = 0.000000e+00 : f32, direction = "forward", hidden_size = 5 : i64, linear_before_reset = 1 : i64, pack_r = true, seq = 4 : i64}, roles = ["xw", "r", "rb", "h0"]}
+// CHECK: %[[L:.*]]:3 = kiln.library_call "onednn.lstm_recurrence"(%arg4, %arg5, %arg6, %arg7, %arg8, %arg9) {params = {batch = 2 : i64, clip = 2.500000e+00 : f32, direction = "bidirectional", hidden_size = 5 : i64, input_forget = 0 : i64, pack_r = true, seq = 4 : i64}, roles = ["xw", "r", "p", "h0", "c0", "lengths"]}
+// CHECK: kiln.library_call "onednn.gru_recurrence"(%arg0, %arg10, %arg2, %arg3) {params = {{{.*}}linear_before_reset = 0 : i64, pack_r = false,
+// CHECK: return %[[G]]#0, %[[L]]#1,
+func.func @recurrences(%xw: tensor<4x2x15xf32>, %r: tensor<1x15x5xf32> {kiln.weight}, %rb: tensor<1x15xf32> {kiln.weight}, %h0: tensor<1x2x5xf32>, %lxw: tensor<4x2x40xf32>, %lr: tensor<2x20x5xf32> {kiln.weight}, %p: tensor<2x15xf32> {kiln.weight}, %lh0: tensor<2x2x5xf32>, %lc0: tensor<2x2x5xf32>, %lens: tensor<2xi32>, %rin: tensor<1x15x5xf32>) -> (tensor<4x1x2x5xf32>, tensor<2x2x5xf32>, tensor<4x1x2x5xf32>) {
+  %y, %yh = kiln.gru_recurrence %xw, %r, %rb, %h0 {clip = 0.000000e+00 : f32, direction = "forward", hidden_size = 5 : i64, linear_before_reset = 1 : i64} : (tensor<4x2x15xf32>, tensor<1x15x5xf32>, tensor<1x15xf32>, tensor<1x2x5xf32>) -> (tensor<4x1x2x5xf32>, tensor<1x2x5xf32>)
+  %ly, %lyh, %lyc = kiln.lstm_recurrence %lxw, %lr, %p, %lh0, %lc0, %lens {clip = 2.500000e+00 : f32, direction = "bidirectional", hidden_size = 5 : i64, input_forget = 0 : i64} : (tensor<4x2x40xf32>, tensor<2x20x5xf32>, tensor<2x15xf32>, tensor<2x2x5xf32>, tensor<2x2x5xf32>, tensor<2xi32>) -> (tensor<4x2x2x5xf32>, tensor<2x2x5xf32>, tensor<2x2x5xf32>)
+  %y2, %yh2 = kiln.gru_recurrence %xw, %rin, %rb, %h0 {clip = 0.000000e+00 : f32, direction = "forward", hidden_size = 5 : i64, linear_before_reset = 0 : i64} : (tensor<4x2x15xf32>, tensor<1x15x5xf32>, tensor<1x15xf32>, tensor<1x2x5xf32>) -> (tensor<4x1x2x5xf32>, tensor<1x2x5xf32>)
+  return %y, %lyh, %y2 : tensor<4x1x2x5xf32>, tensor<2x2x5xf32>, tensor<4x1x2x5xf32>
+}
+
+// -----
+
+// A gather (an embedding lookup) and a concat of static shapes outside a
+// fusion are kernels of their own (o<N>_<op>), not reference steps.
+// CHECK-LABEL: func.func @data_movement(
+// CHECK: kiln.gather %arg0, %arg1 {axis = 0 : i64, kiln.kernel = "o0_gather"}
+// CHECK: kiln.concat %arg2, %arg3 {axis = 1 : i64, kiln.kernel = "o0_concat"}
+// CHECK: kiln.concat %arg3, %arg3 {axis = 2 : i64, kiln.kernel = "o1_concat"}
+func.func @data_movement(%table: tensor<10x4xf32> {kiln.weight}, %tokens: tensor<2x3xi64>, %cls: tensor<1x1x4xf32>, %patches: tensor<1x5x4xf32>) -> (tensor<2x3x4xf32>, tensor<1x6x4xf32>, tensor<1x5x8xf32>) {
+  %0 = kiln.gather %table, %tokens {axis = 0 : i64} : (tensor<10x4xf32>, tensor<2x3xi64>) -> tensor<2x3x4xf32>
+  %1 = kiln.concat %cls, %patches {axis = 1 : i64} : (tensor<1x1x4xf32>, tensor<1x5x4xf32>) -> tensor<1x6x4xf32>
+  %2 = kiln.concat %patches, %patches {axis = 2 : i64} : (tensor<1x5x4xf32>, tensor<1x5x4xf32>) -> tensor<1x5x8xf32>
+  return %0, %1, %2 : tensor<2x3x4xf32>, tensor<1x6x4xf32>, tensor<1x5x8xf32>
+}
+
+// -----
+
+// In a graph compiled for a range of sizes a gather stays a reference step
+// (the kernels print their sizes as literals).
+// CHECK-LABEL: func.func @gather_range(
+// CHECK: kiln.gather {{.*}}kiln.reference = "cpu"
+module attributes {kiln.size_range} {
+  func.func @gather_range(%table: tensor<10x4xf32> {kiln.weight}, %tokens: tensor<2x3xi64>) -> tensor<2x3x4xf32> {
+    %0 = kiln.gather %table, %tokens {axis = 0 : i64} : (tensor<10x4xf32>, tensor<2x3xi64>) -> tensor<2x3x4xf32>
+    return %0 : tensor<2x3x4xf32>
+  }
+}
+
+// -----
+
+// ReLU6 (ONNX Clip(x, 0, 6) traces as max with 0, then min with 6) folds as
+// oneDNN's clip post-op (a MobileNetV2 convolution); other bounds, and a
+// max that is not followed by its min, do not.
+// CHECK-LABEL: func.func @relu6(
+// CHECK: kiln.library_call "onednn.conv"(%arg0, %arg1) {epilogue = "relu6"
+// CHECK: %[[MM:.*]] = kiln.library_call "onednn.matmul"(%arg2, %arg3) {params
+// CHECK: kiln.fusion {{.*}}ins(%[[MM]]
+// CHECK: kiln.min
+// CHECK: %[[MM2:.*]] = kiln.library_call "onednn.matmul"(%arg2, %arg3) {params
+// CHECK: kiln.fusion {{.*}}ins(%[[MM2]]
+// CHECK: kiln.max
+func.func @relu6(%x: tensor<1x4x4x2xf32>, %k: tensor<2x3x3x2xf32> {kiln.weight}, %a: tensor<8x16xf32>, %w: tensor<16x4xf32> {kiln.weight}) -> (tensor<1x4x4x2xf32>, tensor<8x4xf32>, tensor<8x4xf32>) {
+  %zero = kiln.constant dense<0.000000e+00> : tensor<f32>
+  %six = kiln.constant dense<6.000000e+00> : tensor<f32>
+  %four = kiln.constant dense<4.000000e+00> : tensor<f32>
+  %0 = kiln.conv %x, %k {dilations = array<i64: 1, 1>, group = 1 : i64, layout = "nhwc", pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x4x4x2xf32>, tensor<2x3x3x2xf32>) -> tensor<1x4x4x2xf32>
+  %1 = kiln.max %0, %zero : (tensor<1x4x4x2xf32>, tensor<f32>) -> tensor<1x4x4x2xf32>
+  %2 = kiln.min %1, %six : (tensor<1x4x4x2xf32>, tensor<f32>) -> tensor<1x4x4x2xf32>
+  %3 = kiln.matmul %a, %w : (tensor<8x16xf32>, tensor<16x4xf32>) -> tensor<8x4xf32>
+  %4 = kiln.max %3, %zero : (tensor<8x4xf32>, tensor<f32>) -> tensor<8x4xf32>
+  %5 = kiln.min %4, %four : (tensor<8x4xf32>, tensor<f32>) -> tensor<8x4xf32>
+  %6 = kiln.matmul %a, %w : (tensor<8x16xf32>, tensor<16x4xf32>) -> tensor<8x4xf32>
+  %7 = kiln.max %6, %zero : (tensor<8x4xf32>, tensor<f32>) -> tensor<8x4xf32>
+  return %2, %5, %7 : tensor<1x4x4x2xf32>, tensor<8x4xf32>, tensor<8x4xf32>
 }

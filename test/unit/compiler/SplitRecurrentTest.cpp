@@ -1,11 +1,11 @@
-//===- SplitRecurrentTest.cpp - kiln-cuda-split-recurrent keeps the values ===//
+//===- SplitRecurrentTest.cpp - kiln-split-recurrent keeps the values ===//
 //
-// This file implements the numeric test of targets/cuda/SplitRecurrent.cpp
+// This file implements the numeric test of passes/SplitRecurrent.cpp
 // and of the recurrence ops' reference kernels: a GRU (linear_before_reset
 // = 1) and a bidirectional LSTM with peepholes, both batch first (layout 1,
 // so the split adds transposes), a GRU with linear_before_reset = 0 and a
 // reverse LSTM with short sequences (the lengths go to the recurrence), run
-// through the reference executor before and after kiln-cuda-split-recurrent,
+// through the reference executor before and after kiln-split-recurrent,
 // and the results agree; the pass leaves no kiln.gru or kiln.lstm. The
 // recurrence kernels themselves are checked emulated against these reference
 // kernels (CudaOpKernelTest.cpp) and on the GPU by the node tests.
@@ -13,7 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ReferenceRun.h"
-#include "targets/cuda/CudaTarget.h"
+#include "passes/Passes.h"
 
 #include <catch2/catch.hpp>
 
@@ -35,7 +35,7 @@ void checkSplit(const char *ir,
 
 } // namespace
 
-TEST_CASE("kiln-cuda-split-recurrent keeps a batch-first GRU's values",
+TEST_CASE("kiln-split-recurrent keeps a batch-first GRU's values",
           "[passes]") {
   checkSplit(R"mlir(
 func.func @main(%x: tensor<3x4x5xf32> {kiln.name = "x"},
@@ -56,7 +56,7 @@ func.func @main(%x: tensor<3x4x5xf32> {kiln.name = "x"},
               {"h0", {3, 1, 6}}});
 }
 
-TEST_CASE("kiln-cuda-split-recurrent keeps a bidirectional LSTM's values",
+TEST_CASE("kiln-split-recurrent keeps a bidirectional LSTM's values",
           "[passes]") {
   checkSplit(R"mlir(
 func.func @main(%x: tensor<2x3x4xf32> {kiln.name = "x"},
@@ -82,7 +82,7 @@ func.func @main(%x: tensor<2x3x4xf32> {kiln.name = "x"},
               {"p", {2, 15}}});
 }
 
-TEST_CASE("kiln-cuda-split-recurrent keeps the values of a GRU with "
+TEST_CASE("kiln-split-recurrent keeps the values of a GRU with "
           "linear_before_reset = 0 and short sequences",
           "[passes]") {
   // Bidirectional, one entry of length 0: the lengths go to the recurrence.
@@ -105,7 +105,7 @@ func.func @main(%x: tensor<4x3x5xf32> {kiln.name = "x"},
               {"h0", {2, 3, 6}}});
 }
 
-TEST_CASE("kiln-cuda-split-recurrent keeps a reverse LSTM's values with "
+TEST_CASE("kiln-split-recurrent keeps a reverse LSTM's values with "
           "short sequences",
           "[passes]") {
   checkSplit(R"mlir(

@@ -82,6 +82,33 @@ TEST_CASE("oneDNN matmul: transposed packed B, bias, residual, ReLU",
   runAtThreadCounts(p, a.data(), nullptr, bias.data(), res.data(), m * n, want);
 }
 
+TEST_CASE("oneDNN matmul: ReLU6 (clipped to [0, 6]) after the bias",
+          "[onednn]") {
+  // Products reach past both bounds: a ramp times 4.
+  const int64_t m = 4, k = 6, n = 5;
+  std::vector<float> a = ramp(m * k), b = ramp(k * n, 2), bias = ramp(n, 7);
+  for (float &v : a)
+    v *= 4.f;
+  OneDnnMatmulDesc d;
+  d.m = m, d.n = n, d.k = k;
+  d.epilogue.bias = true;
+  d.epilogue.activation = OneDnnActivation::Relu6;
+  OneDnnPrimitives p;
+  REQUIRE(p.addMatmul(d, nullptr).isOk());
+  std::vector<float> want(m * n);
+  bool low = false, high = false;
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      float acc = bias[j];
+      for (int64_t l = 0; l < k; ++l)
+        acc += a[i * k + l] * b[l * n + j];
+      low |= acc<0.f, high |= acc> 6.f;
+      want[i * n + j] = std::min(6.f, std::max(0.f, acc));
+    }
+  REQUIRE((low && high));
+  runAtThreadCounts(p, a.data(), b.data(), bias.data(), nullptr, m * n, want);
+}
+
 TEST_CASE("oneDNN matmul: a batch of transposed A times one B, GELU",
           "[onednn]") {
   const int64_t batch = 3, m = 4, k = 6, n = 5;

@@ -2,7 +2,8 @@
 //
 // This file declares OneDnnPrimitives, what a cpu package's wrapper calls for
 // its `onednn.matmul` and `onednn.conv` library calls (targets/cpu/): each
-// call's oneDNN primitive (and its max pooling), created once when the model
+// call's oneDNN primitive (and its max pooling, and the GRU and LSTM
+// recurrences built on oneDNN matmuls), created once when the model
 // is created, with its epilogue as post-ops (bias, residual add, activation)
 // and its constant operand (the weights) reordered once into the primitive's
 // blocked layout; a run executes it on pointers into the caller's inputs,
@@ -32,7 +33,9 @@ enum class OneDnnActivation {
   GeluErf,
   Sigmoid,
   Tanh,
-  HardSwish
+  HardSwish,
+  /// min(max(x, 0), 6).
+  Relu6
 };
 
 /// The epilogue of a oneDNN call: act(result + bias + residual).
@@ -86,6 +89,53 @@ struct OneDnnPoolDesc {
   bool channelsLast = false;
 };
 
+/// The recurrence of a GRU or LSTM whose input projection is done
+/// (kiln.gru_recurrence, kiln.lstm_recurrence; f32, default activations):
+/// per step and direction, a oneDNN matmul of the state [batch, H] by the
+/// recurrence weights (packed once, at creation), then the gates.
+struct OneDnnRecurrenceDesc {
+  /// A GRU (gates z, r, h) or an LSTM (gates i, o, f, c), ONNX's orders.
+  bool lstm = false;
+  int64_t seq = 0, batch = 0, hidden = 0;
+  /// 1, or 2 for a bidirectional recurrence (the second direction reverse).
+  int64_t directions = 1;
+  /// The only direction runs from the end ("reverse").
+  bool reverse = false;
+  /// Pre-activations clipped to [-clip, clip] when > 0.
+  float clip = 0.f;
+  /// GRU: the h gate's recurrence product is taken before the reset gate
+  /// multiplies it (linear_before_reset = 1, what PyTorch exports).
+  bool linearBeforeReset = false;
+  /// LSTM: the forget gate is 1 - the input gate.
+  bool inputForget = false;
+  /// The sequence lengths are an operand (else every one is `seq`).
+  bool hasLengths = false;
+  /// The recurrence weights are constant for the model's life: reordered
+  /// once, at creation (else read from OneDnnRecurrenceArgs::r each run).
+  bool packR = true;
+};
+
+/// The operands and results of a recurrence run, as kiln.gru_recurrence and
+/// kiln.lstm_recurrence have them (layout 0). A result pointer may be null
+/// (the result is not used).
+struct OneDnnRecurrenceArgs {
+  /// [seq, batch, directions * gates * hidden]: W x + Wb (+ Rb for LSTM).
+  const float *xw = nullptr;
+  /// The recurrence weights [directions, gates * hidden, hidden], when the
+  /// descriptor does not pack them (else null).
+  const float *r = nullptr;
+  /// GRU: rb [directions, 3 * hidden]; LSTM: the peepholes p [directions,
+  /// 3 * hidden].
+  const float *bias = nullptr;
+  /// [directions, batch, hidden]; c0 for an LSTM only.
+  const float *h0 = nullptr, *c0 = nullptr;
+  /// [batch], when the descriptor has lengths.
+  const int32_t *lengths = nullptr;
+  /// y [seq, directions, batch, hidden] (zero past a length), y_h, y_c
+  /// [directions, batch, hidden].
+  float *y = nullptr, *yh = nullptr, *yc = nullptr;
+};
+
 /// The oneDNN primitives of one loaded model, in the order of its library
 /// calls, each made for the thread counts its runs use (the running
 /// thread's OpenMP thread count). Creating is not thread-safe; run() may be
@@ -108,6 +158,14 @@ public:
 
   /// Creates a max-pooling primitive and appends it.
   Status addMaxPool(const OneDnnPoolDesc &desc);
+
+  /// Creates a recurrence, its state product's matmul primitives packing
+  /// `r` ([directions, gates * hidden, hidden]) now when desc.packR (`r`
+  /// stays alive as long as this object; else null), and appends it.
+  Status addRecurrence(const OneDnnRecurrenceDesc &desc, const void *r);
+
+  /// Runs recurrence `index` (made by addRecurrence).
+  Status runRecurrence(size_t index, const OneDnnRecurrenceArgs &args) const;
 
   /// Runs primitive `index`: x (A or the input), w (B or the weights; null
   /// when packed), bias and residual (null when the epilogue has none),

@@ -1,7 +1,7 @@
 //===- SplitRecurrent.cpp - A GRU or LSTM as one GEMM and its recurrence --===//
 //
-// This file implements `kiln-cuda-split-recurrent`, a layout pass of the
-// CUDA target: a kiln.gru or kiln.lstm is two parts of very different
+// This file implements `kiln-split-recurrent`, a layout pass of the CPU and
+// CUDA targets: a kiln.gru or kiln.lstm is two parts of very different
 // shape, the input projection W x + Wb of every step, which does not depend
 // on the state, and the recurrence. The pass rewrites
 //
@@ -12,7 +12,8 @@
 // transpose runs once, at load or compile time, as every weight transform),
 // plus the input bias, then a kiln.gru_recurrence of that projection with
 // the recurrence weights, the recurrence half of the bias and the initial
-// state (CudaRecurrenceKernel.cpp runs it, a launch per step). A kiln.lstm
+// state (on CUDA CudaRecurrenceKernel.cpp runs it, a launch per step; on
+// the CPU kiln-lower-cpu makes it an onednn.gru_recurrence call). A kiln.lstm
 // likewise becomes a matmul with both halves of its bias (Wb + Rb) and a
 // kiln.lstm_recurrence of the projection, the recurrence weights, the
 // peepholes and both initial states. A batch-first op (layout 1) gets
@@ -21,16 +22,16 @@
 // recurrence unless they are constants that are all the full length (what
 // PyTorch's exported GRUs and LSTMs have): the projection of the steps past
 // an entry's length is computed and unused. It takes recurrent ops with
-// static shapes; others keep their kiln.gru / kiln.lstm, which run on the
-// host.
+// static shapes (on the CPU, of f32: the only recurrences oneDNN runs
+// there); others keep their kiln.gru / kiln.lstm, which run on the host (the
+// runtime's reference kernels).
 //
 //===----------------------------------------------------------------------===//
-
-#include "targets/cuda/CudaTarget.h"
 
 #include "ir/KilnDialect.h"
 #include "ir/KilnOps.h"
 #include "passes/PassDetail.h"
+#include "passes/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/PatternMatch.h"
@@ -58,10 +59,12 @@ struct Projection {
 
 /// The dims of a recurrent op that the split takes (static shapes), or
 /// nullopt.
-std::optional<Projection> splittable(Operation *op, Value x, Value lens,
-                                     int64_t layout, int64_t hidden,
+std::optional<Projection> splittable(Operation *op, bool f32Only, Value x,
+                                     Value lens, int64_t layout, int64_t hidden,
                                      StringRef direction) {
   if ((layout != 0 && layout != 1) ||
+      (f32Only &&
+       !cast<RankedTensorType>(x.getType()).getElementType().isF32()) ||
       !llvm::all_of(op->getOperands(), hasStaticShape) ||
       !llvm::all_of(op->getResults(), hasStaticShape))
     return std::nullopt;
@@ -81,10 +84,11 @@ std::optional<Projection> splittable(Operation *op, Value x, Value lens,
   return p;
 }
 
-/// x [seq, batch, input] · W^T [input, D·gates·H] + `bias` [D·gates·H] as
-/// [seq, batch, D·gates·H]: every step's input projection, one GEMM (the
-/// weight's transpose runs once, at load or compile time); null when an op
-/// does not build.
+/// x [seq, batch, input] · W^T [input, D·gates·H] + `bias` [D·gates·H]:
+/// every step's input projection [seq, batch, D·gates·H], one GEMM (a
+/// batch of row-major matrices times one matrix; the weight's transpose runs
+/// once, at load or compile time) whose bias add a library folds; null when
+/// an op does not build.
 Value buildProjection(PatternRewriter &rewriter, Location loc,
                       const Projection &p, int64_t gates, Value x, Value w,
                       Value bias) {
@@ -98,18 +102,13 @@ Value buildProjection(PatternRewriter &rewriter, Location loc,
   auto allowZero =
       rewriter.getNamedAttr("allowzero", rewriter.getI64IntegerAttr(0));
   int64_t width = p.dirs * gates * p.hidden;
-  Value x2 =
-      build("kiln.reshape", {x, vec({p.seq * p.batch, p.input})}, {allowZero});
   Value w2 = build("kiln.reshape", {w, vec({width, p.input})}, {allowZero});
   Value wt = w2 ? build("kiln.transpose", {w2},
                         {rewriter.getNamedAttr(
                             "perm", rewriter.getDenseI64ArrayAttr({1, 0}))})
                 : Value();
-  Value xw = x2 && wt ? build("kiln.matmul", {x2, wt}) : Value();
-  Value biased = xw && bias ? build("kiln.add", {xw, bias}) : Value();
-  return biased ? build("kiln.reshape", {biased, vec({p.seq, p.batch, width})},
-                        {allowZero})
-                : Value();
+  Value xw = x && wt ? build("kiln.matmul", {x, wt}) : Value();
+  return xw && bias ? build("kiln.add", {xw, bias}) : Value();
 }
 
 /// `v` with its first two dims swapped when the op is batch first (x
@@ -179,13 +178,15 @@ Value flatten(PatternRewriter &rewriter, Location loc, Value v, int64_t n) {
 }
 
 struct SplitGRU : public OpRewritePattern<GRUOp> {
-  using OpRewritePattern::OpRewritePattern;
+  SplitGRU(MLIRContext *ctx, bool f32Only)
+      : OpRewritePattern(ctx), f32Only(f32Only) {}
+  bool f32Only;
 
   LogicalResult matchAndRewrite(GRUOp gru,
                                 PatternRewriter &rewriter) const override {
     std::optional<Projection> p =
-        splittable(gru, gru.getX(), gru.getSequenceLens(), gru.getLayout(),
-                   gru.getHiddenSize(), gru.getDirection());
+        splittable(gru, f32Only, gru.getX(), gru.getSequenceLens(),
+                   gru.getLayout(), gru.getHiddenSize(), gru.getDirection());
     if (!p)
       return failure();
     Location loc = gru.getLoc();
@@ -212,13 +213,15 @@ struct SplitGRU : public OpRewritePattern<GRUOp> {
 };
 
 struct SplitLSTM : public OpRewritePattern<LSTMOp> {
-  using OpRewritePattern::OpRewritePattern;
+  SplitLSTM(MLIRContext *ctx, bool f32Only)
+      : OpRewritePattern(ctx), f32Only(f32Only) {}
+  bool f32Only;
 
   LogicalResult matchAndRewrite(LSTMOp lstm,
                                 PatternRewriter &rewriter) const override {
     std::optional<Projection> p =
-        splittable(lstm, lstm.getX(), lstm.getSequenceLens(), lstm.getLayout(),
-                   lstm.getHiddenSize(), lstm.getDirection());
+        splittable(lstm, f32Only, lstm.getX(), lstm.getSequenceLens(),
+                   lstm.getLayout(), lstm.getHiddenSize(), lstm.getDirection());
     if (!p)
       return failure();
     Location loc = lstm.getLoc();
@@ -249,18 +252,29 @@ struct SplitRecurrentPass
     : public PassWrapper<SplitRecurrentPass, OperationPass<func::FuncOp>> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(SplitRecurrentPass)
 
-  StringRef getArgument() const final { return "kiln-cuda-split-recurrent"; }
+  SplitRecurrentPass() = default;
+  SplitRecurrentPass(const SplitRecurrentPass &other) : PassWrapper(other) {}
+
+  /// Only recurrences of f32 (the CPU target, whose oneDNN recurrence is
+  /// f32: splitting a 16-bit one would round its projection for nothing).
+  Option<bool> f32Only{*this, "f32-only",
+                       llvm::cl::desc("Split only f32 GRUs and LSTMs (the "
+                                      "CPU target)"),
+                       llvm::cl::init(false)};
+
+  StringRef getArgument() const final { return "kiln-split-recurrent"; }
   StringRef getDescription() const final {
     return "Split a kiln.gru or kiln.lstm into its input projection (one "
            "matmul over all steps) and its recurrence "
-           "(kiln.gru_recurrence, kiln.lstm_recurrence), for the CUDA target";
+           "(kiln.gru_recurrence, kiln.lstm_recurrence), a layout pass of "
+           "the CPU and CUDA targets";
   }
   void getDependentDialects(DialectRegistry &registry) const override {
     registry.insert<KilnDialect>();
   }
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<SplitGRU, SplitLSTM>(&getContext());
+    patterns.add<SplitGRU, SplitLSTM>(&getContext(), f32Only);
     FrozenRewritePatternSet frozen(std::move(patterns));
     passes::applyPatternsOutsideFusions(getOperation(), frozen);
   }
@@ -268,8 +282,10 @@ struct SplitRecurrentPass
 
 } // namespace
 
-std::unique_ptr<Pass> createSplitRecurrentPass() {
-  return std::make_unique<SplitRecurrentPass>();
+std::unique_ptr<Pass> createSplitRecurrentPass(bool f32Only) {
+  auto pass = std::make_unique<SplitRecurrentPass>();
+  pass->f32Only = f32Only;
+  return pass;
 }
 
 } // namespace kiln

@@ -1,20 +1,20 @@
-// RUN: kiln-opt %s -kiln-cuda-split-recurrent -split-input-file | FileCheck %s
+// RUN: kiln-opt %s -kiln-split-recurrent -split-input-file | FileCheck %s
+// RUN: kiln-opt %s -kiln-split-recurrent=f32-only=true -split-input-file | FileCheck %s --check-prefix=F32
 
 // A GRU with full-length sequences becomes its input projection, one matmul
-// of [seq * batch, input] by the transposed weight plus the input half of
-// the bias, and a kiln.gru_recurrence with the recurrence half.
+// of x [seq, batch, input] (one GEMM of seq * batch rows) by the transposed
+// weight plus the input half of the bias (what a library folds as its bias),
+// and a kiln.gru_recurrence with the recurrence half.
 // CHECK-LABEL: func.func @gru(
 // CHECK: %[[WB:.*]] = kiln.slice %arg3
 // CHECK-SAME: -> tensor<1x15xf32>
 // CHECK: %[[WB1:.*]] = kiln.reshape %[[WB]], %{{.*}} -> tensor<15xf32>
 // CHECK: %[[RB:.*]] = kiln.slice %arg3
 // CHECK-SAME: -> tensor<1x15xf32>
-// CHECK: %[[X:.*]] = kiln.reshape %arg0, %{{.*}} : (tensor<4x2x3xf32>, tensor<2xi64>) -> tensor<8x3xf32>
 // CHECK: %[[W:.*]] = kiln.reshape %arg1, %{{.*}} : (tensor<1x15x3xf32>, tensor<2xi64>) -> tensor<15x3xf32>
 // CHECK: %[[WT:.*]] = kiln.transpose %[[W]] {perm = array<i64: 1, 0>}
-// CHECK: %[[MM:.*]] = kiln.matmul %[[X]], %[[WT]] : (tensor<8x3xf32>, tensor<3x15xf32>) -> tensor<8x15xf32>
-// CHECK: %[[ADD:.*]] = kiln.add %[[MM]], %[[WB1]]
-// CHECK: %[[XW:.*]] = kiln.reshape %[[ADD]], %{{.*}} -> tensor<4x2x15xf32>
+// CHECK: %[[MM:.*]] = kiln.matmul %arg0, %[[WT]] : (tensor<4x2x3xf32>, tensor<3x15xf32>) -> tensor<4x2x15xf32>
+// CHECK: %[[XW:.*]] = kiln.add %[[MM]], %[[WB1]] : (tensor<4x2x15xf32>, tensor<15xf32>) -> tensor<4x2x15xf32>
 // CHECK: %[[Y:.*]], %[[YH:.*]] = kiln.gru_recurrence %[[XW]], %arg2, %[[RB]], %arg4 {clip = 0.000000e+00 : f32, direction = "forward", hidden_size = 5 : i64, linear_before_reset = 1 : i64}
 // CHECK-NOT: kiln.gru %
 // CHECK: return %[[Y]], %[[YH]]
@@ -65,9 +65,8 @@ func.func @kept(%x: tensor<4x2x3xf32>, %w: tensor<1x15x3xf32>, %r: tensor<1x15x5
 // CHECK-SAME: -> tensor<2x20xf32>
 // CHECK: %[[B:.*]] = kiln.add %[[WB]], %[[RB]]
 // CHECK: %[[B1:.*]] = kiln.reshape %[[B]], %{{.*}} -> tensor<40xf32>
-// CHECK: %[[MM:.*]] = kiln.matmul %{{.*}} : (tensor<8x3xf32>, tensor<3x40xf32>) -> tensor<8x40xf32>
-// CHECK: %[[ADD:.*]] = kiln.add %[[MM]], %[[B1]]
-// CHECK: %[[XW:.*]] = kiln.reshape %[[ADD]], %{{.*}} -> tensor<4x2x40xf32>
+// CHECK: %[[MM:.*]] = kiln.matmul %arg0, %{{.*}} : (tensor<4x2x3xf32>, tensor<3x40xf32>) -> tensor<4x2x40xf32>
+// CHECK: %[[XW:.*]] = kiln.add %[[MM]], %[[B1]]
 // CHECK: %[[Y:.*]], %[[YH:.*]], %[[YC:.*]] = kiln.lstm_recurrence %[[XW]], %arg2, %arg6, %arg4, %arg5 {clip = 0.000000e+00 : f32, direction = "bidirectional", hidden_size = 5 : i64, input_forget = 0 : i64}
 // CHECK-NOT: kiln.lstm %
 // CHECK: return %[[Y]], %[[YH]], %[[YC]]
@@ -86,4 +85,19 @@ func.func @lstm(%x: tensor<4x2x3xf32>, %w: tensor<2x20x3xf32>, %r: tensor<2x20x5
 func.func @lstm_lens(%x: tensor<4x2x3xf32>, %w: tensor<1x20x3xf32>, %r: tensor<1x20x5xf32>, %b: tensor<1x40xf32>, %lens: tensor<2xi32>, %h0: tensor<1x2x5xf32>, %c0: tensor<1x2x5xf32>, %p: tensor<1x15xf32>) -> tensor<4x1x2x5xf32> {
   %y, %yh, %yc = kiln.lstm %x, %w, %r, %b, %lens, %h0, %c0, %p {clip = 0.000000e+00 : f32, direction = "forward", hidden_size = 5 : i64, input_forget = 0 : i64, layout = 0 : i64} : (tensor<4x2x3xf32>, tensor<1x20x3xf32>, tensor<1x20x5xf32>, tensor<1x40xf32>, tensor<2xi32>, tensor<1x2x5xf32>, tensor<1x2x5xf32>, tensor<1x15xf32>) -> (tensor<4x1x2x5xf32>, tensor<1x2x5xf32>, tensor<1x2x5xf32>)
   return %y : tensor<4x1x2x5xf32>
+}
+
+// -----
+
+// An f16 GRU is split, except with f32-only (the CPU target: its oneDNN
+// recurrence is f32, so a split would only round the projection to f16).
+// CHECK-LABEL: func.func @half(
+// CHECK: kiln.gru_recurrence
+// F32-LABEL: func.func @half(
+// F32-NOT: kiln.gru_recurrence
+// F32: kiln.gru %arg0
+func.func @half(%x: tensor<4x2x3xf16>, %w: tensor<1x15x3xf16>, %r: tensor<1x15x5xf16>, %b: tensor<1x30xf16>, %h0: tensor<1x2x5xf16>) -> tensor<4x1x2x5xf16> {
+  %len = kiln.constant dense<4> : tensor<2xi32>
+  %y, %yh = kiln.gru %x, %w, %r, %b, %len, %h0 {clip = 0.000000e+00 : f32, direction = "forward", hidden_size = 5 : i64, layout = 0 : i64, linear_before_reset = 1 : i64} : (tensor<4x2x3xf16>, tensor<1x15x3xf16>, tensor<1x15x5xf16>, tensor<1x30xf16>, tensor<2xi32>, tensor<1x2x5xf16>) -> (tensor<4x1x2x5xf16>, tensor<1x2x5xf16>)
+  return %y : tensor<4x1x2x5xf16>
 }

@@ -1,0 +1,164 @@
+//===- CppOpKernels.cpp - C++ kernels of single data-movement ops ---------===//
+//
+// This file implements the CPU target's kernels of single top-level ops
+// that no fusion takes and no library runs, so that they run as generated
+// code instead of the runtime's reference kernels: kiln.gather (embedding
+// lookups and token selection by run-time indices) and kiln.concat (a ViT's
+// class token joined to its patches, skip connections). kiln-lower-cpu tags
+// such an op `kiln.kernel = "<name>"` when emitCppOpKernel prints a kernel
+// for it (static shapes); the CPU printer puts the kernel into kernels.cpp
+// and the wrapper calls it like a fusion's kernel, with the operands, then
+// the result. The kernels move whole contiguous rows with std::memcpy; sizes
+// are literals. A gather returns nonzero (and writes nothing more) at an
+// index outside [-size, size): a bad input the wrapper reports as the run's
+// error naming the node, as the reference kernel would.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/MemoryPlanner.h"
+#include "codegen/WrapperEmitter.h"
+#include "codegen/WrapperSupport.h"
+#include "ir/KilnOps.h"
+#include "targets/cpu/CppKernel.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+
+#include <string>
+
+using namespace mlir;
+
+namespace kiln {
+namespace {
+
+/// The product of `dims`.
+int64_t product(ArrayRef<int64_t> dims) {
+  int64_t n = 1;
+  for (int64_t d : dims)
+    n *= d;
+  return n;
+}
+
+/// The static shape of `v`, or nullopt.
+std::optional<ArrayRef<int64_t>> staticShape(Value v) {
+  auto t = dyn_cast<RankedTensorType>(v.getType());
+  if (!t || !t.hasStaticShape())
+    return std::nullopt;
+  return t.getShape();
+}
+
+/// `type *__restrict name` (const for an input).
+std::string param(Value v, const std::string &name, bool isConst) {
+  return std::string(isConst ? "const " : "") +
+         kernelCType(wrapper::valueType(v).dtype) + " *__restrict " + name;
+}
+
+/// The kernel with prototype `int name(params)` and body `body`, after a
+/// comment naming `op`'s ONNX node.
+CppKernel makeKernel(Operation *op, StringRef name, const std::string &params,
+                     const std::string &body) {
+  CppKernel k;
+  k.name = name.str();
+  k.sourceNodes = sourceNodeNames(op);
+  std::string nodes;
+  for (const std::string &n : k.sourceNodes)
+    nodes += (nodes.empty() ? "'" : ", '") + commentSafe(n) + "'";
+  k.declaration = "int " + k.name + "(" + params + ");";
+  k.definition = "// " + op->getName().getStringRef().str() + " of ONNX node " +
+                 nodes + "; returns 0, or 1 on a bad index.\nint " + k.name +
+                 "(" + params + ") {\n" + body + "}\n";
+  return k;
+}
+
+std::optional<CppKernel> emitGather(GatherOp gather, StringRef name) {
+  auto x = staticShape(gather.getX()),
+       indices = staticShape(gather.getIndices());
+  auto y = staticShape(gather.getResult());
+  if (!x || !indices || !y || x->empty())
+    return std::nullopt;
+  int64_t rank = x->size(), axis = gather.getAxis();
+  if (axis < 0)
+    axis += rank;
+  if (axis < 0 || axis >= rank)
+    return std::nullopt;
+  int64_t outer = product(x->take_front(axis)), size = (*x)[axis],
+          inner = product(x->drop_front(axis + 1)), count = product(*indices);
+  std::string params = param(gather.getX(), "in0", true) + ", " +
+                       param(gather.getIndices(), "in1", true) + ", " +
+                       param(gather.getResult(), "out0", false);
+  std::string n = std::to_string(inner);
+  std::string body = "  for (int64_t i = 0; i < " + std::to_string(count) +
+                     "; ++i)\n"
+                     "    if (in1[i] < -" +
+                     std::to_string(size) +
+                     " || in1[i] >= " + std::to_string(size) +
+                     ")\n      return 1;\n"
+                     "  for (int64_t o = 0; o < " +
+                     std::to_string(outer) +
+                     "; ++o)\n"
+                     "    for (int64_t i = 0; i < " +
+                     std::to_string(count) +
+                     "; ++i) {\n"
+                     "      int64_t k = in1[i] < 0 ? in1[i] + " +
+                     std::to_string(size) +
+                     " : in1[i];\n"
+                     "      std::memcpy(out0 + (o * " +
+                     std::to_string(count) + " + i) * " + n + ", in0 + (o * " +
+                     std::to_string(size) + " + k) * " + n +
+                     ", sizeof(*out0) * " + n + ");\n    }\n  return 0;\n";
+  return makeKernel(gather, name, params, body);
+}
+
+std::optional<CppKernel> emitConcat(ConcatOp concat, StringRef name) {
+  auto y = staticShape(concat.getResult());
+  if (!y || y->empty())
+    return std::nullopt;
+  int64_t rank = y->size(), axis = concat.getAxis();
+  if (axis < 0)
+    axis += rank;
+  if (axis < 0 || axis >= rank)
+    return std::nullopt;
+  int64_t outer = product(y->take_front(axis)),
+          inner = product(y->drop_front(axis + 1)), row = (*y)[axis] * inner;
+  std::string params, copies;
+  int64_t offset = 0;
+  for (auto [i, v] : llvm::enumerate(concat.getInputs())) {
+    auto x = staticShape(v);
+    if (!x || static_cast<int64_t>(x->size()) != rank)
+      return std::nullopt;
+    int64_t chunk = (*x)[axis] * inner;
+    std::string in = "in" + std::to_string(i);
+    params += param(v, in, true) + ", ";
+    if (chunk > 0)
+      copies += "    std::memcpy(out0 + o * " + std::to_string(row) + " + " +
+                std::to_string(offset) + ", " + in + " + o * " +
+                std::to_string(chunk) + ", sizeof(*out0) * " +
+                std::to_string(chunk) + ");\n";
+    offset += chunk;
+  }
+  if (offset != row)
+    return std::nullopt;
+  params += param(concat.getResult(), "out0", false);
+  std::string body = "  for (int64_t o = 0; o < " + std::to_string(outer) +
+                     "; ++o) {\n" + copies + "  }\n  return 0;\n";
+  return makeKernel(concat, name, params, body);
+}
+
+} // namespace
+
+std::optional<StringRef> cppOpKernelStem(Operation *op) {
+  if (isa<GatherOp>(op))
+    return StringRef("gather");
+  if (isa<ConcatOp>(op))
+    return StringRef("concat");
+  return std::nullopt;
+}
+
+std::optional<CppKernel> emitCppOpKernel(Operation *op, StringRef name) {
+  if (auto gather = dyn_cast<GatherOp>(op))
+    return emitGather(gather, name);
+  if (auto concat = dyn_cast<ConcatOp>(op))
+    return emitConcat(concat, name);
+  return std::nullopt;
+}
+
+} // namespace kiln
