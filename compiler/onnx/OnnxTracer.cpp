@@ -132,8 +132,7 @@ GraphTracer::inputType(const onnx::ValueInfoProto &info,
   if (!dtype)
     return error(strCat("graph input '", name, "' has unsupported dtype ",
                         onnxTypeName(tt.elem_type()),
-                        " (Kiln supports float, float16, bfloat16, double, "
-                        "int64, int32, int8, uint8, bool)"));
+                        " ", supportedOnnxTypesNote()));
   if (!tt.has_shape())
     return error(strCat("graph input '", name,
                         "' has no shape: Kiln needs the rank of every input; "
