@@ -424,22 +424,34 @@ KILN_FN float kiln_f8_to_float(uint8_t bits, int manBits, int bias, int fnuz,
                                      ((uint32_t)m << (23 - manBits)));
   return sign ? -v : v;
 }
-#define KILN_F8_TYPE(NAME, MAN, BIAS, FNUZ, INF)                               \
-  struct kiln_##NAME {                                                         \
-    uint8_t bits;                                                              \
-    kiln_##NAME() = default;                                                   \
-    KILN_HDkiln_##NAME(float f)                                                \
-        : bits(kiln_float_to_f8(f, MAN, BIAS, FNUZ, INF)) {}                   \
-    KILN_HDoperator float() const {                                            \
-      return kiln_f8_to_float(bits, MAN, BIAS, FNUZ, INF);                     \
-    }                                                                          \
-  };                                                                           \
-  KILN_FN float kiln_round_##NAME(float x) { return (float)kiln_##NAME(x); }
-KILN_F8_TYPE(f8e4m3fn, 3, 7, 0, 0)
-KILN_F8_TYPE(f8e4m3fnuz, 3, 8, 1, 0)
-KILN_F8_TYPE(f8e5m2, 2, 15, 0, 1)
-KILN_F8_TYPE(f8e5m2fnuz, 2, 16, 1, 0)
-#undef KILN_F8_TYPE
+struct kiln_f8e4m3fn {
+  uint8_t bits;
+  kiln_f8e4m3fn() = default;
+  KILN_HDkiln_f8e4m3fn(float f) : bits(kiln_float_to_f8(f, 3, 7, 0, 0)) {}
+  KILN_HDoperator float() const { return kiln_f8_to_float(bits, 3, 7, 0, 0); }
+};
+KILN_FN float kiln_round_f8e4m3fn(float x) { return (float)kiln_f8e4m3fn(x); }
+struct kiln_f8e4m3fnuz {
+  uint8_t bits;
+  kiln_f8e4m3fnuz() = default;
+  KILN_HDkiln_f8e4m3fnuz(float f) : bits(kiln_float_to_f8(f, 3, 8, 1, 0)) {}
+  KILN_HDoperator float() const { return kiln_f8_to_float(bits, 3, 8, 1, 0); }
+};
+KILN_FN float kiln_round_f8e4m3fnuz(float x) { return (float)kiln_f8e4m3fnuz(x); }
+struct kiln_f8e5m2 {
+  uint8_t bits;
+  kiln_f8e5m2() = default;
+  KILN_HDkiln_f8e5m2(float f) : bits(kiln_float_to_f8(f, 2, 15, 0, 1)) {}
+  KILN_HDoperator float() const { return kiln_f8_to_float(bits, 2, 15, 0, 1); }
+};
+KILN_FN float kiln_round_f8e5m2(float x) { return (float)kiln_f8e5m2(x); }
+struct kiln_f8e5m2fnuz {
+  uint8_t bits;
+  kiln_f8e5m2fnuz() = default;
+  KILN_HDkiln_f8e5m2fnuz(float f) : bits(kiln_float_to_f8(f, 2, 16, 1, 0)) {}
+  KILN_HDoperator float() const { return kiln_f8_to_float(bits, 2, 16, 1, 0); }
+};
+KILN_FN float kiln_round_f8e5m2fnuz(float x) { return (float)kiln_f8e5m2fnuz(x); }
 // The sub-byte integers, a byte per element: wrapped modulo 2^bits.
 KILN_FN int8_t kiln_round_i4(int x) {
   return (int8_t)((int8_t)(uint8_t)((unsigned)x << 4) >> 4);

@@ -91,9 +91,8 @@ bool isIntType(ScalarType t) {
   return isSignedIntType(t) || isUnsignedIntType(t);
 }
 bool isSignedIntType(ScalarType t) {
-  return t == ScalarType::I64 || t == ScalarType::I32 ||
-         t == ScalarType::I16 || t == ScalarType::I8 || t == ScalarType::I4 ||
-         t == ScalarType::I2;
+  return t == ScalarType::I64 || t == ScalarType::I32 || t == ScalarType::I16 ||
+         t == ScalarType::I8 || t == ScalarType::I4 || t == ScalarType::I2;
 }
 bool isUnsignedIntType(ScalarType t) {
   return t == ScalarType::U8 || t == ScalarType::U16 || t == ScalarType::U32 ||

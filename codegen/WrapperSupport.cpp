@@ -117,11 +117,10 @@ namespace wrapper {
 
 std::string dtypeEnum(DType dtype) {
   // In the order of kiln::DType's enumerators (DType.h).
-  static const char *names[] = {"F32", "F16", "BF16", "F64", "I64",
-                                "I32", "I8",  "U8",   "Bool", "U16",
-                                "U32", "U64", "I16",  "F8E4M3FN",
-                                "F8E4M3FNUZ", "F8E5M2", "F8E5M2FNUZ",
-                                "I4", "U4", "I2", "U2"};
+  static const char *names[] = {
+      "F32",        "F16",    "BF16",       "F64", "I64", "I32", "I8",
+      "U8",         "Bool",   "U16",        "U32", "U64", "I16", "F8E4M3FN",
+      "F8E4M3FNUZ", "F8E5M2", "F8E5M2FNUZ", "I4",  "U4",  "I2",  "U2"};
   static_assert(sizeof(names) / sizeof(names[0]) == kNumDTypes,
                 "a DType enumerator is missing from this table");
   return std::string("kiln::DType::") + names[static_cast<int>(dtype)];

@@ -56,8 +56,8 @@ LogicalResult mapCast(NodeContext &nc) {
   std::optional<DType> dtype = dtypeFromOnnx(static_cast<int32_t>(to));
   if (!dtype)
     return nc.fail(strCat("unsupported dtype: cast to ",
-                          onnxTypeName(static_cast<int32_t>(to)),
-                          " ", supportedOnnxTypesNote()));
+                          onnxTypeName(static_cast<int32_t>(to)), " ",
+                          supportedOnnxTypesNote()));
   Value x = nc.input(0);
   mlir::Type elem = toMlirElementType(nc.ctx(), *dtype);
   // A cast to the same type is still an explicit op in ONNX; keep the value.
@@ -66,8 +66,7 @@ LogicalResult mapCast(NodeContext &nc) {
 }
 
 LogicalResult mapCastLike(NodeContext &nc) {
-  return nc.setOutput(0, nc.castSaturating(nc.input(0),
-                                           nc.elemOf(nc.input(1)),
+  return nc.setOutput(0, nc.castSaturating(nc.input(0), nc.elemOf(nc.input(1)),
                                            nc.attrInt("saturate", 1) != 0));
 }
 

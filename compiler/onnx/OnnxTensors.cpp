@@ -184,9 +184,9 @@ void unpackSubByte(DType dtype, ByteAt byteAt, int64_t n, uint8_t *out) {
   const unsigned mask = (1u << bits) - 1u, signBit = 1u << (bits - 1);
   const bool isSigned = dtype == DType::I4 || dtype == DType::I2;
   for (int64_t i = 0; i < n; ++i) {
-    unsigned v = (static_cast<unsigned>(byteAt(i / perByte)) >>
-                  (bits * (i % perByte))) &
-                 mask;
+    unsigned v =
+        (static_cast<unsigned>(byteAt(i / perByte)) >> (bits * (i % perByte))) &
+        mask;
     if (isSigned && (v & signBit))
       v |= ~mask;
     out[i] = static_cast<uint8_t>(v);
@@ -209,8 +209,8 @@ Expected<ProtoTensor> readProtoTensor(const onnx::TensorProto &proto,
   std::optional<DType> dtype = dtypeFromOnnx(proto.data_type());
   if (!dtype)
     return Status::error(strCat("tensor '", name, "' has unsupported dtype ",
-                                onnxTypeName(proto.data_type()),
-                                " ", supportedOnnxTypesNote()));
+                                onnxTypeName(proto.data_type()), " ",
+                                supportedOnnxTypesNote()));
   result.dtype = *dtype;
   for (int64_t d : proto.dims()) {
     if (d < 0)
@@ -321,10 +321,9 @@ Expected<ProtoTensor> readProtoTensor(const onnx::TensorProto &proto,
     break;
   }
   if (present != needed)
-    return Status::error(strCat("tensor '", name, "' holds ", present,
-                                " values, its shape ",
-                                shapeToString(result.shape), " needs ",
-                                needed));
+    return Status::error(
+        strCat("tensor '", name, "' holds ", present, " values, its shape ",
+               shapeToString(result.shape), " needs ", needed));
   Tensor t = Tensor::empty(*dtype, result.shape);
   switch (*dtype) {
   case DType::F32:

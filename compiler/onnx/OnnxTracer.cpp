@@ -131,8 +131,8 @@ GraphTracer::inputType(const onnx::ValueInfoProto &info,
   std::optional<DType> dtype = dtypeFromOnnx(tt.elem_type());
   if (!dtype)
     return error(strCat("graph input '", name, "' has unsupported dtype ",
-                        onnxTypeName(tt.elem_type()),
-                        " ", supportedOnnxTypesNote()));
+                        onnxTypeName(tt.elem_type()), " ",
+                        supportedOnnxTypesNote()));
   if (!tt.has_shape())
     return error(strCat("graph input '", name,
                         "' has no shape: Kiln needs the rank of every input; "

@@ -89,7 +89,6 @@ uint16_t floatToBFloat16Bits(float f) {
   return static_cast<uint16_t>(x >> 16);
 }
 
-
 /// The parameters of a float8 format.
 struct Float8Spec {
   int expBits, manBits, bias;
@@ -131,7 +130,8 @@ uint8_t floatToFloat8Bits(float x, Float8Format f) {
   uint32_t u = floatBits(x);
   uint8_t sign = static_cast<uint8_t>((u >> 24) & 0x80u);
   uint32_t absx = u & 0x7fffffffu;
-  uint8_t overflow = s.hasInf ? static_cast<uint8_t>(sign | 0x7c) : float8NaN(f);
+  uint8_t overflow =
+      s.hasInf ? static_cast<uint8_t>(sign | 0x7c) : float8NaN(f);
   if (absx > 0x7f800000u)
     return float8NaN(f);
   if (absx == 0x7f800000u)
@@ -199,8 +199,7 @@ float float8Max(Float8Format f) {
   return float8BitsToFloat(static_cast<uint8_t>(float8MaxCode(f)), f);
 }
 
-namespace {
-} // namespace
+namespace {} // namespace
 
 Half::Half(float f) : bits(floatToHalfBits(f)) {}
 Half::operator float() const { return halfBitsToFloat(bits); }
@@ -304,11 +303,11 @@ std::optional<DType> parseDType(const std::string &name) {
     const char *name;
     DType type;
   } kNames[] = {
-      {"f32", DType::F32},   {"f16", DType::F16}, {"bf16", DType::BF16},
-      {"f64", DType::F64},   {"i64", DType::I64}, {"i32", DType::I32},
-      {"i8", DType::I8},     {"u8", DType::U8},   {"ui8", DType::U8},
-      {"bool", DType::Bool}, {"i1", DType::Bool}, {"u16", DType::U16},
-      {"ui16", DType::U16},  {"u32", DType::U32}, {"ui32", DType::U32},
+      {"f32", DType::F32},   {"f16", DType::F16},  {"bf16", DType::BF16},
+      {"f64", DType::F64},   {"i64", DType::I64},  {"i32", DType::I32},
+      {"i8", DType::I8},     {"u8", DType::U8},    {"ui8", DType::U8},
+      {"bool", DType::Bool}, {"i1", DType::Bool},  {"u16", DType::U16},
+      {"ui16", DType::U16},  {"u32", DType::U32},  {"ui32", DType::U32},
       {"u64", DType::U64},   {"ui64", DType::U64}, {"i16", DType::I16},
       {"ui4", DType::U4},    {"ui2", DType::U2}};
   for (const auto &entry : kNames)
@@ -336,8 +335,8 @@ bool isUnsignedInteger(DType t) {
 }
 
 bool isFloat8(DType t) {
-  return t == DType::F8E4M3FN || t == DType::F8E4M3FNUZ ||
-         t == DType::F8E5M2 || t == DType::F8E5M2FNUZ;
+  return t == DType::F8E4M3FN || t == DType::F8E4M3FNUZ || t == DType::F8E5M2 ||
+         t == DType::F8E5M2FNUZ;
 }
 
 Float8Format float8FormatOf(DType t) {

@@ -178,8 +178,8 @@ std::string dumpDataSets(const fs::path &dir,
         // them back in the signature's dtype and compares outputs in the
         // expected file's dtype).
         bool noNumpy = t->dtype() == DType::BF16 || isStorageOnly(t->dtype());
-        Status w = writeNpy((into / file).string(),
-                            noNumpy ? t->to(DType::F32) : *t);
+        Status w =
+            writeNpy((into / file).string(), noNumpy ? t->to(DType::F32) : *t);
         if (!w)
           return w.message();
         args += std::string(out ? "--expect " : "--input ") + names[i] + "=" +

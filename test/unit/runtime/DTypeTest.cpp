@@ -1,4 +1,5 @@
-//===- DTypeTest.cpp - Tests of the 16/32/64-bit, float8 and 4/2-bit dtypes ===//
+//===- DTypeTest.cpp - Tests of the 16/32/64-bit, float8 and 4/2-bit dtypes
+//===//
 //
 // This file implements the unit tests of the dtypes issue 19 added: names,
 // sizes and parsing of every dtype, the .npy round trip of the new integer
@@ -19,8 +20,8 @@
 
 #include <cmath>
 #include <cstdio>
-#include <unistd.h>
 #include <limits>
+#include <unistd.h>
 
 using namespace kiln;
 
@@ -46,8 +47,7 @@ std::vector<int64_t> ints(const Tensor &t) {
 
 } // namespace
 
-TEST_CASE("every dtype has a name that parses back and a size",
-          "[dtype]") {
+TEST_CASE("every dtype has a name that parses back and a size", "[dtype]") {
   for (int code = 0; code < kNumDTypes; ++code) {
     DType t = static_cast<DType>(code);
     INFO(dtypeName(t));
@@ -77,8 +77,8 @@ TEST_CASE("every dtype has a name that parses back and a size",
 }
 
 TEST_CASE("npy round trip of u16, u32, u64 and i16", "[dtype][npy]") {
-  std::string path = "/tmp/kiln-dtype-test-" + std::to_string(::getpid()) +
-                     ".npy";
+  std::string path =
+      "/tmp/kiln-dtype-test-" + std::to_string(::getpid()) + ".npy";
   std::vector<Tensor> tensors = {
       Tensor::fromVector<uint16_t>({0, 65535, 7}, {3}),
       Tensor::fromVector<uint32_t>({4294967295u, 1}, {2}),
@@ -219,7 +219,7 @@ TEST_CASE("unsigned and 16-bit integer kernels keep their semantics",
   Attributes keep;
   keep.set("keepdims", AttrValue(int64_t(0)));
   keep.set("noop_with_empty_axes", AttrValue(int64_t(0)));
-  Tensor r = call("reduce_max", {a, Tensor::fromVector<int64_t>({0}, {1})},
-                  keep);
+  Tensor r =
+      call("reduce_max", {a, Tensor::fromVector<int64_t>({0}, {1})}, keep);
   CHECK(r.getInt(0) == 65535);
 }

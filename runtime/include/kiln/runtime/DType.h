@@ -123,10 +123,11 @@ private:
     }
   }
   static int8_t wrap(int64_t v) {
-    uint8_t low = static_cast<uint8_t>(static_cast<uint64_t>(v) &
-                                       ((1u << Bits) - 1u));
+    uint8_t low =
+        static_cast<uint8_t>(static_cast<uint64_t>(v) & ((1u << Bits) - 1u));
     if (Signed && (low & (1u << (Bits - 1))))
-      return static_cast<int8_t>(low | static_cast<uint8_t>(~((1u << Bits) - 1u)));
+      return static_cast<int8_t>(low |
+                                 static_cast<uint8_t>(~((1u << Bits) - 1u)));
     return static_cast<int8_t>(low);
   }
 };
@@ -223,9 +224,7 @@ template <> struct DTypeOf<UInt2> { static constexpr DType value = DType::U2; };
 template <typename T> struct ComputeType { using type = T; };
 template <> struct ComputeType<Half> { using type = float; };
 template <> struct ComputeType<BFloat16> { using type = float; };
-template <Float8Format F> struct ComputeType<Float8<F>> {
-  using type = float;
-};
+template <Float8Format F> struct ComputeType<Float8<F>> { using type = float; };
 template <int B, bool S> struct ComputeType<SubByteInt<B, S>> {
   using type = int32_t;
 };

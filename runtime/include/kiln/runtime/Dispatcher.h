@@ -70,17 +70,16 @@ inline constexpr std::initializer_list<DType> kIntTypes = {
     DType::I64, DType::I32, DType::I16, DType::I8,
     DType::U8,  DType::U16, DType::U32, DType::U64};
 inline constexpr std::initializer_list<DType> kNumericTypes = {
-    DType::F32, DType::F16, DType::BF16, DType::F64,
-    DType::I64, DType::I32, DType::I16,  DType::I8,
-    DType::U8,  DType::U16, DType::U32,  DType::U64};
+    DType::F32, DType::F16, DType::BF16, DType::F64, DType::I64, DType::I32,
+    DType::I16, DType::I8,  DType::U8,   DType::U16, DType::U32, DType::U64};
 /// Every dtype, the storage-only ones (float8, sub-byte integers) included:
 /// the data movement kernels, cast and the comparisons take them.
 inline constexpr std::initializer_list<DType> kAllTypes = {
-    DType::F32,        DType::F16,    DType::BF16,      DType::F64,
-    DType::I64,        DType::I32,    DType::I16,       DType::I8,
-    DType::U8,         DType::U16,    DType::U32,       DType::U64,
+    DType::F32,        DType::F16,      DType::BF16,       DType::F64,
+    DType::I64,        DType::I32,      DType::I16,        DType::I8,
+    DType::U8,         DType::U16,      DType::U32,        DType::U64,
     DType::Bool,       DType::F8E4M3FN, DType::F8E4M3FNUZ, DType::F8E5M2,
-    DType::F8E5M2FNUZ, DType::I4,     DType::U4,        DType::I2,
+    DType::F8E5M2FNUZ, DType::I4,       DType::U4,         DType::I2,
     DType::U2};
 
 // Registration entry points, one per kernel family (runtime/kernels/*.cpp).
