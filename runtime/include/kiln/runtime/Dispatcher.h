@@ -93,6 +93,10 @@ void registerRecurrentKernels(Dispatcher &d);
 void registerResizeKernels(Dispatcher &d);
 void registerNonZeroKernels(Dispatcher &d);
 void registerDeterminantKernels(Dispatcher &d);
+void registerGridSampleKernels(Dispatcher &d);
+void registerCol2ImKernels(Dispatcher &d);
+void registerNonMaxSuppressionKernels(Dispatcher &d);
+void registerDftKernels(Dispatcher &d);
 void registerCustomCallKernels(Dispatcher &d);
 
 } // namespace kiln
