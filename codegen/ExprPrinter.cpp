@@ -28,8 +28,14 @@ namespace {
 std::string unsignedCType(ScalarType t) {
   switch (t) {
   case ScalarType::I64:
+  case ScalarType::U64:
     return "uint64_t";
   case ScalarType::I32:
+  case ScalarType::U32:
+  // 16-bit operands would promote to int, whose products overflow: compute
+  // in 32 bits and truncate.
+  case ScalarType::I16:
+  case ScalarType::U16:
     return "uint32_t";
   default:
     return "uint8_t";
@@ -81,8 +87,27 @@ std::string computeCType(ScalarType t) {
     return "int8_t";
   case ScalarType::U8:
     return "uint8_t";
+  case ScalarType::I16:
+    return "int16_t";
+  case ScalarType::U16:
+    return "uint16_t";
+  case ScalarType::U32:
+    return "uint32_t";
+  case ScalarType::U64:
+    return "uint64_t";
   case ScalarType::Bool:
     return "bool";
+  case ScalarType::F8E4M3FN:
+  case ScalarType::F8E4M3FNUZ:
+  case ScalarType::F8E5M2:
+  case ScalarType::F8E5M2FNUZ:
+    return "float";
+  case ScalarType::I4:
+  case ScalarType::I2:
+    return "int8_t";
+  case ScalarType::U4:
+  case ScalarType::U2:
+    return "uint8_t";
   }
   return "void";
 }
@@ -92,6 +117,8 @@ std::string storageCType(ScalarType t) {
     return "kiln_f16";
   if (t == ScalarType::BF16)
     return "kiln_bf16";
+  if (isFloat8Type(t))
+    return ("kiln_" + scalarTypeName(t)).str();
   return computeCType(t);
 }
 
@@ -130,6 +157,10 @@ std::string roundTo(ScalarType t, const std::string &expr) {
     return "kiln_round_f16(" + expr + ")";
   if (t == ScalarType::BF16)
     return "kiln_round_bf16(" + expr + ")";
+  // float8: rounded through the storage type; the sub-byte integers wrap
+  // modulo 2^bits (ONNX's Cast).
+  if (isFloat8Type(t) || isSubByteIntType(t))
+    return ("kiln_round_" + scalarTypeName(t) + "(").str() + expr + ")";
   return expr;
 }
 
@@ -204,7 +235,7 @@ static std::string printExpr(mlir::OperationName op, ScalarType resultType,
   } else if (isOp<AbsOp>(op)) {
     if (isFloat)
       e = fn("fabs", t) + "(" + a + ")";
-    else if (t == ScalarType::U8)
+    else if (isUnsignedIntType(t))
       e = a;
     else
       e = "(" + a + " < " + zero + " ? (" + ct + ")((" + ut + ")0 - (" + ut +
@@ -342,10 +373,101 @@ struct kiln_bf16 {
 };
 KILN_FN float kiln_round_f16(float x) { return (float)kiln_f16(x); }
 
+// float8 (DType.cpp's conversions): round to nearest even; a value beyond
+// the largest finite one becomes inf (e5m2) or NaN (the fn and fnuz
+// formats). `inf` says the format has infinities, `fnuz` that NaN is 0x80.
+KILN_FN uint8_t kiln_float_to_f8(float x, int manBits, int bias, int fnuz,
+                                 int inf) {
+  uint32_t u = kiln_float_bits(x);
+  uint32_t sign = (u >> 24) & 0x80u, absx = u & 0x7fffffffu;
+  uint32_t nan = fnuz ? 0x80u : (inf ? 0x7eu : 0x7fu);
+  uint32_t over = inf ? (sign | 0x7cu) : nan;
+  if (absx > 0x7f800000u)
+    return (uint8_t)nan;
+  if (absx == 0x7f800000u)
+    return (uint8_t)over;
+  int code = 0, e32 = (int)(absx >> 23);
+  if (e32 != 0) {
+    int exp = e32 - 127, minNorm = 1 - bias;
+    uint32_t mant = (absx & 0x7fffffu) | 0x800000u, q = 0;
+    int shift = (exp < minNorm ? minNorm : exp) - manBits - (exp - 23);
+    if (shift <= 24) {
+      q = mant >> shift;
+      uint32_t rest = mant & ((1u << shift) - 1u), half = 1u << (shift - 1);
+      if (rest > half || (rest == half && (q & 1u)))
+        ++q;
+    }
+    code = exp < minNorm ? (int)q
+                         : ((exp - minNorm + 1) << manBits) +
+                               (int)(q - (1u << manBits));
+    if (code > (fnuz ? 0x7f : (inf ? 0x7b : 0x7e)))
+      return (uint8_t)over;
+  }
+  if (code == 0 && fnuz)
+    return 0;
+  return (uint8_t)(sign | (uint32_t)code);
+}
+KILN_FN float kiln_f8_to_float(uint8_t bits, int manBits, int bias, int fnuz,
+                               int inf) {
+  int expBits = 7 - manBits;
+  int e = (bits >> manBits) & ((1 << expBits) - 1);
+  int m = bits & ((1 << manBits) - 1);
+  uint32_t sign = (uint32_t)(bits & 0x80u) << 24;
+  if (fnuz ? bits == 0x80 : (inf ? e == (1 << expBits) - 1 && m != 0
+                                 : (bits & 0x7f) == 0x7f))
+    return kiln_bits_float(0x7fc00000u);
+  if (inf && e == (1 << expBits) - 1)
+    return kiln_bits_float(sign | 0x7f800000u);
+  float unit = kiln_bits_float((uint32_t)(128 - bias - manBits) << 23);
+  float v = e == 0 ? (float)m * unit
+                   : kiln_bits_float(((uint32_t)(e - bias + 127) << 23) |
+                                     ((uint32_t)m << (23 - manBits)));
+  return sign ? -v : v;
+}
+struct kiln_f8e4m3fn {
+  uint8_t bits;
+  kiln_f8e4m3fn() = default;
+  KILN_HDkiln_f8e4m3fn(float f) : bits(kiln_float_to_f8(f, 3, 7, 0, 0)) {}
+  KILN_HDoperator float() const { return kiln_f8_to_float(bits, 3, 7, 0, 0); }
+};
+KILN_FN float kiln_round_f8e4m3fn(float x) { return (float)kiln_f8e4m3fn(x); }
+struct kiln_f8e4m3fnuz {
+  uint8_t bits;
+  kiln_f8e4m3fnuz() = default;
+  KILN_HDkiln_f8e4m3fnuz(float f) : bits(kiln_float_to_f8(f, 3, 8, 1, 0)) {}
+  KILN_HDoperator float() const { return kiln_f8_to_float(bits, 3, 8, 1, 0); }
+};
+KILN_FN float kiln_round_f8e4m3fnuz(float x) { return (float)kiln_f8e4m3fnuz(x); }
+struct kiln_f8e5m2 {
+  uint8_t bits;
+  kiln_f8e5m2() = default;
+  KILN_HDkiln_f8e5m2(float f) : bits(kiln_float_to_f8(f, 2, 15, 0, 1)) {}
+  KILN_HDoperator float() const { return kiln_f8_to_float(bits, 2, 15, 0, 1); }
+};
+KILN_FN float kiln_round_f8e5m2(float x) { return (float)kiln_f8e5m2(x); }
+struct kiln_f8e5m2fnuz {
+  uint8_t bits;
+  kiln_f8e5m2fnuz() = default;
+  KILN_HDkiln_f8e5m2fnuz(float f) : bits(kiln_float_to_f8(f, 2, 16, 1, 0)) {}
+  KILN_HDoperator float() const { return kiln_f8_to_float(bits, 2, 16, 1, 0); }
+};
+KILN_FN float kiln_round_f8e5m2fnuz(float x) { return (float)kiln_f8e5m2fnuz(x); }
+// The sub-byte integers, a byte per element: wrapped modulo 2^bits.
+KILN_FN int8_t kiln_round_i4(int x) {
+  return (int8_t)((int8_t)(uint8_t)((unsigned)x << 4) >> 4);
+}
+KILN_FN uint8_t kiln_round_u4(int x) { return (uint8_t)(x & 15); }
+KILN_FN int8_t kiln_round_i2(int x) {
+  return (int8_t)((int8_t)(uint8_t)((unsigned)x << 6) >> 6);
+}
+KILN_FN uint8_t kiln_round_u2(int x) { return (uint8_t)(x & 3); }
+
 // Scalar helpers with the reference runtime's semantics.
 template <class T> struct kiln_unsigned { typedef T type; };
 template <> struct kiln_unsigned<int64_t> { typedef uint64_t type; };
 template <> struct kiln_unsigned<int32_t> { typedef uint32_t type; };
+template <> struct kiln_unsigned<int16_t> { typedef uint32_t type; };
+template <> struct kiln_unsigned<uint16_t> { typedef uint32_t type; };
 template <> struct kiln_unsigned<int8_t> { typedef uint8_t type; };
 template <class T> KILN_FN T kiln_lowest() {
   typedef typename kiln_unsigned<T>::type U;
@@ -447,6 +569,8 @@ template <class T> KILN_FN T kiln_f2i(double x) {
   if (x != x)
     return (T)0;
   double d = trunc(x);
+  if ((T)-1 > (T)0 && d >= 9.2233720368547758e18 && d < 1.8446744073709552e19)
+    return (T)(uint64_t)d;
   if (d >= 9.2233720368547758e18)
     return (T)INT64_MAX;
   if (d <= -9.2233720368547758e18)

@@ -42,6 +42,30 @@ llvm::StringRef scalarTypeName(ScalarType t) {
     return "i8";
   case ScalarType::U8:
     return "u8";
+  case ScalarType::I16:
+    return "i16";
+  case ScalarType::U16:
+    return "u16";
+  case ScalarType::U32:
+    return "u32";
+  case ScalarType::U64:
+    return "u64";
+  case ScalarType::F8E4M3FN:
+    return "f8e4m3fn";
+  case ScalarType::F8E4M3FNUZ:
+    return "f8e4m3fnuz";
+  case ScalarType::F8E5M2:
+    return "f8e5m2";
+  case ScalarType::F8E5M2FNUZ:
+    return "f8e5m2fnuz";
+  case ScalarType::I4:
+    return "i4";
+  case ScalarType::U4:
+    return "u4";
+  case ScalarType::I2:
+    return "i2";
+  case ScalarType::U2:
+    return "u2";
   case ScalarType::Bool:
     return "bool";
   }
@@ -50,17 +74,29 @@ llvm::StringRef scalarTypeName(ScalarType t) {
 
 bool isFloatType(ScalarType t) {
   return t == ScalarType::F32 || t == ScalarType::F16 ||
-         t == ScalarType::BF16 || t == ScalarType::F64;
+         t == ScalarType::BF16 || t == ScalarType::F64 || isFloat8Type(t);
 }
 bool isHalfType(ScalarType t) {
-  return t == ScalarType::F16 || t == ScalarType::BF16;
+  return t == ScalarType::F16 || t == ScalarType::BF16 || isFloat8Type(t);
+}
+bool isFloat8Type(ScalarType t) {
+  return t == ScalarType::F8E4M3FN || t == ScalarType::F8E4M3FNUZ ||
+         t == ScalarType::F8E5M2 || t == ScalarType::F8E5M2FNUZ;
+}
+bool isSubByteIntType(ScalarType t) {
+  return t == ScalarType::I4 || t == ScalarType::U4 || t == ScalarType::I2 ||
+         t == ScalarType::U2;
 }
 bool isIntType(ScalarType t) {
-  return t == ScalarType::I64 || t == ScalarType::I32 || t == ScalarType::I8 ||
-         t == ScalarType::U8;
+  return isSignedIntType(t) || isUnsignedIntType(t);
 }
 bool isSignedIntType(ScalarType t) {
-  return t == ScalarType::I64 || t == ScalarType::I32 || t == ScalarType::I8;
+  return t == ScalarType::I64 || t == ScalarType::I32 || t == ScalarType::I16 ||
+         t == ScalarType::I8 || t == ScalarType::I4 || t == ScalarType::I2;
+}
+bool isUnsignedIntType(ScalarType t) {
+  return t == ScalarType::U8 || t == ScalarType::U16 || t == ScalarType::U32 ||
+         t == ScalarType::U64 || t == ScalarType::U4 || t == ScalarType::U2;
 }
 
 std::optional<ScalarType> scalarTypeOf(mlir::Type type) {
@@ -72,18 +108,31 @@ std::optional<ScalarType> scalarTypeOf(mlir::Type type) {
     return ScalarType::BF16;
   if (type.isF64())
     return ScalarType::F64;
+  if (type.isFloat8E4M3FN())
+    return ScalarType::F8E4M3FN;
+  if (type.isFloat8E4M3FNUZ())
+    return ScalarType::F8E4M3FNUZ;
+  if (type.isFloat8E5M2())
+    return ScalarType::F8E5M2;
+  if (type.isFloat8E5M2FNUZ())
+    return ScalarType::F8E5M2FNUZ;
   if (auto it = mlir::dyn_cast<mlir::IntegerType>(type)) {
     if (it.getWidth() == 1)
       return ScalarType::Bool;
-    if (it.isUnsigned())
-      return it.getWidth() == 8 ? std::optional(ScalarType::U8) : std::nullopt;
+    bool u = it.isUnsigned();
     switch (it.getWidth()) {
     case 64:
-      return ScalarType::I64;
+      return u ? ScalarType::U64 : ScalarType::I64;
     case 32:
-      return ScalarType::I32;
+      return u ? ScalarType::U32 : ScalarType::I32;
+    case 16:
+      return u ? ScalarType::U16 : ScalarType::I16;
     case 8:
-      return ScalarType::I8;
+      return u ? ScalarType::U8 : ScalarType::I8;
+    case 4:
+      return u ? ScalarType::U4 : ScalarType::I4;
+    case 2:
+      return u ? ScalarType::U2 : ScalarType::I2;
     default:
       return std::nullopt;
     }

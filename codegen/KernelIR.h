@@ -50,18 +50,47 @@ namespace codegen {
 //===----------------------------------------------------------------------===//
 
 /// The element types of kernel values (the runtime's dtypes).
-enum class ScalarType { F32, F16, BF16, F64, I64, I32, I8, U8, Bool };
+enum class ScalarType {
+  F32,
+  F16,
+  BF16,
+  F64,
+  I64,
+  I32,
+  I16,
+  I8,
+  U8,
+  U16,
+  U32,
+  U64,
+  Bool,
+  F8E4M3FN,
+  F8E4M3FNUZ,
+  F8E5M2,
+  F8E5M2FNUZ,
+  I4,
+  U4,
+  I2,
+  U2
+};
 
 /// The short name ("f32", "i64", "bool").
 llvm::StringRef scalarTypeName(ScalarType t);
-/// True for f32, f16, bf16, f64.
+/// True for f32, f16, bf16, f64 and the float8 formats.
 bool isFloatType(ScalarType t);
-/// True for f16 and bf16 (stored as 16 bits, computed in float).
+/// True for f16, bf16 and the float8 formats (stored as bits, computed in
+/// float).
 bool isHalfType(ScalarType t);
+/// True for the float8 formats.
+bool isFloat8Type(ScalarType t);
+/// True for i4, u4, i2, u2 (a byte per element, computed in 8 bits).
+bool isSubByteIntType(ScalarType t);
 /// True for i64, i32, i8 and u8.
 bool isIntType(ScalarType t);
-/// True for i64, i32, i8.
+/// True for i64, i32, i16, i8, i4, i2.
 bool isSignedIntType(ScalarType t);
+/// True for u8, u16, u32, u64, u4, u2.
+bool isUnsignedIntType(ScalarType t);
 /// The scalar type of an MLIR element type; nullopt when unsupported.
 std::optional<ScalarType> scalarTypeOf(mlir::Type elementType);
 

@@ -237,7 +237,7 @@ FailureOr<int> Lowering::lowerOp(Operation *op, Value v,
       s.floatValue = f.convertToDouble();
     } else {
       llvm::APInt i = attr.getSplatValue<llvm::APInt>();
-      s.intValue = (*type == ScalarType::U8 || *type == ScalarType::Bool)
+      s.intValue = (isUnsignedIntType(*type) || *type == ScalarType::Bool)
                        ? static_cast<int64_t>(i.getZExtValue())
                        : i.getSExtValue();
     }

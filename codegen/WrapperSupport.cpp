@@ -69,14 +69,38 @@ const char *kernelCType(DType dtype) {
     return "uint8_t";
   case DType::Bool:
     return "bool";
+  case DType::U16:
+    return "uint16_t";
+  case DType::U32:
+    return "uint32_t";
+  case DType::U64:
+    return "uint64_t";
+  case DType::I16:
+    return "int16_t";
+  case DType::F8E4M3FN:
+    return "kiln_f8e4m3fn";
+  case DType::F8E4M3FNUZ:
+    return "kiln_f8e4m3fnuz";
+  case DType::F8E5M2:
+    return "kiln_f8e5m2";
+  case DType::F8E5M2FNUZ:
+    return "kiln_f8e5m2fnuz";
+  case DType::I4:
+  case DType::I2:
+    return "int8_t";
+  case DType::U4:
+  case DType::U2:
+    return "uint8_t";
   }
   return "float";
 }
 
-/// The C type of a dtype in package headers (f16/bf16 as their bits).
+/// The C type of a dtype in package headers (f16/bf16/float8 as their bits).
 const char *publicCType(DType dtype) {
   if (dtype == DType::F16 || dtype == DType::BF16)
     return "uint16_t";
+  if (isFloat8(dtype))
+    return "uint8_t";
   return kernelCType(dtype);
 }
 
@@ -93,8 +117,10 @@ namespace wrapper {
 
 std::string dtypeEnum(DType dtype) {
   // In the order of kiln::DType's enumerators (DType.h).
-  static const char *names[] = {"F32", "F16", "BF16", "F64", "I64",
-                                "I32", "I8",  "U8",   "Bool"};
+  static const char *names[] = {
+      "F32",        "F16",    "BF16",       "F64", "I64", "I32", "I8",
+      "U8",         "Bool",   "U16",        "U32", "U64", "I16", "F8E4M3FN",
+      "F8E4M3FNUZ", "F8E5M2", "F8E5M2FNUZ", "I4",  "U4",  "I2",  "U2"};
   static_assert(sizeof(names) / sizeof(names[0]) == kNumDTypes,
                 "a DType enumerator is missing from this table");
   return std::string("kiln::DType::") + names[static_cast<int>(dtype)];

@@ -82,16 +82,25 @@ def Kiln_Dialect : Dialect {
 // Type constraints
 //===----------------------------------------------------------------------===//
 
-def Kiln_Tensor : RankedTensorOf<[F32, F16, BF16, F64, I64, I32, I8, UI8, I1]>;
-def Kiln_NumericTensor : RankedTensorOf<[F32, F16, BF16, F64, I64, I32, I8,
-                                         UI8]>;
+/// Every element type; float8 and the 4- and 2-bit integers are storage
+/// types, which only the ops on Kiln_Tensor (data movement, cast,
+/// comparisons) take.
+def Kiln_Tensor : RankedTensorOf<[F32, F16, BF16, F64, I64, I32, I16, I8, UI8,
+                                  UI16, UI32, UI64, I1, F8E4M3FN, F8E4M3FNUZ,
+                                  F8E5M2, F8E5M2FNUZ, I<4>, UI<4>, I<2>,
+                                  UI<2>]>;
+def Kiln_NumericTensor : RankedTensorOf<[F32, F16, BF16, F64, I64, I32, I16,
+                                         I8, UI8, UI16, UI32, UI64]>;
 def Kiln_FloatTensor : RankedTensorOf<[F32, F16, BF16, F64]>;
-def Kiln_IntTensor : RankedTensorOf<[I64, I32, I8, UI8]>;
+def Kiln_IntTensor : RankedTensorOf<[I64, I32, I16, I8, UI8, UI16, UI32,
+                                     UI64]>;
 def Kiln_BoolTensor : RankedTensorOf<[I1]>;
 /// A tensor whose rank may be known only at run time (`tensor<*xf32>`): the
 /// results of a kiln.if whose branches disagree on a rank, nothing else.
-def Kiln_AnyRankTensor : TensorOf<[F32, F16, BF16, F64, I64, I32, I8, UI8,
-                                   I1]>;
+def Kiln_AnyRankTensor : TensorOf<[F32, F16, BF16, F64, I64, I32, I16, I8,
+                                   UI8, UI16, UI32, UI64, I1, F8E4M3FN,
+                                   F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, I<4>, UI<4>,
+                                   I<2>, UI<2>]>;
 /// A parameter operand: shapes, axes, starts, pads, k ... (1-D or rank-0).
 def Kiln_I64Tensor : RankedTensorOf<[I64]>;
 def Kiln_I32Tensor : RankedTensorOf<[I32]>;

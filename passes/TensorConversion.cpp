@@ -38,6 +38,30 @@ Type toMlirElementType(MLIRContext *ctx, DType dtype) {
     return IntegerType::get(ctx, 8, IntegerType::Unsigned);
   case DType::Bool:
     return IntegerType::get(ctx, 1);
+  case DType::U16:
+    return IntegerType::get(ctx, 16, IntegerType::Unsigned);
+  case DType::U32:
+    return IntegerType::get(ctx, 32, IntegerType::Unsigned);
+  case DType::U64:
+    return IntegerType::get(ctx, 64, IntegerType::Unsigned);
+  case DType::I16:
+    return IntegerType::get(ctx, 16);
+  case DType::F8E4M3FN:
+    return Float8E4M3FNType::get(ctx);
+  case DType::F8E4M3FNUZ:
+    return Float8E4M3FNUZType::get(ctx);
+  case DType::F8E5M2:
+    return Float8E5M2Type::get(ctx);
+  case DType::F8E5M2FNUZ:
+    return Float8E5M2FNUZType::get(ctx);
+  case DType::I4:
+    return IntegerType::get(ctx, 4);
+  case DType::U4:
+    return IntegerType::get(ctx, 4, IntegerType::Unsigned);
+  case DType::I2:
+    return IntegerType::get(ctx, 2);
+  case DType::U2:
+    return IntegerType::get(ctx, 2, IntegerType::Unsigned);
   }
   llvm_unreachable("unknown dtype");
 }
@@ -51,18 +75,32 @@ std::optional<DType> fromMlirElementType(Type type) {
     return DType::BF16;
   if (type.isF64())
     return DType::F64;
+  if (type.isFloat8E4M3FN())
+    return DType::F8E4M3FN;
+  if (type.isFloat8E4M3FNUZ())
+    return DType::F8E4M3FNUZ;
+  if (type.isFloat8E5M2())
+    return DType::F8E5M2;
+  if (type.isFloat8E5M2FNUZ())
+    return DType::F8E5M2FNUZ;
   auto intType = dyn_cast<IntegerType>(type);
   if (!intType)
     return std::nullopt;
   switch (intType.getWidth()) {
   case 1:
     return DType::Bool;
+  case 2:
+    return intType.isUnsigned() ? DType::U2 : DType::I2;
+  case 4:
+    return intType.isUnsigned() ? DType::U4 : DType::I4;
   case 8:
     return intType.isUnsigned() ? DType::U8 : DType::I8;
+  case 16:
+    return intType.isUnsigned() ? DType::U16 : DType::I16;
   case 32:
-    return intType.isUnsigned() ? std::nullopt : std::optional(DType::I32);
+    return intType.isUnsigned() ? DType::U32 : DType::I32;
   case 64:
-    return intType.isUnsigned() ? std::nullopt : std::optional(DType::I64);
+    return intType.isUnsigned() ? DType::U64 : DType::I64;
   default:
     return std::nullopt;
   }
@@ -123,6 +161,19 @@ std::optional<Tensor> toTensor(ElementsAttr attr) {
     if (raw.size() != n * elemBytes)
       return std::nullopt;
     std::memcpy(out, raw.data(), raw.size());
+  }
+  if (isSubByteInteger(*dtype)) {
+    // MLIR keeps only the low bits of each byte: extend them as the runtime
+    // holds sub-byte integers.
+    int bits = packedBits(*dtype);
+    bool isSigned = *dtype == DType::I4 || *dtype == DType::I2;
+    auto *p = reinterpret_cast<uint8_t *>(out);
+    for (int64_t i = 0; i < n; ++i) {
+      unsigned v = p[i] & ((1u << bits) - 1u);
+      if (isSigned && (v & (1u << (bits - 1))))
+        v |= ~((1u << bits) - 1u);
+      p[i] = static_cast<uint8_t>(v);
+    }
   }
   return result;
 }

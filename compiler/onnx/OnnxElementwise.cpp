@@ -56,17 +56,18 @@ LogicalResult mapCast(NodeContext &nc) {
   std::optional<DType> dtype = dtypeFromOnnx(static_cast<int32_t>(to));
   if (!dtype)
     return nc.fail(strCat("unsupported dtype: cast to ",
-                          onnxTypeName(static_cast<int32_t>(to)),
-                          " (Kiln supports float, float16, bfloat16, double, "
-                          "int64, int32, int8, uint8, bool)"));
+                          onnxTypeName(static_cast<int32_t>(to)), " ",
+                          supportedOnnxTypesNote()));
   Value x = nc.input(0);
   mlir::Type elem = toMlirElementType(nc.ctx(), *dtype);
   // A cast to the same type is still an explicit op in ONNX; keep the value.
-  return nc.setOutput(0, nc.cast(x, elem));
+  return nc.setOutput(
+      0, nc.castSaturating(x, elem, nc.attrInt("saturate", 1) != 0));
 }
 
 LogicalResult mapCastLike(NodeContext &nc) {
-  return nc.setOutput(0, nc.cast(nc.input(0), nc.elemOf(nc.input(1))));
+  return nc.setOutput(0, nc.castSaturating(nc.input(0), nc.elemOf(nc.input(1)),
+                                           nc.attrInt("saturate", 1) != 0));
 }
 
 LogicalResult mapPow(NodeContext &nc) {

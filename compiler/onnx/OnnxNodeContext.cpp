@@ -368,6 +368,23 @@ Value NodeContext::cast(Value v, mlir::Type elem) {
   return op("kiln.cast", {v}, {aType("to", elem)});
 }
 
+Value NodeContext::castSaturating(Value v, mlir::Type elem, bool saturate) {
+  if (!v || !elem)
+    return Value();
+  std::optional<DType> to = fromMlirElementType(elem);
+  if (!saturate || !to || !isFloat8(*to) || elemOf(v) == elem)
+    return cast(v, elem);
+  // Clip in a type with arithmetic kernels (a float8 source goes through
+  // f32), then convert.
+  std::optional<DType> from = fromMlirElementType(elemOf(v));
+  if (from && isStorageOnly(*from))
+    v = cast(v, builder().getF32Type());
+  double hi = float8Max(float8FormatOf(*to));
+  v = op("kiln.max", {v, scalarLike(-hi, v)});
+  v = op("kiln.min", {v, scalarLike(hi, v)});
+  return cast(v, elem);
+}
+
 Value NodeContext::reshape(Value v, llvm::ArrayRef<int64_t> shape) {
   if (!v)
     return Value();

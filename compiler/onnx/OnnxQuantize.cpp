@@ -1,11 +1,13 @@
 //===- OnnxQuantize.cpp - ONNX (de)quantization as kiln primitives --------===//
 //
 // This file implements QuantizeLinear, DequantizeLinear and
-// DynamicQuantizeLinear for the 8-bit (and int32) types Kiln supports, as
+// DynamicQuantizeLinear for the 2-, 4-, 8- and 16-bit (and int32) integer
+// types and the float8 types, as
 // compositions of kiln ops: casts, the affine map with the scale and the
 // zero point (per tensor, or per axis through a reshape that broadcasts them
-// along `axis`), round-half-to-even and saturation. Blocked quantization and
-// the 4-bit, 16-bit and float8 types are rejected.
+// along `axis`), round-half-to-even and saturation (float8: the conversion
+// rounds, saturation is ONNX's `saturate`). Blocked quantization is
+// rejected.
 //
 //===----------------------------------------------------------------------===//
 
@@ -42,6 +44,16 @@ std::optional<std::pair<double, double>> bounds(mlir::Type t) {
     return std::make_pair(0.0, 255.0);
   if (t.isSignlessInteger(8) || t.isSignedInteger(8))
     return std::make_pair(-128.0, 127.0);
+  if (auto it = mlir::dyn_cast<mlir::IntegerType>(t);
+      it && (it.getWidth() == 4 || it.getWidth() == 2)) {
+    double n = double(1 << it.getWidth());
+    return it.isUnsigned() ? std::make_pair(0.0, n - 1)
+                           : std::make_pair(-n / 2, n / 2 - 1);
+  }
+  if (t.isUnsignedInteger(16))
+    return std::make_pair(0.0, 65535.0);
+  if (t.isSignlessInteger(16) || t.isSignedInteger(16))
+    return std::make_pair(-32768.0, 32767.0);
   if (t.isSignlessInteger(32) || t.isSignedInteger(32))
     return std::make_pair(-2147483648.0, 2147483647.0);
   return std::nullopt;
@@ -76,10 +88,20 @@ LogicalResult mapQuantize(NodeContext &nc) {
   }
   if (!out)
     return mlir::failure();
+  std::optional<DType> outType = fromMlirElementType(out);
+  if (outType && isFloat8(*outType)) {
+    // x / scale + zero point, rounded to nearest even by the conversion.
+    Value q =
+        nc.op("kiln.div", {x, alongAxis(nc, nc.cast(nc.input(1), fe), x)});
+    if (nc.hasInput(2))
+      q = nc.op("kiln.add", {q, alongAxis(nc, nc.cast(nc.input(2), fe), x)});
+    return nc.setOutput(
+        0, nc.castSaturating(q, out, nc.attrInt("saturate", 1) != 0));
+  }
   std::optional<std::pair<double, double>> range = bounds(out);
   if (!range)
-    return nc.fail("unsupported dtype: Kiln quantizes to uint8, int8 and "
-                   "int32 only");
+    return nc.fail("unsupported dtype: Kiln quantizes to the integer types "
+                   "up to int32 and the float8 types only");
   Value q = nc.op("kiln.div", {x, alongAxis(nc, nc.cast(nc.input(1), fe), x)});
   q = nc.op("kiln.round", {q});
   if (nc.hasInput(2))
@@ -145,7 +167,7 @@ LogicalResult requantize(NodeContext &nc, Value y, size_t zpIndex,
   if (!y || !out)
     return mlir::failure();
   std::optional<std::pair<double, double>> range = bounds(out);
-  if (!range || out.isSignlessInteger(32))
+  if (!range || !out.isInteger(8))
     return nc.fail("unsupported dtype: Kiln's quantized operators produce "
                    "uint8 and int8 only");
   if (nc.hasInput(zpIndex))

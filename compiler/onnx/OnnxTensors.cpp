@@ -40,6 +40,32 @@ std::optional<DType> dtypeFromOnnx(int32_t onnxType) {
     return DType::F64;
   case onnx::TensorProto::BFLOAT16:
     return DType::BF16;
+  case onnx::TensorProto::UINT16:
+    return DType::U16;
+  case onnx::TensorProto::UINT32:
+    return DType::U32;
+  case onnx::TensorProto::UINT64:
+    return DType::U64;
+  case onnx::TensorProto::INT16:
+    return DType::I16;
+  // The types newer than the protobuf definitions Kiln compiles against, by
+  // number (onnx 1.22's TensorProto.DataType).
+  case 17:
+    return DType::F8E4M3FN;
+  case 18:
+    return DType::F8E4M3FNUZ;
+  case 19:
+    return DType::F8E5M2;
+  case 20:
+    return DType::F8E5M2FNUZ;
+  case 21:
+    return DType::U4;
+  case 22:
+    return DType::I4;
+  case 25:
+    return DType::U2;
+  case 26:
+    return DType::I2;
   default:
     return std::nullopt;
   }
@@ -65,6 +91,30 @@ int32_t onnxTypeFromDType(DType dtype) {
     return onnx::TensorProto::UINT8;
   case DType::Bool:
     return onnx::TensorProto::BOOL;
+  case DType::U16:
+    return onnx::TensorProto::UINT16;
+  case DType::U32:
+    return onnx::TensorProto::UINT32;
+  case DType::U64:
+    return onnx::TensorProto::UINT64;
+  case DType::I16:
+    return onnx::TensorProto::INT16;
+  case DType::F8E4M3FN:
+    return 17;
+  case DType::F8E4M3FNUZ:
+    return 18;
+  case DType::F8E5M2:
+    return 19;
+  case DType::F8E5M2FNUZ:
+    return 20;
+  case DType::U4:
+    return 21;
+  case DType::I4:
+    return 22;
+  case DType::U2:
+    return 25;
+  case DType::I2:
+    return 26;
   }
   return onnx::TensorProto::UNDEFINED;
 }
@@ -86,6 +136,13 @@ std::string onnxTypeName(int32_t onnxType) {
       onnxType < static_cast<int32_t>(sizeof(names) / sizeof(names[0])))
     return names[onnxType];
   return strCat("data type ", onnxType);
+}
+
+const char *supportedOnnxTypesNote() {
+  return "(Kiln supports float, float16, bfloat16, double, int64, int32, "
+         "int16, int8, uint64, uint32, uint16, uint8, bool, the float8 types "
+         "FLOAT8E4M3FN, FLOAT8E4M3FNUZ, FLOAT8E5M2, FLOAT8E5M2FNUZ, and INT4, "
+         "UINT4, INT2, UINT2)";
 }
 
 namespace {
@@ -118,6 +175,24 @@ Status readFileRange(const std::string &path, int64_t offset, int64_t length,
   return Status::ok();
 }
 
+/// Unpacks `n` sub-byte integers of `dtype` (ONNX: element i in bits
+/// [b*(i%k), b*(i%k)+b) of byte i/k, k = 8/b) from `byteAt` into one byte
+/// each, sign-extended for the signed types.
+template <typename ByteAt>
+void unpackSubByte(DType dtype, ByteAt byteAt, int64_t n, uint8_t *out) {
+  const int bits = packedBits(dtype), perByte = 8 / bits;
+  const unsigned mask = (1u << bits) - 1u, signBit = 1u << (bits - 1);
+  const bool isSigned = dtype == DType::I4 || dtype == DType::I2;
+  for (int64_t i = 0; i < n; ++i) {
+    unsigned v =
+        (static_cast<unsigned>(byteAt(i / perByte)) >> (bits * (i % perByte))) &
+        mask;
+    if (isSigned && (v & signBit))
+      v |= ~mask;
+    out[i] = static_cast<uint8_t>(v);
+  }
+}
+
 template <typename Src, typename Dst>
 void copyConverted(const Src &src, Dst *dst, int64_t n) {
   for (int64_t i = 0; i < n; ++i)
@@ -134,9 +209,8 @@ Expected<ProtoTensor> readProtoTensor(const onnx::TensorProto &proto,
   std::optional<DType> dtype = dtypeFromOnnx(proto.data_type());
   if (!dtype)
     return Status::error(strCat("tensor '", name, "' has unsupported dtype ",
-                                onnxTypeName(proto.data_type()),
-                                " (Kiln supports float, float16, bfloat16, "
-                                "double, int64, int32, int8, uint8, bool)"));
+                                onnxTypeName(proto.data_type()), " ",
+                                supportedOnnxTypesNote()));
   result.dtype = *dtype;
   for (int64_t d : proto.dims()) {
     if (d < 0)
@@ -155,8 +229,10 @@ Expected<ProtoTensor> readProtoTensor(const onnx::TensorProto &proto,
                                 ": more than the limit of 2^40 elements "
                                 "(docs/reliability.md)"));
   const int64_t numel = *count;
-  const size_t elemSize = dtypeSize(*dtype);
-  const size_t nbytes = static_cast<size_t>(numel) * elemSize;
+  // The bytes in the file: sub-byte integers are packed.
+  const int bits = packedBits(*dtype);
+  const size_t nbytes =
+      (static_cast<size_t>(numel) * static_cast<size_t>(bits) + 7) / 8;
 
   // Raw bytes: inline raw_data or an external file.
   std::string externalBytes;
@@ -211,14 +287,21 @@ Expected<ProtoTensor> readProtoTensor(const onnx::TensorProto &proto,
                                   shapeToString(result.shape), " needs ",
                                   nbytes));
     Tensor t = Tensor::empty(*dtype, result.shape);
-    if (nbytes)
+    if (isSubByteInteger(*dtype))
+      unpackSubByte(
+          *dtype,
+          [&](int64_t i) { return static_cast<unsigned char>((*raw)[i]); },
+          numel, static_cast<uint8_t *>(t.rawData()));
+    else if (nbytes)
       std::memcpy(t.rawData(), raw->data(), nbytes);
     result.tensor = t;
     return result;
   }
 
   // Typed fields.
-  int64_t present = 0;
+  int64_t present = 0, needed = numel;
+  if (isSubByteInteger(*dtype))
+    needed = static_cast<int64_t>(nbytes); // One packed byte per int32.
   switch (*dtype) {
   case DType::F32:
     present = proto.float_data_size();
@@ -229,14 +312,18 @@ Expected<ProtoTensor> readProtoTensor(const onnx::TensorProto &proto,
   case DType::I64:
     present = proto.int64_data_size();
     break;
+  case DType::U32:
+  case DType::U64:
+    present = proto.uint64_data_size();
+    break;
   default:
     present = proto.int32_data_size();
     break;
   }
-  if (present != numel)
-    return Status::error(strCat("tensor '", name, "' holds ", present,
-                                " elements, its shape ",
-                                shapeToString(result.shape), " needs ", numel));
+  if (present != needed)
+    return Status::error(
+        strCat("tensor '", name, "' holds ", present, " values, its shape ",
+               shapeToString(result.shape), " needs ", needed));
   Tensor t = Tensor::empty(*dtype, result.shape);
   switch (*dtype) {
   case DType::F32:
@@ -257,6 +344,18 @@ Expected<ProtoTensor> readProtoTensor(const onnx::TensorProto &proto,
   case DType::U8:
     copyConverted(proto.int32_data(), t.data<uint8_t>(), numel);
     break;
+  case DType::U16:
+    copyConverted(proto.int32_data(), t.data<uint16_t>(), numel);
+    break;
+  case DType::I16:
+    copyConverted(proto.int32_data(), t.data<int16_t>(), numel);
+    break;
+  case DType::U32:
+    copyConverted(proto.uint64_data(), t.data<uint32_t>(), numel);
+    break;
+  case DType::U64:
+    copyConverted(proto.uint64_data(), t.data<uint64_t>(), numel);
+    break;
   case DType::Bool: {
     bool *p = t.data<bool>();
     for (int64_t i = 0; i < numel; ++i)
@@ -270,6 +369,26 @@ Expected<ProtoTensor> readProtoTensor(const onnx::TensorProto &proto,
       p[i] = static_cast<uint16_t>(proto.int32_data(static_cast<int>(i)));
     break;
   }
+  case DType::F8E4M3FN:
+  case DType::F8E4M3FNUZ:
+  case DType::F8E5M2:
+  case DType::F8E5M2FNUZ: {
+    auto *p = static_cast<uint8_t *>(t.rawData());
+    for (int64_t i = 0; i < numel; ++i)
+      p[i] = static_cast<uint8_t>(proto.int32_data(static_cast<int>(i)));
+    break;
+  }
+  case DType::I4:
+  case DType::U4:
+  case DType::I2:
+  case DType::U2:
+    unpackSubByte(
+        *dtype,
+        [&](int64_t i) {
+          return static_cast<uint8_t>(proto.int32_data(static_cast<int>(i)));
+        },
+        numel, static_cast<uint8_t *>(t.rawData()));
+    break;
   }
   result.tensor = t;
   return result;

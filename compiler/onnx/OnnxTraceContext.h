@@ -49,6 +49,9 @@ using mlir::Value;
 std::optional<DType> dtypeFromOnnx(int32_t onnxType);
 /// The ONNX name of a TensorProto data type ("FLOAT", "STRING", ...).
 std::string onnxTypeName(int32_t onnxType);
+/// The ONNX element types Kiln supports, for diagnostics: "(Kiln supports
+/// float, ...)".
+const char *supportedOnnxTypesNote();
 /// The TensorProto data type of a Kiln dtype.
 int32_t onnxTypeFromDType(DType dtype);
 
@@ -190,6 +193,10 @@ public:
   // Common compositions.
   /// kiln.cast unless v already has element type `elem`.
   Value cast(Value v, mlir::Type elem);
+  /// kiln.cast to `elem`; to a float8 type with `saturate` (ONNX's default),
+  /// v is first clipped to the format's finite range (infinities included,
+  /// NaN kept), as ONNX's saturating cast.
+  Value castSaturating(Value v, mlir::Type elem, bool saturate);
   /// kiln.reshape to a static shape.
   Value reshape(Value v, llvm::ArrayRef<int64_t> shape);
   /// kiln.shape over [start, end), folded when those dims are static.

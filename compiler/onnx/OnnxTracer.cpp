@@ -126,9 +126,8 @@ GraphTracer::inputType(const onnx::ValueInfoProto &info,
   std::optional<DType> dtype = dtypeFromOnnx(tt.elem_type());
   if (!dtype)
     return error(strCat("graph input '", name, "' has unsupported dtype ",
-                        onnxTypeName(tt.elem_type()),
-                        " (Kiln supports float, float16, bfloat16, double, "
-                        "int64, int32, int8, uint8, bool)"));
+                        onnxTypeName(tt.elem_type()), " ",
+                        supportedOnnxTypesNote()));
   if (!tt.has_shape())
     return error(strCat("graph input '", name,
                         "' has no shape: Kiln needs the rank of every input; "

@@ -23,24 +23,30 @@ namespace elementwise {
 /// Which element types an op supports.
 enum class Cat { All, Numeric, Float, Int, Bool };
 
+/// True for the types stored as bits and computed in float (f16, bf16 and
+/// the float8 formats).
 template <typename T> constexpr bool isHalfLike() {
-  return std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
+  return std::is_same_v<T, Half> || std::is_same_v<T, BFloat16> ||
+         (std::is_same_v<typename ComputeType<T>::type, float> &&
+          !std::is_same_v<T, float>);
 }
 template <typename T> constexpr bool isFloatLike() {
   return std::is_floating_point_v<T> || isHalfLike<T>();
 }
 
-/// True when the C++ element type T belongs to category C.
+/// True when the C++ element type T belongs to category C. The
+/// storage-only types (float8, sub-byte integers) belong to All only.
 template <typename T, Cat C> constexpr bool inCat() {
   constexpr bool isBool = std::is_same_v<T, bool>;
   constexpr bool isInt = std::is_integral_v<T> && !isBool;
+  constexpr bool storageOnly = IsStorageOnly<T>::value;
   switch (C) {
   case Cat::All:
     return true;
   case Cat::Numeric:
-    return !isBool;
+    return !isBool && !storageOnly;
   case Cat::Float:
-    return isFloatLike<T>();
+    return isFloatLike<T>() && !storageOnly;
   case Cat::Int:
     return isInt;
   case Cat::Bool:
@@ -54,6 +60,8 @@ template <typename T, typename V> inline T storeAs(V v) {
   using CT = typename ComputeType<T>::type;
   if constexpr (std::is_same_v<T, bool>)
     return static_cast<bool>(v);
+  else if constexpr (IsStorageOnly<T>::value)
+    return T(v);
   else if constexpr (isHalfLike<T>())
     return T(static_cast<float>(v));
   else

@@ -136,8 +136,12 @@ template <typename C> C shift(C a, C b, bool left) {
       return C(-1);
     return 0;
   }
+  // Shift in at least `unsigned`: a narrower U would promote to int, where
+  // a shift into the sign bit is undefined.
+  using W = std::conditional_t<(sizeof(U) < sizeof(unsigned)), unsigned, U>;
   if (left)
-    return static_cast<C>(static_cast<U>(static_cast<U>(a) << b));
+    return static_cast<C>(
+        static_cast<U>(static_cast<W>(static_cast<U>(a)) << b));
   return static_cast<C>(a >> b); // Arithmetic for signed types.
 }
 

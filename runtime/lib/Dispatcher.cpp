@@ -12,14 +12,6 @@
 
 namespace kiln {
 
-// The kernel families of sampling, boxes and signals (runtime/kernels/
-// GridSample.cpp, Col2Im.cpp, NonMaxSuppression.cpp, Dft.cpp); only the
-// global registry below calls them.
-void registerGridSampleKernels(Dispatcher &d);
-void registerCol2ImKernels(Dispatcher &d);
-void registerNonMaxSuppressionKernels(Dispatcher &d);
-void registerDftKernels(Dispatcher &d);
-
 Dispatcher &Dispatcher::global() {
   static Dispatcher *instance = [] {
     auto *d = new Dispatcher();

@@ -289,14 +289,28 @@ const char *safeTensorsDTypeName(DType dtype) {
     return "U8";
   case DType::Bool:
     return "BOOL";
+  case DType::U16:
+    return "U16";
+  case DType::U32:
+    return "U32";
+  case DType::U64:
+    return "U64";
+  case DType::I16:
+    return "I16";
+  case DType::F8E4M3FN:
+    return "F8_E4M3";
+  case DType::F8E5M2:
+    return "F8_E5M2";
+  default:
+    return nullptr;
   }
-  return "F32";
 }
 
 std::optional<DType> parseSafeTensorsDType(const std::string &name) {
   for (int code = 0; code < kNumDTypes; ++code) {
     DType t = static_cast<DType>(code);
-    if (name == safeTensorsDTypeName(t))
+    const char *known = safeTensorsDTypeName(t);
+    if (known && name == known)
       return t;
   }
   return std::nullopt;
@@ -332,6 +346,9 @@ Status writeSafeTensors(const std::string &path, const NamedTensors &tensors,
         return Status::error(strCat(where, ": given more than once"));
       if (!t.defined())
         return Status::error(strCat(where, ": no tensor given"));
+      if (!safeTensorsDTypeName(t.dtype()))
+        return Status::error(strCat(where, ": safetensors has no dtype for ",
+                                    dtypeName(t.dtype())));
       Expected<Tensor> c = hostContiguous(t);
       if (!c)
         return c.status().withContext(where);

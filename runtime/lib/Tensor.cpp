@@ -229,6 +229,9 @@ template <typename To, typename From> To convertElement(From v) {
     if (std::isnan(x))
       return To(0);
     double d = std::trunc(static_cast<double>(x));
+    if constexpr (std::is_unsigned_v<To>)
+      if (d >= 9.2233720368547758e18 && d < 1.8446744073709552e19)
+        return static_cast<To>(static_cast<uint64_t>(d));
     if (d >= 9.2233720368547758e18)
       return static_cast<To>(std::numeric_limits<int64_t>::max());
     if (d <= -9.2233720368547758e18)

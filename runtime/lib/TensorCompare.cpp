@@ -44,7 +44,7 @@ Status compareTensors(const Tensor &actual, const Tensor &expected,
              shapeToString(expected.shape()));
   Tensor a = actual.contiguous(), e = expected.contiguous();
   int64_t n = a.numel(), mismatches = 0, first = -1;
-  bool floating = isFloatingPoint(a.dtype());
+  bool floating = isFloatingPoint(a.dtype()) || isFloat8(a.dtype());
   for (int64_t i = 0; i < n; ++i) {
     bool ok;
     if (floating) {

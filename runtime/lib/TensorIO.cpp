@@ -107,6 +107,14 @@ Expected<DType> dtypeFromDescr(const std::string &descr,
     return DType::I8;
   if (d == "u1")
     return DType::U8;
+  if (d == "i2")
+    return DType::I16;
+  if (d == "u2")
+    return DType::U16;
+  if (d == "u4")
+    return DType::U32;
+  if (d == "u8")
+    return DType::U64;
   if (d == "b1" || d == "?")
     return DType::Bool;
   // NumPy has no bfloat16: ml_dtypes' bfloat16 (what JAX and PyTorch users
@@ -114,9 +122,9 @@ Expected<DType> dtypeFromDescr(const std::string &descr,
   if (d == "V2")
     return DType::BF16;
   return Status::error(strCat(what, ": unsupported dtype '", descr,
-                              "' (supported: <f4 <f2 <f8 <i8 <i4 |i1 |u1 "
-                              "|b1, and <V2 for bfloat16 as ml_dtypes saves "
-                              "it)"));
+                              "' (supported: <f4 <f2 <f8 <i8 <i4 <i2 |i1 "
+                              "<u8 <u4 <u2 |u1 |b1, and <V2 for bfloat16 as "
+                              "ml_dtypes saves it)"));
 }
 
 Expected<const char *> descrOf(DType t) {
@@ -137,12 +145,23 @@ Expected<const char *> descrOf(DType t) {
     return "|u1";
   case DType::Bool:
     return "|b1";
+  case DType::U16:
+    return "<u2";
+  case DType::U32:
+    return "<u4";
+  case DType::U64:
+    return "<u8";
+  case DType::I16:
+    return "<i2";
   case DType::BF16:
     // ml_dtypes' bfloat16 descr: np.load gives a 2-byte void array, which
     // `.view(ml_dtypes.bfloat16)` makes bfloat16 again.
     return "<V2";
+  default:
+    break;
   }
-  return Status::error("unknown dtype");
+  return Status::error(strCat("NumPy has no dtype for ", dtypeName(t),
+                              "; save the tensor as an ONNX .pb file"));
 }
 
 uint32_t readLE(const std::string &bytes, size_t pos, int n) {

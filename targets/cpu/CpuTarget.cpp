@@ -33,10 +33,12 @@ namespace {
 
 using namespace wrapper;
 
-/// True for tensors of f16 or bf16.
+/// True for the tensors whose kernel C type is a struct of kernels.cpp
+/// (f16, bf16, the float8 formats).
 bool isHalfTensor(Type t) {
   Type e = cast<RankedTensorType>(t).getElementType();
-  return e.isF16() || e.isBF16();
+  return e.isF16() || e.isBF16() || e.isFloat8E4M3FN() ||
+         e.isFloat8E4M3FNUZ() || e.isFloat8E5M2() || e.isFloat8E5M2FNUZ();
 }
 
 class CpuGraphCodegen : public GraphCodegen {
@@ -88,8 +90,10 @@ public:
 
   void emitDeclarations(llvm::raw_ostream &os) override {
     if (needHalf_)
-      os << "// The 16-bit float types of kernels.cpp (used here through "
-            "pointers only).\nstruct kiln_f16;\nstruct kiln_bf16;\n\n";
+      os << "// The 16- and 8-bit float types of kernels.cpp (used here "
+            "through pointers only).\nstruct kiln_f16;\nstruct kiln_bf16;\n"
+            "struct kiln_f8e4m3fn;\nstruct kiln_f8e4m3fnuz;\n"
+            "struct kiln_f8e5m2;\nstruct kiln_f8e5m2fnuz;\n\n";
     os << "namespace kiln_kernels {\n";
     for (const CppKernel &kernel : cppKernels_) {
       std::string decl = kernel.declaration;

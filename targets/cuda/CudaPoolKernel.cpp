@@ -161,11 +161,7 @@ std::optional<CudaKernel> emitCudaPoolKernel(Operation *op,
   } else {
     // The reference's start: -inf, or the integer type's lowest value.
     std::string lowest =
-        isFloat                           ? "-INFINITY"
-        : *st == codegen::ScalarType::U8  ? "0"
-        : *st == codegen::ScalarType::I8  ? "-128"
-        : *st == codegen::ScalarType::I32 ? "(-2147483647 - 1)"
-                                          : "(-9223372036854775807LL - 1)";
+        isFloat ? "-INFINITY" : "kiln_lowest<" + compute + ">()";
     s += "    " + compute + " kiln_m = " + lowest + ";\n";
     if (isFloat)
       s += "    bool kiln_nan = false;\n";

@@ -20,6 +20,7 @@ const char *const kCudaHead = R"PRELUDE(// NVRTC has no standard headers: the fi
 // constants and the limits the helpers use are defined here.
 typedef signed char int8_t;
 typedef unsigned char uint8_t;
+typedef short int16_t;
 typedef unsigned short uint16_t;
 typedef int int32_t;
 typedef unsigned int uint32_t;

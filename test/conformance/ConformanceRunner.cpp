@@ -173,10 +173,13 @@ std::string dumpDataSets(const fs::path &dir,
           return "data set " + p.string() + ": unreadable or extra";
         std::string file = setName + "/" + (out ? "expected_" : "input_") +
                            std::to_string(i) + ".npy";
-        // NumPy has no bf16: such tensors go as f32 (kiln-runner feeds them
-        // back as bf16 and compares outputs in the expected file's dtype).
-        bool bf16 = t->dtype() == DType::BF16;
-        Status w = writeNpy((into / file).string(), bf16 ? t->to(DType::F32) : *t);
+        // NumPy has no bf16, float8 or sub-byte integers: such tensors go as
+        // f32, which holds each of their values exactly (kiln-runner feeds
+        // them back in the signature's dtype and compares outputs in the
+        // expected file's dtype).
+        bool noNumpy = t->dtype() == DType::BF16 || isStorageOnly(t->dtype());
+        Status w =
+            writeNpy((into / file).string(), noNumpy ? t->to(DType::F32) : *t);
         if (!w)
           return w.message();
         args += std::string(out ? "--expect " : "--input ") + names[i] + "=" +

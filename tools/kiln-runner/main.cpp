@@ -196,7 +196,8 @@ int main(int argc, char **argv) {
     Tensor tensor = t.take();
     for (const ValueSignature &sig : model->inputs())
       if (sig.name == name && tensor.dtype() == DType::F32 &&
-          (sig.dtype == DType::BF16 || sig.dtype == DType::F16))
+          (sig.dtype == DType::BF16 || sig.dtype == DType::F16 ||
+           isStorageOnly(sig.dtype)))
         tensor = tensor.to(sig.dtype);
     inputs.emplace_back(name, std::move(tensor));
   }
@@ -246,7 +247,8 @@ int main(int argc, char **argv) {
           file.begin(), file.end(),
           [](char c) { return !(std::isalnum((unsigned char)c) || c == '_'); },
           '_');
-      bool half = t.dtype() == DType::BF16 || t.dtype() == DType::F16;
+      bool half = t.dtype() == DType::BF16 || t.dtype() == DType::F16 ||
+                  isStorageOnly(t.dtype());
       Status s = writeNpy(outputDir + "/" + file + ".npy",
                           half ? t.to(DType::F32) : t);
       if (!s)

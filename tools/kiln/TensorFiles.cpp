@@ -56,6 +56,30 @@ static int toOnnxDataType(DType dtype) {
     return P::UINT8;
   case DType::Bool:
     return P::BOOL;
+  case DType::U16:
+    return P::UINT16;
+  case DType::U32:
+    return P::UINT32;
+  case DType::U64:
+    return P::UINT64;
+  case DType::I16:
+    return P::INT16;
+  case DType::F8E4M3FN:
+    return 17;
+  case DType::F8E4M3FNUZ:
+    return 18;
+  case DType::F8E5M2:
+    return 19;
+  case DType::F8E5M2FNUZ:
+    return 20;
+  case DType::U4:
+    return 21;
+  case DType::I4:
+    return 22;
+  case DType::U2:
+    return 25;
+  case DType::I2:
+    return 26;
   }
   return P::UNDEFINED;
 }
@@ -73,8 +97,19 @@ Status writeTensorFile(const std::string &path, const Tensor &tensor,
   for (int64_t d : tensor.shape())
     proto.add_dims(d);
   Tensor data = tensor.contiguous();
-  proto.set_raw_data(
-      std::string(static_cast<const char *>(data.rawData()), data.nbytes()));
+  std::string raw(static_cast<const char *>(data.rawData()), data.nbytes());
+  if (isSubByteInteger(tensor.dtype())) {
+    // ONNX packs them: element i in bits [b*(i%k), b*(i%k)+b) of byte i/k.
+    int bits = packedBits(tensor.dtype()), perByte = 8 / bits;
+    std::string packed((raw.size() + perByte - 1) / perByte, '\0');
+    for (size_t i = 0; i < raw.size(); ++i)
+      packed[i / perByte] = static_cast<char>(
+          packed[i / perByte] |
+          ((static_cast<unsigned char>(raw[i]) & ((1u << bits) - 1u))
+           << (bits * (i % perByte))));
+    raw = std::move(packed);
+  }
+  proto.set_raw_data(raw);
   std::string tmp = path + ".tmp";
   {
     std::ofstream out(tmp, std::ios::binary);

@@ -257,7 +257,7 @@ func.func @einsum_terms(%a: tensor<2x3xf32>) {
 
 func.func @constant_dtype() {
   // expected-error @+1 {{'kiln.constant' op result #0 must be ranked tensor of}}
-  %0 = kiln.constant dense<1> : tensor<2xi16>
+  %0 = kiln.constant dense<1> : tensor<2xi128>
   return
 }
 

@@ -383,6 +383,79 @@ TEST_CASE("casts, f16/bf16 inputs, integer ops, where and comparisons",
   });
 }
 
+TEST_CASE("the 16-, 32- and 64-bit unsigned and 16-bit signed integers, "
+          "float8 and the sub-byte integers",
+          "[codegen][dtype]") {
+  checkCases({
+      {"k0_u16",
+       "pointwise",
+       {"tensor<6x9xui16>", "tensor<9xui16>"},
+       {"tensor<6x9xui16>", "tensor<6x9xui16>", "tensor<6x9xui16>",
+        "tensor<6x9xi1>", "tensor<6x9xui16>"},
+       R"(
+    %k = kiln.constant dense<9000> : tensor<ui16>
+    %big = kiln.add %x0, %k : (tensor<6x9xui16>, tensor<ui16>) -> tensor<6x9xui16>
+    %m = kiln.mul %big, %big : (tensor<6x9xui16>, tensor<6x9xui16>) -> tensor<6x9xui16>
+    %d = kiln.div %m, %x1 : (tensor<6x9xui16>, tensor<9xui16>) -> tensor<6x9xui16>
+    %r = kiln.mod %m, %x1 {fmod = 0 : i64} : (tensor<6x9xui16>, tensor<9xui16>) -> tensor<6x9xui16>
+    %g = kiln.greater %m, %big : (tensor<6x9xui16>, tensor<6x9xui16>) -> tensor<6x9xi1>
+    %s = kiln.bit_shift %big, %x1 {direction = "left"} : (tensor<6x9xui16>, tensor<9xui16>) -> tensor<6x9xui16>
+    kiln.yield %m, %d, %r, %g, %s : tensor<6x9xui16>, tensor<6x9xui16>, tensor<6x9xui16>, tensor<6x9xi1>, tensor<6x9xui16>)",
+       0.0f,
+       15.0f},
+      {"k1_u32_u64_i16",
+       "pointwise",
+       {"tensor<5x7xui32>", "tensor<5x7xui64>", "tensor<5x7xi16>"},
+       {"tensor<5x7xui32>", "tensor<5x7xui64>", "tensor<5x7xi16>",
+        "tensor<5x7xi16>", "tensor<5x7xf32>"},
+       R"(
+    %k = kiln.constant dense<4000000000> : tensor<ui32>
+    %a = kiln.add %x0, %k : (tensor<5x7xui32>, tensor<ui32>) -> tensor<5x7xui32>
+    %m = kiln.mul %a, %a : (tensor<5x7xui32>, tensor<5x7xui32>) -> tensor<5x7xui32>
+    %k64 = kiln.constant dense<18446744073709551000> : tensor<ui64>
+    %b = kiln.add %x1, %k64 : (tensor<5x7xui64>, tensor<ui64>) -> tensor<5x7xui64>
+    %mx = kiln.max %b, %x1 : (tensor<5x7xui64>, tensor<5x7xui64>) -> tensor<5x7xui64>
+    %k16 = kiln.constant dense<-300> : tensor<i16>
+    %c = kiln.mul %x2, %k16 : (tensor<5x7xi16>, tensor<i16>) -> tensor<5x7xi16>
+    %n = kiln.mul %c, %c : (tensor<5x7xi16>, tensor<5x7xi16>) -> tensor<5x7xi16>
+    %r = kiln.mod %c, %x2 {fmod = 0 : i64} : (tensor<5x7xi16>, tensor<5x7xi16>) -> tensor<5x7xi16>
+    %f = kiln.cast %mx {to = f32} : (tensor<5x7xui64>) -> tensor<5x7xf32>
+    kiln.yield %m, %mx, %n, %r, %f : tensor<5x7xui32>, tensor<5x7xui64>, tensor<5x7xi16>, tensor<5x7xi16>, tensor<5x7xf32>)",
+       -9.0f,
+       9.0f},
+      {"k2_float8",
+       "pointwise",
+       {"tensor<4x8xf32>", "tensor<4x8xf8E4M3FN>"},
+       {"tensor<4x8xf8E4M3FN>", "tensor<4x8xf8E4M3FNUZ>", "tensor<4x8xf8E5M2>",
+        "tensor<4x8xf8E5M2FNUZ>", "tensor<4x8xf32>", "tensor<4x8xf16>"},
+       R"(
+    %s = kiln.constant dense<300.0> : tensor<f32>
+    %x = kiln.mul %x0, %s : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
+    %a = kiln.cast %x {to = f8E4M3FN} : (tensor<4x8xf32>) -> tensor<4x8xf8E4M3FN>
+    %b = kiln.cast %x {to = f8E4M3FNUZ} : (tensor<4x8xf32>) -> tensor<4x8xf8E4M3FNUZ>
+    %c = kiln.cast %x {to = f8E5M2} : (tensor<4x8xf32>) -> tensor<4x8xf8E5M2>
+    %d = kiln.cast %x0 {to = f8E5M2FNUZ} : (tensor<4x8xf32>) -> tensor<4x8xf8E5M2FNUZ>
+    %e = kiln.cast %x1 {to = f32} : (tensor<4x8xf8E4M3FN>) -> tensor<4x8xf32>
+    %h = kiln.cast %c {to = f16} : (tensor<4x8xf8E5M2>) -> tensor<4x8xf16>
+    kiln.yield %a, %b, %c, %d, %e, %h : tensor<4x8xf8E4M3FN>, tensor<4x8xf8E4M3FNUZ>, tensor<4x8xf8E5M2>, tensor<4x8xf8E5M2FNUZ>, tensor<4x8xf32>, tensor<4x8xf16>)"},
+      {"k3_int4",
+       "pointwise",
+       {"tensor<4x8xf32>", "tensor<4x8xi4>"},
+       {"tensor<4x8xi4>", "tensor<4x8xui4>", "tensor<4x8xi2>",
+        "tensor<4x8xui2>", "tensor<4x8xi8>", "tensor<4x8xf32>"},
+       R"(
+    %a = kiln.cast %x0 {to = i4} : (tensor<4x8xf32>) -> tensor<4x8xi4>
+    %b = kiln.cast %x0 {to = ui4} : (tensor<4x8xf32>) -> tensor<4x8xui4>
+    %c = kiln.cast %x0 {to = i2} : (tensor<4x8xf32>) -> tensor<4x8xi2>
+    %d = kiln.cast %x0 {to = ui2} : (tensor<4x8xf32>) -> tensor<4x8xui2>
+    %e = kiln.cast %x1 {to = i8} : (tensor<4x8xi4>) -> tensor<4x8xi8>
+    %f = kiln.cast %x1 {to = f32} : (tensor<4x8xi4>) -> tensor<4x8xf32>
+    kiln.yield %a, %b, %c, %d, %e, %f : tensor<4x8xi4>, tensor<4x8xui4>, tensor<4x8xi2>, tensor<4x8xui2>, tensor<4x8xi8>, tensor<4x8xf32>)",
+       -20.0f,
+       20.0f},
+  });
+}
+
 TEST_CASE("unsupported regions get diagnostics, not crashes", "[codegen]") {
   std::string text = fusionText("k0_dyn", "pointwise", {"tensor<?x4xf32>"},
                                 {"tensor<?x4xf32>"}, R"(

@@ -189,6 +189,56 @@ TEST_CASE("emulated CUDA kernels match the reference: pointwise",
   });
 }
 
+TEST_CASE("emulated CUDA kernels match the reference: 16-, 32- and 64-bit "
+          "unsigned, 16-bit, float8 and sub-byte integer types",
+          "[codegen][cuda][emulation][dtype]") {
+  checkCases({
+      {"k0_u16_i16",
+       "pointwise",
+       {"tensor<8x32xui16>", "tensor<32xui16>", "tensor<8x32xi16>"},
+       {"tensor<8x32xui16>", "tensor<8x32xui16>", "tensor<8x32xi16>"},
+       R"(
+    %k = kiln.constant dense<9000> : tensor<ui16>
+    %big = kiln.add %x0, %k : (tensor<8x32xui16>, tensor<ui16>) -> tensor<8x32xui16>
+    %m = kiln.mul %big, %big : (tensor<8x32xui16>, tensor<8x32xui16>) -> tensor<8x32xui16>
+    %s = kiln.bit_shift %big, %x1 {direction = "left"} : (tensor<8x32xui16>, tensor<32xui16>) -> tensor<8x32xui16>
+    %c = kiln.mul %x2, %x2 : (tensor<8x32xi16>, tensor<8x32xi16>) -> tensor<8x32xi16>
+    kiln.yield %m, %s, %c : tensor<8x32xui16>, tensor<8x32xui16>, tensor<8x32xi16>)",
+       0.0f,
+       15.0f},
+      {"k1_u32_u64",
+       "pointwise",
+       {"tensor<8x32xui32>", "tensor<8x32xui64>"},
+       {"tensor<8x32xui32>", "tensor<8x32xui64>"},
+       R"(
+    %k = kiln.constant dense<4000000000> : tensor<ui32>
+    %a = kiln.add %x0, %k : (tensor<8x32xui32>, tensor<ui32>) -> tensor<8x32xui32>
+    %d = kiln.div %a, %x0 : (tensor<8x32xui32>, tensor<8x32xui32>) -> tensor<8x32xui32>
+    %k64 = kiln.constant dense<18446744073709551000> : tensor<ui64>
+    %b = kiln.add %x1, %k64 : (tensor<8x32xui64>, tensor<ui64>) -> tensor<8x32xui64>
+    %mx = kiln.max %b, %x1 : (tensor<8x32xui64>, tensor<8x32xui64>) -> tensor<8x32xui64>
+    kiln.yield %d, %mx : tensor<8x32xui32>, tensor<8x32xui64>)",
+       0.0f,
+       9.0f},
+      {"k2_float8_int4",
+       "pointwise",
+       {"tensor<8x32xf32>", "tensor<8x32xf8E5M2>"},
+       {"tensor<8x32xf8E4M3FN>", "tensor<8x32xf8E4M3FNUZ>",
+        "tensor<8x32xf8E5M2FNUZ>", "tensor<8x32xf32>", "tensor<8x32xi4>",
+        "tensor<8x32xui2>"},
+       R"(
+    %s = kiln.constant dense<300.0> : tensor<f32>
+    %x = kiln.mul %x0, %s : (tensor<8x32xf32>, tensor<f32>) -> tensor<8x32xf32>
+    %a = kiln.cast %x {to = f8E4M3FN} : (tensor<8x32xf32>) -> tensor<8x32xf8E4M3FN>
+    %b = kiln.cast %x {to = f8E4M3FNUZ} : (tensor<8x32xf32>) -> tensor<8x32xf8E4M3FNUZ>
+    %c = kiln.cast %x0 {to = f8E5M2FNUZ} : (tensor<8x32xf32>) -> tensor<8x32xf8E5M2FNUZ>
+    %e = kiln.cast %x1 {to = f32} : (tensor<8x32xf8E5M2>) -> tensor<8x32xf32>
+    %i = kiln.cast %x {to = i4} : (tensor<8x32xf32>) -> tensor<8x32xi4>
+    %u = kiln.cast %x {to = ui2} : (tensor<8x32xf32>) -> tensor<8x32xui2>
+    kiln.yield %a, %b, %c, %e, %i, %u : tensor<8x32xf8E4M3FN>, tensor<8x32xf8E4M3FNUZ>, tensor<8x32xf8E5M2FNUZ>, tensor<8x32xf32>, tensor<8x32xi4>, tensor<8x32xui2>)"},
+  });
+}
+
 TEST_CASE("emulated CUDA kernels match the reference: row reductions",
           "[codegen][cuda][emulation]") {
   checkCases({

@@ -496,6 +496,29 @@ TEST_CASE("every op of the C++ kernel tests prints as valid CUDA",
     %l = kiln.log %s : (tensor<8x1xf32>) -> tensor<8x1xf32>
     %y = kiln.sub %d, %l : (tensor<8x64xf32>, tensor<8x1xf32>) -> tensor<8x64xf32>
     kiln.yield %y : tensor<8x64xf32>)"},
+      // The dtypes of issue 19: 16/32/64-bit unsigned and 16-bit integer
+      // arithmetic, float8 storage and casts, sub-byte integer wrapping.
+      {"k7_new_dtypes",
+       "pointwise",
+       {"tensor<4x32xui16>", "tensor<4x32xi16>", "tensor<4x32xui64>",
+        "tensor<4x32xf32>", "tensor<4x32xf8E5M2>"},
+       {"tensor<4x32xui16>", "tensor<4x32xi16>", "tensor<4x32xui32>",
+        "tensor<4x32xf8E4M3FN>", "tensor<4x32xf8E4M3FNUZ>",
+        "tensor<4x32xf8E5M2FNUZ>", "tensor<4x32xf32>", "tensor<4x32xi4>",
+        "tensor<4x32xui2>", "tensor<4x32xui64>"},
+       R"(
+    %a = kiln.mul %x0, %x0 : (tensor<4x32xui16>, tensor<4x32xui16>) -> tensor<4x32xui16>
+    %s = kiln.bit_shift %a, %x0 {direction = "left"} : (tensor<4x32xui16>, tensor<4x32xui16>) -> tensor<4x32xui16>
+    %b = kiln.mod %x1, %x1 {fmod = 0 : i64} : (tensor<4x32xi16>, tensor<4x32xi16>) -> tensor<4x32xi16>
+    %c = kiln.cast %x2 {to = ui32} : (tensor<4x32xui64>) -> tensor<4x32xui32>
+    %d = kiln.cast %x3 {to = f8E4M3FN} : (tensor<4x32xf32>) -> tensor<4x32xf8E4M3FN>
+    %e = kiln.cast %x3 {to = f8E4M3FNUZ} : (tensor<4x32xf32>) -> tensor<4x32xf8E4M3FNUZ>
+    %f = kiln.cast %x3 {to = f8E5M2FNUZ} : (tensor<4x32xf32>) -> tensor<4x32xf8E5M2FNUZ>
+    %g = kiln.cast %x4 {to = f32} : (tensor<4x32xf8E5M2>) -> tensor<4x32xf32>
+    %h = kiln.cast %x3 {to = i4} : (tensor<4x32xf32>) -> tensor<4x32xi4>
+    %i = kiln.cast %x3 {to = ui2} : (tensor<4x32xf32>) -> tensor<4x32xui2>
+    %j = kiln.div %x2, %x2 : (tensor<4x32xui64>, tensor<4x32xui64>) -> tensor<4x32xui64>
+    kiln.yield %s, %b, %c, %d, %e, %f, %g, %h, %i, %j : tensor<4x32xui16>, tensor<4x32xi16>, tensor<4x32xui32>, tensor<4x32xf8E4M3FN>, tensor<4x32xf8E4M3FNUZ>, tensor<4x32xf8E5M2FNUZ>, tensor<4x32xf32>, tensor<4x32xi4>, tensor<4x32xui2>, tensor<4x32xui64>)"},
   });
 }
 

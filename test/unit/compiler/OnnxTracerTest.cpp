@@ -295,12 +295,12 @@ TEST_CASE("tracer: errors name the file and the node", "[onnx]") {
   }
   SECTION("unsupported dtype") {
     ModelBuilder mb;
-    mb.input("x", {3}, onnx::TensorProto::UINT16);
+    mb.input("x", {3}, /*FLOAT4E2M1=*/23);
     mb.node("Relu", {"x"}, {"y"});
     mb.output("y");
-    auto r = traceOnnxFile(ctx, mb.save("uint16.onnx"));
+    auto r = traceOnnxFile(ctx, mb.save("float4.onnx"));
     REQUIRE(!r.isOk());
-    CHECK(r.status().message().find("unsupported dtype UINT16") !=
+    CHECK(r.status().message().find("unsupported dtype FLOAT4E2M1") !=
           std::string::npos);
   }
 }
@@ -418,6 +418,48 @@ TEST_CASE("readTensorProtoFile", "[onnx]") {
   r = readTensorProtoFile(path);
   REQUIRE(!r.isOk());
   CHECK(r.status().message().find("needs 8") != std::string::npos);
+
+  // Sub-byte integers are packed two (int4) or four (int2) to a byte, low
+  // bits first; an odd count leaves half a byte. The byte count is checked
+  // against the shape before anything is allocated.
+  onnx::TensorProto int4;
+  int4.set_data_type(/*INT4=*/22);
+  int4.add_dims(3);
+  int4.set_raw_data(std::string("\x8f\x07", 2)); // -1, -8, 7
+  writeFile(path, int4.SerializeAsString());
+  r = readTensorProtoFile(path);
+  REQUIRE(r.isOk());
+  CHECK(r->dtype() == DType::I4);
+  CHECK(r->toIntVector() == std::vector<int64_t>{-1, -8, 7});
+  int4.set_raw_data(std::string("\x8f\x07\x00", 3));
+  writeFile(path, int4.SerializeAsString());
+  r = readTensorProtoFile(path);
+  REQUIRE(!r.isOk());
+  CHECK(r.status().message().find("needs 2") != std::string::npos);
+  onnx::TensorProto uint2;
+  uint2.set_data_type(/*UINT2=*/25);
+  uint2.add_dims(5);
+  uint2.add_int32_data(0xe4); // 0, 1, 2, 3
+  uint2.add_int32_data(0x03); // 3
+  writeFile(path, uint2.SerializeAsString());
+  r = readTensorProtoFile(path);
+  REQUIRE(r.isOk());
+  CHECK(r->toIntVector() == std::vector<int64_t>{0, 1, 2, 3, 3});
+  uint2.add_int32_data(0);
+  writeFile(path, uint2.SerializeAsString());
+  r = readTensorProtoFile(path);
+  REQUIRE(!r.isOk());
+  CHECK(r.status().message().find("holds 3 values") != std::string::npos);
+  // float8 in int32_data, one value each.
+  onnx::TensorProto f8;
+  f8.set_data_type(/*FLOAT8E4M3FN=*/17);
+  f8.add_dims(2);
+  f8.add_int32_data(0x38); // 1.0
+  f8.add_int32_data(0xfe); // -448
+  writeFile(path, f8.SerializeAsString());
+  r = readTensorProtoFile(path);
+  REQUIRE(r.isOk());
+  CHECK(r->toDoubleVector() == std::vector<double>{1.0, -448.0});
 
   onnx::TensorProto str;
   str.set_data_type(onnx::TensorProto::STRING);

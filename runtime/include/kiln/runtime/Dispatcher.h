@@ -67,13 +67,20 @@ private:
 inline constexpr std::initializer_list<DType> kFloatTypes = {
     DType::F32, DType::F16, DType::BF16, DType::F64};
 inline constexpr std::initializer_list<DType> kIntTypes = {
-    DType::I64, DType::I32, DType::I8, DType::U8};
+    DType::I64, DType::I32, DType::I16, DType::I8,
+    DType::U8,  DType::U16, DType::U32, DType::U64};
 inline constexpr std::initializer_list<DType> kNumericTypes = {
-    DType::F32, DType::F16, DType::BF16, DType::F64,
-    DType::I64, DType::I32, DType::I8,   DType::U8};
+    DType::F32, DType::F16, DType::BF16, DType::F64, DType::I64, DType::I32,
+    DType::I16, DType::I8,  DType::U8,   DType::U16, DType::U32, DType::U64};
+/// Every dtype, the storage-only ones (float8, sub-byte integers) included:
+/// the data movement kernels, cast and the comparisons take them.
 inline constexpr std::initializer_list<DType> kAllTypes = {
-    DType::F32, DType::F16, DType::BF16, DType::F64, DType::I64,
-    DType::I32, DType::I8,  DType::U8,   DType::Bool};
+    DType::F32,        DType::F16,      DType::BF16,       DType::F64,
+    DType::I64,        DType::I32,      DType::I16,        DType::I8,
+    DType::U8,         DType::U16,      DType::U32,        DType::U64,
+    DType::Bool,       DType::F8E4M3FN, DType::F8E4M3FNUZ, DType::F8E5M2,
+    DType::F8E5M2FNUZ, DType::I4,       DType::U4,         DType::I2,
+    DType::U2};
 
 // Registration entry points, one per kernel family (runtime/kernels/*.cpp).
 // Dispatcher::global() calls each once.
@@ -86,6 +93,10 @@ void registerRecurrentKernels(Dispatcher &d);
 void registerResizeKernels(Dispatcher &d);
 void registerNonZeroKernels(Dispatcher &d);
 void registerDeterminantKernels(Dispatcher &d);
+void registerGridSampleKernels(Dispatcher &d);
+void registerCol2ImKernels(Dispatcher &d);
+void registerNonMaxSuppressionKernels(Dispatcher &d);
+void registerDftKernels(Dispatcher &d);
 void registerCustomCallKernels(Dispatcher &d);
 
 } // namespace kiln

@@ -14,7 +14,7 @@
  * are static, except in a package compiled for ranges of sizes, whose
  * signature has -1 where a dim follows a size symbol. Dtype codes are
  * kiln::DType's values (0 f32, 1 f16, 2 bf16, 3 f64, 4 i64, 5 i32, 6 i8, 7
- * u8, 8 bool).
+ * u8, 8 bool, 9 u16, 10 u32, 11 u64, 12 i16).
  *
  * Lifetime: <prefix>_create binds the weights (pointers the caller keeps
  * alive, in weight order) and returns a handle; <prefix>_run may be called

@@ -37,11 +37,13 @@ namespace kiln {
 inline constexpr uint64_t kSafeTensorsMaxHeaderBytes = 100ull << 20;
 
 /// The safetensors name of a dtype: "F32", "F16", "BF16", "F64", "I64",
-/// "I32", "I8", "U8", "BOOL".
+/// "I32", "I16", "I8", "U64", "U32", "U16", "U8", "BOOL", "F8_E4M3",
+/// "F8_E5M2"; nullptr for the dtypes safetensors has no name for (the fnuz
+/// float8 formats, the sub-byte integers).
 const char *safeTensorsDTypeName(DType dtype);
 
 /// The dtype of a safetensors name, or nullopt for one kiln has no dtype
-/// for ("F8_E4M3", "U16", ...).
+/// for ("C64", ...).
 std::optional<DType> parseSafeTensorsDType(const std::string &name);
 
 /// Reads every tensor of the safetensors file `path` into new contiguous
