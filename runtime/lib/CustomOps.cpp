@@ -21,6 +21,14 @@
 
 namespace kiln {
 
+// kiln/custom_op.h's dtype codes are the runtime's.
+static_assert(static_cast<int>(DType::Bool) == KILN_DTYPE_BOOL &&
+                  static_cast<int>(DType::I16) == KILN_DTYPE_I16 &&
+                  static_cast<int>(DType::F8E5M2FNUZ) ==
+                      KILN_DTYPE_F8E5M2FNUZ &&
+                  static_cast<int>(DType::U2) == KILN_DTYPE_U2,
+              "kiln/custom_op.h's KilnCustomDType must follow kiln::DType");
+
 namespace {
 
 struct Registry {

@@ -43,7 +43,19 @@ enum KilnCustomDType {
   KILN_DTYPE_I32 = 5,
   KILN_DTYPE_I8 = 6,
   KILN_DTYPE_U8 = 7,
-  KILN_DTYPE_BOOL = 8
+  KILN_DTYPE_BOOL = 8,
+  KILN_DTYPE_U16 = 9,
+  KILN_DTYPE_U32 = 10,
+  KILN_DTYPE_U64 = 11,
+  KILN_DTYPE_I16 = 12,
+  KILN_DTYPE_F8E4M3FN = 13,   /**< storage only: 1 byte */
+  KILN_DTYPE_F8E4M3FNUZ = 14, /**< storage only: 1 byte */
+  KILN_DTYPE_F8E5M2 = 15,     /**< storage only: 1 byte */
+  KILN_DTYPE_F8E5M2FNUZ = 16, /**< storage only: 1 byte */
+  KILN_DTYPE_I4 = 17,         /**< one byte per element */
+  KILN_DTYPE_U4 = 18,         /**< one byte per element */
+  KILN_DTYPE_I2 = 19,         /**< one byte per element */
+  KILN_DTYPE_U2 = 20          /**< one byte per element */
 };
 
 /** A tensor's type: element type and static shape. */
