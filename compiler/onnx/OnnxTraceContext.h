@@ -52,8 +52,6 @@ std::string onnxTypeName(int32_t onnxType);
 /// The ONNX element types Kiln supports, for diagnostics: "(Kiln supports
 /// float, ...)".
 const char *supportedOnnxTypesNote();
-/// The TensorProto data type of a Kiln dtype.
-int32_t onnxTypeFromDType(DType dtype);
 
 /// Result of reading an initializer or tensor attribute.
 struct ProtoTensor {

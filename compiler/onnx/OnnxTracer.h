@@ -75,6 +75,11 @@ traceOnnxFile(mlir::MLIRContext &ctx, const std::string &path,
 /// into a runtime tensor.
 Expected<Tensor> readTensorProtoFile(const std::string &path);
 
+namespace tracer {
+/// The TensorProto data type of a Kiln dtype (OnnxTensors.cpp).
+int32_t onnxTypeFromDType(DType dtype);
+} // namespace tracer
+
 } // namespace kiln
 
 #endif // KILN_COMPILER_ONNX_ONNXTRACER_H

@@ -34,56 +34,6 @@ Expected<Tensor> readTensorFile(const std::string &path) {
                               "or a serialized ONNX TensorProto (.pb)"));
 }
 
-/// The TensorProto data type of a dtype.
-static int toOnnxDataType(DType dtype) {
-  using P = onnx::TensorProto;
-  switch (dtype) {
-  case DType::F32:
-    return P::FLOAT;
-  case DType::F16:
-    return P::FLOAT16;
-  case DType::BF16:
-    return P::BFLOAT16;
-  case DType::F64:
-    return P::DOUBLE;
-  case DType::I64:
-    return P::INT64;
-  case DType::I32:
-    return P::INT32;
-  case DType::I8:
-    return P::INT8;
-  case DType::U8:
-    return P::UINT8;
-  case DType::Bool:
-    return P::BOOL;
-  case DType::U16:
-    return P::UINT16;
-  case DType::U32:
-    return P::UINT32;
-  case DType::U64:
-    return P::UINT64;
-  case DType::I16:
-    return P::INT16;
-  case DType::F8E4M3FN:
-    return 17;
-  case DType::F8E4M3FNUZ:
-    return 18;
-  case DType::F8E5M2:
-    return 19;
-  case DType::F8E5M2FNUZ:
-    return 20;
-  case DType::U4:
-    return 21;
-  case DType::I4:
-    return 22;
-  case DType::U2:
-    return 25;
-  case DType::I2:
-    return 26;
-  }
-  return P::UNDEFINED;
-}
-
 Status writeTensorFile(const std::string &path, const Tensor &tensor,
                        const std::string &name) {
   if (endsWith(path, ".npy"))
@@ -93,7 +43,7 @@ Status writeTensorFile(const std::string &path, const Tensor &tensor,
         strCat("'", path, "': unknown output file type; use .npy or .pb"));
   onnx::TensorProto proto;
   proto.set_name(name);
-  proto.set_data_type(toOnnxDataType(tensor.dtype()));
+  proto.set_data_type(tracer::onnxTypeFromDType(tensor.dtype()));
   for (int64_t d : tensor.shape())
     proto.add_dims(d);
   Tensor data = tensor.contiguous();
