@@ -499,7 +499,9 @@ FailureOr<MemoryPlan> planMemory(func::FuncOp graph) {
     if (op->hasAttr(kAliasAttr)) {
       auto base = plan.locations.find(op->getOperand(0));
       assert(base != plan.locations.end() && "an alias of an unplaced value");
-      plan.locations[op->getResult(0)] = base->second;
+      // Copy before inserting: the insertion may grow the map and move it.
+      BufferLocation location = base->second;
+      plan.locations[op->getResult(0)] = location;
     }
 
   // The library calls' workspace (calls run one at a time; load-time calls
