@@ -27,7 +27,19 @@ are compiled only (NVRTC and the host compiler; no GPU is needed), unless
 for the CPU).
 
   degenerate_shapes.py --kiln build/bin/kiln --work DIR [--target cpu|cuda]
-                       [--run] [--filter SUBSTRING]
+                       [--run] [--filter SUBSTRING] [--export-node-tests DIR]
+
+--export-node-tests DIR also writes each model as an ONNX node test
+(DIR/test_degenerate_LABEL/model.onnx, test_data_set_0/input_0.pb and the
+reference runtime's outputs as output_N.pb), so that kiln-conformance can
+compile the family for CUDA and scripts/gpu/pack.sh can carry it to a GPU:
+
+  degenerate_shapes.py --kiln build/bin/kiln --work /tmp/dg \
+      --export-node-tests /tmp/dg-tests
+  kiln-conformance --node-dir /tmp/dg-tests --mode compile-cuda \
+      --keep-packages /tmp/dg-keep
+  KILN_PACK_MODELS=none KILN_CONFORMANCE_KEEP=/tmp/dg-keep scripts/gpu/pack.sh
+  gpu-pack/run.sh conformance            # on the GPU machine
 
 Exit status 1 when a case fails; each failure is printed with its command and
 its log. The shapes and the ops are listed once, below.
@@ -257,6 +269,24 @@ def compare(label, outputs, ref_dir, got_dir):
     return bad
 
 
+def export_node_test(root, label, model_path, x, outputs, ref_dir):
+    """Writes one case as an ONNX node test: the model, its input and the
+    reference runtime's outputs, as TensorProto files."""
+    d = os.path.join(root, f"test_degenerate_{label}")
+    data = os.path.join(d, "test_data_set_0")
+    os.makedirs(data, exist_ok=True)
+    with open(model_path, "rb") as src, open(os.path.join(d, "model.onnx"),
+                                             "wb") as dst:
+        dst.write(src.read())
+    tensors = [("input_0.pb", np.load(x), "x")]
+    tensors += [(f"output_{i}.pb", np.load(os.path.join(ref_dir, o + ".npy")), o)
+                for i, o in enumerate(outputs)]
+    for name, value, tensor_name in tensors:
+        with open(os.path.join(data, name), "wb") as f:
+            f.write(numpy_helper.from_array(value, tensor_name)
+                    .SerializeToString())
+
+
 def main():
     ap = argparse.ArgumentParser(
         description=__doc__,
@@ -266,10 +296,14 @@ def main():
     ap.add_argument("--target", default="cpu", choices=["cpu", "cuda"])
     ap.add_argument("--run", action="store_true",
                     help="run cuda packages too (needs a GPU)")
+    ap.add_argument("--export-node-tests", default="",
+                    help="also write each model and its reference outputs "
+                         "as an ONNX node test under this folder")
     ap.add_argument("--filter", default="",
                     help="only the shapes whose label holds this")
     args = ap.parse_args()
     run_compiled = args.target == "cpu" or args.run
+    run_reference = run_compiled or bool(args.export_node_tests)
     os.makedirs(args.work, exist_ok=True)
     rng = np.random.default_rng(19)
     failures, outputs_checked, models = [], 0, 0
@@ -290,9 +324,10 @@ def main():
         steps = [("compile", [args.kiln, "compile", path, "--target",
                               args.target, "--fullgraph", "-o",
                               os.path.join(d, "pkg")])]
-        if run_compiled:
+        if run_reference:
             steps = [("reference", [args.kiln, "run", path, "-i", f"x={x}",
                                     "-o", os.path.join(d, "ref")])] + steps
+        if run_compiled:
             steps.append(("compiled", [args.kiln, "run",
                                        os.path.join(d, "pkg"), "-i",
                                        f"x={x}", "-o",
@@ -305,6 +340,9 @@ def main():
                                 f"{' '.join(cmd)}\n{log}")
                 ok = False
                 break
+        if ok and args.export_node_tests:
+            export_node_test(args.export_node_tests, label, path, x, outputs,
+                             os.path.join(d, "ref"))
         if ok and run_compiled:
             bad = compare(label, outputs, os.path.join(d, "ref"),
                           os.path.join(d, "out"))
