@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <numeric>
 
 namespace kiln {
 namespace codegen {
@@ -221,6 +222,27 @@ IndexExpr operator+(const IndexExpr &a, const IndexExpr &b) {
                    [](const IndexExpr::Term &x, const IndexExpr::Term &y) {
                      return atomBefore(x.atom, y.atom);
                    });
+  // (X % k)*a + (X / k)*(a*k) is X*a: a dim split by a view and merged
+  // again.
+  for (size_t i = 0; i < r.terms_.size(); ++i) {
+    const IndexExpr::Term &m = r.terms_[i];
+    if (m.atom.kind != IndexExpr::Atom::Mod || !m.symbolicCoef.empty() ||
+        !m.atom.symbolicDivisor.empty())
+      continue;
+    for (size_t j = 0; j < r.terms_.size(); ++j) {
+      const IndexExpr::Term &q = r.terms_[j];
+      if (q.atom.kind != IndexExpr::Atom::Div || !q.symbolicCoef.empty() ||
+          !q.atom.symbolicDivisor.empty() ||
+          q.atom.divisor != m.atom.divisor ||
+          q.coef != m.coef * m.atom.divisor ||
+          !exprEqual(*q.atom.inner, *m.atom.inner))
+        continue;
+      IndexExpr merged = *m.atom.inner * m.coef;
+      r.terms_.erase(r.terms_.begin() + std::max(i, j));
+      r.terms_.erase(r.terms_.begin() + std::min(i, j));
+      return r + merged;
+    }
+  }
   return r;
 }
 
@@ -347,6 +369,37 @@ std::pair<int64_t, int64_t> IndexBuilder::range(const IndexExpr &e) const {
   return {lo, hi};
 }
 
+/// Splits `e` as c*B + S for the largest c > 1 dividing `d` such that S, the
+/// terms whose coefficient c does not divide plus the constant's remainder,
+/// lies in [0, c) and B >= 0: then floor(e / d) = floor(B / (d/c)) and
+/// e mod d = c*(B mod (d/c)) + S. A view that merges dims and splits them
+/// again at another place ([2, 7, 7, 1280] read as [2, 49, 1280]) divides
+/// `i1*1280 + i2` by 8960, which is i1 / 7.
+std::optional<IndexBuilder::Factored>
+IndexBuilder::factorDivisor(const IndexExpr &e, int64_t d) const {
+  std::optional<Factored> best;
+  for (const IndexExpr::Term &t : e.getTerms()) {
+    int64_t c = std::gcd(t.coef, d);
+    if (c <= 1 || (best && c <= best->c))
+      continue;
+    Factored f{c, IndexExpr::constant(floorDivInt(e.getConstant(), c)),
+               IndexExpr::constant(e.getConstant() -
+                                   floorDivInt(e.getConstant(), c) * c)};
+    for (const IndexExpr::Term &u : e.getTerms()) {
+      IndexExpr one;
+      one.terms_.push_back({u.atom, u.coef % c == 0 ? u.coef / c : u.coef});
+      if (u.coef % c == 0)
+        f.big = f.big + one;
+      else
+        f.small = f.small + one;
+    }
+    auto [slo, shi] = range(f.small);
+    if (slo >= 0 && shi < c && range(f.big).first >= 0)
+      best = std::move(f);
+  }
+  return best;
+}
+
 IndexExpr IndexBuilder::floorDiv(const IndexExpr &e, int64_t d) const {
   assert(d > 0 && "division by a non-positive constant");
   if (d == 1)
@@ -367,6 +420,9 @@ IndexExpr IndexBuilder::floorDiv(const IndexExpr &e, int64_t d) const {
   auto [lo, hi] = range(rest);
   if (lo >= 0 && hi < d)
     return q;
+  if (lo >= 0)
+    if (std::optional<Factored> f = factorDivisor(rest, d))
+      return q + floorDiv(f->big, d / f->c);
   if (lo < 0) {
     IndexExpr whole;
     whole.terms_.push_back(
@@ -395,6 +451,9 @@ IndexExpr IndexBuilder::mod(const IndexExpr &e, int64_t d) const {
   auto [lo, hi] = range(rest);
   if (lo >= 0 && hi < d)
     return rest;
+  if (lo >= 0)
+    if (std::optional<Factored> f = factorDivisor(rest, d))
+      return mod(f->big, d / f->c) * f->c + f->small;
   const IndexExpr &inner = lo < 0 ? e : rest;
   IndexExpr atom;
   atom.terms_.push_back(

@@ -36,6 +36,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <memory>
 #include <optional>
 #include <utility>
@@ -182,6 +183,13 @@ public:
                                      llvm::ArrayRef<int64_t> shape) const;
 
 private:
+  /// e = c*big + small, with small in [0, c) (factorDivisor).
+  struct Factored {
+    int64_t c;
+    IndexExpr big, small;
+  };
+  std::optional<Factored> factorDivisor(const IndexExpr &e, int64_t d) const;
+
   const std::vector<int64_t> &extents_;
 };
 

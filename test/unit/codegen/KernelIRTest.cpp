@@ -61,6 +61,81 @@ TEST_CASE("index expressions simplify with loop extents", "[codegen][ir]") {
   CHECK(b.range(neg) == std::pair<int64_t, int64_t>(0, 15));
 }
 
+namespace {
+/// The value of `e` at the loop variables' values `vars`.
+int64_t evaluate(const IndexExpr &e, const std::vector<int64_t> &vars) {
+  int64_t v = e.getConstant();
+  for (const IndexExpr::Term &t : e.getTerms()) {
+    int64_t a = 0;
+    if (t.atom.kind == IndexExpr::Atom::Var) {
+      a = vars[t.atom.var];
+    } else {
+      int64_t inner = evaluate(*t.atom.inner, vars);
+      a = t.atom.kind == IndexExpr::Atom::Div ? inner / t.atom.divisor
+                                              : inner % t.atom.divisor;
+    }
+    v += t.coef * a;
+  }
+  return v;
+}
+} // namespace
+
+TEST_CASE("views that split and merge dims at other places simplify",
+          "[codegen][ir]") {
+  // [2, 7, 7, 1280] read as [2, 49, 1280] (MobileNet's pooled reshape):
+  // the division of i1*1280 + i2 by 8960 is i1 / 7, and the dims merge
+  // back into the plain row-major index.
+  std::vector<int64_t> extents = {2, 49, 1280};
+  IndexBuilder b(extents);
+  std::vector<std::string> names = {"i0", "i1", "i2"};
+  IndexExpr i0 = IndexExpr::var(0), i1 = IndexExpr::var(1),
+            i2 = IndexExpr::var(2);
+  IndexExpr lin = b.linearize({i0, i1, i2}, {2, 49, 1280});
+  std::vector<IndexExpr> idx = b.delinearize(lin, {2, 7, 7, 1280});
+  CHECK(idx[1].str(names) == "(i1 / 7)");
+  CHECK(idx[2].str(names) == "(i1 % 7)");
+  CHECK(b.linearize(idx, {2, 7, 7, 1280}).str(names) ==
+        "i0*62720 + i1*1280 + i2");
+
+  // Every reshape between the factorizations of 2*3*4*6 = 144 elements and
+  // a read through a transpose, checked element by element against plain
+  // integer arithmetic.
+  std::vector<std::vector<int64_t>> shapes = {
+      {144}, {12, 12}, {2, 72}, {4, 36}, {6, 4, 6}, {2, 3, 4, 6},
+      {3, 48}, {8, 18}, {2, 2, 36}, {4, 6, 6}, {9, 16}, {2, 6, 12}};
+  for (const auto &from : shapes)
+    for (const auto &to : shapes) {
+      IndexBuilder ib(from);
+      std::vector<IndexExpr> vars;
+      for (size_t k = 0; k < from.size(); ++k)
+        vars.push_back(IndexExpr::var(static_cast<int>(k)));
+      std::vector<IndexExpr> split = ib.delinearize(ib.linearize(vars, from), to);
+      // Read the `to` view transposed (last dim first) and merged again.
+      std::vector<int64_t> tshape(to.rbegin(), to.rend());
+      std::vector<IndexExpr> tidx(split.rbegin(), split.rend());
+      IndexExpr merged = ib.linearize(split, to);
+      IndexExpr transposed = ib.linearize(tidx, tshape);
+      std::vector<int64_t> at(from.size(), 0);
+      for (int64_t n = 0; n < 144; ++n) {
+        for (int64_t k = static_cast<int64_t>(from.size()) - 1, r = n; k >= 0;
+             --k) {
+          at[k] = r % from[k];
+          r /= from[k];
+        }
+        REQUIRE(evaluate(merged, at) == n);
+        int64_t want = 0, r = n;
+        std::vector<int64_t> toIdx(to.size());
+        for (int64_t k = static_cast<int64_t>(to.size()) - 1; k >= 0; --k) {
+          toIdx[k] = r % to[k];
+          r /= to[k];
+        }
+        for (size_t k = 0; k < to.size(); ++k)
+          want = want * tshape[k] + toIdx[to.size() - 1 - k];
+        REQUIRE(evaluate(transposed, at) == want);
+      }
+    }
+}
+
 TEST_CASE("the expression printer follows the runtime's semantics",
           "[codegen][ir]") {
   mlir::MLIRContext ctx;
