@@ -18,6 +18,7 @@
 #include "codegen/MemoryPlanner.h"
 #include "codegen/PackageNames.h"
 #include "kiln/runtime/PackageManifest.h"
+#include "passes/FusionPasses.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/PassManager.h"
@@ -250,6 +251,8 @@ public:
   /// run once the layout passes' transposes are cleaned up, right before
   /// kiln-fuse (the CUDA target's kiln-cuda-fuse-depthwise). Default: none.
   virtual void addPreFusionPasses(mlir::OpPassManager &pm) const {}
+  /// How kiln-fuse groups ops for this target. Default: FuseOptions{}.
+  virtual FuseOptions fuseOptions() const { return {}; }
   /// Adds the target's lowering passes, run on each fused graph.
   virtual void addLoweringPasses(mlir::OpPassManager &pm) const = 0;
   /// Why the target's code for `op`, a step of a lowered graph compiled for

@@ -160,7 +160,8 @@ LogicalResult runGraphPasses(ModuleOp module, PipelineStage stage,
   if (stage == PipelineStage::Fused) {
     // 8. Group elementwise ops, reductions and views into kiln.fusion
     //    regions, one generated kernel each (the verifier runs after it).
-    pm.addPass(createFuseOpsPass());
+    pm.addPass(createFuseOpsPass(target ? target->fuseOptions()
+                                        : FuseOptions{}));
   }
   // The passes run on the compiled graphs only: a program's @main (glue,
   // eager regions, control flow) is not compiled.
@@ -319,7 +320,7 @@ LogicalResult lowerGraph(ModuleOp module, const CompileOptions &options,
   progress.enter(graphName, "fusion");
   PassManager fuse(module.getContext(), func::FuncOp::getOperationName());
   fuse.enableVerifier(true);
-  fuse.addPass(createFuseOpsPass());
+  fuse.addPass(createFuseOpsPass(target->fuseOptions()));
   if (failed(runOnGraphs(fuse, module)) ||
       failed(dumpIr(module, options, "03-fused." + graphName + ".mlir")))
     return failure();

@@ -138,6 +138,15 @@ def Kiln_Library : NativeOpTrait<"Library"> {
   let cppNamespace = "::kiln::OpTrait";
 }
 
+/// Transcendental: an elementwise op computed with exp, log, erf or a
+/// trigonometric function per element (tens of instructions, not one). A
+/// fused kernel that reads such a value through a broadcast would compute
+/// it again for every element it broadcasts to; the fusion pass may keep it
+/// apart (kiln-fuse's isolate-broadcast-transcendentals).
+def Kiln_Transcendental : NativeOpTrait<"Transcendental"> {
+  let cppNamespace = "::kiln::OpTrait";
+}
+
 //===----------------------------------------------------------------------===//
 // Base op classes
 //===----------------------------------------------------------------------===//
@@ -235,8 +244,10 @@ class Kiln_ComparisonOp<string mnemonic, string semantics> :
 class Kiln_UnaryElementwiseOp<string mnemonic, Type operandType, string ex,
                               string semantics, dag extraArgs = (ins),
                               string exampleAttrs = "",
-                              string verifyFn = ""> :
-    Kiln_Op<mnemonic, "sameAsFirst", [Kiln_Elementwise], verifyFn> {
+                              string verifyFn = "",
+                              list<Trait> moreTraits = []> :
+    Kiln_Op<mnemonic, "sameAsFirst",
+            !listconcat([Kiln_Elementwise], moreTraits), verifyFn> {
   let summary = "elementwise " # mnemonic;
   let description = [{
     }] # semantics # [{
@@ -256,6 +267,14 @@ class Kiln_UnaryElementwiseOp<string mnemonic, Type operandType, string ex,
   let arguments = !con((ins operandType:$x), extraArgs);
   let results = (outs operandType:$output);
 }
+
+/// A unary elementwise op of the transcendental family.
+class Kiln_TranscendentalOp<string mnemonic, Type operandType, string ex,
+                            string semantics, dag extraArgs = (ins),
+                            string exampleAttrs = "",
+                            string verifyFn = ""> :
+    Kiln_UnaryElementwiseOp<mnemonic, operandType, ex, semantics, extraArgs,
+                            exampleAttrs, verifyFn, [Kiln_Transcendental]>;
 
 /// A reduction over the axes given by a parameter operand.
 class Kiln_ReductionOp<string mnemonic, Type operandType, string semantics> :

@@ -88,9 +88,9 @@ def Kiln_AbsOp : Kiln_UnaryElementwiseOp<"abs", Kiln_NumericTensor, "f32",
     "Computes `|x|`.">;
 def Kiln_SignOp : Kiln_UnaryElementwiseOp<"sign", Kiln_NumericTensor, "f32",
     "Computes -1, 0 or 1 by the sign of `x`.">;
-def Kiln_ExpOp : Kiln_UnaryElementwiseOp<"exp", Kiln_FloatTensor, "f32",
+def Kiln_ExpOp : Kiln_TranscendentalOp<"exp", Kiln_FloatTensor, "f32",
     "Computes `exp(x)`.">;
-def Kiln_LogOp : Kiln_UnaryElementwiseOp<"log", Kiln_FloatTensor, "f32",
+def Kiln_LogOp : Kiln_TranscendentalOp<"log", Kiln_FloatTensor, "f32",
     "Computes the natural logarithm of `x`.">;
 def Kiln_SqrtOp : Kiln_UnaryElementwiseOp<"sqrt", Kiln_FloatTensor, "f32",
     "Computes the square root of `x`.">;
@@ -102,29 +102,29 @@ def Kiln_CeilOp : Kiln_UnaryElementwiseOp<"ceil", Kiln_FloatTensor, "f32",
     "Rounds `x` toward positive infinity.">;
 def Kiln_RoundOp : Kiln_UnaryElementwiseOp<"round", Kiln_FloatTensor, "f32",
     "Rounds `x` to the nearest integer, half to even.">;
-def Kiln_SinOp : Kiln_UnaryElementwiseOp<"sin", Kiln_FloatTensor, "f32",
+def Kiln_SinOp : Kiln_TranscendentalOp<"sin", Kiln_FloatTensor, "f32",
     "Computes `sin(x)`.">;
-def Kiln_CosOp : Kiln_UnaryElementwiseOp<"cos", Kiln_FloatTensor, "f32",
+def Kiln_CosOp : Kiln_TranscendentalOp<"cos", Kiln_FloatTensor, "f32",
     "Computes `cos(x)`.">;
-def Kiln_TanOp : Kiln_UnaryElementwiseOp<"tan", Kiln_FloatTensor, "f32",
+def Kiln_TanOp : Kiln_TranscendentalOp<"tan", Kiln_FloatTensor, "f32",
     "Computes `tan(x)`.">;
-def Kiln_AsinOp : Kiln_UnaryElementwiseOp<"asin", Kiln_FloatTensor, "f32",
+def Kiln_AsinOp : Kiln_TranscendentalOp<"asin", Kiln_FloatTensor, "f32",
     "Computes `asin(x)`.">;
-def Kiln_AcosOp : Kiln_UnaryElementwiseOp<"acos", Kiln_FloatTensor, "f32",
+def Kiln_AcosOp : Kiln_TranscendentalOp<"acos", Kiln_FloatTensor, "f32",
     "Computes `acos(x)`.">;
-def Kiln_AtanOp : Kiln_UnaryElementwiseOp<"atan", Kiln_FloatTensor, "f32",
+def Kiln_AtanOp : Kiln_TranscendentalOp<"atan", Kiln_FloatTensor, "f32",
     "Computes `atan(x)`.">;
-def Kiln_SinhOp : Kiln_UnaryElementwiseOp<"sinh", Kiln_FloatTensor, "f32",
+def Kiln_SinhOp : Kiln_TranscendentalOp<"sinh", Kiln_FloatTensor, "f32",
     "Computes `sinh(x)`.">;
-def Kiln_CoshOp : Kiln_UnaryElementwiseOp<"cosh", Kiln_FloatTensor, "f32",
+def Kiln_CoshOp : Kiln_TranscendentalOp<"cosh", Kiln_FloatTensor, "f32",
     "Computes `cosh(x)`.">;
-def Kiln_AsinhOp : Kiln_UnaryElementwiseOp<"asinh", Kiln_FloatTensor, "f32",
+def Kiln_AsinhOp : Kiln_TranscendentalOp<"asinh", Kiln_FloatTensor, "f32",
     "Computes `asinh(x)`.">;
-def Kiln_AcoshOp : Kiln_UnaryElementwiseOp<"acosh", Kiln_FloatTensor, "f32",
+def Kiln_AcoshOp : Kiln_TranscendentalOp<"acosh", Kiln_FloatTensor, "f32",
     "Computes `acosh(x)`.">;
-def Kiln_AtanhOp : Kiln_UnaryElementwiseOp<"atanh", Kiln_FloatTensor, "f32",
+def Kiln_AtanhOp : Kiln_TranscendentalOp<"atanh", Kiln_FloatTensor, "f32",
     "Computes `atanh(x)`.">;
-def Kiln_ErfOp : Kiln_UnaryElementwiseOp<"erf", Kiln_FloatTensor, "f32",
+def Kiln_ErfOp : Kiln_TranscendentalOp<"erf", Kiln_FloatTensor, "f32",
     "Computes the error function of `x`.">;
 def Kiln_NotOp : Kiln_UnaryElementwiseOp<"not", Kiln_BoolTensor, "i1",
     "Computes the logical negation of a bool.">;
@@ -132,15 +132,15 @@ def Kiln_BitwiseNotOp : Kiln_UnaryElementwiseOp<"bitwise_not",
     Kiln_IntTensor, "i64", "Computes the bitwise complement of an integer.">;
 def Kiln_ReluOp : Kiln_UnaryElementwiseOp<"relu", Kiln_NumericTensor, "f32",
     "Computes `max(x, 0)`.">;
-def Kiln_SigmoidOp : Kiln_UnaryElementwiseOp<"sigmoid", Kiln_FloatTensor,
+def Kiln_SigmoidOp : Kiln_TranscendentalOp<"sigmoid", Kiln_FloatTensor,
     "f32", "Computes `1 / (1 + exp(-x))`.">;
-def Kiln_TanhOp : Kiln_UnaryElementwiseOp<"tanh", Kiln_FloatTensor, "f32",
+def Kiln_TanhOp : Kiln_TranscendentalOp<"tanh", Kiln_FloatTensor, "f32",
     "Computes `tanh(x)`.">;
-def Kiln_SoftplusOp : Kiln_UnaryElementwiseOp<"softplus", Kiln_FloatTensor,
+def Kiln_SoftplusOp : Kiln_TranscendentalOp<"softplus", Kiln_FloatTensor,
     "f32", "Computes `log(1 + exp(x))`.">;
 def Kiln_SoftsignOp : Kiln_UnaryElementwiseOp<"softsign", Kiln_FloatTensor,
     "f32", "Computes `x / (1 + |x|)`.">;
-def Kiln_MishOp : Kiln_UnaryElementwiseOp<"mish", Kiln_FloatTensor, "f32",
+def Kiln_MishOp : Kiln_TranscendentalOp<"mish", Kiln_FloatTensor, "f32",
     "Computes `x * tanh(softplus(x))`.">;
 def Kiln_HardSwishOp : Kiln_UnaryElementwiseOp<"hard_swish",
     Kiln_FloatTensor, "f32",
@@ -148,13 +148,13 @@ def Kiln_HardSwishOp : Kiln_UnaryElementwiseOp<"hard_swish",
 def Kiln_LeakyReluOp : Kiln_UnaryElementwiseOp<"leaky_relu",
     Kiln_FloatTensor, "f32", "Computes `x < 0 ? alpha * x : x`.",
     (ins F32Attr:$alpha), " {alpha = 0.00999999977 : f32}">;
-def Kiln_EluOp : Kiln_UnaryElementwiseOp<"elu", Kiln_FloatTensor, "f32",
+def Kiln_EluOp : Kiln_TranscendentalOp<"elu", Kiln_FloatTensor, "f32",
     "Computes `x < 0 ? alpha * (exp(x) - 1) : x`.",
     (ins F32Attr:$alpha), " {alpha = 1.000000e+00 : f32}">;
-def Kiln_CeluOp : Kiln_UnaryElementwiseOp<"celu", Kiln_FloatTensor, "f32",
+def Kiln_CeluOp : Kiln_TranscendentalOp<"celu", Kiln_FloatTensor, "f32",
     "Computes `max(0, x) + min(0, alpha * (exp(x / alpha) - 1))`.",
     (ins F32Attr:$alpha), " {alpha = 1.000000e+00 : f32}">;
-def Kiln_SeluOp : Kiln_UnaryElementwiseOp<"selu", Kiln_FloatTensor, "f32",
+def Kiln_SeluOp : Kiln_TranscendentalOp<"selu", Kiln_FloatTensor, "f32",
     "Computes `gamma * (x <= 0 ? alpha * (exp(x) - 1) : x)`.",
     (ins F32Attr:$alpha, F32Attr:$gamma),
     " {alpha = 1.67326319 : f32, gamma = 1.05070102 : f32}">;
@@ -170,11 +170,11 @@ def Kiln_ShrinkOp : Kiln_UnaryElementwiseOp<"shrink", Kiln_NumericTensor,
     "(ONNX Shrink).",
     (ins F32Attr:$bias, F32Attr:$lambd),
     " {bias = 0.000000e+00 : f32, lambd = 5.000000e-01 : f32}">;
-def Kiln_GeluOp : Kiln_UnaryElementwiseOp<"gelu", Kiln_FloatTensor, "f32",
+def Kiln_GeluOp : Kiln_TranscendentalOp<"gelu", Kiln_FloatTensor, "f32",
     "Computes GELU: `approximate = \"none\"` is the erf form, `\"tanh\"` the "
     "tanh approximation.",
     (ins StrAttr:$approximate), " {approximate = \"none\"}", "geluAttrs">;
-def Kiln_SwishOp : Kiln_UnaryElementwiseOp<"swish", Kiln_FloatTensor, "f32",
+def Kiln_SwishOp : Kiln_TranscendentalOp<"swish", Kiln_FloatTensor, "f32",
     "Computes `x * sigmoid(alpha * x)`.",
     (ins F32Attr:$alpha), " {alpha = 1.000000e+00 : f32}">;
 

@@ -3,7 +3,8 @@
 //
 // This file declares the kiln ops (kiln::AddOp, kiln::ConvOp, ...), generated
 // from the ODS table KilnOps.td, and the C++ classes of the kiln op traits
-// (EagerOnly and the op families Elementwise, Reduction, View, Library).
+// (EagerOnly, the op families Elementwise, Reduction, View, Library, and
+// Transcendental).
 // Result-type inference and verification are declared in ShapeInference.h.
 //
 //===----------------------------------------------------------------------===//
@@ -52,6 +53,12 @@ class View : public mlir::OpTrait::TraitBase<ConcreteType, View> {};
 /// call (matmul, conv, conv_transpose), never inside a fusion region.
 template <typename ConcreteType>
 class Library : public mlir::OpTrait::TraitBase<ConcreteType, Library> {};
+
+/// Elementwise ops computed with exp, log, erf or trigonometry per element
+/// (ODS trait `Kiln_Transcendental`).
+template <typename ConcreteType>
+class Transcendental
+    : public mlir::OpTrait::TraitBase<ConcreteType, Transcendental> {};
 } // namespace kiln::OpTrait
 
 namespace kiln {

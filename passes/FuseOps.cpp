@@ -52,7 +52,8 @@ struct Group {
 /// The grouping state of one block.
 class Grouping {
 public:
-  explicit Grouping(Block &block) : block(block) {
+  Grouping(Block &block, const FuseOptions &options)
+      : block(block), options(options) {
     unsigned index = 0;
     for (Operation &op : block)
       position[&op] = index++;
@@ -73,6 +74,8 @@ private:
     return block.findAncestorOpInBlock(*op);
   }
   bool tryMerge(Group *producer, Group *consumer);
+  bool recomputedPerBroadcast(Group *producer, Value value,
+                              Operation *consumer) const;
   bool createsCycle(Group *a, Group *b);
   void materialize(Group &g);
 
@@ -87,6 +90,7 @@ private:
   bool isTransposeForGemm(ArrayRef<Operation *> ops) const;
 
   Block &block;
+  FuseOptions options;
   DenseSet<Operation *> weightDerived;
   DenseMap<Operation *, unsigned> position;
   DenseMap<Operation *, Group *> group;
@@ -141,9 +145,38 @@ void Grouping::run() {
             return g != producerGroup && g != consumerGroup;
           }))
         continue;
+      if (recomputedPerBroadcast(producerGroup, operand.get(), &op))
+        continue;
       tryMerge(producerGroup, consumerGroup);
     }
   }
+}
+
+/// True when `options.isolateBroadcastTranscendentals` and merging the
+/// elementwise group `producer` into `consumer`, which reads its `value`
+/// broadcast to at least 8 times its size, would compute a transcendental op
+/// again for every element of the broadcast (EfficientNet's squeeze-excite
+/// gate: sigmoid of [1, 1, 1, C] in the multiply of an [1, H, W, C]
+/// activation). A group with a reduction merges regardless: its consumer
+/// is its epilogue.
+bool Grouping::recomputedPerBroadcast(Group *producer, Value value,
+                                      Operation *consumer) const {
+  if (!options.isolateBroadcastTranscendentals)
+    return false;
+  auto small = dyn_cast<RankedTensorType>(value.getType());
+  auto large = consumer->getNumResults() == 1
+                   ? dyn_cast<RankedTensorType>(consumer->getResult(0).getType())
+                   : RankedTensorType();
+  if (!small || !large || !small.hasStaticShape() || !large.hasStaticShape() ||
+      large.getNumElements() < 8 * std::max<int64_t>(small.getNumElements(), 1))
+    return false;
+  return llvm::none_of(producer->ops,
+                       [](Operation *op) {
+                         return op->hasTrait<OpTrait::Reduction>();
+                       }) &&
+         llvm::any_of(producer->ops, [](Operation *op) {
+           return op->hasTrait<OpTrait::Transcendental>();
+         });
 }
 
 SmallVector<Value>
@@ -437,6 +470,19 @@ struct FuseOpsPass
     : public PassWrapper<FuseOpsPass, OperationPass<func::FuncOp>> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(FuseOpsPass)
 
+  FuseOpsPass() = default;
+  FuseOpsPass(const FuseOpsPass &other) : PassWrapper(other) {}
+  explicit FuseOpsPass(const FuseOptions &options) {
+    isolateBroadcastTranscendentals = options.isolateBroadcastTranscendentals;
+  }
+
+  Option<bool> isolateBroadcastTranscendentals{
+      *this, "isolate-broadcast-transcendentals",
+      llvm::cl::desc("Keep an elementwise group with a transcendental op out "
+                     "of a consumer that broadcasts its result (the CPU "
+                     "target's choice)"),
+      llvm::cl::init(false)};
+
   StringRef getArgument() const final { return "kiln-fuse"; }
   StringRef getDescription() const final {
     return "Group elementwise ops, reductions and views into kiln.fusion "
@@ -448,7 +494,9 @@ struct FuseOpsPass
     if (func.isExternal())
       return;
     Block &block = func.getBody().front();
-    Grouping grouping(block);
+    FuseOptions options;
+    options.isolateBroadcastTranscendentals = isolateBroadcastTranscendentals;
+    Grouping grouping(block, options);
     grouping.run();
     grouping.materialize();
     bool sorted = sortKeepingPlaces(block);
@@ -463,8 +511,8 @@ struct FuseOpsPass
 
 } // namespace
 
-std::unique_ptr<Pass> createFuseOpsPass() {
-  return std::make_unique<FuseOpsPass>();
+std::unique_ptr<Pass> createFuseOpsPass(const FuseOptions &options) {
+  return std::make_unique<FuseOpsPass>(options);
 }
 
 void registerFusionPasses() { PassRegistration<FuseOpsPass>(); }

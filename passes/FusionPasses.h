@@ -19,10 +19,20 @@
 
 namespace kiln {
 
+/// What a target changes in kiln-fuse's grouping (Target::fuseOptions).
+struct FuseOptions {
+  /// Keeps an elementwise group with a transcendental op (ODS trait
+  /// Kiln_Transcendental) out of a consumer that reads its result broadcast
+  /// to at least 8 times its size, which would compute it per element (the
+  /// CPU target: a C++ kernel does not hoist it; pass option
+  /// `isolate-broadcast-transcendentals`).
+  bool isolateBroadcastTranscendentals = false;
+};
+
 /// Creates the `kiln-fuse` pass (on func.func): greedy producer-consumer
 /// fusion of elementwise ops, reductions and views into kiln.fusion regions,
 /// named `k<N>_<op>` in program order. See FuseOps.cpp.
-std::unique_ptr<mlir::Pass> createFuseOpsPass();
+std::unique_ptr<mlir::Pass> createFuseOpsPass(const FuseOptions &options = {});
 
 /// Registers `kiln-fuse` with MLIR's pass registry (registerKilnPasses
 /// calls it, or registers createFuseOpsPass itself).

@@ -23,7 +23,7 @@ void registerKilnPasses() {
   mlir::registerPass([] { return createSplitRecurrentPass(); });
   mlir::registerPass([] { return createChannelsLastPass(); });
   mlir::registerPass([] { return createAutocastPass(); });
-  mlir::registerPass(createFuseOpsPass);
+  mlir::registerPass([] { return createFuseOpsPass(); });
   mlir::registerPass(createMarkLoadTimeStepsPass);
   mlir::registerPass(createMarkInPlacePass);
   registerGraphBreakPasses();

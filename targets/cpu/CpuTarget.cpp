@@ -350,6 +350,14 @@ public:
     // a fused kernel whose reduced loop strides over them.
     pm.addPass(createColumnReduceAsMatmulPass());
   }
+  FuseOptions fuseOptions() const override {
+    // A C++ kernel computes what it reads through a broadcast once per
+    // element: a squeeze-excite gate's sigmoid stays a kernel of its own
+    // (EfficientNet-B0 at one thread: 12.5 -> 12.1 ms).
+    FuseOptions options;
+    options.isolateBroadcastTranscendentals = true;
+    return options;
+  }
   void addLoweringPasses(OpPassManager &pm) const override {
     pm.addPass(createLowerCpuPass());
   }
