@@ -122,6 +122,26 @@ std::string storageCType(ScalarType t) {
   return computeCType(t);
 }
 
+std::string printArgReduceStep(bool isMax, bool selectLast, bool isFloat,
+                               llvm::StringRef indent) {
+  std::string in = indent.str(), s;
+  std::string better =
+      std::string("v ") +
+      (isMax ? (selectLast ? ">=" : ">") : (selectLast ? "<=" : "<")) +
+      " kiln_best";
+  if (isFloat) {
+    s += in + "const bool vn = v != v, bn = kiln_best != kiln_best;\n";
+    s += in + "const bool better = bn ? " +
+         std::string(selectLast ? "vn" : "false") + " : (vn || " + better +
+         ");\n";
+  } else {
+    s += in + "const bool better = " + better + ";\n";
+  }
+  s += in + "if (better) {\n" + in + "  kiln_best = v;\n" + in +
+       "  kiln_arg = r;\n" + in + "}\n";
+  return s;
+}
+
 std::string printLiteral(ScalarType t, double floatValue, int64_t intValue) {
   if (t == ScalarType::Bool)
     return intValue ? "true" : "false";

@@ -48,6 +48,16 @@ std::string printScalarOp(mlir::OperationName op, ScalarType resultType,
                           llvm::ArrayRef<std::string> args,
                           const ScalarAttrs &attrs);
 
+/// One step of an argmax/argmin walk along an axis, for both printers: with
+/// the candidate `v` at position `r` and the best so far `kiln_best` at
+/// `kiln_arg` (both of the computed type), moves the best to `v` when it
+/// wins: strictly larger (smaller), or equal with `selectLast`; for floats
+/// the reference's rule that a NaN beats any number and a NaN best stays
+/// (or, with `selectLast`, moves to a later NaN). Each line starts with
+/// `indent`.
+std::string printArgReduceStep(bool isMax, bool selectLast, bool isFloat,
+                               llvm::StringRef indent);
+
 /// Rounds a float expression to the half type `t` (identity for other types).
 std::string roundTo(ScalarType t, const std::string &expr);
 

@@ -3,8 +3,10 @@
 // This file implements the CPU target's kernels of single top-level ops
 // that no fusion takes and no library runs, so that they run as generated
 // code instead of the runtime's reference kernels: kiln.gather (embedding
-// lookups and token selection by run-time indices) and kiln.concat (a ViT's
-// class token joined to its patches, skip connections). kiln-lower-cpu tags
+// lookups and token selection by run-time indices), kiln.concat (a ViT's
+// class token joined to its patches, skip connections) and kiln.argmax /
+// kiln.argmin (a classifier's or tagger's decision; one walk along the axis
+// per output, the step shared with the CUDA kernel, printArgReduceStep). kiln-lower-cpu tags
 // such an op `kiln.kernel = "<name>"` when emitCppOpKernel prints a kernel
 // for it (static shapes); the CPU printer puts the kernel into kernels.cpp
 // and the wrapper calls it like a fusion's kernel, with the operands, then
@@ -15,6 +17,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "codegen/ExprPrinter.h"
 #include "codegen/MemoryPlanner.h"
 #include "codegen/WrapperEmitter.h"
 #include "codegen/WrapperSupport.h"
@@ -143,6 +146,45 @@ std::optional<CppKernel> emitConcat(ConcatOp concat, StringRef name) {
   return makeKernel(concat, name, params, body);
 }
 
+std::optional<CppKernel> emitArgReduce(Operation *op, StringRef name) {
+  bool isMax = isa<ArgMaxOp>(op);
+  auto x = staticShape(op->getOperand(0)), y = staticShape(op->getResult(0));
+  auto axisAttr = op->getAttrOfType<IntegerAttr>("axis");
+  auto lastAttr = op->getAttrOfType<IntegerAttr>("select_last_index");
+  if (!x || !y || x->empty() || !axisAttr || !lastAttr || product(*y) == 0)
+    return std::nullopt;
+  int64_t rank = x->size(), axis = axisAttr.getInt();
+  if (axis < 0)
+    axis += rank;
+  std::optional<codegen::ScalarType> st = codegen::scalarTypeOf(
+      cast<RankedTensorType>(op->getOperand(0).getType()).getElementType());
+  if (axis < 0 || axis >= rank || (*x)[axis] == 0 || !st)
+    return std::nullopt;
+  int64_t len = (*x)[axis], inner = product(x->drop_front(axis + 1)),
+          total = product(*y);
+  std::string compute = codegen::computeCType(*st);
+  std::string params = param(op->getOperand(0), "in0", true) + ", " +
+                       param(op->getResult(0), "out0", false);
+  std::string body;
+  // Parallel once the walk covers a few pages, as the fused kernels.
+  if (total > 1 && total * len >= 32768)
+    body += "  #pragma omp parallel for\n";
+  body += "  for (int64_t kiln_i = 0; kiln_i < " + std::to_string(total) +
+          "; ++kiln_i) {\n";
+  body += "    const auto *kiln_x = in0 + (kiln_i / " + std::to_string(inner) +
+          ") * " + std::to_string(len * inner) + " + kiln_i % " +
+          std::to_string(inner) + ";\n";
+  body += "    " + compute + " kiln_best = (" + compute + ")kiln_x[0];\n";
+  body += "    int64_t kiln_arg = 0;\n";
+  body += "    for (int64_t r = 1; r < " + std::to_string(len) + "; ++r) {\n";
+  body += "      const " + compute + " v = (" + compute + ")kiln_x[r * " +
+          std::to_string(inner) + "];\n";
+  body += codegen::printArgReduceStep(isMax, lastAttr.getInt() != 0,
+                                      codegen::isFloatType(*st), "      ");
+  body += "    }\n    out0[kiln_i] = kiln_arg;\n  }\n  return 0;\n";
+  return makeKernel(op, name, params, body);
+}
+
 } // namespace
 
 std::optional<StringRef> cppOpKernelStem(Operation *op) {
@@ -150,6 +192,10 @@ std::optional<StringRef> cppOpKernelStem(Operation *op) {
     return StringRef("gather");
   if (isa<ConcatOp>(op))
     return StringRef("concat");
+  if (isa<ArgMaxOp>(op))
+    return StringRef("argmax");
+  if (isa<ArgMinOp>(op))
+    return StringRef("argmin");
   return std::nullopt;
 }
 
@@ -158,6 +204,8 @@ std::optional<CppKernel> emitCppOpKernel(Operation *op, StringRef name) {
     return emitGather(gather, name);
   if (auto concat = dyn_cast<ConcatOp>(op))
     return emitConcat(concat, name);
+  if (isa<ArgMaxOp, ArgMinOp>(op))
+    return emitArgReduce(op, name);
   return std::nullopt;
 }
 

@@ -358,20 +358,7 @@ std::optional<CudaKernel> emitCudaArgReduceKernel(Operation *op,
   s += "    for (long long r = 1; r < " + llLiteral(a.len) + "; ++r) {\n";
   s += "      const " + compute + " v = (" + compute + ")kiln_x[r * " +
        llLiteral(a.inner) + "];\n";
-  std::string better = std::string("v ") +
-                       (isMax ? (last ? ">=" : ">") : (last ? "<=" : "<")) +
-                       " kiln_best";
-  if (isFloat) {
-    // The reference's rule: a NaN best stays (or, with select_last_index,
-    // moves to a later NaN); a NaN beats any number.
-    s += "      const bool vn = v != v, bn = kiln_best != kiln_best;\n";
-    s += "      const bool better = bn ? " +
-         std::string(last ? "vn" : "false") + " : (vn || " + better + ");\n";
-  } else {
-    s += "      const bool better = " + better + ";\n";
-  }
-  s += "      if (better) {\n        kiln_best = v;\n        kiln_arg = r;\n"
-       "      }\n";
+  s += codegen::printArgReduceStep(isMax, last, isFloat, "      ");
   s += "    }\n";
   s += "    out0[kiln_i] = kiln_arg;\n";
   s += "  }\n}\n";
