@@ -93,6 +93,7 @@ bool isUnsupportedMessage(const std::string &message) {
   std::transform(lower.begin(), lower.end(), lower.begin(), ::tolower);
   return lower.find("unsupported") != std::string::npos ||
          lower.find("not supported") != std::string::npos ||
+         lower.find("does not support") != std::string::npos ||
          lower.find("kiln supports") != std::string::npos;
 }
 
