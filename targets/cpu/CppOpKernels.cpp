@@ -4,7 +4,8 @@
 // that no fusion takes and no library runs, so that they run as generated
 // code instead of the runtime's reference kernels: kiln.gather (embedding
 // lookups and token selection by run-time indices), kiln.concat (a ViT's
-// class token joined to its patches, skip connections) and kiln.argmax /
+// class token joined to its patches, skip connections), kiln.gather_elements
+// (a loss's pick of the target class) and kiln.argmax /
 // kiln.argmin (a classifier's or tagger's decision; one walk along the axis
 // per output, the step shared with the CUDA kernel, printArgReduceStep). kiln-lower-cpu tags
 // such an op `kiln.kernel = "<name>"` when emitCppOpKernel prints a kernel
@@ -146,6 +147,54 @@ std::optional<CppKernel> emitConcat(ConcatOp concat, StringRef name) {
   return makeKernel(concat, name, params, body);
 }
 
+/// Elements of `x` along `axis` at run-time positions, the other
+/// coordinates those of the output (GatherElements: NLL losses' and
+/// softmax cross-entropy's pick of the target class). The output's linear
+/// index is split into coordinates with literal sizes and x's offset summed
+/// from them; every index is checked before anything is written.
+std::optional<CppKernel> emitGatherElements(GatherElementsOp gather,
+                                            StringRef name) {
+  auto x = staticShape(gather.getX()), i = staticShape(gather.getIndices());
+  auto y = staticShape(gather.getResult());
+  if (!x || !i || !y || *i != *y || x->size() != y->size() || y->empty() ||
+      product(*y) == 0)
+    return std::nullopt;
+  int64_t rank = x->size(), axis = gather.getAxis();
+  if (axis < 0)
+    axis += rank;
+  if (axis < 0 || axis >= rank)
+    return std::nullopt;
+  std::string size = std::to_string((*x)[axis]),
+              total = std::to_string(product(*y));
+  std::string params = param(gather.getX(), "in0", true) + ", " +
+                       param(gather.getIndices(), "in1", true) + ", " +
+                       param(gather.getResult(), "out0", false);
+  std::string body = "  for (int64_t i = 0; i < " + total +
+                     "; ++i)\n"
+                     "    if (in1[i] < -" +
+                     size + " || in1[i] >= " + size +
+                     ")\n      return 1;\n"
+                     "  for (int64_t i = 0; i < " +
+                     total +
+                     "; ++i) {\n"
+                     "    const int64_t k = in1[i] < 0 ? in1[i] + " +
+                     size +
+                     " : in1[i];\n"
+                     "    int64_t r = i, off = 0;\n";
+  int64_t stride = 1;
+  for (int64_t d = rank - 1; d >= 0; --d) {
+    std::string extent = std::to_string((*y)[d]);
+    std::string coord = d == axis ? "k" : "(r % " + extent + ")";
+    if ((*x)[d] != 1 || d == axis)
+      body += "    off += " + coord + " * " + std::to_string(stride) + ";\n";
+    if (d > 0)
+      body += "    r /= " + extent + ";\n";
+    stride *= (*x)[d];
+  }
+  body += "    out0[i] = in0[off];\n  }\n  return 0;\n";
+  return makeKernel(gather, name, params, body);
+}
+
 std::optional<CppKernel> emitArgReduce(Operation *op, StringRef name) {
   bool isMax = isa<ArgMaxOp>(op);
   auto x = staticShape(op->getOperand(0)), y = staticShape(op->getResult(0));
@@ -192,6 +241,8 @@ std::optional<StringRef> cppOpKernelStem(Operation *op) {
     return StringRef("gather");
   if (isa<ConcatOp>(op))
     return StringRef("concat");
+  if (isa<GatherElementsOp>(op))
+    return StringRef("gather_elements");
   if (isa<ArgMaxOp>(op))
     return StringRef("argmax");
   if (isa<ArgMinOp>(op))
@@ -204,6 +255,8 @@ std::optional<CppKernel> emitCppOpKernel(Operation *op, StringRef name) {
     return emitGather(gather, name);
   if (auto concat = dyn_cast<ConcatOp>(op))
     return emitConcat(concat, name);
+  if (auto gather = dyn_cast<GatherElementsOp>(op))
+    return emitGatherElements(gather, name);
   if (isa<ArgMaxOp, ArgMinOp>(op))
     return emitArgReduce(op, name);
   return std::nullopt;

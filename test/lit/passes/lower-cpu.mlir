@@ -6,7 +6,7 @@
 // call the runtime's kernels; views are aliases; every other op outside a
 // fusion is a reference step on the CPU. A GRU or LSTM recurrence with
 // constant recurrence weights is a oneDNN-backed call too; a gather, a
-// concat, an argmax or an argmin a kernel of its own.
+// concat, an argmax, an argmin or a gather_elements a kernel of its own.
 
 // RUN: kiln-opt %s -split-input-file -kiln-fuse -kiln-lower-cpu | FileCheck %s
 
@@ -191,22 +191,24 @@ func.func @recurrences(%xw: tensor<4x2x15xf32>, %r: tensor<1x15x5xf32> {kiln.wei
 
 // -----
 
-// A gather (an embedding lookup), a concat and an argmax/argmin of static
-// shapes outside a fusion are kernels of their own (o<N>_<op>), not
-// reference steps.
+// A gather (an embedding lookup), a concat, an argmax/argmin and a
+// gather_elements of static shapes outside a fusion are kernels of their own
+// (o<N>_<op>), not reference steps.
 // CHECK-LABEL: func.func @data_movement(
 // CHECK: kiln.gather %arg0, %arg1 {axis = 0 : i64, kiln.kernel = "o0_gather"}
 // CHECK: kiln.concat %arg2, %arg3 {axis = 1 : i64, kiln.kernel = "o0_concat"}
 // CHECK: kiln.concat %arg3, %arg3 {axis = 2 : i64, kiln.kernel = "o1_concat"}
 // CHECK: kiln.argmax %arg3 {axis = 2 : i64, keepdims = 0 : i64, kiln.kernel = "o0_argmax", select_last_index = 0 : i64}
 // CHECK: kiln.argmin %arg3 {axis = 1 : i64, keepdims = 1 : i64, kiln.kernel = "o0_argmin", select_last_index = 1 : i64}
-func.func @data_movement(%table: tensor<10x4xf32> {kiln.weight}, %tokens: tensor<2x3xi64>, %cls: tensor<1x1x4xf32>, %patches: tensor<1x5x4xf32>) -> (tensor<2x3x4xf32>, tensor<1x6x4xf32>, tensor<1x5x8xf32>, tensor<1x5xi64>, tensor<1x1x4xi64>) {
+// CHECK: kiln.gather_elements %arg3, %arg4 {axis = 2 : i64, kiln.kernel = "o0_gather_elements"}
+func.func @data_movement(%table: tensor<10x4xf32> {kiln.weight}, %tokens: tensor<2x3xi64>, %cls: tensor<1x1x4xf32>, %patches: tensor<1x5x4xf32>, %picks: tensor<1x5x1xi64>) -> (tensor<2x3x4xf32>, tensor<1x6x4xf32>, tensor<1x5x8xf32>, tensor<1x5xi64>, tensor<1x1x4xi64>, tensor<1x5x1xf32>) {
   %0 = kiln.gather %table, %tokens {axis = 0 : i64} : (tensor<10x4xf32>, tensor<2x3xi64>) -> tensor<2x3x4xf32>
   %1 = kiln.concat %cls, %patches {axis = 1 : i64} : (tensor<1x1x4xf32>, tensor<1x5x4xf32>) -> tensor<1x6x4xf32>
   %2 = kiln.concat %patches, %patches {axis = 2 : i64} : (tensor<1x5x4xf32>, tensor<1x5x4xf32>) -> tensor<1x5x8xf32>
   %3 = kiln.argmax %patches {axis = 2 : i64, keepdims = 0 : i64, select_last_index = 0 : i64} : (tensor<1x5x4xf32>) -> tensor<1x5xi64>
   %4 = kiln.argmin %patches {axis = 1 : i64, keepdims = 1 : i64, select_last_index = 1 : i64} : (tensor<1x5x4xf32>) -> tensor<1x1x4xi64>
-  return %0, %1, %2, %3, %4 : tensor<2x3x4xf32>, tensor<1x6x4xf32>, tensor<1x5x8xf32>, tensor<1x5xi64>, tensor<1x1x4xi64>
+  %5 = kiln.gather_elements %patches, %picks {axis = 2 : i64} : (tensor<1x5x4xf32>, tensor<1x5x1xi64>) -> tensor<1x5x1xf32>
+  return %0, %1, %2, %3, %4, %5 : tensor<2x3x4xf32>, tensor<1x6x4xf32>, tensor<1x5x8xf32>, tensor<1x5xi64>, tensor<1x1x4xi64>, tensor<1x5x1xf32>
 }
 
 // -----
