@@ -316,6 +316,17 @@ Status OneDnnPrimitives::addConv(const OneDnnConvDesc &d, const void *weights) {
 }
 
 Status OneDnnPrimitives::addMaxPool(const OneDnnPoolDesc &d) {
+  return addPool(d, static_cast<int>(algorithm::pooling_max), "max");
+}
+
+Status OneDnnPrimitives::addAvgPool(const OneDnnPoolDesc &d, bool includePad) {
+  algorithm kind = includePad ? algorithm::pooling_avg_include_padding
+                              : algorithm::pooling_avg_exclude_padding;
+  return addPool(d, static_cast<int>(kind), "average");
+}
+
+Status OneDnnPrimitives::addPool(const OneDnnPoolDesc &d, int kind,
+                                 const char *what) {
   try {
     auto p = std::make_unique<Primitive>();
     p->x = activationDesc(d.batch, d.channels, d.inSize, d.channelsLast);
@@ -332,8 +343,9 @@ Status OneDnnPrimitives::addMaxPool(const OneDnnPoolDesc &d) {
                                                  d.padsBegin[i]));
     }
     using Pool = dnnl::pooling_v2_forward;
-    Pool::desc op(dnnl::prop_kind::forward_inference, algorithm::pooling_max,
-                  p->x, p->y, strides, kernel, dilations, padsBegin, padsEnd);
+    Pool::desc op(dnnl::prop_kind::forward_inference,
+                  static_cast<algorithm>(kind), p->x, p->y,
+                  strides, kernel, dilations, padsBegin, padsEnd);
     dnnl::primitive_attr attr;
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
     p->describe = [op, attr] {
@@ -343,7 +355,8 @@ Status OneDnnPrimitives::addMaxPool(const OneDnnPoolDesc &d) {
     primitives_.push_back(std::move(p));
     return Status::ok();
   } catch (const dnnl::error &e) {
-    return Status::error(std::string("oneDNN max pooling: ") + e.what());
+    return Status::error(std::string("oneDNN ") + what +
+                         " pooling: " + e.what());
   }
 }
 

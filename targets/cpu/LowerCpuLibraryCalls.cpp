@@ -27,7 +27,10 @@
 //    "oihw"`, no transposed copy at load), and a fusion computing
 //    act(conv + per-channel bias + residual) folded in.
 //  - An f32 kiln.max_pool with static shapes (pads shorter than the
-//    window) becomes "onednn.max_pool", oneDNN's pooling (either layout).
+//    window) becomes "onednn.max_pool", oneDNN's pooling (either layout);
+//    an f32 kiln.avg_pool "onednn.avg_pool" alike (count_include_pad only
+//    where no window reaches past the declared end pads, which ceil_mode
+//    may add: oneDNN would count that overhang as padding).
 //  - An f32 kiln.gru_recurrence or kiln.lstm_recurrence with static shapes
 //    (kiln-split-recurrent's second half of a GRU or LSTM) becomes
 //    "onednn.gru_recurrence" /
@@ -180,20 +183,27 @@ void lowerConv(ConvOp conv, func::FuncOp graph) {
     transpose->erase();
 }
 
-/// Lowers `pool` to oneDNN's max pooling when it qualifies (f32, static
-/// shapes, 1 to 3 spatial dims, pads shorter than the window).
-void lowerMaxPool(MaxPoolOp pool) {
+/// Lowers a kiln.max_pool or kiln.avg_pool (`pool`, whose layout is
+/// `layout`, if any) to oneDNN's pooling when it qualifies (f32, static
+/// shapes, 1 to 3 spatial dims, pads shorter than the window; an average
+/// that counts the pads only where no window reaches past them).
+template <typename PoolOp>
+void lowerPool(PoolOp pool, std::optional<StringRef> layout) {
+  constexpr bool isMax = std::is_same_v<PoolOp, MaxPoolOp>;
   RankedTensorType tx = tensorType(pool.getX()),
                    ty = tensorType(pool.getResult());
   int64_t rank = tx.getRank();
   size_t nsp = rank - 2;
-  bool channelsLast = pool.getLayout() == "nhwc";
+  bool channelsLast = layout == "nhwc";
   if (!tx.getElementType().isF32() || rank < 3 || rank > 5 ||
       !tx.hasStaticShape() || !ty.hasStaticShape() ||
       tx.getNumElements() == 0 || ty.getNumElements() == 0 ||
-      (pool.getLayout() && (!channelsLast || rank != 4)) ||
+      (layout && (!channelsLast || rank != 4)) ||
       pool.getResult().use_empty())
     return;
+  bool includePad = false;
+  if constexpr (!isMax)
+    includePad = pool.getCountIncludePad() != 0;
   auto kernel = spatial(pool.getKernelShape(), nsp, 1);
   auto strides = spatial(pool.getStrides(), nsp, 1);
   auto dilations = spatial(pool.getDilations(), nsp, 1);
@@ -206,6 +216,15 @@ void lowerMaxPool(MaxPoolOp pool) {
         (*pads)[nsp + d] < 0 || (*pads)[d] >= window ||
         (*pads)[nsp + d] >= window)
       return;
+    // The last window's reach past the input and its begin pad (the end
+    // pad the runtime gives oneDNN) must be the declared end pad when the
+    // pads count.
+    int64_t reach = (ty.getDimSize(d + (channelsLast ? 1 : 2)) - 1) *
+                        (*strides)[d] +
+                    window - tx.getDimSize(d + (channelsLast ? 1 : 2)) -
+                    (*pads)[d];
+    if (includePad && std::max<int64_t>(reach, 0) != (*pads)[nsp + d])
+      return;
   }
   Builder b(pool.getContext());
   NamedAttrList params;
@@ -214,8 +233,10 @@ void lowerMaxPool(MaxPoolOp pool) {
   params.append("layout", b.getStringAttr(channelsLast ? "nhwc" : "nchw"));
   params.append("pads", b.getDenseI64ArrayAttr(*pads));
   params.append("strides", b.getDenseI64ArrayAttr(*strides));
-  createLibraryCall(pool, nullptr, "onednn.max_pool", {{"x", pool.getX()}},
-                    nullptr, false, false, 0, params);
+  if (!isMax)
+    params.append("count_include_pad", b.getI64IntegerAttr(includePad));
+  createLibraryCall(pool, nullptr, isMax ? "onednn.max_pool" : "onednn.avg_pool",
+                    {{"x", pool.getX()}}, nullptr, false, false, 0, params);
 }
 
 /// Lowers a kiln.gru_recurrence or kiln.lstm_recurrence to
@@ -293,8 +314,8 @@ struct LowerCpuPass
     if (staticSizes) {
       SmallVector<Operation *> calls;
       for (Operation &op : body)
-        if (isa<MatMulOp, ConvOp, MaxPoolOp, GRURecurrenceOp, LSTMRecurrenceOp>(
-                op))
+        if (isa<MatMulOp, ConvOp, MaxPoolOp, AvgPoolOp, GRURecurrenceOp,
+                LSTMRecurrenceOp>(op))
           calls.push_back(&op);
       for (Operation *op : calls) {
         if (isa<GRURecurrenceOp, LSTMRecurrenceOp>(op))
@@ -302,7 +323,9 @@ struct LowerCpuPass
         else if (auto mm = dyn_cast<MatMulOp>(op))
           lowerMatmul(mm, graph);
         else if (auto pool = dyn_cast<MaxPoolOp>(op))
-          lowerMaxPool(pool);
+          lowerPool(pool, pool.getLayout());
+        else if (auto pool = dyn_cast<AvgPoolOp>(op))
+          lowerPool(pool, std::nullopt);
         else
           lowerConv(cast<ConvOp>(op), graph);
       }

@@ -264,10 +264,11 @@ void OneDnnSteps::emitStep(llvm::raw_ostream &os, LibraryCallOp call,
   StringRef routine = call.getRoutine();
   if (routine == "gru_recurrence" || routine == "lstm_recurrence")
     return emitRecurrenceStep(os, call, index, buffers);
-  bool isMatmul = routine == "matmul", isPool = routine == "max_pool";
+  bool isMatmul = routine == "matmul",
+       isPool = routine == "max_pool" || routine == "avg_pool";
   assert((isMatmul || isPool || routine == "conv") &&
-         "kiln-lower-cpu makes onednn.matmul, conv, max_pool and the "
-         "recurrences only");
+         "kiln-lower-cpu makes onednn.matmul, conv, max_pool, avg_pool and "
+         "the recurrences only");
   std::string node = firstNode(call);
   StringRef packedRole;
   std::string desc = isMatmul ? matmulDesc(call, packedRole)
@@ -283,7 +284,12 @@ void OneDnnSteps::emitStep(llvm::raw_ostream &os, LibraryCallOp call,
            StringRef(packed).starts_with("at(m->prepared"));
   }
   std::string add = isMatmul ? "addMatmul(d, " + packed + ")"
-                    : isPool ? std::string("addMaxPool(d)")
+                    : routine == "max_pool" ? std::string("addMaxPool(d)")
+                    : isPool ? "addAvgPool(d, " +
+                                   std::string(intParam(call, "count_include_pad")
+                                                   ? "true"
+                                                   : "false") +
+                                   ")"
                              : "addConv(d, " + packed + ")";
   creates_ += createBlock(call, index, desc + epilogueStatements(call), add);
   auto pointer = [&](StringRef role) -> std::string {

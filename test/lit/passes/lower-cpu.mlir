@@ -128,6 +128,22 @@ func.func @max_pool(%x: tensor<1x8x8x4xf32>) -> tensor<1x4x4x4xf32> {
 
 // -----
 
+// An f32 average pooling is oneDNN's too, unless it counts the pads and
+// ceil_mode's last window reaches past them (oneDNN would count that
+// overhang as padding): that one stays a reference step.
+// CHECK-LABEL: func.func @avg_pool(
+// CHECK: kiln.library_call "onednn.avg_pool"(%arg0) {params = {count_include_pad = 0 : i64, dilations = array<i64: 1, 1>, kernel_shape = array<i64: 2, 2>, layout = "nchw", pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>}, roles = ["x"]}
+// CHECK: kiln.library_call "onednn.avg_pool"(%arg0) {params = {count_include_pad = 1 : i64, dilations = array<i64: 1, 1>, kernel_shape = array<i64: 3, 3>, layout = "nchw", pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>}, roles = ["x"]}
+// CHECK: kiln.avg_pool {{.*}}kiln.reference = "cpu"
+func.func @avg_pool(%x: tensor<1x2x5x5xf32>) -> (tensor<1x2x3x3xf32>, tensor<1x2x3x3xf32>, tensor<1x2x3x3xf32>) {
+  %0 = kiln.avg_pool %x {ceil_mode = 1 : i64, count_include_pad = 0 : i64, dilations = array<i64: 1, 1>, kernel_shape = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>} : (tensor<1x2x5x5xf32>) -> tensor<1x2x3x3xf32>
+  %1 = kiln.avg_pool %x {ceil_mode = 0 : i64, count_include_pad = 1 : i64, dilations = array<i64: 1, 1>, kernel_shape = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<1x2x5x5xf32>) -> tensor<1x2x3x3xf32>
+  %2 = kiln.avg_pool %x {ceil_mode = 1 : i64, count_include_pad = 1 : i64, dilations = array<i64: 1, 1>, kernel_shape = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>} : (tensor<1x2x5x5xf32>) -> tensor<1x2x3x3xf32>
+  return %0, %1, %2 : tensor<1x2x3x3xf32>, tensor<1x2x3x3xf32>, tensor<1x2x3x3xf32>
+}
+
+// -----
+
 // A graph traced at one size of a range (kiln.size_range): its sizes are
 // run-time values, so its matmuls call the runtime's kernels.
 // CHECK-LABEL: func.func @range(

@@ -158,6 +158,9 @@ public:
 
   /// Creates a max-pooling primitive and appends it.
   Status addMaxPool(const OneDnnPoolDesc &desc);
+  /// Creates an average-pooling primitive and appends it: the divisor is
+  /// the whole window when `includePad`, else the input elements it covers.
+  Status addAvgPool(const OneDnnPoolDesc &desc, bool includePad);
 
   /// Creates a recurrence, its state product's matmul primitives packing
   /// `r` ([directions, gates * hidden, hidden]) now when desc.packR (`r`
@@ -178,6 +181,9 @@ public:
 
 private:
   struct Primitive;
+  /// addMaxPool and addAvgPool: `kind` is the dnnl::algorithm, `what` names
+  /// it in errors.
+  Status addPool(const OneDnnPoolDesc &desc, int kind, const char *what);
   std::vector<std::unique_ptr<Primitive>> primitives_;
 };
 
