@@ -5,7 +5,8 @@
 // code instead of the runtime's reference kernels: kiln.gather (embedding
 // lookups and token selection by run-time indices), kiln.concat (a ViT's
 // class token joined to its patches, skip connections), kiln.gather_elements
-// (a loss's pick of the target class) and kiln.argmax /
+// (a loss's pick of the target class), kiln.cumsum / kiln.cumprod and
+// kiln.argmax /
 // kiln.argmin (a classifier's or tagger's decision; one walk along the axis
 // per output, the step shared with the CUDA kernel, printArgReduceStep). kiln-lower-cpu tags
 // such an op `kiln.kernel = "<name>"` when emitCppOpKernel prints a kernel
@@ -23,6 +24,7 @@
 #include "codegen/WrapperEmitter.h"
 #include "codegen/WrapperSupport.h"
 #include "ir/KilnOps.h"
+#include "passes/PassDetail.h"
 #include "targets/cpu/CppKernel.h"
 
 #include "mlir/IR/BuiltinTypes.h"
@@ -195,6 +197,65 @@ std::optional<CppKernel> emitGatherElements(GatherElementsOp gather,
   return makeKernel(gather, name, params, body);
 }
 
+/// A cumulative sum or product along a constant axis (position ids from
+/// an attention mask), accumulated as the reference kernel does: in double
+/// for floats, in wrapping 64-bit integers else, each result stored in the
+/// element type.
+std::optional<CppKernel> emitScan(Operation *op, StringRef name) {
+  bool isProd = isa<CumProdOp>(op);
+  auto x = staticShape(op->getOperand(0));
+  std::optional<double> axisValue = passes::getSplatValue(op->getOperand(1));
+  auto exclusive = op->getAttrOfType<IntegerAttr>("exclusive");
+  auto reverse = op->getAttrOfType<IntegerAttr>("reverse");
+  std::optional<codegen::ScalarType> st = codegen::scalarTypeOf(
+      cast<RankedTensorType>(op->getOperand(0).getType()).getElementType());
+  if (!x || x->empty() || product(*x) == 0 || !axisValue || !exclusive ||
+      !reverse || !st || *st == codegen::ScalarType::Bool ||
+      cast<RankedTensorType>(op->getOperand(1).getType()).getNumElements() !=
+          1)
+    return std::nullopt;
+  int64_t rank = x->size(), axis = static_cast<int64_t>(*axisValue);
+  if (axis < 0)
+    axis += rank;
+  if (axis < 0 || axis >= rank)
+    return std::nullopt;
+  bool isFloat = codegen::isFloatType(*st);
+  std::string acc = isFloat ? "double" : "uint64_t";
+  std::string store =
+      isFloat ? (*st == codegen::ScalarType::F64 ? "acc[i]" : "(float)acc[i]")
+              : "(" + codegen::storageCType(*st) + ")acc[i]";
+  std::string load = isFloat ? "(double)(float)src[i]" : "(uint64_t)src[i]";
+  if (*st == codegen::ScalarType::F64)
+    load = "src[i]";
+  int64_t outer = product(x->take_front(axis)), len = (*x)[axis],
+          inner = product(x->drop_front(axis + 1));
+  std::string params = param(op->getOperand(0), "in0", true) + ", " +
+                       param(op->getOperand(1), "in1", true) + ", " +
+                       param(op->getResult(0), "out0", false);
+  std::string in = std::to_string(inner), l = std::to_string(len);
+  std::string step = reverse.getInt() ? l + " - 1 - s" : "s";
+  std::string update = isProd ? "acc[i] *= v;" : "acc[i] += v;";
+  std::string body =
+      "  (void)in1; // the axis, " + std::to_string(axis) + "\n"
+      "  static thread_local " + acc + " acc[" + in + "];\n"
+      "  for (int64_t o = 0; o < " + std::to_string(outer) + "; ++o) {\n"
+      "    for (int64_t i = 0; i < " + in + "; ++i)\n"
+      "      acc[i] = " + (isProd ? "1" : "0") + ";\n"
+      "    for (int64_t s = 0; s < " + l + "; ++s) {\n"
+      "      const int64_t base = (o * " + l + " + " + step + ") * " + in +
+      ";\n"
+      "      const auto *src = in0 + base;\n"
+      "      auto *dst = out0 + base;\n"
+      "      for (int64_t i = 0; i < " + in + "; ++i) {\n"
+      "        const " + acc + " v = " + load + ";\n" +
+      (exclusive.getInt() ? "        dst[i] = " + store + ";\n        " +
+                                update + "\n"
+                          : "        " + update + "\n        dst[i] = " +
+                                store + ";\n") +
+      "      }\n    }\n  }\n  return 0;\n";
+  return makeKernel(op, name, params, body);
+}
+
 std::optional<CppKernel> emitArgReduce(Operation *op, StringRef name) {
   bool isMax = isa<ArgMaxOp>(op);
   auto x = staticShape(op->getOperand(0)), y = staticShape(op->getResult(0));
@@ -243,6 +304,10 @@ std::optional<StringRef> cppOpKernelStem(Operation *op) {
     return StringRef("concat");
   if (isa<GatherElementsOp>(op))
     return StringRef("gather_elements");
+  if (isa<CumSumOp>(op))
+    return StringRef("cumsum");
+  if (isa<CumProdOp>(op))
+    return StringRef("cumprod");
   if (isa<ArgMaxOp>(op))
     return StringRef("argmax");
   if (isa<ArgMinOp>(op))
@@ -259,6 +324,8 @@ std::optional<CppKernel> emitCppOpKernel(Operation *op, StringRef name) {
     return emitGatherElements(gather, name);
   if (isa<ArgMaxOp, ArgMinOp>(op))
     return emitArgReduce(op, name);
+  if (isa<CumSumOp, CumProdOp>(op))
+    return emitScan(op, name);
   return std::nullopt;
 }
 

@@ -229,6 +229,20 @@ func.func @data_movement(%table: tensor<10x4xf32> {kiln.weight}, %tokens: tensor
 
 // -----
 
+// A cumulative sum along a constant axis is a kernel; along a run-time axis
+// a reference step.
+// CHECK-LABEL: func.func @scans(
+// CHECK: kiln.cumsum %arg0, %{{.*}} {exclusive = 0 : i64, kiln.kernel = "o0_cumsum", reverse = 1 : i64}
+// CHECK: kiln.cumsum %arg0, %arg1 {exclusive = 0 : i64, kiln.reference = "cpu", reverse = 0 : i64}
+func.func @scans(%x: tensor<2x6xi64>, %axis: tensor<i64>) -> (tensor<2x6xi64>, tensor<2x6xi64>) {
+  %one = kiln.constant dense<1> : tensor<i64>
+  %0 = kiln.cumsum %x, %one {exclusive = 0 : i64, reverse = 1 : i64} : (tensor<2x6xi64>, tensor<i64>) -> tensor<2x6xi64>
+  %1 = kiln.cumsum %x, %axis {exclusive = 0 : i64, reverse = 0 : i64} : (tensor<2x6xi64>, tensor<i64>) -> tensor<2x6xi64>
+  return %0, %1 : tensor<2x6xi64>, tensor<2x6xi64>
+}
+
+// -----
+
 // In a graph compiled for a range of sizes a gather stays a reference step
 // (the kernels print their sizes as literals).
 // CHECK-LABEL: func.func @gather_range(
