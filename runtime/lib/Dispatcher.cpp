@@ -28,6 +28,11 @@ Dispatcher &Dispatcher::global() {
     registerCol2ImKernels(*d);
     registerNonMaxSuppressionKernels(*d);
     registerDftKernels(*d);
+    registerRoiAlignKernels(*d);
+    registerDeformConvKernels(*d);
+    registerStftKernels(*d);
+    registerUniqueKernels(*d);
+    registerRandomKernels(*d);
     registerCustomCallKernels(*d);
     return d;
   }();

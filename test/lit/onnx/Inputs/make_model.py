@@ -323,6 +323,42 @@ def image_ops(variant):
                   vi("spec", F, None)], inits, opset=18)
 
 
+def new_ops(variant):
+    """RoiAlign, DeformConv, STFT, Unique and the random generators;
+    variants break one."""
+    roi_mode = "median" if variant == "roi-mode" else "max"
+    kernel = [3, 3] if variant == "deform-kernel" else [2, 2]
+    offset = [1, 6, 2, 2] if variant == "deform-offset" else [1, 8, 2, 2]
+    unique_axis = 2 if variant == "unique-axis" else 0
+    nodes = [
+        helper.make_node("RoiAlign", ["x", "rois", "bi"], ["ra"], name="ra",
+                         mode=roi_mode, output_height=2, output_width=3,
+                         sampling_ratio=2,
+                         coordinate_transformation_mode="output_half_pixel"),
+        helper.make_node("DeformConv", ["dx", "dw", "doff"], ["dc"],
+                         name="dc", kernel_shape=kernel),
+        helper.make_node("STFT", ["sig", "step", "win"], ["st"], name="st"),
+        helper.make_node("Unique", ["u"], ["uy", "ui", "uinv", "uc"],
+                         name="uq", axis=unique_axis, sorted=1),
+        helper.make_node("RandomNormal", [], ["rn"], name="rn", shape=[2, 3],
+                         seed=3.0),
+        helper.make_node("RandomUniformLike", ["u"], ["ru"], name="ru",
+                         dtype=TensorProto.DOUBLE),
+        helper.make_node("Bernoulli", ["p"], ["bern"], name="bern", seed=1.0),
+        helper.make_node("Multinomial", ["logits"], ["mn"], name="mn",
+                         sample_size=4),
+    ]
+    inputs = [vi("x", F, [1, 2, 6, 6]), vi("rois", F, [3, 4]),
+              vi("bi", I64, [3]), vi("dx", F, [1, 1, 3, 3]),
+              vi("dw", F, [1, 1, 2, 2]), vi("doff", F, offset),
+              vi("sig", F, [1, 64, 1]), vi("step", I64, []),
+              vi("win", F, [16]), vi("u", F, [3, 4]), vi("p", F, [5]),
+              vi("logits", F, [2, 3])]
+    outs = ["ra", "dc", "st", "uy", "ui", "uinv", "uc", "rn", "ru", "bern",
+            "mn"]
+    return model(nodes, inputs, [vi(o, F, None) for o in outs], opset=19)
+
+
 def quantized_linear():
     """MatMulInteger and QLinearMatMul over uint8 operands."""
     u8 = TensorProto.UINT8
@@ -369,6 +405,11 @@ MODELS = {
     "dft-axis": lambda: image_ops("dft-axis"),
     "col2im-run-time": lambda: image_ops("col2im-run-time"),
     "nms-boxes": lambda: image_ops("nms-boxes"),
+    "new-ops": lambda: new_ops("ok"),
+    "roi-mode": lambda: new_ops("roi-mode"),
+    "deform-kernel": lambda: new_ops("deform-kernel"),
+    "deform-offset": lambda: new_ops("deform-offset"),
+    "unique-axis": lambda: new_ops("unique-axis"),
     "quantized-linear": quantized_linear,
 }
 
