@@ -342,7 +342,7 @@ def new_ops(variant):
                          name="uq", axis=unique_axis, sorted=1),
         helper.make_node("RandomNormal", [], ["rn"], name="rn", shape=[2, 3],
                          seed=3.0),
-        helper.make_node("RandomUniformLike", ["u"], ["ru"], name="ru",
+        helper.make_node("RandomUniformLike", ["ud"], ["ru"], name="ru",
                          dtype=TensorProto.DOUBLE),
         helper.make_node("Bernoulli", ["p"], ["bern"], name="bern", seed=1.0),
         helper.make_node("Multinomial", ["logits"], ["mn"], name="mn",
@@ -353,7 +353,7 @@ def new_ops(variant):
               vi("dw", F, [1, 1, 2, 2]), vi("doff", F, offset),
               vi("sig", F, [1, 64, 1]), vi("step", I64, []),
               vi("win", F, [16]), vi("u", F, [3, 4]), vi("p", F, [5]),
-              vi("logits", F, [2, 3])]
+              vi("logits", F, [2, 3]), vi("ud", F, ["n", 4])]
     outs = ["ra", "dc", "st", "uy", "ui", "uinv", "uc", "rn", "ru", "bern",
             "mn"]
     return model(nodes, inputs, [vi(o, F, None) for o in outs], opset=19)
