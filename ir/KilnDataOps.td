@@ -328,6 +328,24 @@ def Kiln_NonZeroOp : Kiln_Op<"non_zero", "nonZero", [Kiln_EagerOnly]> {
   let results = (outs Kiln_I64Tensor:$output);
 }
 
+def Kiln_BitCastOp : Kiln_Op<"bitcast", "bitcast"> {
+  let summary = "reinterprets the bits of each element as another dtype";
+  let description = [{
+    ONNX BitCast: every element of `x` keeps its bit pattern (little
+    endian) and is read as dtype `to`, of the same width (bool counts as 8
+    bits; i4/ui4 and i2/ui2 as their 4 or 2 bits). A bool result is true
+    where the byte is not zero. Same shape as `x`.
+
+    Example:
+
+    ```mlir
+    %0 = kiln.bitcast %x {to = i32} : (tensor<2x3xf32>) -> tensor<2x3xi32>
+    ```
+  }];
+  let arguments = (ins Kiln_Tensor:$x, TypeAttr:$to);
+  let results = (outs Kiln_Tensor:$output);
+}
+
 def Kiln_UniqueOp : Kiln_Op<"unique", "unique", [Kiln_EagerOnly]> {
   let summary = "the unique elements or slices of a tensor";
   let description = [{

@@ -211,6 +211,8 @@ mlir::LogicalResult randomUniform(const InferContext &ctx, Results &results);
 mlir::LogicalResult randomNormal(const InferContext &ctx, Results &results);
 /// kiln.multinomial: x [B, C] -> dtype [B, sample_size].
 mlir::LogicalResult multinomial(const InferContext &ctx, Results &results);
+/// kiln.bitcast: x -> x's shape in dtype `to` (of the same width).
+mlir::LogicalResult bitcast(const InferContext &ctx, Results &results);
 
 // Shapes and data movement (ShapeInferenceData.cpp).
 mlir::LogicalResult constantOfShape(const InferContext &ctx, Results &results);

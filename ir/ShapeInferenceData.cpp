@@ -797,3 +797,23 @@ LogicalResult kiln::infer::multinomial(const InferContext &ctx,
       RankedTensorType::get({x->getDimSize(0), *samples}, *dtype));
   return success();
 }
+
+/// The ONNX bit width of an element type (bool is a byte).
+static unsigned onnxBits(Type t) {
+  return t.isInteger(1) ? 8 : t.getIntOrFloatBitWidth();
+}
+
+LogicalResult kiln::infer::bitcast(const InferContext &ctx, Results &results) {
+  if (failed(ctx.expectOperands(1)))
+    return failure();
+  FailureOr<RankedTensorType> x = ctx.tensor(0);
+  FailureOr<Type> to = ctx.typeAttr("to");
+  if (failed(x) || failed(to))
+    return failure();
+  if (!to->isIntOrFloat() || onnxBits(*to) != onnxBits(x->getElementType()))
+    return ctx.emitError("bitcast needs a dtype of the same width: ",
+                         x->getElementType(), " (", onnxBits(x->getElementType()),
+                         " bits) to ", *to);
+  results.push_back(RankedTensorType::get(x->getShape(), *to));
+  return success();
+}

@@ -33,6 +33,7 @@ Dispatcher &Dispatcher::global() {
     registerStftKernels(*d);
     registerUniqueKernels(*d);
     registerRandomKernels(*d);
+    registerBitCastKernels(*d);
     registerCustomCallKernels(*d);
     return d;
   }();

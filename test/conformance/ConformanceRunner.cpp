@@ -15,7 +15,9 @@
 //                 "passes" when its package (kernels.cubin included) is
 //                 written. CI runs it against the compiled-cpu passes.
 // A case is "unsupported" when Kiln rejects it as such (an op, opset,
-// attribute or dtype it does not claim), "failed" on any other error or
+// attribute or dtype it does not claim) or when its model draws random
+// numbers (its expected values are NumPy's global generator's, which no
+// implementation reproduces: randomOpIn), "failed" on any other error or
 // mismatch, "passed" otherwise. In compiled-cpu mode a passing case that
 // still calls reference kernels from the package (ops the CPU backend does
 // not generate or hand to a library yet) is counted apart, as "passed with

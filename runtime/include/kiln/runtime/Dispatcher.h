@@ -102,6 +102,7 @@ void registerDeformConvKernels(Dispatcher &d);
 void registerStftKernels(Dispatcher &d);
 void registerUniqueKernels(Dispatcher &d);
 void registerRandomKernels(Dispatcher &d);
+void registerBitCastKernels(Dispatcher &d);
 void registerCustomCallKernels(Dispatcher &d);
 
 } // namespace kiln

@@ -79,8 +79,10 @@ def external(variant):
 
 
 def unsupported_op():
-    return model([helper.make_node("Unique", ["x"], ["y"], name="uq")],
-                 [vi("x", F, [3])], [vi("y", F, [None])])
+    return model([helper.make_node("MaxUnpool", ["x", "i"], ["y"], name="mu",
+                                   kernel_shape=[2])],
+                 [vi("x", F, [1, 1, 3]), vi("i", TensorProto.INT64, [1, 1, 3])],
+                 [vi("y", F, [None])])
 
 
 def old_opset():
@@ -359,6 +361,12 @@ def new_ops(variant):
     return model(nodes, inputs, [vi(o, F, None) for o in outs], opset=19)
 
 
+def bitcast(to):
+    """BitCast-26 of a float tensor (to a 16-bit type: a width error)."""
+    return model([helper.make_node("BitCast", ["x"], ["y"], name="bc", to=to)],
+                 [vi("x", F, [2, 3])], [vi("y", to, None)], opset=26)
+
+
 def quantized_linear():
     """MatMulInteger and QLinearMatMul over uint8 operands."""
     u8 = TensorProto.UINT8
@@ -406,6 +414,8 @@ MODELS = {
     "col2im-run-time": lambda: image_ops("col2im-run-time"),
     "nms-boxes": lambda: image_ops("nms-boxes"),
     "new-ops": lambda: new_ops("ok"),
+    "bitcast": lambda: bitcast(TensorProto.INT32),
+    "bitcast-width": lambda: bitcast(TensorProto.INT16),
     "roi-mode": lambda: new_ops("roi-mode"),
     "deform-kernel": lambda: new_ops("deform-kernel"),
     "deform-offset": lambda: new_ops("deform-offset"),
