@@ -13,6 +13,7 @@
 
 #include "KernelUtils.h"
 #include "kiln/runtime/Dispatcher.h"
+#include "kiln/runtime/SizeLimits.h"
 
 #include <algorithm>
 #include <cmath>
@@ -157,6 +158,10 @@ Status roiAlignKernel(KernelContext &ctx) {
   p.height = xIn.dim(2);
   p.width = xIn.dim(3);
   const int64_t numRois = roisIn.dim(0);
+  KILN_CHECK(saturatingMul(saturatingMul(numRois, p.channels),
+                           saturatingMul(p.outH, p.outW)) <=
+                 kMaxTensorElements,
+             "roi_align: the result is over the size limit");
   Tensor out = Tensor::empty(DType::F64, {numRois, p.channels, p.outH, p.outW});
   Tensor x = xIn.to(DType::F64), rois = roisIn.to(DType::F64);
   Tensor batch = batchIn.to(DType::I64);

@@ -11,6 +11,7 @@
 
 #include "KernelUtils.h"
 #include "kiln/runtime/Dispatcher.h"
+#include "kiln/runtime/SizeLimits.h"
 
 #include <cmath>
 #include <vector>
@@ -39,6 +40,10 @@ Status stftKernel(KernelContext &ctx) {
   const bool onesided = ctx.attrs.getInt("onesided", 1) != 0;
   const int64_t frames = 1 + (length - frame) / step;
   const int64_t bins = onesided ? frame / 2 + 1 : frame;
+  KILN_CHECK(saturatingMul(saturatingMul(batch, frames), bins * 2) <=
+                 kMaxTensorElements,
+             "stft: the result [", batch, ", ", frames, ", ", bins,
+             ", 2] is over the size limit (frame_step ", step, ")");
   Tensor sig = sigIn.to(DType::F64), win = winIn.to(DType::F64);
   Tensor out = Tensor::empty(DType::F64, {batch, frames, bins, 2});
   const double *sp = sig.data<double>(), *wp = win.data<double>();
