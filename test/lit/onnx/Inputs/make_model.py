@@ -332,9 +332,13 @@ def new_ops(variant):
     kernel = [3, 3] if variant == "deform-kernel" else [2, 2]
     offset = [1, 6, 2, 2] if variant == "deform-offset" else [1, 8, 2, 2]
     unique_axis = 2 if variant == "unique-axis" else 0
+    roi_height = 0 if variant == "roi-height" else 2
+    window = [128] if variant == "stft-window" else [16]
+    rn_shape = [-2, 3] if variant == "random-shape" else [2, 3]
     nodes = [
         helper.make_node("RoiAlign", ["x", "rois", "bi"], ["ra"], name="ra",
-                         mode=roi_mode, output_height=2, output_width=3,
+                         mode=roi_mode, output_height=roi_height,
+                         output_width=3,
                          sampling_ratio=2,
                          coordinate_transformation_mode="output_half_pixel"),
         helper.make_node("DeformConv", ["dx", "dw", "doff"], ["dc"],
@@ -342,8 +346,8 @@ def new_ops(variant):
         helper.make_node("STFT", ["sig", "step", "win"], ["st"], name="st"),
         helper.make_node("Unique", ["u"], ["uy", "ui", "uinv", "uc"],
                          name="uq", axis=unique_axis, sorted=1),
-        helper.make_node("RandomNormal", [], ["rn"], name="rn", shape=[2, 3],
-                         seed=3.0),
+        helper.make_node("RandomNormal", [], ["rn"], name="rn",
+                         shape=rn_shape, seed=3.0),
         helper.make_node("RandomUniformLike", ["ud"], ["ru"], name="ru",
                          dtype=TensorProto.DOUBLE),
         helper.make_node("Bernoulli", ["p"], ["bern"], name="bern", seed=1.0),
@@ -354,7 +358,7 @@ def new_ops(variant):
               vi("bi", I64, [3]), vi("dx", F, [1, 1, 3, 3]),
               vi("dw", F, [1, 1, 2, 2]), vi("doff", F, offset),
               vi("sig", F, [1, 64, 1]), vi("step", I64, []),
-              vi("win", F, [16]), vi("u", F, [3, 4]), vi("p", F, [5]),
+              vi("win", F, window), vi("u", F, [3, 4]), vi("p", F, [5]),
               vi("logits", F, [2, 3]), vi("ud", F, ["n", 4])]
     outs = ["ra", "dc", "st", "uy", "ui", "uinv", "uc", "rn", "ru", "bern",
             "mn"]
@@ -420,6 +424,9 @@ MODELS = {
     "deform-kernel": lambda: new_ops("deform-kernel"),
     "deform-offset": lambda: new_ops("deform-offset"),
     "unique-axis": lambda: new_ops("unique-axis"),
+    "roi-height": lambda: new_ops("roi-height"),
+    "stft-window": lambda: new_ops("stft-window"),
+    "random-shape": lambda: new_ops("random-shape"),
     "quantized-linear": quantized_linear,
 }
 
