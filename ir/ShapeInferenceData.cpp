@@ -727,8 +727,7 @@ LogicalResult kiln::infer::unique(const InferContext &ctx, Results &results) {
     return failure();
   // The count of unique values depends on the values; it is 0 only when the
   // counted dim is statically empty.
-  int64_t counted = *axis == -1 ? product(x->getShape())
-                                : x->getDimSize(*axis);
+  int64_t counted = *axis == -1 ? product(x->getShape()) : x->getDimSize(*axis);
   int64_t u = counted == 0 ? 0 : kDyn;
   SmallVector<int64_t> shape = {u};
   if (*axis != -1) {
@@ -765,8 +764,7 @@ LogicalResult kiln::infer::randomUniform(const InferContext &ctx,
   if (failed(low) || failed(high))
     return failure();
   if (!(*low <= *high))
-    return ctx.emitError("low (", *low, ") must not exceed high (", *high,
-                         ")");
+    return ctx.emitError("low (", *low, ") must not exceed high (", *high, ")");
   return randomResult(ctx, results);
 }
 
@@ -811,9 +809,9 @@ LogicalResult kiln::infer::bitcast(const InferContext &ctx, Results &results) {
   if (failed(x) || failed(to))
     return failure();
   if (!to->isIntOrFloat() || onnxBits(*to) != onnxBits(x->getElementType()))
-    return ctx.emitError("bitcast needs a dtype of the same width: ",
-                         x->getElementType(), " (", onnxBits(x->getElementType()),
-                         " bits) to ", *to);
+    return ctx.emitError(
+        "bitcast needs a dtype of the same width: ", x->getElementType(), " (",
+        onnxBits(x->getElementType()), " bits) to ", *to);
   results.push_back(RankedTensorType::get(x->getShape(), *to));
   return success();
 }

@@ -2,10 +2,10 @@
 //
 // This file implements result-type inference for the ops of
 // KilnImageOps.td and KilnSignalOps.td: grid_sample, col2im, roi_align,
-// deform_conv, non_max_suppression, dft and stft. Attributes that the kernels index with
-// (modes, window geometry, the DFT axis and length) are checked here, so a
-// malformed model is a diagnostic at the node, never a kernel reading out of
-// bounds.
+// deform_conv, non_max_suppression, dft and stft. Attributes that the kernels
+// index with (modes, window geometry, the DFT axis and length) are checked
+// here, so a malformed model is a diagnostic at the node, never a kernel
+// reading out of bounds.
 //
 //===----------------------------------------------------------------------===//
 
@@ -208,8 +208,7 @@ LogicalResult kiln::infer::dft(const InferContext &ctx, Results &results) {
 // roi_align
 //===----------------------------------------------------------------------===//
 
-LogicalResult kiln::infer::roiAlign(const InferContext &ctx,
-                                    Results &results) {
+LogicalResult kiln::infer::roiAlign(const InferContext &ctx, Results &results) {
   if (failed(ctx.expectOperands(3)))
     return failure();
   FailureOr<RankedTensorType> x = ctx.tensor(0), rois = ctx.tensor(1),
@@ -229,8 +228,8 @@ LogicalResult kiln::infer::roiAlign(const InferContext &ctx,
     return ctx.emitError("operand 'rois' must be [R, 4], got ", *rois);
   if (batch->getRank() != 1 ||
       !agree(batch->getDimSize(0), rois->getDimSize(0)))
-    return ctx.emitError("operand 'batch_indices' must be [R] for rois ",
-                         *rois, ", got ", *batch);
+    return ctx.emitError("operand 'batch_indices' must be [R] for rois ", *rois,
+                         ", got ", *batch);
   if (rois->getElementType() != x->getElementType())
     return ctx.emitError("'x' and 'rois' must have the same dtype, got ", *x,
                          " and ", *rois);
@@ -244,8 +243,8 @@ LogicalResult kiln::infer::roiAlign(const InferContext &ctx,
     return ctx.emitError("sampling_ratio must be in [0, 1024], got ", *ratio);
   if (*halfPixel != 0 && *halfPixel != 1)
     return ctx.emitError("attribute 'half_pixel' must be 0 or 1");
-  int64_t r = isDyn(rois->getDimSize(0)) ? batch->getDimSize(0)
-                                         : rois->getDimSize(0);
+  int64_t r =
+      isDyn(rois->getDimSize(0)) ? batch->getDimSize(0) : rois->getDimSize(0);
   results.push_back(RankedTensorType::get(
       {r, x->getDimSize(1), *height, *width}, x->getElementType()));
   return success();
@@ -290,8 +289,7 @@ LogicalResult kiln::infer::deformConv(const InferContext &ctx,
       mask->getRank() != 4 || bias->getRank() != 1)
     return ctx.emitError("Kiln supports 2-D deform_conv only: x, w, offset "
                          "and mask of rank 4, bias of rank 1; got ",
-                         *x, ", ", *w, ", ", *offset, ", ", *mask, ", ",
-                         *bias);
+                         *x, ", ", *w, ", ", *offset, ", ", *mask, ", ", *bias);
   for (RankedTensorType t : {*w, *offset, *bias, *mask})
     if (t.getElementType() != x->getElementType())
       return ctx.emitError("every operand must have x's dtype ", *x, ", got ",
@@ -315,17 +313,16 @@ LogicalResult kiln::infer::deformConv(const InferContext &ctx,
     return ctx.emitError("x's ", c, " channels do not fit group ", *group,
                          ", offset_group ", *offsetGroup, " and w ", *w);
   if (!isDyn(m) && m % *group != 0)
-    return ctx.emitError("w's ", m, " output channels are not divisible by "
+    return ctx.emitError("w's ", m,
+                         " output channels are not divisible by "
                          "group ",
                          *group);
   if (!agree(bias->getDimSize(0), m))
     return ctx.emitError("bias ", *bias, " must have w's ", m, " channels");
-  FailureOr<int64_t> oh = deformOutDim(ctx, x->getDimSize(2), kh,
-                                       (*strides)[0], (*dil)[0],
-                                       (*pads)[0] + (*pads)[2]);
-  FailureOr<int64_t> ow = deformOutDim(ctx, x->getDimSize(3), kw,
-                                       (*strides)[1], (*dil)[1],
-                                       (*pads)[1] + (*pads)[3]);
+  FailureOr<int64_t> oh = deformOutDim(ctx, x->getDimSize(2), kh, (*strides)[0],
+                                       (*dil)[0], (*pads)[0] + (*pads)[2]);
+  FailureOr<int64_t> ow = deformOutDim(ctx, x->getDimSize(3), kw, (*strides)[1],
+                                       (*dil)[1], (*pads)[1] + (*pads)[3]);
   if (failed(oh) || failed(ow))
     return failure();
   int64_t taps = isDyn(kh) || isDyn(kw)
@@ -338,7 +335,8 @@ LogicalResult kiln::infer::deformConv(const InferContext &ctx,
            agree(t.getDimSize(2), *oh) && agree(t.getDimSize(3), *ow);
   };
   if (!fits(*offset, isDyn(taps) ? kDyn : saturatingMul(taps, 2)))
-    return ctx.emitError("offset ", *offset, " must be [N, offset_group * kH "
+    return ctx.emitError("offset ", *offset,
+                         " must be [N, offset_group * kH "
                          "* kW * 2, oH, oW] = [",
                          n, ", ", isDyn(taps) ? kDyn : 2 * taps, ", ", *oh,
                          ", ", *ow, "]");
@@ -362,8 +360,8 @@ LogicalResult kiln::infer::stft(const InferContext &ctx, Results &results) {
   if (failed(signal) || failed(window) || failed(onesided) ||
       failed(ctx.paramLength(1, /*requireStatic=*/false)))
     return failure();
-  if (signal->getRank() != 3 || !(agree(signal->getDimSize(2), 1) ||
-                                  agree(signal->getDimSize(2), 2)))
+  if (signal->getRank() != 3 ||
+      !(agree(signal->getDimSize(2), 1) || agree(signal->getDimSize(2), 2)))
     return ctx.emitError("operand 'signal' must be [batch, length, 1 or 2], "
                          "got ",
                          *signal);

@@ -73,9 +73,9 @@ LogicalResult mapBitCast(NodeContext &nc) {
     return nc.fail(strCat("unsupported dtype: bitcast to ",
                           onnxTypeName(static_cast<int32_t>(to)), " ",
                           supportedOnnxTypesNote()));
-  return nc.setOutput(0, nc.op("kiln.bitcast", {nc.input(0)},
-                               {nc.aType("to", toMlirElementType(
-                                                   nc.ctx(), *dtype))}));
+  return nc.setOutput(
+      0, nc.op("kiln.bitcast", {nc.input(0)},
+               {nc.aType("to", toMlirElementType(nc.ctx(), *dtype))}));
 }
 
 LogicalResult mapCastLike(NodeContext &nc) {

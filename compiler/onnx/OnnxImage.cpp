@@ -3,8 +3,8 @@
 // This file implements the mappings of GridSample, Col2Im,
 // NonMaxSuppression, DFT, RoiAlign, DeformConv and STFT onto
 // kiln.grid_sample, kiln.col2im, kiln.non_max_suppression, kiln.dft,
-// kiln.roi_align, kiln.deform_conv and kiln.stft. The parameters that fix a result
-// shape (Col2Im's image and block shapes, DFT's length and axis) must be
+// kiln.roi_align, kiln.deform_conv and kiln.stft. The parameters that fix a
+// result shape (Col2Im's image and block shapes, DFT's length and axis) must be
 // constants; ONNX's optional inputs get their defaults here, so the kiln ops
 // have fixed operand lists.
 //
@@ -143,10 +143,11 @@ LogicalResult mapDft(NodeContext &nc) {
 LogicalResult mapRoiAlign(NodeContext &nc) {
   std::string mode = nc.attrString("mode", "avg");
   if (mode != "avg" && mode != "max")
-    return nc.fail("unsupported mode '" + mode + "' (RoiAlign takes avg or max)");
-  std::string transform = nc.attrString(
-      "coordinate_transformation_mode",
-      nc.version() >= 16 ? "half_pixel" : "output_half_pixel");
+    return nc.fail("unsupported mode '" + mode +
+                   "' (RoiAlign takes avg or max)");
+  std::string transform =
+      nc.attrString("coordinate_transformation_mode",
+                    nc.version() >= 16 ? "half_pixel" : "output_half_pixel");
   if (transform != "half_pixel" && transform != "output_half_pixel")
     return nc.fail("unsupported coordinate_transformation_mode '" + transform +
                    "' (RoiAlign takes half_pixel or output_half_pixel)");
@@ -157,12 +158,12 @@ LogicalResult mapRoiAlign(NodeContext &nc) {
   Value rois = nc.cast(nc.input(1), nc.elemOf(x));
   Value batch = nc.cast(nc.input(2), nc.builder().getIntegerType(64));
   return nc.setOutput(
-      0, nc.op("kiln.roi_align", {x, rois, batch},
-               {nc.aStr("mode", mode), nc.aInt("output_height", height),
-                nc.aInt("output_width", width),
-                nc.aInt("sampling_ratio", ratio),
-                nc.aFloat("spatial_scale", nc.attrFloat("spatial_scale", 1.0f)),
-                nc.aInt("half_pixel", transform == "half_pixel")}));
+      0,
+      nc.op("kiln.roi_align", {x, rois, batch},
+            {nc.aStr("mode", mode), nc.aInt("output_height", height),
+             nc.aInt("output_width", width), nc.aInt("sampling_ratio", ratio),
+             nc.aFloat("spatial_scale", nc.attrFloat("spatial_scale", 1.0f)),
+             nc.aInt("half_pixel", transform == "half_pixel")}));
 }
 
 /// DeformConv-19 (2-D): an absent bias is zeros and an absent mask ones;
@@ -207,8 +208,8 @@ LogicalResult mapDeformConv(NodeContext &nc) {
       nc.attrInts("strides").value_or(std::vector<int64_t>(2, 1));
   return nc.setOutput(
       0, nc.op("kiln.deform_conv",
-               {x, nc.cast(w, elem), nc.cast(offset, elem),
-                nc.cast(bias, elem), nc.cast(mask, elem)},
+               {x, nc.cast(w, elem), nc.cast(offset, elem), nc.cast(bias, elem),
+                nc.cast(mask, elem)},
                {nc.aInts("dilations", dilations),
                 nc.aInt("group", nc.attrInt("group", 1)),
                 nc.aInt("offset_group", nc.attrInt("offset_group", 1)),

@@ -89,9 +89,9 @@ MappingFn randomMapping(bool normal, bool like) {
       attrs.push_back(nc.aFloat("low", nc.attrFloat("low", 0.0f)));
       attrs.push_back(nc.aFloat("high", nc.attrFloat("high", 1.0f)));
     }
-    return nc.setOutput(0, nc.op(normal ? "kiln.random_normal"
-                                        : "kiln.random_uniform",
-                                 {shape}, attrs));
+    return nc.setOutput(
+        0, nc.op(normal ? "kiln.random_normal" : "kiln.random_uniform", {shape},
+                 attrs));
   };
 }
 

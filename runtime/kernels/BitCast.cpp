@@ -24,8 +24,8 @@ Status bitcastKernel(KernelContext &ctx) {
              ctx.numInputs());
   const Tensor x = ctx.input(0).contiguous();
   const DType to = ctx.attrs.getDType("to", x.dtype());
-  KILN_CHECK(packedBits(to) == packedBits(x.dtype()), "bitcast: ",
-             dtypeName(x.dtype()), " and ", dtypeName(to),
+  KILN_CHECK(packedBits(to) == packedBits(x.dtype()),
+             "bitcast: ", dtypeName(x.dtype()), " and ", dtypeName(to),
              " differ in width");
   Tensor out = Tensor::empty(to, x.shape());
   const int64_t n = x.numel();

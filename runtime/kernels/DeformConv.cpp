@@ -53,9 +53,8 @@ struct DeformGeometry {
 Status deformConvKernel(KernelContext &ctx) {
   KILN_CHECK(ctx.numInputs() == 5, "deform_conv: expected 5 operands, got ",
              ctx.numInputs());
-  const Tensor &xIn = ctx.input(0), &wIn = ctx.input(1),
-               &offIn = ctx.input(2), &bIn = ctx.input(3),
-               &maskIn = ctx.input(4);
+  const Tensor &xIn = ctx.input(0), &wIn = ctx.input(1), &offIn = ctx.input(2),
+               &bIn = ctx.input(3), &maskIn = ctx.input(4);
   std::vector<int64_t> dil = ctx.attrs.getInts("dilations"),
                        pads = ctx.attrs.getInts("pads"),
                        strides = ctx.attrs.getInts("strides");
@@ -71,16 +70,15 @@ Status deformConvKernel(KernelContext &ctx) {
   g.m = wIn.dim(0), g.kh = wIn.dim(2), g.kw = wIn.dim(3);
   g.oh = offIn.dim(2), g.ow = offIn.dim(3);
   g.offsetGroups = offsetGroup;
-  KILN_CHECK(g.c % group == 0 && g.m % group == 0 &&
-                 wIn.dim(1) == g.c / group && g.c % offsetGroup == 0 &&
-                 bIn.dim(0) == g.m && offIn.dim(0) == g.n &&
-                 offIn.dim(1) == offsetGroup * g.kh * g.kw * 2 &&
-                 maskIn.dim(0) == g.n &&
-                 maskIn.dim(1) == offsetGroup * g.kh * g.kw &&
-                 maskIn.dim(2) == g.oh && maskIn.dim(3) == g.ow,
-             "deform_conv: x ", xIn.typeString(), ", w ", wIn.typeString(),
-             ", offset ", offIn.typeString(), ", bias ", bIn.typeString(),
-             " and mask ", maskIn.typeString(), " do not fit");
+  KILN_CHECK(
+      g.c % group == 0 && g.m % group == 0 && wIn.dim(1) == g.c / group &&
+          g.c % offsetGroup == 0 && bIn.dim(0) == g.m && offIn.dim(0) == g.n &&
+          offIn.dim(1) == offsetGroup * g.kh * g.kw * 2 &&
+          maskIn.dim(0) == g.n && maskIn.dim(1) == offsetGroup * g.kh * g.kw &&
+          maskIn.dim(2) == g.oh && maskIn.dim(3) == g.ow,
+      "deform_conv: x ", xIn.typeString(), ", w ", wIn.typeString(),
+      ", offset ", offIn.typeString(), ", bias ", bIn.typeString(),
+      " and mask ", maskIn.typeString(), " do not fit");
   g.cPerGroup = g.c / group, g.mPerGroup = g.m / group;
   g.cPerOffsetGroup = g.c / offsetGroup;
   g.strideH = strides[0], g.strideW = strides[1];
@@ -107,18 +105,20 @@ Status deformConvKernel(KernelContext &ctx) {
             for (int64_t t = 0; t < taps; ++t) {
               const int64_t ki = t / g.kw, kj = t % g.kw;
               const int64_t tap = og * taps + t;
-              const double *o = offp + ((b * g.offsetGroups * taps + tap) * 2) *
-                                           opix;
+              const double *o =
+                  offp + ((b * g.offsetGroups * taps + tap) * 2) * opix;
               double dy = o[i * g.ow + j], dx = o[opix + i * g.ow + j];
-              double y = static_cast<double>(-g.padT + i * g.strideH +
-                                             ki * g.dilH) + dy;
-              double xx = static_cast<double>(-g.padL + j * g.strideW +
-                                              kj * g.dilW) + dx;
+              double y =
+                  static_cast<double>(-g.padT + i * g.strideH + ki * g.dilH) +
+                  dy;
+              double xx =
+                  static_cast<double>(-g.padL + j * g.strideW + kj * g.dilW) +
+                  dx;
               double v = sampleZeroPadded(plane, g.h, g.w, y, xx);
-              double mk = mp[(b * g.offsetGroups * taps + tap) * opix +
-                             i * g.ow + j];
-              acc += v * mk * wp[((oc * g.cPerGroup + icg) * g.kh + ki) * g.kw +
-                                 kj];
+              double mk =
+                  mp[(b * g.offsetGroups * taps + tap) * opix + i * g.ow + j];
+              acc += v * mk *
+                     wp[((oc * g.cPerGroup + icg) * g.kh + ki) * g.kw + kj];
             }
           }
           op[((b * g.m + oc) * g.oh + i) * g.ow + j] = acc;

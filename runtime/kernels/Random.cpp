@@ -65,8 +65,7 @@ Expected<Tensor> drawResult(const KernelContext &ctx, const char *op) {
   Tensor shapeT = ctx.input(0).to(DType::I64);
   KILN_CHECK(shapeT.rank() <= 1, op, ": the shape operand must be 1-D, got ",
              ctx.input(0).typeString());
-  Shape shape(shapeT.data<int64_t>(),
-              shapeT.data<int64_t>() + shapeT.numel());
+  Shape shape(shapeT.data<int64_t>(), shapeT.data<int64_t>() + shapeT.numel());
   int64_t count = 1;
   for (int64_t d : shape) {
     KILN_CHECK(d >= 0 && d <= kMaxTensorElements, op, ": bad dim ", d);
@@ -112,8 +111,7 @@ Status randomNormalKernel(KernelContext &ctx) {
     // finite.
     uint64_t k = 2 * static_cast<uint64_t>(i);
     double u1 = 1.0 - rng.uniform(k), u2 = rng.uniform(k + 1);
-    p[i] = mean + scale * std::sqrt(-2.0 * std::log(u1)) *
-                      std::cos(twoPi * u2);
+    p[i] = mean + scale * std::sqrt(-2.0 * std::log(u1)) * std::cos(twoPi * u2);
   }
   ctx.outputs.resize(1);
   ctx.outputs[0] = t.to(dtype);
@@ -157,8 +155,7 @@ Status multinomialKernel(KernelContext &ctx) {
       // The first class whose cumulative mass exceeds u; the last class
       // when the row has no mass (all -inf or NaN).
       auto it = std::upper_bound(cdf.begin(), cdf.end(), u);
-      op[b * samples + s] =
-          std::min<int64_t>(it - cdf.begin(), classes - 1);
+      op[b * samples + s] = std::min<int64_t>(it - cdf.begin(), classes - 1);
     }
   }
   ctx.outputs.resize(1);

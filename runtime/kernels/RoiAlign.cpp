@@ -91,11 +91,10 @@ Status poolRegion(const RoiParams &p, const double *roi, const double *image,
   double gridW = p.ratio > 0 ? p.ratio : std::ceil(roiW / p.outW);
   KILN_CHECK(std::isfinite(x0) && std::isfinite(y0) && std::isfinite(x1) &&
                  std::isfinite(y1) && std::isfinite(gridH) &&
-                 std::isfinite(gridW) && gridH <= kMaxGrid &&
-                 gridW <= kMaxGrid,
+                 std::isfinite(gridW) && gridH <= kMaxGrid && gridW <= kMaxGrid,
              "roi_align: region [", roi[0], ", ", roi[1], ", ", roi[2], ", ",
-             roi[3], "] is not finite or needs a sampling grid over ",
-             kMaxGrid, " per axis");
+             roi[3], "] is not finite or needs a sampling grid over ", kMaxGrid,
+             " per axis");
   const int64_t gh = std::max<int64_t>(static_cast<int64_t>(gridH), 0);
   const int64_t gw = std::max<int64_t>(static_cast<int64_t>(gridW), 0);
   const double count = std::max<double>(static_cast<double>(gh * gw), 1.0);
@@ -142,8 +141,8 @@ Status roiAlignKernel(KernelContext &ctx) {
                &batchIn = ctx.input(2);
   KILN_CHECK(xIn.rank() == 4 && roisIn.rank() == 2 && roisIn.dim(1) == 4 &&
                  batchIn.rank() == 1 && batchIn.dim(0) == roisIn.dim(0),
-             "roi_align: x ", xIn.typeString(), ", rois ",
-             roisIn.typeString(), " and batch_indices ", batchIn.typeString(),
+             "roi_align: x ", xIn.typeString(), ", rois ", roisIn.typeString(),
+             " and batch_indices ", batchIn.typeString(),
              " do not fit ([N, C, H, W], [R, 4], [R])");
   RoiParams p;
   p.maxMode = ctx.attrs.getString("mode", "avg") == "max";
@@ -159,8 +158,7 @@ Status roiAlignKernel(KernelContext &ctx) {
   p.width = xIn.dim(3);
   const int64_t numRois = roisIn.dim(0);
   KILN_CHECK(saturatingMul(saturatingMul(numRois, p.channels),
-                           saturatingMul(p.outH, p.outW)) <=
-                 kMaxTensorElements,
+                           saturatingMul(p.outH, p.outW)) <= kMaxTensorElements,
              "roi_align: the result is over the size limit");
   Tensor out = Tensor::empty(DType::F64, {numRois, p.channels, p.outH, p.outW});
   Tensor x = xIn.to(DType::F64), rois = roisIn.to(DType::F64);
@@ -172,8 +170,8 @@ Status roiAlignKernel(KernelContext &ctx) {
   const int64_t outSize = p.channels * p.outH * p.outW;
   for (int64_t r = 0; r < numRois; ++r) {
     KILN_CHECK(bp[r] >= 0 && bp[r] < xIn.dim(0), "roi_align: batch index ",
-               bp[r], " of region ", r, " is outside the input's ",
-               xIn.dim(0), " images");
+               bp[r], " of region ", r, " is outside the input's ", xIn.dim(0),
+               " images");
     if (p.height == 0 || p.width == 0) {
       std::fill(op + r * outSize, op + (r + 1) * outSize, 0.0);
       continue;

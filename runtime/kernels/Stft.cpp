@@ -65,8 +65,8 @@ Status stftKernel(KernelContext &ctx) {
       for (int64_t k = 0; k < bins; ++k) {
         double accRe = 0.0, accIm = 0.0;
         for (int64_t n = 0; n < frame; ++n) {
-          int64_t idx = static_cast<int64_t>(
-              static_cast<unsigned __int128>(k) * n % frame);
+          int64_t idx = static_cast<int64_t>(static_cast<unsigned __int128>(k) *
+                                             n % frame);
           // (re + i im) * (cos - i sin)
           accRe += re[n] * cosT[idx] + im[n] * sinT[idx];
           accIm += im[n] * cosT[idx] - re[n] * sinT[idx];

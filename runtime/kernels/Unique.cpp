@@ -68,9 +68,8 @@ Status uniqueKernel(KernelContext &ctx) {
   const Tensor &xIn = ctx.input(0);
   const int64_t axisAttr = ctx.attrs.getInt("axis", -1);
   const bool sorted = ctx.attrs.getInt("sorted", 1) != 0;
-  KILN_CHECK(axisAttr >= -1 && axisAttr < xIn.rank(),
-             "unique: axis ", axisAttr, " is out of range for ",
-             xIn.typeString());
+  KILN_CHECK(axisAttr >= -1 && axisAttr < xIn.rank(), "unique: axis ", axisAttr,
+             " is out of range for ", xIn.typeString());
   // Move the axis to the front: slice i is row i of `xt` (n x len).
   Tensor xt;
   Shape sliceShape;

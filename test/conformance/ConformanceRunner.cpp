@@ -200,8 +200,8 @@ std::string dumpDataSets(const fs::path &dir,
 /// cannot be matched exactly.
 std::string randomOpIn(mlir::ModuleOp module) {
   static const std::set<std::string> kRandom = {
-      "RandomUniform", "RandomNormal", "RandomUniformLike",
-      "RandomNormalLike", "Bernoulli", "Multinomial"};
+      "RandomUniform",    "RandomNormal", "RandomUniformLike",
+      "RandomNormalLike", "Bernoulli",    "Multinomial"};
   std::string found;
   module.walk([&](mlir::Operation *op) {
     std::string type = getGraphBreakSource(op->getLoc()).opType;

@@ -40,8 +40,7 @@ std::string runError(const std::string &op, const std::vector<Tensor> &inputs,
 }
 
 Tensor shapeOf(std::vector<int64_t> dims) {
-  return Tensor::fromVector<int64_t>(dims,
-                                     {static_cast<int64_t>(dims.size())});
+  return Tensor::fromVector<int64_t>(dims, {static_cast<int64_t>(dims.size())});
 }
 
 Attributes drawAttrs(DType dtype, int64_t seed) {
@@ -82,7 +81,8 @@ TEST_CASE("random_uniform: deterministic per seed, in [low, high), uniform") {
   a.set("seed", int64_t(8));
   CHECK(values(run("random_uniform", {shapeOf({100, 100})}, a)[0]) != v);
   a.set("seed", int64_t(7));
-  std::vector<double> prefix = values(run("random_uniform", {shapeOf({10})}, a)[0]);
+  std::vector<double> prefix =
+      values(run("random_uniform", {shapeOf({10})}, a)[0]);
   CHECK(std::equal(prefix.begin(), prefix.end(), v.begin()));
 }
 
@@ -117,11 +117,11 @@ TEST_CASE("random_normal: moments of the draws") {
 
 TEST_CASE("random draws: bad shapes and dtypes are errors") {
   Attributes a = drawAttrs(DType::F32, 0);
-  CHECK(runError("random_uniform", {shapeOf({-1, 2})}, a)
-            .find("bad dim") != std::string::npos);
+  CHECK(runError("random_uniform", {shapeOf({-1, 2})}, a).find("bad dim") !=
+        std::string::npos);
   Attributes i = drawAttrs(DType::I32, 0);
-  CHECK(runError("random_normal", {shapeOf({2})}, i)
-            .find("float") != std::string::npos);
+  CHECK(runError("random_normal", {shapeOf({2})}, i).find("float") !=
+        std::string::npos);
 }
 
 TEST_CASE("multinomial: frequencies follow the probabilities") {
@@ -129,10 +129,10 @@ TEST_CASE("multinomial: frequencies follow the probabilities") {
   a.set("sample_size", int64_t(20000));
   // Row 0: probabilities 0.1, 0.2, 0.7; row 1: only class 2.
   const double ninf = -std::numeric_limits<double>::infinity();
-  Tensor logits = Tensor::fromVector<float>(
-      {std::log(0.1f), std::log(0.2f), std::log(0.7f), float(ninf),
-       float(ninf), 0.0f},
-      {2, 3});
+  Tensor logits =
+      Tensor::fromVector<float>({std::log(0.1f), std::log(0.2f), std::log(0.7f),
+                                 float(ninf), float(ninf), 0.0f},
+                                {2, 3});
   Tensor s = run("multinomial", {logits}, a)[0];
   REQUIRE(s.dtype() == DType::I64);
   REQUIRE(s.shape() == Shape{2, 20000});
@@ -187,8 +187,8 @@ TEST_CASE("unique: slices along an axis, NaNs equal") {
 }
 
 TEST_CASE("roi_align and stft: untrusted values are errors") {
-  Tensor x = Tensor::fromVector<float>(std::vector<float>(16, 1.0f),
-                                       {1, 1, 4, 4});
+  Tensor x =
+      Tensor::fromVector<float>(std::vector<float>(16, 1.0f), {1, 1, 4, 4});
   Tensor rois = Tensor::fromVector<float>({0, 0, 2, 2}, {1, 4});
   Attributes a;
   a.set("mode", std::string("avg"));
@@ -200,13 +200,15 @@ TEST_CASE("roi_align and stft: untrusted values are errors") {
   Tensor ok = run("roi_align", {x, rois, shapeOf({0})}, a)[0];
   for (double e : values(ok))
     CHECK(e == Approx(1.0));
-  CHECK(runError("roi_align", {x, rois, shapeOf({1})}, a)
-            .find("batch index 1") != std::string::npos);
+  CHECK(
+      runError("roi_align", {x, rois, shapeOf({1})}, a).find("batch index 1") !=
+      std::string::npos);
   Tensor huge = Tensor::fromVector<float>({0, 0, 1e30f, 1e30f}, {1, 4});
-  CHECK(runError("roi_align", {x, huge, shapeOf({0})}, a)
-            .find("sampling grid") != std::string::npos);
-  Tensor sig = Tensor::fromVector<float>(std::vector<float>(8, 1.0f),
-                                         {1, 8, 1});
+  CHECK(
+      runError("roi_align", {x, huge, shapeOf({0})}, a).find("sampling grid") !=
+      std::string::npos);
+  Tensor sig =
+      Tensor::fromVector<float>(std::vector<float>(8, 1.0f), {1, 8, 1});
   Tensor win = Tensor::fromVector<float>(std::vector<float>(4, 1.0f), {4});
   Attributes s;
   s.set("onesided", int64_t(1));
