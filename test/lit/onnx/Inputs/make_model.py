@@ -365,6 +365,15 @@ def new_ops(variant):
     return model(nodes, inputs, [vi(o, F, None) for o in outs], opset=19)
 
 
+def roi_align_default(opset):
+    """RoiAlign without coordinate_transformation_mode: RoiAlign-10's
+    output_half_pixel, RoiAlign-16's half_pixel."""
+    return model([helper.make_node("RoiAlign", ["x", "rois", "bi"], ["y"],
+                                   name="ra")],
+                 [vi("x", F, [1, 1, 4, 4]), vi("rois", F, [2, 4]),
+                  vi("bi", I64, [2])], [vi("y", F, None)], opset=opset)
+
+
 def bitcast(to):
     """BitCast-26 of a float tensor (to a 16-bit type: a width error)."""
     return model([helper.make_node("BitCast", ["x"], ["y"], name="bc", to=to)],
@@ -419,6 +428,8 @@ MODELS = {
     "nms-boxes": lambda: image_ops("nms-boxes"),
     "new-ops": lambda: new_ops("ok"),
     "bitcast": lambda: bitcast(TensorProto.INT32),
+    "roi-align-10": lambda: roi_align_default(10),
+    "roi-align-16": lambda: roi_align_default(16),
     "bitcast-width": lambda: bitcast(TensorProto.INT16),
     "roi-mode": lambda: new_ops("roi-mode"),
     "deform-kernel": lambda: new_ops("deform-kernel"),
