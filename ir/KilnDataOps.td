@@ -328,6 +328,48 @@ def Kiln_NonZeroOp : Kiln_Op<"non_zero", "nonZero", [Kiln_EagerOnly]> {
   let results = (outs Kiln_I64Tensor:$output);
 }
 
+def Kiln_BitCastOp : Kiln_Op<"bitcast", "bitcast"> {
+  let summary = "reinterprets the bits of each element as another dtype";
+  let description = [{
+    ONNX BitCast: every element of `x` keeps its bit pattern (little
+    endian) and is read as dtype `to`, of the same width (bool counts as 8
+    bits; i4/ui4 and i2/ui2 as their 4 or 2 bits). A bool result is true
+    where the byte is not zero. Same shape as `x`.
+
+    Example:
+
+    ```mlir
+    %0 = kiln.bitcast %x {to = i32} : (tensor<2x3xf32>) -> tensor<2x3xi32>
+    ```
+  }];
+  let arguments = (ins Kiln_Tensor:$x, TypeAttr:$to);
+  let results = (outs Kiln_Tensor:$output);
+}
+
+def Kiln_UniqueOp : Kiln_Op<"unique", "unique", [Kiln_EagerOnly]> {
+  let summary = "the unique elements or slices of a tensor";
+  let description = [{
+    ONNX Unique: with `axis` -1 the unique elements of `x` flattened, else
+    its unique slices along `axis` (non-negative). `sorted` 1 orders them
+    ascending (slices lexicographically, as NumPy's unique), 0 by first
+    occurrence. The results: the unique values (`[U]`, or `x`'s shape with
+    `U` along `axis`), the index of each one's first occurrence (i64
+    `[U]`), the position in the unique values of every element or slice of
+    `x` (i64, `[numel(x)]` or `[dim(x, axis)]`) and each one's count (i64
+    `[U]`). U depends on the values, so the op only runs on the reference
+    runtime (EagerOnly).
+
+    Example:
+
+    ```mlir
+    %y, %indices, %inverse, %counts = kiln.unique %x {axis = -1 : i64, sorted = 1 : i64} : (tensor<6xf32>) -> (tensor<?xf32>, tensor<?xi64>, tensor<6xi64>, tensor<?xi64>)
+    ```
+  }];
+  let arguments = (ins Kiln_Tensor:$x, I64Attr:$axis, I64Attr:$sorted);
+  let results = (outs Kiln_Tensor:$y, Kiln_I64Tensor:$indices,
+                 Kiln_I64Tensor:$inverse_indices, Kiln_I64Tensor:$counts);
+}
+
 //===----------------------------------------------------------------------===//
 // Gather and scatter
 //===----------------------------------------------------------------------===//

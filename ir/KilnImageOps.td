@@ -2,8 +2,9 @@
 //
 // This file declares the kiln ops that sample or rearrange images by
 // computed positions and that select boxes: grid_sample (ONNX GridSample),
-// col2im (ONNX Col2Im) and non_max_suppression (ONNX NonMaxSuppression).
-// No code generator compiles them: grid_sample and col2im run as reference
+// col2im (ONNX Col2Im), roi_align (ONNX RoiAlign), deform_conv (ONNX
+// DeformConv) and non_max_suppression (ONNX NonMaxSuppression). No code
+// generator compiles them: all but non_max_suppression run as reference
 // steps of a compiled graph, non_max_suppression (a size that depends on
 // the values) as an eager region. See docs/op-semantics.md for the contract.
 //
@@ -84,6 +85,60 @@ def Kiln_NonMaxSuppressionOp :
                    Kiln_I64Tensor:$max_output, Kiln_F32Tensor:$iou_threshold,
                    Kiln_F32Tensor:$score_threshold, I64Attr:$center_point_box);
   let results = (outs Kiln_I64Tensor:$output);
+}
+
+def Kiln_RoiAlignOp : Kiln_Op<"roi_align", "roiAlign"> {
+  let summary = "bilinear average or max pooling of regions of interest";
+  let description = [{
+    ONNX RoiAlign (versions 10 and 16): `x` is `N x C x H x W`, `rois`
+    `R x 4` (`[x1, y1, x2, y2]` in the input's coordinates, scaled by
+    `spatial_scale`) and `batch_indices` (i64, `R`) the image of each
+    region. Each region is cut into `output_height x output_width` bins;
+    each bin samples `sampling_ratio` points per axis (`ceil(bin size)` when
+    0) bilinearly and takes their mean (`mode` "avg") or the maximum of the
+    weighted corner values (`mode` "max", as ONNX's reference). With
+    `half_pixel` 1 the regions are shifted by -0.5 pixel (ONNX's
+    `coordinate_transformation_mode` "half_pixel"); with 0 they are at
+    least one pixel wide ("output_half_pixel", RoiAlign-10). The result is
+    `R x C x output_height x output_width`.
+
+    Example:
+
+    ```mlir
+    %0 = kiln.roi_align %x, %rois, %batch {half_pixel = 1 : i64, mode = "avg", output_height = 5 : i64, output_width = 5 : i64, sampling_ratio = 2 : i64, spatial_scale = 1.000000e+00 : f32} : (tensor<1x1x10x10xf32>, tensor<3x4xf32>, tensor<3xi64>) -> tensor<3x1x5x5xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_FloatTensor:$x, Kiln_FloatTensor:$rois,
+                   Kiln_I64Tensor:$batch_indices, StrAttr:$mode,
+                   I64Attr:$output_height, I64Attr:$output_width,
+                   I64Attr:$sampling_ratio, F32Attr:$spatial_scale,
+                   I64Attr:$half_pixel);
+  let results = (outs Kiln_FloatTensor:$output);
+}
+
+def Kiln_DeformConvOp : Kiln_Op<"deform_conv", "deformConv"> {
+  let summary = "2-D convolution sampled at learned offsets";
+  let description = [{
+    ONNX DeformConv (2-D): `x` is `N x C x H x W`, `w` `M x C/group x kH x
+    kW`, `offset` `N x (offset_group * kH * kW * 2) x oH x oW` (per kernel
+    position a row and a column displacement), `bias` `M` and `mask` `N x
+    (offset_group * kH * kW) x oH x oW` (the tracer passes zeros and ones
+    when ONNX omits them). Every kernel tap reads `x` bilinearly at its
+    displaced position (zero outside the image), is scaled by its mask and
+    multiplied by its weight. `pads` is `[top, left, bottom, right]`.
+
+    Example:
+
+    ```mlir
+    %0 = kiln.deform_conv %x, %w, %offset, %b, %mask {dilations = array<i64: 1, 1>, group = 1 : i64, offset_group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x1x3x3xf32>, tensor<1x1x2x2xf32>, tensor<1x8x2x2xf32>, tensor<1xf32>, tensor<1x4x2x2xf32>) -> tensor<1x1x2x2xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_FloatTensor:$x, Kiln_FloatTensor:$w,
+                   Kiln_FloatTensor:$offset, Kiln_FloatTensor:$bias,
+                   Kiln_FloatTensor:$mask, DenseI64ArrayAttr:$dilations,
+                   I64Attr:$group, I64Attr:$offset_group,
+                   DenseI64ArrayAttr:$pads, DenseI64ArrayAttr:$strides);
+  let results = (outs Kiln_FloatTensor:$output);
 }
 
 #endif // KILN_IMAGE_OPS_TD

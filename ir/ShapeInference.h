@@ -194,6 +194,25 @@ mlir::LogicalResult nonMaxSuppression(const InferContext &ctx,
                                       Results &results);
 /// kiln.dft: x [..., 1 or 2] -> the spectrum along `axis`, [..., 2].
 mlir::LogicalResult dft(const InferContext &ctx, Results &results);
+/// kiln.roi_align: x [N, C, H, W], rois [R, 4], batch_indices [R]
+/// -> [R, C, output_height, output_width].
+mlir::LogicalResult roiAlign(const InferContext &ctx, Results &results);
+/// kiln.deform_conv: x [N, C, H, W], w [M, C/group, kH, kW], offset, bias,
+/// mask -> [N, M, oH, oW].
+mlir::LogicalResult deformConv(const InferContext &ctx, Results &results);
+/// kiln.stft: signal [B, L, 1 or 2], frame_step, window [F] -> [B, T, K, 2].
+mlir::LogicalResult stft(const InferContext &ctx, Results &results);
+
+// Random draws and unique (ShapeInferenceData.cpp).
+/// kiln.unique: x -> values, first indices, inverse indices, counts.
+mlir::LogicalResult unique(const InferContext &ctx, Results &results);
+/// kiln.random_uniform / kiln.random_normal: shape i64[R] -> dtype [shape].
+mlir::LogicalResult randomUniform(const InferContext &ctx, Results &results);
+mlir::LogicalResult randomNormal(const InferContext &ctx, Results &results);
+/// kiln.multinomial: x [B, C] -> dtype [B, sample_size].
+mlir::LogicalResult multinomial(const InferContext &ctx, Results &results);
+/// kiln.bitcast: x -> x's shape in dtype `to` (of the same width).
+mlir::LogicalResult bitcast(const InferContext &ctx, Results &results);
 
 // Shapes and data movement (ShapeInferenceData.cpp).
 mlir::LogicalResult constantOfShape(const InferContext &ctx, Results &results);

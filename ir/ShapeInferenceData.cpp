@@ -709,3 +709,109 @@ LogicalResult kiln::verifiers::resize(Operation *op) {
                          2 * x.getRank(), " values, got ", roi->size());
   return success();
 }
+
+//===----------------------------------------------------------------------===//
+// Unique and random draws
+//===----------------------------------------------------------------------===//
+
+LogicalResult kiln::infer::unique(const InferContext &ctx, Results &results) {
+  if (failed(ctx.expectOperands(1)))
+    return failure();
+  FailureOr<RankedTensorType> x = ctx.tensor(0);
+  FailureOr<int64_t> axis = ctx.i64Attr("axis"), sorted = ctx.i64Attr("sorted");
+  if (failed(x) || failed(axis) || failed(sorted))
+    return failure();
+  if (*sorted != 0 && *sorted != 1)
+    return ctx.emitError("attribute 'sorted' must be 0 or 1, got ", *sorted);
+  if (*axis != -1 && failed(checkAxis(ctx, "axis", *axis, x->getRank(), *x)))
+    return failure();
+  // The count of unique values depends on the values; it is 0 only when the
+  // counted dim is statically empty.
+  int64_t counted = *axis == -1 ? product(x->getShape()) : x->getDimSize(*axis);
+  int64_t u = counted == 0 ? 0 : kDyn;
+  SmallVector<int64_t> shape = {u};
+  if (*axis != -1) {
+    shape.assign(x->getShape().begin(), x->getShape().end());
+    shape[*axis] = u;
+  }
+  results.push_back(RankedTensorType::get(shape, x->getElementType()));
+  results.push_back(RankedTensorType::get({u}, i64Type(ctx)));
+  results.push_back(RankedTensorType::get({counted}, i64Type(ctx)));
+  results.push_back(RankedTensorType::get({u}, i64Type(ctx)));
+  return success();
+}
+
+/// A random draw's result: the shape operand's values and a float `dtype`.
+static LogicalResult randomResult(const InferContext &ctx, Results &results) {
+  if (failed(ctx.expectOperands(1)))
+    return failure();
+  FailureOr<Type> dtype = ctx.typeAttr("dtype");
+  FailureOr<SmallVector<int64_t>> shape = shapeParam(ctx, 0);
+  if (failed(dtype) || failed(shape) || failed(ctx.i64Attr("seed")))
+    return failure();
+  if (!isa<FloatType>(*dtype) || dtype->getIntOrFloatBitWidth() < 16 ||
+      dtype->getIntOrFloatBitWidth() > 64)
+    return ctx.emitError("attribute 'dtype' must be f16, bf16, f32 or f64, "
+                         "got ",
+                         *dtype);
+  results.push_back(RankedTensorType::get(*shape, *dtype));
+  return success();
+}
+
+LogicalResult kiln::infer::randomUniform(const InferContext &ctx,
+                                         Results &results) {
+  FailureOr<double> low = ctx.f32Attr("low"), high = ctx.f32Attr("high");
+  if (failed(low) || failed(high))
+    return failure();
+  if (!(*low <= *high))
+    return ctx.emitError("low (", *low, ") must not exceed high (", *high, ")");
+  return randomResult(ctx, results);
+}
+
+LogicalResult kiln::infer::randomNormal(const InferContext &ctx,
+                                        Results &results) {
+  if (failed(ctx.f32Attr("mean")) || failed(ctx.f32Attr("scale")))
+    return failure();
+  return randomResult(ctx, results);
+}
+
+LogicalResult kiln::infer::multinomial(const InferContext &ctx,
+                                       Results &results) {
+  if (failed(ctx.expectOperands(1)))
+    return failure();
+  FailureOr<RankedTensorType> x = ctx.tensor(0);
+  FailureOr<Type> dtype = ctx.typeAttr("dtype");
+  FailureOr<int64_t> samples = ctx.i64Attr("sample_size");
+  if (failed(x) || failed(dtype) || failed(samples) ||
+      failed(ctx.i64Attr("seed")))
+    return failure();
+  if (x->getRank() != 2)
+    return ctx.emitError("operand must be [batch, classes], got ", *x);
+  if (!dtype->isSignlessInteger(32) && !dtype->isSignlessInteger(64))
+    return ctx.emitError("attribute 'dtype' must be i32 or i64, got ", *dtype);
+  if (*samples < 1 || *samples > kiln::kMaxTensorElements)
+    return ctx.emitError("sample_size must be positive, got ", *samples);
+  results.push_back(
+      RankedTensorType::get({x->getDimSize(0), *samples}, *dtype));
+  return success();
+}
+
+/// The ONNX bit width of an element type (bool is a byte).
+static unsigned onnxBits(Type t) {
+  return t.isInteger(1) ? 8 : t.getIntOrFloatBitWidth();
+}
+
+LogicalResult kiln::infer::bitcast(const InferContext &ctx, Results &results) {
+  if (failed(ctx.expectOperands(1)))
+    return failure();
+  FailureOr<RankedTensorType> x = ctx.tensor(0);
+  FailureOr<Type> to = ctx.typeAttr("to");
+  if (failed(x) || failed(to))
+    return failure();
+  if (!to->isIntOrFloat() || onnxBits(*to) != onnxBits(x->getElementType()))
+    return ctx.emitError(
+        "bitcast needs a dtype of the same width: ", x->getElementType(), " (",
+        onnxBits(x->getElementType()), " bits) to ", *to);
+  results.push_back(RankedTensorType::get(x->getShape(), *to));
+  return success();
+}

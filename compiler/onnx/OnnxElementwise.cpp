@@ -65,6 +65,19 @@ LogicalResult mapCast(NodeContext &nc) {
       0, nc.castSaturating(x, elem, nc.attrInt("saturate", 1) != 0));
 }
 
+/// BitCast-26: kiln.bitcast to `to` (the widths are checked by the op).
+LogicalResult mapBitCast(NodeContext &nc) {
+  int64_t to = nc.attrInt("to", 0);
+  std::optional<DType> dtype = dtypeFromOnnx(static_cast<int32_t>(to));
+  if (!dtype)
+    return nc.fail(strCat("unsupported dtype: bitcast to ",
+                          onnxTypeName(static_cast<int32_t>(to)), " ",
+                          supportedOnnxTypesNote()));
+  return nc.setOutput(
+      0, nc.op("kiln.bitcast", {nc.input(0)},
+               {nc.aType("to", toMlirElementType(nc.ctx(), *dtype))}));
+}
+
 LogicalResult mapCastLike(NodeContext &nc) {
   return nc.setOutput(0, nc.castSaturating(nc.input(0), nc.elemOf(nc.input(1)),
                                            nc.attrInt("saturate", 1) != 0));
@@ -259,6 +272,7 @@ void addElementwiseMappings(MappingRegistry &r) {
 
   // Types, selection, passthroughs.
   addMapping(r, "Cast", mapCast, 6);
+  addMapping(r, "BitCast", mapBitCast, 26);
   addMapping(r, "CastLike", mapCastLike);
   addMapping(r, "Clip", mapClip, 6);
   addMapping(r, "Where", mapWhere);

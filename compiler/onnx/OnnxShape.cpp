@@ -370,6 +370,33 @@ LogicalResult mapNonZero(NodeContext &nc) {
   return nc.setOutput(0, nc.op("kiln.non_zero", {nc.input(0)}));
 }
 
+/// Unique-11: kiln.unique (eager-only; folds when x is a constant). Without
+/// `axis` x is flattened (axis -1 in the kiln op).
+LogicalResult mapUnique(NodeContext &nc) {
+  Value x = nc.input(0);
+  int64_t rank = nc.rankOf(x);
+  if (rank < 0)
+    return mlir::failure();
+  int64_t axis = -1;
+  if (nc.hasAttr("axis")) {
+    std::optional<int64_t> a = nc.normAxis(nc.attrInt("axis", 0), rank);
+    if (!a)
+      return mlir::failure();
+    axis = *a;
+  }
+  int64_t sorted = nc.attrInt("sorted", 1);
+  if (sorted != 0 && sorted != 1)
+    return nc.fail(strCat("attribute 'sorted' must be 0 or 1, got ", sorted));
+  llvm::SmallVector<Value> results = nc.ops(
+      "kiln.unique", {x}, {nc.aInt("axis", axis), nc.aInt("sorted", sorted)});
+  if (results.size() != 4)
+    return mlir::failure();
+  for (size_t i = 0; i < 4; ++i)
+    if (nc.wantsOutput(i) && failed(nc.setOutput(i, results[i])))
+      return mlir::failure();
+  return mlir::success();
+}
+
 /// Compress: the slices along `axis` (of the flattened input without one)
 /// whose condition is true, as gather(x, squeeze(nonzero(condition))): a
 /// data-dependent shape. A condition shorter than the axis drops the rest;
@@ -649,6 +676,7 @@ void addShapeMappings(MappingRegistry &r) {
   addMapping(r, "Shape", mapShape);
   addMapping(r, "Size", mapSize);
   addMapping(r, "NonZero", mapNonZero, 9);
+  addMapping(r, "Unique", mapUnique, 11);
   addMapping(r, "Compress", mapCompress, 9);
   addMapping(r, "ReverseSequence", mapReverseSequence, 10);
   addMapping(r, "Constant", mapConstant);

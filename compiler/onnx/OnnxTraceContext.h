@@ -253,6 +253,7 @@ void addQuantizeMappings(MappingRegistry &r);
 void addSequenceMappings(MappingRegistry &r);
 
 void addImageMappings(MappingRegistry &r);
+void addRandomMappings(MappingRegistry &r);
 
 /// kiln.conv of x and w with the node's Conv window attributes
 /// (kernel_shape, strides, dilations, pads, auto_pad, group), shared by

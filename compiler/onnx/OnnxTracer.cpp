@@ -76,6 +76,7 @@ const MappingRegistry &mappingRegistry() {
     addQuantizeMappings(r);
     addSequenceMappings(r);
     addImageMappings(r);
+    addRandomMappings(r);
     return r;
   }();
   return registry;

@@ -28,6 +28,12 @@ Dispatcher &Dispatcher::global() {
     registerCol2ImKernels(*d);
     registerNonMaxSuppressionKernels(*d);
     registerDftKernels(*d);
+    registerRoiAlignKernels(*d);
+    registerDeformConvKernels(*d);
+    registerStftKernels(*d);
+    registerUniqueKernels(*d);
+    registerRandomKernels(*d);
+    registerBitCastKernels(*d);
     registerCustomCallKernels(*d);
     return d;
   }();

@@ -97,6 +97,12 @@ void registerGridSampleKernels(Dispatcher &d);
 void registerCol2ImKernels(Dispatcher &d);
 void registerNonMaxSuppressionKernels(Dispatcher &d);
 void registerDftKernels(Dispatcher &d);
+void registerRoiAlignKernels(Dispatcher &d);
+void registerDeformConvKernels(Dispatcher &d);
+void registerStftKernels(Dispatcher &d);
+void registerUniqueKernels(Dispatcher &d);
+void registerRandomKernels(Dispatcher &d);
+void registerBitCastKernels(Dispatcher &d);
 void registerCustomCallKernels(Dispatcher &d);
 
 } // namespace kiln

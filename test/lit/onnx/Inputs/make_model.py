@@ -79,8 +79,10 @@ def external(variant):
 
 
 def unsupported_op():
-    return model([helper.make_node("Unique", ["x"], ["y"], name="uq")],
-                 [vi("x", F, [3])], [vi("y", F, [None])])
+    return model([helper.make_node("MaxUnpool", ["x", "i"], ["y"], name="mu",
+                                   kernel_shape=[2])],
+                 [vi("x", F, [1, 1, 3]), vi("i", TensorProto.INT64, [1, 1, 3])],
+                 [vi("y", F, [None])])
 
 
 def old_opset():
@@ -323,6 +325,61 @@ def image_ops(variant):
                   vi("spec", F, None)], inits, opset=18)
 
 
+def new_ops(variant):
+    """RoiAlign, DeformConv, STFT, Unique and the random generators;
+    variants break one."""
+    roi_mode = "median" if variant == "roi-mode" else "max"
+    kernel = [3, 3] if variant == "deform-kernel" else [2, 2]
+    offset = [1, 6, 2, 2] if variant == "deform-offset" else [1, 8, 2, 2]
+    unique_axis = 2 if variant == "unique-axis" else 0
+    roi_height = 0 if variant == "roi-height" else 2
+    window = [128] if variant == "stft-window" else [16]
+    rn_shape = [-2, 3] if variant == "random-shape" else [2, 3]
+    nodes = [
+        helper.make_node("RoiAlign", ["x", "rois", "bi"], ["ra"], name="ra",
+                         mode=roi_mode, output_height=roi_height,
+                         output_width=3,
+                         sampling_ratio=2,
+                         coordinate_transformation_mode="output_half_pixel"),
+        helper.make_node("DeformConv", ["dx", "dw", "doff"], ["dc"],
+                         name="dc", kernel_shape=kernel),
+        helper.make_node("STFT", ["sig", "step", "win"], ["st"], name="st"),
+        helper.make_node("Unique", ["u"], ["uy", "ui", "uinv", "uc"],
+                         name="uq", axis=unique_axis, sorted=1),
+        helper.make_node("RandomNormal", [], ["rn"], name="rn",
+                         shape=rn_shape, seed=3.0),
+        helper.make_node("RandomUniformLike", ["ud"], ["ru"], name="ru",
+                         dtype=TensorProto.DOUBLE),
+        helper.make_node("Bernoulli", ["p"], ["bern"], name="bern", seed=1.0),
+        helper.make_node("Multinomial", ["logits"], ["mn"], name="mn",
+                         sample_size=4),
+    ]
+    inputs = [vi("x", F, [1, 2, 6, 6]), vi("rois", F, [3, 4]),
+              vi("bi", I64, [3]), vi("dx", F, [1, 1, 3, 3]),
+              vi("dw", F, [1, 1, 2, 2]), vi("doff", F, offset),
+              vi("sig", F, [1, 64, 1]), vi("step", I64, []),
+              vi("win", F, window), vi("u", F, [3, 4]), vi("p", F, [5]),
+              vi("logits", F, [2, 3]), vi("ud", F, ["n", 4])]
+    outs = ["ra", "dc", "st", "uy", "ui", "uinv", "uc", "rn", "ru", "bern",
+            "mn"]
+    return model(nodes, inputs, [vi(o, F, None) for o in outs], opset=19)
+
+
+def roi_align_default(opset):
+    """RoiAlign without coordinate_transformation_mode: RoiAlign-10's
+    output_half_pixel, RoiAlign-16's half_pixel."""
+    return model([helper.make_node("RoiAlign", ["x", "rois", "bi"], ["y"],
+                                   name="ra")],
+                 [vi("x", F, [1, 1, 4, 4]), vi("rois", F, [2, 4]),
+                  vi("bi", I64, [2])], [vi("y", F, None)], opset=opset)
+
+
+def bitcast(to):
+    """BitCast-26 of a float tensor (to a 16-bit type: a width error)."""
+    return model([helper.make_node("BitCast", ["x"], ["y"], name="bc", to=to)],
+                 [vi("x", F, [2, 3])], [vi("y", to, None)], opset=26)
+
+
 def quantized_linear():
     """MatMulInteger and QLinearMatMul over uint8 operands."""
     u8 = TensorProto.UINT8
@@ -369,6 +426,18 @@ MODELS = {
     "dft-axis": lambda: image_ops("dft-axis"),
     "col2im-run-time": lambda: image_ops("col2im-run-time"),
     "nms-boxes": lambda: image_ops("nms-boxes"),
+    "new-ops": lambda: new_ops("ok"),
+    "bitcast": lambda: bitcast(TensorProto.INT32),
+    "roi-align-10": lambda: roi_align_default(10),
+    "roi-align-16": lambda: roi_align_default(16),
+    "bitcast-width": lambda: bitcast(TensorProto.INT16),
+    "roi-mode": lambda: new_ops("roi-mode"),
+    "deform-kernel": lambda: new_ops("deform-kernel"),
+    "deform-offset": lambda: new_ops("deform-offset"),
+    "unique-axis": lambda: new_ops("unique-axis"),
+    "roi-height": lambda: new_ops("roi-height"),
+    "stft-window": lambda: new_ops("stft-window"),
+    "random-shape": lambda: new_ops("random-shape"),
     "quantized-linear": quantized_linear,
 }
 
