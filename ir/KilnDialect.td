@@ -64,6 +64,12 @@ def Kiln_Dialect : Dialect {
     * `Kiln_Library`: ops computed by a library call (matmul, conv,
       conv_transpose: cuBLASLt / cuDNN on the GPU, the runtime's
       OpenBLAS-backed kernels on the CPU), never inside a fusion region.
+    * `Kiln_Transcendental` (alongside `Kiln_Elementwise`): exp, log,
+      erf, trigonometric functions and the activations built on them
+      (sigmoid, tanh, gelu, ...): tens of instructions per element, which
+      the fusion pass weighs before it computes one again for every
+      element of a broadcast (kiln-fuse's
+      isolate-broadcast-transcendentals).
 
     Operands of reductions and views other than the first are parameter
     operands (axes, shapes, starts): inside a fusion region they are
