@@ -229,6 +229,10 @@ std::optional<CppKernel> emitScan(Operation *op, StringRef name) {
     load = "src[i]";
   int64_t outer = product(x->take_front(axis)), len = (*x)[axis],
           inner = product(x->drop_front(axis + 1));
+  // The accumulators of one slice live in a thread-local array: at most
+  // 512 KiB of them (a larger slice stays a reference step).
+  if (inner > 65536)
+    return std::nullopt;
   std::string params = param(op->getOperand(0), "in0", true) + ", " +
                        param(op->getOperand(1), "in1", true) + ", " +
                        param(op->getResult(0), "out0", false);
