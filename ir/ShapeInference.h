@@ -121,6 +121,10 @@ mlir::LogicalResult checkAxis(const InferContext &ctx, llvm::StringRef name,
                               int64_t value, int64_t limit,
                               mlir::RankedTensorType type,
                               bool inclusive = false);
+/// A result shape given by parameter operand `index` (i64[R], R static):
+/// the values when constant (checked >= 0), else R dynamic dims.
+mlir::FailureOr<llvm::SmallVector<int64_t>> shapeParam(const InferContext &ctx,
+                                                       unsigned index);
 /// Normalizes an ONNX axis from `[-rank, rank)` to `[0, rank)`; nullopt when
 /// out of range.
 std::optional<int64_t> normalizeAxis(int64_t axis, int64_t rank);

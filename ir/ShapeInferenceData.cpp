@@ -3,7 +3,8 @@
 // This file implements result-type inference and verification for the ops
 // that compute shapes or move data: constant_of_shape, range, reshape,
 // flatten, squeeze, unsqueeze, transpose, concat, split, slice, expand, tile,
-// pad, shape, size, gather*, one_hot and resize. Parameter operands produced
+// pad, shape, size, gather*, one_hot, resize, unique and bitcast (random
+// draws: ShapeInferenceRandom.cpp). Parameter operands produced
 // by constants give static dims; otherwise the dims are dynamic and the rank
 // comes from the parameter's static length.
 //
@@ -35,22 +36,6 @@ static int64_t product(ArrayRef<int64_t> dims) {
     result = saturatingMul(result, d);
   }
   return result;
-}
-
-/// A result shape given by parameter operand `index` (i64[R], R static):
-/// the values when constant (checked >= 0), else R dynamic dims.
-static FailureOr<SmallVector<int64_t>> shapeParam(const InferContext &ctx,
-                                                  unsigned index) {
-  FailureOr<int64_t> rank = ctx.paramLength(index, /*requireStatic=*/true);
-  if (failed(rank))
-    return failure();
-  std::optional<SmallVector<int64_t>> values = ctx.constInts(index);
-  if (!values)
-    return SmallVector<int64_t>(*rank, kDyn);
-  for (int64_t v : *values)
-    if (v < 0)
-      return ctx.emitError("shape operand has negative dim ", v);
-  return *values;
 }
 
 LogicalResult kiln::infer::constantOfShape(const InferContext &ctx,
@@ -711,7 +696,7 @@ LogicalResult kiln::verifiers::resize(Operation *op) {
 }
 
 //===----------------------------------------------------------------------===//
-// Unique and random draws
+// Unique and bitcast
 //===----------------------------------------------------------------------===//
 
 LogicalResult kiln::infer::unique(const InferContext &ctx, Results &results) {
@@ -738,61 +723,6 @@ LogicalResult kiln::infer::unique(const InferContext &ctx, Results &results) {
   results.push_back(RankedTensorType::get({u}, i64Type(ctx)));
   results.push_back(RankedTensorType::get({counted}, i64Type(ctx)));
   results.push_back(RankedTensorType::get({u}, i64Type(ctx)));
-  return success();
-}
-
-/// A random draw's result: the shape operand's values and a float `dtype`.
-static LogicalResult randomResult(const InferContext &ctx, Results &results) {
-  if (failed(ctx.expectOperands(1)))
-    return failure();
-  FailureOr<Type> dtype = ctx.typeAttr("dtype");
-  FailureOr<SmallVector<int64_t>> shape = shapeParam(ctx, 0);
-  if (failed(dtype) || failed(shape) || failed(ctx.i64Attr("seed")))
-    return failure();
-  if (!isa<FloatType>(*dtype) || dtype->getIntOrFloatBitWidth() < 16 ||
-      dtype->getIntOrFloatBitWidth() > 64)
-    return ctx.emitError("attribute 'dtype' must be f16, bf16, f32 or f64, "
-                         "got ",
-                         *dtype);
-  results.push_back(RankedTensorType::get(*shape, *dtype));
-  return success();
-}
-
-LogicalResult kiln::infer::randomUniform(const InferContext &ctx,
-                                         Results &results) {
-  FailureOr<double> low = ctx.f32Attr("low"), high = ctx.f32Attr("high");
-  if (failed(low) || failed(high))
-    return failure();
-  if (!(*low <= *high))
-    return ctx.emitError("low (", *low, ") must not exceed high (", *high, ")");
-  return randomResult(ctx, results);
-}
-
-LogicalResult kiln::infer::randomNormal(const InferContext &ctx,
-                                        Results &results) {
-  if (failed(ctx.f32Attr("mean")) || failed(ctx.f32Attr("scale")))
-    return failure();
-  return randomResult(ctx, results);
-}
-
-LogicalResult kiln::infer::multinomial(const InferContext &ctx,
-                                       Results &results) {
-  if (failed(ctx.expectOperands(1)))
-    return failure();
-  FailureOr<RankedTensorType> x = ctx.tensor(0);
-  FailureOr<Type> dtype = ctx.typeAttr("dtype");
-  FailureOr<int64_t> samples = ctx.i64Attr("sample_size");
-  if (failed(x) || failed(dtype) || failed(samples) ||
-      failed(ctx.i64Attr("seed")))
-    return failure();
-  if (x->getRank() != 2)
-    return ctx.emitError("operand must be [batch, classes], got ", *x);
-  if (!dtype->isSignlessInteger(32) && !dtype->isSignlessInteger(64))
-    return ctx.emitError("attribute 'dtype' must be i32 or i64, got ", *dtype);
-  if (*samples < 1 || *samples > kiln::kMaxTensorElements)
-    return ctx.emitError("sample_size must be positive, got ", *samples);
-  results.push_back(
-      RankedTensorType::get({x->getDimSize(0), *samples}, *dtype));
   return success();
 }
 

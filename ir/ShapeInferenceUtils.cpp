@@ -288,6 +288,22 @@ LogicalResult kiln::infer::checkAxis(const InferContext &ctx, StringRef name,
                        " for operand of type ", type);
 }
 
+/// A result shape given by parameter operand `index` (i64[R], R static):
+/// the values when constant (checked >= 0), else R dynamic dims.
+FailureOr<SmallVector<int64_t>> kiln::infer::shapeParam(const InferContext &ctx,
+                                                       unsigned index) {
+  FailureOr<int64_t> rank = ctx.paramLength(index, /*requireStatic=*/true);
+  if (failed(rank))
+    return failure();
+  std::optional<SmallVector<int64_t>> values = ctx.constInts(index);
+  if (!values)
+    return SmallVector<int64_t>(*rank, ShapedType::kDynamic);
+  for (int64_t v : *values)
+    if (v < 0)
+      return ctx.emitError("shape operand has negative dim ", v);
+  return *values;
+}
+
 std::optional<int64_t> kiln::infer::normalizeAxis(int64_t axis, int64_t rank) {
   if (axis < -rank || axis >= rank)
     return std::nullopt;
