@@ -302,20 +302,10 @@ std::optional<CppKernel> emitArgReduce(Operation *op, StringRef name) {
 } // namespace
 
 std::optional<StringRef> cppOpKernelStem(Operation *op) {
-  if (isa<GatherOp>(op))
-    return StringRef("gather");
-  if (isa<ConcatOp>(op))
-    return StringRef("concat");
-  if (isa<GatherElementsOp>(op))
-    return StringRef("gather_elements");
-  if (isa<CumSumOp>(op))
-    return StringRef("cumsum");
-  if (isa<CumProdOp>(op))
-    return StringRef("cumprod");
-  if (isa<ArgMaxOp>(op))
-    return StringRef("argmax");
-  if (isa<ArgMinOp>(op))
-    return StringRef("argmin");
+  // The op's mnemonic ("gather", "cumsum", ...).
+  if (isa<GatherOp, ConcatOp, GatherElementsOp, CumSumOp, CumProdOp, ArgMaxOp,
+          ArgMinOp>(op))
+    return op->getName().stripDialect();
   return std::nullopt;
 }
 
