@@ -6,7 +6,8 @@
 // and its own names scoped. If with a condition that folds is inlined (only
 // the taken branch); otherwise both branches become the regions of kiln.if,
 // their output types merged (an output whose rank differs between them is
-// unranked: it gets its rank at run time and may only leave the graph).
+// unranked: it gets its rank at run time; the later nodes that read it are
+// traced once per branch, OnnxIfSinking.cpp).
 // Loop with a trip count and conditions that fold is unrolled up to
 // TraceOptions::loopUnrollLimit iterations; otherwise it becomes kiln.loop,
 // its body retraced with widened (dynamic) dims until the carried types
@@ -141,8 +142,8 @@ GraphTracer::traceSubgraph(const onnx::GraphProto &graph,
           strCat("initializer '", init.name(), "': ", nc.errorMessage()));
     state_.values[init.name()] = v;
   }
-  for (int i = 0; i < graph.node_size(); ++i)
-    KILN_RETURN_IF_ERROR(traceNode(graph.node(i), i));
+  NodeWalk walk = walkOf(graph, /*topLevel=*/false);
+  KILN_RETURN_IF_ERROR(traceNodes(walk));
   llvm::SmallVector<Value> outputs;
   for (const onnx::ValueInfoProto &out : graph.output()) {
     Value v = state_.values.lookup(out.name());
@@ -225,21 +226,40 @@ Status GraphTracer::traceIf(NodeContext &nc, const std::string &name,
       return nodeErrorAt(where, strCat(branchNames[b], " has ", outs[b].size(),
                                        " outputs but the node has ",
                                        node.output_size()));
-    builder_.create<YieldOp>(nc.loc(), outs[b]);
   }
+  llvm::SmallVector<std::string> names(node.output().begin(),
+                                       node.output().end());
   llvm::SmallVector<mlir::Type> types;
-  for (int i = 0; i < node.output_size(); ++i) {
-    mlir::TensorType merged =
-        mergeBranchTypes(outs[0][i].getType(), outs[1][i].getType());
-    if (!merged)
-      return nodeErrorAt(
-          where,
-          strCat("the branches disagree on output #", i, ": then_branch gives ",
-                 formatType(outs[0][i].getType()), ", else_branch gives ",
-                 formatType(outs[1][i].getType()),
-                 "; Kiln supports If only when the branches agree on each "
-                 "output's element type"));
-    types.push_back(merged);
+  KILN_RETURN_IF_ERROR(mergeOutputTypes(where, names, outs, types));
+
+  // Outputs whose rank the branch decides, read by later nodes of this
+  // graph: those nodes are traced in both branches (OnnxIfSinking.cpp), and
+  // the If gives the values that leave them.
+  llvm::SmallVector<bool> unranked;
+  for (mlir::Type t : types)
+    unranked.push_back(mlir::isa<mlir::UnrankedTensorType>(t));
+  if (std::optional<SinkPlan> plan = planSinking(node, unranked)) {
+    for (int b = 0; b < 2; ++b) {
+      mlir::OpBuilder::InsertionGuard guard(builder_);
+      builder_.setInsertionPointToEnd(blocks[b].get());
+      Expected<llvm::SmallVector<Value>> leaving = traceContinuation(
+          node, *plan, outs[b],
+          strCat(scopeOf(b), ", where the nodes after the If that read an "
+                             "output of unknown rank are traced"),
+          where);
+      if (!leaving)
+        return leaving.status();
+      outs[b] = leaving.take();
+    }
+    names.assign(plan->leaving.begin(), plan->leaving.end());
+    types.clear();
+    KILN_RETURN_IF_ERROR(mergeOutputTypes(where, names, outs, types));
+    markMoved(*plan);
+  }
+  for (int b = 0; b < 2; ++b) {
+    mlir::OpBuilder::InsertionGuard guard(builder_);
+    builder_.setInsertionPointToEnd(blocks[b].get());
+    builder_.create<YieldOp>(nc.loc(), outs[b]);
   }
   mlir::OperationState state(nc.loc(), IfOp::getOperationName());
   state.addOperands(cond);
@@ -247,7 +267,30 @@ Status GraphTracer::traceIf(NodeContext &nc, const std::string &name,
   for (int b = 0; b < 2; ++b)
     state.addRegion()->push_back(blocks[b].release());
   mlir::Operation *op = builder_.create(state);
-  return bindOutputs(llvm::SmallVector<Value>(op->getResults()));
+  for (auto [i, name] : llvm::enumerate(names))
+    if (!name.empty())
+      state_.values[name] = op->getResult(i);
+  return Status::ok();
+}
+
+Status GraphTracer::mergeOutputTypes(const std::string &where,
+                                     llvm::ArrayRef<std::string> names,
+                                     const llvm::SmallVector<Value> (&outs)[2],
+                                     llvm::SmallVector<mlir::Type> &types) {
+  for (size_t i = 0; i < names.size(); ++i) {
+    mlir::TensorType merged =
+        mergeBranchTypes(outs[0][i].getType(), outs[1][i].getType());
+    if (!merged)
+      return nodeErrorAt(
+          where,
+          strCat("the branches disagree on output #", i, " ('", names[i],
+                 "'): then_branch gives ", formatType(outs[0][i].getType()),
+                 ", else_branch gives ", formatType(outs[1][i].getType()),
+                 "; Kiln supports If only when the branches agree on each "
+                 "output's element type"));
+    types.push_back(merged);
+  }
+  return Status::ok();
 }
 
 Expected<bool> GraphTracer::unrollLoop(NodeContext &nc, const std::string &name,

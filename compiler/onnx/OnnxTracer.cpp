@@ -7,7 +7,8 @@
 // generated OnnxOpVersions.inc table), returns the graph outputs and
 // verifies the module. Every failure becomes a Status naming the file and,
 // for node errors, the node. The control-flow operators (If, Loop, Scan) are
-// traced in OnnxControlFlow.cpp.
+// traced in OnnxControlFlow.cpp; the walk over a graph's nodes, and the
+// nodes after an If traced once per branch, in OnnxIfSinking.cpp.
 //
 //===----------------------------------------------------------------------===//
 
@@ -219,18 +220,23 @@ Status GraphTracer::traceNode(const onnx::NodeProto &node, int index) {
   where += strCat(" \xe2\x86\x92 ", opType, "-", version);
 
   // A value whose rank is only known at run time (an output of an If whose
-  // branches disagree on it) can leave the graph, nothing else reads it.
+  // branches disagree on it): traceIf traces the nodes of the If's own graph
+  // that read it once per branch, where it has a rank (OnnxIfSinking.cpp).
+  // What remains reaches the node through a branch's output.
   for (const std::string &in : node.input())
     if (Value v = state_.values.lookup(in);
         v && mlir::isa<mlir::UnrankedTensorType>(v.getType()))
       return nodeError(strCat(
           "input '", in,
           "' has a rank known only at run time (an output of an If whose "
-          "branches disagree on its rank); Kiln supports such a value only "
-          "as a graph output or a branch output so far: make the branches "
-          "agree on the rank (e.g. Unsqueeze/Reshape inside the branch), or "
-          "bind the condition with --input-value NAME=FILE so that only one "
-          "branch is traced (docs/graph-breaks.md)"));
+          "branches disagree on its rank); Kiln traces the nodes after such "
+          "an If once per branch within the If's own graph, but a value that "
+          "reaches them through a branch's output (a nested If returned by "
+          "its branch, or an If in a branch that was inlined because its "
+          "condition folded) is not supported: make the branches agree on "
+          "the rank (e.g. Unsqueeze/Reshape inside the branch), or bind the "
+          "condition with --input-value NAME=FILE so that only one branch "
+          "is traced (docs/graph-breaks.md)"));
   if (isControlFlowOp(opType)) {
     for (int i = 0; i < node.input_size(); ++i) {
       const std::string &in = node.input(i);
@@ -524,8 +530,8 @@ GraphTracer::trace(const onnx::ModelProto &model) {
   }
   constants.clear();
 
-  for (int i = 0; i < graph.node_size(); ++i)
-    KILN_RETURN_IF_ERROR(traceNode(graph.node(i), i));
+  NodeWalk walk = walkOf(graph, /*topLevel=*/true);
+  KILN_RETURN_IF_ERROR(traceNodes(walk));
 
   // Results.
   llvm::SmallVector<Value> results;

@@ -213,6 +213,93 @@ def if_kept(variant):
     ], [vi("c", B, []), vi("x", F, [2, 3])], [vi("z", F, [None, 3])])
 
 
+def rank_branches(out, src="x"):
+    """Branches giving `out` [2, 3] (src + 1) and [1, 2, 3] (unsqueezed)."""
+    then_g = helper.make_graph([
+        helper.make_node("Add", [src, "one"], [out + "_t"], name="then_add"),
+    ], "then", [], [vi(out + "_t", F, None)], [const("one", np.float32(1))])
+    else_g = helper.make_graph([
+        helper.make_node("Unsqueeze", [src, "axes"], [out + "_e"],
+                         name="else_unsqueeze"),
+    ], "else", [], [vi(out + "_e", F, None)],
+        [const("axes", np.array([0], np.int64))])
+    return then_g, else_g
+
+
+def if_rank_tail():
+    # Tail sinking: the If's output y has no fixed rank and later nodes read
+    # it (ReduceSum over all axes, Add with an outer value, Relu); they are
+    # traced in both branches. The Sigmoid does not depend on the If and
+    # stays outside.
+    then_g, else_g = rank_branches("y")
+    return model([
+        helper.make_node("Neg", ["x"], ["n"], name="outer_neg"),
+        helper.make_node("If", ["c"], ["y"], name="if", then_branch=then_g,
+                         else_branch=else_g),
+        helper.make_node("ReduceSum", ["y"], ["s"], keepdims=0, name="sum"),
+        helper.make_node("Add", ["s", "n"], ["a"], name="add_outer"),
+        helper.make_node("Relu", ["a"], ["z"], name="relu"),
+        helper.make_node("Sigmoid", ["x"], ["g"], name="independent"),
+    ], [vi("c", B, []), vi("x", F, [2, 3])],
+        [vi("z", F, [2, 3]), vi("g", F, [2, 3])])
+
+
+def if_rank_chain():
+    # A second If among the moved nodes whose branches capture y (so it
+    # depends on the first If) and disagree on the rank again: inside each
+    # branch of the first If it sinks the ReduceSum after it, which is
+    # traced four times.
+    then_g, else_g = rank_branches("y")
+    then2, else2 = rank_branches("v", src="y")
+    return model([
+        helper.make_node("If", ["c"], ["y"], name="if", then_branch=then_g,
+                         else_branch=else_g),
+        helper.make_node("If", ["d"], ["v"], name="if2", then_branch=then2,
+                         else_branch=else2),
+        helper.make_node("ReduceSum", ["v"], ["z"], keepdims=0, name="sum"),
+    ], [vi("c", B, []), vi("d", B, []), vi("x", F, [2, 3])],
+        [vi("z", F, [])])
+
+
+def if_rank_nested():
+    # The then branch returns an inner If's output of unknown rank: inside
+    # it the Relu after the outer If still has no rank (an error).
+    inner_then, inner_else = rank_branches("w")
+    then_g = helper.make_graph([
+        helper.make_node("If", ["d"], ["w"], name="inner",
+                         then_branch=inner_then, else_branch=inner_else),
+    ], "then", [], [vi("w", F, None)])
+    else_g = helper.make_graph([
+        helper.make_node("Identity", ["x"], ["e"], name="same"),
+    ], "else", [], [vi("e", F, [2, 3])])
+    return model([
+        helper.make_node("If", ["c"], ["y"], name="if", then_branch=then_g,
+                         else_branch=else_g),
+        helper.make_node("Relu", ["y"], ["z"], name="after"),
+    ], [vi("c", B, []), vi("d", B, []), vi("x", F, [2, 3])],
+        [vi("z", F, None)])
+
+
+def if_rank_loop():
+    # An If inside a Loop body (a run-time trip count) whose output has no
+    # fixed rank: the ReduceSum after it in the body is traced in both
+    # branches, and the carried sum keeps its rank.
+    then_g, else_g = rank_branches("y")
+    body = helper.make_graph([
+        helper.make_node("Identity", ["cond_in"], ["cond_out"], name="keep"),
+        helper.make_node("If", ["c"], ["y"], name="body_if",
+                         then_branch=then_g, else_branch=else_g),
+        helper.make_node("ReduceSum", ["y"], ["s"], keepdims=0, name="sum"),
+        helper.make_node("Add", ["acc", "s"], ["acc_out"], name="acc_add"),
+    ], "body", [vi("i", I64, []), vi("cond_in", B, []), vi("acc", F, [])],
+        [vi("cond_out", B, []), vi("acc_out", F, [])])
+    return model([
+        helper.make_node("Loop", ["n", "", "a0"], ["acc"], name="loop",
+                         body=body),
+    ], [vi("n", I64, []), vi("c", B, []), vi("x", F, [2, 3])],
+        [vi("acc", F, [])], [const("a0", np.float32(0))])
+
+
 def loop_body(grow):
     # body(i, cond, acc): acc' = acc + x, scan = acc' * float(i) (with
     # grow: acc' = Concat(acc, x), scan = x * float(i)), cond' = cond.
@@ -415,6 +502,10 @@ MODELS = {
     "if-mismatch": lambda: if_kept("mismatch"),
     "if-rank": lambda: if_kept("rank"),
     "if-rank-out": lambda: if_kept("rank-out"),
+    "if-rank-tail": if_rank_tail,
+    "if-rank-chain": if_rank_chain,
+    "if-rank-nested": if_rank_nested,
+    "if-rank-loop": if_rank_loop,
     "loop-unrolled": loop_unrolled,
     "loop-kept": loop_kept,
     "loop-run-time-cond": loop_run_time_cond,
