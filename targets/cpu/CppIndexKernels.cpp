@@ -15,7 +15,12 @@
 //  - kiln.scatter_nd: x copied, then each tuple's slice of updates applied
 //    in order, alike;
 //  - kiln.gather_nd: each index tuple's slice copied (batch_dims as the
-//    reference's).
+//    reference's);
+//  - kiln.grid_sample (f32 or f64): per output point, its pixel position
+//    and each dim's taps and weights (nearest, linear or cubic; zeros,
+//    border or reflection padding), then per channel the sum over every
+//    combination of taps, in double and in the reference's order
+//    (runtime/kernels/GridSample.cpp), so the results are bit-identical.
 //
 // The index checks, offsets, scatter combinations and the hardmax step are
 // codegen/IndexPrinter.h's, shared with the CUDA kernels
@@ -33,6 +38,7 @@
 #include "mlir/IR/BuiltinTypes.h"
 
 #include <algorithm>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -333,11 +339,212 @@ std::optional<CppKernel> emitGatherND(GatherNDOp gather, StringRef name) {
   return makeCppOpKernel(gather, name, paramsOf(gather), body, what);
 }
 
+/// The geometry of a grid_sample kernel: its options and sizes.
+struct GridSampleGeometry {
+  StringRef mode, padding;
+  bool alignCorners;
+  std::vector<int64_t> dims; // the image's spatial dims
+  int64_t taps;              // per dim: 1 nearest, 2 linear, 4 cubic
+};
+
+/// Statements (at four spaces) that compute `double pos[n]`, the pixel
+/// position of one output point from its normalized coordinates `coords`
+/// (the last entry is the first spatial dim), as the reference's position().
+std::string gridSamplePosition(const GridSampleGeometry &g) {
+  bool nearest = g.mode == "nearest";
+  std::string s = "    for (int d = 0; d < kiln_n; ++d) {\n";
+  s += "      const double len = (double)kiln_dims[d];\n";
+  s += "      const double v = (double)coords[kiln_n - 1 - d];\n";
+  s += g.alignCorners ? "      double x = (v + 1) / 2.0 * (len - 1);\n"
+                      : "      double x = ((v + 1) * len - 1) / 2.0;\n";
+  if (nearest)
+    s += "      x = std::nearbyint(x); // ties to even\n";
+  if (g.padding == "border")
+    s += "      if (x < kiln_lo[d] || x > kiln_hi[d]) {\n"
+         "        x = x < 0.0 ? 0.0 : x;\n"
+         "        x = len - 1 < x ? len - 1 : x;\n"
+         "      }\n";
+  else if (g.padding == "reflection")
+    s += "      if (x < kiln_lo[d] || x > kiln_hi[d])\n"
+         "        x = reflect(x, kiln_lo[d], kiln_hi[d]);\n";
+  if (nearest)
+    s += "      x = std::trunc(x);\n";
+  s += "      // Far outside for any image (NaN too), where the integer\n"
+       "      // conversions are defined.\n"
+       "      pos[d] = x != x ? -1e15 : x < -1e15 ? -1e15 : 1e15 < x ? 1e15 : "
+       "x;\n";
+  return s + "    }\n";
+}
+
+/// Statements (at four spaces) that fill `idx[n][taps]` and `w[n][taps]`,
+/// each dim's taps and weights around `pos`, as the reference's sample().
+std::string gridSampleTaps(const GridSampleGeometry &g) {
+  std::string s = "    for (int d = 0; d < kiln_n; ++d) {\n";
+  if (g.mode == "nearest")
+    return s + "      idx[d][0] = tap((int64_t)pos[d], d);\n"
+               "      w[d][0] = 1.0;\n    }\n";
+  s += "      const double base = std::floor(pos[d]), t = pos[d] - base;\n";
+  s += "      const int64_t i0 = (int64_t)base;\n";
+  if (g.mode == "linear")
+    return s + "      idx[d][0] = tap(i0, d);\n"
+               "      idx[d][1] = tap(i0 + 1, d);\n"
+               "      w[d][0] = 1 - t;\n      w[d][1] = t;\n    }\n";
+  // Keys' cubic convolution, alpha -0.75.
+  s += "      for (int j = 0; j < 4; ++j)\n"
+       "        idx[d][j] = tap(i0 - 1 + j, d);\n";
+  s += "      const double a = -0.75;\n";
+  s += "      auto far = [&](double e) {\n"
+       "        return ((a * e - 5 * a) * e + 8 * a) * e - 4 * a;\n"
+       "      };\n";
+  s += "      auto near = [&](double e) {\n"
+       "        return ((a + 2) * e - (a + 3)) * e * e + 1;\n"
+       "      };\n";
+  s += "      w[d][0] = far(t + 1);\n      w[d][1] = near(t);\n"
+       "      w[d][2] = near(1 - t);\n      w[d][3] = far(2 - t);\n";
+  return s + "    }\n";
+}
+
+/// The helpers of a grid_sample kernel (at two spaces): reflect (for
+/// reflection padding) and tap, the index to read for integer position i
+/// of dim d or -1 for a zero, as the reference's Sampler.
+std::string gridSampleHelpers(const GridSampleGeometry &g) {
+  std::string s;
+  if (g.padding == "reflection")
+    s += "  // Reflects v into [lo, hi] by the nearer border until inside.\n"
+         "  auto reflect = [](double v, double lo, double hi) {\n"
+         "    const double range = hi - lo;\n"
+         "    if (range <= 0)\n      return lo;\n"
+         "    if (v < lo) {\n"
+         "      const double dv = lo - v, n = std::floor(dv / range);\n"
+         "      const double r = dv - n * range;\n"
+         "      return std::fmod(n, 2.0) == 0 ? lo + r : hi - r;\n    }\n"
+         "    if (v > hi) {\n"
+         "      const double dv = v - hi, n = std::floor(dv / range);\n"
+         "      const double r = dv - n * range;\n"
+         "      return std::fmod(n, 2.0) == 0 ? hi - r : lo + r;\n    }\n"
+         "    return v;\n  };\n";
+  s += "  // The index to read for position i of dim d, or -1 for a zero.\n";
+  s += "  auto tap = [&](int64_t i, int d) -> int64_t {\n";
+  s += "    const int64_t size = kiln_dims[d];\n";
+  s += "    if (i >= 0 && i < size)\n      return i;\n";
+  if (g.padding == "zeros")
+    s += "    return -1;\n";
+  else if (g.padding == "border")
+    s += "    return i < 0 ? 0 : size - 1;\n";
+  else
+    s += "    const int64_t r = (int64_t)reflect((double)i, kiln_lo[d], "
+         "kiln_hi[d]);\n"
+         "    return r < 0 ? 0 : r > size - 1 ? size - 1 : r;\n";
+  return s + "  };\n";
+}
+
+/// `{a, b, ...}`.
+template <typename T> std::string braced(ArrayRef<T> values) {
+  std::string s = "{";
+  for (auto [i, v] : llvm::enumerate(values)) {
+    std::ostringstream os;
+    os.precision(17);
+    os << v;
+    s += (i ? ", " : "") + os.str();
+  }
+  return s + "}";
+}
+
+std::optional<CppKernel> emitGridSample(GridSampleOp op, StringRef name) {
+  RankedTensorType xt = staticType(op.getX()), gt = staticType(op.getGrid()),
+                   yt = staticType(op.getResult());
+  auto isF32OrF64 = [](RankedTensorType t) {
+    return t && (t.getElementType().isF32() || t.getElementType().isF64());
+  };
+  int64_t rank = xt ? xt.getRank() : 0;
+  if (!isF32OrF64(xt) || !isF32OrF64(gt) || !yt || rank < 3 ||
+      gt.getRank() != rank || gt.getDimSize(rank - 1) != rank - 2 ||
+      gt.getDimSize(0) != xt.getDimSize(0) ||
+      !llvm::is_contained({"nearest", "linear", "cubic"}, op.getMode()) ||
+      !llvm::is_contained({"zeros", "border", "reflection"},
+                          op.getPaddingMode()))
+    return std::nullopt;
+  GridSampleGeometry g{op.getMode(), op.getPaddingMode(),
+                       op.getAlignCorners() != 0,
+                       std::vector<int64_t>(xt.getShape().drop_front(2)),
+                       op.getMode() == "nearest"  ? 1
+                       : op.getMode() == "linear" ? 2
+                                                  : 4};
+  int64_t n = rank - 2, batch = xt.getDimSize(0), channels = xt.getDimSize(1),
+          image = product(g.dims), points = product(gt.getShape().slice(1, n));
+  std::string dims = braced(ArrayRef<int64_t>(g.dims));
+  dims.front() = '[';
+  dims.back() = ']';
+  std::string what = "grid_sample of " + lit(channels) +
+                     "-channel images of " + dims + " at " +
+                     lit(points) + " points, mode " + g.mode.str() +
+                     ", padding " +
+                     g.padding.str() + ", align_corners " +
+                     lit(g.alignCorners) + "; in double, as the reference";
+  if (yt.getNumElements() == 0)
+    return makeCppOpKernel(op, name, paramsOf(op), emptyBody(op), what);
+  std::string body;
+  if (image == 0) { // Every point reads zeros.
+    body = "  (void)in0;\n  (void)in1;\n  for (int64_t i = 0; i < " +
+           lit(yt.getNumElements()) + "; ++i)\n    out0[i] = 0;\n  return 0;\n";
+    return makeCppOpKernel(op, name, paramsOf(op), body, what);
+  }
+  std::vector<double> lo, hi;
+  for (int64_t size : g.dims) {
+    lo.push_back(g.alignCorners ? 0.0 : -0.5);
+    hi.push_back(g.alignCorners ? size - 1.0 : size - 0.5);
+  }
+  std::string x = codegen::storageCType(*scalarOf(xt));
+  body += "  constexpr int kiln_n = " + lit(n) + ", kiln_taps = " +
+          lit(g.taps) + "; // spatial dims, taps per dim\n";
+  body += "  const int64_t kiln_dims[kiln_n] = " +
+          braced(ArrayRef<int64_t>(g.dims)) + ";\n";
+  body += "  const double kiln_lo[kiln_n] = " + braced(ArrayRef<double>(lo)) +
+          ", kiln_hi[kiln_n] = " + braced(ArrayRef<double>(hi)) + ";\n";
+  body += gridSampleHelpers(g);
+  // Parallel over the points once they read a few pages.
+  if (batch * points > 1 && yt.getNumElements() * g.taps * n >= 32768)
+    body += "  #pragma omp parallel for\n";
+  body += "  for (int64_t kiln_q = 0; kiln_q < " + lit(batch * points) +
+          "; ++kiln_q) {\n";
+  body += "    const int64_t b = kiln_q / " + lit(points) + ", p = kiln_q % " +
+          lit(points) + ";\n";
+  body += "    const auto *coords = in1 + kiln_q * kiln_n;\n";
+  body += "    double pos[kiln_n];\n";
+  body += gridSamplePosition(g);
+  body += "    int64_t idx[kiln_n][kiln_taps];\n";
+  body += "    double w[kiln_n][kiln_taps];\n";
+  body += gridSampleTaps(g);
+  body += "    for (int64_t c = 0; c < " + lit(channels) + "; ++c) {\n";
+  body += "      const " + x + " *image = in0 + (b * " + lit(channels) +
+          " + c) * " + lit(image) + ";\n";
+  // Every combination of taps, the last dim's fastest (taps^n terms).
+  body += "      double sum = 0;\n      int k[kiln_n] = {};\n";
+  body += "      while (true) {\n";
+  body += "        double weight = 1;\n        int64_t offset = 0;\n"
+          "        bool zero = false;\n";
+  body += "        for (int d = 0; d < kiln_n; ++d) {\n"
+          "          const int64_t i = idx[d][k[d]];\n"
+          "          if (i < 0) {\n            zero = true;\n"
+          "            break;\n          }\n"
+          "          weight *= w[d][k[d]];\n"
+          "          offset = offset * kiln_dims[d] + i;\n        }\n";
+  body += "        if (!zero)\n          sum += weight * (double)image[offset];\n";
+  body += "        int d = kiln_n;\n"
+          "        while (d > 0 && ++k[d - 1] == kiln_taps)\n"
+          "          k[--d] = 0;\n"
+          "        if (d == 0)\n          break;\n      }\n";
+  body += "      out0[(b * " + lit(channels) + " + c) * " + lit(points) +
+          " + p] = (" + x + ")sum;\n";
+  body += "    }\n  }\n  return 0;\n";
+  return makeCppOpKernel(op, name, paramsOf(op), body, what);
+}
+
 } // namespace
 
 bool hasCppIndexKernel(Operation *op) {
-  return isa<TriluOp, HardmaxOp, ScatterElementsOp, ScatterNDOp, GatherNDOp>(
-      op);
+  return isa<TriluOp, HardmaxOp, ScatterElementsOp, ScatterNDOp, GatherNDOp,
+             GridSampleOp>(op);
 }
 
 std::optional<CppKernel> emitCppIndexKernel(Operation *op, StringRef name) {
@@ -351,6 +558,8 @@ std::optional<CppKernel> emitCppIndexKernel(Operation *op, StringRef name) {
     return emitScatterND(scatter, name);
   if (auto gather = dyn_cast<GatherNDOp>(op))
     return emitGatherND(gather, name);
+  if (auto sample = dyn_cast<GridSampleOp>(op))
+    return emitGridSample(sample, name);
   return std::nullopt;
 }
 

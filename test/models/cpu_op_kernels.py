@@ -9,8 +9,10 @@ gives single top-level ops instead of reference steps
 those of CppIndexKernels.cpp: Trilu (upper and lower, k negative and
 positive), Hardmax (ties, NaN), ScatterElements and ScatterND (every
 reduction: none, add, mul, max, min; duplicate and negative indices, NaN
-elements and updates, int8 sums that wrap) and GatherND (batch_dims 0 and 1,
-negative indices). The ONNX node tests cover ArgMax, ArgMin and GatherElements
+elements and updates, int8 sums that wrap), GatherND (batch_dims 0 and 1,
+negative indices) and GridSample (nearest, linear and cubic; zeros, border and
+reflection padding; align_corners; points outside the image, a NaN coordinate,
+nearest's ties; a volume). The ONNX node tests cover ArgMax, ArgMin and GatherElements
 too, but give CumSum's axis as a graph input, which keeps it a reference step.
 An index out of range must fail the compiled run with an error naming the node,
 as it fails the reference run.
@@ -60,6 +62,18 @@ def build_model():
         helper.make_node("GatherND", ["x", "nidx"], ["gather_nd"],
                          name="gather_nd"),
     ]
+    samplings = [("linear", "zeros", 0), ("cubic", "reflection", 1),
+                 ("nearest", "border", 0), ("cubic", "border", 0),
+                 ("nearest", "reflection", 1), ("linear", "reflection", 0)]
+    for mode, padding, align in samplings:
+        out = f"grid_{mode}_{padding}_{align}"
+        nodes.append(helper.make_node(
+            "GridSample", ["img", "grid"], [out], mode=mode,
+            padding_mode=padding, align_corners=align, name=out))
+    nodes.append(helper.make_node(
+        "GridSample", ["vol", "vgrid"], ["grid_volume"], mode="linear",
+        padding_mode="border", name="grid_volume"))
+    grids = [n.output[0] for n in nodes[-len(samplings) - 1:]]
     for red in ["none", "add", "mul", "max", "min"]:
         nodes.append(helper.make_node(
             "ScatterElements", ["x", "sidx", "upd"], ["scatter_" + red],
@@ -73,7 +87,7 @@ def build_model():
     outputs = ["cumsum", "cumsum_excl_rev", "cumsum_int8", "cumprod_rev",
                "argmax", "argmin_last", "picked", "triu", "tril_int8",
                "hardmax", "hardmax_last", "scatter_int8_add", "gather_nd_b1",
-               "gather_nd"] + [n.output[0] for n in nodes[-10:]]
+               "gather_nd"] + grids + [n.output[0] for n in nodes[-10:]]
     graph = helper.make_graph(
         nodes, "cpu_op_kernels",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 4, 5]),
@@ -85,7 +99,12 @@ def build_model():
          helper.make_tensor_value_info("qupd", TensorProto.INT8, [3, 4, 2]),
          helper.make_tensor_value_info("nidx", TensorProto.INT64, [3, 2]),
          helper.make_tensor_value_info("nupd", TensorProto.FLOAT, [3, 5]),
-         helper.make_tensor_value_info("gidx", TensorProto.INT32, [3, 2, 1])],
+         helper.make_tensor_value_info("gidx", TensorProto.INT32, [3, 2, 1]),
+         helper.make_tensor_value_info("img", TensorProto.FLOAT, [2, 3, 4, 5]),
+         helper.make_tensor_value_info("grid", TensorProto.FLOAT, [2, 3, 4, 2]),
+         helper.make_tensor_value_info("vol", TensorProto.FLOAT, [1, 2, 3, 4, 5]),
+         helper.make_tensor_value_info("vgrid", TensorProto.FLOAT,
+                                       [1, 2, 3, 2, 3])],
         [helper.make_tensor_value_info(o, TensorProto.UNDEFINED, None)
          for o in outputs], inits)
     m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 26)])
@@ -143,6 +162,12 @@ def main():
     sidx[2, 3, 0] = 2
     upd = rng.standard_normal((3, 4, 2)).astype(np.float32)
     upd[1, 2, 1] = np.nan
+    # Sampling points inside and outside the image, a NaN coordinate, and
+    # ties for nearest: x = 0.2 is pixel 2.5 of 5 (align_corners 0).
+    grid = rng.uniform(-1.6, 1.6, (2, 3, 4, 2)).astype(np.float32)
+    grid[0, 0, 0] = [0.2, 0.0]
+    grid[0, 0, 1] = [np.nan, 0.5]
+    grid[1, 2, 3] = [-1.0, 1.0]
     feeds = {"x": x, "q": rng.integers(-128, 128, (3, 4, 5)).astype(np.int8),
              "picks": rng.integers(-5, 5, (3, 4, 2)).astype(np.int64),
              "k": np.array(2, np.int64), "sidx": sidx, "upd": upd,
@@ -150,7 +175,11 @@ def main():
              # Tuples of (row, column) with a duplicate: (0, 1) twice.
              "nidx": np.array([[0, 1], [-3, 1], [2, -1]], np.int64),
              "nupd": rng.standard_normal((3, 5)).astype(np.float32),
-             "gidx": np.array([[[3], [-4]], [[0], [-1]], [[2], [2]]], np.int32)}
+             "gidx": np.array([[[3], [-4]], [[0], [-1]], [[2], [2]]], np.int32),
+             "img": rng.standard_normal((2, 3, 4, 5)).astype(np.float32),
+             "grid": grid,
+             "vol": rng.standard_normal((1, 2, 3, 4, 5)).astype(np.float32),
+             "vgrid": rng.uniform(-1.3, 1.3, (1, 2, 3, 2, 3)).astype(np.float32)}
     inputs = []
     for name, value in feeds.items():
         f = os.path.join(args.work, name + ".npy")
