@@ -82,9 +82,10 @@ bool isScatterReduction(llvm::StringRef reduction) {
 }
 
 std::string printHardmaxStep(const std::string &indent) {
-  return indent + "if (v > kiln_best || (v != v && kiln_best == kiln_best)) {\n" +
-         indent + "  kiln_best = v;\n" + indent + "  kiln_arg = r;\n" +
-         indent + "}\n";
+  return indent +
+         "if (v > kiln_best || (v != v && kiln_best == kiln_best)) {\n" +
+         indent + "  kiln_best = v;\n" + indent + "  kiln_arg = r;\n" + indent +
+         "}\n";
 }
 
 } // namespace codegen

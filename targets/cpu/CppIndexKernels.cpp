@@ -110,8 +110,8 @@ std::string emptyBody(Operation *op) {
 bool scatterTypeOk(codegen::ScalarType st, StringRef reduction) {
   if (!codegen::isScatterReduction(reduction))
     return false;
-  return reduction == "none" || (st != codegen::ScalarType::Bool &&
-                                 !codegen::isFloat8Type(st));
+  return reduction == "none" ||
+         (st != codegen::ScalarType::Bool && !codegen::isFloat8Type(st));
 }
 
 /// The statement storing the update `update` into `target` for
@@ -137,8 +137,8 @@ std::optional<CppKernel> emitTrilu(TriluOp trilu, StringRef name) {
   int64_t rows = xt.getDimSize(xt.getRank() - 2),
           cols = xt.getDimSize(xt.getRank() - 1);
   bool upper = trilu.getUpper() != 0;
-  std::string what = std::string(upper ? "upper" : "lower") +
-                     " triangle of [" + lit(rows) + ", " + lit(cols) +
+  std::string what = std::string(upper ? "upper" : "lower") + " triangle of [" +
+                     lit(rows) + ", " + lit(cols) +
                      "] matrices, the diagonal k read at run time";
   if (xt.getNumElements() == 0)
     return makeCppOpKernel(trilu, name, paramsOf(trilu), emptyBody(trilu),
@@ -157,8 +157,8 @@ std::optional<CppKernel> emitTrilu(TriluOp trilu, StringRef name) {
       "    split = split < 0 ? 0 : split > " + c + " ? " + c + " : split;\n" +
       "    const auto *src = in0 + row * " + c + ";\n" +
       "    auto *dst = out0 + row * " + c + ";\n";
-  std::string head = "sizeof(*dst) * split", tail = "sizeof(*dst) * (" + c +
-                                                   " - split)";
+  std::string head = "sizeof(*dst) * split",
+              tail = "sizeof(*dst) * (" + c + " - split)";
   if (upper)
     body += "    std::memset(dst, 0, " + head + ");\n" +
             "    std::memcpy(dst + split, src + split, " + tail + ");\n";
@@ -184,15 +184,16 @@ std::optional<CppKernel> emitHardmax(HardmaxOp hardmax, StringRef name) {
   std::string what = "hardmax along axis " + lit(axis) + " of " + lit(len) +
                      ": 1 at each line's first maximum (a NaN wins)";
   if (xt.getNumElements() == 0)
-    return makeCppOpKernel(hardmax, name, paramsOf(hardmax),
-                           emptyBody(hardmax), what);
+    return makeCppOpKernel(hardmax, name, paramsOf(hardmax), emptyBody(hardmax),
+                           what);
   std::string compute = codegen::computeCType(*st);
   std::string storage = codegen::storageCType(*st);
   std::string in = lit(inner), body;
   // Parallel once the walks cover a few pages, as the fused kernels.
   if (lines > 1 && xt.getNumElements() >= 32768)
     body += "  #pragma omp parallel for\n";
-  body += "  for (int64_t kiln_i = 0; kiln_i < " + lit(lines) + "; ++kiln_i) {\n";
+  body +=
+      "  for (int64_t kiln_i = 0; kiln_i < " + lit(lines) + "; ++kiln_i) {\n";
   body += "    const int64_t kiln_base = (kiln_i / " + in + ") * " +
           lit(len * inner) + " + kiln_i % " + in + ";\n";
   body += "    " + compute + " kiln_best = -INFINITY;\n";
@@ -232,8 +233,8 @@ std::optional<CppKernel> emitScatterElements(ScatterElementsOp scatter,
                      reduction.str() + ", applied in order";
   // An index is checked even where x is empty (the reference's error).
   if (total == 0 && count == 0)
-    return makeCppOpKernel(scatter, name, paramsOf(scatter),
-                           emptyBody(scatter), what);
+    return makeCppOpKernel(scatter, name, paramsOf(scatter), emptyBody(scatter),
+                           what);
   std::string body =
       "  std::memcpy(out0, in0, sizeof(*out0) * " + lit(total) + ");\n";
   if (count > 0) {
@@ -277,8 +278,8 @@ std::optional<CppKernel> emitScatterND(ScatterNDOp scatter, StringRef name) {
                      lit(slice) + ", reduction " + reduction.str() +
                      ", applied in order";
   if (total == 0 && tuples == 0)
-    return makeCppOpKernel(scatter, name, paramsOf(scatter),
-                           emptyBody(scatter), what);
+    return makeCppOpKernel(scatter, name, paramsOf(scatter), emptyBody(scatter),
+                           what);
   std::vector<int64_t> strides = rowMajorStrides(xs);
   std::string body =
       "  std::memcpy(out0, in0, sizeof(*out0) * " + lit(total) + ");\n";
@@ -332,9 +333,9 @@ std::optional<CppKernel> emitGatherND(GatherNDOp gather, StringRef name) {
   body += codegen::printTupleOffset("kiln_t", xs.slice(b, m),
                                     ArrayRef<int64_t>(strides).slice(b, m),
                                     kBadIndex, "    ");
-  body += "    std::memcpy(out0 + kiln_t * " + lit(slice) + ", in0 + kiln_b * " +
-          lit(batchElems) + " + kiln_off, sizeof(*out0) * " + lit(slice) +
-          ");\n";
+  body += "    std::memcpy(out0 + kiln_t * " + lit(slice) +
+          ", in0 + kiln_b * " + lit(batchElems) +
+          " + kiln_off, sizeof(*out0) * " + lit(slice) + ");\n";
   body += "  }\n  return 0;\n";
   return makeCppOpKernel(gather, name, paramsOf(gather), body, what);
 }
@@ -475,12 +476,11 @@ std::optional<CppKernel> emitGridSample(GridSampleOp op, StringRef name) {
   std::string dims = braced(ArrayRef<int64_t>(g.dims));
   dims.front() = '[';
   dims.back() = ']';
-  std::string what = "grid_sample of " + lit(channels) +
-                     "-channel images of " + dims + " at " +
-                     lit(points) + " points, mode " + g.mode.str() +
-                     ", padding " +
-                     g.padding.str() + ", align_corners " +
-                     lit(g.alignCorners) + "; in double, as the reference";
+  std::string what = "grid_sample of " + lit(channels) + "-channel images of " +
+                     dims + " at " + lit(points) + " points, mode " +
+                     g.mode.str() + ", padding " + g.padding.str() +
+                     ", align_corners " + lit(g.alignCorners) +
+                     "; in double, as the reference";
   if (yt.getNumElements() == 0)
     return makeCppOpKernel(op, name, paramsOf(op), emptyBody(op), what);
   std::string body;
@@ -495,8 +495,8 @@ std::optional<CppKernel> emitGridSample(GridSampleOp op, StringRef name) {
     hi.push_back(g.alignCorners ? size - 1.0 : size - 0.5);
   }
   std::string x = codegen::storageCType(*scalarOf(xt));
-  body += "  constexpr int kiln_n = " + lit(n) + ", kiln_taps = " +
-          lit(g.taps) + "; // spatial dims, taps per dim\n";
+  body += "  constexpr int kiln_n = " + lit(n) +
+          ", kiln_taps = " + lit(g.taps) + "; // spatial dims, taps per dim\n";
   body += "  const int64_t kiln_dims[kiln_n] = " +
           braced(ArrayRef<int64_t>(g.dims)) + ";\n";
   body += "  const double kiln_lo[kiln_n] = " + braced(ArrayRef<double>(lo)) +
@@ -529,7 +529,8 @@ std::optional<CppKernel> emitGridSample(GridSampleOp op, StringRef name) {
           "            break;\n          }\n"
           "          weight *= w[d][k[d]];\n"
           "          offset = offset * kiln_dims[d] + i;\n        }\n";
-  body += "        if (!zero)\n          sum += weight * (double)image[offset];\n";
+  body +=
+      "        if (!zero)\n          sum += weight * (double)image[offset];\n";
   body += "        int d = kiln_n;\n"
           "        while (d > 0 && ++k[d - 1] == kiln_taps)\n"
           "          k[--d] = 0;\n"

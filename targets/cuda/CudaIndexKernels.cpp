@@ -153,8 +153,8 @@ std::optional<CudaKernel> emitCudaGatherNDKernel(Operation *op,
        "; // the tuple, counted over all batches\n";
   s += "    const long long kiln_b = kiln_t / " + llLiteral(tuplesPerBatch) + ";\n";
   s += codegen::printTupleOffset("kiln_t", xs.slice(b, m),
-                                 ArrayRef<int64_t>(strides).slice(b, m),
-                                 kTrap, "    ");
+                                 ArrayRef<int64_t>(strides).slice(b, m), kTrap,
+                                 "    ");
   s += "    out0[kiln_i] = in0[kiln_b * " + llLiteral(batchElems) +
        " + kiln_off + kiln_i % " + llLiteral(slice) + "];\n";
   s += "  }\n}\n";
@@ -224,8 +224,8 @@ std::optional<CudaKernel> emitCudaScatterNDKernel(Operation *op,
   s += "      const long long kiln_x = kiln_off + kiln_e;\n";
   s += "      out0[kiln_x] = (" + storage + ")(" +
        codegen::printScatterCombine(reduction, "(" + compute + ")out0[kiln_x]",
-                   "(" + compute + ")in2[kiln_t * " + llLiteral(slice) +
-                       " + kiln_e]") +
+                                    "(" + compute + ")in2[kiln_t * " +
+                                        llLiteral(slice) + " + kiln_e]") +
        ");\n";
   s += "    }\n  }\n}\n";
   k.definition = s;
@@ -271,7 +271,8 @@ std::optional<CudaKernel> emitCudaGatherElementsKernel(Operation *op,
   s += "    long long kiln_idx = (long long)in1[kiln_i];\n";
   s += wrapAndCheckIndex("kiln_idx", size, "    ");
   // x is read at the output's coordinates with x's strides.
-  s += codegen::printElementOffset(yt.getShape(), xt.getShape(), axis, "kiln_i", "kiln_idx");
+  s += codegen::printElementOffset(yt.getShape(), xt.getShape(), axis, "kiln_i",
+                                   "kiln_idx");
   s += "    out0[kiln_i] = in0[kiln_x];\n";
   s += "  }\n}\n";
   k.definition = s;
@@ -565,10 +566,11 @@ std::optional<CudaKernel> emitCudaScatterElementsKernel(Operation *op,
       "  for (long long kiln_u = 0; kiln_u < " + llLiteral(count) + "; ++kiln_u) {\n";
   s += "    long long kiln_idx = (long long)in1[kiln_u];\n";
   s += wrapAndCheckIndex("kiln_idx", size, "    ");
-  s += codegen::printElementOffset(it.getShape(), xt.getShape(), axis, "kiln_u", "kiln_idx");
+  s += codegen::printElementOffset(it.getShape(), xt.getShape(), axis, "kiln_u",
+                                   "kiln_idx");
   s += "    out0[kiln_x] = (" + storage + ")(" +
        codegen::printScatterCombine(reduction, "(" + compute + ")out0[kiln_x]",
-                   "(" + compute + ")in2[kiln_u]") +
+                                    "(" + compute + ")in2[kiln_u]") +
        ");\n";
   s += "  }\n}\n";
   k.definition = s;
