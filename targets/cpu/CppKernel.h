@@ -59,12 +59,35 @@ CppKernel printCppKernel(const codegen::Kernel &kernel);
 /// nullopt.
 std::optional<llvm::StringRef> cppOpKernelStem(mlir::Operation *op);
 
-/// The kernel `name` of the single top-level op `op` (a kiln.gather or
-/// kiln.concat of static shapes), `int name(inputs..., output)` returning
+/// The kernel `name` of the single top-level op `op` (a kiln.gather,
+/// kiln.concat, ... of static shapes), `int name(inputs..., output)` returning
 /// nonzero on a bad index; nullopt when `op` does not qualify. kiln-lower-cpu
 /// tags what qualifies `kiln.kernel = name`; the CPU printer emits it.
 std::optional<CppKernel> emitCppOpKernel(mlir::Operation *op,
                                          llvm::StringRef name);
+
+/// True when CppIndexKernels.cpp has a kernel for ops of `op`'s kind
+/// (kiln.trilu, kiln.hardmax, kiln.scatter_elements, kiln.scatter_nd,
+/// kiln.gather_nd, kiln.grid_sample).
+bool hasCppIndexKernel(mlir::Operation *op);
+
+/// The kernel `name` of such an op (CppIndexKernels.cpp), as
+/// emitCppOpKernel's; nullopt when this op does not qualify (a dynamic
+/// shape, an element type or attribute the kernel does not take).
+std::optional<CppKernel> emitCppIndexKernel(mlir::Operation *op,
+                                            llvm::StringRef name);
+
+/// `[const ]type *__restrict name`: the parameter of a single-op kernel for
+/// the buffer of `v` (const for an input).
+std::string cppKernelParam(mlir::Value v, const std::string &name,
+                           bool isConst);
+
+/// The single-op kernel `int name(params) { body }` of `op`, after a comment
+/// naming its ONNX nodes and, when not empty, a line saying `what` it
+/// computes.
+CppKernel makeCppOpKernel(mlir::Operation *op, llvm::StringRef name,
+                          const std::string &params, const std::string &body,
+                          const std::string &what = "");
 
 /// The text of kernels.cpp: the prelude (see cppKernelPrelude), then every
 /// definition inside namespace kiln_kernels.

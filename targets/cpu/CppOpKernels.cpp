@@ -8,7 +8,9 @@
 // (a loss's pick of the target class), kiln.cumsum / kiln.cumprod and
 // kiln.argmax /
 // kiln.argmin (a classifier's or tagger's decision; one walk along the axis
-// per output, the step shared with the CUDA kernel, printArgReduceStep). kiln-lower-cpu tags
+// per output, the step shared with the CUDA kernel, printArgReduceStep);
+// trilu, hardmax, the scatters, gather_nd and grid_sample are
+// CppIndexKernels.cpp's. kiln-lower-cpu tags
 // such an op `kiln.kernel = "<name>"` when emitCppOpKernel prints a kernel
 // for it (static shapes); the CPU printer puts the kernel into kernels.cpp
 // and the wrapper calls it like a fusion's kernel, with the operands, then
@@ -54,25 +56,13 @@ std::optional<ArrayRef<int64_t>> staticShape(Value v) {
 
 /// `type *__restrict name` (const for an input).
 std::string param(Value v, const std::string &name, bool isConst) {
-  return std::string(isConst ? "const " : "") +
-         kernelCType(wrapper::valueType(v).dtype) + " *__restrict " + name;
+  return cppKernelParam(v, name, isConst);
 }
 
-/// The kernel with prototype `int name(params)` and body `body`, after a
-/// comment naming `op`'s ONNX node.
+/// The kernel with prototype `int name(params)` and body `body`.
 CppKernel makeKernel(Operation *op, StringRef name, const std::string &params,
                      const std::string &body) {
-  CppKernel k;
-  k.name = name.str();
-  k.sourceNodes = sourceNodeNames(op);
-  std::string nodes;
-  for (const std::string &n : k.sourceNodes)
-    nodes += (nodes.empty() ? "'" : ", '") + commentSafe(n) + "'";
-  k.declaration = "int " + k.name + "(" + params + ");";
-  k.definition = "// " + op->getName().getStringRef().str() + " of ONNX node " +
-                 nodes + "; returns 0, or 1 on a bad index.\nint " + k.name +
-                 "(" + params + ") {\n" + body + "}\n";
-  return k;
+  return makeCppOpKernel(op, name, params, body);
 }
 
 std::optional<CppKernel> emitGather(GatherOp gather, StringRef name) {
@@ -301,10 +291,33 @@ std::optional<CppKernel> emitArgReduce(Operation *op, StringRef name) {
 
 } // namespace
 
+std::string cppKernelParam(Value v, const std::string &name, bool isConst) {
+  return std::string(isConst ? "const " : "") +
+         kernelCType(wrapper::valueType(v).dtype) + " *__restrict " + name;
+}
+
+CppKernel makeCppOpKernel(Operation *op, StringRef name,
+                          const std::string &params, const std::string &body,
+                          const std::string &what) {
+  CppKernel k;
+  k.name = name.str();
+  k.sourceNodes = sourceNodeNames(op);
+  std::string nodes;
+  for (const std::string &n : k.sourceNodes)
+    nodes += (nodes.empty() ? "'" : ", '") + commentSafe(n) + "'";
+  k.declaration = "int " + k.name + "(" + params + ");";
+  k.definition = "// " + op->getName().getStringRef().str() + " of ONNX node " +
+                 nodes + "; returns 0, or 1 on a bad index.\n" +
+                 (what.empty() ? "" : "// " + what + "\n") + "int " + k.name +
+                 "(" + params + ") {\n" + body + "}\n";
+  return k;
+}
+
 std::optional<StringRef> cppOpKernelStem(Operation *op) {
   // The op's mnemonic ("gather", "cumsum", ...).
   if (isa<GatherOp, ConcatOp, GatherElementsOp, CumSumOp, CumProdOp, ArgMaxOp,
-          ArgMinOp>(op))
+          ArgMinOp>(op) ||
+      hasCppIndexKernel(op))
     return op->getName().stripDialect();
   return std::nullopt;
 }
@@ -320,6 +333,8 @@ std::optional<CppKernel> emitCppOpKernel(Operation *op, StringRef name) {
     return emitArgReduce(op, name);
   if (isa<CumSumOp, CumProdOp>(op))
     return emitScan(op, name);
+  if (hasCppIndexKernel(op))
+    return emitCppIndexKernel(op, name);
   return std::nullopt;
 }
 

@@ -45,7 +45,10 @@
 //    with the op's attributes as `params`.
 //  - A kiln.gather or kiln.concat of static shapes outside a fusion is a
 //    kernel of its own (`kiln.kernel = "o<N>_gather"`, CppOpKernels.cpp:
-//    rows moved with memcpy).
+//    rows moved with memcpy), and so are gather_elements, argmax/argmin,
+//    cumsum/cumprod along a constant axis, and trilu, hardmax,
+//    scatter_elements, scatter_nd, gather_nd and grid_sample
+//    (CppIndexKernels.cpp).
 //  - A reshape, flatten, squeeze or unsqueeze outside a fusion is an alias
 //    of its operand (kiln.alias): no step, no copy.
 //  - Every other op outside a fusion is tagged kiln.reference = "cpu" (the

@@ -31,12 +31,17 @@
 //    reference kernel does. Serial, it suits the small scatters of losses and
 //    masks, not large ones.
 //
+// The index checks, element and tuple offsets, scatter combinations and
+// the hardmax step are codegen/IndexPrinter.h's, shared with the CPU
+// kernels (targets/cpu/CppIndexKernels.cpp).
+//
 // Consecutive threads take consecutive inner positions, so their reads and
 // writes are coalesced unless the axis is the innermost one.
 //
 //===----------------------------------------------------------------------===//
 
 #include "codegen/ExprPrinter.h"
+#include "codegen/IndexPrinter.h"
 #include "codegen/MemoryPlanner.h"
 #include "ir/KilnOps.h"
 #include "passes/PassDetail.h"
@@ -80,54 +85,9 @@ int64_t normalizedAxis(int64_t axis, int64_t rank) {
   return axis >= 0 && axis < rank ? axis : -1;
 }
 
-/// x's offset, in `xShape`'s strides, of the element at the coordinates of
-/// flat position `flat` in `shape` with the coordinate along `axis`
-/// replaced by `indexVar` (gather_elements' read, scatter_elements' write),
-/// accumulated in kiln_x.
-std::string elementOffset(ArrayRef<int64_t> shape, ArrayRef<int64_t> xShape,
-                          int64_t axis, const std::string &flat,
-                          const std::string &indexVar) {
-  std::string s = "    long long kiln_r = " + flat + ", kiln_x = 0;\n";
-  int64_t xStride = 1;
-  for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d) {
-    std::string coord =
-        d == axis ? indexVar : "(kiln_r % " + llLiteral(shape[d]) + ")";
-    s += "    kiln_x += " + coord + " * " + llLiteral(xStride) + ";\n";
-    if (d > 0)
-      s += "    kiln_r /= " + llLiteral(shape[d]) + ";\n";
-    xStride *= xShape[d];
-  }
-  return s;
-}
-
-/// A scatter's combination of the element `a` with the update `b` for
-/// `reduction` (none: the update wins), as the reference's combineRun.
-std::string combineExpr(StringRef reduction, const std::string &a,
-                        const std::string &b) {
-  return reduction == "none"  ? b
-         : reduction == "add" ? a + " + " + b
-         : reduction == "mul" ? a + " * " + b
-         : reduction == "max"
-             ? "(" + a + " > " + b + " ? " + a + " : " + b + ")"
-             : "(" + a + " < " + b + " ? " + a + " : " + b + ")";
-}
-
-/// Statements that read the index tuple `tuple` (of `dims.size()` indices
-/// at in1), check each index against `dims` and accumulate the element
-/// offset they select, with `strides`, into kiln_off.
-std::string tupleOffset(const std::string &tuple, ArrayRef<int64_t> dims,
-                        ArrayRef<int64_t> strides, const std::string &indent) {
-  std::string s = indent + "long long kiln_off = 0;\n";
-  int64_t m = static_cast<int64_t>(dims.size());
-  for (int64_t j = 0; j < m; ++j) {
-    s += indent + "{\n" + indent + "  long long kiln_idx = (long long)in1[(" +
-         tuple + ") * " + llLiteral(m) + " + " + llLiteral(j) + "];\n";
-    s += wrapAndCheckIndex("kiln_idx", dims[j], indent + "  ");
-    s += indent + "  kiln_off += kiln_idx * " + llLiteral(strides[j]) + ";\n" +
-         indent + "}\n";
-  }
-  return s;
-}
+/// What a kernel does at an index out of range: a bad input fails the run
+/// with a CUDA error instead of reading or writing outside the tensor.
+const char *const kTrap = "__trap(); // an index out of range: a bad input";
 
 /// Row-major strides of `shape`.
 std::vector<int64_t> rowMajorStrides(ArrayRef<int64_t> shape) {
@@ -192,8 +152,9 @@ std::optional<CudaKernel> emitCudaGatherNDKernel(Operation *op,
   s += "    const long long kiln_t = kiln_i / " + llLiteral(slice) +
        "; // the tuple, counted over all batches\n";
   s += "    const long long kiln_b = kiln_t / " + llLiteral(tuplesPerBatch) + ";\n";
-  s += tupleOffset("kiln_t", xs.slice(b, m),
-                   ArrayRef<int64_t>(strides).slice(b, m), "    ");
+  s += codegen::printTupleOffset("kiln_t", xs.slice(b, m),
+                                 ArrayRef<int64_t>(strides).slice(b, m), kTrap,
+                                 "    ");
   s += "    out0[kiln_i] = in0[kiln_b * " + llLiteral(batchElems) +
        " + kiln_off + kiln_i % " + llLiteral(slice) + "];\n";
   s += "  }\n}\n";
@@ -219,7 +180,7 @@ std::optional<CudaKernel> emitCudaScatterNDKernel(Operation *op,
   bool isBool = st && *st == codegen::ScalarType::Bool;
   int64_t r = xt.getRank(), q = it.getRank(), m = it.getDimSize(q - 1);
   if (!st || !indexType || m < 0 || m > r ||
-      !llvm::is_contained({"none", "add", "mul", "max", "min"}, reduction) ||
+      !codegen::isScatterReduction(reduction) ||
       (isBool && reduction != "none"))
     return std::nullopt;
   ArrayRef<int64_t> xs = xt.getShape();
@@ -257,13 +218,14 @@ std::optional<CudaKernel> emitCudaScatterNDKernel(Operation *op,
        llLiteral(slice) + "; kiln_e += kiln_n) {\n";
   s += "    for (long long kiln_t = 0; kiln_t < " + llLiteral(tuples) +
        "; ++kiln_t) {\n";
-  s += tupleOffset("kiln_t", xs.take_front(m),
-                   ArrayRef<int64_t>(strides).take_front(m), "      ");
+  s += codegen::printTupleOffset("kiln_t", xs.take_front(m),
+                                 ArrayRef<int64_t>(strides).take_front(m),
+                                 kTrap, "      ");
   s += "      const long long kiln_x = kiln_off + kiln_e;\n";
   s += "      out0[kiln_x] = (" + storage + ")(" +
-       combineExpr(reduction, "(" + compute + ")out0[kiln_x]",
-                   "(" + compute + ")in2[kiln_t * " + llLiteral(slice) +
-                       " + kiln_e]") +
+       codegen::printScatterCombine(reduction, "(" + compute + ")out0[kiln_x]",
+                                    "(" + compute + ")in2[kiln_t * " +
+                                        llLiteral(slice) + " + kiln_e]") +
        ");\n";
   s += "    }\n  }\n}\n";
   k.definition = s;
@@ -309,7 +271,8 @@ std::optional<CudaKernel> emitCudaGatherElementsKernel(Operation *op,
   s += "    long long kiln_idx = (long long)in1[kiln_i];\n";
   s += wrapAndCheckIndex("kiln_idx", size, "    ");
   // x is read at the output's coordinates with x's strides.
-  s += elementOffset(yt.getShape(), xt.getShape(), axis, "kiln_i", "kiln_idx");
+  s += codegen::printElementOffset(yt.getShape(), xt.getShape(), axis, "kiln_i",
+                                   "kiln_idx");
   s += "    out0[kiln_i] = in0[kiln_x];\n";
   s += "  }\n}\n";
   k.definition = s;
@@ -404,8 +367,7 @@ std::optional<CudaKernel> emitCudaHardmaxKernel(Operation *op,
   s += "    for (long long r = 0; r < " + llLiteral(a.len) + "; ++r) {\n";
   s += "      const " + compute + " v = (" + compute + ")in0[kiln_base + r * " +
        llLiteral(a.inner) + "];\n";
-  s += "      if (v > kiln_best || (v != v && kiln_best == kiln_best)) {\n";
-  s += "        kiln_best = v;\n        kiln_arg = r;\n      }\n";
+  s += codegen::printHardmaxStep("      ");
   s += "    }\n";
   s += "    for (long long r = 0; r < " + llLiteral(a.len) + "; ++r)\n";
   s += "      out0[kiln_base + r * " + llLiteral(a.inner) + "] = " + storage +
@@ -574,7 +536,7 @@ std::optional<CudaKernel> emitCudaScatterElementsKernel(Operation *op,
   StringRef reduction = scatter.getReduction();
   bool isBool = st && *st == codegen::ScalarType::Bool;
   if (!st || !indexType || axis < 0 || xt.getDimSize(axis) == 0 ||
-      !llvm::is_contained({"none", "add", "mul", "max", "min"}, reduction) ||
+      !codegen::isScatterReduction(reduction) ||
       (isBool && reduction != "none"))
     return std::nullopt;
   std::string storage = codegen::storageCType(*st);
@@ -604,10 +566,11 @@ std::optional<CudaKernel> emitCudaScatterElementsKernel(Operation *op,
       "  for (long long kiln_u = 0; kiln_u < " + llLiteral(count) + "; ++kiln_u) {\n";
   s += "    long long kiln_idx = (long long)in1[kiln_u];\n";
   s += wrapAndCheckIndex("kiln_idx", size, "    ");
-  s += elementOffset(it.getShape(), xt.getShape(), axis, "kiln_u", "kiln_idx");
+  s += codegen::printElementOffset(it.getShape(), xt.getShape(), axis, "kiln_u",
+                                   "kiln_idx");
   s += "    out0[kiln_x] = (" + storage + ")(" +
-       combineExpr(reduction, "(" + compute + ")out0[kiln_x]",
-                   "(" + compute + ")in2[kiln_u]") +
+       codegen::printScatterCombine(reduction, "(" + compute + ")out0[kiln_x]",
+                                    "(" + compute + ")in2[kiln_u]") +
        ");\n";
   s += "  }\n}\n";
   k.definition = s;

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/ExprPrinter.h"
+#include "codegen/IndexPrinter.h"
 #include "codegen/MemoryPlanner.h"
 #include "codegen/SymbolicShapes.h"
 #include "ir/KilnOps.h"
@@ -105,10 +106,8 @@ std::string opKernelComment(const CudaKernel &k, const std::string &what,
 
 std::string wrapAndCheckIndex(const std::string &var, int64_t size,
                               const std::string &indent) {
-  std::string n = std::to_string(size) + "LL";
-  return indent + "if (" + var + " < 0)\n" + indent + "  " + var + " += " + n +
-         ";\n" + indent + "if (" + var + " < 0 || " + var + " >= " + n + ")\n" +
-         indent + "  __trap(); // an index out of range: a bad input\n";
+  return codegen::printCheckedIndex(
+      var, size, "__trap(); // an index out of range: a bad input", indent);
 }
 
 namespace {

@@ -5,9 +5,17 @@ This script implements the numeric test of the C++ kernels that kiln-lower-cpu
 gives single top-level ops instead of reference steps
 (targets/cpu/CppOpKernels.cpp): CumSum and CumProd along a constant axis
 (plain, exclusive + reverse; f32 and int8, whose sums wrap), ArgMax and ArgMin
-(ties, NaN, select_last_index), and GatherElements (negative indices). The
-ONNX node tests cover ArgMax, ArgMin and GatherElements too, but give CumSum's
-axis as a graph input, which keeps it a reference step.
+(ties, NaN, select_last_index), and GatherElements (negative indices); and
+those of CppIndexKernels.cpp: Trilu (upper and lower, k negative and
+positive), Hardmax (ties, NaN), ScatterElements and ScatterND (every
+reduction: none, add, mul, max, min; duplicate and negative indices, NaN
+elements and updates, int8 sums that wrap), GatherND (batch_dims 0 and 1,
+negative indices) and GridSample (nearest, linear and cubic; zeros, border and
+reflection padding; align_corners; points outside the image, a NaN coordinate,
+nearest's ties; a volume). The ONNX node tests cover ArgMax, ArgMin and GatherElements
+too, but give CumSum's axis as a graph input, which keeps it a reference step.
+An index out of range must fail the compiled run with an error naming the node,
+as it fails the reference run.
 
   cpu_op_kernels.py --kiln build/bin/kiln --work DIR
 
@@ -40,16 +48,63 @@ def build_model():
                          select_last_index=1, name="argmin_last"),
         helper.make_node("GatherElements", ["x", "picks"], ["picked"], axis=2,
                          name="picked"),
+        helper.make_node("Trilu", ["x", "k_neg"], ["triu"], name="triu"),
+        helper.make_node("Trilu", ["q", "k"], ["tril_int8"], upper=0,
+                         name="tril_int8"),
+        helper.make_node("Hardmax", ["x"], ["hardmax"], axis=1,
+                         name="hardmax"),
+        helper.make_node("Hardmax", ["x"], ["hardmax_last"], name="hardmax_last"),
+        helper.make_node("ScatterElements", ["q", "sidx", "qupd"],
+                         ["scatter_int8_add"], axis=2, reduction="add",
+                         name="scatter_int8_add"),
+        helper.make_node("GatherND", ["x", "gidx"], ["gather_nd_b1"],
+                         batch_dims=1, name="gather_nd_b1"),
+        helper.make_node("GatherND", ["x", "nidx"], ["gather_nd"],
+                         name="gather_nd"),
     ]
+    samplings = [("linear", "zeros", 0), ("cubic", "reflection", 1),
+                 ("nearest", "border", 0), ("cubic", "border", 0),
+                 ("nearest", "reflection", 1), ("linear", "reflection", 0)]
+    for mode, padding, align in samplings:
+        out = f"grid_{mode}_{padding}_{align}"
+        nodes.append(helper.make_node(
+            "GridSample", ["img", "grid"], [out], mode=mode,
+            padding_mode=padding, align_corners=align, name=out))
+    nodes.append(helper.make_node(
+        "GridSample", ["vol", "vgrid"], ["grid_volume"], mode="linear",
+        padding_mode="border", name="grid_volume"))
+    grids = [n.output[0] for n in nodes[-len(samplings) - 1:]]
+    for red in ["none", "add", "mul", "max", "min"]:
+        nodes.append(helper.make_node(
+            "ScatterElements", ["x", "sidx", "upd"], ["scatter_" + red],
+            axis=-1, reduction=red, name="scatter_" + red))
+        nodes.append(helper.make_node(
+            "ScatterND", ["x", "nidx", "nupd"], ["scatter_nd_" + red],
+            reduction=red, name="scatter_nd_" + red))
     inits = [numpy_helper.from_array(np.array(1, np.int64), "axis1"),
-             numpy_helper.from_array(np.array([-3], np.int32), "axis_first")]
+             numpy_helper.from_array(np.array([-3], np.int32), "axis_first"),
+             numpy_helper.from_array(np.array(-1, np.int64), "k_neg")]
     outputs = ["cumsum", "cumsum_excl_rev", "cumsum_int8", "cumprod_rev",
-               "argmax", "argmin_last", "picked"]
+               "argmax", "argmin_last", "picked", "triu", "tril_int8",
+               "hardmax", "hardmax_last", "scatter_int8_add", "gather_nd_b1",
+               "gather_nd"] + grids + [n.output[0] for n in nodes[-10:]]
     graph = helper.make_graph(
         nodes, "cpu_op_kernels",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 4, 5]),
          helper.make_tensor_value_info("q", TensorProto.INT8, [3, 4, 5]),
-         helper.make_tensor_value_info("picks", TensorProto.INT64, [3, 4, 2])],
+         helper.make_tensor_value_info("picks", TensorProto.INT64, [3, 4, 2]),
+         helper.make_tensor_value_info("k", TensorProto.INT64, []),
+         helper.make_tensor_value_info("sidx", TensorProto.INT64, [3, 4, 2]),
+         helper.make_tensor_value_info("upd", TensorProto.FLOAT, [3, 4, 2]),
+         helper.make_tensor_value_info("qupd", TensorProto.INT8, [3, 4, 2]),
+         helper.make_tensor_value_info("nidx", TensorProto.INT64, [3, 2]),
+         helper.make_tensor_value_info("nupd", TensorProto.FLOAT, [3, 5]),
+         helper.make_tensor_value_info("gidx", TensorProto.INT32, [3, 2, 1]),
+         helper.make_tensor_value_info("img", TensorProto.FLOAT, [2, 3, 4, 5]),
+         helper.make_tensor_value_info("grid", TensorProto.FLOAT, [2, 3, 4, 2]),
+         helper.make_tensor_value_info("vol", TensorProto.FLOAT, [1, 2, 3, 4, 5]),
+         helper.make_tensor_value_info("vgrid", TensorProto.FLOAT,
+                                       [1, 2, 3, 2, 3])],
         [helper.make_tensor_value_info(o, TensorProto.UNDEFINED, None)
          for o in outputs], inits)
     m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 26)])
@@ -62,6 +117,28 @@ def run(cmd):
     if p.returncode != 0:
         sys.exit(f"FAIL: {' '.join(cmd)}\n{p.stdout}{p.stderr}")
     return p.stdout + p.stderr
+
+
+def check_bad_index(args, path, pkg, inputs, feeds):
+    """A gather_nd index out of range fails both runs; the compiled one names
+    the node. Returns the failures."""
+    gidx = feeds["gidx"].copy()
+    gidx[1, 0, 0] = 4  # the axis has 4 positions
+    f = os.path.join(args.work, "gidx_bad.npy")
+    np.save(f, gidx)
+    bad_inputs = [a.replace(os.path.join(args.work, "gidx.npy"), f)
+                  for a in inputs]
+    failures = []
+    for what, target in [("reference", path), ("compiled", pkg)]:
+        p = subprocess.run([args.kiln, "run", target, "-o",
+                            os.path.join(args.work, "bad_" + what)] + bad_inputs,
+                           capture_output=True, text=True)
+        if p.returncode == 0:
+            failures.append(f"{what}: an index out of range did not fail the run")
+        elif what == "compiled" and "node 'gather_nd_b1'" not in p.stdout + p.stderr:
+            failures.append(f"compiled: the error does not name the node: "
+                            f"{p.stdout}{p.stderr}")
+    return failures
 
 
 def main():
@@ -78,8 +155,31 @@ def main():
     x = rng.standard_normal((3, 4, 5)).astype(np.float32)
     x[0, 1, :] = 0.5          # ties for argmax/argmin
     x[2, 3, 2] = np.nan       # NaN wins argmax, and argmin
+    # Scatter indices along the last axis: duplicates (1 and -4 are one
+    # position), negative ones, and one landing on x's NaN.
+    sidx = rng.integers(-5, 5, (3, 4, 2)).astype(np.int64)
+    sidx[0, 0, :] = [1, -4]
+    sidx[2, 3, 0] = 2
+    upd = rng.standard_normal((3, 4, 2)).astype(np.float32)
+    upd[1, 2, 1] = np.nan
+    # Sampling points inside and outside the image, a NaN coordinate, and
+    # ties for nearest: x = 0.2 is pixel 2.5 of 5 (align_corners 0).
+    grid = rng.uniform(-1.6, 1.6, (2, 3, 4, 2)).astype(np.float32)
+    grid[0, 0, 0] = [0.2, 0.0]
+    grid[0, 0, 1] = [np.nan, 0.5]
+    grid[1, 2, 3] = [-1.0, 1.0]
     feeds = {"x": x, "q": rng.integers(-128, 128, (3, 4, 5)).astype(np.int8),
-             "picks": rng.integers(-5, 5, (3, 4, 2)).astype(np.int64)}
+             "picks": rng.integers(-5, 5, (3, 4, 2)).astype(np.int64),
+             "k": np.array(2, np.int64), "sidx": sidx, "upd": upd,
+             "qupd": rng.integers(-128, 128, (3, 4, 2)).astype(np.int8),
+             # Tuples of (row, column) with a duplicate: (0, 1) twice.
+             "nidx": np.array([[0, 1], [-3, 1], [2, -1]], np.int64),
+             "nupd": rng.standard_normal((3, 5)).astype(np.float32),
+             "gidx": np.array([[[3], [-4]], [[0], [-1]], [[2], [2]]], np.int32),
+             "img": rng.standard_normal((2, 3, 4, 5)).astype(np.float32),
+             "grid": grid,
+             "vol": rng.standard_normal((1, 2, 3, 4, 5)).astype(np.float32),
+             "vgrid": rng.uniform(-1.3, 1.3, (1, 2, 3, 2, 3)).astype(np.float32)}
     inputs = []
     for name, value in feeds.items():
         f = os.path.join(args.work, name + ".npy")
@@ -104,6 +204,7 @@ def main():
     if not np.allclose(np.load(os.path.join(ref, "cumsum.npy")),
                        np.cumsum(x, axis=1), equal_nan=True, atol=1e-6):
         bad.append("cumsum: the reference differs from numpy.cumsum")
+    bad += check_bad_index(args, path, pkg, inputs, feeds)
     for b in bad:
         print("FAIL " + b)
     print(f"cpu op kernels: {len(outputs) - len(bad)} of {len(outputs)} "

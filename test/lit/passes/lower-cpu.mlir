@@ -6,7 +6,8 @@
 // call the runtime's kernels; views are aliases; every other op outside a
 // fusion is a reference step on the CPU. A GRU or LSTM recurrence with
 // constant recurrence weights is a oneDNN-backed call too; a gather, a
-// concat, an argmax, an argmin or a gather_elements a kernel of its own.
+// concat, an argmax, an argmin, a gather_elements, a trilu, a hardmax, a
+// scatter, a gather_nd or a grid_sample a kernel of its own.
 
 // RUN: kiln-opt %s -split-input-file -kiln-fuse -kiln-lower-cpu | FileCheck %s
 
@@ -225,6 +226,30 @@ func.func @data_movement(%table: tensor<10x4xf32> {kiln.weight}, %tokens: tensor
   %4 = kiln.argmin %patches {axis = 1 : i64, keepdims = 1 : i64, select_last_index = 1 : i64} : (tensor<1x5x4xf32>) -> tensor<1x1x4xi64>
   %5 = kiln.gather_elements %patches, %picks {axis = 2 : i64} : (tensor<1x5x4xf32>, tensor<1x5x1xi64>) -> tensor<1x5x1xf32>
   return %0, %1, %2, %3, %4, %5 : tensor<2x3x4xf32>, tensor<1x6x4xf32>, tensor<1x5x8xf32>, tensor<1x5xi64>, tensor<1x1x4xi64>, tensor<1x5x1xf32>
+}
+
+// -----
+
+// A trilu (its diagonal read at run time), a hardmax, the scatters (with
+// reductions or without), a gather_nd and a grid_sample of static shapes are
+// kernels of their own (CppIndexKernels.cpp), not reference steps.
+// CHECK-LABEL: func.func @index_kernels(
+// CHECK: kiln.trilu %arg0, %arg1 {kiln.kernel = "o0_trilu", upper = 0 : i64}
+// CHECK: kiln.hardmax %arg0 {axis = 0 : i64, kiln.kernel = "o0_hardmax"}
+// CHECK: kiln.scatter_elements %arg0, %arg2, %arg3 {axis = 1 : i64, kiln.kernel = "o0_scatter_elements", reduction = "none"}
+// CHECK: kiln.scatter_elements %arg0, %arg2, %arg3 {axis = 0 : i64, kiln.kernel = "o1_scatter_elements", reduction = "max"}
+// CHECK: kiln.scatter_nd %arg0, %arg4, %arg5 {kiln.kernel = "o0_scatter_nd", reduction = "mul"}
+// CHECK: kiln.gather_nd %arg0, %arg4 {batch_dims = 0 : i64, kiln.kernel = "o0_gather_nd"}
+// CHECK: kiln.grid_sample %arg6, %arg7 {align_corners = 0 : i64, kiln.kernel = "o0_grid_sample", mode = "cubic", padding_mode = "reflection"}
+func.func @index_kernels(%x: tensor<3x4xf32>, %k: tensor<i64>, %i: tensor<3x2xi64>, %u: tensor<3x2xf32>, %t: tensor<2x1xi32>, %v: tensor<2x4xf32>, %img: tensor<1x2x4x4xf32>, %grid: tensor<1x3x5x2xf32>) -> (tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>, tensor<2x4xf32>, tensor<1x2x3x5xf32>) {
+  %0 = kiln.trilu %x, %k {upper = 0 : i64} : (tensor<3x4xf32>, tensor<i64>) -> tensor<3x4xf32>
+  %1 = kiln.hardmax %x {axis = 0 : i64} : (tensor<3x4xf32>) -> tensor<3x4xf32>
+  %2 = kiln.scatter_elements %x, %i, %u {axis = 1 : i64, reduction = "none"} : (tensor<3x4xf32>, tensor<3x2xi64>, tensor<3x2xf32>) -> tensor<3x4xf32>
+  %3 = kiln.scatter_elements %x, %i, %u {axis = 0 : i64, reduction = "max"} : (tensor<3x4xf32>, tensor<3x2xi64>, tensor<3x2xf32>) -> tensor<3x4xf32>
+  %4 = kiln.scatter_nd %x, %t, %v {reduction = "mul"} : (tensor<3x4xf32>, tensor<2x1xi32>, tensor<2x4xf32>) -> tensor<3x4xf32>
+  %5 = kiln.gather_nd %x, %t {batch_dims = 0 : i64} : (tensor<3x4xf32>, tensor<2x1xi32>) -> tensor<2x4xf32>
+  %6 = kiln.grid_sample %img, %grid {align_corners = 0 : i64, mode = "cubic", padding_mode = "reflection"} : (tensor<1x2x4x4xf32>, tensor<1x3x5x2xf32>) -> tensor<1x2x3x5xf32>
+  return %0, %1, %2, %3, %4, %5, %6 : tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>, tensor<2x4xf32>, tensor<1x2x3x5xf32>
 }
 
 // -----
