@@ -4,7 +4,10 @@
 This script implements the numeric test of the C++ kernels that kiln-lower-cpu
 gives single top-level ops instead of reference steps
 (targets/cpu/CppOpKernels.cpp): CumSum and CumProd along a constant axis
-(plain, exclusive + reverse; f32 and int8, whose sums wrap), ArgMax and ArgMin
+(plain, exclusive + reverse; f32 and int8, whose sums wrap) and along an
+axis read at run time (int64 and int32 [1], negative; an axis out of range
+fails the run naming the node), BitCast (f32 to int32, int8 to uint8, uint8 to
+bool), ArgMax and ArgMin
 (ties, NaN, select_last_index), and GatherElements (negative indices); and
 those of CppIndexKernels.cpp: Trilu (upper and lower, k negative and
 positive), Hardmax (ties, NaN), ScatterElements and ScatterND (every
@@ -12,8 +15,8 @@ reduction: none, add, mul, max, min; duplicate and negative indices, NaN
 elements and updates, int8 sums that wrap), GatherND (batch_dims 0 and 1,
 negative indices) and GridSample (nearest, linear and cubic; zeros, border and
 reflection padding; align_corners; points outside the image, a NaN coordinate,
-nearest's ties; a volume). The ONNX node tests cover ArgMax, ArgMin and GatherElements
-too, but give CumSum's axis as a graph input, which keeps it a reference step.
+nearest's ties; a volume). The ONNX node tests cover ArgMax, ArgMin,
+GatherElements, BitCast and CumSum along a run-time axis too.
 An index out of range must fail the compiled run with an error naming the node,
 as it fails the reference run.
 
@@ -42,6 +45,21 @@ def build_model():
                          name="cumsum_int8"),
         helper.make_node("CumProd", ["x", "axis_first"], ["cumprod_rev"],
                          reverse=1, name="cumprod_rev"),
+        # Along an axis read at run time (a graph input, negative here).
+        helper.make_node("CumSum", ["x", "axis_rt"], ["cumsum_rt"],
+                         name="cumsum_rt"),
+        helper.make_node("CumSum", ["x", "axis_rt"], ["cumsum_rt_excl_rev"],
+                         exclusive=1, reverse=1, name="cumsum_rt_excl_rev"),
+        helper.make_node("CumSum", ["q", "axis_rt32"], ["cumsum_rt_int8"],
+                         exclusive=1, name="cumsum_rt_int8"),
+        helper.make_node("CumProd", ["x", "axis_rt32"], ["cumprod_rt_rev"],
+                         reverse=1, name="cumprod_rt_rev"),
+        helper.make_node("BitCast", ["x"], ["bitcast_i32"], to=TensorProto.INT32,
+                         name="bitcast_i32"),
+        helper.make_node("BitCast", ["q"], ["bitcast_u8"], to=TensorProto.UINT8,
+                         name="bitcast_u8"),
+        helper.make_node("BitCast", ["qu"], ["bitcast_bool"], to=TensorProto.BOOL,
+                         name="bitcast_bool"),
         helper.make_node("ArgMax", ["x"], ["argmax"], axis=2, keepdims=0,
                          name="argmax"),
         helper.make_node("ArgMin", ["x"], ["argmin_last"], axis=1,
@@ -85,6 +103,8 @@ def build_model():
              numpy_helper.from_array(np.array([-3], np.int32), "axis_first"),
              numpy_helper.from_array(np.array(-1, np.int64), "k_neg")]
     outputs = ["cumsum", "cumsum_excl_rev", "cumsum_int8", "cumprod_rev",
+               "cumsum_rt", "cumsum_rt_excl_rev", "cumsum_rt_int8",
+               "cumprod_rt_rev", "bitcast_i32", "bitcast_u8", "bitcast_bool",
                "argmax", "argmin_last", "picked", "triu", "tril_int8",
                "hardmax", "hardmax_last", "scatter_int8_add", "gather_nd_b1",
                "gather_nd"] + grids + [n.output[0] for n in nodes[-10:]]
@@ -94,6 +114,9 @@ def build_model():
          helper.make_tensor_value_info("q", TensorProto.INT8, [3, 4, 5]),
          helper.make_tensor_value_info("picks", TensorProto.INT64, [3, 4, 2]),
          helper.make_tensor_value_info("k", TensorProto.INT64, []),
+         helper.make_tensor_value_info("axis_rt", TensorProto.INT64, []),
+         helper.make_tensor_value_info("axis_rt32", TensorProto.INT32, [1]),
+         helper.make_tensor_value_info("qu", TensorProto.UINT8, [3, 4, 5]),
          helper.make_tensor_value_info("sidx", TensorProto.INT64, [3, 4, 2]),
          helper.make_tensor_value_info("upd", TensorProto.FLOAT, [3, 4, 2]),
          helper.make_tensor_value_info("qupd", TensorProto.INT8, [3, 4, 2]),
@@ -141,6 +164,27 @@ def check_bad_index(args, path, pkg, inputs, feeds):
     return failures
 
 
+def check_bad_axis(args, path, pkg, inputs):
+    """A run-time axis out of range (3 of a rank-3 x) fails both runs; the
+    compiled one names the node. Returns the failures."""
+    f = os.path.join(args.work, "axis_rt_bad.npy")
+    np.save(f, np.array(3, np.int64))
+    bad_inputs = [a.replace(os.path.join(args.work, "axis_rt.npy"), f)
+                  for a in inputs]
+    failures = []
+    for what, target in [("reference", path), ("compiled", pkg)]:
+        p = subprocess.run([args.kiln, "run", target, "-o",
+                            os.path.join(args.work, "bad_axis_" + what)] +
+                           bad_inputs, capture_output=True, text=True)
+        out = p.stdout + p.stderr
+        if p.returncode == 0:
+            failures.append(f"{what}: an axis out of range did not fail the run")
+        elif "node 'cumsum_rt" not in out or "axis" not in out:
+            failures.append(f"{what}: the error does not name the node and "
+                            f"the axis: {out}")
+    return failures
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -171,6 +215,9 @@ def main():
     feeds = {"x": x, "q": rng.integers(-128, 128, (3, 4, 5)).astype(np.int8),
              "picks": rng.integers(-5, 5, (3, 4, 2)).astype(np.int64),
              "k": np.array(2, np.int64), "sidx": sidx, "upd": upd,
+             "axis_rt": np.array(-2, np.int64),
+             "axis_rt32": np.array([2], np.int32),
+             "qu": rng.choice(np.array([0, 1, 2, 255], np.uint8), (3, 4, 5)),
              "qupd": rng.integers(-128, 128, (3, 4, 2)).astype(np.int8),
              # Tuples of (row, column) with a duplicate: (0, 1) twice.
              "nidx": np.array([[0, 1], [-3, 1], [2, -1]], np.int64),
@@ -205,6 +252,7 @@ def main():
                        np.cumsum(x, axis=1), equal_nan=True, atol=1e-6):
         bad.append("cumsum: the reference differs from numpy.cumsum")
     bad += check_bad_index(args, path, pkg, inputs, feeds)
+    bad += check_bad_axis(args, path, pkg, inputs)
     for b in bad:
         print("FAIL " + b)
     print(f"cpu op kernels: {len(outputs) - len(bad)} of {len(outputs)} "

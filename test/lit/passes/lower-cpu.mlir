@@ -254,16 +254,25 @@ func.func @index_kernels(%x: tensor<3x4xf32>, %k: tensor<i64>, %i: tensor<3x2xi6
 
 // -----
 
-// A cumulative sum along a constant axis is a kernel; along a run-time axis
-// a reference step.
+// A cumulative sum along a constant axis is a kernel, and so is one along a
+// run-time axis (a switch over the axes) and a cumprod; a bitcast is a kernel
+// too (a byte copy; a bool or sub-byte result as the reference makes it).
 // CHECK-LABEL: func.func @scans(
 // CHECK: kiln.cumsum %arg0, %{{.*}} {exclusive = 0 : i64, kiln.kernel = "o0_cumsum", reverse = 1 : i64}
-// CHECK: kiln.cumsum %arg0, %arg1 {exclusive = 0 : i64, kiln.reference = "cpu", reverse = 0 : i64}
-func.func @scans(%x: tensor<2x6xi64>, %axis: tensor<i64>) -> (tensor<2x6xi64>, tensor<2x6xi64>) {
+// CHECK: kiln.cumsum %arg0, %arg1 {exclusive = 0 : i64, kiln.kernel = "o1_cumsum", reverse = 0 : i64}
+// CHECK: kiln.cumprod %arg2, %arg3 {exclusive = 1 : i64, kiln.kernel = "o0_cumprod", reverse = 1 : i64}
+// CHECK: kiln.bitcast %arg2 {kiln.kernel = "o0_bitcast", to = i32}
+// CHECK: kiln.bitcast %arg4 {kiln.kernel = "o1_bitcast", to = i1}
+// CHECK: kiln.bitcast %arg5 {kiln.kernel = "o2_bitcast", to = i4}
+func.func @scans(%x: tensor<2x6xi64>, %axis: tensor<i64>, %f: tensor<3x4xf32>, %axis32: tensor<1xi32>, %u: tensor<5xui8>, %n: tensor<5xui4>) -> (tensor<2x6xi64>, tensor<2x6xi64>, tensor<3x4xf32>, tensor<3x4xi32>, tensor<5xi1>, tensor<5xi4>) {
   %one = kiln.constant dense<1> : tensor<i64>
   %0 = kiln.cumsum %x, %one {exclusive = 0 : i64, reverse = 1 : i64} : (tensor<2x6xi64>, tensor<i64>) -> tensor<2x6xi64>
   %1 = kiln.cumsum %x, %axis {exclusive = 0 : i64, reverse = 0 : i64} : (tensor<2x6xi64>, tensor<i64>) -> tensor<2x6xi64>
-  return %0, %1 : tensor<2x6xi64>, tensor<2x6xi64>
+  %2 = kiln.cumprod %f, %axis32 {exclusive = 1 : i64, reverse = 1 : i64} : (tensor<3x4xf32>, tensor<1xi32>) -> tensor<3x4xf32>
+  %3 = kiln.bitcast %f {to = i32} : (tensor<3x4xf32>) -> tensor<3x4xi32>
+  %4 = kiln.bitcast %u {to = i1} : (tensor<5xui8>) -> tensor<5xi1>
+  %5 = kiln.bitcast %n {to = i4} : (tensor<5xui4>) -> tensor<5xi4>
+  return %0, %1, %2, %3, %4, %5 : tensor<2x6xi64>, tensor<2x6xi64>, tensor<3x4xf32>, tensor<3x4xi32>, tensor<5xi1>, tensor<5xi4>
 }
 
 // -----
