@@ -206,8 +206,8 @@ std::optional<CppKernel> emitScanRuntimeAxis(Operation *op, StringRef name,
   if (!axisType || codegen::isFloatType(*axisType) ||
       *axisType == codegen::ScalarType::Bool || at.getRank() > 1)
     return std::nullopt;
-  bool isFloat = codegen::isFloatType(st), isDouble =
-                                               st == codegen::ScalarType::F64;
+  bool isFloat = codegen::isFloatType(st),
+       isDouble = st == codegen::ScalarType::F64;
   std::string acc = isFloat ? "double" : "uint64_t";
   std::string load = isDouble  ? "in0[at]"
                      : isFloat ? "(double)(float)in0[at]"
@@ -220,9 +220,13 @@ std::optional<CppKernel> emitScanRuntimeAxis(Operation *op, StringRef name,
   std::string body =
       "  // The axis, read at run time: its length and stride per value.\n"
       "  int64_t kiln_axis = (int64_t)in1[0];\n"
-      "  if (kiln_axis < -" + r + " || kiln_axis >= " + r + ")\n"
+      "  if (kiln_axis < -" +
+      r + " || kiln_axis >= " + r +
+      ")\n"
       "    return 2; // an axis out of range: a bad input\n"
-      "  if (kiln_axis < 0)\n    kiln_axis += " + r + ";\n"
+      "  if (kiln_axis < 0)\n    kiln_axis += " +
+      r +
+      ";\n"
       "  int64_t kiln_len = 1, kiln_inner = 1;\n"
       "  switch (kiln_axis) {\n";
   for (int64_t d = 0; d < rank; ++d)
@@ -235,26 +239,32 @@ std::optional<CppKernel> emitScanRuntimeAxis(Operation *op, StringRef name,
   std::string update = isProd ? "kiln_acc *= v;" : "kiln_acc += v;";
   body +=
       "  // One walk per line along the axis.\n"
-      "  for (int64_t kiln_i = 0; kiln_i < " + std::to_string(total) +
+      "  for (int64_t kiln_i = 0; kiln_i < " +
+      std::to_string(total) +
       " / kiln_len; ++kiln_i) {\n"
       "    const int64_t kiln_base = (kiln_i / kiln_inner) * kiln_len * "
       "kiln_inner + kiln_i % kiln_inner;\n"
-      "    " + acc + " kiln_acc = " + (isProd ? "1" : "0") + ";\n"
+      "    " +
+      acc + " kiln_acc = " + (isProd ? "1" : "0") +
+      ";\n"
       "    for (int64_t s = 0; s < kiln_len; ++s) {\n"
-      "      const int64_t at = kiln_base + (" + step + ") * kiln_inner;\n"
-      "      const " + acc + " v = " + load + ";\n" +
+      "      const int64_t at = kiln_base + (" +
+      step +
+      ") * kiln_inner;\n"
+      "      const " +
+      acc + " v = " + load + ";\n" +
       (exclusive ? "      out0[at] = " + store + ";\n      " + update + "\n"
                  : "      " + update + "\n      out0[at] = " + store + ";\n") +
       "    }\n  }\n  return 0;\n";
   std::string params = param(op->getOperand(0), "in0", true) + ", " +
                        param(op->getOperand(1), "in1", true) + ", " +
                        param(op->getResult(0), "out0", false);
-  return makeCppOpKernel(
-      op, name, params, body,
-      std::string(isProd ? "cumprod" : "cumsum") +
-          " along the axis read at run time" +
-          (exclusive ? ", exclusive" : "") + (reverse ? ", reversed" : "") +
-          "; returns 2 on an axis out of range");
+  return makeCppOpKernel(op, name, params, body,
+                         std::string(isProd ? "cumprod" : "cumsum") +
+                             " along the axis read at run time" +
+                             (exclusive ? ", exclusive" : "") +
+                             (reverse ? ", reversed" : "") +
+                             "; returns 2 on an axis out of range");
 }
 
 /// A cumulative sum or product along a constant axis (position ids from
@@ -272,8 +282,7 @@ std::optional<CppKernel> emitScan(Operation *op, StringRef name) {
       cast<RankedTensorType>(op->getOperand(0).getType()).getElementType());
   if (!x || x->empty() || product(*x) == 0 || !exclusive || !reverse || !st ||
       *st == codegen::ScalarType::Bool ||
-      cast<RankedTensorType>(op->getOperand(1).getType()).getNumElements() !=
-          1)
+      cast<RankedTensorType>(op->getOperand(1).getType()).getNumElements() != 1)
     return std::nullopt;
   if (!axisValue)
     return emitScanRuntimeAxis(op, name, *x, *st);
@@ -354,15 +363,19 @@ std::optional<CppKernel> emitBitCast(BitCastOp bitcast, StringRef name) {
     body = "  (void)in0;\n  (void)out0; // an empty tensor\n";
   } else if (to.isInteger(1)) {
     body = "  const auto *src = reinterpret_cast<const uint8_t *>(in0);\n"
-           "  for (int64_t i = 0; i < " + n + "; ++i)\n"
+           "  for (int64_t i = 0; i < " +
+           n +
+           "; ++i)\n"
            "    out0[i] = src[i] != 0; // true where the byte is not zero\n";
   } else if (bits < 8) {
     std::string mask = std::to_string((1u << bits) - 1);
     body = "  const auto *src = reinterpret_cast<const uint8_t *>(in0);\n"
            "  auto *dst = reinterpret_cast<uint8_t *>(out0);\n"
-           "  for (int64_t i = 0; i < " + n + "; ++i) {\n"
-           "    uint8_t v = src[i] & " + mask + "; // the low " +
-           std::to_string(bits) + " bits\n";
+           "  for (int64_t i = 0; i < " +
+           n +
+           "; ++i) {\n"
+           "    uint8_t v = src[i] & " +
+           mask + "; // the low " + std::to_string(bits) + " bits\n";
     if (!to.isUnsignedInteger())
       body += "    if (v >> " + std::to_string(bits - 1) +
               ")\n      v |= (uint8_t)(0xFFu << " + std::to_string(bits) +
@@ -444,7 +457,7 @@ std::optional<StringRef> cppOpKernelStem(Operation *op) {
   // The op's mnemonic ("gather", "cumsum", ...).
   if (isa<GatherOp, ConcatOp, GatherElementsOp, CumSumOp, CumProdOp, ArgMaxOp,
           ArgMinOp, BitCastOp>(op) ||
-      hasCppIndexKernel(op))
+      hasCppIndexKernel(op) || hasCppWindowKernel(op))
     return op->getName().stripDialect();
   return std::nullopt;
 }
@@ -464,6 +477,8 @@ std::optional<CppKernel> emitCppOpKernel(Operation *op, StringRef name) {
     return emitBitCast(bitcast, name);
   if (hasCppIndexKernel(op))
     return emitCppIndexKernel(op, name);
+  if (hasCppWindowKernel(op))
+    return emitCppWindowKernel(op, name);
   return std::nullopt;
 }
 

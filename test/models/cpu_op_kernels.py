@@ -15,7 +15,10 @@ reduction: none, add, mul, max, min; duplicate and negative indices, NaN
 elements and updates, int8 sums that wrap), GatherND (batch_dims 0 and 1,
 negative indices) and GridSample (nearest, linear and cubic; zeros, border and
 reflection padding; align_corners; points outside the image, a NaN coordinate,
-nearest's ties; a volume). The ONNX node tests cover ArgMax, ArgMin,
+nearest's ties; a volume); and those of CppWindowKernels.cpp: Pad (constant,
+reflect, edge and wrap; negative pads), MaxPool and AveragePool where oneDNN
+does not take them (f64 with a NaN, f16, int8; ceil_mode with the pads
+counted). The ONNX node tests cover ArgMax, ArgMin,
 GatherElements, BitCast and CumSum along a run-time axis too.
 An index out of range must fail the compiled run with an error naming the node,
 as it fails the reference run.
@@ -92,6 +95,47 @@ def build_model():
         "GridSample", ["vol", "vgrid"], ["grid_volume"], mode="linear",
         padding_mode="border", name="grid_volume"))
     grids = [n.output[0] for n in nodes[-len(samplings) - 1:]]
+    # Pads of every mode (negative pads crop first) and the poolings oneDNN
+    # does not take (f64, f16, integers, an average counting the pads past
+    # which ceil_mode's last window reaches).
+    windows = []
+    for mode, pads in [("constant", [0, 1, -1, 1, 0, 2]),
+                       ("reflect", [1, 0, 2, 0, 2, -1]),
+                       ("edge", [0, 2, 1, 1, -2, 3]),
+                       ("wrap", [2, 0, 0, 0, 1, 6])]:
+        windows.append(helper.make_node(
+            "Pad", ["x", "pads_" + mode] + (["padv"] if mode == "constant"
+                                            else []),
+            ["pad_" + mode], mode=mode, name="pad_" + mode))
+        windows.append((mode, pads))
+    pad_inits = [numpy_helper.from_array(np.array(p, np.int64), "pads_" + m)
+                 for m, p in windows[1::2]]
+    windows = windows[0::2]
+    windows += [
+        helper.make_node("MaxPool", ["xd"], ["max_pool_f64"],
+                         kernel_shape=[3, 3], strides=[2, 2],
+                         pads=[1, 1, 1, 1], name="max_pool_f64"),
+        helper.make_node("MaxPool", ["q"], ["max_pool_int8"],
+                         kernel_shape=[2], strides=[2], pads=[1, 1],
+                         ceil_mode=1, name="max_pool_int8"),
+        helper.make_node("Cast", ["img"], ["img_f16"], to=TensorProto.FLOAT16,
+                         name="img_f16"),
+        helper.make_node("MaxPool", ["img_f16"], ["max_pool_f16"],
+                         kernel_shape=[2, 2], dilations=[2, 1],
+                         name="max_pool_f16"),
+        helper.make_node("AveragePool", ["img_f16"], ["avg_pool_f16"],
+                         kernel_shape=[3, 2], pads=[1, 0, 1, 1],
+                         name="avg_pool_f16"),
+        helper.make_node("AveragePool", ["img"], ["avg_pool_ceil_pads"],
+                         kernel_shape=[2, 2], strides=[2, 2], ceil_mode=1,
+                         count_include_pad=1, name="avg_pool_ceil_pads"),
+        helper.make_node("AveragePool", ["xd"], ["avg_pool_f64"],
+                         kernel_shape=[2, 3], strides=[1, 2],
+                         pads=[1, 1, 0, 1], count_include_pad=1,
+                         name="avg_pool_f64"),
+    ]
+    nodes += windows
+    window_outputs = [n.output[0] for n in windows if n.op_type != "Cast"]
     for red in ["none", "add", "mul", "max", "min"]:
         nodes.append(helper.make_node(
             "ScatterElements", ["x", "sidx", "upd"], ["scatter_" + red],
@@ -101,13 +145,16 @@ def build_model():
             reduction=red, name="scatter_nd_" + red))
     inits = [numpy_helper.from_array(np.array(1, np.int64), "axis1"),
              numpy_helper.from_array(np.array([-3], np.int32), "axis_first"),
-             numpy_helper.from_array(np.array(-1, np.int64), "k_neg")]
+             numpy_helper.from_array(np.array(-1, np.int64), "k_neg"),
+             numpy_helper.from_array(np.array(2.5, np.float32), "padv")]
+    inits += pad_inits
     outputs = ["cumsum", "cumsum_excl_rev", "cumsum_int8", "cumprod_rev",
                "cumsum_rt", "cumsum_rt_excl_rev", "cumsum_rt_int8",
                "cumprod_rt_rev", "bitcast_i32", "bitcast_u8", "bitcast_bool",
                "argmax", "argmin_last", "picked", "triu", "tril_int8",
                "hardmax", "hardmax_last", "scatter_int8_add", "gather_nd_b1",
-               "gather_nd"] + grids + [n.output[0] for n in nodes[-10:]]
+               "gather_nd"] + grids + [n.output[0] for n in nodes[-10:]] + \
+        window_outputs
     graph = helper.make_graph(
         nodes, "cpu_op_kernels",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 4, 5]),
@@ -126,6 +173,7 @@ def build_model():
          helper.make_tensor_value_info("img", TensorProto.FLOAT, [2, 3, 4, 5]),
          helper.make_tensor_value_info("grid", TensorProto.FLOAT, [2, 3, 4, 2]),
          helper.make_tensor_value_info("vol", TensorProto.FLOAT, [1, 2, 3, 4, 5]),
+         helper.make_tensor_value_info("xd", TensorProto.DOUBLE, [1, 2, 5, 5]),
          helper.make_tensor_value_info("vgrid", TensorProto.FLOAT,
                                        [1, 2, 3, 2, 3])],
         [helper.make_tensor_value_info(o, TensorProto.UNDEFINED, None)
@@ -212,6 +260,8 @@ def main():
     grid[0, 0, 0] = [0.2, 0.0]
     grid[0, 0, 1] = [np.nan, 0.5]
     grid[1, 2, 3] = [-1.0, 1.0]
+    xd = rng.standard_normal((1, 2, 5, 5))
+    xd[0, 1, 2, 2] = np.nan   # a NaN wins the max pooling of its windows
     feeds = {"x": x, "q": rng.integers(-128, 128, (3, 4, 5)).astype(np.int8),
              "picks": rng.integers(-5, 5, (3, 4, 2)).astype(np.int64),
              "k": np.array(2, np.int64), "sidx": sidx, "upd": upd,
@@ -226,6 +276,7 @@ def main():
              "img": rng.standard_normal((2, 3, 4, 5)).astype(np.float32),
              "grid": grid,
              "vol": rng.standard_normal((1, 2, 3, 4, 5)).astype(np.float32),
+             "xd": xd,
              "vgrid": rng.uniform(-1.3, 1.3, (1, 2, 3, 2, 3)).astype(np.float32)}
     inputs = []
     for name, value in feeds.items():
