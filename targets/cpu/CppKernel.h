@@ -87,6 +87,14 @@ bool hasCppWindowKernel(mlir::Operation *op);
 std::optional<CppKernel> emitCppWindowKernel(mlir::Operation *op,
                                              llvm::StringRef name);
 
+/// The kernel `name` of a kiln.einsum (CppEinsumKernel.cpp: the reference's
+/// loop over the joint index space, planned at compile time), as
+/// emitCppOpKernel's; nullopt for an einsum the reference computes as a GEMM
+/// (f32 or f64 of two operands in matmul form), dynamic shapes or types the
+/// kernel does not take.
+std::optional<CppKernel> emitCppEinsumKernel(mlir::Operation *op,
+                                             llvm::StringRef name);
+
 /// `[const ]type *__restrict name`: the parameter of a single-op kernel for
 /// the buffer of `v` (const for an input).
 std::string cppKernelParam(mlir::Value v, const std::string &name,

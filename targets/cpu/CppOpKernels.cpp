@@ -8,9 +8,12 @@
 // (a loss's pick of the target class), kiln.cumsum / kiln.cumprod and
 // kiln.argmax /
 // kiln.argmin (a classifier's or tagger's decision; one walk along the axis
-// per output, the step shared with the CUDA kernel, printArgReduceStep);
-// trilu, hardmax, the scatters, gather_nd and grid_sample are
-// CppIndexKernels.cpp's. kiln-lower-cpu tags
+// per output, the step shared with the CUDA kernel, printArgReduceStep),
+// kiln.bitcast (a byte copy) and cumsum / cumprod along an axis read at run
+// time (a switch over the axes; an axis out of range returns 2, the run's
+// error naming the node); trilu, hardmax, the scatters, gather_nd and
+// grid_sample are CppIndexKernels.cpp's, pad and the poolings
+// CppWindowKernels.cpp's, einsum CppEinsumKernel.cpp's. kiln-lower-cpu tags
 // such an op `kiln.kernel = "<name>"` when emitCppOpKernel prints a kernel
 // for it (static shapes); the CPU printer puts the kernel into kernels.cpp
 // and the wrapper calls it like a fusion's kernel, with the operands, then
@@ -456,7 +459,7 @@ CppKernel makeCppOpKernel(Operation *op, StringRef name,
 std::optional<StringRef> cppOpKernelStem(Operation *op) {
   // The op's mnemonic ("gather", "cumsum", ...).
   if (isa<GatherOp, ConcatOp, GatherElementsOp, CumSumOp, CumProdOp, ArgMaxOp,
-          ArgMinOp, BitCastOp>(op) ||
+          ArgMinOp, BitCastOp, EinsumOp>(op) ||
       hasCppIndexKernel(op) || hasCppWindowKernel(op))
     return op->getName().stripDialect();
   return std::nullopt;
@@ -475,6 +478,8 @@ std::optional<CppKernel> emitCppOpKernel(Operation *op, StringRef name) {
     return emitScan(op, name);
   if (auto bitcast = dyn_cast<BitCastOp>(op))
     return emitBitCast(bitcast, name);
+  if (isa<EinsumOp>(op))
+    return emitCppEinsumKernel(op, name);
   if (hasCppIndexKernel(op))
     return emitCppIndexKernel(op, name);
   if (hasCppWindowKernel(op))

@@ -18,7 +18,8 @@ reflection padding; align_corners; points outside the image, a NaN coordinate,
 nearest's ties; a volume); and those of CppWindowKernels.cpp: Pad (constant,
 reflect, edge and wrap; negative pads), MaxPool and AveragePool where oneDNN
 does not take them (f64 with a NaN, f16, int8; ceil_mode with the pads
-counted). The ONNX node tests cover ArgMax, ArgMin,
+counted); and Einsum (CppEinsumKernel.cpp: a reduction, int8 products,
+three operands, a diagonal). The ONNX node tests cover ArgMax, ArgMin,
 GatherElements, BitCast and CumSum along a run-time axis too.
 An index out of range must fail the compiled run with an error naming the node,
 as it fails the reference run.
@@ -133,6 +134,18 @@ def build_model():
                          kernel_shape=[2, 3], strides=[1, 2],
                          pads=[1, 1, 0, 1], count_include_pad=1,
                          name="avg_pool_f64"),
+    ]
+    # Einsums the reference sums in a loop: a reduction, int8 products that
+    # wrap, three operands, a diagonal of f64.
+    windows += [
+        helper.make_node("Einsum", ["x"], ["einsum_sum"], equation="ijk->ik",
+                         name="einsum_sum"),
+        helper.make_node("Einsum", ["q", "q"], ["einsum_int8"],
+                         equation="ijk,ilk->ijl", name="einsum_int8"),
+        helper.make_node("Einsum", ["x", "x", "x"], ["einsum_three"],
+                         equation="ijk,ijk,ijk->i", name="einsum_three"),
+        helper.make_node("Einsum", ["xd"], ["einsum_diag"],
+                         equation="bcii->bci", name="einsum_diag"),
     ]
     nodes += windows
     window_outputs = [n.output[0] for n in windows if n.op_type != "Cast"]

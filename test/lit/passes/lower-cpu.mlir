@@ -167,6 +167,22 @@ func.func @pads(%x: tensor<2x4x4xf32>, %p: tensor<6xi64>, %q: tensor<1x1x4x4xui8
 
 // -----
 
+// An einsum the reference sums in a loop (a diagonal, int32 products) is a
+// kernel of its own (CppEinsumKernel.cpp); an f32 one in matmul form, which
+// the reference computes as a GEMM, stays a reference step.
+// CHECK-LABEL: func.func @einsums(
+// CHECK: kiln.einsum %arg0 {equation = "bii->bi", kiln.kernel = "o0_einsum"}
+// CHECK: kiln.einsum %arg1, %arg1 {equation = "ij,jk->ik", kiln.kernel = "o1_einsum"}
+// CHECK: kiln.einsum %arg2, %arg2 {equation = "bij,bjk->bik", kiln.reference = "cpu"}
+func.func @einsums(%d: tensor<2x3x3xf32>, %n: tensor<3x3xi32>, %m: tensor<2x3x3xf32>) -> (tensor<2x3xf32>, tensor<3x3xi32>, tensor<2x3x3xf32>) {
+  %0 = kiln.einsum %d {equation = "bii->bi"} : (tensor<2x3x3xf32>) -> tensor<2x3xf32>
+  %1 = kiln.einsum %n, %n {equation = "ij,jk->ik"} : (tensor<3x3xi32>, tensor<3x3xi32>) -> tensor<3x3xi32>
+  %2 = kiln.einsum %m, %m {equation = "bij,bjk->bik"} : (tensor<2x3x3xf32>, tensor<2x3x3xf32>) -> tensor<2x3x3xf32>
+  return %0, %1, %2 : tensor<2x3xf32>, tensor<3x3xi32>, tensor<2x3x3xf32>
+}
+
+// -----
+
 // A graph traced at one size of a range (kiln.size_range): its sizes are
 // run-time values, so its matmuls call the runtime's kernels.
 // CHECK-LABEL: func.func @range(
