@@ -77,6 +77,24 @@ bool hasCppIndexKernel(mlir::Operation *op);
 std::optional<CppKernel> emitCppIndexKernel(mlir::Operation *op,
                                             llvm::StringRef name);
 
+/// True when CppWindowKernels.cpp has a kernel for ops of `op`'s kind
+/// (kiln.pad, kiln.max_pool, kiln.avg_pool).
+bool hasCppWindowKernel(mlir::Operation *op);
+
+/// The kernel `name` of such an op (CppWindowKernels.cpp: a pad with
+/// constant pads, a channels-first pooling), as emitCppOpKernel's; nullopt
+/// when this op does not qualify.
+std::optional<CppKernel> emitCppWindowKernel(mlir::Operation *op,
+                                             llvm::StringRef name);
+
+/// The kernel `name` of a kiln.einsum (CppEinsumKernel.cpp: the reference's
+/// loop over the joint index space, planned at compile time), as
+/// emitCppOpKernel's; nullopt for an einsum the reference computes as a GEMM
+/// (f32 or f64 of two operands in matmul form), dynamic shapes or types the
+/// kernel does not take.
+std::optional<CppKernel> emitCppEinsumKernel(mlir::Operation *op,
+                                             llvm::StringRef name);
+
 /// `[const ]type *__restrict name`: the parameter of a single-op kernel for
 /// the buffer of `v` (const for an input).
 std::string cppKernelParam(mlir::Value v, const std::string &name,

@@ -8,9 +8,12 @@
 // (a loss's pick of the target class), kiln.cumsum / kiln.cumprod and
 // kiln.argmax /
 // kiln.argmin (a classifier's or tagger's decision; one walk along the axis
-// per output, the step shared with the CUDA kernel, printArgReduceStep);
-// trilu, hardmax, the scatters, gather_nd and grid_sample are
-// CppIndexKernels.cpp's. kiln-lower-cpu tags
+// per output, the step shared with the CUDA kernel, printArgReduceStep),
+// kiln.bitcast (a byte copy) and cumsum / cumprod along an axis read at run
+// time (a switch over the axes; an axis out of range returns 2, the run's
+// error naming the node); trilu, hardmax, the scatters, gather_nd and
+// grid_sample are CppIndexKernels.cpp's, pad and the poolings
+// CppWindowKernels.cpp's, einsum CppEinsumKernel.cpp's. kiln-lower-cpu tags
 // such an op `kiln.kernel = "<name>"` when emitCppOpKernel prints a kernel
 // for it (static shapes); the CPU printer puts the kernel into kernels.cpp
 // and the wrapper calls it like a fusion's kernel, with the operands, then
@@ -187,10 +190,91 @@ std::optional<CppKernel> emitGatherElements(GatherElementsOp gather,
   return makeKernel(gather, name, params, body);
 }
 
+/// A cumulative sum or product whose axis is read at run time (the ONNX
+/// node tests give it as a graph input), as the CUDA kernel: a switch over
+/// the possible axes sets the line length and stride, then one walk per
+/// line along the axis, accumulated as emitScan's. An axis outside [-rank,
+/// rank) makes the kernel return 2, which the wrapper reports as the run's
+/// error naming the node (the reference kernel's error).
+std::optional<CppKernel> emitScanRuntimeAxis(Operation *op, StringRef name,
+                                             ArrayRef<int64_t> x,
+                                             codegen::ScalarType st) {
+  bool isProd = isa<CumProdOp>(op);
+  bool exclusive = op->getAttrOfType<IntegerAttr>("exclusive").getInt() != 0;
+  bool reverse = op->getAttrOfType<IntegerAttr>("reverse").getInt() != 0;
+  auto at = cast<RankedTensorType>(op->getOperand(1).getType());
+  std::optional<codegen::ScalarType> axisType =
+      codegen::scalarTypeOf(at.getElementType());
+  // A float or bool axis is the reference kernel's error.
+  if (!axisType || codegen::isFloatType(*axisType) ||
+      *axisType == codegen::ScalarType::Bool || at.getRank() > 1)
+    return std::nullopt;
+  bool isFloat = codegen::isFloatType(st),
+       isDouble = st == codegen::ScalarType::F64;
+  std::string acc = isFloat ? "double" : "uint64_t";
+  std::string load = isDouble  ? "in0[at]"
+                     : isFloat ? "(double)(float)in0[at]"
+                               : "(uint64_t)in0[at]";
+  std::string store = isDouble  ? "kiln_acc"
+                      : isFloat ? "(float)kiln_acc"
+                                : "(" + codegen::storageCType(st) + ")kiln_acc";
+  int64_t rank = x.size(), total = product(x);
+  std::string r = std::to_string(rank);
+  std::string body =
+      "  // The axis, read at run time: its length and stride per value.\n"
+      "  int64_t kiln_axis = (int64_t)in1[0];\n"
+      "  if (kiln_axis < -" +
+      r + " || kiln_axis >= " + r +
+      ")\n"
+      "    return 2; // an axis out of range: a bad input\n"
+      "  if (kiln_axis < 0)\n    kiln_axis += " +
+      r +
+      ";\n"
+      "  int64_t kiln_len = 1, kiln_inner = 1;\n"
+      "  switch (kiln_axis) {\n";
+  for (int64_t d = 0; d < rank; ++d)
+    body += "  case " + std::to_string(d) +
+            ": kiln_len = " + std::to_string(x[d]) +
+            ", kiln_inner = " + std::to_string(product(x.drop_front(d + 1))) +
+            "; break;\n";
+  body += "  default:\n    return 2;\n  }\n";
+  std::string step = reverse ? "kiln_len - 1 - s" : "s";
+  std::string update = isProd ? "kiln_acc *= v;" : "kiln_acc += v;";
+  body +=
+      "  // One walk per line along the axis.\n"
+      "  for (int64_t kiln_i = 0; kiln_i < " +
+      std::to_string(total) +
+      " / kiln_len; ++kiln_i) {\n"
+      "    const int64_t kiln_base = (kiln_i / kiln_inner) * kiln_len * "
+      "kiln_inner + kiln_i % kiln_inner;\n"
+      "    " +
+      acc + " kiln_acc = " + (isProd ? "1" : "0") +
+      ";\n"
+      "    for (int64_t s = 0; s < kiln_len; ++s) {\n"
+      "      const int64_t at = kiln_base + (" +
+      step +
+      ") * kiln_inner;\n"
+      "      const " +
+      acc + " v = " + load + ";\n" +
+      (exclusive ? "      out0[at] = " + store + ";\n      " + update + "\n"
+                 : "      " + update + "\n      out0[at] = " + store + ";\n") +
+      "    }\n  }\n  return 0;\n";
+  std::string params = param(op->getOperand(0), "in0", true) + ", " +
+                       param(op->getOperand(1), "in1", true) + ", " +
+                       param(op->getResult(0), "out0", false);
+  return makeCppOpKernel(op, name, params, body,
+                         std::string(isProd ? "cumprod" : "cumsum") +
+                             " along the axis read at run time" +
+                             (exclusive ? ", exclusive" : "") +
+                             (reverse ? ", reversed" : "") +
+                             "; returns 2 on an axis out of range");
+}
+
 /// A cumulative sum or product along a constant axis (position ids from
 /// an attention mask), accumulated as the reference kernel does: in double
 /// for floats, in wrapping 64-bit integers else, each result stored in the
-/// element type.
+/// element type. An axis not constant is read at run time
+/// (emitScanRuntimeAxis).
 std::optional<CppKernel> emitScan(Operation *op, StringRef name) {
   bool isProd = isa<CumProdOp>(op);
   auto x = staticShape(op->getOperand(0));
@@ -199,11 +283,12 @@ std::optional<CppKernel> emitScan(Operation *op, StringRef name) {
   auto reverse = op->getAttrOfType<IntegerAttr>("reverse");
   std::optional<codegen::ScalarType> st = codegen::scalarTypeOf(
       cast<RankedTensorType>(op->getOperand(0).getType()).getElementType());
-  if (!x || x->empty() || product(*x) == 0 || !axisValue || !exclusive ||
-      !reverse || !st || *st == codegen::ScalarType::Bool ||
-      cast<RankedTensorType>(op->getOperand(1).getType()).getNumElements() !=
-          1)
+  if (!x || x->empty() || product(*x) == 0 || !exclusive || !reverse || !st ||
+      *st == codegen::ScalarType::Bool ||
+      cast<RankedTensorType>(op->getOperand(1).getType()).getNumElements() != 1)
     return std::nullopt;
+  if (!axisValue)
+    return emitScanRuntimeAxis(op, name, *x, *st);
   int64_t rank = x->size(), axis = static_cast<int64_t>(*axisValue);
   if (axis < 0)
     axis += rank;
@@ -248,6 +333,64 @@ std::optional<CppKernel> emitScan(Operation *op, StringRef name) {
                                 store + ";\n") +
       "      }\n    }\n  }\n  return 0;\n";
   return makeKernel(op, name, params, body);
+}
+
+/// The width in bits of a bitcast's element type `t`, as the reference
+/// counts it: bool 8, i4/ui4 4, i2/ui2 2.
+unsigned bitcastWidth(Type t) {
+  return t.isInteger(1) ? 8 : t.getIntOrFloatBitWidth();
+}
+
+/// ONNX BitCast: each element's bits read as another dtype of the same
+/// width, as the reference kernel (runtime/kernels/BitCast.cpp): a byte
+/// copy, except that a bool result is 1 where the byte is not zero and a
+/// sub-byte integer (one byte per element) keeps its low bits, sign-extended
+/// for i4 and i2.
+std::optional<CppKernel> emitBitCast(BitCastOp bitcast, StringRef name) {
+  auto xt = dyn_cast<RankedTensorType>(bitcast.getX().getType());
+  auto yt = dyn_cast<RankedTensorType>(bitcast.getResult().getType());
+  if (!xt || !yt || !xt.hasStaticShape() || xt.getShape() != yt.getShape() ||
+      !codegen::scalarTypeOf(xt.getElementType()) ||
+      !codegen::scalarTypeOf(yt.getElementType()))
+    return std::nullopt;
+  Type to = yt.getElementType();
+  // Different widths are the reference kernel's error.
+  if (bitcastWidth(xt.getElementType()) != bitcastWidth(to))
+    return std::nullopt;
+  std::string n = std::to_string(xt.getNumElements());
+  std::string params = param(bitcast.getX(), "in0", true) + ", " +
+                       param(bitcast.getResult(), "out0", false);
+  std::string body;
+  unsigned bits = bitcastWidth(to);
+  if (xt.getNumElements() == 0) {
+    body = "  (void)in0;\n  (void)out0; // an empty tensor\n";
+  } else if (to.isInteger(1)) {
+    body = "  const auto *src = reinterpret_cast<const uint8_t *>(in0);\n"
+           "  for (int64_t i = 0; i < " +
+           n +
+           "; ++i)\n"
+           "    out0[i] = src[i] != 0; // true where the byte is not zero\n";
+  } else if (bits < 8) {
+    std::string mask = std::to_string((1u << bits) - 1);
+    body = "  const auto *src = reinterpret_cast<const uint8_t *>(in0);\n"
+           "  auto *dst = reinterpret_cast<uint8_t *>(out0);\n"
+           "  for (int64_t i = 0; i < " +
+           n +
+           "; ++i) {\n"
+           "    uint8_t v = src[i] & " +
+           mask + "; // the low " + std::to_string(bits) + " bits\n";
+    if (!to.isUnsignedInteger())
+      body += "    if (v >> " + std::to_string(bits - 1) +
+              ")\n      v |= (uint8_t)(0xFFu << " + std::to_string(bits) +
+              "); // sign-extended\n";
+    body += "    dst[i] = v;\n  }\n";
+  } else {
+    body = "  std::memcpy(out0, in0, sizeof(*out0) * " + n + ");\n";
+  }
+  body += "  return 0;\n";
+  return makeCppOpKernel(bitcast, name, params, body,
+                         "the bits of each element read as another type of " +
+                             std::to_string(bits) + " bits");
 }
 
 std::optional<CppKernel> emitArgReduce(Operation *op, StringRef name) {
@@ -316,8 +459,8 @@ CppKernel makeCppOpKernel(Operation *op, StringRef name,
 std::optional<StringRef> cppOpKernelStem(Operation *op) {
   // The op's mnemonic ("gather", "cumsum", ...).
   if (isa<GatherOp, ConcatOp, GatherElementsOp, CumSumOp, CumProdOp, ArgMaxOp,
-          ArgMinOp>(op) ||
-      hasCppIndexKernel(op))
+          ArgMinOp, BitCastOp, EinsumOp>(op) ||
+      hasCppIndexKernel(op) || hasCppWindowKernel(op))
     return op->getName().stripDialect();
   return std::nullopt;
 }
@@ -333,8 +476,14 @@ std::optional<CppKernel> emitCppOpKernel(Operation *op, StringRef name) {
     return emitArgReduce(op, name);
   if (isa<CumSumOp, CumProdOp>(op))
     return emitScan(op, name);
+  if (auto bitcast = dyn_cast<BitCastOp>(op))
+    return emitBitCast(bitcast, name);
+  if (isa<EinsumOp>(op))
+    return emitCppEinsumKernel(op, name);
   if (hasCppIndexKernel(op))
     return emitCppIndexKernel(op, name);
+  if (hasCppWindowKernel(op))
+    return emitCppWindowKernel(op, name);
   return std::nullopt;
 }
 

@@ -187,8 +187,9 @@ public:
     os << "  // Step " << index << ": kernel " << name << " ("
        << (fusion ? fusion.getKind() : op->getName().stripDialect())
        << "), ONNX nodes " << nodeList(sourceNodeNames(op)) << "\n";
-    // A kernel of a single op returns nonzero on a bad index.
-    os << (fusion ? "  " : "  if (") << "kiln_kernels::" << name << "(";
+    // A kernel of a single op returns 1 on a bad index, 2 on a bad axis.
+    os << (fusion ? "  " : "  if (int kiln_rc = ") << "kiln_kernels::" << name
+       << "(";
     bool firstArg = true;
     auto arg = [&](Value v, bool isConst) {
       ValueType t = valueType(v);
@@ -209,7 +210,9 @@ public:
     std::string node = firstNode(op);
     os << ")\n    return fail(err, errlen, std::string(\"node '\") + "
        << quote(node)
-       << " + \"': an index is outside the dimension it indexes\");\n";
+       << " + (kiln_rc == 2 ? \"': the axis is out of range for the rank of "
+          "its tensor\" : \"': an index is outside the dimension it "
+          "indexes\"));\n";
   }
 
   LogicalResult emitLibraryCall(llvm::raw_ostream &os, LibraryCallOp call,
@@ -253,7 +256,8 @@ public:
         op, name, fusion ? fusion.getKind() : op->getName().stripDialect());
     if (!fusion)
       entry.doc.push_back("Returns 1 when an index is outside the dimension "
-                          "it indexes, else 0.");
+                          "it indexes, 2 when an axis is out of range, else "
+                          "0.");
     // The kernel takes its own pointer types (kiln_f16 for uint16_t bits).
     entry.body = std::string(fusion ? "  " : "  return ") +
                  "kiln_kernels::" + name + "(";

@@ -46,9 +46,10 @@
 //  - A kiln.gather or kiln.concat of static shapes outside a fusion is a
 //    kernel of its own (`kiln.kernel = "o<N>_gather"`, CppOpKernels.cpp:
 //    rows moved with memcpy), and so are gather_elements, argmax/argmin,
-//    cumsum/cumprod along a constant axis, and trilu, hardmax,
+//    bitcast, cumsum/cumprod (a constant or run-time axis), trilu, hardmax,
 //    scatter_elements, scatter_nd, gather_nd and grid_sample
-//    (CppIndexKernels.cpp).
+//    (CppIndexKernels.cpp), and a pad with constant pads and the max/avg
+//    poolings oneDNN did not take (CppWindowKernels.cpp).
 //  - A reshape, flatten, squeeze or unsqueeze outside a fusion is an alias
 //    of its operand (kiln.alias): no step, no copy.
 //  - Every other op outside a fusion is tagged kiln.reference = "cpu" (the

@@ -4,7 +4,10 @@
 This script implements the numeric test of the C++ kernels that kiln-lower-cpu
 gives single top-level ops instead of reference steps
 (targets/cpu/CppOpKernels.cpp): CumSum and CumProd along a constant axis
-(plain, exclusive + reverse; f32 and int8, whose sums wrap), ArgMax and ArgMin
+(plain, exclusive + reverse; f32 and int8, whose sums wrap) and along an
+axis read at run time (int64 and int32 [1], negative; an axis out of range
+fails the run naming the node), BitCast (f32 to int32, int8 to uint8, uint8 to
+bool), ArgMax and ArgMin
 (ties, NaN, select_last_index), and GatherElements (negative indices); and
 those of CppIndexKernels.cpp: Trilu (upper and lower, k negative and
 positive), Hardmax (ties, NaN), ScatterElements and ScatterND (every
@@ -12,8 +15,12 @@ reduction: none, add, mul, max, min; duplicate and negative indices, NaN
 elements and updates, int8 sums that wrap), GatherND (batch_dims 0 and 1,
 negative indices) and GridSample (nearest, linear and cubic; zeros, border and
 reflection padding; align_corners; points outside the image, a NaN coordinate,
-nearest's ties; a volume). The ONNX node tests cover ArgMax, ArgMin and GatherElements
-too, but give CumSum's axis as a graph input, which keeps it a reference step.
+nearest's ties; a volume); and those of CppWindowKernels.cpp: Pad (constant,
+reflect, edge and wrap; negative pads), MaxPool and AveragePool where oneDNN
+does not take them (f64 with a NaN, f16, int8; ceil_mode with the pads
+counted); and Einsum (CppEinsumKernel.cpp: a reduction, int8 products,
+three operands, a diagonal). The ONNX node tests cover ArgMax, ArgMin,
+GatherElements, BitCast and CumSum along a run-time axis too.
 An index out of range must fail the compiled run with an error naming the node,
 as it fails the reference run.
 
@@ -42,6 +49,21 @@ def build_model():
                          name="cumsum_int8"),
         helper.make_node("CumProd", ["x", "axis_first"], ["cumprod_rev"],
                          reverse=1, name="cumprod_rev"),
+        # Along an axis read at run time (a graph input, negative here).
+        helper.make_node("CumSum", ["x", "axis_rt"], ["cumsum_rt"],
+                         name="cumsum_rt"),
+        helper.make_node("CumSum", ["x", "axis_rt"], ["cumsum_rt_excl_rev"],
+                         exclusive=1, reverse=1, name="cumsum_rt_excl_rev"),
+        helper.make_node("CumSum", ["q", "axis_rt32"], ["cumsum_rt_int8"],
+                         exclusive=1, name="cumsum_rt_int8"),
+        helper.make_node("CumProd", ["x", "axis_rt32"], ["cumprod_rt_rev"],
+                         reverse=1, name="cumprod_rt_rev"),
+        helper.make_node("BitCast", ["x"], ["bitcast_i32"], to=TensorProto.INT32,
+                         name="bitcast_i32"),
+        helper.make_node("BitCast", ["q"], ["bitcast_u8"], to=TensorProto.UINT8,
+                         name="bitcast_u8"),
+        helper.make_node("BitCast", ["qu"], ["bitcast_bool"], to=TensorProto.BOOL,
+                         name="bitcast_bool"),
         helper.make_node("ArgMax", ["x"], ["argmax"], axis=2, keepdims=0,
                          name="argmax"),
         helper.make_node("ArgMin", ["x"], ["argmin_last"], axis=1,
@@ -74,6 +96,59 @@ def build_model():
         "GridSample", ["vol", "vgrid"], ["grid_volume"], mode="linear",
         padding_mode="border", name="grid_volume"))
     grids = [n.output[0] for n in nodes[-len(samplings) - 1:]]
+    # Pads of every mode (negative pads crop first) and the poolings oneDNN
+    # does not take (f64, f16, integers, an average counting the pads past
+    # which ceil_mode's last window reaches).
+    windows = []
+    for mode, pads in [("constant", [0, 1, -1, 1, 0, 2]),
+                       ("reflect", [1, 0, 2, 0, 2, -1]),
+                       ("edge", [0, 2, 1, 1, -2, 3]),
+                       ("wrap", [2, 0, 0, 0, 1, 6])]:
+        windows.append(helper.make_node(
+            "Pad", ["x", "pads_" + mode] + (["padv"] if mode == "constant"
+                                            else []),
+            ["pad_" + mode], mode=mode, name="pad_" + mode))
+        windows.append((mode, pads))
+    pad_inits = [numpy_helper.from_array(np.array(p, np.int64), "pads_" + m)
+                 for m, p in windows[1::2]]
+    windows = windows[0::2]
+    windows += [
+        helper.make_node("MaxPool", ["xd"], ["max_pool_f64"],
+                         kernel_shape=[3, 3], strides=[2, 2],
+                         pads=[1, 1, 1, 1], name="max_pool_f64"),
+        helper.make_node("MaxPool", ["q"], ["max_pool_int8"],
+                         kernel_shape=[2], strides=[2], pads=[1, 1],
+                         ceil_mode=1, name="max_pool_int8"),
+        helper.make_node("Cast", ["img"], ["img_f16"], to=TensorProto.FLOAT16,
+                         name="img_f16"),
+        helper.make_node("MaxPool", ["img_f16"], ["max_pool_f16"],
+                         kernel_shape=[2, 2], dilations=[2, 1],
+                         name="max_pool_f16"),
+        helper.make_node("AveragePool", ["img_f16"], ["avg_pool_f16"],
+                         kernel_shape=[3, 2], pads=[1, 0, 1, 1],
+                         name="avg_pool_f16"),
+        helper.make_node("AveragePool", ["img"], ["avg_pool_ceil_pads"],
+                         kernel_shape=[2, 2], strides=[2, 2], ceil_mode=1,
+                         count_include_pad=1, name="avg_pool_ceil_pads"),
+        helper.make_node("AveragePool", ["xd"], ["avg_pool_f64"],
+                         kernel_shape=[2, 3], strides=[1, 2],
+                         pads=[1, 1, 0, 1], count_include_pad=1,
+                         name="avg_pool_f64"),
+    ]
+    # Einsums the reference sums in a loop: a reduction, int8 products that
+    # wrap, three operands, a diagonal of f64.
+    windows += [
+        helper.make_node("Einsum", ["x"], ["einsum_sum"], equation="ijk->ik",
+                         name="einsum_sum"),
+        helper.make_node("Einsum", ["q", "q"], ["einsum_int8"],
+                         equation="ijk,ilk->ijl", name="einsum_int8"),
+        helper.make_node("Einsum", ["x", "x", "x"], ["einsum_three"],
+                         equation="ijk,ijk,ijk->i", name="einsum_three"),
+        helper.make_node("Einsum", ["xd"], ["einsum_diag"],
+                         equation="bcii->bci", name="einsum_diag"),
+    ]
+    nodes += windows
+    window_outputs = [n.output[0] for n in windows if n.op_type != "Cast"]
     for red in ["none", "add", "mul", "max", "min"]:
         nodes.append(helper.make_node(
             "ScatterElements", ["x", "sidx", "upd"], ["scatter_" + red],
@@ -83,17 +158,25 @@ def build_model():
             reduction=red, name="scatter_nd_" + red))
     inits = [numpy_helper.from_array(np.array(1, np.int64), "axis1"),
              numpy_helper.from_array(np.array([-3], np.int32), "axis_first"),
-             numpy_helper.from_array(np.array(-1, np.int64), "k_neg")]
+             numpy_helper.from_array(np.array(-1, np.int64), "k_neg"),
+             numpy_helper.from_array(np.array(2.5, np.float32), "padv")]
+    inits += pad_inits
     outputs = ["cumsum", "cumsum_excl_rev", "cumsum_int8", "cumprod_rev",
+               "cumsum_rt", "cumsum_rt_excl_rev", "cumsum_rt_int8",
+               "cumprod_rt_rev", "bitcast_i32", "bitcast_u8", "bitcast_bool",
                "argmax", "argmin_last", "picked", "triu", "tril_int8",
                "hardmax", "hardmax_last", "scatter_int8_add", "gather_nd_b1",
-               "gather_nd"] + grids + [n.output[0] for n in nodes[-10:]]
+               "gather_nd"] + grids + [n.output[0] for n in nodes[-10:]] + \
+        window_outputs
     graph = helper.make_graph(
         nodes, "cpu_op_kernels",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 4, 5]),
          helper.make_tensor_value_info("q", TensorProto.INT8, [3, 4, 5]),
          helper.make_tensor_value_info("picks", TensorProto.INT64, [3, 4, 2]),
          helper.make_tensor_value_info("k", TensorProto.INT64, []),
+         helper.make_tensor_value_info("axis_rt", TensorProto.INT64, []),
+         helper.make_tensor_value_info("axis_rt32", TensorProto.INT32, [1]),
+         helper.make_tensor_value_info("qu", TensorProto.UINT8, [3, 4, 5]),
          helper.make_tensor_value_info("sidx", TensorProto.INT64, [3, 4, 2]),
          helper.make_tensor_value_info("upd", TensorProto.FLOAT, [3, 4, 2]),
          helper.make_tensor_value_info("qupd", TensorProto.INT8, [3, 4, 2]),
@@ -103,6 +186,7 @@ def build_model():
          helper.make_tensor_value_info("img", TensorProto.FLOAT, [2, 3, 4, 5]),
          helper.make_tensor_value_info("grid", TensorProto.FLOAT, [2, 3, 4, 2]),
          helper.make_tensor_value_info("vol", TensorProto.FLOAT, [1, 2, 3, 4, 5]),
+         helper.make_tensor_value_info("xd", TensorProto.DOUBLE, [1, 2, 5, 5]),
          helper.make_tensor_value_info("vgrid", TensorProto.FLOAT,
                                        [1, 2, 3, 2, 3])],
         [helper.make_tensor_value_info(o, TensorProto.UNDEFINED, None)
@@ -141,6 +225,27 @@ def check_bad_index(args, path, pkg, inputs, feeds):
     return failures
 
 
+def check_bad_axis(args, path, pkg, inputs):
+    """A run-time axis out of range (3 of a rank-3 x) fails both runs; the
+    compiled one names the node. Returns the failures."""
+    f = os.path.join(args.work, "axis_rt_bad.npy")
+    np.save(f, np.array(3, np.int64))
+    bad_inputs = [a.replace(os.path.join(args.work, "axis_rt.npy"), f)
+                  for a in inputs]
+    failures = []
+    for what, target in [("reference", path), ("compiled", pkg)]:
+        p = subprocess.run([args.kiln, "run", target, "-o",
+                            os.path.join(args.work, "bad_axis_" + what)] +
+                           bad_inputs, capture_output=True, text=True)
+        out = p.stdout + p.stderr
+        if p.returncode == 0:
+            failures.append(f"{what}: an axis out of range did not fail the run")
+        elif "node 'cumsum_rt" not in out or "axis" not in out:
+            failures.append(f"{what}: the error does not name the node and "
+                            f"the axis: {out}")
+    return failures
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -168,9 +273,14 @@ def main():
     grid[0, 0, 0] = [0.2, 0.0]
     grid[0, 0, 1] = [np.nan, 0.5]
     grid[1, 2, 3] = [-1.0, 1.0]
+    xd = rng.standard_normal((1, 2, 5, 5))
+    xd[0, 1, 2, 2] = np.nan   # a NaN wins the max pooling of its windows
     feeds = {"x": x, "q": rng.integers(-128, 128, (3, 4, 5)).astype(np.int8),
              "picks": rng.integers(-5, 5, (3, 4, 2)).astype(np.int64),
              "k": np.array(2, np.int64), "sidx": sidx, "upd": upd,
+             "axis_rt": np.array(-2, np.int64),
+             "axis_rt32": np.array([2], np.int32),
+             "qu": rng.choice(np.array([0, 1, 2, 255], np.uint8), (3, 4, 5)),
              "qupd": rng.integers(-128, 128, (3, 4, 2)).astype(np.int8),
              # Tuples of (row, column) with a duplicate: (0, 1) twice.
              "nidx": np.array([[0, 1], [-3, 1], [2, -1]], np.int64),
@@ -179,6 +289,7 @@ def main():
              "img": rng.standard_normal((2, 3, 4, 5)).astype(np.float32),
              "grid": grid,
              "vol": rng.standard_normal((1, 2, 3, 4, 5)).astype(np.float32),
+             "xd": xd,
              "vgrid": rng.uniform(-1.3, 1.3, (1, 2, 3, 2, 3)).astype(np.float32)}
     inputs = []
     for name, value in feeds.items():
@@ -205,6 +316,7 @@ def main():
                        np.cumsum(x, axis=1), equal_nan=True, atol=1e-6):
         bad.append("cumsum: the reference differs from numpy.cumsum")
     bad += check_bad_index(args, path, pkg, inputs, feeds)
+    bad += check_bad_axis(args, path, pkg, inputs)
     for b in bad:
         print("FAIL " + b)
     print(f"cpu op kernels: {len(outputs) - len(bad)} of {len(outputs)} "

@@ -100,13 +100,13 @@ func.func @conv_nhwc(%x: tensor<1x4x4x2xf32>, %k: tensor<3x3x3x2xf32> {kiln.weig
 // -----
 
 // What oneDNN does not take here runs the runtime's kernels: a bf16 matmul,
-// a transposed convolution; a reshape is an alias, other ops (a bf16 max
-// pooling) reference steps.
+// a transposed convolution; a reshape is an alias; a bf16 max pooling is a
+// kernel of its own (CppWindowKernels.cpp).
 // CHECK-LABEL: func.func @others(
 // CHECK: kiln.library_call "runtime.matmul"(%arg0, %arg1) {roles = ["a", "b"]}
 // CHECK: kiln.library_call "runtime.conv_transpose"(%arg2, %arg3)
 // CHECK: kiln.reshape {{.*}}kiln.alias
-// CHECK: kiln.max_pool {{.*}}kiln.reference = "cpu"
+// CHECK: kiln.max_pool {{.*}}kiln.kernel = "o0_max_pool"
 func.func @others(%a: tensor<4x8xbf16>, %b: tensor<8x4xbf16>, %x: tensor<1x2x4x4xf32>, %k: tensor<2x2x2x2xf32>, %h: tensor<1x2x4x4xbf16>) -> (tensor<4x4xbf16>, tensor<1x2x8x8xf32>, tensor<2x16xf32>, tensor<1x2x2x2xbf16>) {
   %0 = kiln.matmul %a, %b : (tensor<4x8xbf16>, tensor<8x4xbf16>) -> tensor<4x4xbf16>
   %1 = kiln.conv_transpose %x, %k {dilations = array<i64: 1, 1>, group = 1 : i64, output_padding = array<i64: 0, 0>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>} : (tensor<1x2x4x4xf32>, tensor<2x2x2x2xf32>) -> tensor<1x2x8x8xf32>
@@ -131,16 +131,54 @@ func.func @max_pool(%x: tensor<1x8x8x4xf32>) -> tensor<1x4x4x4xf32> {
 
 // An f32 average pooling is oneDNN's too, unless it counts the pads and
 // ceil_mode's last window reaches past them (oneDNN would count that
-// overhang as padding): that one stays a reference step.
+// overhang as padding): that one is a kernel of its own.
 // CHECK-LABEL: func.func @avg_pool(
 // CHECK: kiln.library_call "onednn.avg_pool"(%arg0) {params = {count_include_pad = 0 : i64, dilations = array<i64: 1, 1>, kernel_shape = array<i64: 2, 2>, layout = "nchw", pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>}, roles = ["x"]}
 // CHECK: kiln.library_call "onednn.avg_pool"(%arg0) {params = {count_include_pad = 1 : i64, dilations = array<i64: 1, 1>, kernel_shape = array<i64: 3, 3>, layout = "nchw", pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>}, roles = ["x"]}
-// CHECK: kiln.avg_pool {{.*}}kiln.reference = "cpu"
+// CHECK: kiln.avg_pool {{.*}}kiln.kernel = "o0_avg_pool"
 func.func @avg_pool(%x: tensor<1x2x5x5xf32>) -> (tensor<1x2x3x3xf32>, tensor<1x2x3x3xf32>, tensor<1x2x3x3xf32>) {
   %0 = kiln.avg_pool %x {ceil_mode = 1 : i64, count_include_pad = 0 : i64, dilations = array<i64: 1, 1>, kernel_shape = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>} : (tensor<1x2x5x5xf32>) -> tensor<1x2x3x3xf32>
   %1 = kiln.avg_pool %x {ceil_mode = 0 : i64, count_include_pad = 1 : i64, dilations = array<i64: 1, 1>, kernel_shape = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<1x2x5x5xf32>) -> tensor<1x2x3x3xf32>
   %2 = kiln.avg_pool %x {ceil_mode = 1 : i64, count_include_pad = 1 : i64, dilations = array<i64: 1, 1>, kernel_shape = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>} : (tensor<1x2x5x5xf32>) -> tensor<1x2x3x3xf32>
   return %0, %1, %2 : tensor<1x2x3x3xf32>, tensor<1x2x3x3xf32>, tensor<1x2x3x3xf32>
+}
+
+// -----
+
+// A pad with constant pads is a kernel of its own, in every mode (an
+// attention mask padded to the keys' length, a reflect pad cropping), and so
+// is a max pooling of integers; a pad whose pads are read at run time stays
+// a reference step.
+// CHECK-LABEL: func.func @pads(
+// CHECK: kiln.pad %arg0, %{{.*}}, %{{.*}} {kiln.kernel = "o0_pad", mode = "constant"}
+// CHECK: kiln.pad %arg0, %{{.*}}, %{{.*}} {kiln.kernel = "o1_pad", mode = "reflect"}
+// CHECK: kiln.pad %arg0, %arg1, %{{.*}} {kiln.reference = "cpu", mode = "edge"}
+// CHECK: kiln.max_pool %arg2 {{.*}}kiln.kernel = "o0_max_pool"
+func.func @pads(%x: tensor<2x4x4xf32>, %p: tensor<6xi64>, %q: tensor<1x1x4x4xui8>) -> (tensor<2x4x6xf32>, tensor<2x4x3xf32>, tensor<?x?x?xf32>, tensor<1x1x3x3xui8>) {
+  %v = kiln.constant dense<0xFF800000> : tensor<f32>
+  %p0 = kiln.constant dense<[0, 0, 0, 0, 0, 2]> : tensor<6xi64>
+  %p1 = kiln.constant dense<[0, 0, 2, 0, 0, -3]> : tensor<6xi64>
+  %0 = kiln.pad %x, %p0, %v {mode = "constant"} : (tensor<2x4x4xf32>, tensor<6xi64>, tensor<f32>) -> tensor<2x4x6xf32>
+  %1 = kiln.pad %x, %p1, %v {mode = "reflect"} : (tensor<2x4x4xf32>, tensor<6xi64>, tensor<f32>) -> tensor<2x4x3xf32>
+  %2 = kiln.pad %x, %p, %v {mode = "edge"} : (tensor<2x4x4xf32>, tensor<6xi64>, tensor<f32>) -> tensor<?x?x?xf32>
+  %3 = kiln.max_pool %q {ceil_mode = 0 : i64, dilations = array<i64: 1, 1>, kernel_shape = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x1x4x4xui8>) -> tensor<1x1x3x3xui8>
+  return %0, %1, %2, %3 : tensor<2x4x6xf32>, tensor<2x4x3xf32>, tensor<?x?x?xf32>, tensor<1x1x3x3xui8>
+}
+
+// -----
+
+// An einsum the reference sums in a loop (a diagonal, int32 products) is a
+// kernel of its own (CppEinsumKernel.cpp); an f32 one in matmul form, which
+// the reference computes as a GEMM, stays a reference step.
+// CHECK-LABEL: func.func @einsums(
+// CHECK: kiln.einsum %arg0 {equation = "bii->bi", kiln.kernel = "o0_einsum"}
+// CHECK: kiln.einsum %arg1, %arg1 {equation = "ij,jk->ik", kiln.kernel = "o1_einsum"}
+// CHECK: kiln.einsum %arg2, %arg2 {equation = "bij,bjk->bik", kiln.reference = "cpu"}
+func.func @einsums(%d: tensor<2x3x3xf32>, %n: tensor<3x3xi32>, %m: tensor<2x3x3xf32>) -> (tensor<2x3xf32>, tensor<3x3xi32>, tensor<2x3x3xf32>) {
+  %0 = kiln.einsum %d {equation = "bii->bi"} : (tensor<2x3x3xf32>) -> tensor<2x3xf32>
+  %1 = kiln.einsum %n, %n {equation = "ij,jk->ik"} : (tensor<3x3xi32>, tensor<3x3xi32>) -> tensor<3x3xi32>
+  %2 = kiln.einsum %m, %m {equation = "bij,bjk->bik"} : (tensor<2x3x3xf32>, tensor<2x3x3xf32>) -> tensor<2x3x3xf32>
+  return %0, %1, %2 : tensor<2x3xf32>, tensor<3x3xi32>, tensor<2x3x3xf32>
 }
 
 // -----
@@ -254,16 +292,25 @@ func.func @index_kernels(%x: tensor<3x4xf32>, %k: tensor<i64>, %i: tensor<3x2xi6
 
 // -----
 
-// A cumulative sum along a constant axis is a kernel; along a run-time axis
-// a reference step.
+// A cumulative sum along a constant axis is a kernel, and so is one along a
+// run-time axis (a switch over the axes) and a cumprod; a bitcast is a kernel
+// too (a byte copy; a bool or sub-byte result as the reference makes it).
 // CHECK-LABEL: func.func @scans(
 // CHECK: kiln.cumsum %arg0, %{{.*}} {exclusive = 0 : i64, kiln.kernel = "o0_cumsum", reverse = 1 : i64}
-// CHECK: kiln.cumsum %arg0, %arg1 {exclusive = 0 : i64, kiln.reference = "cpu", reverse = 0 : i64}
-func.func @scans(%x: tensor<2x6xi64>, %axis: tensor<i64>) -> (tensor<2x6xi64>, tensor<2x6xi64>) {
+// CHECK: kiln.cumsum %arg0, %arg1 {exclusive = 0 : i64, kiln.kernel = "o1_cumsum", reverse = 0 : i64}
+// CHECK: kiln.cumprod %arg2, %arg3 {exclusive = 1 : i64, kiln.kernel = "o0_cumprod", reverse = 1 : i64}
+// CHECK: kiln.bitcast %arg2 {kiln.kernel = "o0_bitcast", to = i32}
+// CHECK: kiln.bitcast %arg4 {kiln.kernel = "o1_bitcast", to = i1}
+// CHECK: kiln.bitcast %arg5 {kiln.kernel = "o2_bitcast", to = i4}
+func.func @scans(%x: tensor<2x6xi64>, %axis: tensor<i64>, %f: tensor<3x4xf32>, %axis32: tensor<1xi32>, %u: tensor<5xui8>, %n: tensor<5xui4>) -> (tensor<2x6xi64>, tensor<2x6xi64>, tensor<3x4xf32>, tensor<3x4xi32>, tensor<5xi1>, tensor<5xi4>) {
   %one = kiln.constant dense<1> : tensor<i64>
   %0 = kiln.cumsum %x, %one {exclusive = 0 : i64, reverse = 1 : i64} : (tensor<2x6xi64>, tensor<i64>) -> tensor<2x6xi64>
   %1 = kiln.cumsum %x, %axis {exclusive = 0 : i64, reverse = 0 : i64} : (tensor<2x6xi64>, tensor<i64>) -> tensor<2x6xi64>
-  return %0, %1 : tensor<2x6xi64>, tensor<2x6xi64>
+  %2 = kiln.cumprod %f, %axis32 {exclusive = 1 : i64, reverse = 1 : i64} : (tensor<3x4xf32>, tensor<1xi32>) -> tensor<3x4xf32>
+  %3 = kiln.bitcast %f {to = i32} : (tensor<3x4xf32>) -> tensor<3x4xi32>
+  %4 = kiln.bitcast %u {to = i1} : (tensor<5xui8>) -> tensor<5xi1>
+  %5 = kiln.bitcast %n {to = i4} : (tensor<5xui4>) -> tensor<5xi4>
+  return %0, %1, %2, %3, %4, %5 : tensor<2x6xi64>, tensor<2x6xi64>, tensor<3x4xf32>, tensor<3x4xi32>, tensor<5xi1>, tensor<5xi4>
 }
 
 // -----
