@@ -4,10 +4,10 @@
 // (targets/cpu/CppIndexKernels.cpp) and the CUDA printer
 // (targets/cuda/CudaIndexKernels.cpp) share for the single-op kernels that
 // read or write at run-time positions (gather_elements, gather_nd,
-// scatter_elements, scatter_nd, hardmax): the check of a run-time index,
-// the offset of an element whose axis coordinate is an index, the offset an
-// index tuple selects, a scatter's combination of two elements and a
-// hardmax's step. Each has the reference kernel's semantics
+// scatter_elements, scatter_nd, hardmax, pad): the check of a run-time
+// index, the offset of an element whose axis coordinate is an index, the
+// offset an index tuple selects, a scatter's combination of two elements, a
+// hardmax's step and the element a pad's output reads. Each has the reference kernel's semantics
 // (runtime/kernels/GatherScatter.cpp, Softmax.cpp); only what a bad index
 // does differs between the targets (a CPU kernel returns 1, a CUDA kernel
 // traps), so the callers pass that statement.
@@ -21,6 +21,7 @@
 #include "llvm/ADT/StringRef.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace kiln {
@@ -69,6 +70,21 @@ bool isScatterReduction(llvm::StringRef reduction);
 /// when strictly larger, or when it is a NaN and the best is not (the
 /// reference's rule: the first maximum, a NaN wins).
 std::string printHardmaxStep(const std::string &indent);
+
+/// Statements (at four spaces) that find the element of x that the output
+/// element `flat` of a pad reads (runtime/kernels/Pad.cpp's
+/// mapPadCoordinate): they declare `long long kiln_r` and `kiln_x` (its
+/// offset in x) and, for the constant mode, `bool kiln_inside` (false where
+/// the output lies outside x: the value is written there); per axis, the
+/// output coordinate minus the begin pad, mapped by `mode` (constant,
+/// reflect, edge, wrap) into x cropped by the negative pads. nullopt when the
+/// pads do not give `yShape` from `xShape` or a non-constant mode would have
+/// to fill an axis cropped to nothing: the reference kernel's errors.
+std::optional<std::string> printPadRead(llvm::ArrayRef<int64_t> xShape,
+                                        llvm::ArrayRef<int64_t> yShape,
+                                        llvm::ArrayRef<int64_t> pads,
+                                        llvm::StringRef mode,
+                                        const std::string &flat);
 
 } // namespace codegen
 } // namespace kiln

@@ -27,6 +27,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/ExprPrinter.h"
+#include "codegen/IndexPrinter.h"
 #include "ir/KilnOps.h"
 #include "passes/PassDetail.h"
 #include "targets/cpu/CppKernel.h"
@@ -69,28 +70,6 @@ std::string paramsOf(Operation *op) {
   return params + cppKernelParam(op->getResult(0), "out0", false);
 }
 
-/// The statement (at six spaces) mapping the coordinate `j` of an axis
-/// cropped to `c` elements into it for pad `mode` (constant: clearing
-/// `kiln_inside` outside), as the reference's mapPadCoordinate.
-std::string padMapping(StringRef mode, int64_t c) {
-  std::string outside = "j < 0 || j >= " + lit(c);
-  if (mode == "constant")
-    return "      kiln_inside = kiln_inside && !(" + outside + ");\n";
-  if (mode == "edge")
-    return "      j = j < 0 ? 0 : j >= " + lit(c) + " ? " + lit(c - 1) +
-           " : j;\n";
-  if (mode == "wrap")
-    return "      j = ((j % " + lit(c) + ") + " + lit(c) + ") % " + lit(c) +
-           ";\n";
-  if (c == 1)
-    return "      j = 0;\n";
-  // reflect: a period of 2 (c - 1), the second half mirrored.
-  std::string period = lit(2 * (c - 1));
-  return "      if (" + outside + ") {\n        const int64_t m = ((j % " +
-         period + ") + " + period + ") % " + period + ";\n        j = m < " +
-         lit(c) + " ? m : " + period + " - m;\n      }\n";
-}
-
 std::optional<CppKernel> emitPad(PadOp pad, StringRef name) {
   RankedTensorType xt = staticType(pad.getX()),
                    yt = staticType(pad.getResult()),
@@ -105,26 +84,12 @@ std::optional<CppKernel> emitPad(PadOp pad, StringRef name) {
       !codegen::scalarTypeOf(xt.getElementType()) ||
       !llvm::is_contained({"constant", "reflect", "edge", "wrap"}, mode))
     return std::nullopt;
-  int64_t r = xt.getRank();
-  if (static_cast<int64_t>(pads->size()) != 2 * r || yt.getRank() != r)
+  // A crop below size 0 or a mode that cannot fill an empty axis is the
+  // reference kernel's error.
+  std::optional<std::string> read = codegen::printPadRead(
+      xt.getShape(), yt.getShape(), *pads, mode, "kiln_i");
+  if (!read)
     return std::nullopt;
-  // Per axis: the cropped start lo and size c, and the begin pad.
-  SmallVector<int64_t> lo(r), c(r), pb(r), strides(r);
-  int64_t stride = 1;
-  for (int64_t d = r - 1; d >= 0; --d) {
-    int64_t begin = (*pads)[d], end = (*pads)[r + d];
-    lo[d] = std::max<int64_t>(-begin, 0);
-    c[d] = xt.getDimSize(d) - lo[d] - std::max<int64_t>(-end, 0);
-    pb[d] = std::max<int64_t>(begin, 0);
-    int64_t pe = std::max<int64_t>(end, 0);
-    // A crop below size 0 or a mode that cannot fill an empty axis is the
-    // reference kernel's error.
-    if (c[d] < 0 || c[d] + pb[d] + pe != yt.getDimSize(d) ||
-        (mode != "constant" && c[d] == 0 && (pb[d] || pe)))
-      return std::nullopt;
-    strides[d] = stride;
-    stride *= xt.getDimSize(d);
-  }
   int64_t total = yt.getNumElements();
   std::string what = mode.str() + " pad by [" + join(*pads, ", ") +
                      "]: per output element, each axis's coordinate mapped "
@@ -137,19 +102,7 @@ std::optional<CppKernel> emitPad(PadOp pad, StringRef name) {
     body += "  #pragma omp parallel for\n";
   body +=
       "  for (int64_t kiln_i = 0; kiln_i < " + lit(total) + "; ++kiln_i) {\n";
-  body += "    int64_t kiln_r = kiln_i, kiln_x = 0;\n";
-  if (mode == "constant")
-    body += "    bool kiln_inside = true;\n";
-  for (int64_t d = r - 1; d >= 0; --d) {
-    int64_t out = yt.getDimSize(d);
-    body += "    {\n      int64_t j = kiln_r % " + lit(out) + " - " +
-            lit(pb[d]) + "; // axis " + lit(d) + "\n";
-    body += "      kiln_r /= " + lit(out) + ";\n";
-    if (pb[d] != 0 || out != c[d])
-      body += padMapping(mode, c[d]);
-    body += "      kiln_x += (j + " + lit(lo[d]) + ") * " + lit(strides[d]) +
-            ";\n    }\n";
-  }
+  body += *read;
   if (mode == "constant")
     body += "    out0[kiln_i] = kiln_inside ? in0[kiln_x] : " +
             std::string(vt.getNumElements() >= 1 ? "in2[0]" : "0") + ";\n";

@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/ExprPrinter.h"
+#include "codegen/IndexPrinter.h"
 #include "ir/KilnOps.h"
 #include "passes/PassDetail.h"
 #include "targets/cuda/CudaKernel.h"
@@ -45,28 +46,14 @@ std::optional<CudaKernel> emitCudaPadKernel(Operation *op,
       vt.getElementType() != xt.getElementType() ||
       !llvm::is_contained({"constant", "reflect", "edge", "wrap"}, mode))
     return std::nullopt;
-  int64_t r = xt.getRank();
-  if (static_cast<int64_t>(pads->size()) != 2 * r)
-    return std::nullopt;
   std::optional<codegen::ScalarType> st =
       codegen::scalarTypeOf(xt.getElementType());
   if (!st)
     return std::nullopt;
-  // Per axis: the cropped start lo and size c, and the begin pad.
-  SmallVector<int64_t> lo(r), c(r), pb(r), strides(r);
-  int64_t stride = 1;
-  for (int64_t d = r - 1; d >= 0; --d) {
-    int64_t begin = (*pads)[d], end = (*pads)[r + d];
-    lo[d] = std::max<int64_t>(-begin, 0);
-    c[d] = xt.getDimSize(d) - lo[d] - std::max<int64_t>(-end, 0);
-    pb[d] = std::max<int64_t>(begin, 0);
-    int64_t pe = std::max<int64_t>(end, 0);
-    if (c[d] < 0 || c[d] + pb[d] + pe != yt.getDimSize(d) ||
-        (mode != "constant" && c[d] == 0 && (pb[d] || pe)))
-      return std::nullopt;
-    strides[d] = stride;
-    stride *= xt.getDimSize(d);
-  }
+  std::optional<std::string> read = codegen::printPadRead(
+      xt.getShape(), yt.getShape(), *pads, mode, "kiln_i");
+  if (!read)
+    return std::nullopt;
   int64_t total = yt.getNumElements();
   std::string storage = codegen::storageCType(*st);
   CudaKernel k;
@@ -86,39 +73,7 @@ std::optional<CudaKernel> emitCudaPadKernel(Operation *op,
           std::string(mode == "constant" ? ", the value outside x" : ""));
   s += head + " {\n";
   s += elementLoopHead(k, total);
-  s += "    long long kiln_r = kiln_i, kiln_x = 0;\n";
-  if (mode == "constant")
-    s += "    bool kiln_inside = true;\n";
-  for (int64_t d = r - 1; d >= 0; --d) {
-    int64_t out = yt.getDimSize(d);
-    s += "    {\n      long long j = kiln_r % " + llLiteral(out) + " - " +
-         llLiteral(pb[d]) + "; // axis " + std::to_string(d) + "\n";
-    s += "      kiln_r /= " + llLiteral(out) + ";\n";
-    bool padded = pb[d] != 0 || out != c[d];
-    if (padded) {
-      std::string outside = "j < 0 || j >= " + llLiteral(c[d]);
-      if (mode == "constant")
-        s += "      kiln_inside = kiln_inside && !(" + outside + ");\n";
-      else if (mode == "edge")
-        s += "      j = j < 0 ? 0 : j >= " + llLiteral(c[d]) + " ? " +
-             llLiteral(c[d] - 1) + " : j;\n";
-      else if (mode == "wrap")
-        s += "      j = ((j % " + llLiteral(c[d]) + ") + " + llLiteral(c[d]) +
-             ") % " + llLiteral(c[d]) + ";\n";
-      else if (c[d] == 1)
-        s += "      j = 0;\n";
-      else {
-        int64_t period = 2 * (c[d] - 1);
-        s += "      if (" + outside +
-             ") {\n        const long long m = ((j % " + llLiteral(period) +
-             ") + " + llLiteral(period) + ") % " + llLiteral(period) +
-             ";\n        j = m < " + llLiteral(c[d]) +
-             " ? m : " + llLiteral(period) + " - m;\n      }\n";
-      }
-    }
-    s += "      kiln_x += (j + " + llLiteral(lo[d]) + ") * " +
-         llLiteral(strides[d]) + ";\n    }\n";
-  }
+  s += *read;
   if (mode == "constant") {
     std::string value =
         vt.getNumElements() >= 1 ? "in2[0]" : "(" + storage + ")0";
