@@ -145,5 +145,33 @@ Expected<EinsumPlan> planEinsum(std::string eq,
   return p;
 }
 
+EinsumLoops planLoops(const EinsumPlan &p, const std::vector<Shape> &inputs) {
+  EinsumLoops loops;
+  loops.order = p.outLabels;
+  for (const auto &[label, size] : p.sizes)
+    if (std::find(loops.order.begin(), loops.order.end(), label) ==
+        loops.order.end())
+      loops.order.push_back(label);
+  loops.numOutput = p.outLabels.size();
+  for (int label : loops.order)
+    loops.sizes.push_back(p.sizes.at(label));
+  loops.strides.assign(inputs.size(),
+                       std::vector<int64_t>(loops.order.size(), 0));
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    int64_t stride = 1;
+    for (int64_t d = static_cast<int64_t>(inputs[i].size()) - 1; d >= 0;
+         --d) {
+      if (inputs[i][d] != 1) { // A size-1 dim broadcasts.
+        size_t pos = std::find(loops.order.begin(), loops.order.end(),
+                               p.inputLabels[i][d]) -
+                     loops.order.begin();
+        loops.strides[i][pos] += stride;
+      }
+      stride *= inputs[i][d];
+    }
+  }
+  return loops;
+}
+
 } // namespace einsum
 } // namespace kiln

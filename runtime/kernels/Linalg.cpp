@@ -248,28 +248,16 @@ template <typename T> EinsumAcc<T> toAcc(T v) {
 template <typename T>
 void einsumLoop(const einsum::EinsumPlan &p, const std::vector<Tensor> &inputs,
                 Tensor &out) {
-  std::vector<int> order = p.outLabels;
-  for (auto &[l, s] : p.sizes)
-    if (!std::count(order.begin(), order.end(), l))
-      order.push_back(l);
-  size_t nOut = p.outLabels.size(), nAll = order.size(), nIn = inputs.size();
-  Shape sizes(nAll);
-  for (size_t d = 0; d < nAll; ++d)
-    sizes[d] = p.sizes.at(order[d]);
-  // strides[i][d]: step in operand i when label order[d] advances by one.
-  std::vector<Shape> strides(nIn, Shape(nAll, 0));
+  std::vector<Shape> shapes;
+  for (const Tensor &t : inputs)
+    shapes.push_back(t.shape());
+  einsum::EinsumLoops loops = einsum::planLoops(p, shapes);
+  const Shape &sizes = loops.sizes;
+  const std::vector<Shape> &strides = loops.strides;
+  size_t nOut = loops.numOutput, nAll = sizes.size(), nIn = inputs.size();
   std::vector<const T *> data(nIn);
-  for (size_t i = 0; i < nIn; ++i) {
+  for (size_t i = 0; i < nIn; ++i)
     data[i] = inputs[i].data<T>();
-    Shape own = contiguousStrides(inputs[i].shape());
-    for (size_t d = 0; d < p.inputLabels[i].size(); ++d) {
-      if (inputs[i].dim(d) == 1)
-        continue; // Broadcast (or trivially size 1).
-      size_t pos = std::find(order.begin(), order.end(), p.inputLabels[i][d]) -
-                   order.begin();
-      strides[i][pos] += own[d];
-    }
-  }
   int64_t outCount = 1, sumCount = 1;
   for (size_t d = 0; d < nAll; ++d)
     (d < nOut ? outCount : sumCount) *= sizes[d];

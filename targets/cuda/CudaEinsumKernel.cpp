@@ -69,29 +69,15 @@ std::optional<CudaKernel> emitCudaEinsumKernel(Operation *op,
     return std::nullopt; // The verifier's business; the host reports it.
   const einsum::EinsumPlan &p = *planned;
   // The joint index space: output labels, then the summed ones.
-  std::vector<int> order = p.outLabels;
-  for (const auto &[label, size] : p.sizes)
-    if (!llvm::is_contained(order, label))
-      order.push_back(label);
-  size_t nOut = p.outLabels.size(), nIn = shapes.size();
+  einsum::EinsumLoops loops = einsum::planLoops(p, shapes);
+  const std::vector<int> &order = loops.order;
+  const std::vector<std::vector<int64_t>> &strides = loops.strides;
+  size_t nOut = loops.numOutput, nIn = shapes.size();
   int64_t total = 1;
   for (size_t d = 0; d < nOut; ++d)
-    total *= p.sizes.at(order[d]);
+    total *= loops.sizes[d];
   if (total != yt.getNumElements() || total >= (int64_t(1) << 62))
     return std::nullopt;
-  // strides[i][d]: the step in operand i when label order[d] advances.
-  std::vector<std::vector<int64_t>> strides(nIn,
-                                            std::vector<int64_t>(order.size()));
-  for (size_t i = 0; i < nIn; ++i) {
-    int64_t stride = 1;
-    for (int64_t d = static_cast<int64_t>(shapes[i].size()) - 1; d >= 0; --d) {
-      if (shapes[i][d] != 1) { // a size-1 dim broadcasts
-        size_t pos = llvm::find(order, p.inputLabels[i][d]) - order.begin();
-        strides[i][pos] += stride;
-      }
-      stride *= shapes[i][d];
-    }
-  }
   std::string storage = codegen::storageCType(*st);
   ProductAccumulator accumulator(*st, /*f64ForFloats=*/true);
   const std::string &acc = accumulator.type;
