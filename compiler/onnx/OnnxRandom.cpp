@@ -21,7 +21,8 @@ namespace {
 
 /// The kiln seed of the node: the bits of ONNX's float seed, or (with bit
 /// 32 set, so that no float seed gives it) an FNV-1a hash of the first
-/// output's name.
+/// output's name (of the empty name for a node that names no output: a
+/// hostile file's; its result is then bound to nothing).
 int64_t seedOf(NodeContext &nc) {
   if (nc.hasAttr("seed")) {
     float seed = nc.attrFloat("seed", 0.0f);
@@ -30,7 +31,9 @@ int64_t seedOf(NodeContext &nc) {
     return bits;
   }
   uint32_t hash = 2166136261u;
-  for (char c : nc.node().output(0)) {
+  const std::string &name =
+      nc.node().output_size() ? nc.node().output(0) : std::string();
+  for (char c : name) {
     hash ^= static_cast<unsigned char>(c);
     hash *= 16777619u;
   }
