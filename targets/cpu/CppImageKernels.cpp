@@ -137,8 +137,8 @@ std::string printRoiBilinear(const RoiGeometry &g) {
   s += "          const double ly = sy - (double)y0, lx = sx - (double)x0;\n"
        "          const double hy = 1.0 - ly, hx = 1.0 - lx;\n";
   s += "          p0 = y0 * " + w + " + x0;\n          p1 = y0 * " + w +
-       " + x1;\n          p2 = y1 * " + w + " + x0;\n          p3 = y1 * " +
-       w + " + x1;\n";
+       " + x1;\n          p2 = y1 * " + w + " + x0;\n          p3 = y1 * " + w +
+       " + x1;\n";
   s += "          w0 = hy * hx;\n          w1 = hy * lx;\n"
        "          w2 = ly * hx;\n          w3 = ly * lx;\n        }\n";
   return s;
@@ -148,9 +148,9 @@ std::string printRoiBilinear(const RoiGeometry &g) {
 /// its region, channel and bin, the bin's samples in the reference's order.
 std::string printRoiElement(const RoiGeometry &g, const std::string &x) {
   int64_t plane = g.height * g.width, bins = g.outH * g.outW;
-  std::string s = "    const int64_t r = kiln_i / " +
-                  lit(g.channels * bins) + ", c = kiln_i / " + lit(bins) +
-                  " % " + lit(g.channels) + ";\n";
+  std::string s = "    const int64_t r = kiln_i / " + lit(g.channels * bins) +
+                  ", c = kiln_i / " + lit(bins) + " % " + lit(g.channels) +
+                  ";\n";
   s += "    const int64_t ph = kiln_i % " + lit(bins) + " / " + lit(g.outW) +
        ", pw = kiln_i % " + lit(g.outW) + ";\n";
   s += "    const Region g = kiln_region(r);\n";
@@ -206,8 +206,7 @@ std::optional<CppKernel> emitRoiAlign(RoiAlignOp op, StringRef name) {
   g.width = xt.getDimSize(3);
   g.regions = rt.getDimSize(0);
   if (g.outH < 1 || g.outW < 1 || g.ratio < 0 || g.ratio > 1024 ||
-      yt.getShape() !=
-          ArrayRef<int64_t>{g.regions, g.channels, g.outH, g.outW})
+      yt.getShape() != ArrayRef<int64_t>{g.regions, g.channels, g.outH, g.outW})
     return std::nullopt; // The reference kernel's errors.
   std::string x = xt.getElementType().isF32() ? "float" : "double";
   int64_t plane = g.height * g.width, total = yt.getNumElements();
@@ -306,7 +305,8 @@ std::string printDeformElement(const DeformGeometry &g, const std::string &x) {
   s += "        const double x = (double)(j * " + lit(g.strideW) + " + kj * " +
        lit(g.dilW) + " - " + lit(g.padL) + ") + dx;\n";
   s += "        const double v = kiln_sample(plane, y, x);\n";
-  s += "        const double mk = (double)in4[tap * " + lit(opix) + " + pix];\n";
+  s +=
+      "        const double mk = (double)in4[tap * " + lit(opix) + " + pix];\n";
   s += "        acc += v * mk * (double)in1[((oc * " + lit(g.cPerGroup) +
        " + icg) * " + lit(g.kh) + " + ki) * " + lit(g.kw) + " + kj];\n";
   s += "      }\n    }\n";
@@ -338,8 +338,7 @@ std::optional<CppKernel> emitDeformConv(DeformConvOp op, StringRef name) {
   if (g.c % group != 0 || g.m % group != 0 || wt.getDimSize(1) != g.c / group ||
       g.c % offsetGroup != 0 || bt.getDimSize(0) != g.m ||
       ot.getDimSize(0) != g.n || ot.getDimSize(1) != offsetGroup * taps * 2 ||
-      mt.getShape() !=
-          ArrayRef<int64_t>{g.n, offsetGroup * taps, g.oh, g.ow} ||
+      mt.getShape() != ArrayRef<int64_t>{g.n, offsetGroup * taps, g.oh, g.ow} ||
       yt.getShape() != ArrayRef<int64_t>{g.n, g.m, g.oh, g.ow})
     return std::nullopt; // The reference kernel's errors.
   g.cPerGroup = g.c / group, g.mPerGroup = g.m / group;

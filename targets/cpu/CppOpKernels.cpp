@@ -459,8 +459,7 @@ CppKernel makeCppOpKernel(Operation *op, StringRef name,
 std::optional<StringRef> cppOpKernelStem(Operation *op) {
   // The op's mnemonic ("gather", "cumsum", ...).
   if (isa<GatherOp, ConcatOp, GatherElementsOp, CumSumOp, CumProdOp, ArgMaxOp,
-          ArgMinOp, BitCastOp, EinsumOp, DftOp, RoiAlignOp, DeformConvOp>(
-          op) ||
+          ArgMinOp, BitCastOp, EinsumOp, DftOp, RoiAlignOp, DeformConvOp>(op) ||
       hasCppIndexKernel(op) || hasCppWindowKernel(op))
     return op->getName().stripDialect();
   return std::nullopt;

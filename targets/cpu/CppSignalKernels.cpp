@@ -56,13 +56,13 @@ std::string printSignal(int64_t length, int64_t inLen, int64_t inner,
   std::string s = "    for (int64_t t = 0; t < " + lit(length) + "; ++t) {\n";
   std::string at = "in0[((o * " + lit(inLen) + " + kiln_k) * " + lit(inner) +
                    " + i) * " + lit(parts) + "]";
-  std::string imAt = parts == 2 ? "(double)in0[((o * " + lit(inLen) +
-                                      " + kiln_k) * " + lit(inner) +
-                                      " + i) * 2 + 1]"
-                                : "0.0";
+  std::string imAt = parts == 2
+                         ? "(double)in0[((o * " + lit(inLen) + " + kiln_k) * " +
+                               lit(inner) + " + i) * 2 + 1]"
+                         : "0.0";
   if (irfft)
-    s += "      const int64_t kiln_k = t <= " + lit(length / 2) + " ? t : " +
-         lit(length) + " - t;\n";
+    s += "      const int64_t kiln_k = t <= " + lit(length / 2) +
+         " ? t : " + lit(length) + " - t;\n";
   else
     s += "      const int64_t kiln_k = t;\n";
   s += "      double re = 0.0, im = 0.0;\n";
@@ -109,8 +109,9 @@ std::optional<CppKernel> emitDft(DftOp op, StringRef name) {
       std::string(inverse ? "inverse " : "") + "DFT of length " + lit(length) +
       " along axis " + lit(axis) + " of " + lit(outer * inner) +
       (parts == 2 ? " complex" : " real") + " signals" +
-      (irfft ? ", one-sided spectra to real signals"
-             : onesided ? ", one-sided" : "") +
+      (irfft      ? ", one-sided spectra to real signals"
+       : onesided ? ", one-sided"
+                  : "") +
       "; direct sums in double complex arithmetic, as the reference";
   std::string sign = inverse ? "1.0" : "-1.0";
   std::string params = cppKernelParam(op.getX(), "in0", true) + ", " +
@@ -139,7 +140,8 @@ std::optional<CppKernel> emitDft(DftOp op, StringRef name) {
   body += "      for (int64_t t = 0; t < " + lit(length) + "; ++t) {\n";
   body += "        const int64_t turn = k * t % " + lit(length) + ";\n";
   body += "        __complex__ double v, w;\n";
-  body += "        __real__ v = kiln_re[t];\n        __imag__ v = kiln_im[t];\n";
+  body +=
+      "        __real__ v = kiln_re[t];\n        __imag__ v = kiln_im[t];\n";
   body += "        __real__ w = kiln_cos[turn];\n"
           "        __imag__ w = kiln_sin[turn];\n";
   body += "        sum += v * w;\n      }\n";
