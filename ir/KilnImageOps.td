@@ -3,10 +3,12 @@
 // This file declares the kiln ops that sample or rearrange images by
 // computed positions and that select boxes: grid_sample (ONNX GridSample),
 // col2im (ONNX Col2Im), roi_align (ONNX RoiAlign), deform_conv (ONNX
-// DeformConv) and non_max_suppression (ONNX NonMaxSuppression). No code
-// generator compiles them: all but non_max_suppression run as reference
-// steps of a compiled graph, non_max_suppression (a size that depends on
-// the values) as an eager region. See docs/op-semantics.md for the contract.
+// DeformConv) and non_max_suppression (ONNX NonMaxSuppression). The CPU
+// target prints kernels of grid_sample, roi_align and deform_conv
+// (targets/cpu/CppIndexKernels.cpp, CppImageKernels.cpp); otherwise all but
+// non_max_suppression run as reference steps of a compiled graph,
+// non_max_suppression (a size that depends on the values) as an eager
+// region. See docs/op-semantics.md for the contract.
 //
 //===----------------------------------------------------------------------===//
 

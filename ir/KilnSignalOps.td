@@ -1,8 +1,9 @@
 //===- KilnSignalOps.td - Signal-processing ops --------------*- tablegen -*-===//
 //
 // This file declares the kiln ops of signal processing: dft (ONNX DFT) and
-// stft (ONNX STFT). No code generator compiles them: they run as reference
-// steps of a compiled graph. See docs/op-semantics.md for the contract.
+// stft (ONNX STFT). The CPU target prints a kernel of dft
+// (targets/cpu/CppSignalKernels.cpp); otherwise they run as reference steps
+// of a compiled graph. See docs/op-semantics.md for the contract.
 //
 //===----------------------------------------------------------------------===//
 

@@ -95,6 +95,21 @@ std::optional<CppKernel> emitCppWindowKernel(mlir::Operation *op,
 std::optional<CppKernel> emitCppEinsumKernel(mlir::Operation *op,
                                              llvm::StringRef name);
 
+/// The kernel `name` of a kiln.dft (CppSignalKernels.cpp: the reference's
+/// direct sums in double complex arithmetic, f32 or f64, static shapes), as
+/// emitCppOpKernel's; nullopt for other ops and for a dft it does not take.
+std::optional<CppKernel> emitCppSignalKernel(mlir::Operation *op,
+                                             llvm::StringRef name);
+
+/// The kernel `name` of a kiln.roi_align or kiln.deform_conv
+/// (CppImageKernels.cpp: the reference's bilinear samples in double, f32 or
+/// f64, static shapes), as emitCppOpKernel's; a roi_align returns 1 on a
+/// batch index outside the input and 3 on a region that is not finite or
+/// needs too large a sampling grid. nullopt for other ops and for one it
+/// does not take.
+std::optional<CppKernel> emitCppImageKernel(mlir::Operation *op,
+                                            llvm::StringRef name);
+
 /// `[const ]type *__restrict name`: the parameter of a single-op kernel for
 /// the buffer of `v` (const for an input).
 std::string cppKernelParam(mlir::Value v, const std::string &name,

@@ -459,7 +459,7 @@ CppKernel makeCppOpKernel(Operation *op, StringRef name,
 std::optional<StringRef> cppOpKernelStem(Operation *op) {
   // The op's mnemonic ("gather", "cumsum", ...).
   if (isa<GatherOp, ConcatOp, GatherElementsOp, CumSumOp, CumProdOp, ArgMaxOp,
-          ArgMinOp, BitCastOp, EinsumOp>(op) ||
+          ArgMinOp, BitCastOp, EinsumOp, DftOp, RoiAlignOp, DeformConvOp>(op) ||
       hasCppIndexKernel(op) || hasCppWindowKernel(op))
     return op->getName().stripDialect();
   return std::nullopt;
@@ -480,6 +480,10 @@ std::optional<CppKernel> emitCppOpKernel(Operation *op, StringRef name) {
     return emitBitCast(bitcast, name);
   if (isa<EinsumOp>(op))
     return emitCppEinsumKernel(op, name);
+  if (isa<DftOp>(op))
+    return emitCppSignalKernel(op, name);
+  if (isa<RoiAlignOp, DeformConvOp>(op))
+    return emitCppImageKernel(op, name);
   if (hasCppIndexKernel(op))
     return emitCppIndexKernel(op, name);
   if (hasCppWindowKernel(op))

@@ -187,7 +187,8 @@ public:
     os << "  // Step " << index << ": kernel " << name << " ("
        << (fusion ? fusion.getKind() : op->getName().stripDialect())
        << "), ONNX nodes " << nodeList(sourceNodeNames(op)) << "\n";
-    // A kernel of a single op returns 1 on a bad index, 2 on a bad axis.
+    // A kernel of a single op returns 1 on a bad index, 2 on a bad axis, 3
+    // on another input value it cannot take (a roi_align's region).
     os << (fusion ? "  " : "  if (int kiln_rc = ") << "kiln_kernels::" << name
        << "(";
     bool firstArg = true;
@@ -211,8 +212,10 @@ public:
     os << ")\n    return fail(err, errlen, std::string(\"node '\") + "
        << quote(node)
        << " + (kiln_rc == 2 ? \"': the axis is out of range for the rank of "
-          "its tensor\" : \"': an index is outside the dimension it "
-          "indexes\"));\n";
+          "its tensor\" : kiln_rc == 3 ? \"': an input holds a value the op "
+          "cannot take (a region of interest that is not finite or needs a "
+          "sampling grid over 4096 per axis)\" : \"': an index is outside "
+          "the dimension it indexes\"));\n";
   }
 
   LogicalResult emitLibraryCall(llvm::raw_ostream &os, LibraryCallOp call,
@@ -249,15 +252,17 @@ public:
     std::string name = kernelName(op);
     KernelEntryPoint entry;
     entry.symbol = names().symbol(name);
-    // A kernel of a single op returns 1 on a bad index, else 0.
+    // A kernel of a single op returns 1 on a bad index, 2 on a bad axis, 3
+    // on another bad input value, else 0.
     entry.returnType = fusion ? "void" : "int";
     entry.parameters = kernelParameters(op, buffers);
     entry.doc = kernelDoc(
         op, name, fusion ? fusion.getKind() : op->getName().stripDialect());
     if (!fusion)
       entry.doc.push_back("Returns 1 when an index is outside the dimension "
-                          "it indexes, 2 when an axis is out of range, else "
-                          "0.");
+                          "it indexes, 2 when an axis is out of range, 3 "
+                          "when an input holds another value the op cannot "
+                          "take, else 0.");
     // The kernel takes its own pointer types (kiln_f16 for uint16_t bits).
     entry.body = std::string(fusion ? "  " : "  return ") +
                  "kiln_kernels::" + name + "(";

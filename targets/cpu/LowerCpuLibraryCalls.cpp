@@ -48,8 +48,11 @@
 //    rows moved with memcpy), and so are gather_elements, argmax/argmin,
 //    bitcast, cumsum/cumprod (a constant or run-time axis), trilu, hardmax,
 //    scatter_elements, scatter_nd, gather_nd and grid_sample
-//    (CppIndexKernels.cpp), and a pad with constant pads and the max/avg
-//    poolings oneDNN did not take (CppWindowKernels.cpp).
+//    (CppIndexKernels.cpp), a pad with constant pads and the max/avg
+//    poolings oneDNN did not take (CppWindowKernels.cpp), an einsum the
+//    reference sums in a loop (CppEinsumKernel.cpp), a dft
+//    (CppSignalKernels.cpp), a roi_align and a deform_conv
+//    (CppImageKernels.cpp).
 //  - A reshape, flatten, squeeze or unsqueeze outside a fusion is an alias
 //    of its operand (kiln.alias): no step, no copy.
 //  - Every other op outside a fusion is tagged kiln.reference = "cpu" (the

@@ -19,10 +19,16 @@ nearest's ties; a volume); and those of CppWindowKernels.cpp: Pad (constant,
 reflect, edge and wrap; negative pads), MaxPool and AveragePool where oneDNN
 does not take them (f64 with a NaN, f16, int8; ceil_mode with the pads
 counted); and Einsum (CppEinsumKernel.cpp: a reduction, int8 products,
-three operands, a diagonal). The ONNX node tests cover ArgMax, ArgMin,
+three operands, a diagonal); DFT (CppSignalKernels.cpp: forward and inverse,
+real and complex input, one-sided, cut and zero-padded, an axis other than the
+last, f64) and RoiAlign and DeformConv (CppImageKernels.cpp: avg and max, both
+coordinate modes, sampling_ratio 0 and 2, regions partly outside the image;
+with and without mask and bias, group and offset_group 2, offsets far outside
+the image and a NaN one). The ONNX node tests cover ArgMax, ArgMin,
 GatherElements, BitCast and CumSum along a run-time axis too.
 An index out of range must fail the compiled run with an error naming the node,
-as it fails the reference run.
+as it fails the reference run, and so must a region of interest that is not
+finite.
 
   cpu_op_kernels.py --kiln build/bin/kiln --work DIR
 
@@ -38,6 +44,63 @@ import sys
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
+
+
+def signal_image_nodes():
+    """DFT, RoiAlign and DeformConv nodes: (nodes, outputs, initializers,
+    graph inputs)."""
+    nodes = [
+        helper.make_node("DFT", ["sr", "", "axis_1"], ["dft_real_axis1"],
+                         name="dft_real_axis1"),
+        helper.make_node("DFT", ["sc", "len8"], ["dft_inverse_padded"],
+                         inverse=1, name="dft_inverse_padded"),
+        helper.make_node("DFT", ["sr", "len2"], ["dft_rfft_cut"], onesided=1,
+                         name="dft_rfft_cut"),
+        helper.make_node("DFT", ["sr", "len8", "axis_1"], ["dft_rfft_axis1"],
+                         onesided=1, name="dft_rfft_axis1"),
+        helper.make_node("DFT", ["sc", "len8"], ["dft_irfft"], inverse=1,
+                         onesided=1, name="dft_irfft"),
+        helper.make_node("DFT", ["sc"], ["dft_complex"], name="dft_complex"),
+        helper.make_node("Cast", ["sr"], ["sr_f64"], to=TensorProto.DOUBLE,
+                         name="sr_f64"),
+        helper.make_node("DFT", ["sr_f64", "", "axis_1"], ["dft_f64"],
+                         inverse=1, name="dft_f64"),
+    ]
+    for mode, coords, ratio, scale in [("avg", "half_pixel", 0, 1.0),
+                                       ("max", "output_half_pixel", 2, 1.0),
+                                       ("avg", "output_half_pixel", 2, 0.5),
+                                       ("max", "half_pixel", 0, 0.75)]:
+        out = f"roi_{mode}_{coords}_{ratio}"
+        nodes.append(helper.make_node(
+            "RoiAlign", ["img", "rois", "roi_batch"], [out], mode=mode,
+            coordinate_transformation_mode=coords, sampling_ratio=ratio,
+            spatial_scale=scale, output_height=2, output_width=3, name=out))
+    nodes += [
+        helper.make_node("DeformConv", ["dimg", "dw", "doff"], ["deform_plain"],
+                         pads=[1, 1, 1, 1], name="deform_plain"),
+        helper.make_node("DeformConv", ["dimg", "dw2", "doff2", "db2", "dmask2"],
+                         ["deform_mask_groups"], group=2, offset_group=2,
+                         strides=[2, 1], dilations=[2, 1], pads=[1, 0, 1, 1],
+                         name="deform_mask_groups"),
+    ]
+    outputs = [n.output[0] for n in nodes if n.op_type != "Cast"]
+    inits = [numpy_helper.from_array(np.array(1, np.int64), "axis_1"),
+             numpy_helper.from_array(np.array(8, np.int64), "len8"),
+             numpy_helper.from_array(np.array(2, np.int64), "len2")]
+    f = TensorProto.FLOAT
+    inputs = [helper.make_tensor_value_info("sr", f, [2, 6, 3, 1]),
+              helper.make_tensor_value_info("sc", f, [2, 5, 2]),
+              helper.make_tensor_value_info("rois", f, [4, 4]),
+              helper.make_tensor_value_info("roi_batch", TensorProto.INT64,
+                                            [4]),
+              helper.make_tensor_value_info("dimg", f, [1, 4, 5, 5]),
+              helper.make_tensor_value_info("dw", f, [2, 4, 3, 3]),
+              helper.make_tensor_value_info("doff", f, [1, 18, 5, 5]),
+              helper.make_tensor_value_info("dw2", f, [4, 2, 2, 2]),
+              helper.make_tensor_value_info("doff2", f, [1, 16, 3, 5]),
+              helper.make_tensor_value_info("db2", f, [4]),
+              helper.make_tensor_value_info("dmask2", f, [1, 8, 3, 5])]
+    return nodes, outputs, inits, inputs
 
 
 def build_model():
@@ -168,6 +231,10 @@ def build_model():
                "hardmax", "hardmax_last", "scatter_int8_add", "gather_nd_b1",
                "gather_nd"] + grids + [n.output[0] for n in nodes[-10:]] + \
         window_outputs
+    extra_nodes, extra_outputs, extra_inits, extra_inputs = signal_image_nodes()
+    nodes += extra_nodes
+    outputs += extra_outputs
+    inits += extra_inits
     graph = helper.make_graph(
         nodes, "cpu_op_kernels",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 4, 5]),
@@ -188,12 +255,35 @@ def build_model():
          helper.make_tensor_value_info("vol", TensorProto.FLOAT, [1, 2, 3, 4, 5]),
          helper.make_tensor_value_info("xd", TensorProto.DOUBLE, [1, 2, 5, 5]),
          helper.make_tensor_value_info("vgrid", TensorProto.FLOAT,
-                                       [1, 2, 3, 2, 3])],
+                                       [1, 2, 3, 2, 3])] + extra_inputs,
         [helper.make_tensor_value_info(o, TensorProto.UNDEFINED, None)
          for o in outputs], inits)
     m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 26)])
     m.ir_version = 11
     return onnx.shape_inference.infer_shapes(m, strict_mode=True), outputs
+
+
+def signal_image_feeds(rng):
+    """The inputs of signal_image_nodes' nodes."""
+    # Regions inside, partly outside and past the image (5 wide, 4 high),
+    # some wide enough that sampling_ratio 0 takes several samples per bin.
+    rois = np.array([[0.5, 0.2, 4.1, 3.3], [-1.5, -0.7, 2.2, 5.6],
+                     [3.0, 1.0, 3.4, 1.2], [1.0, 2.5, 7.9, 9.0]], np.float32)
+    doff = rng.normal(0, 1.5, (1, 18, 5, 5)).astype(np.float32)
+    doff[0, 3, 2, 2] = np.nan  # reads a zero
+    doff[0, 4, 1, 1] = 40.0    # far outside the image
+    doff2 = rng.normal(0, 1.5, (1, 16, 3, 5)).astype(np.float32)
+    return {"sr": rng.standard_normal((2, 6, 3, 1)).astype(np.float32),
+            "sc": rng.standard_normal((2, 5, 2)).astype(np.float32),
+            "rois": rois,
+            "roi_batch": np.array([0, 1, 1, 0], np.int64),
+            "dimg": rng.standard_normal((1, 4, 5, 5)).astype(np.float32),
+            "dw": rng.standard_normal((2, 4, 3, 3)).astype(np.float32),
+            "doff": doff,
+            "dw2": rng.standard_normal((4, 2, 2, 2)).astype(np.float32),
+            "doff2": doff2,
+            "db2": rng.standard_normal(4).astype(np.float32),
+            "dmask2": rng.uniform(0, 1, (1, 8, 3, 5)).astype(np.float32)}
 
 
 def run(cmd):
@@ -246,6 +336,31 @@ def check_bad_axis(args, path, pkg, inputs):
     return failures
 
 
+def check_bad_region(args, path, pkg, inputs, feeds):
+    """A region of interest that is not finite fails both runs; the compiled
+    one names a roi_align node. Returns the failures."""
+    rois = feeds["rois"].copy()
+    rois[2, 1] = np.inf
+    f = os.path.join(args.work, "rois_bad.npy")
+    np.save(f, rois)
+    bad_inputs = [a.replace(os.path.join(args.work, "rois.npy"), f)
+                  for a in inputs]
+    failures = []
+    for what, target in [("reference", path), ("compiled", pkg)]:
+        p = subprocess.run([args.kiln, "run", target, "-o",
+                            os.path.join(args.work, "bad_roi_" + what)] +
+                           bad_inputs, capture_output=True, text=True)
+        out = p.stdout + p.stderr
+        if p.returncode == 0:
+            failures.append(f"{what}: a region that is not finite did not "
+                            f"fail the run")
+        elif what == "compiled" and ("node 'roi_" not in out or
+                                     "region of interest" not in out):
+            failures.append(f"compiled: the error does not name the node "
+                            f"and the region: {out}")
+    return failures
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -291,6 +406,7 @@ def main():
              "vol": rng.standard_normal((1, 2, 3, 4, 5)).astype(np.float32),
              "xd": xd,
              "vgrid": rng.uniform(-1.3, 1.3, (1, 2, 3, 2, 3)).astype(np.float32)}
+    feeds.update(signal_image_feeds(rng))
     inputs = []
     for name, value in feeds.items():
         f = os.path.join(args.work, name + ".npy")
@@ -317,6 +433,7 @@ def main():
         bad.append("cumsum: the reference differs from numpy.cumsum")
     bad += check_bad_index(args, path, pkg, inputs, feeds)
     bad += check_bad_axis(args, path, pkg, inputs)
+    bad += check_bad_region(args, path, pkg, inputs, feeds)
     for b in bad:
         print("FAIL " + b)
     print(f"cpu op kernels: {len(outputs) - len(bad)} of {len(outputs)} "

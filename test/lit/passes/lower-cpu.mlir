@@ -7,7 +7,8 @@
 // fusion is a reference step on the CPU. A GRU or LSTM recurrence with
 // constant recurrence weights is a oneDNN-backed call too; a gather, a
 // concat, an argmax, an argmin, a gather_elements, a trilu, a hardmax, a
-// scatter, a gather_nd or a grid_sample a kernel of its own.
+// scatter, a gather_nd, a grid_sample, a dft, a roi_align or a deform_conv a
+// kernel of its own.
 
 // RUN: kiln-opt %s -split-input-file -kiln-fuse -kiln-lower-cpu | FileCheck %s
 
@@ -179,6 +180,28 @@ func.func @einsums(%d: tensor<2x3x3xf32>, %n: tensor<3x3xi32>, %m: tensor<2x3x3x
   %1 = kiln.einsum %n, %n {equation = "ij,jk->ik"} : (tensor<3x3xi32>, tensor<3x3xi32>) -> tensor<3x3xi32>
   %2 = kiln.einsum %m, %m {equation = "bij,bjk->bik"} : (tensor<2x3x3xf32>, tensor<2x3x3xf32>) -> tensor<2x3x3xf32>
   return %0, %1, %2 : tensor<2x3xf32>, tensor<3x3xi32>, tensor<2x3x3xf32>
+}
+
+// -----
+
+// A dft, a roi_align and a deform_conv of f32 or f64 with static shapes are
+// kernels of their own (CppSignalKernels.cpp, CppImageKernels.cpp); an f16
+// dft and one longer than the kernel takes stay reference steps.
+// CHECK-LABEL: func.func @signal_image(
+// CHECK: kiln.dft %arg0 {{.*}}kiln.kernel = "o0_dft"
+// CHECK: kiln.dft %arg1 {{.*}}kiln.kernel = "o1_dft"
+// CHECK: kiln.dft %arg2 {{.*}}kiln.reference = "cpu"
+// CHECK: kiln.dft %arg0 {{.*}}kiln.reference = "cpu"
+// CHECK: kiln.roi_align %arg3, %arg4, %arg5 {{.*}}kiln.kernel = "o0_roi_align"
+// CHECK: kiln.deform_conv %arg6, %arg7, %arg8, %arg9, %arg10 {{.*}}kiln.kernel = "o0_deform_conv"
+func.func @signal_image(%s: tensor<2x10x1xf32>, %c: tensor<3x6x2xf64>, %h: tensor<1x10x1xf16>, %x: tensor<1x1x10x10xf32>, %rois: tensor<3x4xf32>, %batch: tensor<3xi64>, %dx: tensor<1x1x3x3xf32>, %dw: tensor<1x1x2x2xf32>, %doff: tensor<1x8x2x2xf32>, %db: tensor<1xf32>, %dm: tensor<1x4x2x2xf32>) -> (tensor<2x6x2xf32>, tensor<3x10x1xf64>, tensor<1x10x2xf16>, tensor<2x10000x2xf32>, tensor<3x1x5x5xf32>, tensor<1x1x2x2xf32>) {
+  %0 = kiln.dft %s {axis = 1 : i64, inverse = 0 : i64, length = 10 : i64, onesided = 1 : i64} : (tensor<2x10x1xf32>) -> tensor<2x6x2xf32>
+  %1 = kiln.dft %c {axis = 1 : i64, inverse = 1 : i64, length = 10 : i64, onesided = 1 : i64} : (tensor<3x6x2xf64>) -> tensor<3x10x1xf64>
+  %2 = kiln.dft %h {axis = 1 : i64, inverse = 0 : i64, length = 10 : i64, onesided = 0 : i64} : (tensor<1x10x1xf16>) -> tensor<1x10x2xf16>
+  %3 = kiln.dft %s {axis = 1 : i64, inverse = 0 : i64, length = 10000 : i64, onesided = 0 : i64} : (tensor<2x10x1xf32>) -> tensor<2x10000x2xf32>
+  %4 = kiln.roi_align %x, %rois, %batch {half_pixel = 1 : i64, mode = "avg", output_height = 5 : i64, output_width = 5 : i64, sampling_ratio = 2 : i64, spatial_scale = 1.000000e+00 : f32} : (tensor<1x1x10x10xf32>, tensor<3x4xf32>, tensor<3xi64>) -> tensor<3x1x5x5xf32>
+  %5 = kiln.deform_conv %dx, %dw, %doff, %db, %dm {dilations = array<i64: 1, 1>, group = 1 : i64, offset_group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x1x3x3xf32>, tensor<1x1x2x2xf32>, tensor<1x8x2x2xf32>, tensor<1xf32>, tensor<1x4x2x2xf32>) -> tensor<1x1x2x2xf32>
+  return %0, %1, %2, %3, %4, %5 : tensor<2x6x2xf32>, tensor<3x10x1xf64>, tensor<1x10x2xf16>, tensor<2x10000x2xf32>, tensor<3x1x5x5xf32>, tensor<1x1x2x2xf32>
 }
 
 // -----
