@@ -121,12 +121,6 @@ std::optional<CppKernel> emitCppEinsumKernel(Operation *op, StringRef name) {
   std::string store = isDouble  ? "kiln_acc"
                       : isFloat ? "(" + storage + ")(float)kiln_acc"
                                 : "(" + storage + ")kiln_acc";
-  std::string params;
-  for (size_t i = 0; i < nIn; ++i)
-    params += cppKernelParam(einsumOp.getInputs()[i], "in" + std::to_string(i),
-                             true) +
-              ", ";
-  params += cppKernelParam(einsumOp.getResult(), "out0", false);
   std::string summed;
   for (size_t d = nOut; d < order.size(); ++d)
     summed += (summed.empty() ? "" : ", ") + labelName(order[d]) + "=" +
@@ -179,7 +173,7 @@ std::optional<CppKernel> emitCppEinsumKernel(Operation *op, StringRef name) {
     s += indent + "}\n";
   }
   s += "    out0[kiln_i] = " + store + ";\n  }\n  return 0;\n";
-  return makeCppOpKernel(op, name, params, s, what);
+  return makeCppOpKernel(op, name, cppKernelParams(op), s, what);
 }
 
 } // namespace kiln

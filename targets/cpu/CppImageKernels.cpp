@@ -50,24 +50,6 @@ std::string litDouble(double v) {
   return s;
 }
 
-/// A static-shaped f32 or f64 tensor type of fewer than 2^40 elements, or
-/// null.
-RankedTensorType floatType(Value v) {
-  auto t = dyn_cast<RankedTensorType>(v.getType());
-  if (!t || !t.hasStaticShape() || t.getNumElements() >= (int64_t(1) << 40) ||
-      !(t.getElementType().isF32() || t.getElementType().isF64()))
-    return nullptr;
-  return t;
-}
-
-/// The parameters `in0, in1, ..., out0` of `op`'s kernel.
-std::string paramsOf(Operation *op) {
-  std::string params;
-  for (auto [i, v] : llvm::enumerate(op->getOperands()))
-    params += cppKernelParam(v, "in" + std::to_string(i), true) + ", ";
-  return params + cppKernelParam(op->getResult(0), "out0", false);
-}
-
 /// The attributes and sizes of a roi_align kernel.
 struct RoiGeometry {
   bool maxMode, halfPixel;
@@ -185,8 +167,8 @@ std::string printRoiElement(const RoiGeometry &g, const std::string &x) {
 }
 
 std::optional<CppKernel> emitRoiAlign(RoiAlignOp op, StringRef name) {
-  RankedTensorType xt = floatType(op.getX()), rt = floatType(op.getRois()),
-                   yt = floatType(op.getResult());
+  RankedTensorType xt = cppStaticFloatType(op.getX()), rt = cppStaticFloatType(op.getRois()),
+                   yt = cppStaticFloatType(op.getResult());
   auto bt = dyn_cast<RankedTensorType>(op.getBatchIndices().getType());
   if (!xt || !rt || !yt || !bt || !bt.hasStaticShape() ||
       xt.getElementType() != yt.getElementType() || xt.getRank() != 4 ||
@@ -231,7 +213,7 @@ std::optional<CppKernel> emitRoiAlign(RoiAlignOp op, StringRef name) {
     body += "  (void)in0;\n  (void)in1;\n";
     body += "  for (int64_t i = 0; i < " + lit(total) +
             "; ++i)\n    out0[i] = 0;\n  return 0;\n";
-    return makeCppOpKernel(op, name, paramsOf(op), body, what);
+    return makeCppOpKernel(op, name, cppKernelParams(op), body, what);
   }
   if (total >= 256)
     body += "  #pragma omp parallel for\n";
@@ -239,7 +221,7 @@ std::optional<CppKernel> emitRoiAlign(RoiAlignOp op, StringRef name) {
       "  for (int64_t kiln_i = 0; kiln_i < " + lit(total) + "; ++kiln_i) {\n";
   body += printRoiElement(g, x);
   body += "  }\n  return 0;\n";
-  return makeCppOpKernel(op, name, paramsOf(op), body, what);
+  return makeCppOpKernel(op, name, cppKernelParams(op), body, what);
 }
 
 /// The sizes and attributes of a deform_conv kernel.
@@ -314,9 +296,9 @@ std::string printDeformElement(const DeformGeometry &g, const std::string &x) {
 }
 
 std::optional<CppKernel> emitDeformConv(DeformConvOp op, StringRef name) {
-  RankedTensorType xt = floatType(op.getX()), wt = floatType(op.getW()),
-                   ot = floatType(op.getOffset()), bt = floatType(op.getBias()),
-                   mt = floatType(op.getMask()), yt = floatType(op.getResult());
+  RankedTensorType xt = cppStaticFloatType(op.getX()), wt = cppStaticFloatType(op.getW()),
+                   ot = cppStaticFloatType(op.getOffset()), bt = cppStaticFloatType(op.getBias()),
+                   mt = cppStaticFloatType(op.getMask()), yt = cppStaticFloatType(op.getResult());
   ArrayRef<int64_t> dil = op.getDilations(), pads = op.getPads(),
                     strides = op.getStrides();
   int64_t group = static_cast<int64_t>(op.getGroup()),
@@ -358,7 +340,7 @@ std::optional<CppKernel> emitDeformConv(DeformConvOp op, StringRef name) {
       "  for (int64_t kiln_i = 0; kiln_i < " + lit(total) + "; ++kiln_i) {\n";
   body += printDeformElement(g, x);
   body += "  }\n  return 0;\n";
-  return makeCppOpKernel(op, name, paramsOf(op), body, what);
+  return makeCppOpKernel(op, name, cppKernelParams(op), body, what);
 }
 
 } // namespace

@@ -61,14 +61,6 @@ int64_t product(ArrayRef<int64_t> dims) {
   return n;
 }
 
-/// A static-shaped tensor type of at most 2^62 elements, or null.
-RankedTensorType staticType(Value v) {
-  auto t = dyn_cast<RankedTensorType>(v.getType());
-  if (!t || !t.hasStaticShape() || t.getNumElements() >= (int64_t(1) << 62))
-    return nullptr;
-  return t;
-}
-
 /// The element type of the static-shaped `t`, or nullopt.
 std::optional<codegen::ScalarType> scalarOf(RankedTensorType t) {
   return t ? codegen::scalarTypeOf(t.getElementType()) : std::nullopt;
@@ -87,14 +79,6 @@ std::vector<int64_t> rowMajorStrides(ArrayRef<int64_t> shape) {
   for (int64_t d = static_cast<int64_t>(shape.size()) - 2; d >= 0; --d)
     strides[d] = strides[d + 1] * shape[d + 1];
   return strides;
-}
-
-/// The parameters `in0, in1, ..., out0` of `op`'s kernel.
-std::string paramsOf(Operation *op) {
-  std::string params;
-  for (auto [i, v] : llvm::enumerate(op->getOperands()))
-    params += cppKernelParam(v, "in" + std::to_string(i), true) + ", ";
-  return params + cppKernelParam(op->getResult(0), "out0", false);
 }
 
 /// The body of a kernel with nothing to compute (an empty tensor).
@@ -130,7 +114,7 @@ std::string scatterStore(codegen::ScalarType st, StringRef reduction,
 }
 
 std::optional<CppKernel> emitTrilu(TriluOp trilu, StringRef name) {
-  RankedTensorType xt = staticType(trilu.getX()), kt = staticType(trilu.getK());
+  RankedTensorType xt = cppStaticType(trilu.getX()), kt = cppStaticType(trilu.getK());
   if (!xt || !kt || !scalarOf(xt) || xt.getRank() < 2 ||
       kt.getNumElements() != 1)
     return std::nullopt;
@@ -141,7 +125,7 @@ std::optional<CppKernel> emitTrilu(TriluOp trilu, StringRef name) {
                      lit(rows) + ", " + lit(cols) +
                      "] matrices, the diagonal k read at run time";
   if (xt.getNumElements() == 0)
-    return makeCppOpKernel(trilu, name, paramsOf(trilu), emptyBody(trilu),
+    return makeCppOpKernel(trilu, name, cppKernelParams(trilu), emptyBody(trilu),
                            what);
   // Beyond +-(rows + cols) every row is kept or zeroed whole: clamping k
   // there keeps r + k from overflowing.
@@ -166,11 +150,11 @@ std::optional<CppKernel> emitTrilu(TriluOp trilu, StringRef name) {
     body += "    std::memcpy(dst, src, " + head + ");\n" +
             "    std::memset(dst + split, 0, " + tail + ");\n";
   body += "  }\n  return 0;\n";
-  return makeCppOpKernel(trilu, name, paramsOf(trilu), body, what);
+  return makeCppOpKernel(trilu, name, cppKernelParams(trilu), body, what);
 }
 
 std::optional<CppKernel> emitHardmax(HardmaxOp hardmax, StringRef name) {
-  RankedTensorType xt = staticType(hardmax.getX());
+  RankedTensorType xt = cppStaticType(hardmax.getX());
   std::optional<codegen::ScalarType> st = scalarOf(xt);
   if (!st || !codegen::isFloatType(*st) || codegen::isFloat8Type(*st) ||
       xt.getRank() < 1)
@@ -184,7 +168,7 @@ std::optional<CppKernel> emitHardmax(HardmaxOp hardmax, StringRef name) {
   std::string what = "hardmax along axis " + lit(axis) + " of " + lit(len) +
                      ": 1 at each line's first maximum (a NaN wins)";
   if (xt.getNumElements() == 0)
-    return makeCppOpKernel(hardmax, name, paramsOf(hardmax), emptyBody(hardmax),
+    return makeCppOpKernel(hardmax, name, cppKernelParams(hardmax), emptyBody(hardmax),
                            what);
   std::string compute = codegen::computeCType(*st);
   std::string storage = codegen::storageCType(*st);
@@ -207,14 +191,14 @@ std::optional<CppKernel> emitHardmax(HardmaxOp hardmax, StringRef name) {
   body += "      out0[kiln_base + r * " + in + "] = " + storage +
           "(r == kiln_arg ? 1.0f : 0.0f);\n";
   body += "  }\n  return 0;\n";
-  return makeCppOpKernel(hardmax, name, paramsOf(hardmax), body, what);
+  return makeCppOpKernel(hardmax, name, cppKernelParams(hardmax), body, what);
 }
 
 std::optional<CppKernel> emitScatterElements(ScatterElementsOp scatter,
                                              StringRef name) {
-  RankedTensorType xt = staticType(scatter.getX()),
-                   it = staticType(scatter.getIndices()),
-                   ut = staticType(scatter.getUpdates());
+  RankedTensorType xt = cppStaticType(scatter.getX()),
+                   it = cppStaticType(scatter.getIndices()),
+                   ut = cppStaticType(scatter.getUpdates());
   std::optional<codegen::ScalarType> st = scalarOf(xt);
   StringRef reduction = scatter.getReduction();
   if (!st || !it || !ut || !scalarOf(it) || it.getShape() != ut.getShape() ||
@@ -233,7 +217,7 @@ std::optional<CppKernel> emitScatterElements(ScatterElementsOp scatter,
                      reduction.str() + ", applied in order";
   // An index is checked even where x is empty (the reference's error).
   if (total == 0 && count == 0)
-    return makeCppOpKernel(scatter, name, paramsOf(scatter), emptyBody(scatter),
+    return makeCppOpKernel(scatter, name, cppKernelParams(scatter), emptyBody(scatter),
                            what);
   std::string body =
       "  std::memcpy(out0, in0, sizeof(*out0) * " + lit(total) + ");\n";
@@ -251,13 +235,13 @@ std::optional<CppKernel> emitScatterElements(ScatterElementsOp scatter,
     body += "  (void)in1;\n  (void)in2;\n";
   }
   body += "  return 0;\n";
-  return makeCppOpKernel(scatter, name, paramsOf(scatter), body, what);
+  return makeCppOpKernel(scatter, name, cppKernelParams(scatter), body, what);
 }
 
 std::optional<CppKernel> emitScatterND(ScatterNDOp scatter, StringRef name) {
-  RankedTensorType xt = staticType(scatter.getX()),
-                   it = staticType(scatter.getIndices()),
-                   ut = staticType(scatter.getUpdates());
+  RankedTensorType xt = cppStaticType(scatter.getX()),
+                   it = cppStaticType(scatter.getIndices()),
+                   ut = cppStaticType(scatter.getUpdates());
   std::optional<codegen::ScalarType> st = scalarOf(xt);
   StringRef reduction = scatter.getReduction();
   if (!st || !it || !ut || !scalarOf(it) || it.getRank() < 1 ||
@@ -278,7 +262,7 @@ std::optional<CppKernel> emitScatterND(ScatterNDOp scatter, StringRef name) {
                      lit(slice) + ", reduction " + reduction.str() +
                      ", applied in order";
   if (total == 0 && tuples == 0)
-    return makeCppOpKernel(scatter, name, paramsOf(scatter), emptyBody(scatter),
+    return makeCppOpKernel(scatter, name, cppKernelParams(scatter), emptyBody(scatter),
                            what);
   std::vector<int64_t> strides = rowMajorStrides(xs);
   std::string body =
@@ -297,13 +281,13 @@ std::optional<CppKernel> emitScatterND(ScatterNDOp scatter, StringRef name) {
     body += scatterStore(*st, reduction, "dst[e]", "src[e]", "      ");
   }
   body += "  }\n  return 0;\n";
-  return makeCppOpKernel(scatter, name, paramsOf(scatter), body, what);
+  return makeCppOpKernel(scatter, name, cppKernelParams(scatter), body, what);
 }
 
 std::optional<CppKernel> emitGatherND(GatherNDOp gather, StringRef name) {
-  RankedTensorType xt = staticType(gather.getX()),
-                   it = staticType(gather.getIndices()),
-                   yt = staticType(gather.getResult());
+  RankedTensorType xt = cppStaticType(gather.getX()),
+                   it = cppStaticType(gather.getIndices()),
+                   yt = cppStaticType(gather.getResult());
   if (!scalarOf(xt) || !scalarOf(it) || !yt || it.getRank() < 1)
     return std::nullopt;
   int64_t b = gather.getBatchDims(), r = xt.getRank(), q = it.getRank();
@@ -322,7 +306,7 @@ std::optional<CppKernel> emitGatherND(GatherNDOp gather, StringRef name) {
   // Tuples are checked even when their slices are empty (the reference's
   // error).
   if (tuples == 0)
-    return makeCppOpKernel(gather, name, paramsOf(gather), emptyBody(gather),
+    return makeCppOpKernel(gather, name, cppKernelParams(gather), emptyBody(gather),
                            what);
   std::vector<int64_t> strides = rowMajorStrides(xs);
   // Tuple t of batch t / tuplesPerBatch selects a slice of that batch.
@@ -337,7 +321,7 @@ std::optional<CppKernel> emitGatherND(GatherNDOp gather, StringRef name) {
           ", in0 + kiln_b * " + lit(batchElems) +
           " + kiln_off, sizeof(*out0) * " + lit(slice) + ");\n";
   body += "  }\n  return 0;\n";
-  return makeCppOpKernel(gather, name, paramsOf(gather), body, what);
+  return makeCppOpKernel(gather, name, cppKernelParams(gather), body, what);
 }
 
 /// The geometry of a grid_sample kernel: its options and sizes.
@@ -452,8 +436,8 @@ template <typename T> std::string braced(ArrayRef<T> values) {
 }
 
 std::optional<CppKernel> emitGridSample(GridSampleOp op, StringRef name) {
-  RankedTensorType xt = staticType(op.getX()), gt = staticType(op.getGrid()),
-                   yt = staticType(op.getResult());
+  RankedTensorType xt = cppStaticType(op.getX()), gt = cppStaticType(op.getGrid()),
+                   yt = cppStaticType(op.getResult());
   auto isF32OrF64 = [](RankedTensorType t) {
     return t && (t.getElementType().isF32() || t.getElementType().isF64());
   };
@@ -482,12 +466,12 @@ std::optional<CppKernel> emitGridSample(GridSampleOp op, StringRef name) {
                      ", align_corners " + lit(g.alignCorners) +
                      "; in double, as the reference";
   if (yt.getNumElements() == 0)
-    return makeCppOpKernel(op, name, paramsOf(op), emptyBody(op), what);
+    return makeCppOpKernel(op, name, cppKernelParams(op), emptyBody(op), what);
   std::string body;
   if (image == 0) { // Every point reads zeros.
     body = "  (void)in0;\n  (void)in1;\n  for (int64_t i = 0; i < " +
            lit(yt.getNumElements()) + "; ++i)\n    out0[i] = 0;\n  return 0;\n";
-    return makeCppOpKernel(op, name, paramsOf(op), body, what);
+    return makeCppOpKernel(op, name, cppKernelParams(op), body, what);
   }
   std::vector<double> lo, hi;
   for (int64_t size : g.dims) {
@@ -538,7 +522,7 @@ std::optional<CppKernel> emitGridSample(GridSampleOp op, StringRef name) {
   body += "      out0[(b * " + lit(channels) + " + c) * " + lit(points) +
           " + p] = (" + x + ")sum;\n";
   body += "    }\n  }\n  return 0;\n";
-  return makeCppOpKernel(op, name, paramsOf(op), body, what);
+  return makeCppOpKernel(op, name, cppKernelParams(op), body, what);
 }
 
 } // namespace

@@ -115,6 +115,19 @@ std::optional<CppKernel> emitCppImageKernel(mlir::Operation *op,
 std::string cppKernelParam(mlir::Value v, const std::string &name,
                            bool isConst);
 
+/// The parameters `in0, in1, ..., out0` of the single-op kernel of `op`
+/// (cppKernelParam of each operand, then of its first result).
+std::string cppKernelParams(mlir::Operation *op);
+
+/// The type of `v` when it is a static-shaped tensor of fewer than
+/// `maxElements` elements (sizes the kernels print as literals), else null.
+mlir::RankedTensorType cppStaticType(mlir::Value v,
+                                     int64_t maxElements = int64_t(1) << 62);
+
+/// cppStaticType of `v` (fewer than 2^40 elements) when its elements are f32
+/// or f64 (the kernels that compute in double as the reference), else null.
+mlir::RankedTensorType cppStaticFloatType(mlir::Value v);
+
 /// The single-op kernel `int name(params) { body }` of `op`, after a comment
 /// naming its ONNX nodes and, when not empty, a line saying `what` it
 /// computes.

@@ -57,17 +57,6 @@ std::optional<ArrayRef<int64_t>> staticShape(Value v) {
   return t.getShape();
 }
 
-/// `type *__restrict name` (const for an input).
-std::string param(Value v, const std::string &name, bool isConst) {
-  return cppKernelParam(v, name, isConst);
-}
-
-/// The kernel with prototype `int name(params)` and body `body`.
-CppKernel makeKernel(Operation *op, StringRef name, const std::string &params,
-                     const std::string &body) {
-  return makeCppOpKernel(op, name, params, body);
-}
-
 std::optional<CppKernel> emitGather(GatherOp gather, StringRef name) {
   auto x = staticShape(gather.getX()),
        indices = staticShape(gather.getIndices());
@@ -81,9 +70,9 @@ std::optional<CppKernel> emitGather(GatherOp gather, StringRef name) {
     return std::nullopt;
   int64_t outer = product(x->take_front(axis)), size = (*x)[axis],
           inner = product(x->drop_front(axis + 1)), count = product(*indices);
-  std::string params = param(gather.getX(), "in0", true) + ", " +
-                       param(gather.getIndices(), "in1", true) + ", " +
-                       param(gather.getResult(), "out0", false);
+  std::string params = cppKernelParam(gather.getX(), "in0", true) + ", " +
+                       cppKernelParam(gather.getIndices(), "in1", true) + ", " +
+                       cppKernelParam(gather.getResult(), "out0", false);
   std::string n = std::to_string(inner);
   std::string body = "  for (int64_t i = 0; i < " + std::to_string(count) +
                      "; ++i)\n"
@@ -104,7 +93,7 @@ std::optional<CppKernel> emitGather(GatherOp gather, StringRef name) {
                      std::to_string(count) + " + i) * " + n + ", in0 + (o * " +
                      std::to_string(size) + " + k) * " + n +
                      ", sizeof(*out0) * " + n + ");\n    }\n  return 0;\n";
-  return makeKernel(gather, name, params, body);
+  return makeCppOpKernel(gather, name, params, body);
 }
 
 std::optional<CppKernel> emitConcat(ConcatOp concat, StringRef name) {
@@ -126,7 +115,7 @@ std::optional<CppKernel> emitConcat(ConcatOp concat, StringRef name) {
       return std::nullopt;
     int64_t chunk = (*x)[axis] * inner;
     std::string in = "in" + std::to_string(i);
-    params += param(v, in, true) + ", ";
+    params += cppKernelParam(v, in, true) + ", ";
     if (chunk > 0)
       copies += "    std::memcpy(out0 + o * " + std::to_string(row) + " + " +
                 std::to_string(offset) + ", " + in + " + o * " +
@@ -136,10 +125,10 @@ std::optional<CppKernel> emitConcat(ConcatOp concat, StringRef name) {
   }
   if (offset != row)
     return std::nullopt;
-  params += param(concat.getResult(), "out0", false);
+  params += cppKernelParam(concat.getResult(), "out0", false);
   std::string body = "  for (int64_t o = 0; o < " + std::to_string(outer) +
                      "; ++o) {\n" + copies + "  }\n  return 0;\n";
-  return makeKernel(concat, name, params, body);
+  return makeCppOpKernel(concat, name, params, body);
 }
 
 /// Elements of `x` along `axis` at run-time positions, the other
@@ -161,9 +150,9 @@ std::optional<CppKernel> emitGatherElements(GatherElementsOp gather,
     return std::nullopt;
   std::string size = std::to_string((*x)[axis]),
               total = std::to_string(product(*y));
-  std::string params = param(gather.getX(), "in0", true) + ", " +
-                       param(gather.getIndices(), "in1", true) + ", " +
-                       param(gather.getResult(), "out0", false);
+  std::string params = cppKernelParam(gather.getX(), "in0", true) + ", " +
+                       cppKernelParam(gather.getIndices(), "in1", true) + ", " +
+                       cppKernelParam(gather.getResult(), "out0", false);
   std::string body = "  for (int64_t i = 0; i < " + total +
                      "; ++i)\n"
                      "    if (in1[i] < -" +
@@ -187,7 +176,7 @@ std::optional<CppKernel> emitGatherElements(GatherElementsOp gather,
     stride *= (*x)[d];
   }
   body += "    out0[i] = in0[off];\n  }\n  return 0;\n";
-  return makeKernel(gather, name, params, body);
+  return makeCppOpKernel(gather, name, params, body);
 }
 
 /// A cumulative sum or product whose axis is read at run time (the ONNX
@@ -259,9 +248,9 @@ std::optional<CppKernel> emitScanRuntimeAxis(Operation *op, StringRef name,
       (exclusive ? "      out0[at] = " + store + ";\n      " + update + "\n"
                  : "      " + update + "\n      out0[at] = " + store + ";\n") +
       "    }\n  }\n  return 0;\n";
-  std::string params = param(op->getOperand(0), "in0", true) + ", " +
-                       param(op->getOperand(1), "in1", true) + ", " +
-                       param(op->getResult(0), "out0", false);
+  std::string params = cppKernelParam(op->getOperand(0), "in0", true) + ", " +
+                       cppKernelParam(op->getOperand(1), "in1", true) + ", " +
+                       cppKernelParam(op->getResult(0), "out0", false);
   return makeCppOpKernel(op, name, params, body,
                          std::string(isProd ? "cumprod" : "cumsum") +
                              " along the axis read at run time" +
@@ -308,9 +297,9 @@ std::optional<CppKernel> emitScan(Operation *op, StringRef name) {
   // 512 KiB of them (a larger slice stays a reference step).
   if (inner > 65536)
     return std::nullopt;
-  std::string params = param(op->getOperand(0), "in0", true) + ", " +
-                       param(op->getOperand(1), "in1", true) + ", " +
-                       param(op->getResult(0), "out0", false);
+  std::string params = cppKernelParam(op->getOperand(0), "in0", true) + ", " +
+                       cppKernelParam(op->getOperand(1), "in1", true) + ", " +
+                       cppKernelParam(op->getResult(0), "out0", false);
   std::string in = std::to_string(inner), l = std::to_string(len);
   std::string step = reverse.getInt() ? l + " - 1 - s" : "s";
   std::string update = isProd ? "acc[i] *= v;" : "acc[i] += v;";
@@ -332,7 +321,7 @@ std::optional<CppKernel> emitScan(Operation *op, StringRef name) {
                           : "        " + update + "\n        dst[i] = " +
                                 store + ";\n") +
       "      }\n    }\n  }\n  return 0;\n";
-  return makeKernel(op, name, params, body);
+  return makeCppOpKernel(op, name, params, body);
 }
 
 /// The width in bits of a bitcast's element type `t`, as the reference
@@ -358,8 +347,8 @@ std::optional<CppKernel> emitBitCast(BitCastOp bitcast, StringRef name) {
   if (bitcastWidth(xt.getElementType()) != bitcastWidth(to))
     return std::nullopt;
   std::string n = std::to_string(xt.getNumElements());
-  std::string params = param(bitcast.getX(), "in0", true) + ", " +
-                       param(bitcast.getResult(), "out0", false);
+  std::string params = cppKernelParam(bitcast.getX(), "in0", true) + ", " +
+                       cppKernelParam(bitcast.getResult(), "out0", false);
   std::string body;
   unsigned bits = bitcastWidth(to);
   if (xt.getNumElements() == 0) {
@@ -410,8 +399,8 @@ std::optional<CppKernel> emitArgReduce(Operation *op, StringRef name) {
   int64_t len = (*x)[axis], inner = product(x->drop_front(axis + 1)),
           total = product(*y);
   std::string compute = codegen::computeCType(*st);
-  std::string params = param(op->getOperand(0), "in0", true) + ", " +
-                       param(op->getResult(0), "out0", false);
+  std::string params = cppKernelParam(op->getOperand(0), "in0", true) + ", " +
+                       cppKernelParam(op->getResult(0), "out0", false);
   std::string body;
   // Parallel once the walk covers a few pages, as the fused kernels.
   if (total > 1 && total * len >= 32768)
@@ -429,7 +418,7 @@ std::optional<CppKernel> emitArgReduce(Operation *op, StringRef name) {
   body += codegen::printArgReduceStep(isMax, lastAttr.getInt() != 0,
                                       codegen::isFloatType(*st), "      ");
   body += "    }\n    out0[kiln_i] = kiln_arg;\n  }\n  return 0;\n";
-  return makeKernel(op, name, params, body);
+  return makeCppOpKernel(op, name, params, body);
 }
 
 } // namespace
@@ -437,6 +426,27 @@ std::optional<CppKernel> emitArgReduce(Operation *op, StringRef name) {
 std::string cppKernelParam(Value v, const std::string &name, bool isConst) {
   return std::string(isConst ? "const " : "") +
          kernelCType(wrapper::valueType(v).dtype) + " *__restrict " + name;
+}
+
+std::string cppKernelParams(Operation *op) {
+  std::string params;
+  for (auto [i, v] : llvm::enumerate(op->getOperands()))
+    params += cppKernelParam(v, "in" + std::to_string(i), true) + ", ";
+  return params + cppKernelParam(op->getResult(0), "out0", false);
+}
+
+RankedTensorType cppStaticType(Value v, int64_t maxElements) {
+  auto t = dyn_cast<RankedTensorType>(v.getType());
+  if (!t || !t.hasStaticShape() || t.getNumElements() >= maxElements)
+    return nullptr;
+  return t;
+}
+
+RankedTensorType cppStaticFloatType(Value v) {
+  RankedTensorType t = cppStaticType(v, int64_t(1) << 40);
+  if (!t || !(t.getElementType().isF32() || t.getElementType().isF64()))
+    return nullptr;
+  return t;
 }
 
 CppKernel makeCppOpKernel(Operation *op, StringRef name,

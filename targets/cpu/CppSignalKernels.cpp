@@ -37,16 +37,6 @@ constexpr int64_t kMaxLength = 8192;
 /// `v` as a literal.
 std::string lit(int64_t v) { return std::to_string(v); }
 
-/// A static-shaped f32 or f64 tensor type of fewer than 2^40 elements, or
-/// null.
-RankedTensorType floatType(Value v) {
-  auto t = dyn_cast<RankedTensorType>(v.getType());
-  if (!t || !t.hasStaticShape() || t.getNumElements() >= (int64_t(1) << 40) ||
-      !(t.getElementType().isF32() || t.getElementType().isF64()))
-    return nullptr;
-  return t;
-}
-
 /// Statements (at six spaces) that fill `kiln_re`/`kiln_im` with signal
 /// number (o, i) cut or zero-padded to the length, or for an inverse
 /// one-sided transform, the one-sided spectrum extended by Hermitian
@@ -78,7 +68,7 @@ std::string printSignal(int64_t length, int64_t inLen, int64_t inner,
 }
 
 std::optional<CppKernel> emitDft(DftOp op, StringRef name) {
-  RankedTensorType xt = floatType(op.getX()), yt = floatType(op.getResult());
+  RankedTensorType xt = cppStaticFloatType(op.getX()), yt = cppStaticFloatType(op.getResult());
   if (!xt || !yt || xt.getElementType() != yt.getElementType() ||
       xt.getRank() < 2 || xt.getRank() != yt.getRank() ||
       yt.getNumElements() == 0)

@@ -54,26 +54,10 @@ std::string join(ArrayRef<int64_t> values, const char *sep) {
   return s;
 }
 
-/// A static-shaped tensor type of fewer than 2^62 elements, or null.
-RankedTensorType staticType(Value v) {
-  auto t = dyn_cast<RankedTensorType>(v.getType());
-  if (!t || !t.hasStaticShape() || t.getNumElements() >= (int64_t(1) << 62))
-    return nullptr;
-  return t;
-}
-
-/// The parameters `in0, in1, ..., out0` of `op`'s kernel.
-std::string paramsOf(Operation *op) {
-  std::string params;
-  for (auto [i, v] : llvm::enumerate(op->getOperands()))
-    params += cppKernelParam(v, "in" + std::to_string(i), true) + ", ";
-  return params + cppKernelParam(op->getResult(0), "out0", false);
-}
-
 std::optional<CppKernel> emitPad(PadOp pad, StringRef name) {
-  RankedTensorType xt = staticType(pad.getX()),
-                   yt = staticType(pad.getResult()),
-                   vt = staticType(pad.getValue());
+  RankedTensorType xt = cppStaticType(pad.getX()),
+                   yt = cppStaticType(pad.getResult()),
+                   vt = cppStaticType(pad.getValue());
   std::optional<SmallVector<int64_t>> pads =
       passes::getConstantInts(pad.getPads());
   StringRef mode = pad.getMode();
@@ -109,7 +93,7 @@ std::optional<CppKernel> emitPad(PadOp pad, StringRef name) {
   else
     body += "    out0[kiln_i] = in0[kiln_x];\n";
   body += "  }\n  return 0;\n";
-  return makeCppOpKernel(pad, name, paramsOf(pad), body, what);
+  return makeCppOpKernel(pad, name, cppKernelParams(pad), body, what);
 }
 
 /// The lowest value of the integer type `st` as a C++ expression (a max
@@ -157,8 +141,8 @@ std::string paddedCount(const PoolGeometry &g) {
 
 std::optional<CppKernel> emitPool(Operation *op, StringRef name) {
   bool average = isa<AvgPoolOp>(op);
-  RankedTensorType xt = staticType(op->getOperand(0)),
-                   yt = staticType(op->getResult(0));
+  RankedTensorType xt = cppStaticType(op->getOperand(0)),
+                   yt = cppStaticType(op->getResult(0));
   auto kernel = op->getAttrOfType<DenseI64ArrayAttr>("kernel_shape");
   auto strides = op->getAttrOfType<DenseI64ArrayAttr>("strides");
   auto dilations = op->getAttrOfType<DenseI64ArrayAttr>("dilations");
@@ -277,7 +261,7 @@ std::optional<CppKernel> emitPool(Operation *op, StringRef name) {
   else
     body += "    out0[kiln_i] = (" + storage + ")kiln_m;\n";
   body += "  }\n  return 0;\n";
-  return makeCppOpKernel(op, name, paramsOf(op), body, what);
+  return makeCppOpKernel(op, name, cppKernelParams(op), body, what);
 }
 
 } // namespace
