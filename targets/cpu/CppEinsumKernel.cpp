@@ -24,6 +24,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/ExprPrinter.h"
+#include "codegen/StaticEinsum.h"
 #include "ir/KilnOps.h"
 #include "runtime/kernels/EinsumPlan.h"
 #include "targets/cpu/CppKernel.h"
@@ -74,44 +75,26 @@ std::optional<CppKernel> emitCppEinsumKernel(Operation *op, StringRef name) {
   auto einsumOp = dyn_cast<EinsumOp>(op);
   if (!einsumOp)
     return std::nullopt;
-  auto yt = dyn_cast<RankedTensorType>(einsumOp.getResult().getType());
-  if (!yt || !yt.hasStaticShape() || yt.getNumElements() == 0 ||
-      yt.getNumElements() >= (int64_t(1) << 62))
-    return std::nullopt;
-  std::optional<codegen::ScalarType> st =
-      codegen::scalarTypeOf(yt.getElementType());
-  if (!st || *st == codegen::ScalarType::Bool || codegen::isFloat8Type(*st) ||
+  std::optional<codegen::StaticEinsum> e = codegen::planStaticEinsum(einsumOp);
+  if (!e || e->type == codegen::ScalarType::Bool ||
+      codegen::isFloat8Type(e->type) ||
       llvm::is_contained({codegen::ScalarType::I4, codegen::ScalarType::U4,
                           codegen::ScalarType::I2, codegen::ScalarType::U2},
-                         *st))
+                         e->type))
     return std::nullopt;
-  std::vector<Shape> shapes;
-  for (Value v : einsumOp.getInputs()) {
-    auto t = dyn_cast<RankedTensorType>(v.getType());
-    if (!t || !t.hasStaticShape() || t.getElementType() != yt.getElementType())
-      return std::nullopt;
-    shapes.emplace_back(t.getShape().begin(), t.getShape().end());
-  }
-  Expected<einsum::EinsumPlan> planned =
-      einsum::planEinsum(einsumOp.getEquation().str(), shapes);
-  if (!planned)
-    return std::nullopt; // The reference reports it.
-  const einsum::EinsumPlan &p = *planned;
+  std::optional<codegen::ScalarType> st = e->type;
+  const std::vector<Shape> &shapes = e->shapes;
+  const einsum::EinsumPlan &p = e->plan;
   bool isFloat = codegen::isFloatType(*st),
        isDouble = *st == codegen::ScalarType::F64;
   if ((*st == codegen::ScalarType::F32 || isDouble) &&
       referenceUsesGemm(p, shapes))
     return std::nullopt;
   // The joint index space: output labels, then the summed ones.
-  einsum::EinsumLoops loops = einsum::planLoops(p, shapes);
-  const std::vector<int> &order = loops.order;
-  const std::vector<std::vector<int64_t>> &strides = loops.strides;
-  size_t nOut = loops.numOutput, nIn = shapes.size();
-  int64_t total = 1;
-  for (size_t d = 0; d < nOut; ++d)
-    total *= loops.sizes[d];
-  if (total != yt.getNumElements())
-    return std::nullopt;
+  const std::vector<int> &order = e->loops.order;
+  const std::vector<std::vector<int64_t>> &strides = e->loops.strides;
+  size_t nOut = e->loops.numOutput, nIn = shapes.size();
+  int64_t total = e->outputElements;
   // The reference's accumulator and conversions (Linalg.cpp's toAcc).
   std::string storage = codegen::storageCType(*st);
   std::string acc = isFloat ? "double" : "uint64_t";

@@ -20,6 +20,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/ExprPrinter.h"
+#include "codegen/StaticEinsum.h"
 #include "ir/KilnOps.h"
 #include "runtime/kernels/EinsumPlan.h"
 #include "targets/cuda/CudaKernel.h"
@@ -49,35 +50,16 @@ std::optional<CudaKernel> emitCudaEinsumKernel(Operation *op,
   auto einsumOp = dyn_cast<EinsumOp>(op);
   if (!einsumOp)
     return std::nullopt;
-  auto yt = dyn_cast<RankedTensorType>(einsumOp.getResult().getType());
-  if (!yt || !yt.hasStaticShape() || yt.getNumElements() == 0)
+  std::optional<codegen::StaticEinsum> e = codegen::planStaticEinsum(einsumOp);
+  if (!e || e->type == codegen::ScalarType::Bool)
     return std::nullopt;
-  std::optional<codegen::ScalarType> st =
-      codegen::scalarTypeOf(yt.getElementType());
-  if (!st || *st == codegen::ScalarType::Bool)
-    return std::nullopt;
-  std::vector<Shape> shapes;
-  for (Value v : einsumOp.getInputs()) {
-    auto t = dyn_cast<RankedTensorType>(v.getType());
-    if (!t || !t.hasStaticShape() || t.getElementType() != yt.getElementType())
-      return std::nullopt;
-    shapes.emplace_back(t.getShape().begin(), t.getShape().end());
-  }
-  Expected<einsum::EinsumPlan> planned =
-      einsum::planEinsum(einsumOp.getEquation().str(), shapes);
-  if (!planned)
-    return std::nullopt; // The verifier's business; the host reports it.
-  const einsum::EinsumPlan &p = *planned;
+  std::optional<codegen::ScalarType> st = e->type;
+  const einsum::EinsumPlan &p = e->plan;
   // The joint index space: output labels, then the summed ones.
-  einsum::EinsumLoops loops = einsum::planLoops(p, shapes);
-  const std::vector<int> &order = loops.order;
-  const std::vector<std::vector<int64_t>> &strides = loops.strides;
-  size_t nOut = loops.numOutput, nIn = shapes.size();
-  int64_t total = 1;
-  for (size_t d = 0; d < nOut; ++d)
-    total *= loops.sizes[d];
-  if (total != yt.getNumElements() || total >= (int64_t(1) << 62))
-    return std::nullopt;
+  const std::vector<int> &order = e->loops.order;
+  const std::vector<std::vector<int64_t>> &strides = e->loops.strides;
+  size_t nOut = e->loops.numOutput, nIn = e->shapes.size();
+  int64_t total = e->outputElements;
   std::string storage = codegen::storageCType(*st);
   ProductAccumulator accumulator(*st, /*f64ForFloats=*/true);
   const std::string &acc = accumulator.type;
