@@ -1,8 +1,8 @@
 //===- StaticEinsum.cpp - A kiln.einsum planned at compile time -----------===//
 //
-// This file implements planStaticEinsum (StaticEinsum.h): the operands'
-// static shapes, einsum::planEinsum and einsum::planLoops, as the reference
-// kernel computes them at run time.
+// This file implements planStaticEinsum and einsumLabelName (StaticEinsum.h):
+// the operands' static shapes, einsum::planEinsum and einsum::planLoops, as
+// the reference kernel computes them at run time.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,6 +12,12 @@
 
 namespace kiln {
 namespace codegen {
+
+std::string einsumLabelName(int label) {
+  return label < einsum::kEllipsisBase
+             ? std::string(1, static_cast<char>(label))
+             : "..." + std::to_string(label - einsum::kEllipsisBase);
+}
 
 std::optional<StaticEinsum> planStaticEinsum(EinsumOp op) {
   auto yt = mlir::dyn_cast<mlir::RankedTensorType>(op.getResult().getType());

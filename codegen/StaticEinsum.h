@@ -16,6 +16,7 @@
 #include "runtime/kernels/EinsumPlan.h"
 
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace kiln {
@@ -31,6 +32,10 @@ struct StaticEinsum {
   /// sizes).
   int64_t outputElements = 0;
 };
+
+/// A label's name in generated comments: its letter, or `...<j>` for
+/// dim j of the ellipsis.
+std::string einsumLabelName(int label);
 
 /// The plan of `op` when its result and every operand have static shapes
 /// and the result's element type, the output is not empty and has fewer

@@ -39,13 +39,6 @@ using namespace mlir;
 namespace kiln {
 namespace {
 
-/// A label's name in comments: its letter, or `...<j>`.
-std::string labelName(int label) {
-  return label < einsum::kEllipsisBase
-             ? std::string(1, static_cast<char>(label))
-             : "..." + std::to_string(label - einsum::kEllipsisBase);
-}
-
 /// True when the reference computes the two-operand einsum `p` of
 /// `shapes` as a batched GEMM (Linalg.cpp's einsumAsMatmul conditions).
 bool referenceUsesGemm(const einsum::EinsumPlan &p,
@@ -106,7 +99,7 @@ std::optional<CppKernel> emitCppEinsumKernel(Operation *op, StringRef name) {
                                 : "(" + storage + ")kiln_acc";
   std::string summed;
   for (size_t d = nOut; d < order.size(); ++d)
-    summed += (summed.empty() ? "" : ", ") + labelName(order[d]) + "=" +
+    summed += (summed.empty() ? "" : ", ") + codegen::einsumLabelName(order[d]) + "=" +
               std::to_string(p.sizes.at(order[d]));
   std::string what = "einsum \"" + einsumOp.getEquation().str() +
                      "\": per output element a loop per summed label (" +
@@ -124,7 +117,7 @@ std::optional<CppKernel> emitCppEinsumKernel(Operation *op, StringRef name) {
   for (int64_t d = static_cast<int64_t>(nOut) - 1; d >= 0; --d) {
     std::string size = std::to_string(p.sizes.at(order[d]));
     s += "    {\n      const int64_t c = kiln_r % " + size + "; // label " +
-         labelName(order[d]) + "\n";
+         codegen::einsumLabelName(order[d]) + "\n";
     for (size_t i = 0; i < nIn; ++i)
       if (strides[i][d])
         s += "      kiln_o" + std::to_string(i) + " += c * " +
@@ -137,7 +130,7 @@ std::optional<CppKernel> emitCppEinsumKernel(Operation *op, StringRef name) {
     std::string var = "kiln_s" + std::to_string(d - nOut);
     s += indent + "for (int64_t " + var + " = 0; " + var + " < " +
          std::to_string(p.sizes.at(order[d])) + "; ++" + var + ") { // label " +
-         labelName(order[d]) + "\n";
+         codegen::einsumLabelName(order[d]) + "\n";
     indent += "  ";
   }
   std::string product;

@@ -34,17 +34,6 @@ using namespace mlir;
 
 namespace kiln {
 
-namespace {
-
-/// A label's name in comments: its letter, or `...<j>`.
-std::string labelName(int label) {
-  return label < einsum::kEllipsisBase
-             ? std::string(1, static_cast<char>(label))
-             : "..." + std::to_string(label - einsum::kEllipsisBase);
-}
-
-} // namespace
-
 std::optional<CudaKernel> emitCudaEinsumKernel(Operation *op,
                                                llvm::StringRef name) {
   auto einsumOp = dyn_cast<EinsumOp>(op);
@@ -72,7 +61,7 @@ std::optional<CudaKernel> emitCudaEinsumKernel(Operation *op,
   std::string head = beginElementKernel(k, op, name, total, params);
   std::string summed;
   for (size_t d = nOut; d < order.size(); ++d)
-    summed += (summed.empty() ? "" : ", ") + labelName(order[d]) + "=" +
+    summed += (summed.empty() ? "" : ", ") + codegen::einsumLabelName(order[d]) + "=" +
               std::to_string(p.sizes.at(order[d]));
   std::string s = opKernelComment(
       k, "einsum \"" + einsumOp.getEquation().str() + "\"",
@@ -88,7 +77,7 @@ std::optional<CudaKernel> emitCudaEinsumKernel(Operation *op,
   for (int64_t d = static_cast<int64_t>(nOut) - 1; d >= 0; --d) {
     int64_t size = p.sizes.at(order[d]);
     s += "    {\n      const long long c = kiln_r % " + llLiteral(size) +
-         "; // label " + labelName(order[d]) + "\n";
+         "; // label " + codegen::einsumLabelName(order[d]) + "\n";
     for (size_t i = 0; i < nIn; ++i)
       if (strides[i][d])
         s += "      kiln_o" + std::to_string(i) + " += c * " +
@@ -101,7 +90,7 @@ std::optional<CudaKernel> emitCudaEinsumKernel(Operation *op,
     std::string var = "kiln_s" + std::to_string(d - nOut);
     s += indent + "for (long long " + var + " = 0; " + var + " < " +
          llLiteral(p.sizes.at(order[d])) + "; ++" + var + ") { // label " +
-         labelName(order[d]) + "\n";
+         codegen::einsumLabelName(order[d]) + "\n";
     indent += "  ";
   }
   std::string product;
