@@ -278,6 +278,9 @@ static std::string printExpr(mlir::OperationName op, ScalarType resultType,
     if (isOp<ErfOp>(op) && t == ScalarType::BF16 &&
         resultType == ScalarType::BF16)
       e = "kiln_erf_bf16(" + a + ")";
+    else if (isOp<ExpOp>(op) && t != ScalarType::F64 &&
+             attrs.getNumber(kNonPositiveArgAttr, 0) != 0)
+      e = "kiln_expf_nonpositive(" + a + ")";
     else
       e = fn(op.stripDialect(), t) + "(" + a + ")";
   } else if (isOp<NotOp>(op)) {

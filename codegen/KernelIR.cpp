@@ -77,6 +77,25 @@ bool isFloatType(ScalarType t) {
   return t == ScalarType::F32 || t == ScalarType::F16 ||
          t == ScalarType::BF16 || t == ScalarType::F64 || isFloat8Type(t);
 }
+int64_t scalarTypeBytes(ScalarType t) {
+  switch (t) {
+  case ScalarType::F64:
+  case ScalarType::I64:
+  case ScalarType::U64:
+    return 8;
+  case ScalarType::F32:
+  case ScalarType::I32:
+  case ScalarType::U32:
+    return 4;
+  case ScalarType::F16:
+  case ScalarType::BF16:
+  case ScalarType::I16:
+  case ScalarType::U16:
+    return 2;
+  default:
+    return 1;
+  }
+}
 bool isHalfType(ScalarType t) {
   return t == ScalarType::F16 || t == ScalarType::BF16 || isFloat8Type(t);
 }
@@ -244,6 +263,26 @@ IndexExpr operator+(const IndexExpr &a, const IndexExpr &b) {
     }
   }
   return r;
+}
+
+std::optional<int64_t> coefficientOf(const IndexExpr &e, int var) {
+  int64_t coef = 0;
+  for (const IndexExpr::Term &t : e.getTerms()) {
+    if (t.atom.kind == IndexExpr::Atom::Var) {
+      if (t.atom.var == var)
+        coef += t.coef;
+      continue;
+    }
+    std::optional<int64_t> inner = coefficientOf(*t.atom.inner, var);
+    if (!inner || *inner != 0)
+      return std::nullopt;
+    // A div/mod atom without `var` may still contain it deeper.
+    for (const IndexExpr::Term &it : t.atom.inner->getTerms())
+      if (it.atom.kind != IndexExpr::Atom::Var &&
+          !coefficientOf(*it.atom.inner, var))
+        return std::nullopt;
+  }
+  return coef;
 }
 
 IndexExpr operator*(const IndexExpr &a, int64_t c) {

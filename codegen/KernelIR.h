@@ -77,6 +77,8 @@ enum class ScalarType {
 
 /// The short name ("f32", "i64", "bool").
 llvm::StringRef scalarTypeName(ScalarType t);
+/// The bytes one element takes in a buffer (sub-byte integers and bool: 1).
+int64_t scalarTypeBytes(ScalarType t);
 /// True for f32, f16, bf16, f64 and the float8 formats.
 bool isFloatType(ScalarType t);
 /// True for f16, bf16 and the float8 formats (stored as bits, computed in
@@ -162,6 +164,10 @@ private:
 
 IndexExpr operator+(const IndexExpr &a, const IndexExpr &b);
 IndexExpr operator*(const IndexExpr &a, int64_t c);
+
+/// The coefficient of loop variable `var` in `e` (0 when absent), or nullopt
+/// when `var` occurs inside a floor-division or modulo atom.
+std::optional<int64_t> coefficientOf(const IndexExpr &e, int var);
 
 /// Builds the non-affine parts of index expressions, simplifying with the
 /// extents of the loop variables (variable v ranges over [0, extents[v])).
@@ -382,6 +388,16 @@ void multiplyByReciprocals(Kernel &kernel);
 /// Rewrites f32/f64 `pow(x, 2)` and `pow(x, 3)`, the exponent an immediate,
 /// into products (KernelIRSimplify.cpp). lowerToKernelIR applies it.
 void expandSmallPowers(Kernel &kernel);
+
+/// The number attribute (1) of an `exp` whose argument is at most 0 or NaN:
+/// `x - m`, `m` the maximum of the same loads of `x` (softmax).
+constexpr const char *kNonPositiveArgAttr = "nonpositive_arg";
+
+/// Marks each `exp(x - m)` of a kernel where `m` is a max reduction over the
+/// same loads as `x` (the same buffer and index, in a loop over the same
+/// variables) with kNonPositiveArgAttr, so that the printers may leave out
+/// the overflow check (KernelIRSimplify.cpp). lowerToKernelIR applies it.
+void markNonPositiveExps(Kernel &kernel);
 
 /// Marks the row caches that may live in an output row (see
 /// RowCache::outputBuffer; KernelIRSimplify.cpp). lowerToKernelIR applies it.

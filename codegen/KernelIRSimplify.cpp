@@ -32,6 +32,12 @@
 // GELU-gradient kernel compute-bound. The products are within the error
 // bounds of pow itself (CUDA's powf: 2 ulp; one or two roundings here).
 //
+// markNonPositiveExps marks `exp(x - m)`, `m` the maximum of the same loads
+// of `x` (softmax), whose argument is at most 0 or NaN: x <= m, and the
+// rounded difference of such floats is never positive. The C++ printer then
+// leaves out kiln_expf's overflow fix (kiln_expf_nonpositive, the same
+// results).
+//
 // placeRowCachesInOutputs lets a row cache live in the row of the output that
 // the epilogue writes (softmax writes exp(x - max) where its result goes and
 // scales it in place), as ONNX Runtime's softmax does: the output's cache
@@ -48,6 +54,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <map>
 #include <set>
 
 namespace kiln {
@@ -463,6 +470,68 @@ void placeRowCachesInOutputs(Kernel &k) {
       }
     });
   }
+}
+
+namespace {
+
+/// What markNonPositiveExps learns in one walk over a kernel: the load
+/// defining each temp, with the variables of its loop, and the load each
+/// max reduction reduces.
+struct LoadFacts {
+  struct Site {
+    const Stmt *load;
+    const std::vector<int> *vars;
+  };
+  std::map<int, Site> loadOf;         ///< temp -> its load
+  std::map<int, Site> maxOf;          ///< max result -> the load reduced
+  std::vector<Stmt *> subs, exps;     ///< sub and exp computes
+
+  void walk(Body &body, const std::vector<int> *vars) {
+    for (Stmt &s : body) {
+      if (s.kind == Stmt::Kind::Load)
+        loadOf[s.result] = {&s, vars};
+      if (s.kind == Stmt::Kind::Compute && isOp<SubOp>(*s.op) &&
+          s.args.size() == 2)
+        subs.push_back(&s);
+      if (s.kind == Stmt::Kind::Compute && isOp<ExpOp>(*s.op))
+        exps.push_back(&s);
+      if (s.kind != Stmt::Kind::Loop)
+        continue;
+      walk(s.body, &s.vars);
+      for (const Reduction &r : s.reductions) {
+        auto it = loadOf.find(r.input);
+        if (r.kind == ReduceKind::Max && it != loadOf.end() &&
+            it->second.vars == &s.vars)
+          maxOf[r.result] = it->second;
+      }
+    }
+  }
+};
+
+} // namespace
+
+void markNonPositiveExps(Kernel &kernel) {
+  LoadFacts facts;
+  facts.walk(kernel.body, nullptr);
+  std::vector<std::string> names = kernel.varNames();
+  std::set<int> nonPositive;
+  for (const Stmt *sub : facts.subs) {
+    auto x = facts.loadOf.find(sub->args[0]);
+    auto m = facts.maxOf.find(sub->args[1]);
+    if (x == facts.loadOf.end() || m == facts.maxOf.end() ||
+        !isFloatType(kernel.temps[sub->result]))
+      continue;
+    const Stmt &xl = *x->second.load, &ml = *m->second.load;
+    // The same elements: one buffer, one index, loops over the same
+    // variables (each element of the row is one of those the max saw).
+    if (x->second.vars && *x->second.vars == *m->second.vars &&
+        xl.buffer == ml.buffer &&
+        xl.index.str(names) == ml.index.str(names))
+      nonPositive.insert(sub->result);
+  }
+  for (Stmt *e : facts.exps)
+    if (nonPositive.count(e->args[0]))
+      e->attrs.numbers[kNonPositiveArgAttr] = 1;
 }
 
 void hoistInvariantDivisors(Kernel &kernel) {

@@ -336,6 +336,7 @@ FailureOr<Kernel> Lowering::run() {
   hoistInvariantDivisors(kernel);
   multiplyByReciprocals(kernel);
   expandSmallPowers(kernel);
+  markNonPositiveExps(kernel);
   placeRowCachesInOutputs(kernel);
   collectSourceNodes();
   return std::move(kernel);

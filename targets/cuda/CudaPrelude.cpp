@@ -34,6 +34,9 @@ typedef unsigned long long uint64_t;
 // exp and erf: the device's correctly rounded-to-a-few-ulp library functions
 // (no fast-math intrinsics such as __expf).
 __device__ __forceinline__ float kiln_expf(float x) { return expf(x); }
+__device__ __forceinline__ float kiln_expf_nonpositive(float x) {
+  return expf(x);
+}
 __device__ __forceinline__ float kiln_erff(float x) { return erff(x); }
 
 )PRELUDE";

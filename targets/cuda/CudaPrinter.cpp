@@ -207,7 +207,7 @@ int64_t CudaPrinter::vectorWidth(const Stmt &loop) const {
       return 1;
     if (*coef == 1) {
       contiguous.push_back(&s);
-      widest = std::max(widest, elemSize(k.buffers[s.buffer].type));
+      widest = std::max(widest, scalarTypeBytes(k.buffers[s.buffer].type));
     }
   }
   if (contiguous.empty())
@@ -333,7 +333,7 @@ void CudaPrinter::printPointwise(const Stmt &loop) {
       const Buffer &b = k.buffers[s.buffer];
       cond += std::string(cond.empty() ? "" : " && ") +
               "(unsigned long long)" + b.name + " % " +
-              std::to_string(w * elemSize(b.type)) + " == 0";
+              std::to_string(w * scalarTypeBytes(b.type)) + " == 0";
     }
     open("if (" + cond + ") {");
     open("for (" + it + " kiln_i = kiln_gtid; kiln_i < " +

@@ -58,22 +58,6 @@ constexpr int64_t kMaxRowRegisters = 64;
 /// printer does).
 constexpr int64_t kMaxFloatSumCount = 65536;
 
-inline int64_t elemSize(ScalarType t) {
-  switch (t) {
-  case ScalarType::F64:
-  case ScalarType::I64:
-    return 8;
-  case ScalarType::F32:
-  case ScalarType::I32:
-    return 4;
-  case ScalarType::F16:
-  case ScalarType::BF16:
-    return 2;
-  default:
-    return 1;
-  }
-}
-
 /// The C type of the accumulator of `r`.
 inline std::string accumulatorType(const Reduction &r) {
   if (r.kind == ReduceKind::Max || r.kind == ReduceKind::Min)
@@ -91,28 +75,6 @@ inline int64_t accumulatorBytes(const Reduction &r) {
   return t == "float" || t == "int32_t" ? 4
          : t == "double" || t == "uint64_t" || t == "int64_t" ? 8
                                                                : 1;
-}
-
-/// The coefficient of loop variable `var` in `e`, or nullopt when `var`
-/// occurs inside a floor-division or modulo atom.
-inline std::optional<int64_t> coefficientOf(const IndexExpr &e, int var) {
-  int64_t coef = 0;
-  for (const IndexExpr::Term &t : e.getTerms()) {
-    if (t.atom.kind == IndexExpr::Atom::Var) {
-      if (t.atom.var == var)
-        coef += t.coef;
-      continue;
-    }
-    std::optional<int64_t> inner = coefficientOf(*t.atom.inner, var);
-    if (!inner || *inner != 0)
-      return std::nullopt;
-    // A div/mod atom without `var` may still contain it deeper.
-    for (const IndexExpr::Term &it : t.atom.inner->getTerms())
-      if (it.atom.kind != IndexExpr::Atom::Var &&
-          !coefficientOf(*it.atom.inner, var))
-        return std::nullopt;
-  }
-  return coef;
 }
 
 /// True when every term of `e` other than `var`'s, and its constant, is a

@@ -58,7 +58,7 @@ int64_t CudaPrinter::rowVectorWidth(const Stmt &loop) const {
         return 1;
       if (*coef == 1) {
         contiguous.push_back(&st);
-        int64_t e = elemSize(b.type);
+        int64_t e = scalarTypeBytes(b.type);
         narrowest = narrowest ? std::min(narrowest, e) : e;
       }
     }
@@ -220,7 +220,7 @@ void CudaPrinter::printRows(const Stmt &loop) {
         const Buffer &b = k.buffers[st.buffer];
         cond += std::string(cond.empty() ? "" : " && ") +
                 "(unsigned long long)" + b.name + " % " +
-                std::to_string(plan.width * elemSize(b.type)) + " == 0";
+                std::to_string(plan.width * scalarTypeBytes(b.type)) + " == 0";
       }
   RowPlan vectorPlan = plan;
   open("if (" + cond + ") {");

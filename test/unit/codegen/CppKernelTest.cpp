@@ -162,27 +162,28 @@ TEST_CASE("softmax and layer norm (decomposed) as reduction kernels",
     %w = kiln.mul %n, %x1 : (tensor<6x32xf32>, tensor<32xf32>) -> tensor<6x32xf32>
     %y = kiln.add %w, %x2 : (tensor<6x32xf32>, tensor<32xf32>) -> tensor<6x32xf32>
     kiln.yield %y, %mean, %inv : tensor<6x32xf32>, tensor<6x1xf32>, tensor<6x1xf32>)"};
-  // k4: 67 rows, enough work for threads: rows pipelined (the max of row
-  // i + 1 computed in the exp loop of row i), an odd row count split over
-  // the threads, the max an output too.
-  Case pipelined =
+  // k4: 67 rows, enough work for threads: the exp loop of row i prefetches
+  // row i + 1 in two blocks of 256 columns, an odd row count split over the
+  // threads, the max an output too.
+  Case prefetched =
       softmax("k4_softmax", "tensor<67x512xf32>", "tensor<67x1xf32>");
   checkCases(
       {softmax("k0_softmax", "tensor<8x16xf32>", "tensor<8x1xf32>"),
        softmax("k1_softmax", "tensor<2x64x300xf32>", "tensor<2x64x1xf32>"),
        layerNorm, softmax("k3_softmax", "tensor<4x8xf16>", "tensor<4x1xf16>"),
-       pipelined});
-  FusionModule m = parseModule(fusionText(pipelined.name, pipelined.kind,
-                                          pipelined.inTypes, pipelined.outTypes,
-                                          pipelined.body));
+       prefetched});
+  FusionModule m = parseModule(fusionText(prefetched.name, prefetched.kind,
+                                          prefetched.inTypes, prefetched.outTypes,
+                                          prefetched.body));
   REQUIRE(m.module);
   mlir::FailureOr<CppKernel> cpp = emitCppKernel(m.fusions()[0]);
   REQUIRE(mlir::succeeded(cpp));
   INFO(cpp->definition);
-  CHECK(cpp->definition.find("// Rows pipelined") != std::string::npos);
-  CHECK(cpp->definition.find("kiln_thread_rows(67, 16, &kiln_lo, &kiln_hi);") !=
+  CHECK(cpp->definition.find("kiln_nx = i0 + 1 < 67 ? i0 + 1 : i0;") !=
         std::string::npos);
-  CHECK(cpp->definition.find("in0[kiln_nx*512 + j0]") != std::string::npos);
+  CHECK(cpp->definition.find("kiln_jb += 256") != std::string::npos);
+  CHECK(cpp->definition.find("__builtin_prefetch(&in0[kiln_nx*512 + kiln_k]);") !=
+        std::string::npos);
 }
 
 TEST_CASE("reductions over leading axes, all axes and without keepdims",

@@ -249,13 +249,45 @@ func.func @f(%a: tensor<8x16xf32>) -> tensor<8x16xf32> {
   CHECK(contains(cpp->definition, "float acc"));
   CHECK(!contains(cpp->definition, "double acc"));
   CHECK(contains(cpp->definition, "float *c0 = out0 + i0*16;"));
-  CHECK(contains(cpp->definition, "expf("));
+  // exp(x - max x) has no argument above 0: no overflow check.
+  CHECK(contains(ir, "exp(t3) nonpositive_arg="));
+  CHECK(contains(cpp->definition, "kiln_expf_nonpositive(t3)"));
   // 8 x 16 is too little work for threads.
   CHECK(!contains(cpp->definition, "omp parallel"));
   std::string file = emitKernelsFile({*cpp}, "m");
   CHECK(contains(file, "namespace kiln_kernels {"));
   CHECK(contains(file, "struct kiln_f16"));
   CHECK(!contains(file, "#include <vector>"));
+}
+
+TEST_CASE("exp of x minus another value's max keeps its overflow check",
+          "[codegen][ir]") {
+  // exp(x - max y) and exp(max x - x) may exceed 1: kiln_expf, unmarked.
+  std::string text = R"(
+func.func @f(%a: tensor<8x16xf32>, %b: tensor<8x16xf32>) -> (tensor<8x16xf32>, tensor<8x16xf32>) {
+  %r:2 = kiln.fusion "k0_exps" ins(%a, %b : tensor<8x16xf32>, tensor<8x16xf32>) kind("reduction") {
+  ^bb0(%x: tensor<8x16xf32>, %y: tensor<8x16xf32>):
+    %axes = kiln.constant dense<-1> : tensor<1xi64>
+    %mx = kiln.reduce_max %x, %axes {keepdims = 1 : i64, noop_with_empty_axes = 0 : i64} : (tensor<8x16xf32>, tensor<1xi64>) -> tensor<8x1xf32>
+    %my = kiln.reduce_max %y, %axes {keepdims = 1 : i64, noop_with_empty_axes = 0 : i64} : (tensor<8x16xf32>, tensor<1xi64>) -> tensor<8x1xf32>
+    %d = kiln.sub %x, %my : (tensor<8x16xf32>, tensor<8x1xf32>) -> tensor<8x16xf32>
+    %e = kiln.exp %d : (tensor<8x16xf32>) -> tensor<8x16xf32>
+    %n = kiln.sub %mx, %x : (tensor<8x1xf32>, tensor<8x16xf32>) -> tensor<8x16xf32>
+    %f = kiln.exp %n : (tensor<8x16xf32>) -> tensor<8x16xf32>
+    kiln.yield %e, %f : tensor<8x16xf32>, tensor<8x16xf32>
+  } -> (tensor<8x16xf32>, tensor<8x16xf32>)
+  return %r#0, %r#1 : tensor<8x16xf32>, tensor<8x16xf32>
+}
+)";
+  FusionModule m = parseModule(text);
+  REQUIRE(m.module);
+  mlir::FailureOr<Kernel> kernel =
+      lowerFusionToKernelIR(m.fusions()[0].getOperation());
+  REQUIRE(mlir::succeeded(kernel));
+  std::string ir = kernel->str();
+  INFO(ir);
+  CHECK(contains(ir, "= exp(t"));
+  CHECK(!contains(ir, "nonpositive_arg"));
 }
 
 TEST_CASE("a division that feeds a rounding keeps its divisor",
