@@ -390,13 +390,14 @@ void multiplyByReciprocals(Kernel &kernel);
 void expandSmallPowers(Kernel &kernel);
 
 /// The number attribute (1) of an `exp` whose argument is at most 0 or NaN:
-/// `x - m`, `m` the maximum of the same loads of `x` (softmax).
+/// `x - m`, `m` the maximum of the values of `x` (softmax).
 constexpr const char *kNonPositiveArgAttr = "nonpositive_arg";
 
-/// Marks each `exp(x - m)` of a kernel where `m` is a max reduction over the
-/// same loads as `x` (the same buffer and index, in a loop over the same
-/// variables) with kNonPositiveArgAttr, so that the printers may leave out
-/// the overflow check (KernelIRSimplify.cpp). lowerToKernelIR applies it.
+/// Marks each `exp(x - m)` of a kernel where `m` is a max reduction of the
+/// same value as `x` (the same ops over the same loads, in loops over the
+/// same variables: softmax, a scaled and masked softmax) with
+/// kNonPositiveArgAttr, so that the printers may leave out the overflow
+/// check (KernelIRSimplify.cpp). lowerToKernelIR applies it.
 void markNonPositiveExps(Kernel &kernel);
 
 /// Marks the row caches that may live in an output row (see

@@ -32,9 +32,10 @@
 // GELU-gradient kernel compute-bound. The products are within the error
 // bounds of pow itself (CUDA's powf: 2 ulp; one or two roundings here).
 //
-// markNonPositiveExps marks `exp(x - m)`, `m` the maximum of the same loads
-// of `x` (softmax), whose argument is at most 0 or NaN: x <= m, and the
-// rounded difference of such floats is never positive. The C++ printer then
+// markNonPositiveExps marks `exp(x - m)`, `m` the maximum of the same values
+// as `x` (softmax; attention's scaled, masked softmax recomputes x in the
+// exp loop from the same loads), whose argument is at most 0 or NaN: x <= m,
+// and the rounded difference of such floats is never positive. The C++ printer then
 // leaves out kiln_expf's overflow fix (kiln_expf_nonpositive, the same
 // results).
 //
@@ -474,22 +475,34 @@ void placeRowCachesInOutputs(Kernel &k) {
 
 namespace {
 
-/// What markNonPositiveExps learns in one walk over a kernel: the load
-/// defining each temp, with the variables of its loop, and the load each
-/// max reduction reduces.
-struct LoadFacts {
+/// What markNonPositiveExps learns in one walk over a kernel: each temp's
+/// defining statement, with the variables of its loop, and the input of
+/// each max reduction.
+struct ValueFacts {
   struct Site {
-    const Stmt *load;
+    const Stmt *def;
     const std::vector<int> *vars;
   };
-  std::map<int, Site> loadOf;         ///< temp -> its load
-  std::map<int, Site> maxOf;          ///< max result -> the load reduced
-  std::vector<Stmt *> subs, exps;     ///< sub and exp computes
+  const Kernel &kernel;
+  std::vector<std::string> names;
+  std::map<int, Site> defOf; ///< temp -> its definition
+  std::map<int, int> maxOf;  ///< max result -> the temp reduced
+  /// Row cache -> its store, when it has one.
+  std::map<int, Site> cacheStoreOf;
+  std::set<int> cachesStoredTwice;
+  std::vector<Stmt *> subs, exps;
+
+  explicit ValueFacts(const Kernel &kernel)
+      : kernel(kernel), names(kernel.varNames()) {}
 
   void walk(Body &body, const std::vector<int> *vars) {
     for (Stmt &s : body) {
-      if (s.kind == Stmt::Kind::Load)
-        loadOf[s.result] = {&s, vars};
+      if (s.kind == Stmt::Kind::Load || s.kind == Stmt::Kind::Const ||
+          s.kind == Stmt::Kind::Compute || s.kind == Stmt::Kind::CacheLoad)
+        defOf[s.result] = {&s, vars};
+      if (s.kind == Stmt::Kind::CacheStore &&
+          !cacheStoreOf.insert({s.buffer, {&s, vars}}).second)
+        cachesStoredTwice.insert(s.buffer);
       if (s.kind == Stmt::Kind::Compute && isOp<SubOp>(*s.op) &&
           s.args.size() == 2)
         subs.push_back(&s);
@@ -498,12 +511,62 @@ struct LoadFacts {
       if (s.kind != Stmt::Kind::Loop)
         continue;
       walk(s.body, &s.vars);
-      for (const Reduction &r : s.reductions) {
-        auto it = loadOf.find(r.input);
-        if (r.kind == ReduceKind::Max && it != loadOf.end() &&
-            it->second.vars == &s.vars)
-          maxOf[r.result] = it->second;
-      }
+      for (const Reduction &r : s.reductions)
+        if (r.kind == ReduceKind::Max)
+          maxOf[r.result] = r.input;
+    }
+  }
+
+  /// True when temps `a` and `b` hold the same value for the same loop
+  /// indices: the same loads (buffer, index, loop variables), immediates,
+  /// ops over such values, and row cache loads of them.
+  /// The temp a row cache load reads: the value its cache's only store
+  /// wrote at the same index in a loop over the same variables; else `t`.
+  int throughCache(int t) const {
+    auto d = defOf.find(t);
+    if (d == defOf.end() || d->second.def->kind != Stmt::Kind::CacheLoad)
+      return t;
+    const Stmt &load = *d->second.def;
+    auto st = cacheStoreOf.find(load.buffer);
+    if (st == cacheStoreOf.end() || cachesStoredTwice.count(load.buffer) ||
+        !st->second.vars || !d->second.vars ||
+        *st->second.vars != *d->second.vars ||
+        st->second.def->index.str(names) != load.index.str(names))
+      return t;
+    return st->second.def->value;
+  }
+
+  bool sameValue(int a, int b) const {
+    a = throughCache(a);
+    b = throughCache(b);
+    if (a == b)
+      return true;
+    auto da = defOf.find(a), db = defOf.find(b);
+    if (da == defOf.end() || db == defOf.end())
+      return false;
+    const Stmt &x = *da->second.def, &y = *db->second.def;
+    if (x.kind != y.kind || kernel.temps[a] != kernel.temps[b])
+      return false;
+    switch (x.kind) {
+    case Stmt::Kind::Load:
+      return x.buffer == y.buffer && da->second.vars && db->second.vars &&
+             *da->second.vars == *db->second.vars &&
+             x.index.str(names) == y.index.str(names);
+    case Stmt::Kind::Const:
+      return x.intValue == y.intValue &&
+             (x.floatValue == y.floatValue ||
+              (std::isnan(x.floatValue) && std::isnan(y.floatValue)));
+    case Stmt::Kind::Compute:
+      if (*x.op != *y.op || x.args.size() != y.args.size() ||
+          x.attrs.numbers != y.attrs.numbers ||
+          x.attrs.strings != y.attrs.strings)
+        return false;
+      for (size_t i = 0; i < x.args.size(); ++i)
+        if (!sameValue(x.args[i], y.args[i]))
+          return false;
+      return true;
+    default:
+      return false;
     }
   }
 };
@@ -511,22 +574,13 @@ struct LoadFacts {
 } // namespace
 
 void markNonPositiveExps(Kernel &kernel) {
-  LoadFacts facts;
+  ValueFacts facts(kernel);
   facts.walk(kernel.body, nullptr);
-  std::vector<std::string> names = kernel.varNames();
   std::set<int> nonPositive;
   for (const Stmt *sub : facts.subs) {
-    auto x = facts.loadOf.find(sub->args[0]);
     auto m = facts.maxOf.find(sub->args[1]);
-    if (x == facts.loadOf.end() || m == facts.maxOf.end() ||
-        !isFloatType(kernel.temps[sub->result]))
-      continue;
-    const Stmt &xl = *x->second.load, &ml = *m->second.load;
-    // The same elements: one buffer, one index, loops over the same
-    // variables (each element of the row is one of those the max saw).
-    if (x->second.vars && *x->second.vars == *m->second.vars &&
-        xl.buffer == ml.buffer &&
-        xl.index.str(names) == ml.index.str(names))
+    if (m != facts.maxOf.end() && isFloatType(kernel.temps[sub->result]) &&
+        facts.sameValue(sub->args[0], m->second))
       nonPositive.insert(sub->result);
   }
   for (Stmt *e : facts.exps)
