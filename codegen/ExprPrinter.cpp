@@ -359,13 +359,22 @@ static std::string printExpr(mlir::OperationName op, ScalarType resultType,
   return e;
 }
 
+std::string printScalarOpUnrounded(mlir::OperationName op,
+                                   ScalarType resultType,
+                                   llvm::ArrayRef<ScalarType> argTypes,
+                                   llvm::ArrayRef<std::string> args,
+                                   const ScalarAttrs &attrs) {
+  std::string e = printExpr(op, resultType, argTypes, args, attrs);
+  assert(!e.empty() && "printScalarOp: no printer entry for this op");
+  return e;
+}
+
 std::string printScalarOp(mlir::OperationName op, ScalarType resultType,
                           llvm::ArrayRef<ScalarType> argTypes,
                           llvm::ArrayRef<std::string> args,
                           const ScalarAttrs &attrs) {
-  std::string e = printExpr(op, resultType, argTypes, args, attrs);
-  assert(!e.empty() && "printScalarOp: no printer entry for this op");
-  return roundTo(resultType, e);
+  return roundTo(resultType,
+                 printScalarOpUnrounded(op, resultType, argTypes, args, attrs));
 }
 
 bool hasScalarPrinterEntry(mlir::OperationName op) {

@@ -48,6 +48,14 @@ std::string printScalarOp(mlir::OperationName op, ScalarType resultType,
                           llvm::ArrayRef<std::string> args,
                           const ScalarAttrs &attrs);
 
+/// printScalarOp's expression before its rounding to `resultType`: for the
+/// half types, the float value that the rounding narrows.
+std::string printScalarOpUnrounded(mlir::OperationName op,
+                                   ScalarType resultType,
+                                   llvm::ArrayRef<ScalarType> argTypes,
+                                   llvm::ArrayRef<std::string> args,
+                                   const ScalarAttrs &attrs);
+
 /// One step of an argmax/argmin walk along an axis, for both printers: with
 /// the candidate `v` at position `r` and the best so far `kiln_best` at
 /// `kiln_arg` (both of the computed type), moves the best to `v` when it

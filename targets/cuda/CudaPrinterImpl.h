@@ -144,6 +144,10 @@ private:
   /// Inside a vectorized run (V > 1): the run's vector loads (by load text)
   /// and its store staging vectors; element kiln_u of the run is printed.
   int64_t runWidth = 1;
+  /// f16/bf16 temps stored to a buffer of their type (singleRoundingStores):
+  /// printed as their float value "<name>_x" and its rounding "<name>",
+  /// the store narrowing "<name>_x" once.
+  std::set<int> storedUnrounded;
   std::map<std::string, std::string> runLoads;
   std::map<const Stmt *, std::string> runStores;
 
@@ -209,6 +213,13 @@ private:
   void decompose(const std::vector<int> &vars, const std::string &lin,
                  int64_t width);
   void printStmt(const Stmt &s, bool leaderStores);
+  void collectStoredUnrounded(const Body &body);
+  /// Prints `const <type> name = <op of args>;` (and its "_x" float value
+  /// first when `s` is in storedUnrounded).
+  void printCompute(const Stmt &s, const std::string &name,
+                    const std::vector<std::string> &args);
+  /// The value a Store of `s.value` writes, as the buffer's storage type.
+  std::string storedValue(const Stmt &s, const std::string &name) const;
   void printLoopStmt(const Stmt &s);
   void printPointwise(const Stmt &loop);
   /// A pointwise nest that reads an input transposed, through 32 x 32

@@ -148,6 +148,10 @@ TEST_CASE("pointwise kernels: vector access when the last dim allows it",
   CHECK(contains(ks[2].declaration, "const kiln_f16 *__restrict__ in0"));
   // 12 is not a multiple of 8: bf16 by 4.
   CHECK(contains(ks[3].definition, "kiln_vec<kiln_bf16, 4>"));
+  // The stored bf16 result (relu's) is narrowed once, from its float value.
+  INFO(ks[3].definition);
+  CHECK(contains(ks[3].definition, "const float t4_0_x = "));
+  CHECK(contains(ks[3].definition, "kiln_s.v[0] = kiln_bf16(t4_0_x);"));
   // Indices fit 32 bits here; the grid covers the domain.
   CHECK(contains(ks[0].definition, "for (int kiln_i = kiln_gtid;"));
   // The vector accesses are single 128-bit instructions.
