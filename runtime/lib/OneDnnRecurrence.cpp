@@ -18,6 +18,8 @@
 
 #include "OneDnnRecurrence.h"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <cstring>
 #include <limits>
@@ -158,6 +160,67 @@ KILN_GATE_CLONES void lstmUpdate(const Step &s, const float *x, const float *g,
   }
 }
 
+/// Hidden units per block of the fused LSTM (one vector of f32 per gate).
+constexpr int64_t kUnits = 16;
+/// State rows a block's product handles at once (the accumulators: 4 rows x
+/// 4 gates x 16 units, 16 AVX-512 registers).
+constexpr int64_t kRows = 4;
+
+/// One block of a fused LSTM step: the products of state rows [b0, b0 +
+/// kRows) (`h`, padded with zero rows to a multiple of kRows) by the block's
+/// weights `w` ([H][4 x 16]: its units' rows of R, gates i, o, f, c), then
+/// those rows' gates for the block's units `u0`.. (as lstmUpdate), the new
+/// state into `hNew` and `c` and y. Rows past their length copy their
+/// state.
+KILN_GATE_CLONES void lstmBlock(const Step &s, int64_t u0, int64_t b0,
+                                const float *w, const float *h, float *hNew,
+                                float *c) {
+  const int64_t H = s.d.hidden, G = 4 * kUnits;
+  float acc[kRows][4 * kUnits];
+  for (int64_t r = 0; r < kRows; ++r)
+#pragma omp simd
+    for (int64_t j = 0; j < G; ++j)
+      acc[r][j] = 0.f;
+  for (int64_t k = 0; k < H; ++k) {
+    const float *wk = w + k * G;
+    for (int64_t r = 0; r < kRows; ++r) {
+      const float hk = h[(b0 + r) * H + k];
+#pragma omp simd
+      for (int64_t j = 0; j < G; ++j)
+        acc[r][j] += hk * wk[j];
+    }
+  }
+  const float limit = clipLimit(s.d), coupled = s.d.inputForget;
+  const float *p = s.a.bias + s.dir * 3 * H + u0;
+  for (int64_t r = 0; r < kRows && b0 + r < s.d.batch; ++r) {
+    const int64_t b = b0 + r;
+    float *hb = hNew + b * H + u0, *cb = c + b * H + u0;
+    const int64_t t = s.time(b);
+    if (t < 0) {
+      std::memcpy(hb, h + b * H + u0, sizeof(float) * kUnits);
+      continue;
+    }
+    const float *x = s.projection(t, b, 4) + u0;
+    const float *g = acc[r];
+#pragma omp simd
+    for (int64_t j = 0; j < kUnits; ++j) {
+      float gi = fastSigmoid(
+          clipped(x[j] + g[j] + p[j] * cb[j], limit));
+      float gf = fastSigmoid(clipped(
+          x[2 * H + j] + g[2 * kUnits + j] + p[2 * H + j] * cb[j], limit));
+      gf = coupled * (1.f - gi) + (1.f - coupled) * gf;
+      float gc = fastTanh(clipped(x[3 * H + j] + g[3 * kUnits + j], limit));
+      float cNew = gf * cb[j] + gi * gc;
+      float go = fastSigmoid(clipped(
+          x[H + j] + g[kUnits + j] + p[H + j] * cNew, limit));
+      cb[j] = cNew;
+      hb[j] = go * fastTanh(cNew);
+    }
+    if (float *y = s.yRow(t, b))
+      std::memcpy(y + u0, hb, sizeof(float) * kUnits);
+  }
+}
+
 } // namespace
 
 Status OneDnnRecurrence::create(const OneDnnRecurrenceDesc &d, const void *r,
@@ -179,8 +242,22 @@ Status OneDnnRecurrence::create(const OneDnnRecurrenceDesc &d, const void *r,
                              : nullptr;
     return rec->products_.addMatmul(m, w);
   };
+  if (d.lstm && d.packR && H % kUnits == 0) {
+    // R [D, 4H, H] into blocks of kUnits hidden units: block q's element
+    // (k, gate * kUnits + u) is R[dir, gate * H + q * kUnits + u, k].
+    const float *rw = static_cast<const float *>(r);
+    rec->lstmBlocks_.resize(static_cast<size_t>(d.directions * 4 * H * H));
+    float *out = rec->lstmBlocks_.data();
+    for (int64_t dir = 0; dir < d.directions; ++dir)
+      for (int64_t q = 0; q < H / kUnits; ++q)
+        for (int64_t k = 0; k < H; ++k)
+          for (int64_t gate = 0; gate < 4; ++gate)
+            for (int64_t u = 0; u < kUnits; ++u)
+              *out++ = rw[((dir * 4 + gate) * H + q * kUnits + u) * H + k];
+  }
   bool twoProducts = !d.lstm && !d.linearBeforeReset;
-  for (int64_t dir = 0; dir < d.directions; ++dir) {
+  for (int64_t dir = 0; dir < d.directions && rec->lstmBlocks_.empty();
+       ++dir) {
     Status s = twoProducts ? product(dir, 0, 2) : product(dir, 0, gates);
     if (s && twoProducts)
       s = product(dir, 2, 1);
@@ -202,6 +279,8 @@ Status OneDnnRecurrence::run(const OneDnnRecurrenceArgs &a) const {
       return Status::error("sequence_lens[" + std::to_string(b) +
                            "] = " + std::to_string(a.lengths[b]) +
                            " is outside [0, " + std::to_string(d.seq) + "]");
+  if (!lstmBlocks_.empty())
+    return runFusedLstm(a);
   // The state h (and c), the products g [B, gates * H], the GRU's z and
   // reset values [B, H] and its h gate's product [B, H].
   const int64_t state = B * H;
@@ -261,6 +340,57 @@ Status OneDnnRecurrence::run(const OneDnnRecurrenceArgs &a) const {
     if (a.yh)
       std::memcpy(a.yh + dir * state, h, sizeof(float) * state);
     if (a.yc && d.lstm)
+      std::memcpy(a.yc + dir * state, c, sizeof(float) * state);
+  }
+  return Status::ok();
+}
+
+/// The fused LSTM: per direction, every step in one OpenMP region, each
+/// thread taking a contiguous range of unit blocks (the same split every
+/// step, so its c rows stay its own) and, per block, every state row's
+/// product and gates (lstmBlock); the new state goes into the other of two
+/// h buffers, and a barrier ends the step. Each sum runs over k in order
+/// whatever the thread count.
+Status OneDnnRecurrence::runFusedLstm(const OneDnnRecurrenceArgs &a) const {
+  const OneDnnRecurrenceDesc &d = desc_;
+  const int64_t B = d.batch, H = d.hidden, blocks = H / kUnits;
+  const int64_t rows = (B + kRows - 1) / kRows * kRows, state = B * H;
+  // Two h buffers of `rows` rows (the padding rows stay zero) and c.
+  float *buffer = threadBuffer(static_cast<size_t>(3 * rows * H));
+  float *hBuf[2] = {buffer, buffer + rows * H}, *c = buffer + 2 * rows * H;
+  if (a.y && d.hasLengths)
+    std::memset(a.y, 0, sizeof(float) * d.seq * d.directions * state);
+  int threads = omp_in_parallel() ? 1 : omp_get_max_threads();
+  threads = static_cast<int>(std::min<int64_t>(threads, blocks));
+  for (int64_t dir = 0; dir < d.directions; ++dir) {
+    std::memset(buffer, 0, sizeof(float) * 2 * rows * H);
+    std::memcpy(hBuf[0], a.h0 + dir * state, sizeof(float) * state);
+    std::memcpy(c, a.c0 + dir * state, sizeof(float) * state);
+    const float *w = lstmBlocks_.data() + dir * 4 * H * H;
+#pragma omp parallel num_threads(threads)
+    {
+      const int64_t t = omp_get_thread_num(), n = omp_get_num_threads();
+      const int64_t q0 = blocks * t / n, q1 = blocks * (t + 1) / n;
+      for (int64_t step = 0; step < d.seq; ++step) {
+        Step s{d, a, dir, step, d.reverse || dir == 1};
+        const float *h = hBuf[step % 2];
+        float *hNew = hBuf[(step + 1) % 2];
+        for (int64_t q = q0; q < q1; ++q)
+          for (int64_t b0 = 0; b0 < B; b0 += kRows)
+            lstmBlock(s, q * kUnits, b0, w + q * H * 4 * kUnits, h, hNew, c);
+#pragma omp barrier
+      }
+    }
+    float *h = hBuf[d.seq % 2];
+    // An entry of length 0 ends with zero states (as the reference kernel).
+    for (int64_t b = 0; d.hasLengths && b < B; ++b)
+      if (a.lengths[b] == 0) {
+        std::fill(h + b * H, h + (b + 1) * H, 0.f);
+        std::fill(c + b * H, c + (b + 1) * H, 0.f);
+      }
+    if (a.yh)
+      std::memcpy(a.yh + dir * state, h, sizeof(float) * state);
+    if (a.yc)
       std::memcpy(a.yc + dir * state, c, sizeof(float) * state);
   }
   return Status::ok();

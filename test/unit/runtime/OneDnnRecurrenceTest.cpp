@@ -8,7 +8,8 @@
 // OneDnnPrimitives, with packed and run-time recurrence weights, at one and
 // two OpenMP threads: GRUs with and without linear_before_reset, reverse,
 // clipped, with sequence lengths (one of them 0); LSTMs bidirectional, with
-// peepholes, input_forget and lengths.
+// peepholes, input_forget and lengths, among them hidden sizes that take the
+// fused path (products and gates in blocks of 16 units).
 //
 //===----------------------------------------------------------------------===//
 
@@ -146,6 +147,23 @@ TEST_CASE("oneDNN LSTM recurrence matches the reference kernel",
   }
   SECTION("reverse, a larger state") {
     c.direction = "reverse", c.hidden = 40, c.batch = 2;
+    check(c);
+  }
+  // Hidden sizes that are multiples of 16: packed, the products and gates
+  // fused in blocks of 16 units (two blocks, three for two threads to
+  // split unevenly; 5 rows: one block of 4 and a padded one).
+  SECTION("fused blocks: forward, peepholes, 5 rows") {
+    c.hidden = 32, c.batch = 5;
+    check(c);
+  }
+  SECTION("fused blocks: bidirectional, lengths, input_forget, clipped") {
+    c.hidden = 48, c.batch = 5, c.direction = "bidirectional";
+    c.lengths = {2, 5, 0, 1, 5};
+    c.inputForget = true, c.clip = 2.f;
+    check(c);
+  }
+  SECTION("fused blocks: reverse, one row") {
+    c.hidden = 16, c.batch = 1, c.direction = "reverse", c.seq = 7;
     check(c);
   }
 }
