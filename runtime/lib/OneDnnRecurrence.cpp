@@ -160,23 +160,21 @@ KILN_GATE_CLONES void lstmUpdate(const Step &s, const float *x, const float *g,
   }
 }
 
-/// Hidden units per block of the fused LSTM (one vector of f32 per gate).
+/// Hidden units per block of a fused recurrence (one vector of f32 per
+/// gate).
 constexpr int64_t kUnits = 16;
 /// State rows a block's product handles at once (the accumulators: 4 rows x
 /// 4 gates x 16 units, 16 AVX-512 registers).
 constexpr int64_t kRows = 4;
 
-/// One block of a fused LSTM step: the products of state rows [b0, b0 +
-/// kRows) (`h`, padded with zero rows to a multiple of kRows) by the block's
-/// weights `w` ([H][4 x 16]: its units' rows of R, gates i, o, f, c), then
-/// those rows' gates for the block's units `u0`.. (as lstmUpdate), the new
-/// state into `hNew` and `c` and y. Rows past their length copy their
-/// state.
-KILN_GATE_CLONES void lstmBlock(const Step &s, int64_t u0, int64_t b0,
-                                const float *w, const float *h, float *hNew,
-                                float *c) {
-  const int64_t H = s.d.hidden, G = 4 * kUnits;
-  float acc[kRows][4 * kUnits];
+/// The products of state rows [b0, b0 + kRows) of `h` (padded with zero
+/// rows to a multiple of kRows) by a block's weights `w` ([H][Gates x 16]),
+/// each sum over k in order.
+template <int64_t Gates>
+inline __attribute__((always_inline)) void
+blockProduct(int64_t H, int64_t b0, const float *w, const float *h,
+             float (&acc)[kRows][Gates * kUnits]) {
+  constexpr int64_t G = Gates * kUnits;
   for (int64_t r = 0; r < kRows; ++r)
 #pragma omp simd
     for (int64_t j = 0; j < G; ++j)
@@ -190,6 +188,18 @@ KILN_GATE_CLONES void lstmBlock(const Step &s, int64_t u0, int64_t b0,
         acc[r][j] += hk * wk[j];
     }
   }
+}
+
+/// One block of a fused LSTM step: the products of state rows [b0, b0 +
+/// kRows) by the block's weights `w` (gates i, o, f, c of units u0..), then
+/// those rows' gates for the block's units (as lstmUpdate), the new state
+/// into `hNew` and `c` and y. Rows past their length copy their state.
+KILN_GATE_CLONES void lstmBlock(const Step &s, int64_t u0, int64_t b0,
+                                const float *w, const float *h, float *hNew,
+                                float *c) {
+  const int64_t H = s.d.hidden;
+  float acc[kRows][4 * kUnits];
+  blockProduct<4>(H, b0, w, h, acc);
   const float limit = clipLimit(s.d), coupled = s.d.inputForget;
   const float *p = s.a.bias + s.dir * 3 * H + u0;
   for (int64_t r = 0; r < kRows && b0 + r < s.d.batch; ++r) {
@@ -204,17 +214,52 @@ KILN_GATE_CLONES void lstmBlock(const Step &s, int64_t u0, int64_t b0,
     const float *g = acc[r];
 #pragma omp simd
     for (int64_t j = 0; j < kUnits; ++j) {
-      float gi = fastSigmoid(
-          clipped(x[j] + g[j] + p[j] * cb[j], limit));
+      float gi = fastSigmoid(clipped(x[j] + g[j] + p[j] * cb[j], limit));
       float gf = fastSigmoid(clipped(
           x[2 * H + j] + g[2 * kUnits + j] + p[2 * H + j] * cb[j], limit));
       gf = coupled * (1.f - gi) + (1.f - coupled) * gf;
       float gc = fastTanh(clipped(x[3 * H + j] + g[3 * kUnits + j], limit));
       float cNew = gf * cb[j] + gi * gc;
-      float go = fastSigmoid(clipped(
-          x[H + j] + g[kUnits + j] + p[H + j] * cNew, limit));
+      float go = fastSigmoid(
+          clipped(x[H + j] + g[kUnits + j] + p[H + j] * cNew, limit));
       cb[j] = cNew;
       hb[j] = go * fastTanh(cNew);
+    }
+    if (float *y = s.yRow(t, b))
+      std::memcpy(y + u0, hb, sizeof(float) * kUnits);
+  }
+}
+
+/// One block of a fused GRU step with linear_before_reset (gates z, r, h
+/// from one product, as gruResetGates and gruUpdate compute them): the new
+/// state of the block's units into `hNew` and y.
+KILN_GATE_CLONES void gruBlock(const Step &s, int64_t u0, int64_t b0,
+                               const float *w, const float *h, float *hNew,
+                               float *) {
+  const int64_t H = s.d.hidden;
+  float acc[kRows][3 * kUnits];
+  blockProduct<3>(H, b0, w, h, acc);
+  const float limit = clipLimit(s.d);
+  const float *rb = s.a.bias + s.dir * 3 * H + u0;
+  for (int64_t r = 0; r < kRows && b0 + r < s.d.batch; ++r) {
+    const int64_t b = b0 + r;
+    const float *hOld = h + b * H + u0;
+    float *hb = hNew + b * H + u0;
+    const int64_t t = s.time(b);
+    if (t < 0) {
+      std::memcpy(hb, hOld, sizeof(float) * kUnits);
+      continue;
+    }
+    const float *x = s.projection(t, b, 3) + u0;
+    const float *g = acc[r];
+#pragma omp simd
+    for (int64_t j = 0; j < kUnits; ++j) {
+      float z = fastSigmoid(clipped(x[j] + g[j] + rb[j], limit));
+      float rg = fastSigmoid(
+          clipped(x[H + j] + g[kUnits + j] + rb[H + j], limit));
+      float n = fastTanh(clipped(
+          x[2 * H + j] + rg * (g[2 * kUnits + j] + rb[2 * H + j]), limit));
+      hb[j] = (1.f - z) * n + z * hOld[j];
     }
     if (float *y = s.yRow(t, b))
       std::memcpy(y + u0, hb, sizeof(float) * kUnits);
@@ -242,21 +287,21 @@ Status OneDnnRecurrence::create(const OneDnnRecurrenceDesc &d, const void *r,
                              : nullptr;
     return rec->products_.addMatmul(m, w);
   };
-  if (d.lstm && d.packR && H % kUnits == 0) {
-    // R [D, 4H, H] into blocks of kUnits hidden units: block q's element
-    // (k, gate * kUnits + u) is R[dir, gate * H + q * kUnits + u, k].
+  if ((d.lstm || d.linearBeforeReset) && d.packR && H % kUnits == 0) {
+    // R [D, gates * H, H] into blocks of kUnits hidden units: block q's
+    // element (k, gate * kUnits + u) is R[dir, gate * H + q * kUnits + u, k].
     const float *rw = static_cast<const float *>(r);
-    rec->lstmBlocks_.resize(static_cast<size_t>(d.directions * 4 * H * H));
-    float *out = rec->lstmBlocks_.data();
+    rec->blocks_.resize(static_cast<size_t>(d.directions * gates * H * H));
+    float *out = rec->blocks_.data();
     for (int64_t dir = 0; dir < d.directions; ++dir)
       for (int64_t q = 0; q < H / kUnits; ++q)
         for (int64_t k = 0; k < H; ++k)
-          for (int64_t gate = 0; gate < 4; ++gate)
+          for (int64_t gate = 0; gate < gates; ++gate)
             for (int64_t u = 0; u < kUnits; ++u)
-              *out++ = rw[((dir * 4 + gate) * H + q * kUnits + u) * H + k];
+              *out++ = rw[((dir * gates + gate) * H + q * kUnits + u) * H + k];
   }
   bool twoProducts = !d.lstm && !d.linearBeforeReset;
-  for (int64_t dir = 0; dir < d.directions && rec->lstmBlocks_.empty();
+  for (int64_t dir = 0; dir < d.directions && rec->blocks_.empty();
        ++dir) {
     Status s = twoProducts ? product(dir, 0, 2) : product(dir, 0, gates);
     if (s && twoProducts)
@@ -279,8 +324,8 @@ Status OneDnnRecurrence::run(const OneDnnRecurrenceArgs &a) const {
       return Status::error("sequence_lens[" + std::to_string(b) +
                            "] = " + std::to_string(a.lengths[b]) +
                            " is outside [0, " + std::to_string(d.seq) + "]");
-  if (!lstmBlocks_.empty())
-    return runFusedLstm(a);
+  if (!blocks_.empty())
+    return runFused(a);
   // The state h (and c), the products g [B, gates * H], the GRU's z and
   // reset values [B, H] and its h gate's product [B, H].
   const int64_t state = B * H;
@@ -345,16 +390,19 @@ Status OneDnnRecurrence::run(const OneDnnRecurrenceArgs &a) const {
   return Status::ok();
 }
 
-/// The fused LSTM: per direction, every step in one OpenMP region, each
-/// thread taking a contiguous range of unit blocks (the same split every
-/// step, so its c rows stay its own) and, per block, every state row's
-/// product and gates (lstmBlock); the new state goes into the other of two
-/// h buffers, and a barrier ends the step. Each sum runs over k in order
+/// A fused recurrence (an LSTM, or a GRU with linear_before_reset): per
+/// direction, every step in one OpenMP region, each thread taking a
+/// contiguous range of unit blocks (the same split every step, so its c
+/// rows stay its own) and, per block, every state row's product and gates
+/// (lstmBlock, gruBlock); the new state goes into the other of two h
+/// buffers, and a barrier ends the step. Each sum runs over k in order
 /// whatever the thread count.
-Status OneDnnRecurrence::runFusedLstm(const OneDnnRecurrenceArgs &a) const {
+Status OneDnnRecurrence::runFused(const OneDnnRecurrenceArgs &a) const {
   const OneDnnRecurrenceDesc &d = desc_;
   const int64_t B = d.batch, H = d.hidden, blocks = H / kUnits;
+  const int64_t gates = d.lstm ? 4 : 3;
   const int64_t rows = (B + kRows - 1) / kRows * kRows, state = B * H;
+  auto block = d.lstm ? lstmBlock : gruBlock;
   // Two h buffers of `rows` rows (the padding rows stay zero) and c.
   float *buffer = threadBuffer(static_cast<size_t>(3 * rows * H));
   float *hBuf[2] = {buffer, buffer + rows * H}, *c = buffer + 2 * rows * H;
@@ -365,8 +413,9 @@ Status OneDnnRecurrence::runFusedLstm(const OneDnnRecurrenceArgs &a) const {
   for (int64_t dir = 0; dir < d.directions; ++dir) {
     std::memset(buffer, 0, sizeof(float) * 2 * rows * H);
     std::memcpy(hBuf[0], a.h0 + dir * state, sizeof(float) * state);
-    std::memcpy(c, a.c0 + dir * state, sizeof(float) * state);
-    const float *w = lstmBlocks_.data() + dir * 4 * H * H;
+    if (d.lstm)
+      std::memcpy(c, a.c0 + dir * state, sizeof(float) * state);
+    const float *w = blocks_.data() + dir * gates * H * H;
 #pragma omp parallel num_threads(threads)
     {
       const int64_t t = omp_get_thread_num(), n = omp_get_num_threads();
@@ -377,7 +426,7 @@ Status OneDnnRecurrence::runFusedLstm(const OneDnnRecurrenceArgs &a) const {
         float *hNew = hBuf[(step + 1) % 2];
         for (int64_t q = q0; q < q1; ++q)
           for (int64_t b0 = 0; b0 < B; b0 += kRows)
-            lstmBlock(s, q * kUnits, b0, w + q * H * 4 * kUnits, h, hNew, c);
+            block(s, q * kUnits, b0, w + q * H * gates * kUnits, h, hNew, c);
 #pragma omp barrier
       }
     }
@@ -390,7 +439,7 @@ Status OneDnnRecurrence::runFusedLstm(const OneDnnRecurrenceArgs &a) const {
       }
     if (a.yh)
       std::memcpy(a.yh + dir * state, h, sizeof(float) * state);
-    if (a.yc)
+    if (a.yc && d.lstm)
       std::memcpy(a.yc + dir * state, c, sizeof(float) * state);
   }
   return Status::ok();

@@ -18,9 +18,10 @@ namespace kiln {
 
 /// A GRU or LSTM recurrence whose input projection is done: per direction,
 /// oneDNN matmuls of the state by the packed recurrence weights, and the
-/// gates of each step in a vectorized loop; a packed LSTM of a hidden size
-/// that is a multiple of 16 computes its products in blocks of hidden units,
-/// each block's gates right after its product.
+/// gates of each step in a vectorized loop; a packed LSTM (or GRU with
+/// linear_before_reset) of a hidden size that is a multiple of 16 computes
+/// its products in blocks of hidden units, each block's gates right after
+/// its product.
 class OneDnnRecurrence {
 public:
   /// Creates the recurrence `desc` with the recurrence weights `r` ([D,
@@ -32,13 +33,14 @@ public:
   Status run(const OneDnnRecurrenceArgs &args) const;
 
 private:
-  Status runFusedLstm(const OneDnnRecurrenceArgs &args) const;
+  Status runFused(const OneDnnRecurrenceArgs &args) const;
 
   OneDnnRecurrenceDesc desc_;
-  /// A packed LSTM whose hidden size is a multiple of 16 runs its own
-  /// product with the gates fused (runFusedLstm): per direction, R in blocks
-  /// of 16 hidden units, [H / 16][H][4 gates x 16 units].
-  std::vector<float> lstmBlocks_;
+  /// A packed LSTM, or GRU with linear_before_reset, whose hidden size is a
+  /// multiple of 16 runs its own products with the gates fused (runFused):
+  /// per direction, R in blocks of 16 hidden units, [H / 16][H][gates x 16
+  /// units].
+  std::vector<float> blocks_;
   /// Per direction: the state product, [batch, H] x R^T (all gates; for a
   /// GRU without linear_before_reset the z and r gates, then the h gate's
   /// product of the reset state as the next primitive).

@@ -133,6 +133,21 @@ TEST_CASE("oneDNN GRU recurrence matches the reference kernel",
     c.direction = "bidirectional", c.lengths = {5, 0, 3};
     check(c);
   }
+  // linear_before_reset and hidden sizes that are multiples of 16: packed,
+  // the product and gates fused in blocks of 16 units.
+  SECTION("fused blocks: linear_before_reset, 5 rows, clipped") {
+    c.linearBeforeReset = true, c.hidden = 48, c.batch = 5, c.clip = 1.5f;
+    check(c);
+  }
+  SECTION("fused blocks: bidirectional, lengths") {
+    c.linearBeforeReset = true, c.hidden = 32, c.direction = "bidirectional";
+    c.lengths = {5, 0, 3};
+    check(c);
+  }
+  SECTION("without linear_before_reset a multiple of 16 is not fused") {
+    c.hidden = 32, c.direction = "reverse";
+    check(c);
+  }
 }
 
 TEST_CASE("oneDNN LSTM recurrence matches the reference kernel",
