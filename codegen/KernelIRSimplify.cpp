@@ -35,8 +35,8 @@
 // markNonPositiveExps marks `exp(x - m)`, `m` the maximum of the same values
 // as `x` (softmax; attention's scaled, masked softmax recomputes x in the
 // exp loop from the same loads), whose argument is at most 0 or NaN: x <= m,
-// and the rounded difference of such floats is never positive. The C++ printer then
-// leaves out kiln_expf's overflow fix (kiln_expf_nonpositive, the same
+// and the rounded difference of such floats is never positive. The C++ printer
+// then leaves out kiln_expf's overflow fix (kiln_expf_nonpositive, the same
 // results).
 //
 // placeRowCachesInOutputs lets a row cache live in the row of the output that

@@ -255,8 +255,8 @@ KILN_GATE_CLONES void gruBlock(const Step &s, int64_t u0, int64_t b0,
 #pragma omp simd
     for (int64_t j = 0; j < kUnits; ++j) {
       float z = fastSigmoid(clipped(x[j] + g[j] + rb[j], limit));
-      float rg = fastSigmoid(
-          clipped(x[H + j] + g[kUnits + j] + rb[H + j], limit));
+      float rg =
+          fastSigmoid(clipped(x[H + j] + g[kUnits + j] + rb[H + j], limit));
       float n = fastTanh(clipped(
           x[2 * H + j] + rg * (g[2 * kUnits + j] + rb[2 * H + j]), limit));
       hb[j] = (1.f - z) * n + z * hOld[j];
@@ -301,8 +301,7 @@ Status OneDnnRecurrence::create(const OneDnnRecurrenceDesc &d, const void *r,
               *out++ = rw[((dir * gates + gate) * H + q * kUnits + u) * H + k];
   }
   bool twoProducts = !d.lstm && !d.linearBeforeReset;
-  for (int64_t dir = 0; dir < d.directions && rec->blocks_.empty();
-       ++dir) {
+  for (int64_t dir = 0; dir < d.directions && rec->blocks_.empty(); ++dir) {
     Status s = twoProducts ? product(dir, 0, 2) : product(dir, 0, gates);
     if (s && twoProducts)
       s = product(dir, 2, 1);

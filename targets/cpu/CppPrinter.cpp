@@ -316,8 +316,7 @@ CppPrinter::declareAccumulators(const std::vector<Reduction> &reductions,
 }
 
 /// Adds this iteration's inputs of `reductions` to their accumulators.
-void CppPrinter::combineAccumulators(
-    const std::vector<Reduction> &reductions) {
+void CppPrinter::combineAccumulators(const std::vector<Reduction> &reductions) {
   for (const Reduction &r : reductions) {
     std::string acc = "acc" + std::to_string(r.result);
     std::string in = exprs[r.input];
@@ -337,8 +336,8 @@ void CppPrinter::combineAccumulators(
       const char *cmp = r.kind == ReduceKind::Max ? " > " : " < ";
       line(acc + " = " + in + cmp + acc + " ? " + in + " : " + acc + ";");
       if (fl)
-        line("nan" + std::to_string(r.result) + " |= " + in +
-             " != " + in + ";");
+        line("nan" + std::to_string(r.result) + " |= " + in + " != " + in +
+             ";");
       break;
     }
     }
@@ -422,8 +421,8 @@ void CppPrinter::printReduceLoop(const Stmt &loop,
       openFor(var);
     } else {
       std::string block = std::to_string(kPrefetchBlock);
-      line("for (int64_t kiln_jb = 0; kiln_jb < " + n + "; kiln_jb += " +
-           block + ") {");
+      line("for (int64_t kiln_jb = 0; kiln_jb < " + n +
+           "; kiln_jb += " + block + ") {");
       ++indent;
       line("const int64_t kiln_je = kiln_jb + " + block + " < " + n +
            " ? kiln_jb + " + block + " : " + n + ";");
@@ -497,8 +496,7 @@ bool CppPrinter::printPrefetchedRows(const Stmt &loop) {
   std::vector<RowPrefetch> prefetches;
   std::vector<int> seen;
   for (const Stmt &s : first.body) {
-    if (s.kind != Stmt::Kind::Load ||
-        llvm::is_contained(seen, s.buffer))
+    if (s.kind != Stmt::Kind::Load || llvm::is_contained(seen, s.buffer))
       continue;
     std::optional<int64_t> colCoef = coefficientOf(s.index, col),
                            rowCoef = coefficientOf(s.index, row);

@@ -266,8 +266,8 @@ void CudaPrinter::printVectorBody(const Stmt &loop, int64_t w) {
       open("{");
       line(vecType(b) + " kiln_s;");
       for (int64_t u = 0; u < w; ++u)
-        line("kiln_s.v[" + std::to_string(u) + "] = " +
-             storedValue(s, lane(s.value, u)) + ";");
+        line("kiln_s.v[" + std::to_string(u) +
+             "] = " + storedValue(s, lane(s.value, u)) + ";");
       line("*reinterpret_cast<" + vecType(b) + " *>(" + b.name + " + (" +
            s.index.str(names) + ")) = kiln_s;");
       close();
@@ -313,9 +313,9 @@ void CudaPrinter::printPointwise(const Stmt &loop) {
         continue;
       seen.push_back(s.buffer);
       const Buffer &b = k.buffers[s.buffer];
-      cond += std::string(cond.empty() ? "" : " && ") +
-              "(unsigned long long)" + b.name + " % " +
-              std::to_string(w * scalarTypeBytes(b.type)) + " == 0";
+      cond += std::string(cond.empty() ? "" : " && ") + "(unsigned long long)" +
+              b.name + " % " + std::to_string(w * scalarTypeBytes(b.type)) +
+              " == 0";
     }
     open("if (" + cond + ") {");
     open("for (" + it + " kiln_i = kiln_gtid; kiln_i < " +
@@ -391,8 +391,7 @@ void CudaPrinter::printCompute(const Stmt &s, const std::string &name,
   for (int a : s.args)
     argTypes.push_back(k.temps[a]);
   ScalarType t = k.temps[s.result];
-  std::string value =
-      printScalarOpUnrounded(*s.op, t, argTypes, args, s.attrs);
+  std::string value = printScalarOpUnrounded(*s.op, t, argTypes, args, s.attrs);
   if (storedUnrounded.count(s.result)) {
     line("const float " + name + "_x = " + value + ";");
     value = name + "_x";

@@ -172,9 +172,9 @@ TEST_CASE("softmax and layer norm (decomposed) as reduction kernels",
        softmax("k1_softmax", "tensor<2x64x300xf32>", "tensor<2x64x1xf32>"),
        layerNorm, softmax("k3_softmax", "tensor<4x8xf16>", "tensor<4x1xf16>"),
        prefetched});
-  FusionModule m = parseModule(fusionText(prefetched.name, prefetched.kind,
-                                          prefetched.inTypes, prefetched.outTypes,
-                                          prefetched.body));
+  FusionModule m = parseModule(
+      fusionText(prefetched.name, prefetched.kind, prefetched.inTypes,
+                 prefetched.outTypes, prefetched.body));
   REQUIRE(m.module);
   mlir::FailureOr<CppKernel> cpp = emitCppKernel(m.fusions()[0]);
   REQUIRE(mlir::succeeded(cpp));
@@ -182,8 +182,9 @@ TEST_CASE("softmax and layer norm (decomposed) as reduction kernels",
   CHECK(cpp->definition.find("kiln_nx = i0 + 1 < 67 ? i0 + 1 : i0;") !=
         std::string::npos);
   CHECK(cpp->definition.find("kiln_jb += 256") != std::string::npos);
-  CHECK(cpp->definition.find("__builtin_prefetch(&in0[kiln_nx*512 + kiln_k]);") !=
-        std::string::npos);
+  CHECK(
+      cpp->definition.find("__builtin_prefetch(&in0[kiln_nx*512 + kiln_k]);") !=
+      std::string::npos);
 }
 
 TEST_CASE("reductions over leading axes, all axes and without keepdims",
