@@ -591,6 +591,8 @@ Expected<Model> Model::load(const std::string &dir,
 
   KILN_RETURN_IF_ERROR(impl->bindWeights(*manifest, manifestPath, options));
   impl->arenaBytes = f.arenaBytes();
+  impl->outputPool = std::make_shared<modelimpl::OutputPool>(
+      2 * std::max<size_t>(impl->outputs.size(), 1));
   for (const ManifestArenaValue &v : manifest->memoryPlan.arenaValues) {
     if (static_cast<uint64_t>(v.offset) > impl->arenaBytes ||
         *v.value.bytes > impl->arenaBytes - static_cast<uint64_t>(v.offset))

@@ -75,6 +75,33 @@ std::string typeString(DType dtype, const Shape &shape);
 /// A fresh, uninitialised, 64-byte aligned CPU tensor.
 Tensor allocateUninitialised(DType dtype, const Shape &shape);
 
+/// Buffers of a Model's outputs that the caller has dropped, reused by its
+/// later runs when the size matches (as ONNX Runtime's arena and PyTorch's
+/// caching allocator reuse memory): a large output is then neither fresh
+/// pages (page faults in the kernel) nor memory the caches have not seen.
+/// At most `maxBuffers` idle buffers are kept (others are freed); the
+/// output tensors' deleters hold the pool, so it outlives its Model while
+/// any output is alive. Thread-safe.
+class OutputPool : public std::enable_shared_from_this<OutputPool> {
+public:
+  explicit OutputPool(size_t maxBuffers) : maxBuffers_(maxBuffers) {}
+  ~OutputPool();
+  OutputPool(const OutputPool &) = delete;
+  OutputPool &operator=(const OutputPool &) = delete;
+
+  /// An uninitialised, kAlignment-aligned CPU tensor: an idle buffer of the
+  /// same rounded size, or a new one; an undefined tensor when out of
+  /// memory.
+  Tensor allocate(DType dtype, const Shape &shape);
+
+private:
+  void release(void *p, size_t rounded);
+
+  std::mutex mutex_;
+  std::vector<std::pair<size_t, void *>> idle_;
+  size_t maxBuffers_;
+};
+
 /// Whether `p` is kAlignment-aligned.
 bool isAligned(const void *p);
 
@@ -120,6 +147,9 @@ struct Model::Impl {
   std::unique_ptr<CudaPackage> cuda;
   /// A program package (graph breaks): everything else is unused.
   std::unique_ptr<ProgramPackage> program;
+
+  /// The CPU outputs' buffers, reused across runs (two runs' worth).
+  std::shared_ptr<modelimpl::OutputPool> outputPool;
 
   /// Arenas not in use; run() takes one or allocates a new one.
   using Arena = std::unique_ptr<void, decltype(&std::free)>;

@@ -48,6 +48,47 @@ Tensor allocateUninitialised(DType dtype, const Shape &shape) {
                 shape, contiguousStrides(shape), 0);
 }
 
+OutputPool::~OutputPool() {
+  for (auto &[bytes, p] : idle_)
+    std::free(p);
+}
+
+Tensor OutputPool::allocate(DType dtype, const Shape &shape) {
+  size_t bytes = static_cast<size_t>(numElements(shape)) * dtypeSize(dtype);
+  size_t rounded = std::max<size_t>(
+      (bytes + kAlignment - 1) / kAlignment * kAlignment, kAlignment);
+  void *p = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = std::find_if(idle_.begin(), idle_.end(),
+                           [&](const auto &b) { return b.first == rounded; });
+    if (it != idle_.end()) {
+      p = it->second;
+      idle_.erase(it);
+    }
+  }
+  if (!p)
+    p = std::aligned_alloc(kAlignment, rounded);
+  if (!p)
+    return Tensor();
+  std::shared_ptr<OutputPool> self = shared_from_this();
+  std::shared_ptr<void> owner(
+      p, [self, rounded](void *q) { self->release(q, rounded); });
+  return Tensor(Storage::wrap(p, bytes, Device::CPU, std::move(owner)), dtype,
+                shape, contiguousStrides(shape), 0);
+}
+
+void OutputPool::release(void *p, size_t rounded) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (idle_.size() < maxBuffers_) {
+      idle_.emplace_back(rounded, p);
+      return;
+    }
+  }
+  std::free(p);
+}
+
 bool isAligned(const void *p) {
   return reinterpret_cast<uintptr_t>(p) % kAlignment == 0;
 }
@@ -404,7 +445,7 @@ Expected<NamedTensors> Model::runUntraced(const NamedTensors &inputs,
       outputPointers.push_back(target->rawData());
       continue;
     }
-    Tensor t = allocateUninitialised(sig.dtype, sig.shape);
+    Tensor t = m.outputPool->allocate(sig.dtype, sig.shape);
     if (!t.defined())
       return Status::error(strCat("output '", sig.name, "' ",
                                   typeString(sig.dtype, sig.shape),

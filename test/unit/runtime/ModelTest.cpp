@@ -563,6 +563,37 @@ TEST_CASE("Model::load refuses a training package", "[model]") {
                               "kiln::Trainer (docs/training.md)"});
 }
 
+TEST_CASE("Model::run reuses the buffers of outputs the caller dropped",
+          "[model]") {
+  TempDir dir("pool");
+  writePackage(dir.path);
+  Expected<Model> loaded = Model::load(dir.path.string());
+  REQUIRE(loaded.isOk());
+  Model model = loaded.take();
+  const void *first = nullptr;
+  {
+    Expected<NamedTensors> out = model.run({{"x", inputX()}});
+    REQUIRE(out.isOk());
+    first = (*out)[0].second.rawData();
+  }
+  // Dropped: the next run writes into the same buffer.
+  Expected<NamedTensors> again = model.run({{"x", inputX()}});
+  REQUIRE(again.isOk());
+  CHECK((*again)[0].second.rawData() == first);
+  CHECK((*again)[0].second.toDoubleVector() == expectedY());
+  // Held: a new buffer, and the held output keeps its values.
+  Expected<NamedTensors> third = model.run(
+      {{"x", Tensor::fromVector<float>({0, 0, 0, 0, 0, 0}, {2, 3})}});
+  REQUIRE(third.isOk());
+  CHECK((*third)[0].second.rawData() != first);
+  CHECK((*again)[0].second.toDoubleVector() == expectedY());
+  // An output outlives its Model (the pool lives as long as its buffers).
+  Tensor kept = (*third)[0].second;
+  { Model gone = std::move(model); }
+  CHECK(kept.toDoubleVector() ==
+        std::vector<double>{1, 1, 1, 1, 1, 1});
+}
+
 TEST_CASE("Model::run is safe from several threads", "[model]") {
   TempDir dir("threads");
   writePackage(dir.path);
