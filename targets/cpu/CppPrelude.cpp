@@ -19,6 +19,43 @@ const char *const kCppHead = R"PRELUDE(#include <cmath>
 #ifdef _OPENMP
 #include <omp.h>
 #endif
+#if defined(__SSE2__)
+#include <immintrin.h>
+#endif
+
+// Non-temporal stores of outputs larger than a last-level cache
+// (CppPrinter.cpp printStreamedLoop): `bytes` (a multiple of 64) from the
+// 64-byte aligned local chunk `src` to `dst`, bypassing the caches (a
+// `dst` that is not 64-byte aligned, which a caller of the C ABI may pass,
+// is copied); the fence makes them visible before the kernel's threads
+// synchronize.
+static inline void kiln_stream_store(void *dst, const void *src,
+                                     int64_t bytes) {
+  if (((uintptr_t)dst & 63) != 0) {
+    std::memcpy(dst, src, (size_t)bytes);
+    return;
+  }
+#if defined(__AVX512F__)
+  for (int64_t i = 0; i < bytes; i += 64)
+    _mm512_stream_si512((__m512i *)((char *)dst + i),
+                        _mm512_load_si512((const char *)src + i));
+#elif defined(__AVX__)
+  for (int64_t i = 0; i < bytes; i += 32)
+    _mm256_stream_si256((__m256i *)((char *)dst + i),
+                        _mm256_load_si256((const __m256i *)((const char *)src + i)));
+#elif defined(__SSE2__)
+  for (int64_t i = 0; i < bytes; i += 16)
+    _mm_stream_si128((__m128i *)((char *)dst + i),
+                     _mm_load_si128((const __m128i *)((const char *)src + i)));
+#else
+  std::memcpy(dst, src, (size_t)bytes);
+#endif
+}
+static inline void kiln_stream_fence() {
+#if defined(__SSE2__)
+  _mm_sfence();
+#endif
+}
 
 // exp and erf for float without calls or branches, so that loops using them
 // vectorize. kiln_expf: Cephes' polynomial on r = x - n*ln2, times 2^(n-1)

@@ -20,6 +20,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cassert>
+#include <map>
 
 namespace kiln {
 
@@ -52,6 +53,17 @@ std::string accumulatorType(const Reduction &r) {
 /// row (printPrefetchedRows): 1 KB of f32, 16 cache lines.
 constexpr int64_t kPrefetchBlock = 256;
 
+/// Outputs of a pointwise kernel at least this large are written with
+/// non-temporal stores (printStreamedLoop): far larger than a last-level
+/// cache, so its lines would be evicted before anything reads them, and a
+/// normal store first reads each line it writes. Measured on this machine
+/// (32 MB L3): a 64 MB Relu output 6.03 -> 3.77 ms on one thread; a 16 MB
+/// softmax output was slower with them.
+constexpr int64_t kStreamBytes = 64 << 20;
+/// Bytes of a streamed output computed into a local chunk before it is
+/// stored: 16 cache lines.
+constexpr int64_t kStreamChunkBytes = 1024;
+
 /// A load of the next row to prefetch: the element at the block's first
 /// column (its index printed with the row variable as "kiln_nx" and the
 /// column as "kiln_k"), and the elements per 64-byte cache line.
@@ -71,6 +83,10 @@ private:
   const Kernel &k;
   std::vector<std::string> names;
   std::vector<std::string> exprs; ///< temp id -> C expression
+  /// Streamed outputs (printStreamedLoop): buffer -> its chunk array, and
+  /// the chunked loop's variable.
+  std::map<int, std::string> streamChunks;
+  std::string streamVar;
   std::string out;
   int indent = 1;
 
@@ -93,6 +109,7 @@ private:
   void combineAccumulators(const std::vector<Reduction> &reductions);
   std::string reducedValue(const Reduction &r);
   bool printPrefetchedRows(const Stmt &loop);
+  bool printStreamedLoop(const Stmt &loop, size_t numCollapsed);
   void declareRowCaches();
   std::string signature() const;
 };
@@ -188,7 +205,11 @@ void CppPrinter::printBody(const Body &body) {
         v = storageCType(buf.type) + "(" + v + ")";
       else if (k.temps[s.value] != buf.type)
         v = "(" + computeCType(buf.type) + ")" + v;
-      line(buf.name + "[" + s.index.str(names) + "] = " + v + ";");
+      auto chunk = streamChunks.find(s.buffer);
+      if (chunk != streamChunks.end())
+        line(chunk->second + "[" + streamVar + " - kiln_c] = " + v + ";");
+      else
+        line(buf.name + "[" + s.index.str(names) + "] = " + v + ";");
       break;
     }
     case Stmt::Kind::Loop:
@@ -249,6 +270,8 @@ void CppPrinter::printLoop(const Stmt &loop) {
   }
   if (numCollapsed == 1 && loop.loopKind == Stmt::LoopKind::Parallel &&
       printPrefetchedRows(loop))
+    return;
+  if (printStreamedLoop(loop, numCollapsed))
     return;
   if (numCollapsed == 1)
     line("#pragma omp parallel for" + parallelIf(loop));
@@ -528,6 +551,95 @@ bool CppPrinter::printPrefetchedRows(const Stmt &loop) {
   printBody(Body(loop.body.begin() + b + 1, loop.body.end()));
   --indent;
   line("}");
+  return true;
+}
+
+/// Non-temporal stores: a pointwise nest (no inner loops) of static extents
+/// whose every store goes to an output of at least kStreamBytes, contiguous
+/// in the innermost variable, each run of kStreamChunkBytes starting on a
+/// 64-byte boundary. The innermost loop runs in chunks: the chunk's values
+/// go to a local array (the vectorized loop as before), which
+/// kiln_stream_store then writes with non-temporal stores; each outer
+/// iteration ends with kiln_stream_fence, so the stores are visible when
+/// the parallel loop's barrier is. Returns false (printing nothing) when
+/// `loop` does not qualify.
+bool CppPrinter::printStreamedLoop(const Stmt &loop, size_t numCollapsed) {
+  if (k.kind != "pointwise" || loop.loopKind != Stmt::LoopKind::Parallel ||
+      loop.vars.size() < 2 || numCollapsed == 0 ||
+      numCollapsed >= loop.vars.size())
+    return false;
+  for (int v : loop.vars)
+    if (!k.vars[v].symbolicExtent.empty())
+      return false;
+  int inner = loop.vars.back();
+  std::map<int, std::string> chunks;
+  int64_t chunkElems = 0;
+  for (const Stmt &s : loop.body) {
+    if (s.kind == Stmt::Kind::Loop || s.kind == Stmt::Kind::CacheStore)
+      return false;
+    if (s.kind != Stmt::Kind::Store)
+      continue;
+    const Buffer &b = k.buffers[s.buffer];
+    int64_t bytes = scalarTypeBytes(b.type);
+    int64_t elems = kStreamChunkBytes / bytes;
+    if (!b.isOutput || b.sharesWith >= 0 ||
+        b.numElements() * bytes < kStreamBytes ||
+        s.index.hasRunTimeNumbers() || coefficientOf(s.index, inner) != 1 ||
+        k.vars[inner].extent % elems != 0 || (chunkElems && chunkElems != elems))
+      return false;
+    // Each chunk starts on a 64-byte boundary (the buffer is 64-byte
+    // aligned): the other terms and the constant are multiples of a line.
+    int64_t line64 = 64 / bytes;
+    if (s.index.getConstant() % line64 != 0)
+      return false;
+    for (const IndexExpr::Term &t : s.index.getTerms())
+      if (!(t.atom.kind == IndexExpr::Atom::Var && t.atom.var == inner) &&
+          t.coef % line64 != 0)
+        return false;
+    chunkElems = elems;
+    chunks.emplace(s.buffer, "kiln_chunk" + std::to_string(s.buffer));
+  }
+  if (chunks.empty())
+    return false;
+
+  line(numCollapsed == 1 ? "#pragma omp parallel for" + parallelIf(loop)
+                         : "#pragma omp parallel for collapse(" +
+                               std::to_string(numCollapsed) + ")" +
+                               parallelIf(loop));
+  for (size_t i = 0; i + 1 < loop.vars.size(); ++i)
+    openFor(loop.vars[i]);
+  std::string n = std::to_string(k.vars[inner].extent),
+              c = std::to_string(chunkElems), j = names[inner];
+  line("// Outputs larger than a last-level cache: computed in chunks of " +
+       std::to_string(kStreamChunkBytes) + " bytes, stored non-temporally.");
+  line("for (int64_t kiln_c = 0; kiln_c < " + n + "; kiln_c += " + c + ") {");
+  ++indent;
+  for (const auto &[buffer, name] : chunks)
+    line("alignas(64) " + storageCType(k.buffers[buffer].type) + " " + name +
+         "[" + c + "];");
+  line("for (int64_t " + j + " = kiln_c; " + j + " < kiln_c + " + c + "; ++" +
+       j + ") {");
+  ++indent;
+  streamChunks = chunks;
+  streamVar = j;
+  printBody(loop.body);
+  streamChunks.clear();
+  --indent;
+  line("}");
+  std::vector<std::string> chunkNames = names;
+  chunkNames[inner] = "kiln_c";
+  for (const Stmt &s : loop.body)
+    if (s.kind == Stmt::Kind::Store)
+      line("kiln_stream_store(&" + k.buffers[s.buffer].name + "[" +
+           s.index.str(chunkNames) + "], " + chunks[s.buffer] + ", sizeof(" +
+           chunks[s.buffer] + "));");
+  --indent;
+  line("}");
+  line("kiln_stream_fence();");
+  for (size_t i = 0; i + 1 < loop.vars.size(); ++i) {
+    --indent;
+    line("}");
+  }
   return true;
 }
 
