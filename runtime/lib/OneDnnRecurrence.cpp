@@ -266,6 +266,23 @@ KILN_GATE_CLONES void gruBlock(const Step &s, int64_t u0, int64_t b0,
   }
 }
 
+/// The end of direction `dir`: an entry of length 0 ends with zero states
+/// (as the reference kernel); the final states h (and c) go to y_h (y_c).
+void finishDirection(const OneDnnRecurrenceDesc &d,
+                     const OneDnnRecurrenceArgs &a, int64_t dir, float *h,
+                     float *c) {
+  const int64_t B = d.batch, H = d.hidden, state = B * H;
+  for (int64_t b = 0; d.hasLengths && b < B; ++b)
+    if (a.lengths[b] == 0) {
+      std::fill(h + b * H, h + (b + 1) * H, 0.f);
+      std::fill(c + b * H, c + (b + 1) * H, 0.f);
+    }
+  if (a.yh)
+    std::memcpy(a.yh + dir * state, h, sizeof(float) * state);
+  if (a.yc && d.lstm)
+    std::memcpy(a.yc + dir * state, c, sizeof(float) * state);
+}
+
 } // namespace
 
 Status OneDnnRecurrence::create(const OneDnnRecurrenceDesc &d, const void *r,
@@ -375,16 +392,7 @@ Status OneDnnRecurrence::run(const OneDnnRecurrenceArgs &a) const {
           std::memcpy(y, h + b * H, sizeof(float) * H);
       }
     }
-    // An entry of length 0 ends with zero states (as the reference kernel).
-    for (int64_t b = 0; d.hasLengths && b < B; ++b)
-      if (a.lengths[b] == 0) {
-        std::fill(h + b * H, h + (b + 1) * H, 0.f);
-        std::fill(c + b * H, c + (b + 1) * H, 0.f);
-      }
-    if (a.yh)
-      std::memcpy(a.yh + dir * state, h, sizeof(float) * state);
-    if (a.yc && d.lstm)
-      std::memcpy(a.yc + dir * state, c, sizeof(float) * state);
+    finishDirection(d, a, dir, h, c);
   }
   return Status::ok();
 }
@@ -430,16 +438,7 @@ Status OneDnnRecurrence::runFused(const OneDnnRecurrenceArgs &a) const {
       }
     }
     float *h = hBuf[d.seq % 2];
-    // An entry of length 0 ends with zero states (as the reference kernel).
-    for (int64_t b = 0; d.hasLengths && b < B; ++b)
-      if (a.lengths[b] == 0) {
-        std::fill(h + b * H, h + (b + 1) * H, 0.f);
-        std::fill(c + b * H, c + (b + 1) * H, 0.f);
-      }
-    if (a.yh)
-      std::memcpy(a.yh + dir * state, h, sizeof(float) * state);
-    if (a.yc && d.lstm)
-      std::memcpy(a.yc + dir * state, c, sizeof(float) * state);
+    finishDirection(d, a, dir, h, c);
   }
   return Status::ok();
 }
