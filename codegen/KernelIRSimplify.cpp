@@ -517,9 +517,6 @@ struct ValueFacts {
     }
   }
 
-  /// True when temps `a` and `b` hold the same value for the same loop
-  /// indices: the same loads (buffer, index, loop variables), immediates,
-  /// ops over such values, and row cache loads of them.
   /// The temp a row cache load reads: the value its cache's only store
   /// wrote at the same index in a loop over the same variables; else `t`.
   int throughCache(int t) const {
@@ -536,11 +533,32 @@ struct ValueFacts {
     return st->second.def->value;
   }
 
-  bool sameValue(int a, int b) const {
+  /// Expressions deeper than this are not compared (false: the exp keeps
+  /// its check); pairs already compared are remembered, so shared
+  /// subexpressions are compared once.
+  static constexpr int kMaxDepth = 64;
+  mutable std::map<std::pair<int, int>, bool> compared;
+
+  /// True when temps `a` and `b` hold the same value for the same loop
+  /// indices: the same loads (buffer, index, loop variables), immediates,
+  /// ops over such values, and row cache loads of them.
+  bool sameValue(int a, int b, int depth = 0) const {
     a = throughCache(a);
     b = throughCache(b);
     if (a == b)
       return true;
+    if (depth > kMaxDepth)
+      return false;
+    auto known = compared.find({a, b});
+    if (known != compared.end())
+      return known->second;
+    bool same = sameDefinition(a, b, depth);
+    compared[{a, b}] = same;
+    return same;
+  }
+
+  /// sameValue for two temps that are not one: their definitions.
+  bool sameDefinition(int a, int b, int depth) const {
     auto da = defOf.find(a), db = defOf.find(b);
     if (da == defOf.end() || db == defOf.end())
       return false;
@@ -562,7 +580,7 @@ struct ValueFacts {
           x.attrs.strings != y.attrs.strings)
         return false;
       for (size_t i = 0; i < x.args.size(); ++i)
-        if (!sameValue(x.args[i], y.args[i]))
+        if (!sameValue(x.args[i], y.args[i], depth + 1))
           return false;
       return true;
     default:

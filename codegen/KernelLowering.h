@@ -114,6 +114,9 @@ private:
   std::vector<IndexExpr> fullIndex;
   llvm::DenseMap<Operation *, int> reductionResult;
   llvm::DenseMap<Operation *, int> levels;
+  /// dependencyLevel of each non-reduce op's result, once computed (an op
+  /// read by several others is walked once, not once per path to it).
+  llvm::DenseMap<Operation *, int> opLevels;
   // Row caching: the values the last reduce loop computed (by memo key),
   // where that loop sits in the parallel body, and the caches made so far.
   std::map<std::string, int> lastReduceMemo;

@@ -24,9 +24,13 @@ int Lowering::dependencyLevel(Value v) {
     return 0;
   if (isReduceOp(def))
     return levelOf(def);
+  auto known = opLevels.find(def);
+  if (known != opLevels.end())
+    return known->second;
   int level = 0;
   for (Value operand : def->getOperands())
     level = std::max(level, dependencyLevel(operand));
+  opLevels[def] = level;
   return level;
 }
 
