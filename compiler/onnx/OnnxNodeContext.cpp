@@ -374,10 +374,11 @@ Value NodeContext::castSaturating(Value v, mlir::Type elem, bool saturate) {
   std::optional<DType> to = fromMlirElementType(elem);
   if (!saturate || !to || !isFloat8(*to) || elemOf(v) == elem)
     return cast(v, elem);
-  // Clip in a type with arithmetic kernels (a float8 source goes through
-  // f32), then convert.
+  // Clip in a float type with arithmetic kernels (a float8 or an integer
+  // source goes through f32: the bound, up to 57344, is not a value of
+  // every integer type), then convert.
   std::optional<DType> from = fromMlirElementType(elemOf(v));
-  if (from && isStorageOnly(*from))
+  if (from && (isStorageOnly(*from) || !isFloatingPoint(*from)))
     v = cast(v, builder().getF32Type());
   double hi = float8Max(float8FormatOf(*to));
   v = op("kiln.max", {v, scalarLike(-hi, v)});
