@@ -35,11 +35,17 @@ std::string typeString(DType dtype, const Shape &shape) {
   return std::string(dtypeName(dtype)) + shapeToString(shape);
 }
 
+/// `bytes` rounded up to a whole number of kAlignment blocks, at least one
+/// (aligned_alloc's size must be a multiple of its alignment).
+size_t alignedAllocationSize(size_t bytes) {
+  return std::max<size_t>((bytes + kAlignment - 1) / kAlignment * kAlignment,
+                          kAlignment);
+}
+
 /// A fresh, uninitialised, 64-byte aligned CPU tensor.
 Tensor allocateUninitialised(DType dtype, const Shape &shape) {
   size_t bytes = static_cast<size_t>(numElements(shape)) * dtypeSize(dtype);
-  size_t rounded = std::max<size_t>(
-      (bytes + kAlignment - 1) / kAlignment * kAlignment, kAlignment);
+  size_t rounded = alignedAllocationSize(bytes);
   void *p = std::aligned_alloc(kAlignment, rounded);
   if (!p)
     return Tensor();
@@ -55,8 +61,7 @@ OutputPool::~OutputPool() {
 
 Tensor OutputPool::allocate(DType dtype, const Shape &shape) {
   size_t bytes = static_cast<size_t>(numElements(shape)) * dtypeSize(dtype);
-  size_t rounded = std::max<size_t>(
-      (bytes + kAlignment - 1) / kAlignment * kAlignment, kAlignment);
+  size_t rounded = alignedAllocationSize(bytes);
   void *p = nullptr;
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -250,8 +255,7 @@ Model::Impl::Arena Model::Impl::acquireArena() {
       return a;
     }
   }
-  size_t rounded = std::max<size_t>(
-      (arenaBytes + kAlignment - 1) / kAlignment * kAlignment, kAlignment);
+  size_t rounded = alignedAllocationSize(arenaBytes);
   return Arena(std::aligned_alloc(kAlignment, rounded), &std::free);
 }
 

@@ -23,6 +23,16 @@ bool contains(const std::string &text, const std::string &part) {
   return text.find(part) != std::string::npos;
 }
 
+/// The kernel IR text of the first fusion of the MLIR module `text`.
+std::string loweredKernelText(const std::string &text) {
+  FusionModule m = parseModule(text);
+  REQUIRE(m.module);
+  mlir::FailureOr<Kernel> kernel =
+      lowerFusionToKernelIR(m.fusions()[0].getOperation());
+  REQUIRE(mlir::succeeded(kernel));
+  return kernel->str();
+}
+
 } // namespace
 
 TEST_CASE("index expressions simplify with loop extents", "[codegen][ir]") {
@@ -285,12 +295,7 @@ func.func @f(%a: tensor<8x16xf32>, %b: tensor<8x16xf32>) -> (tensor<8x16xf32>, t
   return %r#0, %r#1, %r#2 : tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>
 }
 )";
-  FusionModule m = parseModule(text);
-  REQUIRE(m.module);
-  mlir::FailureOr<Kernel> kernel =
-      lowerFusionToKernelIR(m.fusions()[0].getOperation());
-  REQUIRE(mlir::succeeded(kernel));
-  std::string ir = kernel->str();
+  std::string ir = loweredKernelText(text);
   INFO(ir);
   // Three exps, one marked.
   size_t exps = 0, marked = 0;
@@ -329,13 +334,9 @@ TEST_CASE("comparing the exp's argument with the max's input is linear in "
       t + ", " + r + ") -> " + t + "\n    %e = kiln.exp %s : (" + t + ") -> " +
       t + "\n    kiln.yield %e : " + t + "\n  } -> (" + t +
       ")\n  return %r : " + t + "\n}\n";
-  FusionModule m = parseModule(text);
-  REQUIRE(m.module);
-  mlir::FailureOr<Kernel> kernel =
-      lowerFusionToKernelIR(m.fusions()[0].getOperation());
-  REQUIRE(mlir::succeeded(kernel));
-  INFO(kernel->str());
-  CHECK(contains(kernel->str(), "nonpositive_arg"));
+  std::string ir = loweredKernelText(text);
+  INFO(ir);
+  CHECK(contains(ir, "nonpositive_arg"));
 }
 
 TEST_CASE("a division that feeds a rounding keeps its divisor",
