@@ -8,7 +8,8 @@
 // mma.sync m16n8k16 and ldmatrix (.trans too) through the same kind of
 // slots, cp.async as a copy at once, __trap as abort) and the build of a
 // kernels.cu (its f16/bf16 conversions and float max/min, which are PTX,
-// replaced by the host prelude's code) with the test's launch thunks into a
+// replaced by the host prelude's code, kiln_erff's rcp.approx and ex2.approx by
+// a division and exp2f) with the test's launch thunks into a
 // shared library loaded with dlopen.
 //
 //===----------------------------------------------------------------------===//
@@ -246,6 +247,9 @@ inline void *buildEmulation(const std::vector<CudaKernel> &kernels,
       cu.replace(at, end + 2 - at, with);
     }
   };
+  // kiln_erff's reciprocal and exp2 from the special-function unit.
+  replaceAsm("asm(\"rcp.approx.ftz.f32", "t = 1.0f / d;");
+  replaceAsm("asm(\"ex2.approx.ftz.f32", "e = exp2f(a);");
   const std::string asmV = "asm volatile(\"";
   replaceAsm(asmV + "ldmatrix.sync.aligned.m8n8.x4.trans",
              "kiln_emu_ldsm(r, p, true);");
