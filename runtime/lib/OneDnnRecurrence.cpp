@@ -166,6 +166,8 @@ constexpr int64_t kUnits = 16;
 /// State rows a block's product handles at once (the accumulators: 4 rows x
 /// 4 gates x 16 units, 16 AVX-512 registers).
 constexpr int64_t kRows = 4;
+/// Rows of a block's weights ahead of k that its product prefetches.
+constexpr int64_t kPrefetchRows = 16;
 
 /// The products of state rows [b0, b0 + kRows) of `h` (padded with zero
 /// rows to a multiple of kRows) by a block's weights `w` ([H][Gates x 16]),
@@ -181,6 +183,8 @@ blockProduct(int64_t H, int64_t b0, const float *w, const float *h,
       acc[r][j] = 0.f;
   for (int64_t k = 0; k < H; ++k) {
     const float *wk = w + k * G;
+    for (int64_t line = 0; line < G; line += 16)
+      __builtin_prefetch(wk + kPrefetchRows * G + line);
     for (int64_t r = 0; r < kRows; ++r) {
       const float hk = h[(b0 + r) * H + k];
 #pragma omp simd
