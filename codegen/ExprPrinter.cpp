@@ -281,6 +281,9 @@ static std::string printExpr(mlir::OperationName op, ScalarType resultType,
     else if (isOp<ExpOp>(op) && t != ScalarType::F64 &&
              attrs.getNumber(kNonPositiveArgAttr, 0) != 0)
       e = "kiln_expf_nonpositive(" + a + ")";
+    else if (isOp<ErfOp>(op) && t != ScalarType::F64 &&
+             attrs.getNumber(kPlusOneUseAttr, 0) != 0)
+      e = "kiln_erff_absolute(" + a + ")";
     else
       e = fn(op.stripDialect(), t) + "(" + a + ")";
   } else if (isOp<NotOp>(op)) {
@@ -330,8 +333,10 @@ static std::string printExpr(mlir::OperationName op, ScalarType resultType,
           "(" + lit(t, 0.7978845608028654) + " * (" + a + " + " +
           lit(t, 0.044715) + " * " + a + " * " + a + " * " + a + "))))";
     else
-      e = "(" + lit(t, 0.5) + " * " + a + " * (" + one + " + " + fn("erf", t) +
-          "(" + a + " * " + lit(t, 0.7071067811865476) + ")))";
+      // 1 + erf: an absolute error bound suffices (markPlusOneErfs).
+      e = "(" + lit(t, 0.5) + " * " + a + " * (" + one + " + " +
+          (t == ScalarType::F64 ? "erf" : "kiln_erff_absolute") + "(" + a +
+          " * " + lit(t, 0.7071067811865476) + ")))";
   } else if (isOp<SwishOp>(op)) {
     e = "(" + a + " * kiln_sigmoid(" + num("alpha", 1.0) + " * " + a + "))";
   } else if (isOp<IsNaNOp>(op)) {

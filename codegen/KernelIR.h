@@ -400,6 +400,17 @@ constexpr const char *kNonPositiveArgAttr = "nonpositive_arg";
 /// check (KernelIRSimplify.cpp). lowerToKernelIR applies it.
 void markNonPositiveExps(Kernel &kernel);
 
+/// The number attribute (1) of an f32 `erf` whose every use adds 1 to it
+/// (GELU's 1 + erf(x / sqrt 2)): an absolute error bound suffices there.
+constexpr const char *kPlusOneUseAttr = "plus_one_use";
+
+/// Marks each f32 `erf` of a kernel whose result is read only by additions
+/// of the immediate 1 with kPlusOneUseAttr, so that the printers may compute
+/// it to an absolute error bound (kiln_erff_absolute) instead of a relative
+/// one, which small arguments need (KernelIRSimplify.cpp). lowerToKernelIR
+/// applies it.
+void markPlusOneErfs(Kernel &kernel);
+
 /// Marks the row caches that may live in an output row (see
 /// RowCache::outputBuffer; KernelIRSimplify.cpp). lowerToKernelIR applies it.
 void placeRowCachesInOutputs(Kernel &kernel);

@@ -341,6 +341,7 @@ FailureOr<Kernel> Lowering::run() {
   multiplyByReciprocals(kernel);
   expandSmallPowers(kernel);
   markNonPositiveExps(kernel);
+  markPlusOneErfs(kernel);
   placeRowCachesInOutputs(kernel);
   collectSourceNodes();
   return std::move(kernel);

@@ -71,7 +71,10 @@ static inline void kiln_stream_fence() {
 // arguments keep their relative accuracy); above, Abramowitz & Stegun
 // 7.1.26 (absolute error below 1.5e-7); both computed, one selected. Within
 // 4.1 ulp and 2.5e-7 of erf over [-6, 6] (bench/cuda_ln_gelu_variants.cu's
-// accuracy table; the CUDA prelude computes the same function). kiln_expf_nonpositive is
+// accuracy table; the CUDA prelude computes the same function).
+// kiln_erff_absolute is A&S alone (within 5.8e-7, not relatively accurate
+// near 0), for an erf whose every use adds 1 (markPlusOneErfs: GELU).
+// kiln_expf_nonpositive is
 // kiln_expf for an argument known to be at most 0 or NaN (softmax's
 // exp(x - max x), marked by the kernel IR's markNonPositiveExps): the same
 // results without the overflow fix, two of the loop's ~21 vector
@@ -100,20 +103,24 @@ static inline float kiln_expf(float x) {
   float y = kiln_expf_nonpositive(x);
   return x > 88.7228391f ? INFINITY : y;
 }
-static inline float kiln_erff(float x) {
+static inline float kiln_erff_absolute(float x) {
   float ax = fabsf(x);
   float t = 1.0f / (1.0f + 0.3275911f * ax);
   float poly = ((((1.061405429f * t - 1.453152027f) * t + 1.421413741f) * t -
                  0.284496736f) * t + 0.254829592f) * t;
-  float large = 1.0f - poly * kiln_expf_nonpositive(-ax * ax);
+  float y = 1.0f - poly * kiln_expf_nonpositive(-ax * ax);
+  y = x < 0.0f ? -y : y;
+  return x != x ? x : y;
+}
+static inline float kiln_erff(float x) {
+  float large = kiln_erff_absolute(x);
   float s = x * x;
   float p = -5.99113351e-4f * s + 4.99324501e-3f;
   p = p * s - 2.67666709e-2f;
   p = p * s + 1.12818182e-1f;
   p = p * s - 3.76124948e-1f;
   p = p * s + 1.12837911f;
-  float y = ax < 0.921875f ? x * p : (x < 0.0f ? -large : large);
-  return x != x ? x : y;
+  return fabsf(x) < 0.921875f ? x * p : large;
 }
 // erf of a bf16 value (the CUDA file reads a table of all 65536 results).
 static inline float kiln_erf_bf16(float x) { return kiln_erff(x); }

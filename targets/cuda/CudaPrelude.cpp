@@ -36,27 +36,33 @@ typedef unsigned long long uint64_t;
 // Abramowitz & Stegun 7.1.26 above, both computed and one selected), its
 // reciprocal and exp2 from the special-function unit: within 4 ulp and
 // 2.5e-7 of erf, branch-free, about 20 instructions where erff takes both
-// of its branches in a warp of mixed arguments (the bf16 ln_gelu kernel on
-// an H200 with A&S alone: 0.117 -> 0.101 ms, bench/cuda_ln_gelu_variants.cu).
+// of its branches in a warp of mixed arguments. kiln_erff_absolute is A&S
+// alone (within 5.8e-7, not relatively accurate near 0) for an erf whose
+// every use adds 1 (markPlusOneErfs: GELU). The bf16 ln_gelu kernel on an
+// H200 (bench/cuda_ln_gelu_variants.cu): erff 0.117 ms, kiln_erff 0.110,
+// A&S alone 0.101; the converted graph's erf table 0.109.
 __device__ __forceinline__ float kiln_expf(float x) { return expf(x); }
 __device__ __forceinline__ float kiln_expf_nonpositive(float x) {
   return expf(x);
 }
-__device__ __forceinline__ float kiln_erff(float x) {
+__device__ __forceinline__ float kiln_erff_absolute(float x) {
   float ax = fabsf(x), d = fmaf(0.3275911f, ax, 1.0f), t, e;
   float a = -ax * ax * 1.44269504088896341f;
   asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(t) : "f"(d));
   asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(e) : "f"(a));
   float poly = ((((1.061405429f * t - 1.453152027f) * t + 1.421413741f) * t -
                  0.284496736f) * t + 0.254829592f) * t;
-  float large = copysignf(1.0f - poly * e, x);
+  return copysignf(1.0f - poly * e, x);
+}
+__device__ __forceinline__ float kiln_erff(float x) {
+  float large = kiln_erff_absolute(x);
   float s = x * x;
   float p = fmaf(-5.99113351e-4f, s, 4.99324501e-3f);
   p = fmaf(p, s, -2.67666709e-2f);
   p = fmaf(p, s, 1.12818182e-1f);
   p = fmaf(p, s, -3.76124948e-1f);
   p = fmaf(p, s, 1.12837911f);
-  return ax < 0.921875f ? x * p : large;
+  return fabsf(x) < 0.921875f ? x * p : large;
 }
 
 )PRELUDE";
