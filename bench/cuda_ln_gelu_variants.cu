@@ -3,13 +3,15 @@
 // This file implements the measurement behind the bf16 ln_gelu row of
 // BENCHMARKS.md (issue 16): the kernel that `kiln compile --precision bf16
 // --io-precision low` generates for bench-graphs/ln_gelu.onnx (layer norm
-// in f32, GELU with the f32 erff), the kernel of the graph converted to
+// in f32, GELU's erf by the prelude), the kernel of the graph converted to
 // bf16 (its erf a 65536-entry bf16 table, six bf16 roundings), and
 // hand-written variants of the first: one rounding per stored element
 // instead of two, the residual sum cached instead of re-read, 256 and 512
 // threads per row, bf16 pairs converted in one instruction, no register
-// cache of the centred row, the erf table, erf by Abramowitz & Stegun
-// 7.1.26 on the special-function unit. Each is checked against the
+// cache of the centred row, the erf table, CUDA's erff, and the prelude's
+// two erfs (kiln_erff_absolute: Abramowitz & Stegun 7.1.26 on the
+// special-function unit; kiln_erff: with x P(x^2) for small arguments),
+// whose accuracy against double erf is printed first. Each is checked against the
 // generated autocast kernel's outputs (bf16 values that differ, and by how
 // many ulp) and timed with CUDA events (median of 200 launches, three
 // rounds). bench/cuda_ln_gelu_variants.sh builds it: it prepends the two
@@ -24,33 +26,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cuda_runtime.h>
-
-/// Abramowitz & Stegun 7.1.26 (absolute error below 1.5e-7, the CPU
-/// prelude's kiln_erff) with the special-function unit's reciprocal and
-/// exp2: about 14 instructions, two of them MUFU, branch-free.
-__device__ __forceinline__ float erfAbramowitzStegun(float x) {
-  float ax = fabsf(x);
-  float d = fmaf(0.3275911f, ax, 1.0f), t;
-  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(t) : "f"(d));
-  float poly = ((((1.061405429f * t - 1.453152027f) * t + 1.421413741f) * t -
-                 0.284496736f) * t + 0.254829592f) * t;
-  float e, a = -ax * ax * 1.44269504088896341f;
-  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(e) : "f"(a));
-  return copysignf(1.0f - poly * e, x);
-}
-
-/// erfAbramowitzStegun with erf(x) = x P(x^2) below 0.921875 (a fit of
-/// relative error 1.6e-8), so that small arguments keep their relative
-/// accuracy: both computed, one selected.
-__device__ __forceinline__ float erfWithSmallArguments(float x) {
-  float s = x * x;
-  float p = fmaf(-5.99113351e-4f, s, 4.99324501e-3f);
-  p = fmaf(p, s, -2.67666709e-2f);
-  p = fmaf(p, s, 1.12818182e-1f);
-  p = fmaf(p, s, -3.76124948e-1f);
-  p = fmaf(p, s, 1.12837911f);
-  return fabsf(x) < 0.921875f ? x * p : erfAbramowitzStegun(x);
-}
 
 template <int THREADS, bool CACHE_SUM, int SINGLE_ROUND, int ERF, bool NO_C0 = false>
 __global__ void __launch_bounds__(THREADS)
@@ -120,8 +95,8 @@ variant(const kiln_bf16 *__restrict__ in0, const kiln_bf16 *__restrict__ in1,
         float t21 = cc * rstd * g.v[u] + b.v[u];
         float e;
         if (ERF == 0) e = erff(t21 * 0.707106769f);
-        else if (ERF == 2) e = erfAbramowitzStegun(t21 * 0.707106769f);
-        else if (ERF == 3) e = erfWithSmallArguments(t21 * 0.707106769f);
+        else if (ERF == 2) e = kiln_erff_absolute(t21 * 0.707106769f);
+        else if (ERF == 3) e = kiln_erff(t21 * 0.707106769f);
         else e = kiln_erf_bf16(kiln_round_bf16(t21 * 0.707106769f));
         float t29 = t21 * (0.5f * (e + 1.0f));
         if (SINGLE_ROUND == 2) {
@@ -141,13 +116,13 @@ variant(const kiln_bf16 *__restrict__ in0, const kiln_bf16 *__restrict__ in1,
   }
 }
 
-/// erf by `WHICH` (0 erff, 2 A&S, 3 A&S with small arguments) of every
+/// erf by `WHICH` (0 erff, 2 kiln_erff_absolute, 3 kiln_erff) of every
 /// input: the accuracy table printed first.
 template <int WHICH>
 __global__ void erfOf(const float *x, float *y, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n)
-    y[i] = WHICH == 0 ? erff(x[i]) : WHICH == 2 ? erfAbramowitzStegun(x[i]) : erfWithSmallArguments(x[i]);
+    y[i] = WHICH == 0 ? erff(x[i]) : WHICH == 2 ? kiln_erff_absolute(x[i]) : kiln_erff(x[i]);
 }
 
 /// Prints each erf's largest absolute and relative error against the
@@ -163,7 +138,7 @@ static void printErfAccuracy() {
   float *x, *y;
   cudaMalloc(&x, n * 4); cudaMalloc(&y, n * 4);
   cudaMemcpy(x, hx.data(), n * 4, cudaMemcpyHostToDevice);
-  const char *names[] = {"erff", "", "A&S", "A&S + small-x"};
+  const char *names[] = {"erff", "", "kiln_erff_absolute", "kiln_erff"};
   for (int w : {0, 2, 3}) {
     if (w == 0) erfOf<0><<<n / 256, 256>>>(x, y, n);
     else if (w == 2) erfOf<2><<<n / 256, 256>>>(x, y, n);
@@ -201,22 +176,22 @@ int main() {
   cudaMemcpy(b, hb.data(), 16384, cudaMemcpyHostToDevice);
   struct V { const char *name; Kernel k; int threads; };
   V vs[] = {
-    {"generated autocast (f32 erff)", (Kernel)k0_layer_normalization, 128},
+    {"generated autocast", (Kernel)k0_layer_normalization, 128},
     {"generated converted (bf16 erf table)", (Kernel)k2_layer_normalization, 128},
-    {"hand 128: as generated", variant<128, false, false, 0>, 128},
-    {"hand 128: single rounding", variant<128, false, true, 0>, 128},
-    {"hand 128: cached sum + single rounding", variant<128, true, true, 0>, 128},
-    {"hand 256: cached sum + single rounding", variant<256, true, true, 0>, 256},
-    {"hand 512: cached sum + single rounding", variant<512, true, true, 0>, 512},
-    {"hand 128: cached sum + paired rounding", variant<128, true, 2, 0>, 128},
-    {"hand 128: cached sum, no centred cache, paired rounding", variant<128, true, 2, 0, true>, 128},
-    {"hand 256: cached sum, no centred cache, paired rounding", variant<256, true, 2, 0, true>, 256},
+    {"hand 128: erff, two roundings", variant<128, false, false, 0>, 128},
+    {"hand 128: erff, single rounding", variant<128, false, true, 0>, 128},
+    {"hand 128: erff, cached sum + single rounding", variant<128, true, true, 0>, 128},
+    {"hand 256: erff, cached sum + single rounding", variant<256, true, true, 0>, 256},
+    {"hand 512: erff, cached sum + single rounding", variant<512, true, true, 0>, 512},
+    {"hand 128: erff, cached sum + paired rounding", variant<128, true, 2, 0>, 128},
+    {"hand 128: erff, cached sum, no centred cache, paired", variant<128, true, 2, 0, true>, 128},
+    {"hand 256: erff, cached sum, no centred cache, paired", variant<256, true, 2, 0, true>, 256},
     {"hand 128: cached sum + single rounding, erf table", variant<128, true, true, 1>, 128},
     {"hand 128: cached sum + single rounding, A&S erf", variant<128, true, true, 2>, 128},
     {"hand 256: cached sum + single rounding, A&S erf", variant<256, true, true, 2>, 256},
-    {"hand 128: as generated but A&S erf", variant<128, false, false, 2>, 128},
-    {"hand 128: cached sum + single rounding, A&S + small-x erf", variant<128, true, true, 3>, 128},
-    {"hand 128: single rounding, A&S + small-x erf", variant<128, false, true, 3>, 128},
+    {"hand 128: A&S erf, two roundings", variant<128, false, false, 2>, 128},
+    {"hand 128: kiln_erff, cached sum + single rounding", variant<128, true, true, 3>, 128},
+    {"hand 128: kiln_erff, single rounding", variant<128, false, true, 3>, 128},
     {"hand 256: cached sum + single rounding, erf table", variant<256, true, true, 1>, 256},
   };
   std::vector<uint16_t> ref(n), out(n);
