@@ -539,10 +539,10 @@ TEST_CASE("the generated erf is accurate near 0, across the switch and in "
   xs.push_back(-INFINITY);
   xs.push_back(NAN);
   std::string t = "tensor<" + std::to_string(xs.size()) + "xf32>";
-  FusionModule m = parseModule(fusionText(
-      "k0_erf", "pointwise", {t}, {t},
-      "    %e = kiln.erf %x0 : (" + t + ") -> " + t + "\n    kiln.yield %e : " +
-          t));
+  FusionModule m =
+      parseModule(fusionText("k0_erf", "pointwise", {t}, {t},
+                             "    %e = kiln.erf %x0 : (" + t + ") -> " + t +
+                                 "\n    kiln.yield %e : " + t));
   REQUIRE(m.module);
   CompiledKernels lib;
   std::string error;

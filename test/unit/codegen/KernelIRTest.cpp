@@ -347,8 +347,9 @@ func.func @f(%a: tensor<8x16xf32>) -> (tensor<8x16xf32>, tensor<8x16xf32>, tenso
   std::vector<bool> marked;
   for (size_t at = ir.find("= erf("); at != std::string::npos;
        at = ir.find("= erf(", at + 1))
-    marked.push_back(ir.substr(at, ir.find('\n', at) - at)
-                         .find("plus_one_use") != std::string::npos);
+    marked.push_back(
+        ir.substr(at, ir.find('\n', at) - at).find("plus_one_use") !=
+        std::string::npos);
   CHECK(marked == std::vector<bool>{true, true, false, false, false});
   FusionModule m = parseModule(text);
   REQUIRE(m.module);
