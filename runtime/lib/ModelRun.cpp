@@ -42,16 +42,27 @@ size_t alignedAllocationSize(size_t bytes) {
                           kAlignment);
 }
 
+/// The bytes of a contiguous `dtype` tensor of `shape`.
+static size_t contiguousBytes(DType dtype, const Shape &shape) {
+  return static_cast<size_t>(numElements(shape)) * dtypeSize(dtype);
+}
+
+/// A contiguous CPU tensor over `owner`'s buffer.
+static Tensor cpuTensorOver(std::shared_ptr<void> owner, DType dtype,
+                            const Shape &shape) {
+  void *p = owner.get();
+  return Tensor(Storage::wrap(p, contiguousBytes(dtype, shape), Device::CPU,
+                              std::move(owner)),
+                dtype, shape, contiguousStrides(shape), 0);
+}
+
 /// A fresh, uninitialised, 64-byte aligned CPU tensor.
 Tensor allocateUninitialised(DType dtype, const Shape &shape) {
-  size_t bytes = static_cast<size_t>(numElements(shape)) * dtypeSize(dtype);
-  size_t rounded = alignedAllocationSize(bytes);
-  void *p = std::aligned_alloc(kAlignment, rounded);
+  void *p = std::aligned_alloc(
+      kAlignment, alignedAllocationSize(contiguousBytes(dtype, shape)));
   if (!p)
     return Tensor();
-  std::shared_ptr<void> owner(p, std::free);
-  return Tensor(Storage::wrap(p, bytes, Device::CPU, std::move(owner)), dtype,
-                shape, contiguousStrides(shape), 0);
+  return cpuTensorOver(std::shared_ptr<void>(p, std::free), dtype, shape);
 }
 
 OutputPool::~OutputPool() {
@@ -60,8 +71,7 @@ OutputPool::~OutputPool() {
 }
 
 Tensor OutputPool::allocate(DType dtype, const Shape &shape) {
-  size_t bytes = static_cast<size_t>(numElements(shape)) * dtypeSize(dtype);
-  size_t rounded = alignedAllocationSize(bytes);
+  size_t rounded = alignedAllocationSize(contiguousBytes(dtype, shape));
   void *p = nullptr;
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -77,10 +87,10 @@ Tensor OutputPool::allocate(DType dtype, const Shape &shape) {
   if (!p)
     return Tensor();
   std::shared_ptr<OutputPool> self = shared_from_this();
-  std::shared_ptr<void> owner(
-      p, [self, rounded](void *q) { self->release(q, rounded); });
-  return Tensor(Storage::wrap(p, bytes, Device::CPU, std::move(owner)), dtype,
-                shape, contiguousStrides(shape), 0);
+  return cpuTensorOver(
+      std::shared_ptr<void>(
+          p, [self, rounded](void *q) { self->release(q, rounded); }),
+      dtype, shape);
 }
 
 void OutputPool::release(void *p, size_t rounded) {

@@ -56,9 +56,10 @@ constexpr int64_t kPrefetchBlock = 256;
 /// Outputs of a pointwise kernel at least this large are written with
 /// non-temporal stores (printStreamedLoop): far larger than a last-level
 /// cache, so its lines would be evicted before anything reads them, and a
-/// normal store first reads each line it writes. Measured on this machine
-/// (32 MB L3): a 64 MB Relu output 6.03 -> 3.77 ms on one thread; a 16 MB
-/// softmax output was slower with them.
+/// normal store first reads each line it writes. Measured on the
+/// eighteenth session's machine (32 MB L3; BENCHMARKS.md): a 64 MB Relu
+/// output 7.29 -> 4.82 ms on one thread (ONNX Runtime 4.9); a 16 MB softmax
+/// output was slower with them.
 constexpr int64_t kStreamBytes = 64 << 20;
 /// Bytes of a streamed output computed into a local chunk before it is
 /// stored: 16 cache lines.
@@ -100,6 +101,7 @@ private:
   /// " if(<run-time work> > threshold)" for the OpenMP pragma of a
   /// parallel loop with a run-time extent; "" otherwise.
   std::string parallelIf(const Stmt &loop) const;
+  void printParallelPragma(const Stmt &loop, size_t numCollapsed);
   void printReduceLoop(const Stmt &loop,
                        const std::vector<RowPrefetch> &prefetches = {});
   void printPrefetches(const std::vector<RowPrefetch> &prefetches,
@@ -150,6 +152,16 @@ std::string CppPrinter::parallelIf(const Stmt &loop) const {
   return " if(" + trip + " * " +
          std::to_string(std::max<int64_t>(work(loop.body), 1)) + " > " +
          std::to_string(kParallelThreshold) + ")";
+}
+
+/// The OpenMP pragma of a loop nest whose outer `numCollapsed` variables
+/// run in parallel (nothing for 0).
+void CppPrinter::printParallelPragma(const Stmt &loop, size_t numCollapsed) {
+  if (numCollapsed == 1)
+    line("#pragma omp parallel for" + parallelIf(loop));
+  else if (numCollapsed > 1)
+    line("#pragma omp parallel for collapse(" + std::to_string(numCollapsed) +
+         ")" + parallelIf(loop));
 }
 
 void CppPrinter::openFor(int var) {
@@ -273,11 +285,7 @@ void CppPrinter::printLoop(const Stmt &loop) {
     return;
   if (printStreamedLoop(loop, numCollapsed))
     return;
-  if (numCollapsed == 1)
-    line("#pragma omp parallel for" + parallelIf(loop));
-  else if (numCollapsed > 1)
-    line("#pragma omp parallel for collapse(" + std::to_string(numCollapsed) +
-         ")" + parallelIf(loop));
+  printParallelPragma(loop, numCollapsed);
   for (int v : loop.vars)
     openFor(v);
   if (loop.loopKind == Stmt::LoopKind::Parallel)
@@ -539,7 +547,7 @@ bool CppPrinter::printPrefetchedRows(const Stmt &loop) {
     return false;
 
   std::string n = extentOf(k, row), r = names[row];
-  line("#pragma omp parallel for" + parallelIf(loop));
+  printParallelPragma(loop, 1);
   openFor(row);
   declareRowCaches();
   line("// The next row's loads of the first loop, prefetched during the "
@@ -573,6 +581,7 @@ bool CppPrinter::printStreamedLoop(const Stmt &loop, size_t numCollapsed) {
       return false;
   int inner = loop.vars.back();
   std::map<int, std::string> chunks;
+  std::map<int, const IndexExpr *> chunkIndex; // each streamed buffer's store
   int64_t chunkElems = 0;
   for (const Stmt &s : loop.body) {
     if (s.kind == Stmt::Kind::Loop || s.kind == Stmt::Kind::CacheStore)
@@ -596,16 +605,16 @@ bool CppPrinter::printStreamedLoop(const Stmt &loop, size_t numCollapsed) {
       if (!(t.atom.kind == IndexExpr::Atom::Var && t.atom.var == inner) &&
           t.coef % line64 != 0)
         return false;
+    if (chunks.count(s.buffer))
+      return false; // one store per streamed output
     chunkElems = elems;
     chunks.emplace(s.buffer, "kiln_chunk" + std::to_string(s.buffer));
+    chunkIndex.emplace(s.buffer, &s.index);
   }
   if (chunks.empty())
     return false;
 
-  line(numCollapsed == 1 ? "#pragma omp parallel for" + parallelIf(loop)
-                         : "#pragma omp parallel for collapse(" +
-                               std::to_string(numCollapsed) + ")" +
-                               parallelIf(loop));
+  printParallelPragma(loop, numCollapsed);
   for (size_t i = 0; i + 1 < loop.vars.size(); ++i)
     openFor(loop.vars[i]);
   std::string n = std::to_string(k.vars[inner].extent),
@@ -628,11 +637,10 @@ bool CppPrinter::printStreamedLoop(const Stmt &loop, size_t numCollapsed) {
   line("}");
   std::vector<std::string> chunkNames = names;
   chunkNames[inner] = "kiln_c";
-  for (const Stmt &s : loop.body)
-    if (s.kind == Stmt::Kind::Store)
-      line("kiln_stream_store(&" + k.buffers[s.buffer].name + "[" +
-           s.index.str(chunkNames) + "], " + chunks[s.buffer] + ", sizeof(" +
-           chunks[s.buffer] + "));");
+  for (const auto &[buffer, name] : chunks)
+    line("kiln_stream_store(&" + k.buffers[buffer].name + "[" +
+         chunkIndex[buffer]->str(chunkNames) + "], " + name + ", sizeof(" +
+         name + "));");
   --indent;
   line("}");
   line("kiln_stream_fence();");

@@ -196,6 +196,16 @@ void writePackage(const fs::path &dir, const std::string &manifest = kManifest,
   writeFile(dir / "weights.bin", weightsBin({1, -1, 2}));
 }
 
+/// Writes the fake package into `dir` and loads it (the test fails, with the
+/// load's message, when it does not load).
+Model loadFakePackage(const fs::path &dir) {
+  writePackage(dir);
+  Expected<Model> loaded = Model::load(dir.string());
+  INFO((loaded ? std::string() : loaded.status().message()));
+  REQUIRE(loaded.isOk());
+  return loaded.take();
+}
+
 Tensor inputX() {
   return Tensor::fromVector<float>({1, 2, 3, 4, 5, 6}, {2, 3});
 }
@@ -225,11 +235,7 @@ std::string replaceAll(std::string s, const std::string &from,
 
 TEST_CASE("Model loads and runs a package", "[model]") {
   TempDir dir("ok");
-  writePackage(dir.path);
-  Expected<Model> loaded = Model::load(dir.path.string());
-  INFO((loaded ? std::string() : loaded.status().message()));
-  REQUIRE(loaded.isOk());
-  Model model = loaded.take();
+  Model model = loadFakePackage(dir.path);
   REQUIRE(model.inputs().size() == 1);
   CHECK(model.inputs()[0].name == "x");
   CHECK(model.inputs()[0].shape == Shape{2, 3});
@@ -264,11 +270,9 @@ TEST_CASE("Model loads and runs a package", "[model]") {
 
 TEST_CASE("Model::run checks its inputs", "[model]") {
   TempDir dir("inputs");
-  writePackage(dir.path);
-  Expected<Model> model = Model::load(dir.path.string());
-  REQUIRE(model.isOk());
+  Model model = loadFakePackage(dir.path);
   auto runError = [&](const NamedTensors &in) {
-    Expected<NamedTensors> r = model->run(in);
+    Expected<NamedTensors> r = model.run(in);
     REQUIRE_FALSE(r.isOk());
     return r.status().message();
   };
@@ -481,10 +485,7 @@ TEST_CASE("Broken packages are errors, not crashes", "[model]") {
 TEST_CASE("Model::run writes outputs into the caller's tensors",
           "[model][outputs-into]") {
   TempDir dir("into");
-  writePackage(dir.path);
-  Expected<Model> loaded = Model::load(dir.path.string());
-  REQUIRE(loaded.isOk());
-  const Model &model = *loaded;
+  const Model model = loadFakePackage(dir.path);
   auto runInto = [&](const NamedTensors &in, NamedTensors &into) {
     RunOptions options;
     options.outputsInto = &into;
@@ -566,10 +567,7 @@ TEST_CASE("Model::load refuses a training package", "[model]") {
 TEST_CASE("Model::run reuses the buffers of outputs the caller dropped",
           "[model]") {
   TempDir dir("pool");
-  writePackage(dir.path);
-  Expected<Model> loaded = Model::load(dir.path.string());
-  REQUIRE(loaded.isOk());
-  Model model = loaded.take();
+  Model model = loadFakePackage(dir.path);
   const void *first = nullptr;
   {
     Expected<NamedTensors> out = model.run({{"x", inputX()}});
@@ -596,9 +594,7 @@ TEST_CASE("Model::run reuses the buffers of outputs the caller dropped",
 
 TEST_CASE("Model::run is safe from several threads", "[model]") {
   TempDir dir("threads");
-  writePackage(dir.path);
-  Expected<Model> model = Model::load(dir.path.string());
-  REQUIRE(model.isOk());
+  Model model = loadFakePackage(dir.path);
   constexpr int kThreads = 4, kRuns = 200;
   std::atomic<int> failures{0};
   std::vector<std::thread> threads;
@@ -607,7 +603,7 @@ TEST_CASE("Model::run is safe from several threads", "[model]") {
       for (int r = 0; r < kRuns; ++r) {
         float v = static_cast<float>(t * 1000 + r);
         Tensor x = Tensor::fromVector<float>({v, v, v, v, v, v}, {2, 3});
-        Expected<NamedTensors> out = model->run({{"x", x}});
+        Expected<NamedTensors> out = model.run({{"x", x}});
         std::vector<double> want = {v + 1.0, -v + 1.0, 2 * v + 1.0,
                                     v + 1.0, -v + 1.0, 2 * v + 1.0};
         if (!out || (*out)[0].second.toDoubleVector() != want)
@@ -662,13 +658,11 @@ TEST_CASE("Model::run with RunOptions::trace adds spans of the run and its "
 TEST_CASE("A package without the profiler export is traced as a whole",
           "[model][trace]") {
   TempDir dir("trace-old");
-  writePackage(dir.path);
-  Expected<Model> m = Model::load(dir.path.string());
-  REQUIRE(m.isOk());
+  Model m = loadFakePackage(dir.path);
   Trace trace;
   RunOptions options;
   options.trace = &trace;
-  REQUIRE(m->run({{"x", inputX()}}, options).isOk());
+  REQUIRE(m.run({{"x", inputX()}}, options).isOk());
   std::vector<TraceEvent> spans = trace.events();
   REQUIRE(spans.size() == 1);
   CHECK(spans[0].category == "run");
