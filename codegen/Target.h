@@ -255,6 +255,14 @@ public:
   virtual FuseOptions fuseOptions() const { return {}; }
   /// Adds the target's lowering passes, run on each fused graph.
   virtual void addLoweringPasses(mlir::OpPassManager &pm) const = 0;
+  /// The library calls (callee names) of the lowered graphs that add a
+  /// residual found in their destination: kiln-mark-in-place gives such a
+  /// call's result the buffer of a residual that dies there (the CPU
+  /// target's oneDNN matmul and convolution: oneDNN's sum post-op).
+  /// Default: none.
+  virtual std::vector<std::string> residualInPlaceCallees() const {
+    return {};
+  }
   /// Why the target's code for `op`, a step of a lowered graph compiled for
   /// a range of sizes (docs/dynamic-shapes.md) whose sizes follow the size
   /// symbols (codegen/SymbolicShapes.h), cannot take them at run time; ""

@@ -279,7 +279,7 @@ LogicalResult lowerGraphs(ModuleOp module, const Target &target) {
   pm.enableVerifier(true);
   target.addLoweringPasses(pm);
   pm.addPass(createMarkLoadTimeStepsPass());
-  pm.addPass(createMarkInPlacePass());
+  pm.addPass(createMarkInPlacePass(target.residualInPlaceCallees()));
   return runOnGraphs(pm, module);
 }
 

@@ -24,11 +24,13 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/Pass.h"
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <memory>
 #include <optional>
+#include <string>
 #include <utility>
 
 namespace kiln {
@@ -48,8 +50,9 @@ constexpr llvm::StringLiteral kReferenceAttr = "kiln.reference";
 /// the operand's buffer (the memory planner extends that buffer's life).
 constexpr llvm::StringLiteral kAliasAttr = "kiln.alias";
 
-/// Dense i64 array attribute (R, O) on a kiln.fusion: its result R is stored
-/// over the buffer of its operand O, which dies there (kiln-mark-in-place).
+/// Dense i64 array attribute (R, O) on a kiln.fusion, or on a
+/// kiln.library_call with O its residual: its result R is stored over the
+/// buffer of its operand O, which dies there (kiln-mark-in-place).
 constexpr llvm::StringLiteral kInPlaceAttr = "kiln.in_place";
 
 /// On a graph function's argument or result: the value is handed from one
@@ -91,8 +94,12 @@ bool isPersistentValue(mlir::Value v,
 std::unique_ptr<mlir::Pass> createMarkLoadTimeStepsPass();
 
 /// kiln-mark-in-place: tags the fusions that may store a result over an
-/// operand that dies there with kiln.in_place (MarkInPlace.cpp says when).
+/// operand that dies there with kiln.in_place (MarkInPlace.cpp says when),
+/// and the library calls of `residualCallees` (callee names: libraries that
+/// add a residual found in their destination) whose residual dies there.
 std::unique_ptr<mlir::Pass> createMarkInPlacePass();
+std::unique_ptr<mlir::Pass>
+createMarkInPlacePass(llvm::ArrayRef<std::string> residualCallees);
 
 /// The (result, operand) pair of `op`'s kiln.in_place, if it has one.
 std::optional<std::pair<unsigned, unsigned>> inPlacePair(mlir::Operation *op);

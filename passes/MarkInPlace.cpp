@@ -9,6 +9,15 @@
 // know that the two pointers alias (no row cache in that output; no
 // `__restrict__` on the GPU).
 //
+// With the option `residual-callees` (the CPU target's oneDNN matmul and
+// convolution), it also tags a kiln.library_call of those callees whose
+// `residual` operand dies there: the call's result takes the residual's
+// buffer, and the library adds the residual it finds in its destination
+// (oneDNN's sum post-op) instead of reading a second tensor. On oneDNN 2.6
+// that is more than a buffer saved: with a binary-add post-op it runs a
+// 1x1 convolution with its older `jit_1x1` kernel, with a sum post-op with
+// `brgconv_1x1` (ResNet-50's 15 residual convolutions).
+//
 // The conditions make every element of O read before the element of R at
 // the same place is written, by the thread that writes it or before a
 // reduction completes, and never read afterwards:
@@ -188,9 +197,44 @@ bool diesAt(Value v, Operation *op) {
   });
 }
 
+/// Whether `result` is a graph output written into the caller's buffer
+/// (a value handed over in the arena is not).
+bool isCallerOutput(func::FuncOp graph, Value result) {
+  return llvm::any_of(result.getUses(), [&](OpOperand &use) {
+    return isa<func::ReturnOp>(use.getOwner()) &&
+           !graph.getResultAttr(use.getOperandNumber(), kArenaValueAttr);
+  });
+}
+
+/// The operand number of library call `call`'s residual when its result
+/// may take the residual's buffer: the callee accumulates into its result
+/// (one of `callees`), the residual has the result's type and dies there.
+std::optional<unsigned> residualInPlace(func::FuncOp graph,
+                                        LibraryCallOp call,
+                                        ArrayRef<std::string> callees) {
+  if (!llvm::is_contained(callees, call.getCallee().str()) ||
+      call->getNumResults() != 1 || call->hasAttr(kLoadTimeAttr) ||
+      call->hasAttr(kInPlaceAttr) || isCallerOutput(graph, call->getResult(0)))
+    return std::nullopt;
+  for (OpOperand &use : call->getOpOperands())
+    if (cast<StringAttr>(call.getRoles()[use.getOperandNumber()]).getValue() ==
+            "residual" &&
+        use.get().getType() == call->getResult(0).getType() &&
+        diesAt(use.get(), call))
+      return use.getOperandNumber();
+  return std::nullopt;
+}
+
 struct MarkInPlacePass
     : public PassWrapper<MarkInPlacePass, OperationPass<func::FuncOp>> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(MarkInPlacePass)
+
+  MarkInPlacePass() = default;
+  MarkInPlacePass(const MarkInPlacePass &other) : PassWrapper(other) {}
+  explicit MarkInPlacePass(ArrayRef<std::string> callees) {
+    for (const std::string &callee : callees)
+      residualCallees.push_back(callee);
+  }
 
   StringRef getArgument() const final { return "kiln-mark-in-place"; }
   StringRef getDescription() const final {
@@ -208,11 +252,7 @@ struct MarkInPlacePass
       // caller's buffers) other than as a value handed over in the arena.
       for (int r = op->getNumResults() - 1; r >= 0; --r) {
         Value result = op->getResult(r);
-        if (llvm::any_of(result.getUses(), [&](OpOperand &use) {
-              return isa<func::ReturnOp>(use.getOwner()) &&
-                     !graph.getResultAttr(use.getOperandNumber(),
-                                          kArenaValueAttr);
-            }))
+        if (isCallerOutput(graph, result))
           continue;
         std::optional<unsigned> chosen;
         for (OpOperand &use : op->getOpOperands())
@@ -230,7 +270,19 @@ struct MarkInPlacePass
         }
       }
     }
+    for (LibraryCallOp call : graph.getBody().front().getOps<LibraryCallOp>())
+      if (std::optional<unsigned> residual =
+              residualInPlace(graph, call, residualCallees))
+        call->setAttr(kInPlaceAttr,
+                      DenseI64ArrayAttr::get(call->getContext(),
+                                             {0, int64_t(*residual)}));
   }
+
+  ListOption<std::string> residualCallees{
+      *this, "residual-callees",
+      llvm::cl::desc("library calls (callee names) that add a residual "
+                     "found in their destination: their result may take "
+                     "the buffer of a residual that dies there")};
 };
 
 } // namespace
@@ -244,6 +296,11 @@ std::optional<std::pair<unsigned, unsigned>> inPlacePair(Operation *op) {
 
 std::unique_ptr<Pass> createMarkInPlacePass() {
   return std::make_unique<MarkInPlacePass>();
+}
+
+std::unique_ptr<Pass>
+createMarkInPlacePass(ArrayRef<std::string> residualCallees) {
+  return std::make_unique<MarkInPlacePass>(residualCallees);
 }
 
 } // namespace kiln

@@ -25,7 +25,7 @@ void registerKilnPasses() {
   mlir::registerPass([] { return createAutocastPass(); });
   mlir::registerPass([] { return createFuseOpsPass(); });
   mlir::registerPass(createMarkLoadTimeStepsPass);
-  mlir::registerPass(createMarkInPlacePass);
+  mlir::registerPass([] { return createMarkInPlacePass(); });
   registerGraphBreakPasses();
   registerTrainingPasses();
 }

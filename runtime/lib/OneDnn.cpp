@@ -86,7 +86,9 @@ memory::desc activationDesc(int64_t batch, int64_t c,
 dnnl::primitive_attr attributesOf(const OneDnnEpilogue &e,
                                   const memory::desc &dst) {
   dnnl::post_ops ops;
-  if (e.residual)
+  if (e.residual && e.residualInPlace)
+    ops.append_sum(1.f);
+  else if (e.residual)
     ops.append_binary(algorithm::binary_add, dst);
   switch (e.activation) {
   case OneDnnActivation::None:
@@ -166,6 +168,8 @@ struct OneDnnPrimitives::Primitive {
   /// The operands' layouts as the caller stores them.
   memory::desc x, w, bias, y;
   bool packs = false, hasBias = false, hasResidual = false;
+  /// The residual is read from the destination (OneDnnEpilogue).
+  bool residualInPlace = false;
   /// The constant weights (the caller's, alive as long as the model) that
   /// each variant packs.
   const void *weights = nullptr;
@@ -229,6 +233,7 @@ Status OneDnnPrimitives::addMatmul(const OneDnnMatmulDesc &d, const void *b) {
     Dims biasDims = batched ? Dims{1, 1, d.n} : Dims{1, d.n};
     p->hasBias = d.epilogue.bias;
     p->hasResidual = d.epilogue.residual;
+    p->residualInPlace = d.epilogue.residual && d.epilogue.residualInPlace;
     if (p->hasBias)
       p->bias = f32Desc(biasDims, rowMajor(biasDims));
     memory::desc w = d.packB ? memory::desc(p->w.dims(), memory::data_type::f32,
@@ -283,6 +288,7 @@ Status OneDnnPrimitives::addConv(const OneDnnConvDesc &d, const void *weights) {
     p->w = f32Desc(wDims, wStrides);
     p->hasBias = d.epilogue.bias;
     p->hasResidual = d.epilogue.residual;
+    p->residualInPlace = d.epilogue.residual && d.epilogue.residualInPlace;
     if (p->hasBias)
       p->bias = f32Desc({d.outChannels}, {1});
     memory::desc w = d.packWeights ? memory::desc(wDims, memory::data_type::f32,
@@ -392,6 +398,10 @@ Status OneDnnPrimitives::run(size_t index, const void *x, const void *w,
   if (p.recurrence)
     return Status::error("oneDNN primitive " + std::to_string(index) +
                          " is a recurrence");
+  if (p.residualInPlace && residual != y)
+    return Status::error("oneDNN primitive " + std::to_string(index) +
+                         " adds the residual in its destination, but the "
+                         "residual is not in the result's buffer");
   dnnl::engine &engine = cpuEngine();
   auto wrap = [&](const memory::desc &desc, const void *data) {
     return memory(desc, engine, const_cast<void *>(data));
@@ -419,7 +429,7 @@ Status OneDnnPrimitives::run(size_t index, const void *x, const void *w,
         args.emplace(DNNL_ARG_WEIGHTS, wrap(p.w, w));
       if (p.hasBias)
         args.emplace(DNNL_ARG_BIAS, wrap(p.bias, bias));
-      if (p.hasResidual)
+      if (p.hasResidual && !p.residualInPlace)
         args.emplace(residualArg, wrap(p.y, residual));
       if (scratchBytes)
         args.emplace(DNNL_ARG_SCRATCHPAD, wrap(v.scratch, scratch));

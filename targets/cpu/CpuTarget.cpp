@@ -370,6 +370,10 @@ public:
   void addLoweringPasses(OpPassManager &pm) const override {
     pm.addPass(createLowerCpuPass());
   }
+  std::vector<std::string> residualInPlaceCallees() const override {
+    // OneDnnEpilogue::residualInPlace: oneDNN's sum post-op.
+    return {"onednn.matmul", "onednn.conv"};
+  }
   std::unique_ptr<GraphCodegen>
   createGraphCodegen(const PackageNames &names) const override {
     return std::make_unique<CpuGraphCodegen>(names);

@@ -14,6 +14,7 @@
 
 #include "targets/cpu/OneDnnSteps.h"
 #include "codegen/WrapperSupport.h"
+#include "passes/LoweringPasses.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -61,8 +62,13 @@ std::string epilogueStatements(LibraryCallOp call) {
   std::string s;
   if (call.getOperandByRole("bias"))
     s += "    d.epilogue.bias = true;\n";
-  if (call.getOperandByRole("residual"))
+  if (Value residual = call.getOperandByRole("residual")) {
     s += "    d.epilogue.residual = true;\n";
+    // kiln-mark-in-place gave the result the residual's buffer.
+    if (std::optional<std::pair<unsigned, unsigned>> pair = inPlacePair(call);
+        pair && call->getOperand(pair->second) == residual)
+      s += "    d.epilogue.residualInPlace = true;\n";
+  }
   // The activation: what follows "bias_" and "residual_" ("gelu_tanh"
   // before "tanh").
   const char *act = e.ends_with("gelu_tanh")    ? "GeluTanh"

@@ -3,7 +3,8 @@
 // This file implements the unit tests of kiln::OneDnnPrimitives (what a cpu
 // package's onednn.* library calls run): matmuls with transposed, batched
 // and packed operands and every epilogue part, convolutions channels first
-// and last (grouped, weights read channels first), max pooling with ceil
+// and last (grouped, weights read channels first; the residual read from
+// the destination), max pooling with ceil
 // mode, against plain loops in the test, at one and two OpenMP threads (a
 // primitive variant each).
 //
@@ -18,6 +19,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <string>
 #include <vector>
 
 using namespace kiln;
@@ -179,6 +181,50 @@ TEST_CASE("oneDNN convolution: grouped, channels last, bias, hard swish",
       }
   runAtThreadCounts(p, x.data(), nullptr, bias.data(), nullptr, want.size(),
                     want);
+}
+
+TEST_CASE("oneDNN convolution: 1x1, channels last, bias, residual in the "
+          "destination, ReLU",
+          "[onednn]") {
+  // ResNet's last convolution of a bottleneck block: the residual is in the
+  // result's buffer when the call runs (OneDnnEpilogue::residualInPlace,
+  // oneDNN's sum post-op). x [1, 7, 7, 32] (NHWC), weights [64, 32, 1, 1].
+  const int64_t c = 32, hw = 7 * 7, o = 64;
+  std::vector<float> x = ramp(hw * c), w = ramp(o * c, 4), bias = ramp(o, 6),
+                     res = ramp(hw * o, 2);
+  OneDnnConvDesc d;
+  d.batch = 1, d.channels = c, d.outChannels = o;
+  d.inSize = d.outSize = {7, 7}, d.kernel = {1, 1};
+  d.strides = d.dilations = {1, 1};
+  d.padsBegin = d.padsEnd = {0, 0};
+  d.channelsLast = true, d.weightsChannelsFirst = true, d.packWeights = true;
+  d.epilogue.bias = d.epilogue.residual = d.epilogue.residualInPlace = true;
+  d.epilogue.activation = OneDnnActivation::Relu;
+  OneDnnPrimitives p;
+  REQUIRE(p.addConv(d, w.data()).isOk());
+  std::vector<float> want(hw * o);
+  for (int64_t i = 0; i < hw; ++i)
+    for (int64_t oc = 0; oc < o; ++oc) {
+      float acc = bias[oc] + res[i * o + oc];
+      for (int64_t ic = 0; ic < c; ++ic)
+        acc += x[i * c + ic] * w[oc * c + ic];
+      want[i * o + oc] = std::max(0.f, acc);
+    }
+  int saved = omp_get_max_threads();
+  for (int threads : {1, 2}) {
+    omp_set_num_threads(threads);
+    std::vector<float> y = res;
+    Status s = p.run(0, x.data(), nullptr, bias.data(), y.data(), y.data());
+    INFO(s.message());
+    REQUIRE(s.isOk());
+    requireNear(y, want);
+  }
+  omp_set_num_threads(saved);
+  // The residual elsewhere than the destination is refused, not ignored.
+  std::vector<float> y(hw * o);
+  Status s = p.run(0, x.data(), nullptr, bias.data(), res.data(), y.data());
+  REQUIRE(!s.isOk());
+  REQUIRE(s.message().find("not in the result's buffer") != std::string::npos);
 }
 
 TEST_CASE("oneDNN max pooling: channels first, ceil mode", "[onednn]") {

@@ -44,6 +44,13 @@ struct OneDnnEpilogue {
   bool bias = false;
   /// A residual of the result's shape and layout.
   bool residual = false;
+  /// The residual is in the result's buffer when the call runs (the
+  /// compiler gave both one buffer: kiln.in_place): oneDNN adds what it finds
+  /// in its destination (its sum post-op) instead of a second tensor (a
+  /// binary add), and run() takes the residual pointer equal to the
+  /// result's. oneDNN 2.6 runs a 1x1 convolution with a sum post-op on its
+  /// `brgconv_1x1` kernel, with a binary add on the older `jit_1x1`.
+  bool residualInPlace = false;
   OneDnnActivation activation = OneDnnActivation::None;
 };
 
