@@ -260,9 +260,7 @@ public:
   /// call's result the buffer of a residual that dies there (the CPU
   /// target's oneDNN matmul and convolution: oneDNN's sum post-op).
   /// Default: none.
-  virtual std::vector<std::string> residualInPlaceCallees() const {
-    return {};
-  }
+  virtual std::vector<std::string> residualInPlaceCallees() const { return {}; }
   /// Why the target's code for `op`, a step of a lowered graph compiled for
   /// a range of sizes (docs/dynamic-shapes.md) whose sizes follow the size
   /// symbols (codegen/SymbolicShapes.h), cannot take them at run time; ""

@@ -209,8 +209,7 @@ bool isCallerOutput(func::FuncOp graph, Value result) {
 /// The operand number of library call `call`'s residual when its result
 /// may take the residual's buffer: the callee accumulates into its result
 /// (one of `callees`), the residual has the result's type and dies there.
-std::optional<unsigned> residualInPlace(func::FuncOp graph,
-                                        LibraryCallOp call,
+std::optional<unsigned> residualInPlace(func::FuncOp graph, LibraryCallOp call,
                                         ArrayRef<std::string> callees) {
   if (!llvm::is_contained(callees, call.getCallee().str()) ||
       call->getNumResults() != 1 || call->hasAttr(kLoadTimeAttr) ||
