@@ -289,8 +289,8 @@ std::optional<Epilogue> matmulEpilogue(Value mm,
     return e;
   // GELU of mm or of mm + bias: every op of the body is part of it
   // (constants aside), and it is what the fusion yields.
-  if (fusion.getNumOperands() > 2 || fusion.getNumResults() != 1 ||
-      fusion.getResult(0).getType() != mt)
+  if (!ability.gelu || fusion.getNumOperands() > 2 ||
+      fusion.getNumResults() != 1 || fusion.getResult(0).getType() != mt)
     return std::nullopt;
   Block &body = fusion.getBody();
   Value x;

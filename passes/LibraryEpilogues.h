@@ -51,6 +51,9 @@ struct EpilogueAbility {
   /// A matmul's epilogue adds a residual of the result's type (oneDNN's
   /// binary post-op; cuBLASLt's epilogues do not).
   bool matmulResidual = false;
+  /// A matmul's epilogue computes GELU in its tanh form (and, with
+  /// geluErf, in its erf form); false for the CPU target's panel GEMM.
+  bool gelu = true;
   /// A matmul's epilogue computes ONNX's exact (erf) GELU.
   bool geluErf = false;
   /// A convolution's epilogue must end in ReLU (cuDNN's fused convolution).

@@ -1,7 +1,8 @@
 //===- OneDnn.cpp - oneDNN primitives of a compiled CPU model -------------===//
 //
 // This file implements OneDnnPrimitives (kiln/runtime/OneDnn.h) on oneDNN's
-// C++ API: a matmul or convolution primitive per library call, its epilogue
+// C++ API: a matmul or convolution primitive per library call (or the
+// runtime's PanelMatmul, for a runtime.panel_matmul), its epilogue
 // as post-ops (a bias is the primitive's own, then a binary add of the
 // residual, then an eltwise activation), its constant weights reordered at
 // creation into the layout the primitive chose (format_tag::any), and the
@@ -22,6 +23,7 @@
 
 #include "kiln/runtime/OneDnn.h"
 #include "OneDnnRecurrence.h"
+#include "PanelMatmul.h"
 
 #include <omp.h>
 #include <oneapi/dnnl/dnnl.hpp>
@@ -165,6 +167,8 @@ struct OneDnnPrimitives::Primitive {
   /// A GRU or LSTM recurrence (addRecurrence): its own matmuls, no
   /// primitive of this object.
   std::unique_ptr<OneDnnRecurrence> recurrence;
+  /// A GEMM of few rows (OneDnnMatmulDesc::panels): no oneDNN primitive.
+  std::unique_ptr<PanelMatmul> panel;
   /// The operands' layouts as the caller stores them.
   memory::desc x, w, bias, y;
   bool packs = false, hasBias = false, hasResidual = false;
@@ -213,6 +217,29 @@ OneDnnPrimitives::~OneDnnPrimitives() = default;
 size_t OneDnnPrimitives::size() const { return primitives_.size(); }
 
 Status OneDnnPrimitives::addMatmul(const OneDnnMatmulDesc &d, const void *b) {
+  if (d.panels) {
+    const OneDnnEpilogue &e = d.epilogue;
+    if (d.batch != 1 || d.m < 1 || d.m > PanelMatmul::kMaxRows || d.n < 1 ||
+        d.k < 1 || !d.packB || d.transA || !b ||
+        (e.activation != OneDnnActivation::None &&
+         e.activation != OneDnnActivation::Relu))
+      return Status::error("panel matmul: needs batch 1, 1 to " +
+                           std::to_string(PanelMatmul::kMaxRows) +
+                           " rows, a packed B, A not transposed and at most "
+                           "ReLU after the adds");
+    try {
+      auto p = std::make_unique<Primitive>();
+      p->hasBias = e.bias;
+      p->hasResidual = e.residual;
+      p->panel = std::make_unique<PanelMatmul>(
+          d.m, d.n, d.k, static_cast<const float *>(b), d.transB,
+          e.activation == OneDnnActivation::Relu);
+      primitives_.push_back(std::move(p));
+      return Status::ok();
+    } catch (const std::bad_alloc &) {
+      return Status::error("panel matmul: out of memory packing B");
+    }
+  }
   try {
     auto p = std::make_unique<Primitive>();
     bool batched = d.batch > 1;
@@ -398,6 +425,13 @@ Status OneDnnPrimitives::run(size_t index, const void *x, const void *w,
   if (p.recurrence)
     return Status::error("oneDNN primitive " + std::to_string(index) +
                          " is a recurrence");
+  if (p.panel) {
+    p.panel->run(static_cast<const float *>(x),
+                 p.hasBias ? static_cast<const float *>(bias) : nullptr,
+                 p.hasResidual ? static_cast<const float *>(residual) : nullptr,
+                 static_cast<float *>(y));
+    return Status::ok();
+  }
   if (p.residualInPlace && residual != y)
     return Status::error("oneDNN primitive " + std::to_string(index) +
                          " adds the residual in its destination, but the "

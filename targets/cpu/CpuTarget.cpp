@@ -221,7 +221,11 @@ public:
   LogicalResult emitLibraryCall(llvm::raw_ostream &os, LibraryCallOp call,
                                 size_t index, int attrIndex,
                                 const BufferNames &buffers) override {
-    if (call.getLibrary() == "onednn") {
+    // The panel GEMM is made and run with the oneDNN primitives
+    // (kiln::OneDnnPrimitives holds the runtime's kernels that take a
+    // primitive's place).
+    if (call.getLibrary() == "onednn" ||
+        call.getCallee() == "runtime.panel_matmul") {
       oneDnn_.emitStep(os, call, index, buffers);
       return success();
     }
@@ -371,8 +375,9 @@ public:
     pm.addPass(createLowerCpuPass());
   }
   std::vector<std::string> residualInPlaceCallees() const override {
-    // OneDnnEpilogue::residualInPlace: oneDNN's sum post-op.
-    return {"onednn.matmul", "onednn.conv"};
+    // OneDnnEpilogue::residualInPlace: oneDNN's sum post-op; the panel
+    // GEMM reads each residual element before it stores the result's.
+    return {"onednn.matmul", "onednn.conv", "runtime.panel_matmul"};
   }
   std::unique_ptr<GraphCodegen>
   createGraphCodegen(const PackageNames &names) const override {

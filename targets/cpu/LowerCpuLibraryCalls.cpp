@@ -17,7 +17,12 @@
 //    GELU in its tanh or exact erf form after the bias only), oneDNN's
 //    post-ops compute it: the call
 //    replaces the fusion (passes/LibraryEpilogues.h, the vocabulary the
-//    CUDA target's epilogues use).
+//    CUDA target's epilogues use). A single product of at most 8 rows by a
+//    constant B of 1 MB or more (a batch-1 to batch-8 Linear layer, whose
+//    time is streaming its weights) becomes "runtime.panel_matmul"
+//    instead, the runtime's own GEMM (runtime/lib/PanelMatmul.h: B packed
+//    at load into 32-column panels, prefetched), which folds a bias, a
+//    residual and ReLU; a GELU after it stays a fused kernel.
 //  - An f32 kiln.conv with static shapes and 1 to 3 spatial dims becomes
 //    "onednn.conv" (channels last when kiln-channels-last made it so: the
 //    CPU target runs that pass for f32 too, since oneDNN's direct
@@ -101,13 +106,39 @@ FusionOp epilogueFusion(Operation *op, const std::optional<Epilogue> &e) {
   return e ? cast<FusionOp>(*op->getResult(0).getUsers().begin()) : nullptr;
 }
 
-/// Lowers `mm` to oneDNN when it qualifies.
+/// What the runtime's panel GEMM folds: a bias, a residual, then ReLU.
+EpilogueAbility panelAbility() {
+  EpilogueAbility ability;
+  ability.matmulResidual = true;
+  ability.gelu = false;
+  return ability;
+}
+
+/// The most rows of a panel GEMM (runtime/lib/PanelMatmul.h, kMaxRows).
+constexpr int64_t kPanelMaxRows = 8;
+/// The fewest elements of B for which a panel GEMM is chosen (1 MB: the
+/// weights stream from beyond the L2, where prefetching pays; measured on
+/// mlp's 16 MB matrices).
+constexpr int64_t kPanelMinElements = int64_t(1) << 18;
+
+/// Whether `g` runs as the runtime's panel GEMM rather than oneDNN's matmul:
+/// one product of at most kPanelMaxRows rows by a constant B of at least
+/// kPanelMinElements, A not transposed.
+bool runsOnPanels(const Gemm &g, bool packB) {
+  return packB && g.batch == 1 && g.m <= kPanelMaxRows && !g.transA &&
+         g.k * g.n >= kPanelMinElements;
+}
+
+/// Lowers `mm` to oneDNN, or to the runtime's panel GEMM, when it
+/// qualifies.
 void lowerMatmul(MatMulOp mm, func::FuncOp graph) {
   std::optional<Gemm> g = gemmOf(mm, [](Type t) { return t.isF32(); });
   if (!g)
     return;
+  bool packB = isPersistentValue(g->b, collectLoadTimeOps(graph));
+  bool panels = runsOnPanels(*g, packB);
   std::optional<Epilogue> epilogue =
-      matmulEpilogue(mm.getResult(), oneDnnAbility());
+      matmulEpilogue(mm.getResult(), panels ? panelAbility() : oneDnnAbility());
   // Of two matmuls added together the one computed last folds the add.
   if (epilogue && (epilogue->bias || epilogue->residual))
     for (Value added : {epilogue->bias, epilogue->residual})
@@ -121,13 +152,13 @@ void lowerMatmul(MatMulOp mm, func::FuncOp graph) {
   params.append("k", b.getI64IntegerAttr(g->k));
   params.append("m", b.getI64IntegerAttr(g->m));
   params.append("n", b.getI64IntegerAttr(g->n));
-  params.append("pack_b", b.getBoolAttr(isPersistentValue(
-                              g->b, collectLoadTimeOps(graph))));
+  params.append("pack_b", b.getBoolAttr(packB));
   params.append("stride_a", b.getI64IntegerAttr(g->strideA));
   params.append("stride_b", b.getI64IntegerAttr(g->strideB));
   Operation *ta = g->transA ? mm.getOperand(0).getDefiningOp() : nullptr;
   Operation *tb = g->transB ? mm.getOperand(1).getDefiningOp() : nullptr;
-  createLibraryCall(mm, epilogueFusion(mm, epilogue), "onednn.matmul",
+  createLibraryCall(mm, epilogueFusion(mm, epilogue),
+                    panels ? "runtime.panel_matmul" : "onednn.matmul",
                     {{"a", g->a}, {"b", g->b}}, epilogue ? &*epilogue : nullptr,
                     g->transA, g->transB, 0, params);
   // A transpose that every reader now reads through is gone.

@@ -270,14 +270,16 @@ void OneDnnSteps::emitStep(llvm::raw_ostream &os, LibraryCallOp call,
   StringRef routine = call.getRoutine();
   if (routine == "gru_recurrence" || routine == "lstm_recurrence")
     return emitRecurrenceStep(os, call, index, buffers);
-  bool isMatmul = routine == "matmul",
+  bool isPanels = call.getCallee() == "runtime.panel_matmul";
+  bool isMatmul = routine == "matmul" || isPanels,
        isPool = routine == "max_pool" || routine == "avg_pool";
   assert((isMatmul || isPool || routine == "conv") &&
-         "kiln-lower-cpu makes onednn.matmul, conv, max_pool, avg_pool and "
-         "the recurrences only");
+         "kiln-lower-cpu makes onednn.matmul, conv, max_pool, avg_pool, the "
+         "recurrences and runtime.panel_matmul only");
   std::string node = firstNode(call);
   StringRef packedRole;
-  std::string desc = isMatmul ? matmulDesc(call, packedRole)
+  std::string desc = isMatmul ? matmulDesc(call, packedRole) +
+                                    (isPanels ? "    d.panels = true;\n" : "")
                      : isPool ? poolDesc(call)
                               : convDesc(call, packedRole);
   StringRef xRole = isMatmul ? "a" : "x", wRole = isMatmul ? "b" : "w";

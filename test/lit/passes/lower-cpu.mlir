@@ -4,7 +4,9 @@
 // as oneDNN post-ops when it computes act(result + bias + residual) (the
 // epilogue vocabulary of the CUDA target, plus gelu_erf); other library ops
 // call the runtime's kernels; views are aliases; every other op outside a
-// fusion is a reference step on the CPU. A GRU or LSTM recurrence with
+// fusion is a reference step on the CPU. A product of at most 8 rows by a
+// constant matrix of 1 MB or more runs on the runtime's panel GEMM. A GRU or
+// LSTM recurrence with
 // constant recurrence weights is a oneDNN-backed call too; a gather, a
 // concat, an argmax, an argmin, a gather_elements, a trilu, a hardmax, a
 // scatter, a gather_nd, a grid_sample, a dft, a roi_align or a deform_conv a
@@ -43,6 +45,38 @@ func.func @bias_gelu_erf(%x: tensor<8x16xf32>, %w: tensor<16x4xf32> {kiln.weight
   %5 = kiln.mul %1, %4 : (tensor<8x4xf32>, tensor<8x4xf32>) -> tensor<8x4xf32>
   %6 = kiln.mul %5, %half : (tensor<8x4xf32>, tensor<f32>) -> tensor<8x4xf32>
   return %6 : tensor<8x4xf32>
+}
+
+// -----
+
+// A product of at most 8 rows by a constant B of 1 MB or more (a batch-8
+// Linear layer) runs on the runtime's panel GEMM, which folds the bias and
+// the residual (and ReLU) but not GELU: the GELU after it stays a kernel.
+// 9 rows, or a B computed at run time, stay with oneDNN.
+// CHECK-LABEL: func.func @panels(
+// CHECK: %[[P:.*]] = kiln.library_call "runtime.panel_matmul"(%arg0, %arg1, %arg2, %arg3) {epilogue = "bias_residual", params = {batch = 1 : i64, k = 1024 : i64, m = 8 : i64, n = 256 : i64, pack_b = true, {{.*}}roles = ["a", "b", "bias", "residual"]}
+// CHECK: %[[G:.*]] = kiln.library_call "runtime.panel_matmul"(%[[P]], %arg4) {params = {batch = 1 : i64, k = 256 : i64, m = 8 : i64, n = 1024 : i64, pack_b = true
+// CHECK: kiln.fusion {{.*}}ins(%[[G]], %arg5
+// CHECK: kiln.erf
+// CHECK: kiln.library_call "onednn.matmul"(%arg6, %arg1) {{.*}}m = 9 : i64
+// CHECK: kiln.library_call "onednn.matmul"(%arg0, %arg7) {{.*}}pack_b = false
+func.func @panels(%x: tensor<8x1024xf32>, %w: tensor<1024x256xf32> {kiln.weight}, %b: tensor<256xf32> {kiln.weight}, %r: tensor<8x256xf32>, %w2: tensor<256x1024xf32> {kiln.weight}, %b2: tensor<1024xf32> {kiln.weight}, %x9: tensor<9x1024xf32>, %wr: tensor<1024x256xf32>) -> (tensor<8x1024xf32>, tensor<9x256xf32>, tensor<8x256xf32>) {
+  %sqrt2 = kiln.constant dense<1.41421354> : tensor<f32>
+  %one = kiln.constant dense<1.0> : tensor<f32>
+  %half = kiln.constant dense<0.5> : tensor<f32>
+  %0 = kiln.matmul %x, %w : (tensor<8x1024xf32>, tensor<1024x256xf32>) -> tensor<8x256xf32>
+  %1 = kiln.add %0, %b : (tensor<8x256xf32>, tensor<256xf32>) -> tensor<8x256xf32>
+  %2 = kiln.add %r, %1 : (tensor<8x256xf32>, tensor<8x256xf32>) -> tensor<8x256xf32>
+  %3 = kiln.matmul %2, %w2 : (tensor<8x256xf32>, tensor<256x1024xf32>) -> tensor<8x1024xf32>
+  %4 = kiln.add %3, %b2 : (tensor<8x1024xf32>, tensor<1024xf32>) -> tensor<8x1024xf32>
+  %5 = kiln.div %4, %sqrt2 : (tensor<8x1024xf32>, tensor<f32>) -> tensor<8x1024xf32>
+  %6 = kiln.erf %5 : (tensor<8x1024xf32>) -> tensor<8x1024xf32>
+  %7 = kiln.add %6, %one : (tensor<8x1024xf32>, tensor<f32>) -> tensor<8x1024xf32>
+  %8 = kiln.mul %4, %7 : (tensor<8x1024xf32>, tensor<8x1024xf32>) -> tensor<8x1024xf32>
+  %9 = kiln.mul %8, %half : (tensor<8x1024xf32>, tensor<f32>) -> tensor<8x1024xf32>
+  %10 = kiln.matmul %x9, %w : (tensor<9x1024xf32>, tensor<1024x256xf32>) -> tensor<9x256xf32>
+  %11 = kiln.matmul %x, %wr : (tensor<8x1024xf32>, tensor<1024x256xf32>) -> tensor<8x256xf32>
+  return %9, %10, %11 : tensor<8x1024xf32>, tensor<9x256xf32>, tensor<8x256xf32>
 }
 
 // -----

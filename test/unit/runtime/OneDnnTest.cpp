@@ -4,7 +4,7 @@
 // package's onednn.* library calls run): matmuls with transposed, batched
 // and packed operands and every epilogue part, convolutions channels first
 // and last (grouped, weights read channels first; the residual read from
-// the destination), max pooling with ceil
+// the destination), the runtime's panel GEMM for few rows, max pooling with ceil
 // mode, against plain loops in the test, at one and two OpenMP threads (a
 // primitive variant each).
 //
@@ -82,6 +82,52 @@ TEST_CASE("oneDNN matmul: transposed packed B, bias, residual, ReLU",
       want[i * n + j] = std::max(0.f, acc + bias[j] + res[i * n + j]);
     }
   runAtThreadCounts(p, a.data(), nullptr, bias.data(), res.data(), m * n, want);
+}
+
+TEST_CASE("panel matmul: few rows by a packed B, partial panels, bias, "
+          "residual (also in the destination), ReLU",
+          "[onednn]") {
+  // The runtime's own GEMM (runtime.panel_matmul): every row count it
+  // takes, a last panel of 13 of its 32 columns, B stored both ways.
+  const int64_t k = 37, n = 2 * 32 + 13;
+  for (int64_t m : {1, 3, 8})
+    for (bool transB : {false, true})
+      for (bool relu : {false, true}) {
+        INFO("m " << m << " transB " << transB << " relu " << relu);
+        std::vector<float> a = ramp(m * k), b = ramp(k * n, 3),
+                           bias = ramp(n, 5), res = ramp(m * n, 1);
+        OneDnnMatmulDesc d;
+        d.m = m, d.n = n, d.k = k;
+        d.transB = transB, d.packB = true, d.panels = true;
+        d.epilogue.bias = d.epilogue.residual = true;
+        if (relu)
+          d.epilogue.activation = OneDnnActivation::Relu;
+        OneDnnPrimitives p;
+        REQUIRE(p.addMatmul(d, b.data()).isOk());
+        std::vector<float> want(m * n);
+        for (int64_t i = 0; i < m; ++i)
+          for (int64_t j = 0; j < n; ++j) {
+            float acc = bias[j] + res[i * n + j];
+            for (int64_t l = 0; l < k; ++l)
+              acc += a[i * k + l] * (transB ? b[j * k + l] : b[l * n + j]);
+            want[i * n + j] = relu ? std::max(0.f, acc) : acc;
+          }
+        runAtThreadCounts(p, a.data(), nullptr, bias.data(), res.data(),
+                          m * n, want);
+        // The residual in the result's buffer (kiln.in_place).
+        std::vector<float> y = res;
+        REQUIRE(p.run(0, a.data(), nullptr, bias.data(), y.data(), y.data())
+                    .isOk());
+        requireNear(y, want);
+      }
+  // More rows than a panel's registers hold is refused.
+  OneDnnMatmulDesc d;
+  d.m = 9, d.n = 32, d.k = 4, d.packB = true, d.panels = true;
+  std::vector<float> b = ramp(4 * 32);
+  OneDnnPrimitives p;
+  Status s = p.addMatmul(d, b.data());
+  REQUIRE(!s.isOk());
+  REQUIRE(s.message().find("panel matmul") != std::string::npos);
 }
 
 TEST_CASE("oneDNN matmul: ReLU6 (clipped to [0, 6]) after the bias",

@@ -66,6 +66,12 @@ struct OneDnnMatmulDesc {
   /// B is constant for the model's life (a weight): reordered once, when
   /// the primitive is created, and not passed to run().
   bool packB = false;
+  /// Computed by the runtime's own GEMM for few rows (runtime/lib/
+  /// PanelMatmul.h: B packed into 32-column panels and streamed), not by
+  /// oneDNN (kiln.library_call "runtime.panel_matmul"): needs batch 1,
+  /// m <= 8, packB, A not transposed, and an epilogue of a bias, a residual
+  /// and ReLU at most.
+  bool panels = false;
   OneDnnEpilogue epilogue;
 };
 
@@ -145,8 +151,9 @@ struct OneDnnRecurrenceArgs {
 
 /// The oneDNN primitives of one loaded model, in the order of its library
 /// calls, each made for the thread counts its runs use (the running
-/// thread's OpenMP thread count). Creating is not thread-safe; run() may be
-/// called from several threads at once.
+/// thread's OpenMP thread count), and the runtime's own kernels that take
+/// the place of one (a panel GEMM, a recurrence's gates). Creating is not
+/// thread-safe; run() may be called from several threads at once.
 class OneDnnPrimitives {
 public:
   OneDnnPrimitives();
