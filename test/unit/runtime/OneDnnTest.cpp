@@ -4,8 +4,8 @@
 // package's onednn.* library calls run): matmuls with transposed, batched
 // and packed operands and every epilogue part, convolutions channels first
 // and last (grouped, weights read channels first; the residual read from
-// the destination), the runtime's panel GEMM for few rows, max pooling with ceil
-// mode, against plain loops in the test, at one and two OpenMP threads (a
+// the destination), the runtime's panel GEMM for few rows, max pooling with
+// ceil mode, against plain loops in the test, at one and two OpenMP threads (a
 // primitive variant each).
 //
 //===----------------------------------------------------------------------===//
@@ -112,8 +112,8 @@ TEST_CASE("panel matmul: few rows by a packed B, partial panels, bias, "
               acc += a[i * k + l] * (transB ? b[j * k + l] : b[l * n + j]);
             want[i * n + j] = relu ? std::max(0.f, acc) : acc;
           }
-        runAtThreadCounts(p, a.data(), nullptr, bias.data(), res.data(),
-                          m * n, want);
+        runAtThreadCounts(p, a.data(), nullptr, bias.data(), res.data(), m * n,
+                          want);
         // The residual in the result's buffer (kiln.in_place).
         std::vector<float> y = res;
         REQUIRE(p.run(0, a.data(), nullptr, bias.data(), y.data(), y.data())
