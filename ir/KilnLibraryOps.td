@@ -25,7 +25,7 @@ def Kiln_LibraryCallOp : Op<Kiln_Dialect, "library_call", [Pure]> {
     `onednn.max_pool`, `onednn.gru_recurrence`, `onednn.lstm_recurrence`
     (a GRU's or LSTM's steps on oneDNN matmuls),
     `runtime.matmul`, `runtime.conv`, `runtime.conv_transpose` (CPU: the
-    runtime's OpenBLAS-backed kernels), `runtime.panel_matmul` (CPU: the
+    runtime's OpenBLAS-backed kernels), `cpu.panel_matmul` (CPU: the
     runtime's own GEMM of at most 8 rows by a constant matrix packed at
     load). `roles` names each operand, in order
     (`a`, `b`, `bias`, `residual`, `x`, `w`; a recurrence's `xw`, `r`, `rb`

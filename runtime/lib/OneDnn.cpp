@@ -2,7 +2,7 @@
 //
 // This file implements OneDnnPrimitives (kiln/runtime/OneDnn.h) on oneDNN's
 // C++ API: a matmul or convolution primitive per library call (or the
-// runtime's PanelMatmul, for a runtime.panel_matmul), its epilogue
+// runtime's PanelMatmul, for a cpu.panel_matmul), its epilogue
 // as post-ops (a bias is the primitive's own, then a binary add of the
 // residual, then an eltwise activation), its constant weights reordered at
 // creation into the layout the primitive chose (format_tag::any), and the

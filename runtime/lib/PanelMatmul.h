@@ -12,7 +12,7 @@
 // among the calling thread's OpenMP threads.
 //
 // Why not oneDNN's matmul (kiln-lower-cpu chooses, the IR says which:
-// `runtime.panel_matmul`): for mlp's two [8, 1024] x [1024, 4096] and
+// `cpu.panel_matmul`): for mlp's two [8, 1024] x [1024, 4096] and
 // [8, 4096] x [4096, 1024] products, 32 MB of weights from memory, oneDNN
 // 2.6's brgemm took 3.56 ms on one thread, this kernel 2.90 ms (the
 // machine's read bandwidth: 2.8 ms for 32 MB).

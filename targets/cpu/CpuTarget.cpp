@@ -221,11 +221,10 @@ public:
   LogicalResult emitLibraryCall(llvm::raw_ostream &os, LibraryCallOp call,
                                 size_t index, int attrIndex,
                                 const BufferNames &buffers) override {
-    // The panel GEMM is made and run with the oneDNN primitives
-    // (kiln::OneDnnPrimitives holds the runtime's kernels that take a
-    // primitive's place).
-    if (call.getLibrary() == "onednn" ||
-        call.getCallee() == "runtime.panel_matmul") {
+    // The runtime's own CPU kernels ("cpu": the panel GEMM) are made and
+    // run with the oneDNN primitives (kiln::OneDnnPrimitives holds the
+    // runtime's kernels that take a primitive's place).
+    if (call.getLibrary() == "onednn" || call.getLibrary() == "cpu") {
       oneDnn_.emitStep(os, call, index, buffers);
       return success();
     }
@@ -377,7 +376,7 @@ public:
   std::vector<std::string> residualInPlaceCallees() const override {
     // OneDnnEpilogue::residualInPlace: oneDNN's sum post-op; the panel
     // GEMM reads each residual element before it stores the result's.
-    return {"onednn.matmul", "onednn.conv", "runtime.panel_matmul"};
+    return {"onednn.matmul", "onednn.conv", "cpu.panel_matmul"};
   }
   std::unique_ptr<GraphCodegen>
   createGraphCodegen(const PackageNames &names) const override {

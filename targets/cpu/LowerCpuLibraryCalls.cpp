@@ -19,7 +19,7 @@
 //    replaces the fusion (passes/LibraryEpilogues.h, the vocabulary the
 //    CUDA target's epilogues use). A single product of at most 8 rows by a
 //    constant B of 1 MB or more (a batch-1 to batch-8 Linear layer, whose
-//    time is streaming its weights) becomes "runtime.panel_matmul"
+//    time is streaming its weights) becomes "cpu.panel_matmul"
 //    instead, the runtime's own GEMM (runtime/lib/PanelMatmul.h: B packed
 //    at load into 32-column panels, prefetched), which folds a bias, a
 //    residual and ReLU; a GELU after it stays a fused kernel.
@@ -158,7 +158,7 @@ void lowerMatmul(MatMulOp mm, func::FuncOp graph) {
   Operation *ta = g->transA ? mm.getOperand(0).getDefiningOp() : nullptr;
   Operation *tb = g->transB ? mm.getOperand(1).getDefiningOp() : nullptr;
   createLibraryCall(mm, epilogueFusion(mm, epilogue),
-                    panels ? "runtime.panel_matmul" : "onednn.matmul",
+                    panels ? "cpu.panel_matmul" : "onednn.matmul",
                     {{"a", g->a}, {"b", g->b}}, epilogue ? &*epilogue : nullptr,
                     g->transA, g->transB, 0, params);
   // A transpose that every reader now reads through is gone.

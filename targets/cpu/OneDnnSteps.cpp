@@ -270,12 +270,12 @@ void OneDnnSteps::emitStep(llvm::raw_ostream &os, LibraryCallOp call,
   StringRef routine = call.getRoutine();
   if (routine == "gru_recurrence" || routine == "lstm_recurrence")
     return emitRecurrenceStep(os, call, index, buffers);
-  bool isPanels = call.getCallee() == "runtime.panel_matmul";
+  bool isPanels = call.getCallee() == "cpu.panel_matmul";
   bool isMatmul = routine == "matmul" || isPanels,
        isPool = routine == "max_pool" || routine == "avg_pool";
   assert((isMatmul || isPool || routine == "conv") &&
          "kiln-lower-cpu makes onednn.matmul, conv, max_pool, avg_pool, the "
-         "recurrences and runtime.panel_matmul only");
+         "recurrences and cpu.panel_matmul only");
   std::string node = firstNode(call);
   StringRef packedRole;
   std::string desc = isMatmul ? matmulDesc(call, packedRole) +

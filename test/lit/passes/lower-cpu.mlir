@@ -54,8 +54,8 @@ func.func @bias_gelu_erf(%x: tensor<8x16xf32>, %w: tensor<16x4xf32> {kiln.weight
 // the residual (and ReLU) but not GELU: the GELU after it stays a kernel.
 // 9 rows, or a B computed at run time, stay with oneDNN.
 // CHECK-LABEL: func.func @panels(
-// CHECK: %[[P:.*]] = kiln.library_call "runtime.panel_matmul"(%arg0, %arg1, %arg2, %arg3) {epilogue = "bias_residual", params = {batch = 1 : i64, k = 1024 : i64, m = 8 : i64, n = 256 : i64, pack_b = true, {{.*}}roles = ["a", "b", "bias", "residual"]}
-// CHECK: %[[G:.*]] = kiln.library_call "runtime.panel_matmul"(%[[P]], %arg4) {params = {batch = 1 : i64, k = 256 : i64, m = 8 : i64, n = 1024 : i64, pack_b = true
+// CHECK: %[[P:.*]] = kiln.library_call "cpu.panel_matmul"(%arg0, %arg1, %arg2, %arg3) {epilogue = "bias_residual", params = {batch = 1 : i64, k = 1024 : i64, m = 8 : i64, n = 256 : i64, pack_b = true, {{.*}}roles = ["a", "b", "bias", "residual"]}
+// CHECK: %[[G:.*]] = kiln.library_call "cpu.panel_matmul"(%[[P]], %arg4) {params = {batch = 1 : i64, k = 256 : i64, m = 8 : i64, n = 1024 : i64, pack_b = true
 // CHECK: kiln.fusion {{.*}}ins(%[[G]], %arg5
 // CHECK: kiln.erf
 // CHECK: kiln.library_call "onednn.matmul"(%arg6, %arg1) {{.*}}m = 9 : i64

@@ -87,7 +87,7 @@ TEST_CASE("oneDNN matmul: transposed packed B, bias, residual, ReLU",
 TEST_CASE("panel matmul: few rows by a packed B, partial panels, bias, "
           "residual (also in the destination), ReLU",
           "[onednn]") {
-  // The runtime's own GEMM (runtime.panel_matmul): every row count it
+  // The runtime's own GEMM (cpu.panel_matmul): every row count it
   // takes, a last panel of 13 of its 32 columns, B stored both ways.
   const int64_t k = 37, n = 2 * 32 + 13;
   for (int64_t m : {1, 3, 8})

@@ -68,7 +68,7 @@ struct OneDnnMatmulDesc {
   bool packB = false;
   /// Computed by the runtime's own GEMM for few rows (runtime/lib/
   /// PanelMatmul.h: B packed into 32-column panels and streamed), not by
-  /// oneDNN (kiln.library_call "runtime.panel_matmul"): needs batch 1,
+  /// oneDNN (kiln.library_call "cpu.panel_matmul"): needs batch 1,
   /// m <= 8, packB, A not transposed, and an epilogue of a bias, a residual
   /// and ReLU at most.
   bool panels = false;
