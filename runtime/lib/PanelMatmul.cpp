@@ -123,8 +123,8 @@ PanelsFn avx512Kernel(int64_t m) {
 } // namespace
 
 PanelMatmul::PanelMatmul(int64_t m, int64_t n, int64_t k, const float *b,
-                         bool transB, bool relu)
-    : m_(m), n_(n), k_(k), relu_(relu) {
+                         bool transB, bool relu, bool portable)
+    : m_(m), n_(n), k_(k), relu_(relu), portable_(portable) {
   assert(m >= 1 && m <= kMaxRows && n >= 1 && k >= 1 &&
          "OneDnnPrimitives::addMatmul checks the panel geometry");
   int64_t count = (n + kCols - 1) / kCols;
@@ -156,7 +156,7 @@ void PanelMatmul::run(const float *a, const float *bias, const float *residual,
   const int64_t count = (n_ + kCols - 1) / kCols;
   const int threads = omp_in_parallel() ? 1 : omp_get_max_threads();
   const float *panels = panels_.get();
-  const PanelsFn kernel = avx512 ? avx512Kernel(m_) : nullptr;
+  const PanelsFn kernel = avx512 && !portable_ ? avx512Kernel(m_) : nullptr;
 #pragma omp parallel num_threads(threads) if (threads > 1 && count > 1)
   {
     // Each thread a contiguous range of panels.

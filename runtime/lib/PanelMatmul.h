@@ -39,8 +39,9 @@ public:
   static constexpr int64_t kPanelColumns = 32;
 
   /// Packs `b`, [k, n] row major, or [n, k] when `transB`, into panels.
+  /// `portable`: runs the portable loop even where AVX-512 is (tests).
   PanelMatmul(int64_t m, int64_t n, int64_t k, const float *b, bool transB,
-              bool relu);
+              bool relu, bool portable = false);
 
   /// y = act(a b + bias + residual): a [m, k] row major, bias [n] and
   /// residual [m, n] null when absent; y [m, n] may be residual (each
@@ -50,7 +51,7 @@ public:
 
 private:
   int64_t m_, n_, k_;
-  bool relu_;
+  bool relu_, portable_;
   struct Free {
     void operator()(float *p) const { std::free(p); }
   };

@@ -12,6 +12,8 @@
 
 #include "kiln/runtime/OneDnn.h"
 
+#include "../../../runtime/lib/PanelMatmul.h"
+
 #include <catch2/catch.hpp>
 
 #include <omp.h>
@@ -128,6 +130,31 @@ TEST_CASE("panel matmul: few rows by a packed B, partial panels, bias, "
   Status s = p.addMatmul(d, b.data());
   REQUIRE(!s.isOk());
   REQUIRE(s.message().find("panel matmul") != std::string::npos);
+}
+
+TEST_CASE("panel matmul: the portable loop computes what the AVX-512 "
+          "kernel does",
+          "[onednn]") {
+  // Machines without AVX-512 run the portable loop: the same sums, in the
+  // same order per element, as the kernel this machine runs.
+  const int64_t m = 5, k = 19, n = 40;
+  std::vector<float> a = ramp(m * k), b = ramp(n * k, 2), bias = ramp(n, 4),
+                     res = ramp(m * n, 6);
+  PanelMatmul fast(m, n, k, b.data(), /*transB=*/true, /*relu=*/true);
+  PanelMatmul portable(m, n, k, b.data(), /*transB=*/true, /*relu=*/true,
+                       /*portable=*/true);
+  std::vector<float> y(m * n, -1.f), want(m * n, -2.f);
+  fast.run(a.data(), bias.data(), res.data(), y.data());
+  portable.run(a.data(), bias.data(), res.data(), want.data());
+  requireNear(y, want);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      float acc = bias[j] + res[i * n + j];
+      for (int64_t l = 0; l < k; ++l)
+        acc += a[i * k + l] * b[j * k + l];
+      INFO("row " << i << " column " << j);
+      REQUIRE(want[i * n + j] == Approx(std::max(0.f, acc)).margin(1e-4));
+    }
 }
 
 TEST_CASE("oneDNN matmul: ReLU6 (clipped to [0, 6]) after the bias",
