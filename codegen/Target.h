@@ -258,7 +258,8 @@ public:
   /// The library calls (callee names) of the lowered graphs that add a
   /// residual found in their destination: kiln-mark-in-place gives such a
   /// call's result the buffer of a residual that dies there (the CPU
-  /// target's oneDNN matmul and convolution: oneDNN's sum post-op).
+  /// target's oneDNN matmul and convolution, oneDNN's sum post-op, and its
+  /// panel GEMM).
   /// Default: none.
   virtual std::vector<std::string> residualInPlaceCallees() const { return {}; }
   /// Why the target's code for `op`, a step of a lowered graph compiled for

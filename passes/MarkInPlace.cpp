@@ -10,7 +10,7 @@
 // `__restrict__` on the GPU).
 //
 // With the option `residual-callees` (the CPU target's oneDNN matmul and
-// convolution), it also tags a kiln.library_call of those callees whose
+// convolution, and its panel GEMM), it also tags a kiln.library_call of those callees whose
 // `residual` operand dies there: the call's result takes the residual's
 // buffer, and the library adds the residual it finds in its destination
 // (oneDNN's sum post-op) instead of reading a second tensor. On oneDNN 2.6

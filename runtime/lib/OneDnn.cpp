@@ -3,8 +3,9 @@
 // This file implements OneDnnPrimitives (kiln/runtime/OneDnn.h) on oneDNN's
 // C++ API: a matmul or convolution primitive per library call (or the
 // runtime's PanelMatmul, for a cpu.panel_matmul), its epilogue
-// as post-ops (a bias is the primitive's own, then a binary add of the
-// residual, then an eltwise activation), its constant weights reordered at
+// as post-ops (a bias is the primitive's own, then the residual: a binary
+// add, or a sum post-op when it is in the destination already; then an
+// eltwise activation), its constant weights reordered at
 // creation into the layout the primitive chose (format_tag::any), and the
 // scratch memory of a run in the calling thread's own buffer (user
 // scratchpad mode), so that runs of one model on several threads share no
