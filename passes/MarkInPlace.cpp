@@ -215,13 +215,13 @@ std::optional<unsigned> residualInPlace(func::FuncOp graph, LibraryCallOp call,
       call->getNumResults() != 1 || call->hasAttr(kLoadTimeAttr) ||
       call->hasAttr(kInPlaceAttr) || isCallerOutput(graph, call->getResult(0)))
     return std::nullopt;
-  for (OpOperand &use : call->getOpOperands())
-    if (cast<StringAttr>(call.getRoles()[use.getOperandNumber()]).getValue() ==
-            "residual" &&
-        use.get().getType() == call->getResult(0).getType() &&
-        diesAt(use.get(), call))
-      return use.getOperandNumber();
-  return std::nullopt;
+  Value residual = call.getOperandByRole("residual");
+  if (!residual || residual.getType() != call->getResult(0).getType() ||
+      !diesAt(residual, call))
+    return std::nullopt;
+  // diesAt: the call reads it as one operand only.
+  return llvm::find(call->getOperands(), residual) -
+         call->getOperands().begin();
 }
 
 struct MarkInPlacePass

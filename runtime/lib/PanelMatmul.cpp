@@ -124,7 +124,8 @@ PanelsFn avx512Kernel(int64_t m) {
 
 PanelMatmul::PanelMatmul(int64_t m, int64_t n, int64_t k, const float *b,
                          bool transB, bool relu, bool portable)
-    : m_(m), n_(n), k_(k), relu_(relu), portable_(portable) {
+    : m_(m), n_(n), k_(k), relu_(relu),
+      avx512_(!portable && __builtin_cpu_supports("avx512f")) {
   assert(m >= 1 && m <= kMaxRows && n >= 1 && k >= 1 &&
          "OneDnnPrimitives::addMatmul checks the panel geometry");
   int64_t count = (n + kCols - 1) / kCols;
@@ -145,18 +146,18 @@ PanelMatmul::PanelMatmul(int64_t m, int64_t n, int64_t k, const float *b,
 
 void PanelMatmul::run(const float *a, const float *bias, const float *residual,
                       float *y) const {
-  // a transposed into [k][8] (rows past m: zero, never read).
+  // a transposed into [k][8] (rows past m are never read).
   thread_local std::vector<float> transposed;
-  transposed.assign(static_cast<size_t>(k_ * kRows), 0.f);
+  if (transposed.size() < static_cast<size_t>(k_ * kRows))
+    transposed.resize(static_cast<size_t>(k_ * kRows));
   float *at = transposed.data();
   for (int64_t i = 0; i < m_; ++i)
     for (int64_t s = 0; s < k_; ++s)
       at[s * kRows + i] = a[i * k_ + s];
-  static const bool avx512 = __builtin_cpu_supports("avx512f");
   const int64_t count = (n_ + kCols - 1) / kCols;
   const int threads = omp_in_parallel() ? 1 : omp_get_max_threads();
   const float *panels = panels_.get();
-  const PanelsFn kernel = avx512 && !portable_ ? avx512Kernel(m_) : nullptr;
+  const PanelsFn kernel = avx512_ ? avx512Kernel(m_) : nullptr;
 #pragma omp parallel num_threads(threads) if (threads > 1 && count > 1)
   {
     // Each thread a contiguous range of panels.

@@ -51,7 +51,9 @@ public:
 
 private:
   int64_t m_, n_, k_;
-  bool relu_, portable_;
+  bool relu_;
+  /// The AVX-512 kernel runs (the CPU has it, and not `portable`).
+  bool avx512_;
   struct Free {
     void operator()(float *p) const { std::free(p); }
   };
