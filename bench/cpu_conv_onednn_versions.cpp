@@ -6,9 +6,14 @@
 // --warmup 1` logs them (the second half of the log: one run), through the
 // oneDNN it is built against (2.x or 3.x API): the same problem, NHWC
 // activations, weights in the primitive's chosen layout, the logged
-// post-ops (bias, residual add, ReLU, clip, swish, logistic). It prints the
-// sum over the model of each convolution's median time (20 runs after 3),
-// in ms; with a second argument, each convolution.
+// post-ops (bias, residual add or sum, ReLU, clip, swish, logistic). It
+// prints the sum over the model of each convolution's median time (20 runs
+// after 3), in ms; with a second argument, each convolution and the kernel
+// oneDNN chose. Two variants (BENCHMARKS.md, twenty-first session):
+// BLOCKED=1 gives the activations oneDNN's nChw16c layout (nchw for an
+// input of fewer than 16 channels) instead of NHWC; WINO=1 asks for
+// convolution_winograd, on nChw16c, for the 3x3 stride-1 convolutions
+// (timed with the reorders from and to NHWC around it).
 //
 //   ONEDNN_VERBOSE=1 build/bin/kiln bench PKG --threads 1 --iterations 1 \
 //     --warmup 1 | grep exec,cpu,convolution > convs.log
@@ -29,6 +34,8 @@
 #include <string>
 #include <vector>
 #include <algorithm>
+#include <cstdlib>
+#include <unordered_map>
 using namespace dnnl;
 using tag = memory::format_tag;
 using dt = memory::data_type;
@@ -54,12 +61,16 @@ int main(int argc, char **argv) {
     long ih = field(prob, "ih", 0), oh = field(prob, "oh", 0), kh = field(prob, "kh", 1), sh = field(prob, "sh", 1), dh = field(prob, "dh", 0), ph = field(prob, "ph", 0);
     long iw = field(prob, "iw", 0), ow = field(prob, "ow", 0), kw = field(prob, "kw", 1), sw = field(prob, "sw", 1), dw = field(prob, "dw", 0), pw = field(prob, "pw", 0);
     long prh = (oh - 1) * sh - ih + ((kh - 1) * (dh + 1) + 1) - ph, prw = (ow - 1) * sw - iw + ((kw - 1) * (dw + 1) + 1) - pw;
-    memory::desc src({mb, ic, ih, iw}, dt::f32, tag::nhwc), dst({mb, oc, oh, ow}, dt::f32, tag::nhwc);
+    const bool blocked = std::getenv("BLOCKED") != nullptr;
+    const tag srcTag = blocked ? (ic % 16 == 0 ? tag::nChw16c : tag::nchw) : tag::nhwc;
+    const tag dstTag = blocked && oc % 16 == 0 ? tag::nChw16c : tag::nhwc;
+    memory::desc src({mb, ic, ih, iw}, dt::f32, srcTag), dst({mb, oc, oh, ow}, dt::f32, dstTag);
     memory::desc wei = g > 1 ? memory::desc({g, oc / g, ic / g, kh, kw}, dt::f32, tag::any) : memory::desc({oc, ic, kh, kw}, dt::f32, tag::any);
     memory::desc bmd({oc}, dt::f32, tag::a);
     post_ops po;
     bool residual = attrs.find("binary_add") != std::string::npos;
     if (residual) po.append_binary(algorithm::binary_add, dst);
+    if (attrs.find("sum") != std::string::npos) po.append_sum(1.f);
 #if DNNL_VERSION_MAJOR >= 3
 #define ELT(alg, a, b) po.append_eltwise(alg, a, b)
 #else
@@ -70,13 +81,19 @@ int main(int argc, char **argv) {
     if (attrs.find("eltwise_swish") != std::string::npos) ELT(algorithm::eltwise_swish, 1.f, 0.f);
     if (attrs.find("eltwise_logistic") != std::string::npos) ELT(algorithm::eltwise_logistic, 0.f, 0.f);
     primitive_attr attr; attr.set_post_ops(po);
+    const bool winograd = std::getenv("WINO") && kh == 3 && kw == 3 && sh == 1 && sw == 1;
+    const algorithm alg = winograd ? algorithm::convolution_winograd : algorithm::convolution_direct;
+    if (winograd) {
+      src = memory::desc({mb, ic, ih, iw}, dt::f32, tag::nChw16c);
+      dst = memory::desc({mb, oc, oh, ow}, dt::f32, tag::nChw16c);
+    }
     memory::dims st{sh, sw}, di{dh, dw}, pl{ph, pw}, pr{prh, prw};
 #if DNNL_VERSION_MAJOR >= 3
-    auto pd = bias ? convolution_forward::primitive_desc(eng, prop_kind::forward_inference, algorithm::convolution_direct, src, wei, bmd, dst, st, di, pl, pr, attr)
-                   : convolution_forward::primitive_desc(eng, prop_kind::forward_inference, algorithm::convolution_direct, src, wei, dst, st, di, pl, pr, attr);
+    auto pd = bias ? convolution_forward::primitive_desc(eng, prop_kind::forward_inference, alg, src, wei, bmd, dst, st, di, pl, pr, attr)
+                   : convolution_forward::primitive_desc(eng, prop_kind::forward_inference, alg, src, wei, dst, st, di, pl, pr, attr);
 #else
-    auto d = bias ? convolution_forward::desc(prop_kind::forward_inference, algorithm::convolution_direct, src, wei, bmd, dst, st, di, pl, pr)
-                  : convolution_forward::desc(prop_kind::forward_inference, algorithm::convolution_direct, src, wei, dst, st, di, pl, pr);
+    auto d = bias ? convolution_forward::desc(prop_kind::forward_inference, alg, src, wei, bmd, dst, st, di, pl, pr)
+                  : convolution_forward::desc(prop_kind::forward_inference, alg, src, wei, dst, st, di, pl, pr);
     auto pd = convolution_forward::primitive_desc(d, attr, eng);
 #endif
     memory ms(src, eng), mw(pd.weights_desc(), eng), md(dst, eng), mbias(bmd, eng), mres(dst, eng);
@@ -88,7 +105,19 @@ int main(int argc, char **argv) {
     if (bias) args[DNNL_ARG_BIAS] = mbias;
     if (residual) args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1] = mres;
     std::vector<double> t;
-    for (int i = 0; i < 23; ++i) { auto t0 = std::chrono::steady_clock::now(); conv.execute(s, args); s.wait(); t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count()); }
+    // Winograd's blocked activations are reordered from and to NHWC around
+    // it, inside the timed run (as a model of NHWC tensors would have to).
+    memory::desc srcNhwc({mb, ic, ih, iw}, dt::f32, tag::nhwc), dstNhwc({mb, oc, oh, ow}, dt::f32, tag::nhwc);
+    memory msNhwc(srcNhwc, eng), mdNhwc(dstNhwc, eng);
+    std::fill((float*)msNhwc.get_data_handle(), (float*)msNhwc.get_data_handle() + srcNhwc.get_size()/4, 0.5f);
+    reorder toBlocked, toNhwc;
+    if (winograd) toBlocked = reorder(msNhwc, ms), toNhwc = reorder(md, mdNhwc);
+    for (int i = 0; i < 23; ++i) {
+      auto t0 = std::chrono::steady_clock::now();
+      if (winograd) toBlocked.execute(s, msNhwc, ms);
+      conv.execute(s, args);
+      if (winograd) toNhwc.execute(s, md, mdNhwc);
+      s.wait(); t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count()); }
     std::sort(t.begin() + 3, t.end()); double med = t[3 + 10]; total += med; ++count;
     if (argc > 2) printf("%8.4f %s %s %s\n", med, pd.impl_info_str(), prob.c_str(), attrs.c_str());
   }

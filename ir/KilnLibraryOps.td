@@ -44,7 +44,8 @@ def Kiln_LibraryCallOp : Op<Kiln_Dialect, "library_call", [Pure]> {
     in the arena). `params` are the attributes of the library's main
     operation (a convolution's strides, pads, dilations, group; a oneDNN
     call's `pack_b` / `pack_w`: that operand is constant and is reordered
-    into the library's layout once, at load).
+    into the library's layout once, at load; an `onednn.conv`'s
+    `algorithm`, `direct` or `winograd`).
 
     Its location fuses the locations of every op folded into it, so the
     generated code names all their ONNX nodes.

@@ -10,7 +10,9 @@
 // scratch memory of a run in the calling thread's own buffer (user
 // scratchpad mode), so that runs of one model on several threads share no
 // mutable state. Operands are described by their strides, so a transposed
-// matrix or a channels-last tensor is read in place.
+// matrix or a channels-last tensor is read in place; a Winograd convolution,
+// whose activations oneDNN keeps in its blocked layout, reorders them from
+// and to the caller's layout in that scratch memory.
 //
 // oneDNN runs on the calling thread's OpenMP pool, but its kernels split
 // the work for the thread count they were created for (and then ask OpenMP
@@ -31,9 +33,11 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 
@@ -133,21 +137,34 @@ dnnl::stream &threadStream() {
   return stream;
 }
 
-/// The calling thread's scratch memory, at least `bytes` long.
-void *threadScratch(size_t bytes) {
+/// The calling thread's scratch memory, at least `bytes` long, aligned to
+/// 64 bytes.
+char *threadScratch(size_t bytes) {
   thread_local std::vector<char> scratch;
-  if (scratch.size() < bytes)
-    scratch.resize(bytes);
-  return scratch.data();
+  if (scratch.size() < bytes + 64)
+    scratch.resize(bytes + 64);
+  auto at = reinterpret_cast<uintptr_t>(scratch.data());
+  return scratch.data() + ((64 - at % 64) % 64);
 }
 
+/// `bytes` rounded up to a multiple of 64.
+size_t roundUp64(size_t bytes) { return (bytes + 63) / 64 * 64; }
+
 /// `from` (the user's plain layout, at `data`) reordered into `to`, in
-/// memory the result owns.
+/// memory the result owns. A layout oneDNN reaches only from a dense one
+/// (Winograd's weights, from channels-last weights) goes through a dense
+/// row-major copy.
 memory reordered(const memory::desc &from, const void *data,
                  const memory::desc &to) {
   memory src(from, cpuEngine(), const_cast<void *>(data));
   memory dst(to, cpuEngine());
-  dnnl::reorder(src, dst).execute(threadStream(), src, dst);
+  try {
+    dnnl::reorder(src, dst).execute(threadStream(), src, dst);
+  } catch (const dnnl::error &) {
+    memory dense(f32Desc(from.dims(), rowMajor(from.dims())), cpuEngine());
+    dnnl::reorder(src, dense).execute(threadStream(), src, dense);
+    dnnl::reorder(dense, dst).execute(threadStream(), dense, dst);
+  }
   threadStream().wait();
   return dst;
 }
@@ -162,6 +179,13 @@ struct Variant {
   /// The weights in the primitive's layout, when packed.
   memory packed;
   memory::desc scratch;
+  /// The primitive's own layouts of x and y where they are not the
+  /// caller's (a Winograd convolution's blocked activations), and the
+  /// reorders into and out of them; empty otherwise.
+  memory::desc xOwn, yOwn;
+  dnnl::primitive toOwn, fromOwn;
+  /// oneDNN's name of the kernel.
+  std::string implementation;
 };
 
 struct OneDnnPrimitives::Primitive {
@@ -191,6 +215,19 @@ struct OneDnnPrimitives::Primitive {
     dnnl::primitive_desc pd = describe();
     Variant v;
     v.scratch = pd.scratchpad_desc();
+    v.implementation = pd.impl_info_str();
+    memory::desc xWanted = pd.query_md(dnnl::query::src_md),
+                 yWanted = pd.query_md(dnnl::query::dst_md);
+    if (xWanted != x) {
+      v.xOwn = xWanted;
+      v.toOwn = dnnl::reorder(
+          dnnl::reorder::primitive_desc(cpuEngine(), x, cpuEngine(), xWanted));
+    }
+    if (yWanted != y) {
+      v.yOwn = yWanted;
+      v.fromOwn = dnnl::reorder(
+          dnnl::reorder::primitive_desc(cpuEngine(), yWanted, cpuEngine(), y));
+    }
     if (packs) {
       memory::desc want = pd.weights_desc();
       for (const auto &[n, other] : variants)
@@ -216,6 +253,21 @@ OneDnnPrimitives::OneDnnPrimitives() = default;
 OneDnnPrimitives::~OneDnnPrimitives() = default;
 
 size_t OneDnnPrimitives::size() const { return primitives_.size(); }
+
+std::string OneDnnPrimitives::implementation(size_t index) const {
+  if (index >= primitives_.size())
+    return "";
+  const Primitive &p = *primitives_[index];
+  if (p.panel)
+    return "panels";
+  if (p.recurrence)
+    return "recurrence";
+  try {
+    return p.variant().implementation;
+  } catch (const dnnl::error &) {
+    return "";
+  }
+}
 
 Status OneDnnPrimitives::addMatmul(const OneDnnMatmulDesc &d, const void *b) {
   if (d.panels) {
@@ -287,6 +339,13 @@ Status OneDnnPrimitives::addMatmul(const OneDnnMatmulDesc &d, const void *b) {
 }
 
 Status OneDnnPrimitives::addConv(const OneDnnConvDesc &d, const void *weights) {
+  if (d.winograd && (d.kernel != std::vector<int64_t>{3, 3} || d.group != 1 ||
+                     d.strides != std::vector<int64_t>{1, 1} ||
+                     d.dilations != std::vector<int64_t>{1, 1} ||
+                     !d.packWeights || d.epilogue.residual))
+    return Status::error("oneDNN convolution: Winograd needs a 3x3 window of "
+                         "stride and dilation 1, one group, packed weights "
+                         "and no residual");
   try {
     auto p = std::make_unique<Primitive>();
     size_t nsp = d.kernel.size();
@@ -336,7 +395,29 @@ Status OneDnnPrimitives::addConv(const OneDnnConvDesc &d, const void *weights) {
                                 algorithm::convolution_direct, p->x, w, p->y,
                                 strides, dilations, padsBegin, padsEnd);
     dnnl::primitive_attr attr = attributesOf(d.epilogue, p->y);
-    p->describe = [op, attr] {
+    std::optional<Conv::desc> winograd;
+    if (d.winograd) {
+      // Activations in the layout oneDNN's Winograd kernel wants.
+      memory::desc any(p->x.dims(), memory::data_type::f32,
+                       memory::format_tag::any),
+          anyY(p->y.dims(), memory::data_type::f32, memory::format_tag::any);
+      winograd =
+          p->hasBias
+              ? Conv::desc(dnnl::prop_kind::forward_inference,
+                           algorithm::convolution_winograd, any, w, p->bias,
+                           anyY, strides, dilations, padsBegin, padsEnd)
+              : Conv::desc(dnnl::prop_kind::forward_inference,
+                           algorithm::convolution_winograd, any, w, anyY,
+                           strides, dilations, padsBegin, padsEnd);
+    }
+    p->describe = [op, winograd, attr] {
+      if (winograd) {
+        try {
+          return Conv::primitive_desc(*winograd, attr, cpuEngine());
+        } catch (const dnnl::error &) {
+          // No Winograd kernel for this CPU: the direct algorithm.
+        }
+      }
       return Conv::primitive_desc(op, attr, cpuEngine());
     };
     p->packs = d.packWeights;
@@ -443,8 +524,25 @@ Status OneDnnPrimitives::run(size_t index, const void *x, const void *w,
   };
   try {
     const Variant &v = p.variant();
-    size_t scratchBytes = v.scratch.get_size();
-    void *scratch = scratchBytes ? threadScratch(scratchBytes) : nullptr;
+    // The thread's scratch memory: oneDNN's scratchpad, then x and y in the
+    // primitive's own layouts when they are not the caller's.
+    size_t scratchBytes = v.scratch.get_size(),
+           xOwnBytes = v.toOwn ? v.xOwn.get_size() : 0,
+           yOwnBytes = v.fromOwn ? v.yOwn.get_size() : 0;
+    size_t xAt = roundUp64(scratchBytes), yAt = xAt + roundUp64(xOwnBytes);
+    char *memoryOfThread = scratchBytes || xOwnBytes || yOwnBytes
+                               ? threadScratch(yAt + yOwnBytes)
+                               : nullptr;
+    void *scratch = scratchBytes ? memoryOfThread : nullptr;
+    if (v.toOwn) {
+      void *xOwn = memoryOfThread + xAt;
+      v.toOwn.execute(threadStream(), {{DNNL_ARG_FROM, wrap(p.x, x)},
+                                       {DNNL_ARG_TO, wrap(v.xOwn, xOwn)}});
+      x = xOwn;
+    }
+    void *yCaller = y;
+    if (v.fromOwn)
+      y = memoryOfThread + yAt;
     const int residualArg = DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1;
     // The calling thread's arguments of this variant, made on its first
     // run and pointed at this run's buffers afterwards (making oneDNN
@@ -457,7 +555,8 @@ Status OneDnnPrimitives::run(size_t index, const void *x, const void *w,
     auto [found, fresh] = bound.try_emplace(v.id);
     std::unordered_map<int, memory> &args = found->second;
     if (fresh) {
-      args = {{DNNL_ARG_SRC, wrap(p.x, x)}, {DNNL_ARG_DST, wrap(p.y, y)}};
+      args = {{DNNL_ARG_SRC, wrap(v.toOwn ? v.xOwn : p.x, x)},
+              {DNNL_ARG_DST, wrap(v.fromOwn ? v.yOwn : p.y, y)}};
       if (p.packs)
         args.emplace(DNNL_ARG_WEIGHTS, v.packed);
       else if (w)
@@ -483,6 +582,9 @@ Status OneDnnPrimitives::run(size_t index, const void *x, const void *w,
       point(DNNL_ARG_SCRATCHPAD, scratch);
     }
     v.primitive.execute(threadStream(), args);
+    if (v.fromOwn)
+      v.fromOwn.execute(threadStream(), {{DNNL_ARG_FROM, wrap(v.yOwn, y)},
+                                         {DNNL_ARG_TO, wrap(p.y, yCaller)}});
     threadStream().wait();
     return Status::ok();
   } catch (const dnnl::error &e) {

@@ -30,7 +30,11 @@
 //    (`params.pack_w`) when constant (constant weights that the layout pass
 //    transposes to channels last are read as they are: `w_layout =
 //    "oihw"`, no transposed copy at load), and a fusion computing
-//    act(conv + per-channel bias + residual) folded in.
+//    act(conv + per-channel bias + residual) folded in. `algorithm` says
+//    which of oneDNN's algorithms runs: "winograd" for a 3x3 convolution of
+//    stride 1 on a large image (runsWinograd; its activations reordered
+//    into oneDNN's blocked layout and back inside the call), else
+//    "direct".
 //  - An f32 kiln.max_pool with static shapes (pads shorter than the
 //    window) becomes "onednn.max_pool", oneDNN's pooling (either layout);
 //    an f32 kiln.avg_pool "onednn.avg_pool" alike (count_include_pad only
@@ -117,8 +121,8 @@ EpilogueAbility panelAbility() {
 /// The most rows of a panel GEMM (runtime/lib/PanelMatmul.h, kMaxRows).
 constexpr int64_t kPanelMaxRows = 8;
 /// The fewest elements of B for which a panel GEMM is chosen (1 MB: the
-/// weights stream from beyond the L2, where prefetching pays; measured on
-/// mlp's 16 MB matrices).
+/// weights stream from beyond the L2, where prefetching pays; measured for
+/// 1 to 8 rows by 1 to 16 MB, bench/cpu_panel_rows.cpp).
 constexpr int64_t kPanelMinElements = int64_t(1) << 18;
 
 /// Whether `g` runs as the runtime's panel GEMM rather than oneDNN's matmul:
@@ -192,6 +196,45 @@ Value channelsFirstWeights(Value w) {
   return fusion->getOperand(0);
 }
 
+/// The fewest output pixels of a 3x3 convolution that runs Winograd's
+/// algorithm (28x28: oneDNN 2.6's F(2x2, 3x3) for one image, its blocked
+/// activations reordered from and to NHWC, took 0.63-0.65x the direct
+/// kernel's time on ResNet-50's 56x56 and 28x28 layers and was no faster on
+/// its 14x14 and 7x7 ones; bench/cpu_conv_onednn_versions.cpp WINO=1).
+constexpr int64_t kWinogradMinPixels = 28 * 28;
+
+/// Whether the 2-D convolution `conv` (its library `params`, packed
+/// weights when `packW`, then `epilogue`) runs Winograd's algorithm: a 3x3
+/// window of stride and dilation 1, one group, channels in and out a
+/// multiple of 16 (oneDNN's blocks), at least kWinogradMinPixels output
+/// pixels per image, constant weights (transformed once, at load) and an
+/// epilogue of a bias and ReLU at most.
+bool runsWinograd(ConvOp conv, const NamedAttrList &params, bool packW,
+                  const std::optional<Epilogue> &epilogue) {
+  RankedTensorType tw = tensorType(conv.getOperand(1)),
+                   ty = tensorType(conv.getResult());
+  if (ty.getRank() != 4 || !packW)
+    return false;
+  bool last = conv.getLayout() == "nhwc";
+  int64_t outChannels = ty.getDimSize(last ? 3 : 1),
+          inChannels = tw.getDimSize(last ? 3 : 1),
+          pixels = last ? ty.getDimSize(1) * ty.getDimSize(2)
+                        : ty.getDimSize(2) * ty.getDimSize(3);
+  auto ones = [&](StringRef name) {
+    auto a = dyn_cast_or_null<DenseI64ArrayAttr>(params.get(name));
+    return a && llvm::all_of(a.asArrayRef(), [](int64_t v) { return v == 1; });
+  };
+  bool window3x3 = last ? tw.getDimSize(1) == 3 && tw.getDimSize(2) == 3
+                        : tw.getDimSize(2) == 3 && tw.getDimSize(3) == 3;
+  return window3x3 && ones("strides") && ones("dilations") &&
+         cast<IntegerAttr>(params.get("group")).getInt() == 1 &&
+         inChannels % 16 == 0 && outChannels % 16 == 0 &&
+         pixels >= kWinogradMinPixels &&
+         (!epilogue || (!epilogue->residual &&
+                        (epilogue->activation == EpilogueActivation::None ||
+                         epilogue->activation == EpilogueActivation::Relu)));
+}
+
 /// Lowers `conv` to oneDNN when it qualifies.
 void lowerConv(ConvOp conv, func::FuncOp graph) {
   std::optional<NamedAttrList> params = convLibraryParams(
@@ -211,9 +254,14 @@ void lowerConv(ConvOp conv, func::FuncOp graph) {
         w = source;
         params->append("w_layout", b.getStringAttr("oihw"));
       }
-  params->append("pack_w", b.getBoolAttr(isPersistentValue(w, loadTime)));
+  bool packW = isPersistentValue(w, loadTime);
+  params->append("pack_w", b.getBoolAttr(packW));
   std::optional<Epilogue> epilogue =
       convEpilogue(conv.getResult(), oneDnnAbility());
+  params->append("algorithm",
+                 b.getStringAttr(runsWinograd(conv, *params, packW, epilogue)
+                                     ? "winograd"
+                                     : "direct"));
   createLibraryCall(conv, epilogueFusion(conv, epilogue), "onednn.conv",
                     {{"x", conv.getOperand(0)}, {"w", w}},
                     epilogue ? &*epilogue : nullptr, false, false, 0, *params);

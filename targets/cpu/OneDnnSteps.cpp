@@ -167,6 +167,9 @@ std::string convDesc(LibraryCallOp call, StringRef &packedRole) {
     s += "    d.packWeights = true;\n";
     packedRole = "w";
   }
+  if (auto a = call.getParams().getAs<StringAttr>("algorithm");
+      a && a.getValue() == "winograd")
+    s += "    d.winograd = true;\n";
   return s;
 }
 

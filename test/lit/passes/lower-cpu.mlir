@@ -110,7 +110,7 @@ func.func @batched(%q: tensor<2x8x4xf32>, %k: tensor<2x4x8xf32>) -> tensor<2x8x8
 // Convolutions: a per-channel bias, a residual and ReLU folded; the
 // weights packed when constant.
 // CHECK-LABEL: func.func @conv_block(
-// CHECK: %[[C:.*]] = kiln.library_call "onednn.conv"(%arg0, %arg1, %arg2) {epilogue = "bias_relu", params = {dilations = array<i64: 1, 1>, group = 1 : i64, layout = "nchw", pack_w = true, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>}, roles = ["x", "w", "bias"]}
+// CHECK: %[[C:.*]] = kiln.library_call "onednn.conv"(%arg0, %arg1, %arg2) {epilogue = "bias_relu", params = {algorithm = "direct", dilations = array<i64: 1, 1>, group = 1 : i64, layout = "nchw", pack_w = true, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>}, roles = ["x", "w", "bias"]}
 // CHECK: kiln.library_call "onednn.conv"(%[[C]], %arg3, %arg0) {epilogue = "residual_relu", params = {{{.*}}pack_w = false{{.*}}}, roles = ["x", "w", "residual"]}
 func.func @conv_block(%x: tensor<1x2x4x4xf32>, %k: tensor<2x2x3x3xf32> {kiln.weight}, %b: tensor<2x1x1xf32> {kiln.weight}, %k2: tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32> {
   %0 = kiln.conv %x, %k {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x2x4x4xf32>, tensor<2x2x3x3xf32>) -> tensor<1x2x4x4xf32>
@@ -126,10 +126,34 @@ func.func @conv_block(%x: tensor<1x2x4x4xf32>, %k: tensor<2x2x3x3xf32> {kiln.wei
 
 // A channels-last convolution (kiln-channels-last) keeps its layout.
 // CHECK-LABEL: func.func @conv_nhwc(
-// CHECK: kiln.library_call "onednn.conv"(%arg0, %arg1) {params = {dilations = array<i64: 1, 1>, group = 1 : i64, layout = "nhwc", pack_w = true, pads = array<i64: 0, 0, 1, 1>, strides = array<i64: 2, 2>}, roles = ["x", "w"]}
+// CHECK: kiln.library_call "onednn.conv"(%arg0, %arg1) {params = {algorithm = "direct", dilations = array<i64: 1, 1>, group = 1 : i64, layout = "nhwc", pack_w = true, pads = array<i64: 0, 0, 1, 1>, strides = array<i64: 2, 2>}, roles = ["x", "w"]}
 func.func @conv_nhwc(%x: tensor<1x4x4x2xf32>, %k: tensor<3x3x3x2xf32> {kiln.weight}) -> tensor<1x2x2x3xf32> {
   %0 = kiln.conv %x, %k {dilations = array<i64: 1, 1>, group = 1 : i64, layout = "nhwc", pads = array<i64: 0, 0, 1, 1>, strides = array<i64: 2, 2>} : (tensor<1x4x4x2xf32>, tensor<3x3x3x2xf32>) -> tensor<1x2x2x3xf32>
   return %0 : tensor<1x2x2x3xf32>
+}
+
+// -----
+
+// Winograd's algorithm for a 3x3 convolution of stride 1 with at least
+// 28x28 output pixels, channels in and out a multiple of 16, constant
+// weights and a bias and ReLU at most after it; the direct one otherwise:
+// 14x14 pixels, 8 input channels, weights computed at run time, a residual.
+// CHECK-LABEL: func.func @conv_winograd(
+// CHECK: %[[W:.*]] = kiln.library_call "onednn.conv"(%arg0, %arg1, %arg2) {epilogue = "bias_relu", params = {algorithm = "winograd", {{.*}}pack_w = true
+// CHECK: kiln.library_call "onednn.conv"(%arg3, %arg1) {params = {algorithm = "direct",
+// CHECK: kiln.library_call "onednn.conv"(%arg4, %arg5) {params = {algorithm = "direct",
+// CHECK: kiln.library_call "onednn.conv"(%arg0, %arg6) {params = {algorithm = "direct", {{.*}}pack_w = false
+// CHECK: kiln.library_call "onednn.conv"(%[[W]], %arg1, %arg0) {epilogue = "residual", params = {algorithm = "direct",
+func.func @conv_winograd(%x: tensor<1x28x28x16xf32>, %k: tensor<16x3x3x16xf32> {kiln.weight}, %b: tensor<16xf32> {kiln.weight}, %small: tensor<1x14x14x16xf32>, %narrow: tensor<1x28x28x8xf32>, %k8: tensor<16x3x3x8xf32> {kiln.weight}, %kRun: tensor<16x3x3x16xf32>) -> (tensor<1x28x28x16xf32>, tensor<1x14x14x16xf32>, tensor<1x28x28x16xf32>, tensor<1x28x28x16xf32>, tensor<1x28x28x16xf32>) {
+  %0 = kiln.conv %x, %k {dilations = array<i64: 1, 1>, group = 1 : i64, layout = "nhwc", pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x28x28x16xf32>, tensor<16x3x3x16xf32>) -> tensor<1x28x28x16xf32>
+  %1 = kiln.add %0, %b : (tensor<1x28x28x16xf32>, tensor<16xf32>) -> tensor<1x28x28x16xf32>
+  %2 = kiln.relu %1 : (tensor<1x28x28x16xf32>) -> tensor<1x28x28x16xf32>
+  %3 = kiln.conv %small, %k {dilations = array<i64: 1, 1>, group = 1 : i64, layout = "nhwc", pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x14x14x16xf32>, tensor<16x3x3x16xf32>) -> tensor<1x14x14x16xf32>
+  %4 = kiln.conv %narrow, %k8 {dilations = array<i64: 1, 1>, group = 1 : i64, layout = "nhwc", pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x28x28x8xf32>, tensor<16x3x3x8xf32>) -> tensor<1x28x28x16xf32>
+  %5 = kiln.conv %x, %kRun {dilations = array<i64: 1, 1>, group = 1 : i64, layout = "nhwc", pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x28x28x16xf32>, tensor<16x3x3x16xf32>) -> tensor<1x28x28x16xf32>
+  %6 = kiln.conv %2, %k {dilations = array<i64: 1, 1>, group = 1 : i64, layout = "nhwc", pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x28x28x16xf32>, tensor<16x3x3x16xf32>) -> tensor<1x28x28x16xf32>
+  %7 = kiln.add %6, %x : (tensor<1x28x28x16xf32>, tensor<1x28x28x16xf32>) -> tensor<1x28x28x16xf32>
+  return %2, %3, %4, %5, %7 : tensor<1x28x28x16xf32>, tensor<1x14x14x16xf32>, tensor<1x28x28x16xf32>, tensor<1x28x28x16xf32>, tensor<1x28x28x16xf32>
 }
 
 // -----
@@ -274,7 +298,7 @@ func.func @more_activations(%x: tensor<1x2x4x4xf32>, %k: tensor<2x2x3x3xf32> {ki
 // convolution are read as they are (w_layout = "oihw"): no transposed copy.
 // CHECK-LABEL: func.func @conv_weights_in_place(
 // CHECK-NOT: kiln.transpose
-// CHECK: kiln.library_call "onednn.conv"(%arg0, %arg1) {params = {dilations = array<i64: 1, 1>, group = 1 : i64, layout = "nhwc", pack_w = true, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>, w_layout = "oihw"}, roles = ["x", "w"]}
+// CHECK: kiln.library_call "onednn.conv"(%arg0, %arg1) {params = {algorithm = "direct", dilations = array<i64: 1, 1>, group = 1 : i64, layout = "nhwc", pack_w = true, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>, w_layout = "oihw"}, roles = ["x", "w"]}
 func.func @conv_weights_in_place(%x: tensor<1x4x4x2xf32>, %k: tensor<3x2x3x3xf32> {kiln.weight}) -> tensor<1x4x4x3xf32> {
   %kt = kiln.transpose %k {perm = array<i64: 0, 2, 3, 1>} : (tensor<3x2x3x3xf32>) -> tensor<3x3x3x2xf32>
   %0 = kiln.conv %x, %kt {dilations = array<i64: 1, 1>, group = 1 : i64, layout = "nhwc", pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x4x4x2xf32>, tensor<3x3x3x2xf32>) -> tensor<1x4x4x3xf32>

@@ -256,6 +256,67 @@ TEST_CASE("oneDNN convolution: grouped, channels last, bias, hard swish",
                     want);
 }
 
+TEST_CASE("oneDNN convolution: Winograd, channels last, bias, ReLU",
+          "[onednn]") {
+  // A ResNet 3x3 convolution, stride 1, pads 1: x [1, 10, 12, 16] (NHWC),
+  // weights [32, 16, 3, 3] (OIHW, read channels first) or [32, 3, 3, 16]
+  // (OHWI). The activations are reordered into oneDNN's blocked layout and
+  // back around the kernel.
+  const int64_t c = 16, h = 10, wd = 12, o = 32, k = 3;
+  const bool ohwi = GENERATE(false, true);
+  std::vector<float> x = ramp(h * wd * c), w = ramp(o * c * k * k, 4),
+                     bias = ramp(o, 6);
+  std::vector<float> wGiven = w; // w as OIHW, wGiven as the call reads it
+  if (ohwi)
+    for (int64_t oc = 0; oc < o; ++oc)
+      for (int64_t ic = 0; ic < c; ++ic)
+        for (int64_t i = 0; i < k * k; ++i)
+          wGiven[(oc * k * k + i) * c + ic] = w[(oc * c + ic) * k * k + i];
+  OneDnnConvDesc d;
+  d.batch = 1, d.channels = c, d.outChannels = o;
+  d.inSize = d.outSize = {h, wd}, d.kernel = {k, k};
+  d.strides = {1, 1}, d.dilations = {1, 1};
+  d.padsBegin = {1, 1}, d.padsEnd = {1, 1};
+  d.channelsLast = true, d.weightsChannelsFirst = !ohwi, d.packWeights = true;
+  d.epilogue.bias = true;
+  d.epilogue.activation = OneDnnActivation::Relu;
+  d.winograd = true;
+  OneDnnPrimitives p;
+  REQUIRE(p.addConv(d, wGiven.data()).isOk());
+  // oneDNN's Winograd kernels need AVX-512; elsewhere the direct one runs.
+  if (__builtin_cpu_supports("avx512f"))
+    REQUIRE(p.implementation(0).find("wino") != std::string::npos);
+  std::vector<float> want(h * wd * o);
+  for (int64_t y = 0; y < h; ++y)
+    for (int64_t xo = 0; xo < wd; ++xo)
+      for (int64_t oc = 0; oc < o; ++oc) {
+        float acc = bias[oc];
+        for (int64_t ic = 0; ic < c; ++ic)
+          for (int64_t i = 0; i < k; ++i)
+            for (int64_t j = 0; j < k; ++j) {
+              int64_t iy = y - 1 + i, ix = xo - 1 + j;
+              if (iy < 0 || ix < 0 || iy >= h || ix >= wd)
+                continue;
+              acc += x[(iy * wd + ix) * c + ic] *
+                     w[((oc * c + ic) * k + i) * k + j];
+            }
+        want[(y * wd + xo) * o + oc] = std::max(0.f, acc);
+      }
+  runAtThreadCounts(p, x.data(), nullptr, bias.data(), nullptr, want.size(),
+                    want);
+
+  // What the kernel cannot do is refused when the model loads.
+  OneDnnConvDesc strided = d;
+  strided.strides = {2, 2};
+  strided.outSize = {5, 6};
+  Status s = OneDnnPrimitives().addConv(strided, w.data());
+  REQUIRE(!s.isOk());
+  REQUIRE(s.message().find("Winograd") != std::string::npos);
+  OneDnnConvDesc residual = d;
+  residual.epilogue.residual = true;
+  REQUIRE(!OneDnnPrimitives().addConv(residual, w.data()).isOk());
+}
+
 TEST_CASE("oneDNN convolution: 1x1, channels last, bias, residual in the "
           "destination, ReLU",
           "[onednn]") {

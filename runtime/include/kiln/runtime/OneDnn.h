@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace kiln {
@@ -90,6 +91,15 @@ struct OneDnnConvDesc {
   /// The weights are constant (reordered once at creation, not passed to
   /// run()).
   bool packWeights = false;
+  /// Winograd's algorithm (oneDNN's convolution_winograd: F(2x2, 3x3) for
+  /// one image), which the compiler asks for (kiln.library_call's
+  /// `algorithm = "winograd"`) where it is faster than the direct one: a 2-D
+  /// 3x3 convolution of stride and dilation 1, one group, packed weights,
+  /// no residual. Its activations are in oneDNN's blocked layout, so a run
+  /// reorders x into it and the result out of it, in the calling thread's
+  /// scratch memory. Where oneDNN has no Winograd kernel for this CPU (it
+  /// needs AVX-512), the direct algorithm runs.
+  bool winograd = false;
   OneDnnEpilogue epilogue;
 };
 
@@ -192,6 +202,11 @@ public:
 
   /// The number of primitives.
   size_t size() const;
+
+  /// The oneDNN kernel that primitive `index` runs with the calling
+  /// thread's thread count (oneDNN's implementation name, e.g.
+  /// "brgconv:avx512_core"; "panels" or "recurrence" for the runtime's own).
+  std::string implementation(size_t index) const;
 
 private:
   struct Primitive;
