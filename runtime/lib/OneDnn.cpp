@@ -530,19 +530,19 @@ Status OneDnnPrimitives::run(size_t index, const void *x, const void *w,
            xOwnBytes = v.toOwn ? v.xOwn.get_size() : 0,
            yOwnBytes = v.fromOwn ? v.yOwn.get_size() : 0;
     size_t xAt = roundUp64(scratchBytes), yAt = xAt + roundUp64(xOwnBytes);
-    char *memoryOfThread = scratchBytes || xOwnBytes || yOwnBytes
-                               ? threadScratch(yAt + yOwnBytes)
-                               : nullptr;
-    void *scratch = scratchBytes ? memoryOfThread : nullptr;
+    char *threadMemory = scratchBytes || xOwnBytes || yOwnBytes
+                             ? threadScratch(yAt + yOwnBytes)
+                             : nullptr;
+    void *scratch = scratchBytes ? threadMemory : nullptr;
     if (v.toOwn) {
-      void *xOwn = memoryOfThread + xAt;
+      void *xOwn = threadMemory + xAt;
       v.toOwn.execute(threadStream(), {{DNNL_ARG_FROM, wrap(p.x, x)},
                                        {DNNL_ARG_TO, wrap(v.xOwn, xOwn)}});
       x = xOwn;
     }
     void *yCaller = y;
     if (v.fromOwn)
-      y = memoryOfThread + yAt;
+      y = threadMemory + yAt;
     const int residualArg = DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1;
     // The calling thread's arguments of this variant, made on its first
     // run and pointed at this run's buffers afterwards (making oneDNN
