@@ -196,11 +196,13 @@ Value channelsFirstWeights(Value w) {
   return fusion->getOperand(0);
 }
 
-/// The fewest output pixels of a 3x3 convolution that runs Winograd's
-/// algorithm (28x28: oneDNN 2.6's F(2x2, 3x3) for one image, its blocked
-/// activations reordered from and to NHWC, took 0.63-0.65x the direct
-/// kernel's time on ResNet-50's 56x56 and 28x28 layers and was no faster on
-/// its 14x14 and 7x7 ones; bench/cpu_conv_onednn_versions.cpp WINO=1).
+/// The fewest output pixels (per image) of a 3x3 convolution that runs
+/// Winograd's algorithm (28x28: oneDNN 2.6's F(2x2, 3x3) for one image, its
+/// blocked activations reordered from and to NHWC, took about 0.65x the
+/// direct kernel's time on ResNet-50's 56x56 and 28x28 layers alone
+/// (bench/cpu_conv_onednn_versions.cpp WINO=1) and 0.79-0.84x in the
+/// package, and was no faster on its 14x14 and 7x7 layers; batches above 1
+/// were not measured).
 constexpr int64_t kWinogradMinPixels = 28 * 28;
 
 /// Whether the 2-D convolution `conv` (its library `params`, packed
