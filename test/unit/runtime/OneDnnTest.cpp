@@ -4,8 +4,9 @@
 // package's onednn.* library calls run): matmuls with transposed, batched
 // and packed operands and every epilogue part, convolutions channels first
 // and last (grouped, weights read channels first; the residual read from
-// the destination), the runtime's panel GEMM for few rows, max pooling with
-// ceil mode, against plain loops in the test, at one and two OpenMP threads (a
+// the destination; Winograd's algorithm), the runtime's panel GEMM for few
+// rows, max pooling with ceil mode, against plain loops in the test
+// (referenceProduct, referenceConv), at one and two OpenMP threads (a
 // primitive variant each).
 //
 //===----------------------------------------------------------------------===//
@@ -61,6 +62,59 @@ void runAtThreadCounts(const OneDnnPrimitives &p, const void *x, const void *w,
   omp_set_num_threads(saved);
 }
 
+/// a [m, k] times b ([k, n], or [n, k] when `transB`), plus bias [n] and
+/// residual [m, n] where given: what each product test's activation is
+/// applied to.
+std::vector<float> referenceProduct(const std::vector<float> &a,
+                                    const std::vector<float> &b, int64_t m,
+                                    int64_t n, int64_t k, bool transB,
+                                    const float *bias = nullptr,
+                                    const float *residual = nullptr) {
+  std::vector<float> y(m * n);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      float acc = (bias ? bias[j] : 0.f) + (residual ? residual[i * n + j] : 0.f);
+      for (int64_t l = 0; l < k; ++l)
+        acc += a[i * k + l] * (transB ? b[j * k + l] : b[l * n + j]);
+      y[i * n + j] = acc;
+    }
+  return y;
+}
+
+/// The geometry of a 2-D channels-last convolution of one image.
+struct ConvShape {
+  int64_t h, w, c, o, group, kh, kw, stride, padTop, padLeft, oh, ow;
+};
+
+/// x [h, w, c] (NHWC) convolved with weights [o, c / group, kh, kw] (OIHW),
+/// plus bias [o]: [oh, ow, o], what each convolution test's activation is
+/// applied to.
+std::vector<float> referenceConv(const std::vector<float> &x,
+                                 const std::vector<float> &w,
+                                 const std::vector<float> &bias,
+                                 const ConvShape &s) {
+  const int64_t cg = s.c / s.group, og = s.o / s.group;
+  std::vector<float> y(s.oh * s.ow * s.o);
+  for (int64_t oy = 0; oy < s.oh; ++oy)
+    for (int64_t ox = 0; ox < s.ow; ++ox)
+      for (int64_t oc = 0; oc < s.o; ++oc) {
+        const int64_t group = oc / og;
+        float acc = bias[oc];
+        for (int64_t ic = 0; ic < cg; ++ic)
+          for (int64_t i = 0; i < s.kh; ++i)
+            for (int64_t j = 0; j < s.kw; ++j) {
+              int64_t iy = oy * s.stride - s.padTop + i,
+                      ix = ox * s.stride - s.padLeft + j;
+              if (iy < 0 || ix < 0 || iy >= s.h || ix >= s.w)
+                continue;
+              acc += x[(iy * s.w + ix) * s.c + group * cg + ic] *
+                     w[((oc * cg + ic) * s.kh + i) * s.kw + j];
+            }
+        y[(oy * s.ow + ox) * s.o + oc] = acc;
+      }
+  return y;
+}
+
 } // namespace
 
 TEST_CASE("oneDNN matmul: transposed packed B, bias, residual, ReLU",
@@ -75,14 +129,10 @@ TEST_CASE("oneDNN matmul: transposed packed B, bias, residual, ReLU",
   d.epilogue.activation = OneDnnActivation::Relu;
   OneDnnPrimitives p;
   REQUIRE(p.addMatmul(d, bt.data()).isOk());
-  std::vector<float> want(m * n);
-  for (int64_t i = 0; i < m; ++i)
-    for (int64_t j = 0; j < n; ++j) {
-      float acc = 0;
-      for (int64_t l = 0; l < k; ++l)
-        acc += a[i * k + l] * bt[j * k + l];
-      want[i * n + j] = std::max(0.f, acc + bias[j] + res[i * n + j]);
-    }
+  std::vector<float> want = referenceProduct(a, bt, m, n, k, /*transB=*/true,
+                                            bias.data(), res.data());
+  for (float &v : want)
+    v = std::max(0.f, v);
   runAtThreadCounts(p, a.data(), nullptr, bias.data(), res.data(), m * n, want);
 }
 
@@ -106,14 +156,11 @@ TEST_CASE("panel matmul: few rows by a packed B, partial panels, bias, "
           d.epilogue.activation = OneDnnActivation::Relu;
         OneDnnPrimitives p;
         REQUIRE(p.addMatmul(d, b.data()).isOk());
-        std::vector<float> want(m * n);
-        for (int64_t i = 0; i < m; ++i)
-          for (int64_t j = 0; j < n; ++j) {
-            float acc = bias[j] + res[i * n + j];
-            for (int64_t l = 0; l < k; ++l)
-              acc += a[i * k + l] * (transB ? b[j * k + l] : b[l * n + j]);
-            want[i * n + j] = relu ? std::max(0.f, acc) : acc;
-          }
+        std::vector<float> want =
+            referenceProduct(a, b, m, n, k, transB, bias.data(), res.data());
+        if (relu)
+          for (float &v : want)
+            v = std::max(0.f, v);
         runAtThreadCounts(p, a.data(), nullptr, bias.data(), res.data(), m * n,
                           want);
         // The residual in the result's buffer (kiln.in_place).
@@ -147,14 +194,12 @@ TEST_CASE("panel matmul: the portable loop computes what the AVX-512 "
   fast.run(a.data(), bias.data(), res.data(), y.data());
   portable.run(a.data(), bias.data(), res.data(), want.data());
   requireNear(y, want);
-  for (int64_t i = 0; i < m; ++i)
-    for (int64_t j = 0; j < n; ++j) {
-      float acc = bias[j] + res[i * n + j];
-      for (int64_t l = 0; l < k; ++l)
-        acc += a[i * k + l] * b[j * k + l];
-      INFO("row " << i << " column " << j);
-      REQUIRE(want[i * n + j] == Approx(std::max(0.f, acc)).margin(1e-4));
-    }
+  std::vector<float> sums = referenceProduct(a, b, m, n, k, /*transB=*/true,
+                                             bias.data(), res.data());
+  for (int64_t i = 0; i < m * n; ++i) {
+    INFO("element " << i);
+    REQUIRE(want[i] == Approx(std::max(0.f, sums[i])).margin(1e-4));
+  }
 }
 
 TEST_CASE("oneDNN matmul: ReLU6 (clipped to [0, 6]) after the bias",
@@ -170,16 +215,13 @@ TEST_CASE("oneDNN matmul: ReLU6 (clipped to [0, 6]) after the bias",
   d.epilogue.activation = OneDnnActivation::Relu6;
   OneDnnPrimitives p;
   REQUIRE(p.addMatmul(d, nullptr).isOk());
-  std::vector<float> want(m * n);
+  std::vector<float> want =
+      referenceProduct(a, b, m, n, k, /*transB=*/false, bias.data());
   bool low = false, high = false;
-  for (int64_t i = 0; i < m; ++i)
-    for (int64_t j = 0; j < n; ++j) {
-      float acc = bias[j];
-      for (int64_t l = 0; l < k; ++l)
-        acc += a[i * k + l] * b[l * n + j];
-      low |= acc<0.f, high |= acc> 6.f;
-      want[i * n + j] = std::min(6.f, std::max(0.f, acc));
-    }
+  for (float &v : want) {
+    low |= v < 0.f, high |= v > 6.f;
+    v = std::min(6.f, std::max(0.f, v));
+  }
   REQUIRE((low && high));
   runAtThreadCounts(p, a.data(), b.data(), bias.data(), nullptr, m * n, want);
 }
@@ -234,24 +276,10 @@ TEST_CASE("oneDNN convolution: grouped, channels last, bias, hard swish",
   d.epilogue.activation = OneDnnActivation::HardSwish;
   OneDnnPrimitives p;
   REQUIRE(p.addConv(d, w.data()).isOk());
-  std::vector<float> want(oh * ow * o);
-  for (int64_t y = 0; y < oh; ++y)
-    for (int64_t xo = 0; xo < ow; ++xo)
-      for (int64_t oc = 0; oc < o; ++oc) {
-        int64_t grp = oc / (o / g);
-        float acc = bias[oc];
-        for (int64_t ic = 0; ic < cg; ++ic)
-          for (int64_t i = 0; i < kh; ++i)
-            for (int64_t j = 0; j < kw; ++j) {
-              int64_t iy = y * 2 - 1 + i, ix = xo * 2 - 0 + j;
-              if (iy < 0 || ix < 0 || iy >= h || ix >= wd)
-                continue;
-              acc += x[(iy * wd + ix) * c + grp * cg + ic] *
-                     w[((oc * cg + ic) * kh + i) * kw + j];
-            }
-        want[(y * ow + xo) * o + oc] =
-            acc * std::max(0.f, std::min(1.f, acc / 6 + 0.5f));
-      }
+  std::vector<float> want =
+      referenceConv(x, w, bias, {h, wd, c, o, g, kh, kw, 2, 1, 0, oh, ow});
+  for (float &v : want)
+    v *= std::max(0.f, std::min(1.f, v / 6 + 0.5f));
   runAtThreadCounts(p, x.data(), nullptr, bias.data(), nullptr, want.size(),
                     want);
 }
@@ -286,22 +314,10 @@ TEST_CASE("oneDNN convolution: Winograd, channels last, bias, ReLU",
   // oneDNN's Winograd kernels need AVX-512; elsewhere the direct one runs.
   if (__builtin_cpu_supports("avx512f"))
     REQUIRE(p.implementation(0).find("wino") != std::string::npos);
-  std::vector<float> want(h * wd * o);
-  for (int64_t y = 0; y < h; ++y)
-    for (int64_t xo = 0; xo < wd; ++xo)
-      for (int64_t oc = 0; oc < o; ++oc) {
-        float acc = bias[oc];
-        for (int64_t ic = 0; ic < c; ++ic)
-          for (int64_t i = 0; i < k; ++i)
-            for (int64_t j = 0; j < k; ++j) {
-              int64_t iy = y - 1 + i, ix = xo - 1 + j;
-              if (iy < 0 || ix < 0 || iy >= h || ix >= wd)
-                continue;
-              acc += x[(iy * wd + ix) * c + ic] *
-                     w[((oc * c + ic) * k + i) * k + j];
-            }
-        want[(y * wd + xo) * o + oc] = std::max(0.f, acc);
-      }
+  std::vector<float> want =
+      referenceConv(x, w, bias, {h, wd, c, o, 1, k, k, 1, 1, 1, h, wd});
+  for (float &v : want)
+    v = std::max(0.f, v);
   runAtThreadCounts(p, x.data(), nullptr, bias.data(), nullptr, want.size(),
                     want);
 
@@ -336,14 +352,11 @@ TEST_CASE("oneDNN convolution: 1x1, channels last, bias, residual in the "
   d.epilogue.activation = OneDnnActivation::Relu;
   OneDnnPrimitives p;
   REQUIRE(p.addConv(d, w.data()).isOk());
-  std::vector<float> want(hw * o);
-  for (int64_t i = 0; i < hw; ++i)
-    for (int64_t oc = 0; oc < o; ++oc) {
-      float acc = bias[oc] + res[i * o + oc];
-      for (int64_t ic = 0; ic < c; ++ic)
-        acc += x[i * c + ic] * w[oc * c + ic];
-      want[i * o + oc] = std::max(0.f, acc);
-    }
+  // A 1x1 convolution of NHWC x is x [hw, c] times w [o, c] transposed.
+  std::vector<float> want = referenceProduct(x, w, hw, o, c, /*transB=*/true,
+                                             bias.data(), res.data());
+  for (float &v : want)
+    v = std::max(0.f, v);
   int saved = omp_get_max_threads();
   for (int threads : {1, 2}) {
     omp_set_num_threads(threads);
