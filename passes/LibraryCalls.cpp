@@ -155,6 +155,13 @@ std::optional<SmallVector<int64_t>> spatial(ArrayRef<int64_t> attr, size_t n,
   return SmallVector<int64_t>(attr);
 }
 
+SmallVector<int64_t> channelsFirstShape(Type type, bool channelsLast) {
+  SmallVector<int64_t> s(cast<RankedTensorType>(type).getShape());
+  if (channelsLast)
+    std::rotate(s.begin() + 1, s.end() - 1, s.end());
+  return s;
+}
+
 /// The library parameters of `conv` (dilations, group, layout, pads,
 /// strides), when a library takes it: static non-empty shapes, 1 to 3
 /// spatial dims, an element type that `takes` accepts (the same for x, w and
@@ -180,14 +187,9 @@ convLibraryParams(ConvOp conv, llvm::function_ref<bool(Type)> takes,
   if (conv.getLayout() && (!channelsLast || rank != 4))
     return std::nullopt;
   // The checks below read the shapes channels first.
-  auto channelsFirst = [&](RankedTensorType t) {
-    SmallVector<int64_t> s(t.getShape());
-    if (channelsLast)
-      std::rotate(s.begin() + 1, s.end() - 1, s.end());
-    return s;
-  };
-  SmallVector<int64_t> x = channelsFirst(tx), w = channelsFirst(tw),
-                       y = channelsFirst(ty);
+  SmallVector<int64_t> x = channelsFirstShape(tx, channelsLast),
+                       w = channelsFirstShape(tw, channelsLast),
+                       y = channelsFirstShape(ty, channelsLast);
   size_t nsp = rank - 2;
   int64_t group = conv.getGroup();
   auto strides = spatial(conv.getStrides(), nsp, 1);

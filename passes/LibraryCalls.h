@@ -49,6 +49,11 @@ std::optional<Gemm> gemmOf(MatMulOp op,
 std::optional<llvm::SmallVector<int64_t>> spatial(llvm::ArrayRef<int64_t> attr,
                                                   size_t n, int64_t dflt);
 
+/// The shape of `type` (a ranked tensor) read channels first when
+/// `channelsLast`: the channels moved from the last dim to dim 1.
+llvm::SmallVector<int64_t> channelsFirstShape(mlir::Type type,
+                                              bool channelsLast);
+
 /// The library parameters of `conv` (`dilations`, `group`, `layout`
 /// "nchw" | "nhwc", `pads`, `strides`, defaults filled in) when a library
 /// takes it: static non-empty shapes, 1 to 3 spatial dims, x, w and y of one

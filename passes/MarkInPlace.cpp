@@ -10,10 +10,11 @@
 // `__restrict__` on the GPU).
 //
 // With the option `residual-callees` (the CPU target's oneDNN matmul and
-// convolution, and its panel GEMM), it also tags a kiln.library_call of those callees whose
-// `residual` operand dies there: the call's result takes the residual's
-// buffer, and the library adds the residual it finds in its destination
-// (oneDNN's sum post-op) instead of reading a second tensor. On oneDNN 2.6
+// convolution, and its panel GEMM), it also tags a kiln.library_call of
+// those callees whose `residual` operand dies there: the call's result
+// takes the residual's buffer, and the library adds the residual it finds
+// in its destination (oneDNN's sum post-op) instead of reading a second
+// tensor. On oneDNN 2.6
 // that is more than a buffer saved: with a binary-add post-op it runs a
 // 1x1 convolution with its older `jit_1x1` kernel, with a sum post-op with
 // `brgconv_1x1` (ResNet-50's 15 residual convolutions).

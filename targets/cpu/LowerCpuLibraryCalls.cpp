@@ -213,25 +213,20 @@ constexpr int64_t kWinogradMinPixels = 28 * 28;
 /// epilogue of a bias and ReLU at most.
 bool runsWinograd(ConvOp conv, const NamedAttrList &params, bool packW,
                   const std::optional<Epilogue> &epilogue) {
-  RankedTensorType tw = tensorType(conv.getOperand(1)),
-                   ty = tensorType(conv.getResult());
-  if (ty.getRank() != 4 || !packW)
+  if (tensorType(conv.getResult()).getRank() != 4 || !packW)
     return false;
   bool last = conv.getLayout() == "nhwc";
-  int64_t outChannels = ty.getDimSize(last ? 3 : 1),
-          inChannels = tw.getDimSize(last ? 3 : 1),
-          pixels = last ? ty.getDimSize(1) * ty.getDimSize(2)
-                        : ty.getDimSize(2) * ty.getDimSize(3);
+  // [O, C, kh, kw] and [N, O, oh, ow], read channels first.
+  SmallVector<int64_t> w = channelsFirstShape(conv.getOperand(1).getType(), last),
+                       y = channelsFirstShape(conv.getResult().getType(), last);
   auto ones = [&](StringRef name) {
     auto a = dyn_cast_or_null<DenseI64ArrayAttr>(params.get(name));
     return a && llvm::all_of(a.asArrayRef(), [](int64_t v) { return v == 1; });
   };
-  bool window3x3 = last ? tw.getDimSize(1) == 3 && tw.getDimSize(2) == 3
-                        : tw.getDimSize(2) == 3 && tw.getDimSize(3) == 3;
-  return window3x3 && ones("strides") && ones("dilations") &&
+  return w[2] == 3 && w[3] == 3 && ones("strides") && ones("dilations") &&
          cast<IntegerAttr>(params.get("group")).getInt() == 1 &&
-         inChannels % 16 == 0 && outChannels % 16 == 0 &&
-         pixels >= kWinogradMinPixels &&
+         w[1] % 16 == 0 && y[1] % 16 == 0 &&
+         y[2] * y[3] >= kWinogradMinPixels &&
          (!epilogue || (!epilogue->residual &&
                         (epilogue->activation == EpilogueActivation::None ||
                          epilogue->activation == EpilogueActivation::Relu)));

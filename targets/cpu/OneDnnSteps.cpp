@@ -14,6 +14,7 @@
 
 #include "targets/cpu/OneDnnSteps.h"
 #include "codegen/WrapperSupport.h"
+#include "passes/LibraryCalls.h"
 #include "passes/LoweringPasses.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
@@ -109,15 +110,6 @@ std::string matmulDesc(LibraryCallOp call, StringRef &packedRole) {
 /// Whether a convolution or pooling call runs channels last.
 bool isChannelsLast(LibraryCallOp call) {
   return call.getParams().getAs<StringAttr>("layout").getValue() == "nhwc";
-}
-
-/// The shape of `v`, read channels first when `channelsLast` (the channels
-/// moved from the last dim to dim 1).
-SmallVector<int64_t> channelsFirstShape(Type type, bool channelsLast) {
-  SmallVector<int64_t> s(cast<RankedTensorType>(type).getShape());
-  if (channelsLast)
-    std::rotate(s.begin() + 1, s.end() - 1, s.end());
-  return s;
 }
 
 /// The window statements convolution and pooling descriptors share: batch
