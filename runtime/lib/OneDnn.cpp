@@ -387,28 +387,27 @@ Status OneDnnPrimitives::addConv(const OneDnnConvDesc &d, const void *weights) {
     for (int64_t dil : d.dilations)
       dilations.push_back(dil - 1);
     using Conv = dnnl::convolution_forward;
-    Conv::desc op =
-        p->hasBias ? Conv::desc(dnnl::prop_kind::forward_inference,
-                                algorithm::convolution_direct, p->x, w, p->bias,
-                                p->y, strides, dilations, padsBegin, padsEnd)
-                   : Conv::desc(dnnl::prop_kind::forward_inference,
-                                algorithm::convolution_direct, p->x, w, p->y,
-                                strides, dilations, padsBegin, padsEnd);
+    // The convolution by `alg` of activations laid out as `x` and `y`.
+    auto convOf = [&](algorithm alg, const memory::desc &x,
+                      const memory::desc &y) {
+      return p->hasBias ? Conv::desc(dnnl::prop_kind::forward_inference, alg,
+                                     x, w, p->bias, y, strides, dilations,
+                                     padsBegin, padsEnd)
+                        : Conv::desc(dnnl::prop_kind::forward_inference, alg,
+                                     x, w, y, strides, dilations, padsBegin,
+                                     padsEnd);
+    };
+    Conv::desc op = convOf(algorithm::convolution_direct, p->x, p->y);
     dnnl::primitive_attr attr = attributesOf(d.epilogue, p->y);
     std::optional<Conv::desc> winograd;
     if (d.winograd) {
       // Activations in the layout oneDNN's Winograd kernel wants.
-      memory::desc any(p->x.dims(), memory::data_type::f32,
-                       memory::format_tag::any),
-          anyY(p->y.dims(), memory::data_type::f32, memory::format_tag::any);
+      auto any = [](const memory::desc &m) {
+        return memory::desc(m.dims(), memory::data_type::f32,
+                            memory::format_tag::any);
+      };
       winograd =
-          p->hasBias
-              ? Conv::desc(dnnl::prop_kind::forward_inference,
-                           algorithm::convolution_winograd, any, w, p->bias,
-                           anyY, strides, dilations, padsBegin, padsEnd)
-              : Conv::desc(dnnl::prop_kind::forward_inference,
-                           algorithm::convolution_winograd, any, w, anyY,
-                           strides, dilations, padsBegin, padsEnd);
+          convOf(algorithm::convolution_winograd, any(p->x), any(p->y));
     }
     p->describe = [op, winograd, attr] {
       if (winograd) {
@@ -526,9 +525,8 @@ Status OneDnnPrimitives::run(size_t index, const void *x, const void *w,
     const Variant &v = p.variant();
     // The thread's scratch memory: oneDNN's scratchpad, then x and y in the
     // primitive's own layouts when they are not the caller's.
-    size_t scratchBytes = v.scratch.get_size(),
-           xOwnBytes = v.toOwn ? v.xOwn.get_size() : 0,
-           yOwnBytes = v.fromOwn ? v.yOwn.get_size() : 0;
+    size_t scratchBytes = v.scratch.get_size(), xOwnBytes = v.xOwn.get_size(),
+           yOwnBytes = v.yOwn.get_size();
     size_t xAt = roundUp64(scratchBytes), yAt = xAt + roundUp64(xOwnBytes);
     char *threadMemory = scratchBytes || xOwnBytes || yOwnBytes
                              ? threadScratch(yAt + yOwnBytes)
