@@ -9,12 +9,15 @@
 // u64 for integers) under `#pragma omp simd
 // reduction(...)`, which lets the compiler vectorize them without
 // -ffast-math. Scalar ops print through the shared expression printer.
+// The schedules that change how a nest moves memory (prefetched and
+// pipelined rows, streamed outputs) are in CppRowSchedules.cpp.
 //
 //===----------------------------------------------------------------------===//
 
+#include "targets/cpu/CppPrinter.h"
+
 #include "codegen/ExprPrinter.h"
 #include "codegen/SymbolicShapes.h"
-#include "targets/cpu/CppKernel.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/raw_ostream.h"
@@ -25,6 +28,8 @@
 namespace kiln {
 
 using namespace codegen;
+
+namespace cpp_printer {
 
 namespace {
 
@@ -49,72 +54,13 @@ std::string accumulatorType(const Reduction &r) {
   return floatSum ? "float" : "double";
 }
 
-/// Elements of a reduce loop between two rounds of prefetches of the next
-/// row (printPrefetchedRows): 1 KB of f32, 16 cache lines.
-constexpr int64_t kPrefetchBlock = 256;
+} // namespace
 
-/// Outputs of a pointwise kernel at least this large are written with
-/// non-temporal stores (printStreamedLoop): far larger than a last-level
-/// cache, so its lines would be evicted before anything reads them, and a
-/// normal store first reads each line it writes. Measured on the
-/// eighteenth session's machine (32 MB L3; BENCHMARKS.md): a 64 MB Relu
-/// output 7.29 -> 4.82 ms on one thread (ONNX Runtime 4.9); a 16 MB softmax
-/// output was slower with them.
-constexpr int64_t kStreamBytes = 64 << 20;
-/// Bytes of a streamed output computed into a local chunk before it is
-/// stored: 16 cache lines.
-constexpr int64_t kStreamChunkBytes = 1024;
-
-/// A load of the next row to prefetch: the element at the block's first
-/// column (its index printed with the row variable as "kiln_nx" and the
-/// column as "kiln_k"), and the elements per 64-byte cache line.
-struct RowPrefetch {
-  std::string address;
-  int64_t lineElements = 16;
-};
-
-class CppPrinter {
-public:
-  explicit CppPrinter(const Kernel &k)
-      : k(k), names(k.varNames()), exprs(k.temps.size()) {}
-
-  CppKernel print();
-
-private:
-  const Kernel &k;
-  std::vector<std::string> names;
-  std::vector<std::string> exprs; ///< temp id -> C expression
-  /// Streamed outputs (printStreamedLoop): buffer -> its chunk array, and
-  /// the chunked loop's variable.
-  std::map<int, std::string> streamChunks;
-  std::string streamVar;
-  std::string out;
-  int indent = 1;
-
-  void line(const std::string &s) {
-    out += std::string(indent * 2, ' ') + s + "\n";
-  }
-  int64_t work(const Body &body) const;
-  void printBody(const Body &body);
-  void printLoop(const Stmt &loop);
-  void openFor(int var);
-  /// " if(<run-time work> > threshold)" for the OpenMP pragma of a
-  /// parallel loop with a run-time extent; "" otherwise.
-  std::string parallelIf(const Stmt &loop) const;
-  void printParallelPragma(const Stmt &loop, size_t numCollapsed);
-  void printReduceLoop(const Stmt &loop,
-                       const std::vector<RowPrefetch> &prefetches = {});
-  void printPrefetches(const std::vector<RowPrefetch> &prefetches,
-                       const std::string &begin, const std::string &end);
-  std::string declareAccumulators(const std::vector<Reduction> &reductions,
-                                  bool &simd);
-  void combineAccumulators(const std::vector<Reduction> &reductions);
-  std::string reducedValue(const Reduction &r);
-  bool printPrefetchedRows(const Stmt &loop);
-  bool printStreamedLoop(const Stmt &loop, size_t numCollapsed);
-  void declareRowCaches();
-  std::string signature() const;
-};
+CppPrinter::CppPrinter(const Kernel &k)
+    : k(k), names(k.varNames()), exprs(k.temps.size()) {
+  for (const RowCache &c : k.caches)
+    cacheNames.push_back(c.name);
+}
 
 int64_t CppPrinter::work(const Body &body) const {
   int64_t w = 0;
@@ -131,8 +77,7 @@ int64_t CppPrinter::work(const Body &body) const {
   return w;
 }
 
-/// The extent of loop variable `var` as C++: a number, or a run-time size.
-static std::string extentOf(const Kernel &k, int var) {
+std::string extentOf(const Kernel &k, int var) {
   const LoopVar &v = k.vars[var];
   return v.symbolicExtent.empty() ? std::to_string(v.extent) : v.symbolicExtent;
 }
@@ -202,13 +147,13 @@ void CppPrinter::printBody(const Body &body) {
       break;
     }
     case Stmt::Kind::CacheStore:
-      line(k.caches[s.buffer].name + "[" + s.index.str(names) +
+      line(cacheNames[s.buffer] + "[" + s.index.str(names) +
            "] = " + exprs[s.value] + ";");
       break;
     case Stmt::Kind::CacheLoad:
       exprs[s.result] = "t" + std::to_string(s.result);
       line("const " + computeCType(k.temps[s.result]) + " " + exprs[s.result] +
-           " = " + k.caches[s.buffer].name + "[" + s.index.str(names) + "];");
+           " = " + cacheNames[s.buffer] + "[" + s.index.str(names) + "];");
       break;
     case Stmt::Kind::Store: {
       const Buffer &buf = k.buffers[s.buffer];
@@ -281,7 +226,7 @@ void CppPrinter::printLoop(const Stmt &loop) {
       numCollapsed = limit;
   }
   if (numCollapsed == 1 && loop.loopKind == Stmt::LoopKind::Parallel &&
-      printPrefetchedRows(loop))
+      (printPipelinedRows(loop) || printPrefetchedRows(loop)))
     return;
   if (printStreamedLoop(loop, numCollapsed))
     return;
@@ -409,24 +354,9 @@ std::string CppPrinter::reducedValue(const Reduction &r) {
   return roundTo(r.type, v);
 }
 
-/// Prints the `__builtin_prefetch` loops of `prefetches` over the columns
-/// [`begin`, `end`).
-void CppPrinter::printPrefetches(const std::vector<RowPrefetch> &prefetches,
-                                 const std::string &begin,
-                                 const std::string &end) {
-  for (const RowPrefetch &p : prefetches) {
-    line("for (int64_t kiln_k = " + begin + "; kiln_k < " + end +
-         "; kiln_k += " + std::to_string(p.lineElements) + ")");
-    line("  __builtin_prefetch(&" + p.address + ");");
-  }
-}
-
-/// Prints a reduce loop. With `prefetches` (a loop over one variable, the
-/// second of a row: printPrefetchedRows), the loop runs in blocks of
-/// kPrefetchBlock columns, each after the prefetches of the same columns of
-/// the next row.
 void CppPrinter::printReduceLoop(const Stmt &loop,
-                                 const std::vector<RowPrefetch> &prefetches) {
+                                 const std::vector<RowPrefetch> &prefetches,
+                                 const std::function<void()> &afterBlock) {
   bool simd = true;
   std::string clauses = declareAccumulators(loop.reductions, simd);
   // A reduce loop without variables (all its dims of extent 1, dropped by
@@ -472,7 +402,14 @@ void CppPrinter::printReduceLoop(const Stmt &loop,
   }
   printBody(loop.body);
   combineAccumulators(loop.reductions);
-  for (size_t i = 0; i < loop.vars.size() + (blocked ? 1 : 0); ++i) {
+  for (size_t i = 0; i < loop.vars.size(); ++i) {
+    --indent;
+    line("}");
+  }
+  assert((!afterBlock || blocked) && "only a blocked loop has blocks");
+  if (blocked) {
+    if (afterBlock)
+      afterBlock();
     --indent;
     line("}");
   }
@@ -481,174 +418,6 @@ void CppPrinter::printReduceLoop(const Stmt &loop,
     line("const " + computeCType(r.type) + " " + exprs[r.result] + " = " +
          reducedValue(r) + ";");
   }
-}
-
-/// Row prefetching: in a parallel loop over rows whose body starts with a
-/// reduce loop that only reads (softmax's max, a norm's mean) followed by
-/// another reduce loop over the same single variable (the exp and its sum,
-/// the squares), the second loop prefetches the first loop's loads of the
-/// next row, a block of columns at a time. The first loop of the next row
-/// then reads from the cache instead of waiting on memory with nothing to
-/// compute, and its memory traffic overlaps this row's arithmetic. Every
-/// row is computed alike, whatever the thread count. Measured on one core
-/// of this machine, a [1024, 4096] f32 softmax package: 2.04 -> 1.74 ms
-/// (medians of ten alternating `kiln bench` runs); it replaced computing
-/// the next row's first reduction inside this row's second loop, which
-/// kept the loads' latency in the arithmetic loop. Returns false (printing
-/// nothing) when `loop` does not have that shape or no load of the first
-/// loop walks the row contiguously.
-bool CppPrinter::printPrefetchedRows(const Stmt &loop) {
-  if (loop.vars.size() != 1)
-    return false;
-  size_t a = 0;
-  while (a < loop.body.size() && loop.body[a].kind == Stmt::Kind::Const)
-    ++a;
-  if (a == loop.body.size())
-    return false;
-  const Stmt &first = loop.body[a];
-  if (first.kind != Stmt::Kind::Loop ||
-      first.loopKind != Stmt::LoopKind::Reduce || first.vars.size() != 1)
-    return false;
-  size_t b = a + 1;
-  while (b < loop.body.size() && loop.body[b].kind != Stmt::Kind::Loop)
-    ++b;
-  if (b == loop.body.size())
-    return false;
-  const Stmt &second = loop.body[b];
-  if (second.loopKind != Stmt::LoopKind::Reduce || second.vars != first.vars)
-    return false;
-
-  // The first loop's loads that walk the row: a unit stride in the column,
-  // a row term. Each buffer once.
-  int row = loop.vars[0], col = first.vars[0];
-  std::vector<std::string> nextNames = names;
-  nextNames[row] = "kiln_nx";
-  nextNames[col] = "kiln_k";
-  std::vector<RowPrefetch> prefetches;
-  std::vector<int> seen;
-  for (const Stmt &s : first.body) {
-    if (s.kind != Stmt::Kind::Load || llvm::is_contained(seen, s.buffer))
-      continue;
-    std::optional<int64_t> colCoef = coefficientOf(s.index, col),
-                           rowCoef = coefficientOf(s.index, row);
-    bool unitStride = colCoef && *colCoef == 1 &&
-                      llvm::all_of(s.index.getTerms(), [&](const auto &t) {
-                        return t.atom.kind != IndexExpr::Atom::Var ||
-                               t.atom.var != col || t.symbolicCoef.empty();
-                      });
-    if (!unitStride || !rowCoef || *rowCoef == 0)
-      continue;
-    seen.push_back(s.buffer);
-    const Buffer &buf = k.buffers[s.buffer];
-    prefetches.push_back({buf.name + "[" + s.index.str(nextNames) + "]",
-                          64 / scalarTypeBytes(buf.type)});
-  }
-  if (prefetches.empty())
-    return false;
-
-  std::string n = extentOf(k, row), r = names[row];
-  printParallelPragma(loop, 1);
-  openFor(row);
-  declareRowCaches();
-  line("// The next row's loads of the first loop, prefetched during the "
-       "second.");
-  line("const int64_t kiln_nx = " + r + " + 1 < " + n + " ? " + r +
-       " + 1 : " + r + ";");
-  printBody(Body(loop.body.begin(), loop.body.begin() + b));
-  printReduceLoop(second, prefetches);
-  printBody(Body(loop.body.begin() + b + 1, loop.body.end()));
-  --indent;
-  line("}");
-  return true;
-}
-
-/// Non-temporal stores: a pointwise nest (no inner loops) of static extents
-/// whose every store goes to an output of at least kStreamBytes, contiguous
-/// in the innermost variable, each run of kStreamChunkBytes starting on a
-/// 64-byte boundary. The innermost loop runs in chunks: the chunk's values
-/// go to a local array (the vectorized loop as before), which
-/// kiln_stream_store then writes with non-temporal stores; each outer
-/// iteration ends with kiln_stream_fence, so the stores are visible when
-/// the parallel loop's barrier is. Returns false (printing nothing) when
-/// `loop` does not qualify.
-bool CppPrinter::printStreamedLoop(const Stmt &loop, size_t numCollapsed) {
-  if (k.kind != "pointwise" || loop.loopKind != Stmt::LoopKind::Parallel ||
-      loop.vars.size() < 2 || numCollapsed == 0 ||
-      numCollapsed >= loop.vars.size())
-    return false;
-  for (int v : loop.vars)
-    if (!k.vars[v].symbolicExtent.empty())
-      return false;
-  int inner = loop.vars.back();
-  std::map<int, std::string> chunks;
-  std::map<int, const IndexExpr *> chunkIndex; // each streamed buffer's store
-  int64_t chunkElems = 0;
-  for (const Stmt &s : loop.body) {
-    if (s.kind == Stmt::Kind::Loop || s.kind == Stmt::Kind::CacheStore)
-      return false;
-    if (s.kind != Stmt::Kind::Store)
-      continue;
-    const Buffer &b = k.buffers[s.buffer];
-    int64_t bytes = scalarTypeBytes(b.type);
-    int64_t elems = kStreamChunkBytes / bytes;
-    if (!b.isOutput || b.sharesWith >= 0 ||
-        b.numElements() * bytes < kStreamBytes ||
-        s.index.hasRunTimeNumbers() || coefficientOf(s.index, inner) != 1 ||
-        k.vars[inner].extent % elems != 0 || (chunkElems && chunkElems != elems))
-      return false;
-    // Each chunk starts on a 64-byte boundary (the buffer is 64-byte
-    // aligned): the other terms and the constant are multiples of a line.
-    int64_t line64 = 64 / bytes;
-    if (s.index.getConstant() % line64 != 0)
-      return false;
-    for (const IndexExpr::Term &t : s.index.getTerms())
-      if (!(t.atom.kind == IndexExpr::Atom::Var && t.atom.var == inner) &&
-          t.coef % line64 != 0)
-        return false;
-    if (chunks.count(s.buffer))
-      return false; // one store per streamed output
-    chunkElems = elems;
-    chunks.emplace(s.buffer, "kiln_chunk" + std::to_string(s.buffer));
-    chunkIndex.emplace(s.buffer, &s.index);
-  }
-  if (chunks.empty())
-    return false;
-
-  printParallelPragma(loop, numCollapsed);
-  for (size_t i = 0; i + 1 < loop.vars.size(); ++i)
-    openFor(loop.vars[i]);
-  std::string n = std::to_string(k.vars[inner].extent),
-              c = std::to_string(chunkElems), j = names[inner];
-  line("// Outputs larger than a last-level cache: computed in chunks of " +
-       std::to_string(kStreamChunkBytes) + " bytes, stored non-temporally.");
-  line("for (int64_t kiln_c = 0; kiln_c < " + n + "; kiln_c += " + c + ") {");
-  ++indent;
-  for (const auto &[buffer, name] : chunks)
-    line("alignas(64) " + storageCType(k.buffers[buffer].type) + " " + name +
-         "[" + c + "];");
-  line("for (int64_t " + j + " = kiln_c; " + j + " < kiln_c + " + c + "; ++" +
-       j + ") {");
-  ++indent;
-  streamChunks = chunks;
-  streamVar = j;
-  printBody(loop.body);
-  streamChunks.clear();
-  --indent;
-  line("}");
-  std::vector<std::string> chunkNames = names;
-  chunkNames[inner] = "kiln_c";
-  for (const auto &[buffer, name] : chunks)
-    line("kiln_stream_store(&" + k.buffers[buffer].name + "[" +
-         chunkIndex[buffer]->str(chunkNames) + "], " + name + ", sizeof(" +
-         name + "));");
-  --indent;
-  line("}");
-  line("kiln_stream_fence();");
-  for (size_t i = 0; i + 1 < loop.vars.size(); ++i) {
-    --indent;
-    line("}");
-  }
-  return true;
 }
 
 std::string CppPrinter::signature() const {
@@ -703,14 +472,14 @@ CppKernel CppPrinter::print() {
   return result;
 }
 
-} // namespace
+} // namespace cpp_printer
 
-CppKernel printCppKernel(const Kernel &kernel) {
-  return CppPrinter(kernel).print();
+CppKernel printCppKernel(const codegen::Kernel &kernel) {
+  return cpp_printer::CppPrinter(kernel).print();
 }
 
 mlir::FailureOr<CppKernel> emitCppKernel(FusionOp op) {
-  mlir::FailureOr<Kernel> kernel = lowerFusionToKernelIR(op);
+  mlir::FailureOr<codegen::Kernel> kernel = lowerFusionToKernelIR(op);
   if (mlir::failed(kernel))
     return mlir::failure();
   // Run-time sizes of a package compiled for ranges of sizes.

@@ -524,6 +524,91 @@ TEST_CASE("outputs larger than a last-level cache are stored non-temporally",
   }
 }
 
+TEST_CASE("rows with large outputs are pipelined with non-temporal stores",
+          "[codegen]") {
+  // Softmax over [1025, 4096] f32 (16 MB and more: an odd row count split
+  // over the threads, the max an output stored per row too) and softmax
+  // times a second input read in the store loop (row-indexed, so the
+  // pending row's index must be used): each row's outputs are stored a row
+  // late. LayerNorm over [1024, 4096] then GELU, its mean an output, carries
+  // the reciprocal of the deviation to the pending row. [512, 4096] (8 MB)
+  // keeps the prefetched schedule.
+  std::string axes = "    %axes = kiln.constant dense<-1> : tensor<1xi64>\n";
+  auto softmax = [&](const std::string &name, int64_t rows, bool times) {
+    std::string t = "tensor<" + std::to_string(rows) + "x4096xf32>",
+                r = "tensor<" + std::to_string(rows) + "x1xf32>";
+    std::string body =
+        axes + "    %m = kiln.reduce_max %x0, %axes " + kReduceAttrs + " : (" +
+        t + ", tensor<1xi64>) -> " + r + "\n    %d = kiln.sub %x0, %m : (" + t +
+        ", " + r + ") -> " + t + "\n    %e = kiln.exp %d : (" + t + ") -> " +
+        t + "\n    %s = kiln.reduce_sum %e, %axes " + kReduceAttrs + " : (" +
+        t + ", tensor<1xi64>) -> " + r + "\n    %y = kiln.div %e, %s : (" + t +
+        ", " + r + ") -> " + t + "\n";
+    if (times)
+      return Case{name,
+                  "reduction",
+                  {t, t},
+                  {t},
+                  body + "    %z = kiln.mul %y, %x1 : (" + t + ", " + t +
+                      ") -> " + t + "\n    kiln.yield %z : " + t};
+    return Case{name,
+                "reduction",
+                {t},
+                {t, r},
+                body + "    kiln.yield %y, %m : " + t + ", " + r};
+  };
+  std::string t = "tensor<1024x4096xf32>", r = "tensor<1024x1xf32>",
+              w = "tensor<4096xf32>";
+  Case layerNormGelu{
+      "k2_layer_norm",
+      "reduction",
+      {t, w, w},
+      {t, r},
+      axes + "    %mean = kiln.reduce_mean %x0, %axes " + kReduceAttrs +
+          " : (" + t + ", tensor<1xi64>) -> " + r +
+          "\n    %d = kiln.sub %x0, %mean : (" + t + ", " + r + ") -> " + t +
+          "\n    %sq = kiln.mul %d, %d : (" + t + ", " + t + ") -> " + t +
+          "\n    %var = kiln.reduce_mean %sq, %axes " + kReduceAttrs + " : (" +
+          t + ", tensor<1xi64>) -> " + r +
+          "\n    %eps = kiln.constant dense<1.0e-05> : tensor<f32>"
+          "\n    %v = kiln.add %var, %eps : (" +
+          r + ", tensor<f32>) -> " + r + "\n    %sd = kiln.sqrt %v : (" + r +
+          ") -> " + r + "\n    %inv = kiln.reciprocal %sd : (" + r + ") -> " +
+          r + "\n    %n = kiln.mul %d, %inv : (" + t + ", " + r + ") -> " + t +
+          "\n    %g = kiln.mul %n, %x1 : (" + t + ", " + w + ") -> " + t +
+          "\n    %b = kiln.add %g, %x2 : (" + t + ", " + w + ") -> " + t +
+          "\n    %y = kiln.gelu %b {approximate = \"none\"} : (" + t + ") -> " +
+          t + "\n    kiln.yield %y, %mean : " + t + ", " + r};
+  std::vector<Case> cases = {softmax("k0_softmax", 1025, false),
+                             softmax("k1_softmax", 1024, true), layerNormGelu,
+                             softmax("k3_softmax", 512, false)};
+  checkCases(cases);
+  std::vector<std::string> code;
+  for (const Case &c : cases) {
+    FusionModule m =
+        parseModule(fusionText(c.name, c.kind, c.inTypes, c.outTypes, c.body));
+    REQUIRE(m.module);
+    mlir::FailureOr<CppKernel> cpp = emitCppKernel(m.fusions()[0]);
+    REQUIRE(mlir::succeeded(cpp));
+    code.push_back(cpp->definition);
+  }
+  INFO(code[0]);
+  CHECK(code[0].find("#pragma omp for schedule(static) nowait") !=
+        std::string::npos);
+  CHECK(code[0].find("kiln_stream_store(&out0[kiln_pr*4096 + kiln_c], "
+                     "kiln_chunk1, sizeof(kiln_chunk1));") !=
+        std::string::npos);
+  CHECK(code[0].find("out1[i0] = ") != std::string::npos);
+  INFO(code[1]);
+  CHECK(code[1].find("in1[kiln_pr*4096 + j0]") != std::string::npos);
+  INFO(code[2]);
+  CHECK(code[2].find("kiln_rows0[kiln_slot ^ 1][j0]") != std::string::npos);
+  CHECK(code[2].find("kiln_p") != std::string::npos);
+  INFO(code[3]);
+  CHECK(code[3].find("kiln_stream_store") == std::string::npos);
+  CHECK(code[3].find("kiln_nx") != std::string::npos);
+}
+
 TEST_CASE("the generated erf is accurate near 0, across the switch and in "
           "the tails",
           "[codegen]") {
