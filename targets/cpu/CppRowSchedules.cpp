@@ -34,7 +34,8 @@ namespace {
 /// normal store first reads each line it writes. Measured on the
 /// eighteenth session's machine (32 MB L3; BENCHMARKS.md): a 64 MB Relu
 /// output 7.29 -> 4.82 ms on one thread (ONNX Runtime 4.9); a 16 MB softmax
-/// output was slower with them.
+/// output stored as it was computed was slower with them (pipelined rows,
+/// which store it a row late, gain: kPipelinedStreamBytes).
 constexpr int64_t kStreamBytes = 64 << 20;
 /// Bytes of a streamed output computed into a local chunk before it is
 /// stored: 16 cache lines.
