@@ -49,6 +49,17 @@ struct PrefetchedRows {
 /// size.
 std::string extentOf(const codegen::Kernel &k, int var);
 
+/// A prefetched row loop whose last loop stores large outputs
+/// (matchPipelinedRows): the store loop's position in the body, the chunk
+/// array of each output it streams (by buffer) and the row-level temps it
+/// reads, carried to the pending row.
+struct PipelinedRows {
+  PrefetchedRows rows;
+  size_t store = 0;
+  std::map<int, std::string> chunks;
+  std::vector<int> carried;
+};
+
 /// Prints one kernel of the kernel IR as a C++ function.
 class CppPrinter {
 public:
@@ -100,6 +111,8 @@ private:
   std::optional<PrefetchedRows>
   matchPrefetchedRows(const codegen::Stmt &loop) const;
   bool printPrefetchedRows(const codegen::Stmt &loop);
+  std::optional<PipelinedRows>
+  matchPipelinedRows(const codegen::Stmt &loop) const;
   bool printPipelinedRows(const codegen::Stmt &loop);
   void printPendingRowBlock(const codegen::Stmt &store,
                             const std::vector<int> &carried, int row,

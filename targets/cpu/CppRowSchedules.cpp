@@ -169,15 +169,17 @@ bool CppPrinter::printPrefetchedRows(const Stmt &loop) {
 /// (16 MB in and out), the kernel edited by hand into this schedule, six
 /// alternating `kiln bench --iterations 40` pairs: one thread 3.79-4.05 ->
 /// 3.02-3.16 ms, two threads 1.82-2.05 -> 1.44-1.87 ms (BENCHMARKS.md).
-/// Returns false (printing nothing) when `loop` does not have that shape,
-/// an extent is a run-time one or not a multiple of kPrefetchBlock, a
+/// matchPipelinedRows finds the shape: nullopt when `loop` does not have
+/// it, an extent is a run-time one or not a multiple of kPrefetchBlock, a
 /// stored output is smaller, shared with an input or not contiguous in
 /// 64-byte aligned blocks, or the two rows of the caches would exceed
-/// kMaxPipelinedCacheBytes.
-bool CppPrinter::printPipelinedRows(const Stmt &loop) {
+/// kMaxPipelinedCacheBytes; printPipelinedRows returns false, printing
+/// nothing, without it.
+std::optional<PipelinedRows>
+CppPrinter::matchPipelinedRows(const Stmt &loop) const {
   std::optional<PrefetchedRows> rows = matchPrefetchedRows(loop);
   if (!rows)
-    return false;
+    return std::nullopt;
   // The store loop: the only loop after the second reduce loop (row-level
   // statements may follow it: a reduction stored as an output).
   size_t c = rows->second + 1;
@@ -186,33 +188,33 @@ bool CppPrinter::printPipelinedRows(const Stmt &loop) {
   if (c == loop.body.size() ||
       std::any_of(loop.body.begin() + c + 1, loop.body.end(),
                   [](const Stmt &s) { return s.kind == Stmt::Kind::Loop; }))
-    return false;
+    return std::nullopt;
   const Stmt &second = loop.body[rows->second], &store = loop.body[c];
   if (store.loopKind == Stmt::LoopKind::Reduce || store.vars.size() != 1)
-    return false;
+    return std::nullopt;
   int row = loop.vars[0], col = second.vars[0], storeCol = store.vars[0];
   for (int v : {row, col, storeCol})
     if (!k.vars[v].symbolicExtent.empty())
-      return false;
+      return std::nullopt;
   int64_t n = k.vars[col].extent;
   if (k.vars[storeCol].extent != n || n <= kPrefetchBlock ||
       n % kPrefetchBlock != 0)
-    return false;
+    return std::nullopt;
   int64_t cacheBytes = 0;
   for (const RowCache &rc : k.caches)
     cacheBytes +=
         2 * rc.size * (isHalfType(rc.type) ? 4 : scalarTypeBytes(rc.type));
   if (cacheBytes > kMaxPipelinedCacheBytes)
-    return false;
+    return std::nullopt;
 
   // Every store of the store loop streams: an output of its own, large,
   // contiguous in the column, each block starting on a 64-byte boundary.
-  std::map<int, std::string> chunks;
-  std::map<int, const IndexExpr *> chunkIndex;
+  PipelinedRows pipe{*rows, c, {}, {}};
+  std::map<int, std::string> &chunks = pipe.chunks;
   std::vector<int> defined;
   for (const Stmt &s : store.body) {
     if (s.kind == Stmt::Kind::Loop || s.kind == Stmt::Kind::CacheStore)
-      return false;
+      return std::nullopt;
     if (s.result >= 0)
       defined.push_back(s.result);
     if (s.kind != Stmt::Kind::Store)
@@ -224,27 +226,27 @@ bool CppPrinter::printPipelinedRows(const Stmt &loop) {
         s.index.hasRunTimeNumbers() || coefficientOf(s.index, storeCol) != 1 ||
         (kPrefetchBlock * bytes) % 64 != 0 ||
         s.index.getConstant() % line64 != 0 || chunks.count(s.buffer))
-      return false;
+      return std::nullopt;
     for (const IndexExpr::Term &t : s.index.getTerms())
       if (!(t.atom.kind == IndexExpr::Atom::Var && t.atom.var == storeCol) &&
           t.coef % line64 != 0)
-        return false;
+        return std::nullopt;
     chunks.emplace(s.buffer, "kiln_chunk" + std::to_string(s.buffer));
-    chunkIndex.emplace(s.buffer, &s.index);
   }
   if (chunks.empty())
-    return false;
+    return std::nullopt;
   // No other statement of the row writes the streamed outputs.
-  std::function<bool(const Body &)> storesStreamed = [&](const Body &body) {
-    return llvm::any_of(body, [&](const Stmt &s) {
-      return (s.kind == Stmt::Kind::Store && chunks.count(s.buffer)) ||
-             (s.kind == Stmt::Kind::Loop && storesStreamed(s.body));
-    });
-  };
-  if (storesStreamed(Body(loop.body.begin(), loop.body.begin() + c)))
-    return false;
+  std::function<bool(llvm::ArrayRef<Stmt>)> storesStreamed =
+      [&](llvm::ArrayRef<Stmt> body) {
+        return llvm::any_of(body, [&](const Stmt &s) {
+          return (s.kind == Stmt::Kind::Store && chunks.count(s.buffer)) ||
+                 (s.kind == Stmt::Kind::Loop && storesStreamed(s.body));
+        });
+      };
+  if (storesStreamed(llvm::ArrayRef<Stmt>(loop.body).take_front(c)))
+    return std::nullopt;
   // The row-level temps the store loop reads: carried to the pending row.
-  std::vector<int> rowLevel, carried;
+  std::vector<int> rowLevel, &carried = pipe.carried;
   for (size_t i = 0; i < c; ++i) {
     const Stmt &s = loop.body[i];
     if (s.kind == Stmt::Kind::Loop)
@@ -264,7 +266,19 @@ bool CppPrinter::printPipelinedRows(const Stmt &loop) {
     if (s.kind == Stmt::Kind::Store)
       carry(s.value);
   }
+  return pipe;
+}
 
+bool CppPrinter::printPipelinedRows(const Stmt &loop) {
+  std::optional<PipelinedRows> pipe = matchPipelinedRows(loop);
+  if (!pipe)
+    return false;
+  const PrefetchedRows &rows = pipe->rows;
+  const Stmt &second = loop.body[rows.second], &store = loop.body[pipe->store];
+  const std::vector<int> &carried = pipe->carried;
+  size_t c = pipe->store;
+  int row = loop.vars[0];
+  int64_t n = k.vars[second.vars[0]].extent;
   std::string r = names[row], extent = std::to_string(k.vars[row].extent);
   line("// Rows pipelined: each row's outputs are stored a row late, a block "
        "at a time");
@@ -288,20 +302,20 @@ bool CppPrinter::printPipelinedRows(const Stmt &loop) {
   }
   line("const int64_t kiln_nx = " + r + " + 1 < " + extent + " ? " + r +
        " + 1 : " + r + ";");
-  printBody(Body(loop.body.begin(), loop.body.begin() + rows->second));
+  printBody(Body(loop.body.begin(), loop.body.begin() + rows.second));
   auto pending = [&] {
-    streamChunks = chunks;
+    streamChunks = pipe->chunks;
     printPendingRowBlock(store, carried, row, "kiln_jb");
     streamChunks.clear();
   };
-  printReduceLoop(second, rows->prefetches, [&] {
+  printReduceLoop(second, rows.prefetches, [&] {
     line("if (kiln_pr >= 0) {");
     ++indent;
     pending();
     --indent;
     line("}");
   });
-  printBody(Body(loop.body.begin() + rows->second + 1, loop.body.begin() + c));
+  printBody(Body(loop.body.begin() + rows.second + 1, loop.body.begin() + c));
   printBody(Body(loop.body.begin() + c + 1, loop.body.end()));
   for (int t : carried)
     line("kiln_p" + std::to_string(t) + " = " + exprs[t] + ";");
