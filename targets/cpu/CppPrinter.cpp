@@ -57,10 +57,7 @@ std::string accumulatorType(const Reduction &r) {
 } // namespace
 
 CppPrinter::CppPrinter(const Kernel &k)
-    : k(k), names(k.varNames()), exprs(k.temps.size()) {
-  for (const RowCache &c : k.caches)
-    cacheNames.push_back(c.name);
-}
+    : k(k), names(k.varNames()), exprs(k.temps.size()) {}
 
 int64_t CppPrinter::work(const Body &body) const {
   int64_t w = 0;
@@ -147,13 +144,13 @@ void CppPrinter::printBody(const Body &body) {
       break;
     }
     case Stmt::Kind::CacheStore:
-      line(cacheNames[s.buffer] + "[" + s.index.str(names) +
+      line(k.caches[s.buffer].name + "[" + s.index.str(names) +
            "] = " + exprs[s.value] + ";");
       break;
     case Stmt::Kind::CacheLoad:
       exprs[s.result] = "t" + std::to_string(s.result);
       line("const " + computeCType(k.temps[s.result]) + " " + exprs[s.result] +
-           " = " + cacheNames[s.buffer] + "[" + s.index.str(names) + "];");
+           " = " + k.caches[s.buffer].name + "[" + s.index.str(names) + "];");
       break;
     case Stmt::Kind::Store: {
       const Buffer &buf = k.buffers[s.buffer];
@@ -356,7 +353,7 @@ std::string CppPrinter::reducedValue(const Reduction &r) {
 
 void CppPrinter::printReduceLoop(const Stmt &loop,
                                  const std::vector<RowPrefetch> &prefetches,
-                                 const std::function<void()> &afterBlock) {
+                                 const std::function<void()> &beforeBlock) {
   bool simd = true;
   std::string clauses = declareAccumulators(loop.reductions, simd);
   // A reduce loop without variables (all its dims of extent 1, dropped by
@@ -375,6 +372,7 @@ void CppPrinter::printReduceLoop(const Stmt &loop,
     std::string n = extentOf(k, var), j = names[var];
     blocked = !k.vars[var].symbolicExtent.empty() ||
               k.vars[var].extent > kPrefetchBlock;
+    assert((!beforeBlock || blocked) && "only a blocked loop has blocks");
     if (!blocked) {
       printPrefetches(prefetches, "0", n);
       if (!pragma.empty())
@@ -387,6 +385,8 @@ void CppPrinter::printReduceLoop(const Stmt &loop,
       ++indent;
       line("const int64_t kiln_je = kiln_jb + " + block + " < " + n +
            " ? kiln_jb + " + block + " : " + n + ";");
+      if (beforeBlock)
+        beforeBlock();
       printPrefetches(prefetches, "kiln_jb", "kiln_je");
       if (!pragma.empty())
         line(pragma);
@@ -406,10 +406,7 @@ void CppPrinter::printReduceLoop(const Stmt &loop,
     --indent;
     line("}");
   }
-  assert((!afterBlock || blocked) && "only a blocked loop has blocks");
   if (blocked) {
-    if (afterBlock)
-      afterBlock();
     --indent;
     line("}");
   }

@@ -30,10 +30,12 @@ constexpr int64_t kPrefetchBlock = 256;
 
 /// A load of the next row to prefetch: the element at the block's first
 /// column (its index printed with the row variable as "kiln_nx" and the
-/// column as "kiln_k"), and the elements per 64-byte cache line.
+/// column as "kiln_k"), the elements per 64-byte cache line and
+/// `__builtin_prefetch`'s locality (3: into L1, 2: into L2).
 struct RowPrefetch {
   std::string address;
   int64_t lineElements = 16;
+  int locality = 3;
 };
 
 /// A row loop whose body starts with a reduce loop that only reads, then
@@ -69,9 +71,8 @@ public:
 
 private:
   const codegen::Kernel &k;
-  std::vector<std::string> names;      ///< loop variable id -> C name
-  std::vector<std::string> exprs;      ///< temp id -> C expression
-  std::vector<std::string> cacheNames; ///< row cache id -> C name
+  std::vector<std::string> names; ///< loop variable id -> C name
+  std::vector<std::string> exprs; ///< temp id -> C expression
   /// Streamed outputs (printStreamedLoop, printPipelinedRows): buffer -> its
   /// chunk array, and the chunked loop's variable.
   std::map<int, std::string> streamChunks;
@@ -92,11 +93,11 @@ private:
   void printParallelPragma(const codegen::Stmt &loop, size_t numCollapsed);
   /// Prints a reduce loop. With `prefetches` (a loop over one variable, the
   /// second of a row: printPrefetchedRows), the loop runs in blocks of
-  /// kPrefetchBlock columns [kiln_jb, kiln_je), each after the prefetches of
-  /// the same columns of the next row and followed by `afterBlock`.
+  /// kPrefetchBlock columns [kiln_jb, kiln_je), each after `beforeBlock`
+  /// and the prefetches of the same columns of the next row.
   void printReduceLoop(const codegen::Stmt &loop,
                        const std::vector<RowPrefetch> &prefetches = {},
-                       const std::function<void()> &afterBlock = nullptr);
+                       const std::function<void()> &beforeBlock = nullptr);
   std::string
   declareAccumulators(const std::vector<codegen::Reduction> &reductions,
                       bool &simd);

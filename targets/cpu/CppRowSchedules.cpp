@@ -46,8 +46,8 @@ constexpr int64_t kStreamChunkBytes = 1024;
 /// L3, the size measured (16 MB softmax and LayerNorm + GELU outputs).
 /// Smaller outputs may be read from the cache by the next kernel.
 constexpr int64_t kPipelinedStreamBytes = 16 << 20;
-/// The two rows of a pipelined loop's caches fit in this many bytes of each
-/// thread's stack (a 4096-element f32 row takes 32 KB).
+/// The rows of a pipelined loop's caches fit in this many bytes of each
+/// thread's stack and of its L2 (a 4096-element f32 row takes 16 KB).
 constexpr int64_t kMaxPipelinedCacheBytes = 128 << 10;
 
 } // namespace
@@ -60,7 +60,10 @@ void CppPrinter::printPrefetches(const std::vector<RowPrefetch> &prefetches,
   for (const RowPrefetch &p : prefetches) {
     line("for (int64_t kiln_k = " + begin + "; kiln_k < " + end +
          "; kiln_k += " + std::to_string(p.lineElements) + ")");
-    line("  __builtin_prefetch(&" + p.address + ");");
+    line("  __builtin_prefetch(&" + p.address +
+         (p.locality == 3 ? std::string()
+                          : ", 0, " + std::to_string(p.locality)) +
+         ");");
   }
 }
 
@@ -154,27 +157,31 @@ bool CppPrinter::printPrefetchedRows(const Stmt &loop) {
 /// Pipelined rows: a prefetched row loop (matchPrefetchedRows) whose last
 /// loop is a store loop over the row (softmax's `exp / sum`, a norm's
 /// scale and shift and what follows it) writing outputs of at least
-/// kPipelinedStreamBytes. The row caches that the second reduce loop fills
-/// become two local rows per thread, used in turn, and each row's store
-/// loop runs one row late, a block of kPrefetchBlock columns after each
-/// block of the next row's second loop, writing its outputs with
-/// non-temporal stores. A row's output then leaves the core while the next
-/// row computes, and no output line is read before it is written (a normal
-/// store reads each line it writes: a third of softmax's memory traffic).
-/// The row-level values the store loop reads (the sum's reciprocal) are
-/// kept for the pending row (`kiln_p<N>`); each thread stores its last row
-/// after its rows, then fences. The rows a thread computes are the static
-/// schedule's contiguous share, each computed alike, whatever the thread
-/// count. Measured on this machine, a [1024, 4096] f32 softmax package
-/// (16 MB in and out), the kernel edited by hand into this schedule, six
-/// alternating `kiln bench --iterations 40` pairs: one thread 3.79-4.05 ->
-/// 3.02-3.16 ms, two threads 1.82-2.05 -> 1.44-1.87 ms (BENCHMARKS.md).
+/// kPipelinedStreamBytes. Each row's store loop runs one row late: in each
+/// block of kPrefetchBlock columns of the next row's second loop, the
+/// pending row's block is first stored, with non-temporal stores, from the
+/// row caches, then the next row's block computed into the same columns of
+/// them (so one local row per cache and thread suffices). A row's output
+/// then leaves the core while the next row computes, and no output line is
+/// read before it is written (a normal store reads each line it writes: a
+/// third of softmax's memory traffic); the next row is prefetched into L2
+/// only, leaving L1 to the rows in use. The row-level values the store
+/// loop reads (the sum's reciprocal) are kept for the pending row
+/// (`kiln_p<N>`); each thread stores its last row after its rows, then
+/// fences. The rows a thread computes are the static schedule's contiguous
+/// share, each computed alike, whatever the thread count. Measured on this
+/// machine (BENCHMARKS.md), a [1024, 4096] f32 softmax package (16 MB in
+/// and out), the kernel edited by hand into a first form of this schedule
+/// (two cache rows in turn, prefetches into L1), six alternating `kiln
+/// bench --iterations 40` pairs: one thread 3.79-4.05 -> 3.02-3.16 ms, two
+/// threads 1.82-2.05 -> 1.44-1.87 ms; one cache row and L2 prefetches took
+/// another 7-9% off in bench/cpu_softmax_pipelined.cpp (Pp -> PsT1).
 /// matchPipelinedRows finds the shape: nullopt when `loop` does not have
 /// it, an extent is a run-time one or not a multiple of kPrefetchBlock, a
 /// stored output is smaller, shared with an input or not contiguous in
-/// 64-byte aligned blocks, or the two rows of the caches would exceed
-/// kMaxPipelinedCacheBytes; printPipelinedRows returns false, printing
-/// nothing, without it.
+/// 64-byte aligned blocks, a row cache is written or read other than at the
+/// column, or the caches' rows would exceed kMaxPipelinedCacheBytes;
+/// printPipelinedRows returns false, printing nothing, without it.
 std::optional<PipelinedRows>
 CppPrinter::matchPipelinedRows(const Stmt &loop) const {
   std::optional<PrefetchedRows> rows = matchPrefetchedRows(loop);
@@ -203,12 +210,37 @@ CppPrinter::matchPipelinedRows(const Stmt &loop) const {
   int64_t cacheBytes = 0;
   for (const RowCache &rc : k.caches)
     cacheBytes +=
-        2 * rc.size * (isHalfType(rc.type) ? 4 : scalarTypeBytes(rc.type));
+        rc.size * (isHalfType(rc.type) ? 4 : scalarTypeBytes(rc.type));
   if (cacheBytes > kMaxPipelinedCacheBytes)
     return std::nullopt;
 
   // Every store of the store loop streams: an output of its own, large,
   // contiguous in the column, each block starting on a 64-byte boundary.
+  // The caches: written by the second loop, read by the store loop, each
+  // at the column alone (a block stored is a block free to compute into).
+  auto atColumn = [](const IndexExpr &index, int var) {
+    return coefficientOf(index, var) == 1 && index.getTerms().size() == 1 &&
+           index.getConstant() == 0;
+  };
+  std::function<bool(llvm::ArrayRef<Stmt>, int, bool)> cachesAt =
+      [&](llvm::ArrayRef<Stmt> body, int var, bool allowed) {
+        return llvm::all_of(body, [&](const Stmt &s) {
+          if (s.kind == Stmt::Kind::Loop)
+            return cachesAt(s.body, var, allowed);
+          if (s.kind != Stmt::Kind::CacheStore &&
+              s.kind != Stmt::Kind::CacheLoad)
+            return true;
+          return allowed && atColumn(s.index, var);
+        });
+      };
+  for (size_t i = 0; i < loop.body.size(); ++i) {
+    const Stmt &s = loop.body[i];
+    int var = s.kind == Stmt::Kind::Loop && !s.vars.empty() ? s.vars[0] : -1;
+    if (!cachesAt(s, var, i == rows->second || i == c))
+      return std::nullopt;
+  }
+  for (RowPrefetch &p : rows->prefetches)
+    p.locality = 2;
   PipelinedRows pipe{*rows, c, {}, {}};
   std::map<int, std::string> &chunks = pipe.chunks;
   std::vector<int> defined;
@@ -286,20 +318,14 @@ bool CppPrinter::printPipelinedRows(const Stmt &loop) {
   line("#pragma omp parallel");
   line("{");
   ++indent;
-  for (size_t i = 0; i < k.caches.size(); ++i)
-    line("alignas(64) " + computeCType(k.caches[i].type) + " kiln_rows" +
-         std::to_string(i) + "[2][" + std::to_string(k.caches[i].size) + "];");
-  line("int kiln_slot = 0; // this row's half of kiln_rows*");
+  for (const RowCache &rc : k.caches)
+    line("alignas(64) " + computeCType(rc.type) + " " + rc.name + "[" +
+         std::to_string(rc.size) + "];");
   line("int64_t kiln_pr = -1; // the pending row: reduced, not yet stored");
   for (int t : carried)
     line(computeCType(k.temps[t]) + " kiln_p" + std::to_string(t) + " = 0;");
   line("#pragma omp for schedule(static) nowait");
   openFor(row);
-  for (size_t i = 0; i < k.caches.size(); ++i) {
-    std::string rowsName = "kiln_rows" + std::to_string(i);
-    line(computeCType(k.caches[i].type) + " *" + k.caches[i].name + " = " +
-         rowsName + "[kiln_slot];");
-  }
   line("const int64_t kiln_nx = " + r + " + 1 < " + extent + " ? " + r +
        " + 1 : " + r + ";");
   printBody(Body(loop.body.begin(), loop.body.begin() + rows.second));
@@ -320,7 +346,6 @@ bool CppPrinter::printPipelinedRows(const Stmt &loop) {
   for (int t : carried)
     line("kiln_p" + std::to_string(t) + " = " + exprs[t] + ";");
   line("kiln_pr = " + r + ";");
-  line("kiln_slot ^= 1;");
   --indent;
   line("}");
   line("if (kiln_pr >= 0) { // this thread's last row");
@@ -341,20 +366,17 @@ bool CppPrinter::printPipelinedRows(const Stmt &loop) {
 }
 
 /// Prints the store loop `store` of the pending row `kiln_pr` (a row
-/// variable `row`) over the block of kPrefetchBlock columns from `begin`:
-/// its row caches are the other half of kiln_rows*, the row-level temps
-/// `carried` their kiln_p copies, and its outputs (streamChunks) computed
-/// into local chunks that kiln_stream_store writes.
+/// variable `row`) over the block of kPrefetchBlock columns from `begin`,
+/// reading the row caches' block before the next row computes into it: the
+/// row-level temps `carried` are their kiln_p copies, and its outputs
+/// (streamChunks) computed into local chunks that kiln_stream_store writes.
 void CppPrinter::printPendingRowBlock(const Stmt &store,
                                       const std::vector<int> &carried, int row,
                                       const std::string &begin) {
-  std::vector<std::string> savedNames = names, savedExprs = exprs,
-                           savedCaches = cacheNames;
+  std::vector<std::string> savedNames = names, savedExprs = exprs;
   names[row] = "kiln_pr";
   for (int t : carried)
     exprs[t] = "kiln_p" + std::to_string(t);
-  for (size_t i = 0; i < k.caches.size(); ++i)
-    cacheNames[i] = "kiln_rows" + std::to_string(i) + "[kiln_slot ^ 1]";
   int var = store.vars[0];
   std::string block = std::to_string(kPrefetchBlock);
   line("const int64_t kiln_c = " + begin + ";");
@@ -378,7 +400,6 @@ void CppPrinter::printPendingRowBlock(const Stmt &store,
     }
   names = savedNames;
   exprs = savedExprs;
-  cacheNames = savedCaches;
 }
 
 /// Non-temporal stores: a pointwise nest (no inner loops) of static extents
