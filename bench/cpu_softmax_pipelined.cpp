@@ -13,8 +13,12 @@
 //        two scratch rows and the next row's max, and streams the previous
 //        row's scaled outputs block by block
 //   Pp   P with the max a loop of its own over the prefetched row (the
-//        schedule kiln generates)
+//        schedule kiln first generated)
 //   Pst  P with ordinary stores
+//   Ps   Pp with one scratch row: each block of the previous row is stored
+//        before this row's block is computed into the same columns
+//   PsT1 Ps with the next row prefetched into L2 only (the schedule kiln
+//        generates since the second commit of the twenty-second session)
 // P and Pp write their loops with AVX-512 intrinsics (the same exp):
 // GCC left the harness's scalar-style versions unvectorized inside a bare
 // `omp parallel` region (the generated kernel's loops vectorize; checked
@@ -204,6 +208,46 @@ template<int V> void Pp(const float*__restrict in0,float*__restrict out0){
   _mm_sfence();
   }
 }
+static inline void chunkP1(const float*__restrict x,const float*__restrict xn,float*__restrict cur,float m,float&s_){
+  __m512 s=_mm512_setzero_ps(), mv=_mm512_set1_ps(m);
+  for (int64_t j = 0; j < 256; j += 16) _mm_prefetch((const char*)(xn + j), _MM_HINT_T1);
+  for (int64_t j = 0; j < 256; j += 16) {
+    __m512 ev = vexp(_mm512_sub_ps(_mm512_load_ps(x+j), mv)); _mm512_store_ps(cur+j, ev); s = _mm512_add_ps(s, ev);
+  }
+  s_ += _mm512_reduce_add_ps(s);
+}
+template<int V, int H> void Ps(const float*__restrict in0,float*__restrict out0){
+  #pragma omp parallel
+  {
+  alignas(64) float sc[N];
+  int nt = omp_get_num_threads(), t = omp_get_thread_num();
+  int64_t b = R * t / nt, e = R * (t + 1) / nt;
+  float invPrev = 0;
+  for (int64_t i = b; i <= e; ++i) {
+    float *__restrict cur = sc; const float *__restrict prev = sc;
+    float *oprev = out0 + (i - 1) * N;
+    const bool hasCur = i < e, hasNext = i + 1 < e, hasPrev = i > b;
+    const float *__restrict x = in0 + i * N, *__restrict xn = in0 + (hasNext ? i + 1 : i) * N;
+    float s = 0;
+    if (hasCur) {
+      __m512 mv = _mm512_set1_ps(-INFINITY);
+      for (int j = 0; j < N; j += 16) mv = _mm512_max_ps(mv, _mm512_load_ps(x + j));
+      float m = _mm512_reduce_max_ps(mv);
+      for (int64_t jb = 0; jb < N; jb += 256) {
+        if (hasPrev) { __m512 iv = _mm512_set1_ps(invPrev);
+          for (int64_t j = jb; j < jb + 256; j += 16) {
+            __m512 v = _mm512_mul_ps(_mm512_load_ps(prev + j), iv);
+            if (V==0) _mm512_stream_ps(oprev + j, v); else _mm512_store_ps(oprev + j, v); } }
+        if (H) chunkP1(x + jb, xn + jb, cur + jb, m, s); else chunkP(x + jb, xn + jb, cur + jb, m, s);
+      }
+    } else if (hasPrev) { __m512 iv = _mm512_set1_ps(invPrev);
+      for (int64_t j = 0; j < N; j += 16) { __m512 v = _mm512_mul_ps(_mm512_load_ps(prev + j), iv);
+        if (V==0) _mm512_stream_ps(oprev + j, v); else _mm512_store_ps(oprev + j, v); } }
+    invPrev = 1.0f / s;
+  }
+  _mm_sfence();
+  }
+}
 void stream(const float*__restrict a,float*__restrict b){
   #pragma omp parallel for
   for (int64_t i0 = 0; i0 < R; ++i0) for (int j=0;j<N;j+=16) _mm512_stream_ps(b+i0*N+j,_mm512_load_ps(a+i0*N+j));
@@ -223,7 +267,7 @@ int main(int argc,char**argv) {
       t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - s).count()); }
     std::sort(t.begin(), t.end()); return t[30]; };
   { K<0>(a,b); std::vector<float> ref(b,b+n); memset(b,0,n*4); P<0>(a,b); double md=0; for(size_t i=0;i<n;i++) md=std::max(md,(double)fabsf(ref[i]-b[i])); printf("P vs K max diff %g\n",md);}
-  { K<0>(a,b); std::vector<float> ref(b,b+n); memset(b,0,n*4); Pp<0>(a,b); double md=0; for(size_t i=0;i<n;i++) md=std::max(md,(double)fabsf(ref[i]-b[i])); printf("Pp vs K max diff %g\n",md);}
+  { K<0>(a,b); std::vector<float> ref(b,b+n); memset(b,0,n*4); Ps<0,1>(a,b); double md=0; for(size_t i=0;i<n;i++) md=std::max(md,(double)fabsf(ref[i]-b[i])); printf("PsT1 vs K max diff %g\n",md);}
   for (int rep = 0; rep < 4; rep++)
-    printf("threads %d copy %.3f stream %.3f | K %.3f F %.3f G %.3f P %.3f Pp %.3f Pst %.3f\n", omp_get_max_threads(), T([&]{copy(a,b);}), T([&]{stream(a,b);}), T([&]{K<0>(a,b);}), T([&]{F<0>(a,b);}), T([&]{F<1>(a,b);}), T([&]{P<0>(a,b);}), T([&]{Pp<0>(a,b);}), T([&]{P<1>(a,b);}));
+    printf("threads %d copy %.3f stream %.3f | K %.3f F %.3f G %.3f P %.3f Pp %.3f Pst %.3f Ps %.3f PsT1 %.3f\n", omp_get_max_threads(), T([&]{copy(a,b);}), T([&]{stream(a,b);}), T([&]{K<0>(a,b);}), T([&]{F<0>(a,b);}), T([&]{F<1>(a,b);}), T([&]{P<0>(a,b);}), T([&]{Pp<0>(a,b);}), T([&]{P<1>(a,b);}), T([&]{Ps<0,0>(a,b);}), T([&]{Ps<0,1>(a,b);}));
 }
