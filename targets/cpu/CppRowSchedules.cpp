@@ -214,8 +214,6 @@ CppPrinter::matchPipelinedRows(const Stmt &loop) const {
   if (cacheBytes > kMaxPipelinedCacheBytes)
     return std::nullopt;
 
-  // Every store of the store loop streams: an output of its own, large,
-  // contiguous in the column, each block starting on a 64-byte boundary.
   // The caches: written by the second loop, read by the store loop, each
   // at the column alone (a block stored is a block free to compute into).
   auto atColumn = [](const IndexExpr &index, int var) {
@@ -241,6 +239,8 @@ CppPrinter::matchPipelinedRows(const Stmt &loop) const {
   }
   for (RowPrefetch &p : rows->prefetches)
     p.locality = 2;
+  // Every store of the store loop streams: an output of its own, large,
+  // contiguous in the column, each block starting on a 64-byte boundary.
   PipelinedRows pipe{*rows, c, {}, {}};
   std::map<int, std::string> &chunks = pipe.chunks;
   std::vector<int> defined;
@@ -275,7 +275,8 @@ CppPrinter::matchPipelinedRows(const Stmt &loop) const {
                  (s.kind == Stmt::Kind::Loop && storesStreamed(s.body));
         });
       };
-  if (storesStreamed(llvm::ArrayRef<Stmt>(loop.body).take_front(c)))
+  llvm::ArrayRef<Stmt> body(loop.body);
+  if (storesStreamed(body.take_front(c)) || storesStreamed(body.drop_front(c + 1)))
     return std::nullopt;
   // The row-level temps the store loop reads: carried to the pending row.
   std::vector<int> rowLevel, &carried = pipe.carried;
