@@ -119,6 +119,9 @@ private:
                             const std::vector<int> &carried, int row,
                             const std::string &begin);
   bool printStreamedLoop(const codegen::Stmt &loop, size_t numCollapsed);
+  void declareStreamChunks(int64_t elements);
+  void storeStreamChunks(const codegen::Body &body,
+                         const std::vector<std::string> &chunkNames);
 };
 
 } // namespace cpp_printer

@@ -381,9 +381,7 @@ void CppPrinter::printPendingRowBlock(const Stmt &store,
   int var = store.vars[0];
   std::string block = std::to_string(kPrefetchBlock);
   line("const int64_t kiln_c = " + begin + ";");
-  for (const auto &[buffer, name] : streamChunks)
-    line("alignas(64) " + storageCType(k.buffers[buffer].type) + " " + name +
-         "[" + block + "];");
+  declareStreamChunks(kPrefetchBlock);
   line("for (int64_t " + names[var] + " = kiln_c; " + names[var] +
        " < kiln_c + " + block + "; ++" + names[var] + ") {");
   ++indent;
@@ -393,14 +391,32 @@ void CppPrinter::printPendingRowBlock(const Stmt &store,
   line("}");
   std::vector<std::string> chunkNames = names;
   chunkNames[var] = "kiln_c";
-  for (const Stmt &s : store.body)
-    if (s.kind == Stmt::Kind::Store) {
-      const std::string &name = streamChunks.at(s.buffer);
-      line("kiln_stream_store(&" + k.buffers[s.buffer].name + "[" +
-           s.index.str(chunkNames) + "], " + name + ", sizeof(" + name + "));");
-    }
+  storeStreamChunks(store.body, chunkNames);
   names = savedNames;
   exprs = savedExprs;
+}
+
+/// Declares the local chunk array, of `elements` elements, of each streamed
+/// output (streamChunks).
+void CppPrinter::declareStreamChunks(int64_t elements) {
+  for (const auto &[buffer, name] : streamChunks)
+    line("alignas(64) " + storageCType(k.buffers[buffer].type) + " " + name +
+         "[" + std::to_string(elements) + "];");
+}
+
+/// Writes each streamed output's chunk (streamChunks) with non-temporal
+/// stores, at the index of its store in `body` printed with `chunkNames`
+/// (the chunked variable named kiln_c, its first element).
+void CppPrinter::storeStreamChunks(const Body &body,
+                                   const std::vector<std::string> &chunkNames) {
+  for (const Stmt &s : body) {
+    auto chunk = streamChunks.find(s.buffer);
+    if (s.kind != Stmt::Kind::Store || chunk == streamChunks.end())
+      continue;
+    line("kiln_stream_store(&" + k.buffers[s.buffer].name + "[" +
+         s.index.str(chunkNames) + "], " + chunk->second + ", sizeof(" +
+         chunk->second + "));");
+  }
 }
 
 /// Non-temporal stores: a pointwise nest (no inner loops) of static extents
@@ -422,7 +438,6 @@ bool CppPrinter::printStreamedLoop(const Stmt &loop, size_t numCollapsed) {
       return false;
   int inner = loop.vars.back();
   std::map<int, std::string> chunks;
-  std::map<int, const IndexExpr *> chunkIndex; // each streamed buffer's store
   int64_t chunkElems = 0;
   for (const Stmt &s : loop.body) {
     if (s.kind == Stmt::Kind::Loop || s.kind == Stmt::Kind::CacheStore)
@@ -451,7 +466,6 @@ bool CppPrinter::printStreamedLoop(const Stmt &loop, size_t numCollapsed) {
       return false; // one store per streamed output
     chunkElems = elems;
     chunks.emplace(s.buffer, "kiln_chunk" + std::to_string(s.buffer));
-    chunkIndex.emplace(s.buffer, &s.index);
   }
   if (chunks.empty())
     return false;
@@ -465,24 +479,19 @@ bool CppPrinter::printStreamedLoop(const Stmt &loop, size_t numCollapsed) {
        std::to_string(kStreamChunkBytes) + " bytes, stored non-temporally.");
   line("for (int64_t kiln_c = 0; kiln_c < " + n + "; kiln_c += " + c + ") {");
   ++indent;
-  for (const auto &[buffer, name] : chunks)
-    line("alignas(64) " + storageCType(k.buffers[buffer].type) + " " + name +
-         "[" + c + "];");
+  streamChunks = chunks;
+  declareStreamChunks(chunkElems);
   line("for (int64_t " + j + " = kiln_c; " + j + " < kiln_c + " + c + "; ++" +
        j + ") {");
   ++indent;
-  streamChunks = chunks;
   streamVar = j;
   printBody(loop.body);
-  streamChunks.clear();
   --indent;
   line("}");
   std::vector<std::string> chunkNames = names;
   chunkNames[inner] = "kiln_c";
-  for (const auto &[buffer, name] : chunks)
-    line("kiln_stream_store(&" + k.buffers[buffer].name + "[" +
-         chunkIndex[buffer]->str(chunkNames) + "], " + name + ", sizeof(" +
-         name + "));");
+  storeStreamChunks(loop.body, chunkNames);
+  streamChunks.clear();
   --indent;
   line("}");
   line("kiln_stream_fence();");
