@@ -532,11 +532,14 @@ TEST_CASE("rows with large outputs are pipelined with non-temporal stores",
   // pending row's index must be used): each row's outputs are stored a row
   // late. LayerNorm over [1024, 4096] then GELU, its mean an output, carries
   // the reciprocal of the deviation to the pending row. [512, 4096] (8 MB)
-  // keeps the prefetched schedule.
+  // keeps the prefetched schedule; an f16 softmax over [1024, 8192] (16 MB)
+  // streams f16 chunks from an f32 cache row.
   std::string axes = "    %axes = kiln.constant dense<-1> : tensor<1xi64>\n";
-  auto softmax = [&](const std::string &name, int64_t rows, bool times) {
-    std::string t = "tensor<" + std::to_string(rows) + "x4096xf32>",
-                r = "tensor<" + std::to_string(rows) + "x1xf32>";
+  auto softmax = [&](const std::string &name, int64_t rows, bool times,
+                     const std::string &shape = "x4096xf32>") {
+    std::string t = "tensor<" + std::to_string(rows) + shape,
+                r = "tensor<" + std::to_string(rows) + "x1" +
+                    shape.substr(shape.rfind('x'));
     std::string body =
         axes + "    %m = kiln.reduce_max %x0, %axes " + kReduceAttrs + " : (" +
         t + ", tensor<1xi64>) -> " + r + "\n    %d = kiln.sub %x0, %m : (" + t +
@@ -581,7 +584,8 @@ TEST_CASE("rows with large outputs are pipelined with non-temporal stores",
           t + "\n    kiln.yield %y, %mean : " + t + ", " + r};
   std::vector<Case> cases = {softmax("k0_softmax", 1025, false),
                              softmax("k1_softmax", 1024, true), layerNormGelu,
-                             softmax("k3_softmax", 512, false)};
+                             softmax("k3_softmax", 512, false),
+                             softmax("k4_softmax", 1024, false, "x8192xf16>")};
   checkCases(cases);
   std::vector<std::string> code;
   for (const Case &c : cases) {
@@ -613,6 +617,9 @@ TEST_CASE("rows with large outputs are pipelined with non-temporal stores",
   INFO(code[3]);
   CHECK(code[3].find("kiln_stream_store") == std::string::npos);
   CHECK(code[3].find("kiln_nx") != std::string::npos);
+  INFO(code[4]);
+  CHECK(code[4].find("kiln_stream_store(&out0[kiln_pr*8192 + kiln_c]") !=
+        std::string::npos);
 }
 
 TEST_CASE("the generated erf is accurate near 0, across the switch and in "
