@@ -116,12 +116,12 @@ private:
   matchPipelinedRows(const codegen::Stmt &loop) const;
   bool printPipelinedRows(const codegen::Stmt &loop);
   void printPendingRowBlock(const codegen::Stmt &store,
-                            const std::vector<int> &carried, int row,
-                            const std::string &begin);
+                            const std::vector<int> &carried, int row);
   bool printStreamedLoop(const codegen::Stmt &loop, size_t numCollapsed);
-  void declareStreamChunks(int64_t elements);
-  void storeStreamChunks(const codegen::Body &body,
-                         const std::vector<std::string> &chunkNames);
+  bool streamsInChunks(const codegen::Stmt &s, int var, int64_t chunkElems,
+                       int64_t minBytes) const;
+  void printStreamedChunk(const codegen::Body &body, int var,
+                          int64_t elements);
 };
 
 } // namespace cpp_printer

@@ -154,6 +154,25 @@ bool CppPrinter::printPrefetchedRows(const Stmt &loop) {
   return true;
 }
 
+/// True when store `s` may be streamed in chunks of `chunkElems` elements
+/// along `var`: to an output of its own of at least `minBytes`, with static
+/// numbers, contiguous in `var`, each chunk starting on a 64-byte boundary
+/// (the buffer is 64-byte aligned: the constant and the other terms are
+/// multiples of a cache line, and so is a chunk).
+bool CppPrinter::streamsInChunks(const Stmt &s, int var, int64_t chunkElems,
+                                 int64_t minBytes) const {
+  const Buffer &b = k.buffers[s.buffer];
+  int64_t bytes = scalarTypeBytes(b.type), line64 = 64 / bytes;
+  if (!b.isOutput || b.sharesWith >= 0 || b.numElements() * bytes < minBytes ||
+      s.index.hasRunTimeNumbers() || coefficientOf(s.index, var) != 1 ||
+      (chunkElems * bytes) % 64 != 0 || s.index.getConstant() % line64 != 0)
+    return false;
+  return llvm::all_of(s.index.getTerms(), [&](const IndexExpr::Term &t) {
+    return (t.atom.kind == IndexExpr::Atom::Var && t.atom.var == var) ||
+           t.coef % line64 == 0;
+  });
+}
+
 /// Pipelined rows: a prefetched row loop (matchPrefetchedRows) whose last
 /// loop is a store loop over the row (softmax's `exp / sum`, a norm's
 /// scale and shift and what follows it) writing outputs of at least
@@ -175,7 +194,7 @@ bool CppPrinter::printPrefetchedRows(const Stmt &loop) {
 /// (two cache rows in turn, prefetches into L1), six alternating `kiln
 /// bench --iterations 40` pairs: one thread 3.79-4.05 -> 3.02-3.16 ms, two
 /// threads 1.82-2.05 -> 1.44-1.87 ms; one cache row and L2 prefetches took
-/// another 7-9% off in bench/cpu_softmax_pipelined.cpp (Pp -> PsT1).
+/// another 5-11% off in bench/cpu_softmax_pipelined.cpp (Pp -> PsT1).
 /// matchPipelinedRows finds the shape: nullopt when `loop` does not have
 /// it, an extent is a run-time one or not a multiple of kPrefetchBlock, a
 /// stored output is smaller, shared with an input or not contiguous in
@@ -251,18 +270,9 @@ CppPrinter::matchPipelinedRows(const Stmt &loop) const {
       defined.push_back(s.result);
     if (s.kind != Stmt::Kind::Store)
       continue;
-    const Buffer &b = k.buffers[s.buffer];
-    int64_t bytes = scalarTypeBytes(b.type), line64 = 64 / bytes;
-    if (!b.isOutput || b.sharesWith >= 0 ||
-        b.numElements() * bytes < kPipelinedStreamBytes ||
-        s.index.hasRunTimeNumbers() || coefficientOf(s.index, storeCol) != 1 ||
-        (kPrefetchBlock * bytes) % 64 != 0 ||
-        s.index.getConstant() % line64 != 0 || chunks.count(s.buffer))
+    if (!streamsInChunks(s, storeCol, kPrefetchBlock, kPipelinedStreamBytes) ||
+        chunks.count(s.buffer))
       return std::nullopt;
-    for (const IndexExpr::Term &t : s.index.getTerms())
-      if (!(t.atom.kind == IndexExpr::Atom::Var && t.atom.var == storeCol) &&
-          t.coef % line64 != 0)
-        return std::nullopt;
     chunks.emplace(s.buffer, "kiln_chunk" + std::to_string(s.buffer));
   }
   if (chunks.empty())
@@ -330,15 +340,12 @@ bool CppPrinter::printPipelinedRows(const Stmt &loop) {
   line("const int64_t kiln_nx = " + r + " + 1 < " + extent + " ? " + r +
        " + 1 : " + r + ";");
   printBody(Body(loop.body.begin(), loop.body.begin() + rows.second));
-  auto pending = [&] {
-    streamChunks = pipe->chunks;
-    printPendingRowBlock(store, carried, row, "kiln_jb");
-    streamChunks.clear();
-  };
+  // Only the store loop stores the streamed outputs (matchPipelinedRows).
+  streamChunks = pipe->chunks;
   printReduceLoop(second, rows.prefetches, [&] {
     line("if (kiln_pr >= 0) {");
     ++indent;
-    pending();
+    printPendingRowBlock(store, carried, row);
     --indent;
     line("}");
   });
@@ -355,11 +362,12 @@ bool CppPrinter::printPipelinedRows(const Stmt &loop) {
   line("for (int64_t kiln_jb = 0; kiln_jb < " + std::to_string(n) +
        "; kiln_jb += " + block + ") {");
   ++indent;
-  pending();
+  printPendingRowBlock(store, carried, row);
   --indent;
   line("}");
   --indent;
   line("}");
+  streamChunks.clear();
   line("kiln_stream_fence();");
   --indent;
   line("}");
@@ -367,48 +375,43 @@ bool CppPrinter::printPipelinedRows(const Stmt &loop) {
 }
 
 /// Prints the store loop `store` of the pending row `kiln_pr` (a row
-/// variable `row`) over the block of kPrefetchBlock columns from `begin`,
+/// variable `row`) over the block of kPrefetchBlock columns from `kiln_jb`,
 /// reading the row caches' block before the next row computes into it: the
-/// row-level temps `carried` are their kiln_p copies, and its outputs
-/// (streamChunks) computed into local chunks that kiln_stream_store writes.
+/// row-level temps `carried` are their kiln_p copies, the streamed outputs
+/// (streamChunks) go out through printStreamedChunk.
 void CppPrinter::printPendingRowBlock(const Stmt &store,
-                                      const std::vector<int> &carried, int row,
-                                      const std::string &begin) {
+                                      const std::vector<int> &carried,
+                                      int row) {
   std::vector<std::string> savedNames = names, savedExprs = exprs;
   names[row] = "kiln_pr";
   for (int t : carried)
     exprs[t] = "kiln_p" + std::to_string(t);
-  int var = store.vars[0];
-  std::string block = std::to_string(kPrefetchBlock);
-  line("const int64_t kiln_c = " + begin + ";");
-  declareStreamChunks(kPrefetchBlock);
-  line("for (int64_t " + names[var] + " = kiln_c; " + names[var] +
-       " < kiln_c + " + block + "; ++" + names[var] + ") {");
-  ++indent;
-  streamVar = names[var];
-  printBody(store.body);
-  --indent;
-  line("}");
-  std::vector<std::string> chunkNames = names;
-  chunkNames[var] = "kiln_c";
-  storeStreamChunks(store.body, chunkNames);
+  line("const int64_t kiln_c = kiln_jb;");
+  printStreamedChunk(store.body, store.vars[0], kPrefetchBlock);
   names = savedNames;
   exprs = savedExprs;
 }
 
-/// Declares the local chunk array, of `elements` elements, of each streamed
-/// output (streamChunks).
-void CppPrinter::declareStreamChunks(int64_t elements) {
+/// Prints one chunk of a streamed loop: the body `body` of a loop over
+/// `var` run for the `elements` elements from `kiln_c` (declared by the
+/// caller), each streamed output's values (streamChunks) into a local chunk
+/// array, then the chunks written with non-temporal stores at their
+/// stores' indices.
+void CppPrinter::printStreamedChunk(const Body &body, int var,
+                                    int64_t elements) {
+  std::string n = std::to_string(elements), j = names[var];
   for (const auto &[buffer, name] : streamChunks)
     line("alignas(64) " + storageCType(k.buffers[buffer].type) + " " + name +
-         "[" + std::to_string(elements) + "];");
-}
-
-/// Writes each streamed output's chunk (streamChunks) with non-temporal
-/// stores, at the index of its store in `body` printed with `chunkNames`
-/// (the chunked variable named kiln_c, its first element).
-void CppPrinter::storeStreamChunks(const Body &body,
-                                   const std::vector<std::string> &chunkNames) {
+         "[" + n + "];");
+  line("for (int64_t " + j + " = kiln_c; " + j + " < kiln_c + " + n + "; ++" +
+       j + ") {");
+  ++indent;
+  streamVar = j;
+  printBody(body);
+  --indent;
+  line("}");
+  std::vector<std::string> chunkNames = names;
+  chunkNames[var] = "kiln_c";
   for (const Stmt &s : body) {
     auto chunk = streamChunks.find(s.buffer);
     if (s.kind != Stmt::Kind::Store || chunk == streamChunks.end())
@@ -444,24 +447,11 @@ bool CppPrinter::printStreamedLoop(const Stmt &loop, size_t numCollapsed) {
       return false;
     if (s.kind != Stmt::Kind::Store)
       continue;
-    const Buffer &b = k.buffers[s.buffer];
-    int64_t bytes = scalarTypeBytes(b.type);
-    int64_t elems = kStreamChunkBytes / bytes;
-    if (!b.isOutput || b.sharesWith >= 0 ||
-        b.numElements() * bytes < kStreamBytes || s.index.hasRunTimeNumbers() ||
-        coefficientOf(s.index, inner) != 1 ||
+    int64_t elems = kStreamChunkBytes / scalarTypeBytes(k.buffers[s.buffer].type);
+    if (!streamsInChunks(s, inner, elems, kStreamBytes) ||
         k.vars[inner].extent % elems != 0 ||
         (chunkElems && chunkElems != elems))
       return false;
-    // Each chunk starts on a 64-byte boundary (the buffer is 64-byte
-    // aligned): the other terms and the constant are multiples of a line.
-    int64_t line64 = 64 / bytes;
-    if (s.index.getConstant() % line64 != 0)
-      return false;
-    for (const IndexExpr::Term &t : s.index.getTerms())
-      if (!(t.atom.kind == IndexExpr::Atom::Var && t.atom.var == inner) &&
-          t.coef % line64 != 0)
-        return false;
     if (chunks.count(s.buffer))
       return false; // one store per streamed output
     chunkElems = elems;
@@ -474,23 +464,13 @@ bool CppPrinter::printStreamedLoop(const Stmt &loop, size_t numCollapsed) {
   for (size_t i = 0; i + 1 < loop.vars.size(); ++i)
     openFor(loop.vars[i]);
   std::string n = std::to_string(k.vars[inner].extent),
-              c = std::to_string(chunkElems), j = names[inner];
+              c = std::to_string(chunkElems);
   line("// Outputs larger than a last-level cache: computed in chunks of " +
        std::to_string(kStreamChunkBytes) + " bytes, stored non-temporally.");
   line("for (int64_t kiln_c = 0; kiln_c < " + n + "; kiln_c += " + c + ") {");
   ++indent;
   streamChunks = chunks;
-  declareStreamChunks(chunkElems);
-  line("for (int64_t " + j + " = kiln_c; " + j + " < kiln_c + " + c + "; ++" +
-       j + ") {");
-  ++indent;
-  streamVar = j;
-  printBody(loop.body);
-  --indent;
-  line("}");
-  std::vector<std::string> chunkNames = names;
-  chunkNames[inner] = "kiln_c";
-  storeStreamChunks(loop.body, chunkNames);
+  printStreamedChunk(loop.body, inner, chunkElems);
   streamChunks.clear();
   --indent;
   line("}");
