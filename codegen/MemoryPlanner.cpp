@@ -26,6 +26,7 @@
 #include "llvm/ADT/STLExtras.h"
 
 #include <algorithm>
+#include <climits>
 #include <functional>
 #include <optional>
 #include <set>
@@ -366,6 +367,17 @@ FailureOr<MemoryPlan> planMemory(func::FuncOp graph) {
   // generated kernel writes every result, so an unused one of those gets
   // scratch space that lives for its step only).
   llvm::DenseMap<Value, size_t> bufferOf; ///< value -> plan.buffers index
+  std::vector<ArenaBuffer> preparedBuffers;
+  llvm::DenseMap<Value, size_t> preparedBufferOf; ///< -> preparedBuffers
+  // Whether a step of the run (or the return) reads `v` or an alias of it.
+  std::function<bool(Value)> readByRun = [&](Value v) {
+    return llvm::any_of(v.getUsers(), [&](Operation *user) {
+      Operation *top = body.findAncestorOpInBlock(*user);
+      if (!top->hasAttr(kLoadTimeAttr) || isa<func::ReturnOp>(top))
+        return true;
+      return top->hasAttr(kAliasAttr) && readByRun(top->getResult(0));
+    });
+  };
   for (Operation *op : plan.ops) {
     if (isa<func::ReturnOp>(op) || isa<ConstantOp>(op) ||
         op->hasAttr(kAliasAttr))
@@ -389,41 +401,53 @@ FailureOr<MemoryPlan> planMemory(func::FuncOp graph) {
         plan.locations[r] = BufferLocation{BufferKind::None, -1, 0, bytes};
         continue;
       }
-      if (loadTime) {
-        // Prepared memory: written once, lives as long as the model.
-        int64_t offset = (plan.preparedBytes + 255) / 256 * 256;
-        plan.locations[r] =
-            BufferLocation{BufferKind::Prepared, -1, offset, bytes};
-        plan.preparedBytes = offset + bytes;
-        continue;
-      }
       std::string name = "%" + stepName(op) + "@" +
                          std::to_string(opIndex[op]) + "#" +
                          std::to_string(r.getResultNumber());
+      // A load-time result goes to prepared memory, planned like the arena
+      // over the order of the load-time steps: one that a run reads lives
+      // as long as the model, one that only load-time steps read dies after
+      // the last of them.
+      std::vector<ArenaBuffer> &buffers =
+          loadTime ? preparedBuffers : plan.buffers;
+      llvm::DenseMap<Value, size_t> &bufferIndex =
+          loadTime ? preparedBufferOf : bufferOf;
+      if (loadTime)
+        last = readByRun(r) ? INT_MAX : last;
       // In place (kiln-mark-in-place): the result takes the buffer of the
       // operand that dies here (the buffer's lifetime grows to the result's).
       if (std::optional<std::pair<unsigned, unsigned>> pair = inPlacePair(op);
           pair && pair->first == r.getResultNumber()) {
-        auto found = bufferOf.find(op->getOperand(pair->second));
-        assert(found != bufferOf.end() && "in place over a value not in the arena");
-        ArenaBuffer &base = plan.buffers[found->second];
+        auto found = bufferIndex.find(op->getOperand(pair->second));
+        assert(found != bufferIndex.end() &&
+               "in place over a value not in the arena");
+        ArenaBuffer &base = buffers[found->second];
         assert(base.last == first && base.bytes == bytes &&
                "in place over a value that lives on");
         base.inPlace.push_back(r);
         base.name += " = " + name + " (in place)";
         base.last = last;
-        bufferOf[r] = found->second;
+        bufferIndex[r] = found->second;
         continue;
       }
       ArenaBuffer buf;
       buf.value = r;
       buf.name = name;
-      buf.bytes = bytes;
+      // Prepared buffers start at multiples of 256 bytes.
+      buf.bytes = loadTime ? (bytes + 255) / 256 * 256 : bytes;
       buf.first = first;
       buf.last = last;
-      bufferOf[r] = plan.buffers.size();
-      plan.buffers.push_back(buf);
+      bufferIndex[r] = buffers.size();
+      buffers.push_back(buf);
     }
+  }
+  plan.preparedBytes = assignArenaOffsets(preparedBuffers);
+  for (const ArenaBuffer &buf : preparedBuffers) {
+    BufferLocation at{BufferKind::Prepared, -1, buf.offset,
+                      staticTensorBytes(buf.value.getType())};
+    plan.locations[buf.value] = at;
+    for (Value v : buf.inPlace)
+      plan.locations[v] = at;
   }
   // Arena values: an argument lives from the start to its last use; a
   // result's buffer lives to the end (or, for a value that lives elsewhere,

@@ -144,10 +144,14 @@ LogicalResult runGraphPasses(ModuleOp module, PipelineStage stage,
     //     the weights' transposes and cancel what meets.
     target->addLayoutPasses(pm);
     pm.addPass(createLayoutCleanupPass());
-    // 7b'. The views the new layout left: a reshape of a reshape is one (a
-    //      channels-last global pool's [N, 1, 1, C] -> [N, C, 1, 1] -> [N, C]
-    //      becomes one view, which the pool's kernel takes with the cast
-    //      after it).
+    // 7b'. An embedding lookup's projection (a recurrent layer's input
+    //      projection after kiln-split-recurrent) as a lookup in the
+    //      projected table, which the model computes once, at load.
+    pm.addPass(createFoldEmbeddingProjectionPass());
+    // 7b''. The views the new layout left: a reshape of a reshape is one (a
+    //       channels-last global pool's [N, 1, 1, C] -> [N, C, 1, 1] ->
+    //       [N, C] becomes one view, which the pool's kernel takes with the
+    //       cast after it).
     pm.addPass(createSimplifyPass());
     pm.addPass(createCSEPass());
     // 7c. Reductions the new layout made strided (a channels-last global

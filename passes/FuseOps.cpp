@@ -30,6 +30,7 @@
 #include "passes/FusionPasses.h"
 #include "passes/FusionRules.h"
 #include "passes/LoweringPasses.h"
+#include "passes/PassDetail.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
@@ -108,12 +109,7 @@ void Grouping::classifyWeightDerived(Operation *op) {
   if (isa<ConstantOp>(op) || op->getNumOperands() == 0)
     return;
   bool derived = llvm::all_of(op->getOperands(), [&](Value v) {
-    if (auto arg = dyn_cast<BlockArgument>(v)) {
-      auto func = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
-      return func && func.getArgAttr(arg.getArgNumber(), "kiln.weight");
-    }
-    Operation *def = v.getDefiningOp();
-    return isa<ConstantOp>(def) || weightDerived.contains(def);
+    return passes::isWeight(v) || weightDerived.contains(v.getDefiningOp());
   });
   if (derived)
     weightDerived.insert(op);

@@ -22,11 +22,14 @@
 // The conditions make every element of O read before the element of R at
 // the same place is written, by the thread that writes it or before a
 // reduction completes, and never read afterwards:
-//   * graph level: O is computed by a top-level step (not a weight, a
-//     load-time result, an alias view or a graph input), has no alias view,
-//     is read once by this fusion and by nothing after it; R has O's type
-//     and is not a graph output (but may be a value handed over in the
-//     arena, kiln.arena_value);
+//   * graph level: O is computed by a top-level step (not a weight, an
+//     alias view or a graph input), has no alias view, is read once by this
+//     fusion and by nothing after it; R has O's type and is not a graph
+//     output (but may be a value handed over in the arena,
+//     kiln.arena_value); a load-time fusion (kiln.load_time) goes over a
+//     load-time O that only load-time steps read (they run in order, in
+//     the model's prepared memory, before any run), a fusion of the run
+//     over a value of the run;
 //   * kernel level: every op of the region that reads O's block argument,
 //     transitively, is elementwise at R's shape (reading the same element)
 //     or a reduction (whose loops all run before the epilogue stores); R is
@@ -180,21 +183,27 @@ bool kernelAllowsInPlace(FusionOp op, unsigned operand, unsigned result) {
   return true;
 }
 
-/// Whether `v` is a buffer of this run's memory that no one reads after
-/// `op`: computed by a top-level step that is not a weight, a load-time
-/// step or an alias view, with no alias view of its own, read once by `op`
-/// and by nothing after it.
+/// Whether `v` is a buffer that no one reads after `op`: computed by a
+/// top-level step that is not a weight or an alias view, and a load-time
+/// step exactly when `op` is one (the run's memory, or the prepared memory
+/// of the load-time steps), with no alias view of its own, read once by
+/// `op` and by nothing after it.
 bool diesAt(Value v, Operation *op) {
   Operation *def = v.getDefiningOp();
   if (!def || !isa<func::FuncOp>(def->getParentOp()) || isa<ConstantOp>(def) ||
-      def->hasAttr(kLoadTimeAttr) || def->hasAttr(kAliasAttr))
+      def->hasAttr(kLoadTimeAttr) != op->hasAttr(kLoadTimeAttr) ||
+      def->hasAttr(kAliasAttr))
     return false;
   if (llvm::count(op->getOperands(), v) != 1)
     return false;
+  // Load-time steps run before every step of a run, in order among
+  // themselves: a load-time O is read by load-time steps only.
+  bool loadTime = op->hasAttr(kLoadTimeAttr);
   return llvm::all_of(v.getUsers(), [&](Operation *user) {
-    return user == op || (!user->hasAttr(kAliasAttr) &&
-                          !isa<func::ReturnOp>(user) &&
-                          user->isBeforeInBlock(op));
+    return user == op ||
+           (!user->hasAttr(kAliasAttr) && !isa<func::ReturnOp>(user) &&
+            user->isBeforeInBlock(op) &&
+            (!loadTime || user->hasAttr(kLoadTimeAttr)));
   });
 }
 
@@ -246,7 +255,7 @@ struct MarkInPlacePass
     if (graph.isExternal())
       return;
     for (FusionOp op : graph.getBody().front().getOps<FusionOp>()) {
-      if (op->hasAttr(kLoadTimeAttr) || op->hasAttr(kInPlaceAttr))
+      if (op->hasAttr(kInPlaceAttr))
         continue;
       // The candidate result: the last one not returned by the graph (the
       // caller's buffers) other than as a value handed over in the arena.

@@ -14,8 +14,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/LoweringPasses.h"
 #include "ir/KilnOps.h"
+#include "passes/LoweringPasses.h"
+#include "passes/PassDetail.h"
 
 #include "mlir/IR/Builders.h"
 
@@ -25,19 +26,8 @@ using namespace mlir;
 
 namespace kiln {
 
-/// True for a weight: an argument tagged kiln.weight or a top-level
-/// kiln.constant.
-static bool isWeight(Value v) {
-  if (auto arg = dyn_cast<BlockArgument>(v)) {
-    auto func = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
-    return func && func.getArgAttr(arg.getArgNumber(), "kiln.weight");
-  }
-  Operation *def = v.getDefiningOp();
-  return def && isa<ConstantOp>(def) && isa<func::FuncOp>(def->getParentOp());
-}
-
 bool isPersistentValue(Value v, const llvm::DenseSet<Operation *> &loadTime) {
-  return isWeight(v) || loadTime.contains(v.getDefiningOp());
+  return passes::isWeight(v) || loadTime.contains(v.getDefiningOp());
 }
 
 bool isAliasingView(Operation *op) {

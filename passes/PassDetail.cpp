@@ -9,6 +9,7 @@
 
 #include "ir/KilnOps.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -19,6 +20,15 @@ namespace kiln {
 namespace passes {
 
 bool isKilnConstant(Value v) { return v && v.getDefiningOp<ConstantOp>(); }
+
+bool isWeight(Value v) {
+  if (auto arg = dyn_cast<BlockArgument>(v)) {
+    auto fn = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
+    return fn && fn.getArgAttr(arg.getArgNumber(), "kiln.weight");
+  }
+  Operation *def = v.getDefiningOp();
+  return def && isa<ConstantOp>(def) && isa<func::FuncOp>(def->getParentOp());
+}
 
 ElementsAttr getConstantValue(Value v) {
   if (auto c = v ? v.getDefiningOp<ConstantOp>() : ConstantOp())

@@ -23,6 +23,9 @@ namespace passes {
 
 /// True when `v` is the result of a kiln.constant.
 bool isKilnConstant(mlir::Value v);
+/// True for a weight: an argument of its function tagged kiln.weight or a
+/// kiln.constant at the top level of a function.
+bool isWeight(mlir::Value v);
 /// The value of a kiln.constant result; null otherwise.
 mlir::ElementsAttr getConstantValue(mlir::Value v);
 /// The value of a splat kiln.constant of a float or integer element type,

@@ -21,6 +21,7 @@ void registerKilnPasses() {
   mlir::registerPass(createLayoutCleanupPass);
   mlir::registerPass(createSplitReductionsPass);
   mlir::registerPass([] { return createSplitRecurrentPass(); });
+  mlir::registerPass(createFoldEmbeddingProjectionPass);
   mlir::registerPass([] { return createChannelsLastPass(); });
   mlir::registerPass([] { return createAutocastPass(); });
   mlir::registerPass([] { return createFuseOpsPass(); });

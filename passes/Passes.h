@@ -42,6 +42,11 @@ std::unique_ptr<mlir::Pass> createSplitReductionsPass();
 /// CUDA targets); with `f32Only` (the CPU), only f32 ones.
 std::unique_ptr<mlir::Pass> createSplitRecurrentPass(bool f32Only = false);
 
+/// `kiln-fold-embedding-projection`: a matmul (and bias add) of rows gathered
+/// from a weight table by a weight as a gather from the projected table,
+/// computed once, at load (FoldEmbeddingProjection.cpp).
+std::unique_ptr<mlir::Pass> createFoldEmbeddingProjectionPass();
+
 /// `kiln-channels-last`: 2-D f16/bf16 convolutions (f32 too with
 /// `includeF32`) in NHWC, the transposes back to NCHW moved down the graph
 /// until they cancel (ChannelsLast.cpp; the CUDA target's layout pass).

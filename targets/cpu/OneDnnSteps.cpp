@@ -20,6 +20,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <algorithm>
@@ -208,13 +209,44 @@ std::string recurrenceDesc(LibraryCallOp call) {
 
 std::string OneDnnSteps::createBlock(LibraryCallOp call, size_t index,
                                      const std::string &desc,
-                                     const std::string &add) {
+                                     const std::string &add, StringRef object) {
   std::string node = firstNode(call);
   return "  { // Step " + std::to_string(index) + ": " +
          call.getCallee().str() + ", ONNX node '" + commentSafe(node) + "'\n" +
-         desc + "    kiln::Status s = m->onednn." + add + ";\n" +
+         desc + "    kiln::Status s = " + object.str() + "." + add + ";\n" +
          "    if (!s)\n      return fail(err, errlen, std::string(\"node " +
          "'\") + " + quote(node) + " + \"': \" + s.message());\n  }\n";
+}
+
+OneDnnSteps::Primitive OneDnnSteps::placePrimitive(llvm::raw_ostream &os,
+                                                   LibraryCallOp call,
+                                                   size_t index,
+                                                   const std::string &desc,
+                                                   const std::string &add) {
+  if (!call->hasAttr(kLoadTimeAttr)) {
+    creates_ += createBlock(call, index, desc, add, "m->onednn");
+    return {"m->onednn", count_++};
+  }
+  // A load-time step runs in prepareWeights, before the model's primitives
+  // are created, and only once.
+  std::string block = createBlock(call, index, desc, add, "once");
+  os << "  { // Step " << index
+     << " runs once, at load: its primitive is made here and not kept\n"
+     << "    kiln::OneDnnPrimitives once;\n";
+  for (StringRef line : llvm::split(StringRef(block).rtrim('\n'), '\n'))
+    os << "  " << line << "\n";
+  return {"once", 0};
+}
+
+void OneDnnSteps::printRun(llvm::raw_ostream &os, const Primitive &primitive,
+                           StringRef run) {
+  if (primitive.object != "once") {
+    os << run;
+    return;
+  }
+  for (StringRef line : llvm::split(run.rtrim('\n'), '\n'))
+    os << "  " << line << "\n";
+  os << "  }\n";
 }
 
 void OneDnnSteps::emitRecurrenceStep(llvm::raw_ostream &os, LibraryCallOp call,
@@ -227,17 +259,19 @@ void OneDnnSteps::emitRecurrenceStep(llvm::raw_ostream &os, LibraryCallOp call,
     assert(StringRef(r).starts_with("m->weights") ||
            StringRef(r).starts_with("at(m->prepared"));
   }
-  creates_ += createBlock(call, index, recurrenceDesc(call),
-                          "addRecurrence(d, " + r + ")");
+  Primitive primitive = placePrimitive(os, call, index, recurrenceDesc(call),
+                                       "addRecurrence(d, " + r + ")");
+  std::string run;
+  llvm::raw_string_ostream step(run);
   bool lstm = call.getRoutine() == "lstm_recurrence";
   std::string node = firstNode(call);
-  os << "  // Step " << index << ": " << call.getCallee()
-     << " (library), ONNX node '" << commentSafe(node) << "'\n";
-  os << "  {\n    kiln::OneDnnRecurrenceArgs a;\n";
+  step << "  // Step " << index << ": " << call.getCallee()
+       << " (library), ONNX node '" << commentSafe(node) << "'\n";
+  step << "  {\n    kiln::OneDnnRecurrenceArgs a;\n";
   auto operand = [&](StringRef role, StringRef field, StringRef type) {
     if (Value v = call.getOperandByRole(role))
-      os << "    a." << field << " = static_cast<const " << type << " *>("
-         << buffers.pointer(v) << "); // " << buffers.describe(v) << "\n";
+      step << "    a." << field << " = static_cast<const " << type << " *>("
+           << buffers.pointer(v) << "); // " << buffers.describe(v) << "\n";
   };
   operand("xw", "xw", "float");
   if (!packed)
@@ -251,13 +285,15 @@ void OneDnnSteps::emitRecurrenceStep(llvm::raw_ostream &os, LibraryCallOp call,
     if (i >= call->getNumResults() || !buffers.hasBuffer(call->getResult(i)))
       continue;
     Value v = call->getResult(i);
-    os << "    a." << field << " = static_cast<float *>(" << buffers.pointer(v)
-       << "); // " << buffers.describe(v) << "\n";
+    step << "    a." << field << " = static_cast<float *>("
+         << buffers.pointer(v) << "); // " << buffers.describe(v) << "\n";
   }
-  os << "    kiln::Status s = m->onednn.runRecurrence(" << count_ << ", a);\n"
-     << "    if (!s)\n      return fail(err, errlen, std::string(\"node '\") + "
-     << quote(node) << " + \"': \" + s.message());\n  }\n";
-  ++count_;
+  step << "    kiln::Status s = " << primitive.object << ".runRecurrence("
+       << primitive.index << ", a);\n"
+       << "    if (!s)\n      return fail(err, errlen, std::string(\"node '\") "
+          "+ "
+       << quote(node) << " + \"': \" + s.message());\n  }\n";
+  printRun(os, primitive, run);
 }
 
 void OneDnnSteps::emitStep(llvm::raw_ostream &os, LibraryCallOp call,
@@ -294,22 +330,26 @@ void OneDnnSteps::emitStep(llvm::raw_ostream &os, LibraryCallOp call,
                                                    : "false") +
                                    ")"
                              : "addConv(d, " + packed + ")";
-  creates_ += createBlock(call, index, desc + epilogueStatements(call), add);
+  Primitive primitive =
+      placePrimitive(os, call, index, desc + epilogueStatements(call), add);
   auto pointer = [&](StringRef role) -> std::string {
     Value v = call.getOperandByRole(role);
     if (!v || role == packedRole)
       return "nullptr";
     return buffers.pointer(v);
   };
-  os << "  // Step " << index << ": " << call.getCallee() << " (library, "
-     << "epilogue " << call.getEpilogue() << "), ONNX node '"
-     << commentSafe(node) << "'\n";
-  os << "  if (runOneDnn(m->onednn, " << count_ << ", " << pointer(xRole)
-     << ", " << pointer(wRole) << ", " << pointer("bias") << ", "
-     << pointer("residual") << ", " << buffers.pointer(call->getResult(0))
-     << ", " << quote(node) << ", err, errlen)) // "
-     << buffers.describe(call->getResult(0)) << "\n    return 1;\n";
-  ++count_;
+  std::string run;
+  llvm::raw_string_ostream step(run);
+  step << "  // Step " << index << ": " << call.getCallee() << " (library, "
+       << "epilogue " << call.getEpilogue() << "), ONNX node '"
+       << commentSafe(node) << "'\n";
+  step << "  if (runOneDnn(" << primitive.object << ", " << primitive.index
+       << ", " << pointer(xRole) << ", " << pointer(wRole) << ", "
+       << pointer("bias") << ", " << pointer("residual") << ", "
+       << buffers.pointer(call->getResult(0)) << ", " << quote(node)
+       << ", err, errlen)) // " << buffers.describe(call->getResult(0))
+       << "\n    return 1;\n";
+  printRun(os, primitive, run);
 }
 
 void OneDnnSteps::emitHelpers(llvm::raw_ostream &os) const {

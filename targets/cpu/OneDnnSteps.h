@@ -4,7 +4,8 @@
 // runs its kiln.library_call "onednn.*" steps (kiln-lower-cpu made them):
 // each call's primitive is created once, in the model's create function
 // after its load-time steps (kiln::OneDnnPrimitives, the runtime's), and a
-// run executes it on the planned buffers.
+// run executes it on the planned buffers; a load-time call (one that reads
+// weights only) makes its primitive where it runs, once, at load.
 //
 //===----------------------------------------------------------------------===//
 
@@ -49,10 +50,30 @@ private:
   void emitRecurrenceStep(llvm::raw_ostream &os, LibraryCallOp call,
                           size_t index, const wrapper::BufferNames &buffers);
   /// The creation block of `call` (step `index`): the descriptor statements
-  /// `desc` on `d`, then `m->onednn.<add>`, failing with the node's name.
+  /// `desc` on `d`, then `<object>.<add>`, failing with the node's name.
   static std::string createBlock(LibraryCallOp call, size_t index,
                                  const std::string &desc,
-                                 const std::string &add);
+                                 const std::string &add,
+                                 llvm::StringRef object);
+  /// Where a step runs its primitive: the kiln::OneDnnPrimitives object and
+  /// the primitive's index in it.
+  struct Primitive {
+    std::string object;
+    int index;
+  };
+  /// Creates the primitive of `call` (step `index`; see createBlock). A
+  /// run-time step's is recorded for createOneDnnPrimitives (`m->onednn`);
+  /// a load-time step (kiln.load_time) runs in prepareWeights, before those
+  /// are created, and once: its primitive is made in a block that this
+  /// prints to `os`, in an object of its own ("once", index 0), and the
+  /// caller closes the block after the step's run.
+  Primitive placePrimitive(llvm::raw_ostream &os, LibraryCallOp call,
+                           size_t index, const std::string &desc,
+                           const std::string &add);
+  /// Prints the statements `run` of a step that runs `primitive`; in the
+  /// load-time block placePrimitive opened, which this closes.
+  static void printRun(llvm::raw_ostream &os, const Primitive &primitive,
+                       llvm::StringRef run);
 
   /// The creation statements, one block per primitive.
   std::string creates_;

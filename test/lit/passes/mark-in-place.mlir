@@ -138,3 +138,36 @@ func.func @early_store(%x: tensor<8x4xf32>, %w: tensor<4x16xf32> {kiln.weight}, 
   %g = kiln.matmul %s, %k : (tensor<8x16xf32>, tensor<16x4xf32>) -> tensor<8x4xf32>
   return %m, %g : tensor<8x1xf32>, tensor<8x4xf32>
 }
+
+// -----
+
+// Load-time steps: a projected table (a product of weights) plus a bias of
+// two weights, stored over the table, which only load-time steps read (they
+// run in order, once, in the model's prepared memory).
+// CHECK-LABEL: func.func @load_time_chain(
+// CHECK: %[[T:.*]] = kiln.library_call "onednn.matmul"(%arg1, %arg2) {kiln.load_time
+// CHECK: kiln.fusion "k0_add" ins(%arg3, %arg4, %[[T]] : {{.*}}) kind("pointwise") attributes {kiln.in_place = array<i64: 0, 2>, kiln.load_time}
+func.func @load_time_chain(%ids: tensor<6xi64>, %e: tensor<50x8xf32> {kiln.weight}, %w: tensor<8x24xf32> {kiln.weight}, %b1: tensor<24xf32> {kiln.weight}, %b2: tensor<24xf32> {kiln.weight}) -> tensor<6x24xf32> {
+  %t = kiln.matmul %e, %w : (tensor<50x8xf32>, tensor<8x24xf32>) -> tensor<50x24xf32>
+  %b = kiln.add %b1, %b2 : (tensor<24xf32>, tensor<24xf32>) -> tensor<24xf32>
+  %tb = kiln.add %t, %b : (tensor<50x24xf32>, tensor<24xf32>) -> tensor<50x24xf32>
+  %y = kiln.gather %tb, %ids {axis = 0 : i64} : (tensor<50x24xf32>, tensor<6xi64>) -> tensor<6x24xf32>
+  return %y : tensor<6x24xf32>
+}
+
+// -----
+
+// Not over a load-time value that a step of the run also reads (every
+// load-time step runs before the run's, wherever it stands).
+// CHECK-LABEL: func.func @load_time_read_by_run(
+// CHECK: kiln.fusion "k0_add" {{.*}} attributes {kiln.load_time}
+// CHECK-NOT: kiln.in_place
+// CHECK: return
+func.func @load_time_read_by_run(%x: tensor<4x50xf32>, %e: tensor<50x8xf32> {kiln.weight}, %w: tensor<8x24xf32> {kiln.weight}, %b1: tensor<24xf32> {kiln.weight}, %b2: tensor<24xf32> {kiln.weight}) -> (tensor<4x24xf32>, tensor<4x24xf32>) {
+  %t = kiln.matmul %e, %w : (tensor<50x8xf32>, tensor<8x24xf32>) -> tensor<50x24xf32>
+  %early = kiln.matmul %x, %t : (tensor<4x50xf32>, tensor<50x24xf32>) -> tensor<4x24xf32>
+  %b = kiln.add %b1, %b2 : (tensor<24xf32>, tensor<24xf32>) -> tensor<24xf32>
+  %tb = kiln.add %t, %b : (tensor<50x24xf32>, tensor<24xf32>) -> tensor<50x24xf32>
+  %y = kiln.matmul %x, %tb : (tensor<4x50xf32>, tensor<50x24xf32>) -> tensor<4x24xf32>
+  return %early, %y : tensor<4x24xf32>, tensor<4x24xf32>
+}
