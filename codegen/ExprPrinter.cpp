@@ -578,7 +578,8 @@ template <class T> KILN_FN T kiln_shr(T a, T b) {
   return (T)(a >> b);
 }
 KILN_FN float kiln_sigmoid(float x) {
-  float e = kiln_expf(-fabsf(x));
+  // -|x| is at most 0 (or NaN): exp without its overflow fix.
+  float e = kiln_expf_nonpositive(-fabsf(x));
   float d = 1.0f / (1.0f + e);
   return x >= 0.0f ? d : e * d;
 }

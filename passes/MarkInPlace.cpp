@@ -23,10 +23,10 @@
 // the same place is written, by the thread that writes it or before a
 // reduction completes, and never read afterwards:
 //   * graph level: O is computed by a top-level step (not a weight, an
-//     alias view or a graph input), has no alias view, is read once by this
-//     fusion and by nothing after it; R has O's type and is not a graph
-//     output (but may be a value handed over in the arena,
-//     kiln.arena_value); a load-time fusion (kiln.load_time) goes over a
+//     alias view or a graph input), is read once by this fusion and by
+//     nothing after it, directly or through its alias views; R has O's type
+//     and is not a graph output (but may be a value handed over in the
+//     arena, kiln.arena_value); a load-time fusion (kiln.load_time) goes over a
 //     load-time O that only load-time steps read (they run in order, in
 //     the model's prepared memory, before any run), a fusion of the run
 //     over a value of the run;
@@ -60,8 +60,11 @@ namespace kiln {
 namespace {
 
 /// The region's values that depend on block argument `arg`, and whether
-/// every use on the way reads the same element at `shape` (elementwise ops
-/// of that shape) or reduces (reduction ops).
+/// every use on the way reads the same element at `shape`: elementwise ops
+/// at the shape of the dependent operand, and transposes, as long as each
+/// dependent value reaches the yield or a reduction with its dims in the
+/// argument's order (a channels-last kernel's NCHW body transposes its
+/// operand there and back); or reduces (reduction ops).
 struct ArgumentReads {
   llvm::DenseSet<Value> dependents;
   bool sameElement = true;
@@ -69,29 +72,53 @@ struct ArgumentReads {
 
 ArgumentReads collectReads(BlockArgument arg, ArrayRef<int64_t> shape) {
   ArgumentReads reads;
-  std::function<void(Value)> visit = [&](Value v) {
-    if (!reads.dependents.insert(v).second)
-      return;
-    for (Operation *user : v.getUsers()) {
-      if (isa<YieldOp>(user))
-        continue;
-      if (user->hasTrait<OpTrait::Reduction>()) {
-        for (Value r : user->getResults())
-          reads.dependents.insert(r);
-        continue;
-      }
-      auto t = user->getNumResults() == 1
-                   ? dyn_cast<RankedTensorType>(user->getResult(0).getType())
-                   : RankedTensorType();
-      if (!user->hasTrait<OpTrait::Elementwise>() || !t ||
-          t.getShape() != shape) {
-        reads.sameElement = false;
-        continue;
-      }
-      visit(user->getResult(0));
-    }
+  // The argument's dim that each dim of a dependent value indexes.
+  llvm::DenseMap<Value, SmallVector<int64_t>> dimsOf;
+  auto identity = [](ArrayRef<int64_t> dims) {
+    for (auto [i, d] : llvm::enumerate(dims))
+      if (d != static_cast<int64_t>(i))
+        return false;
+    return true;
   };
-  visit(arg);
+  std::function<void(Value, SmallVector<int64_t>)> visit =
+      [&](Value v, SmallVector<int64_t> dims) {
+        auto [found, inserted] = dimsOf.try_emplace(v, dims);
+        if (!inserted) {
+          reads.sameElement &= found->second == dims;
+          return;
+        }
+        reads.dependents.insert(v);
+        auto vt = cast<RankedTensorType>(v.getType());
+        for (Operation *user : v.getUsers()) {
+          if (isa<YieldOp>(user) || user->hasTrait<OpTrait::Reduction>()) {
+            reads.sameElement &= identity(dims);
+            for (Value r : user->getResults())
+              reads.dependents.insert(r);
+            continue;
+          }
+          if (auto transpose = dyn_cast<TransposeOp>(user)) {
+            SmallVector<int64_t> moved;
+            for (int64_t d : transpose.getPerm())
+              moved.push_back(dims[d]);
+            visit(transpose.getResult(), moved);
+            continue;
+          }
+          auto t =
+              user->getNumResults() == 1
+                  ? dyn_cast<RankedTensorType>(user->getResult(0).getType())
+                  : RankedTensorType();
+          if (!user->hasTrait<OpTrait::Elementwise>() || !t ||
+              t.getShape() != vt.getShape()) {
+            reads.sameElement = false;
+            continue;
+          }
+          visit(user->getResult(0), dims);
+        }
+      };
+  SmallVector<int64_t> dims;
+  for (int64_t i = 0; i < static_cast<int64_t>(shape.size()); ++i)
+    dims.push_back(i);
+  visit(arg, dims);
   return reads;
 }
 
@@ -183,11 +210,28 @@ bool kernelAllowsInPlace(FusionOp op, unsigned operand, unsigned result) {
   return true;
 }
 
+/// Whether every read of `v` (`view`: an alias view of the operand) other
+/// than `op`'s own is by a step before `op` that is not the return (and, for
+/// a load-time `op`, a load-time step), directly or through alias views of
+/// it; `op` reads no view.
+bool readOnlyBefore(Value v, Operation *op, bool loadTime, bool view = false) {
+  return llvm::all_of(v.getUsers(), [&](Operation *user) {
+    if (user == op)
+      return !view;
+    if (isa<func::ReturnOp>(user) || !user->isBeforeInBlock(op) ||
+        (loadTime && !user->hasAttr(kLoadTimeAttr)))
+      return false;
+    return !user->hasAttr(kAliasAttr) ||
+           readOnlyBefore(user->getResult(0), op, loadTime, /*view=*/true);
+  });
+}
+
 /// Whether `v` is a buffer that no one reads after `op`: computed by a
 /// top-level step that is not a weight or an alias view, and a load-time
 /// step exactly when `op` is one (the run's memory, or the prepared memory
-/// of the load-time steps), with no alias view of its own, read once by
-/// `op` and by nothing after it.
+/// of the load-time steps), read once by `op` and by nothing after it,
+/// through its alias views neither (a channels-last activation that a
+/// squeeze-excite mean read through a view before the gate's product).
 bool diesAt(Value v, Operation *op) {
   Operation *def = v.getDefiningOp();
   if (!def || !isa<func::FuncOp>(def->getParentOp()) || isa<ConstantOp>(def) ||
@@ -198,13 +242,7 @@ bool diesAt(Value v, Operation *op) {
     return false;
   // Load-time steps run before every step of a run, in order among
   // themselves: a load-time O is read by load-time steps only.
-  bool loadTime = op->hasAttr(kLoadTimeAttr);
-  return llvm::all_of(v.getUsers(), [&](Operation *user) {
-    return user == op ||
-           (!user->hasAttr(kAliasAttr) && !isa<func::ReturnOp>(user) &&
-            user->isBeforeInBlock(op) &&
-            (!loadTime || user->hasAttr(kLoadTimeAttr)));
-  });
+  return readOnlyBefore(v, op, op->hasAttr(kLoadTimeAttr));
 }
 
 /// Whether `result` is a graph output written into the caller's buffer

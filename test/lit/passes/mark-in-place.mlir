@@ -171,3 +171,61 @@ func.func @load_time_read_by_run(%x: tensor<4x50xf32>, %e: tensor<50x8xf32> {kil
   %y = kiln.matmul %x, %tb : (tensor<4x50xf32>, tensor<50x24xf32>) -> tensor<4x24xf32>
   return %early, %y : tensor<4x24xf32>, tensor<4x24xf32>
 }
+
+// -----
+
+// A channels-last squeeze-excite product, as kiln-fuse leaves it: the body
+// transposes its operand to NCHW and back, so it reads each element where
+// it stores it; the operand was read before through an alias view (the
+// spatial mean's reshape) and dies here.
+// CHECK-LABEL: func.func @se_gate(
+// CHECK: kiln.reshape {{.*}}kiln.alias
+// CHECK: kiln.fusion "k1_mul" {{.*}} attributes {kiln.in_place = array<i64: 0, 0>}
+func.func @se_gate(%x: tensor<1x8x8x32xf32>, %g: tensor<1x32x1x1xf32>, %w: tensor<32x16xf32> {kiln.weight}) -> (tensor<8x1x32xf32>, tensor<1x8x8x16xf32>) {
+  %s = kiln.fusion "k0_sigmoid" ins(%x : tensor<1x8x8x32xf32>) kind("pointwise") {
+  ^bb0(%a: tensor<1x8x8x32xf32>):
+    %t = kiln.sigmoid %a : (tensor<1x8x8x32xf32>) -> tensor<1x8x8x32xf32>
+    kiln.yield %t : tensor<1x8x8x32xf32>
+  } -> (tensor<1x8x8x32xf32>)
+  %shape = kiln.constant dense<[8, 8, 32]> : tensor<3xi64>
+  %v = kiln.reshape %s, %shape {allowzero = 0 : i64} : (tensor<1x8x8x32xf32>, tensor<3xi64>) -> tensor<8x8x32xf32>
+  %ones = kiln.constant dense<0.125> : tensor<1x8xf32>
+  %m = kiln.matmul %ones, %v : (tensor<1x8xf32>, tensor<8x8x32xf32>) -> tensor<8x1x32xf32>
+  %y = kiln.fusion "k1_mul" ins(%s, %g : tensor<1x8x8x32xf32>, tensor<1x32x1x1xf32>) kind("pointwise") {
+  ^bb0(%a: tensor<1x8x8x32xf32>, %b: tensor<1x32x1x1xf32>):
+    %nchw = kiln.transpose %a {perm = array<i64: 0, 3, 1, 2>} : (tensor<1x8x8x32xf32>) -> tensor<1x32x8x8xf32>
+    %p = kiln.mul %b, %nchw : (tensor<1x32x1x1xf32>, tensor<1x32x8x8xf32>) -> tensor<1x32x8x8xf32>
+    %nhwc = kiln.transpose %p {perm = array<i64: 0, 2, 3, 1>} : (tensor<1x32x8x8xf32>) -> tensor<1x8x8x32xf32>
+    kiln.yield %nhwc : tensor<1x8x8x32xf32>
+  } -> (tensor<1x8x8x32xf32>)
+  %o = kiln.matmul %y, %w : (tensor<1x8x8x32xf32>, tensor<32x16xf32>) -> tensor<1x8x8x16xf32>
+  return %m, %o : tensor<8x1x32xf32>, tensor<1x8x8x16xf32>
+}
+
+// -----
+
+// Not when the transposes do not bring the element back (a transpose of a
+// square image: each element is read at its mirror place), nor when an
+// alias view of the operand is read after the kernel.
+// CHECK-LABEL: func.func @mirrored_or_read_later(
+// CHECK-NOT: kiln.in_place
+// CHECK: return
+func.func @mirrored_or_read_later(%x: tensor<8x8xf32>, %w: tensor<8x8xf32> {kiln.weight}, %k: tensor<64x4xf32> {kiln.weight}) -> (tensor<8x8xf32>, tensor<8x8xf32>, tensor<1x4xf32>) {
+  %h = kiln.matmul %x, %w : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+  %m = kiln.fusion "k0_transpose" ins(%h : tensor<8x8xf32>) kind("pointwise") {
+  ^bb0(%a: tensor<8x8xf32>):
+    %t = kiln.transpose %a {perm = array<i64: 1, 0>} : (tensor<8x8xf32>) -> tensor<8x8xf32>
+    %s = kiln.sin %t : (tensor<8x8xf32>) -> tensor<8x8xf32>
+    kiln.yield %s : tensor<8x8xf32>
+  } -> (tensor<8x8xf32>)
+  %h2 = kiln.matmul %x, %w : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+  %c = kiln.fusion "k1_cos" ins(%h2 : tensor<8x8xf32>) kind("pointwise") {
+  ^bb0(%a: tensor<8x8xf32>):
+    %t = kiln.cos %a : (tensor<8x8xf32>) -> tensor<8x8xf32>
+    kiln.yield %t : tensor<8x8xf32>
+  } -> (tensor<8x8xf32>)
+  %flat = kiln.constant dense<[1, 64]> : tensor<2xi64>
+  %v = kiln.reshape %h2, %flat {allowzero = 0 : i64} : (tensor<8x8xf32>, tensor<2xi64>) -> tensor<1x64xf32>
+  %e = kiln.matmul %v, %k : (tensor<1x64xf32>, tensor<64x4xf32>) -> tensor<1x4xf32>
+  return %m, %c, %e : tensor<8x8xf32>, tensor<8x8xf32>, tensor<1x4xf32>
+}
