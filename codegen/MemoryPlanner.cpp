@@ -8,7 +8,10 @@
 // kiln.in_place by kiln-mark-in-place stores its result in the buffer of the
 // operand that dies there (the buffer's lifetime grows), so an elementwise
 // chain of backward steps holds one buffer instead of two. Results of
-// load-time steps (kiln.load_time) go to the model's prepared memory; the
+// load-time steps (kiln.load_time) go to the model's prepared memory,
+// planned the same way over the load-time steps (which run in program
+// order, once): a result that a run reads lives as long as the model, one
+// that only load-time steps read is reused after its last reader. The
 // largest workspace a kiln.library_call asks for goes at the arena's end.
 //
 //===----------------------------------------------------------------------===//
@@ -373,6 +376,7 @@ FailureOr<MemoryPlan> planMemory(func::FuncOp graph) {
   std::function<bool(Value)> readByRun = [&](Value v) {
     return llvm::any_of(v.getUsers(), [&](Operation *user) {
       Operation *top = body.findAncestorOpInBlock(*user);
+      assert(top && "use outside the graph body");
       if (!top->hasAttr(kLoadTimeAttr) || isa<func::ReturnOp>(top))
         return true;
       return top->hasAttr(kAliasAttr) && readByRun(top->getResult(0));

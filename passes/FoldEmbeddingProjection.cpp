@@ -117,7 +117,9 @@ struct FoldEmbeddingProjection : public OpRewritePattern<MatMulOp> {
                   width = wt.getDimSize(1);
     const int64_t elementBytes =
         std::max<int64_t>(1, wt.getElementTypeBitWidth() / 8);
-    if (vocab * width * elementBytes > kMaxTableBytes ||
+    // (Divisions: the sizes come from the model file.)
+    if (vocab < 1 || dim < 1 || width < 1 ||
+        width > kMaxTableBytes / elementBytes / vocab ||
         vocab * width > kMaxGrowth * (vocab * dim + dim * width))
       return failure();
 

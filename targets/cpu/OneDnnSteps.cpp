@@ -225,7 +225,7 @@ OneDnnSteps::Primitive OneDnnSteps::placePrimitive(llvm::raw_ostream &os,
                                                    const std::string &add) {
   if (!call->hasAttr(kLoadTimeAttr)) {
     creates_ += createBlock(call, index, desc, add, "m->onednn");
-    return {"m->onednn", count_++};
+    return {"m->onednn", count_++, /*once=*/false};
   }
   // A load-time step runs in prepareWeights, before the model's primitives
   // are created, and only once.
@@ -235,12 +235,12 @@ OneDnnSteps::Primitive OneDnnSteps::placePrimitive(llvm::raw_ostream &os,
      << "    kiln::OneDnnPrimitives once;\n";
   for (StringRef line : llvm::split(StringRef(block).rtrim('\n'), '\n'))
     os << "  " << line << "\n";
-  return {"once", 0};
+  return {"once", 0, /*once=*/true};
 }
 
 void OneDnnSteps::printRun(llvm::raw_ostream &os, const Primitive &primitive,
                            StringRef run) {
-  if (primitive.object != "once") {
+  if (!primitive.once) {
     os << run;
     return;
   }

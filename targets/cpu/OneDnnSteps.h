@@ -60,6 +60,8 @@ private:
   struct Primitive {
     std::string object;
     int index;
+    /// A load-time step's primitive, in the block placePrimitive opened.
+    bool once;
   };
   /// Creates the primitive of `call` (step `index`; see createBlock). A
   /// run-time step's is recorded for createOneDnnPrimitives (`m->onednn`);
