@@ -5,11 +5,14 @@
 // inputs and outputs are live together) never share bytes, buffers with
 // disjoint lifetimes reuse memory, the peak is what the buffers need, and
 // pinned buffers (arena values handed between graphs) keep their offsets.
-// A randomized check compares every pair of planned buffers.
+// A randomized check compares every pair of planned buffers. The prepared
+// memory of load-time steps is planned the same way: what a run reads lives
+// on, what only load-time steps read is reused.
 //
 //===----------------------------------------------------------------------===//
 
 #include "codegen/MemoryPlanner.h"
+#include "CodegenTestUtils.h"
 
 #include <catch2/catch.hpp>
 
@@ -116,4 +119,43 @@ TEST_CASE("pinned buffers keep their offsets; the others fit around them",
           FAIL("buffers " << i << " and " << j << " overlap (trial " << trial
                           << ")");
   }
+}
+
+TEST_CASE("prepared memory is reused after the last load-time reader",
+          "[codegen][memory]") {
+  // Three load-time kernels in a chain: a (read by b only), b (read by c
+  // only), c (read by the run). c may take a's bytes, never b's; the run's
+  // kernel is in the arena.
+  auto fusion = [](const char *name, const char *in, const char *op,
+                   bool loadTime) {
+    return std::string("  %") + name + " = kiln.fusion \"" + name + "\" ins(" +
+           in + " : tensor<64xf32>) kind(\"pointwise\")" +
+           (loadTime ? " attributes {kiln.load_time}" : "") +
+           " {\n  ^bb0(%v: tensor<64xf32>):\n    %r = kiln." + op +
+           " %v : (tensor<64xf32>) -> tensor<64xf32>\n    kiln.yield %r : "
+           "tensor<64xf32>\n  } -> (tensor<64xf32>)\n";
+  };
+  std::string text =
+      "func.func @prepare(%x: tensor<64xf32>, %w: tensor<64xf32> "
+      "{kiln.weight}) -> tensor<64xf32> {\n" +
+      fusion("a", "%w", "exp", true) + fusion("b", "%a", "sin", true) +
+      fusion("c", "%b", "cos", true) + fusion("d", "%c", "tanh", false) +
+      "  return %d : tensor<64xf32>\n}\n";
+  test::FusionModule m = test::parseModule(text);
+  REQUIRE(m.module);
+  auto graph = *m.module->getOps<mlir::func::FuncOp>().begin();
+  mlir::FailureOr<MemoryPlan> plan = planMemory(graph);
+  REQUIRE(mlir::succeeded(plan));
+  std::vector<FusionOp> f = m.fusions();
+  const BufferLocation &a = plan->at(f[0]->getResult(0)),
+                       &b = plan->at(f[1]->getResult(0)),
+                       &c = plan->at(f[2]->getResult(0));
+  for (const BufferLocation *loc : {&a, &b, &c})
+    CHECK(loc->kind == BufferKind::Prepared);
+  CHECK(b.offset != a.offset);
+  CHECK(c.offset != b.offset);
+  CHECK(c.offset == a.offset);
+  // Two 256-byte slots, not three.
+  CHECK(plan->preparedBytes == 512);
+  CHECK(plan->at(f[3]->getResult(0)).kind == BufferKind::Output);
 }
