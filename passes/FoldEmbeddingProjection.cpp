@@ -75,7 +75,7 @@ RankedTensorType staticType(Value v) {
 
 /// A view between the lookup and the product that keeps the last dim where
 /// it is: a transpose whose perm ends with the last dim, or a reshape whose
-/// input and result end with the same dim. Null when `op` is neither.
+/// input and result end with the same dim. False when `op` is neither.
 bool keepsLastDim(Operation *op) {
   auto in = staticType(op->getOperand(0)), out = staticType(op->getResult(0));
   if (!in || !out || in.getRank() < 2 || out.getRank() < 2 ||
@@ -167,11 +167,13 @@ struct FoldEmbeddingProjection : public OpRewritePattern<MatMulOp> {
             {rewriter.getNamedAttr("perm",
                                    rewriter.getDenseI64ArrayAttr(perm))});
       } else {
+        // allowzero: a 0 in the shape is a zero-size dim, not a copied one.
         auto shape = staticType(view->getResult(0)).getShape().drop_back();
         ids = passes::buildKilnValue(
             rewriter, view->getLoc(), "kiln.reshape",
             {ids, passes::buildI64Vector(rewriter, view->getLoc(), shape)},
-            {allowZero});
+            {rewriter.getNamedAttr("allowzero",
+                                   rewriter.getI64IntegerAttr(1))});
       }
     }
     Value y = table && ids
