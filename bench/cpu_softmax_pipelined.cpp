@@ -81,6 +81,16 @@ template<int V> void K(const float*__restrict in0,float*__restrict out0){
     for (int64_t j0 = 0; j0 < N; ++j0) out0[i0*N + j0] = c0[j0] * t9;
   }
 }
+// Columns [j0, j1) of a row cache times `inv` into the output row: streamed
+// (V = 0) or stored (V = 1). Every variant's store of a finished row.
+template<int V> static inline void storeScaled(const float*__restrict row, float*__restrict out,
+                                               int64_t j0, int64_t j1, float inv){
+  __m512 iv = _mm512_set1_ps(inv);
+  for (int64_t j = j0; j < j1; j += 16) {
+    __m512 v = _mm512_mul_ps(_mm512_load_ps(row + j), iv);
+    if (V==0) _mm512_stream_ps(out + j, v); else _mm512_store_ps(out + j, v);
+  }
+}
 template<int V> void F(const float*__restrict in0,float*__restrict out0){
   #pragma omp parallel
   {
@@ -102,10 +112,7 @@ template<int V> void F(const float*__restrict in0,float*__restrict out0){
         c0[j0] = t4; acc5 += t4;
       }
     }
-    __m512 inv = _mm512_set1_ps(1.0f / acc5);
-    float *o = out0 + i0*N;
-    if (V==0) { for (int j=0;j<N;j+=16) _mm512_stream_ps(o+j,_mm512_mul_ps(_mm512_load_ps(c0+j),inv)); }
-    else { for (int j=0;j<N;j+=16) _mm512_store_ps(o+j,_mm512_mul_ps(_mm512_load_ps(c0+j),inv)); }
+    storeScaled<V>(c0, out0 + i0*N, 0, N, 1.0f / acc5);
   }
   _mm_sfence();
   }
@@ -155,14 +162,11 @@ template<int V> void P(const float*__restrict in0,float*__restrict out0){
     if (hasCur) {
       for (int64_t jb = 0; jb < N; jb += 256) {
         chunk(x + jb, xn + jb, cur + jb, m, s, mn);
-        if (hasPrev) { __m512 iv = _mm512_set1_ps(invPrev);
-          for (int64_t j = jb; j < jb + 256; j += 16) {
-            __m512 v = _mm512_mul_ps(_mm512_load_ps(prev + j), iv);
-            if (V==0) _mm512_stream_ps(oprev + j, v); else _mm512_store_ps(oprev + j, v); } }
+        if (hasPrev) storeScaled<V>(prev, oprev, jb, jb + 256, invPrev);
       }
-    } else if (hasPrev) { __m512 iv = _mm512_set1_ps(invPrev);
-      for (int64_t j = 0; j < N; j += 16) { __m512 v = _mm512_mul_ps(_mm512_load_ps(prev + j), iv);
-        if (V==0) _mm512_stream_ps(oprev + j, v); else _mm512_store_ps(oprev + j, v); } }
+    } else if (hasPrev) {
+      storeScaled<V>(prev, oprev, 0, N, invPrev);
+    }
     invPrev = 1.0f / s; m = mn;
   }
   _mm_sfence();
@@ -195,14 +199,11 @@ template<int V> void Pp(const float*__restrict in0,float*__restrict out0){
       float m = _mm512_reduce_max_ps(mv);
       for (int64_t jb = 0; jb < N; jb += 256) {
         chunkP(x + jb, xn + jb, cur + jb, m, s);
-        if (hasPrev) { __m512 iv = _mm512_set1_ps(invPrev);
-          for (int64_t j = jb; j < jb + 256; j += 16) {
-            __m512 v = _mm512_mul_ps(_mm512_load_ps(prev + j), iv);
-            if (V==0) _mm512_stream_ps(oprev + j, v); else _mm512_store_ps(oprev + j, v); } }
+        if (hasPrev) storeScaled<V>(prev, oprev, jb, jb + 256, invPrev);
       }
-    } else if (hasPrev) { __m512 iv = _mm512_set1_ps(invPrev);
-      for (int64_t j = 0; j < N; j += 16) { __m512 v = _mm512_mul_ps(_mm512_load_ps(prev + j), iv);
-        if (V==0) _mm512_stream_ps(oprev + j, v); else _mm512_store_ps(oprev + j, v); } }
+    } else if (hasPrev) {
+      storeScaled<V>(prev, oprev, 0, N, invPrev);
+    }
     invPrev = 1.0f / s;
   }
   _mm_sfence();
@@ -234,15 +235,12 @@ template<int V, int H> void Ps(const float*__restrict in0,float*__restrict out0)
       for (int j = 0; j < N; j += 16) mv = _mm512_max_ps(mv, _mm512_load_ps(x + j));
       float m = _mm512_reduce_max_ps(mv);
       for (int64_t jb = 0; jb < N; jb += 256) {
-        if (hasPrev) { __m512 iv = _mm512_set1_ps(invPrev);
-          for (int64_t j = jb; j < jb + 256; j += 16) {
-            __m512 v = _mm512_mul_ps(_mm512_load_ps(prev + j), iv);
-            if (V==0) _mm512_stream_ps(oprev + j, v); else _mm512_store_ps(oprev + j, v); } }
+        if (hasPrev) storeScaled<V>(prev, oprev, jb, jb + 256, invPrev);
         if (H) chunkP1(x + jb, xn + jb, cur + jb, m, s); else chunkP(x + jb, xn + jb, cur + jb, m, s);
       }
-    } else if (hasPrev) { __m512 iv = _mm512_set1_ps(invPrev);
-      for (int64_t j = 0; j < N; j += 16) { __m512 v = _mm512_mul_ps(_mm512_load_ps(prev + j), iv);
-        if (V==0) _mm512_stream_ps(oprev + j, v); else _mm512_store_ps(oprev + j, v); } }
+    } else if (hasPrev) {
+      storeScaled<V>(prev, oprev, 0, N, invPrev);
+    }
     invPrev = 1.0f / s;
   }
   _mm_sfence();
