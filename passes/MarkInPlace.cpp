@@ -50,6 +50,7 @@
 #include "mlir/IR/BuiltinTypes.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/Sequence.h"
 
 #include <functional>
 
@@ -60,17 +61,17 @@ namespace kiln {
 namespace {
 
 /// The region's values that depend on block argument `arg`, and whether
-/// every use on the way reads the same element at `shape`: elementwise ops
-/// at the shape of the dependent operand, and transposes, as long as each
-/// dependent value reaches the yield or a reduction with its dims in the
-/// argument's order (a channels-last kernel's NCHW body transposes its
-/// operand there and back); or reduces (reduction ops).
+/// every use on the way reads the element at the argument's index:
+/// elementwise ops at the shape of the dependent operand, and transposes,
+/// as long as each dependent value reaches the yield or a reduction with
+/// its dims in the argument's order (a channels-last kernel's NCHW body
+/// transposes its operand there and back); or reduces (reduction ops).
 struct ArgumentReads {
   llvm::DenseSet<Value> dependents;
   bool sameElement = true;
 };
 
-ArgumentReads collectReads(BlockArgument arg, ArrayRef<int64_t> shape) {
+ArgumentReads collectReads(BlockArgument arg) {
   ArgumentReads reads;
   // The argument's dim that each dim of a dependent value indexes.
   llvm::DenseMap<Value, SmallVector<int64_t>> dimsOf;
@@ -115,9 +116,8 @@ ArgumentReads collectReads(BlockArgument arg, ArrayRef<int64_t> shape) {
           visit(user->getResult(0), dims);
         }
       };
-  SmallVector<int64_t> dims;
-  for (int64_t i = 0; i < static_cast<int64_t>(shape.size()); ++i)
-    dims.push_back(i);
+  auto dims = llvm::to_vector(
+      llvm::seq<int64_t>(0, cast<RankedTensorType>(arg.getType()).getRank()));
   visit(arg, dims);
   return reads;
 }
@@ -189,8 +189,8 @@ bool kernelAllowsInPlace(FusionOp op, unsigned operand, unsigned result) {
     if (!anyReduction && t.getShape() != type.getShape())
       return false;
   }
-  ArgumentReads reads = collectReads(block.getArgument(operand),
-                                     type.getShape());
+  // (The operand has the result's type: the argument's element is R's.)
+  ArgumentReads reads = collectReads(block.getArgument(operand));
   if (!reads.sameElement)
     return false;
   if (!anyReduction || readsReduction(yield->getOperand(result), memo))

@@ -224,18 +224,20 @@ OneDnnSteps::Primitive OneDnnSteps::placePrimitive(llvm::raw_ostream &os,
                                                    const std::string &desc,
                                                    const std::string &add) {
   if (!call->hasAttr(kLoadTimeAttr)) {
-    creates_ += createBlock(call, index, desc, add, "m->onednn");
-    return {"m->onednn", count_++, /*once=*/false};
+    Primitive primitive{count_++, /*once=*/false};
+    creates_ += createBlock(call, index, desc, add, primitive.object());
+    return primitive;
   }
   // A load-time step runs in prepareWeights, before the model's primitives
   // are created, and only once.
-  std::string block = createBlock(call, index, desc, add, "once");
+  Primitive primitive{0, /*once=*/true};
+  std::string block = createBlock(call, index, desc, add, primitive.object());
   os << "  { // Step " << index
      << " runs once, at load: its primitive is made here and not kept\n"
      << "    kiln::OneDnnPrimitives once;\n";
   for (StringRef line : llvm::split(StringRef(block).rtrim('\n'), '\n'))
     os << "  " << line << "\n";
-  return {"once", 0, /*once=*/true};
+  return primitive;
 }
 
 void OneDnnSteps::printRun(llvm::raw_ostream &os, const Primitive &primitive,
@@ -288,7 +290,7 @@ void OneDnnSteps::emitRecurrenceStep(llvm::raw_ostream &os, LibraryCallOp call,
     step << "    a." << field << " = static_cast<float *>("
          << buffers.pointer(v) << "); // " << buffers.describe(v) << "\n";
   }
-  step << "    kiln::Status s = " << primitive.object << ".runRecurrence("
+  step << "    kiln::Status s = " << primitive.object() << ".runRecurrence("
        << primitive.index << ", a);\n"
        << "    if (!s)\n      return fail(err, errlen, std::string(\"node '\") "
           "+ "
@@ -343,7 +345,7 @@ void OneDnnSteps::emitStep(llvm::raw_ostream &os, LibraryCallOp call,
   step << "  // Step " << index << ": " << call.getCallee() << " (library, "
        << "epilogue " << call.getEpilogue() << "), ONNX node '"
        << commentSafe(node) << "'\n";
-  step << "  if (runOneDnn(" << primitive.object << ", " << primitive.index
+  step << "  if (runOneDnn(" << primitive.object() << ", " << primitive.index
        << ", " << pointer(xRole) << ", " << pointer(wRole) << ", "
        << pointer("bias") << ", " << pointer("residual") << ", "
        << buffers.pointer(call->getResult(0)) << ", " << quote(node)

@@ -55,13 +55,13 @@ private:
                                  const std::string &desc,
                                  const std::string &add,
                                  llvm::StringRef object);
-  /// Where a step runs its primitive: the kiln::OneDnnPrimitives object and
-  /// the primitive's index in it.
+  /// Where a step runs its primitive: its index in the model's
+  /// kiln::OneDnnPrimitives (`m->onednn`), or a load-time step's own object
+  /// (`once`, index 0) in the block placePrimitive opened.
   struct Primitive {
-    std::string object;
     int index;
-    /// A load-time step's primitive, in the block placePrimitive opened.
     bool once;
+    const char *object() const { return once ? "once" : "m->onednn"; }
   };
   /// Creates the primitive of `call` (step `index`; see createBlock). A
   /// run-time step's is recorded for createOneDnnPrimitives (`m->onednn`);
