@@ -140,7 +140,9 @@ struct FoldEmbeddingProjection : public OpRewritePattern<MatMulOp> {
     Location loc = mm.getLoc();
     auto allowZero =
         rewriter.getNamedAttr("allowzero", rewriter.getI64IntegerAttr(0));
-    rewriter.setInsertionPoint(add ? add.getOperation() : mm.getOperation());
+    Operation *anchor = add ? add.getOperation() : mm.getOperation();
+    rewriter.setInsertionPoint(anchor);
+    passes::BuildScope scope(rewriter, anchor);
     Value table = passes::buildKilnValue(rewriter, loc, "kiln.matmul",
                                          {gather.getX(), mm.getB()});
     if (table && bias) {
@@ -183,8 +185,7 @@ struct FoldEmbeddingProjection : public OpRewritePattern<MatMulOp> {
                                                rewriter.getI64IntegerAttr(0))})
                   : Value();
     if (!y || y.getType() != yt)
-      return rewriter.notifyMatchFailure(mm, "the projected lookup did not "
-                                             "build");
+      return scope.fail(mm, "the projected lookup did not build");
     if (add)
       rewriter.replaceOp(add, y);
     else

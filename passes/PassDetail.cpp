@@ -64,6 +64,15 @@ std::optional<SmallVector<int64_t>> getConstantInts(Value v) {
   return values;
 }
 
+LogicalResult BuildScope::fail(Operation *op, const llvm::Twine &why) {
+  while (Operation *built = anchor_->getPrevNode()) {
+    if (built == before_)
+      break;
+    rewriter_.eraseOp(built);
+  }
+  return rewriter_.notifyMatchFailure(op, why);
+}
+
 bool isInsideFusion(Operation *op) {
   for (Operation *p = op->getParentOp(); p; p = p->getParentOp())
     if (p->getName().getStringRef() == "kiln.fusion")

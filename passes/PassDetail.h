@@ -53,6 +53,24 @@ buildKilnOp(mlir::RewriterBase &rewriter, mlir::Location loc,
 mlir::Value buildKilnValue(mlir::RewriterBase &rewriter, mlir::Location loc,
                            llvm::StringRef name, mlir::ValueRange operands,
                            llvm::ArrayRef<mlir::NamedAttribute> attrs = {});
+/// The ops a rewrite builds before `anchor`, its insertion point. A pattern
+/// whose building fails half way (an op whose inferred type or verifier
+/// fails) returns `fail(...)`, which erases what it built since the scope
+/// began, last first, and reports the match failure: a pattern that fails
+/// must leave the IR as it found it.
+class BuildScope {
+public:
+  BuildScope(mlir::RewriterBase &rewriter, mlir::Operation *anchor)
+      : rewriter_(rewriter), anchor_(anchor), before_(anchor->getPrevNode()) {}
+  /// Erases the ops built before the anchor since construction and returns
+  /// the match failure of `op` with `why`.
+  mlir::LogicalResult fail(mlir::Operation *op, const llvm::Twine &why);
+
+private:
+  mlir::RewriterBase &rewriter_;
+  mlir::Operation *anchor_, *before_;
+};
+
 /// A kiln.constant holding `value`.
 mlir::Value buildConstant(mlir::RewriterBase &rewriter, mlir::Location loc,
                           mlir::ElementsAttr value);

@@ -137,8 +137,10 @@ SmallVector<Type> recurrenceTypes(const Projection &p, Type element,
 }
 
 /// Replaces `op` by the recurrence's results, transposed back to batch first
-/// (y to [batch, seq, D, H], the states to [batch, D, H]) when it is.
-LogicalResult replaceWithResults(PatternRewriter &rewriter, Operation *op,
+/// (y to [batch, seq, D, H], the states to [batch, D, H]) when it is; a
+/// transpose that does not build erases what `scope` built.
+LogicalResult replaceWithResults(PatternRewriter &rewriter,
+                                 passes::BuildScope &scope, Operation *op,
                                  const Projection &p, ValueRange results) {
   SmallVector<Value> values(results.begin(), results.end());
   if (p.batchFirst) {
@@ -149,7 +151,7 @@ LogicalResult replaceWithResults(PatternRewriter &rewriter, Operation *op,
           rewriter, op->getLoc(), "kiln.transpose", {v},
           {rewriter.getNamedAttr("perm", rewriter.getDenseI64ArrayAttr(perm))});
       if (!v || v.getType() != op->getResult(i).getType())
-        return rewriter.notifyMatchFailure(op, "the results did not build");
+        return scope.fail(op, "the results did not build");
     }
   }
   rewriter.replaceOp(op, values);
@@ -190,6 +192,7 @@ struct SplitGRU : public OpRewritePattern<GRUOp> {
     if (!p)
       return failure();
     Location loc = gru.getLoc();
+    passes::BuildScope scope(rewriter, gru);
     int64_t H = p->hidden;
     // The bias [D, 6H]: its first 3H of each direction for the input, the
     // last 3H for the recurrence (inside the reset gate's product).
@@ -202,13 +205,14 @@ struct SplitGRU : public OpRewritePattern<GRUOp> {
                                gru.getW(), wb);
     Value h0 = seqFirst(rewriter, loc, *p, gru.getInitialH());
     if (!xw || !rb || !h0)
-      return rewriter.notifyMatchFailure(gru, "the projection did not build");
+      return scope.fail(gru, "the projection did not build");
     auto recurrence = rewriter.create<GRURecurrenceOp>(
         loc, recurrenceTypes(*p, gru.getY().getType().getElementType(), 1), xw,
         gru.getR(), rb, h0, p->lens, gru.getDirectionAttr(),
         gru.getHiddenSizeAttr(), gru.getClipAttr(),
         gru.getLinearBeforeResetAttr());
-    return replaceWithResults(rewriter, gru, *p, recurrence->getResults());
+    return replaceWithResults(rewriter, scope, gru, *p,
+                              recurrence->getResults());
   }
 };
 
@@ -225,6 +229,7 @@ struct SplitLSTM : public OpRewritePattern<LSTMOp> {
     if (!p)
       return failure();
     Location loc = lstm.getLoc();
+    passes::BuildScope scope(rewriter, lstm);
     int64_t H = p->hidden;
     // Both halves of the bias [D, 8H] (Wb, Rb) add to the projection.
     Value wb = biasColumns(rewriter, loc, lstm.getB(), 0, 4 * H);
@@ -238,13 +243,14 @@ struct SplitLSTM : public OpRewritePattern<LSTMOp> {
     Value h0 = seqFirst(rewriter, loc, *p, lstm.getInitialH());
     Value c0 = seqFirst(rewriter, loc, *p, lstm.getInitialC());
     if (!xw || !h0 || !c0)
-      return rewriter.notifyMatchFailure(lstm, "the projection did not build");
+      return scope.fail(lstm, "the projection did not build");
     auto recurrence = rewriter.create<LSTMRecurrenceOp>(
         loc, recurrenceTypes(*p, lstm.getY().getType().getElementType(), 2), xw,
         lstm.getR(), lstm.getP(), h0, c0, p->lens, lstm.getDirectionAttr(),
         lstm.getHiddenSizeAttr(), lstm.getClipAttr(),
         lstm.getInputForgetAttr());
-    return replaceWithResults(rewriter, lstm, *p, recurrence->getResults());
+    return replaceWithResults(rewriter, scope, lstm, *p,
+                              recurrence->getResults());
   }
 };
 

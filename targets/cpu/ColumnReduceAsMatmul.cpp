@@ -82,6 +82,7 @@ struct ColumnReduceAsMatmul : public OpRewritePattern<ReduceOp> {
     if (inner < kMinInner || reduced < 2)
       return failure();
     Location loc = op.getLoc();
+    passes::BuildScope scope(rewriter, op);
     auto allowZero =
         rewriter.getNamedAttr("allowzero", rewriter.getI64IntegerAttr(0));
     float weight = isa<ReduceMeanOp>(op) ? 1.f / reduced : 1.f;
@@ -105,7 +106,7 @@ struct ColumnReduceAsMatmul : public OpRewritePattern<ReduceOp> {
                  {allowZero})
            : Value();
     if (!y || y.getType() != yt)
-      return rewriter.notifyMatchFailure(op, "the matmul did not build");
+      return scope.fail(op, "the matmul did not build");
     rewriter.replaceOp(op, y);
     return success();
   }

@@ -74,6 +74,7 @@ struct ConvTransposeAsMatmul : public OpRewritePattern<ConvTransposeOp> {
       tapCount *= taps[d];
     }
     Location loc = op.getLoc();
+    passes::BuildScope scope(rewriter, op);
     auto build = [&](StringRef name, ValueRange operands,
                      ArrayRef<NamedAttribute> attrs = {}) {
       return passes::buildKilnValue(rewriter, loc, name, operands, attrs);
@@ -108,7 +109,7 @@ struct ConvTransposeAsMatmul : public OpRewritePattern<ConvTransposeOp> {
     }
     Value y = reshape(transpose(reshape(gemm, split), perm), yt.getShape());
     if (!y || y.getType() != op.getResult().getType())
-      return rewriter.notifyMatchFailure(op, "the GEMM form did not build");
+      return scope.fail(op, "the GEMM form did not build");
     rewriter.replaceOp(op, y);
     return success();
   }
