@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "CpuThreads.h"
+#include "HugePageMemory.h"
 #include "ModelImpl.h"
 
 #include "SignatureCheck.h"
@@ -265,8 +266,10 @@ Model::Impl::Arena Model::Impl::acquireArena() {
       return a;
     }
   }
-  size_t rounded = alignedAllocationSize(arenaBytes);
-  return Arena(std::aligned_alloc(kAlignment, rounded), &std::free);
+  // Huge pages from 2 MB (HugePageMemory.h): a run writes and reads its
+  // arena throughout.
+  return Arena(allocateHugePageMemory(alignedAllocationSize(arenaBytes)),
+               &std::free);
 }
 
 void Model::Impl::releaseArena(Arena arena) {

@@ -25,6 +25,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/runtime/OneDnn.h"
+#include "HugePageMemory.h"
 #include "OneDnnRecurrence.h"
 #include "PanelMatmul.h"
 
@@ -150,14 +151,26 @@ char *threadScratch(size_t bytes) {
 /// `bytes` rounded up to a multiple of 64.
 size_t roundUp64(size_t bytes) { return (bytes + 63) / 64 * 64; }
 
+/// Weights in a primitive's layout and the buffer that holds them (shared
+/// by the variants whose primitives want the same layout).
+struct PackedWeights {
+  memory packed;
+  std::shared_ptr<void> storage;
+};
+
 /// `from` (the user's plain layout, at `data`) reordered into `to`, in
-/// memory the result owns. A layout oneDNN reaches only from a dense one
+/// huge-page memory (HugePageMemory.h: a run streams the packed weights of
+/// a large model from memory). A layout oneDNN reaches only from a dense one
 /// (Winograd's weights, from channels-last weights) goes through a dense
 /// row-major copy.
-memory reordered(const memory::desc &from, const void *data,
-                 const memory::desc &to) {
+PackedWeights reordered(const memory::desc &from, const void *data,
+                        const memory::desc &to) {
   memory src(from, cpuEngine(), const_cast<void *>(data));
-  memory dst(to, cpuEngine());
+  std::shared_ptr<void> storage(allocateHugePageMemory(to.get_size()),
+                                std::free);
+  if (!storage)
+    throw dnnl::error(dnnl_out_of_memory, "out of memory packing weights");
+  memory dst(to, cpuEngine(), storage.get());
   try {
     dnnl::reorder(src, dst).execute(threadStream(), src, dst);
   } catch (const dnnl::error &) {
@@ -166,7 +179,7 @@ memory reordered(const memory::desc &from, const void *data,
     dnnl::reorder(dense, dst).execute(threadStream(), dense, dst);
   }
   threadStream().wait();
-  return dst;
+  return {dst, std::move(storage)};
 }
 
 } // namespace
@@ -177,7 +190,7 @@ struct Variant {
   uint64_t id = 0;
   dnnl::primitive primitive;
   /// The weights in the primitive's layout, when packed.
-  memory packed;
+  PackedWeights weights;
   memory::desc scratch;
   /// The primitive's own layouts of x and y where they are not the
   /// caller's (a Winograd convolution's blocked activations), and the
@@ -231,12 +244,12 @@ struct OneDnnPrimitives::Primitive {
     if (packs) {
       memory::desc want = pd.weights_desc();
       for (const auto &[n, other] : variants)
-        if (other.packed.get_desc() == want) {
-          v.packed = other.packed;
+        if (other.weights.packed.get_desc() == want) {
+          v.weights = other.weights;
           break;
         }
-      if (!v.packed)
-        v.packed = reordered(w, weights, want);
+      if (!v.weights.packed)
+        v.weights = reordered(w, weights, want);
     }
     static std::atomic<uint64_t> nextId{1};
     v.id = nextId++;
@@ -556,7 +569,7 @@ Status OneDnnPrimitives::run(size_t index, const void *x, const void *w,
       args = {{DNNL_ARG_SRC, wrap(v.toOwn ? v.xOwn : p.x, x)},
               {DNNL_ARG_DST, wrap(v.fromOwn ? v.yOwn : p.y, y)}};
       if (p.packs)
-        args.emplace(DNNL_ARG_WEIGHTS, v.packed);
+        args.emplace(DNNL_ARG_WEIGHTS, v.weights.packed);
       else if (w)
         args.emplace(DNNL_ARG_WEIGHTS, wrap(p.w, w));
       if (p.hasBias)

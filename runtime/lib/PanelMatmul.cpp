@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "PanelMatmul.h"
+#include "HugePageMemory.h"
 
 #include <immintrin.h>
 #include <omp.h>
@@ -130,7 +131,7 @@ PanelMatmul::PanelMatmul(int64_t m, int64_t n, int64_t k, const float *b,
          "OneDnnPrimitives::addMatmul checks the panel geometry");
   int64_t count = (n + kCols - 1) / kCols;
   size_t bytes = static_cast<size_t>(count * k * kCols) * sizeof(float);
-  panels_.reset(static_cast<float *>(std::aligned_alloc(64, bytes)));
+  panels_.reset(static_cast<float *>(allocateHugePageMemory(bytes)));
   if (!panels_)
     throw std::bad_alloc();
   std::memset(panels_.get(), 0, bytes);
