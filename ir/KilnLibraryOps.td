@@ -45,7 +45,8 @@ def Kiln_LibraryCallOp : Op<Kiln_Dialect, "library_call", [Pure]> {
     operation (a convolution's strides, pads, dilations, group; a oneDNN
     call's `pack_b` / `pack_w`: that operand is constant and is reordered
     into the library's layout once, at load; an `onednn.conv`'s
-    `algorithm`, `direct` or `winograd`).
+    `algorithm`, `direct`, `winograd` or `panels`: the runtime's own
+    convolution for few output pixels).
 
     Its location fuses the locations of every op folded into it, so the
     generated code names all their ONNX nodes.

@@ -27,6 +27,7 @@
 #include "kiln/runtime/OneDnn.h"
 #include "HugePageMemory.h"
 #include "OneDnnRecurrence.h"
+#include "PanelConv.h"
 #include "PanelMatmul.h"
 
 #include <omp.h>
@@ -207,6 +208,9 @@ struct OneDnnPrimitives::Primitive {
   std::unique_ptr<OneDnnRecurrence> recurrence;
   /// A GEMM of few rows (OneDnnMatmulDesc::panels): no oneDNN primitive.
   std::unique_ptr<PanelMatmul> panel;
+  /// A convolution of few output pixels (OneDnnConvDesc::panels): no
+  /// oneDNN primitive.
+  std::unique_ptr<PanelConv> panelConv;
   /// The operands' layouts as the caller stores them.
   memory::desc x, w, bias, y;
   bool packs = false, hasBias = false, hasResidual = false;
@@ -271,7 +275,7 @@ std::string OneDnnPrimitives::implementation(size_t index) const {
   if (index >= primitives_.size())
     return "";
   const Primitive &p = *primitives_[index];
-  if (p.panel)
+  if (p.panel || p.panelConv)
     return "panels";
   if (p.recurrence)
     return "recurrence";
@@ -351,6 +355,49 @@ Status OneDnnPrimitives::addMatmul(const OneDnnMatmulDesc &d, const void *b) {
   }
 }
 
+Status OneDnnPrimitives::addPanelConv(const OneDnnConvDesc &d,
+                                      const void *weights) {
+  const OneDnnEpilogue &e = d.epilogue;
+  bool twoD = d.kernel.size() == 2 && d.inSize.size() == 2 &&
+              d.outSize.size() == 2 && d.strides.size() == 2 &&
+              d.dilations.size() == 2 && d.padsBegin.size() == 2;
+  int64_t rows = twoD ? d.batch * d.outSize[0] * d.outSize[1] : 0;
+  if (!twoD || !d.channelsLast || d.group != 1 || !d.packWeights || !weights ||
+      rows < 1 || rows > PanelConv::kMaxRows || d.channels < 1 ||
+      d.outChannels < 1 || d.kernel[0] < 1 || d.kernel[1] < 1 ||
+      d.strides[0] < 1 || d.strides[1] < 1 || d.dilations[0] != 1 ||
+      d.dilations[1] != 1 ||
+      (e.activation != OneDnnActivation::None &&
+       e.activation != OneDnnActivation::Relu))
+    return Status::error(
+        "panel convolution: needs a 2-D channels-last convolution of one "
+        "group, packed weights, 1 to " +
+        std::to_string(PanelConv::kMaxRows) +
+        " output pixels, strides of at least 1, dilation 1 and at most "
+        "ReLU after the adds");
+  PanelConv::Geometry g;
+  g.batch = d.batch, g.channels = d.channels, g.outChannels = d.outChannels;
+  g.inH = d.inSize[0], g.inW = d.inSize[1];
+  g.outH = d.outSize[0], g.outW = d.outSize[1];
+  g.kernelH = d.kernel[0], g.kernelW = d.kernel[1];
+  g.strideH = d.strides[0], g.strideW = d.strides[1];
+  g.padH = d.padsBegin[0], g.padW = d.padsBegin[1];
+  try {
+    auto p = std::make_unique<Primitive>();
+    p->hasBias = e.bias;
+    p->hasResidual = e.residual;
+    p->residualInPlace = e.residual && e.residualInPlace;
+    p->panelConv = std::make_unique<PanelConv>(
+        g, static_cast<const float *>(weights), d.weightsChannelsFirst,
+        e.activation == OneDnnActivation::Relu);
+    primitives_.push_back(std::move(p));
+    return Status::ok();
+  } catch (const std::bad_alloc &) {
+    return Status::error("panel convolution: out of memory packing the "
+                         "weights");
+  }
+}
+
 Status OneDnnPrimitives::addConv(const OneDnnConvDesc &d, const void *weights) {
   if (d.winograd && (d.kernel != std::vector<int64_t>{3, 3} || d.group != 1 ||
                      d.strides != std::vector<int64_t>{1, 1} ||
@@ -359,6 +406,8 @@ Status OneDnnPrimitives::addConv(const OneDnnConvDesc &d, const void *weights) {
     return Status::error("oneDNN convolution: Winograd needs a 3x3 window of "
                          "stride and dilation 1, one group, packed weights "
                          "and no residual");
+  if (d.panels)
+    return addPanelConv(d, weights);
   try {
     auto p = std::make_unique<Primitive>();
     size_t nsp = d.kernel.size();
@@ -519,6 +568,18 @@ Status OneDnnPrimitives::run(size_t index, const void *x, const void *w,
   if (p.recurrence)
     return Status::error("oneDNN primitive " + std::to_string(index) +
                          " is a recurrence");
+  if (p.residualInPlace && residual != y)
+    return Status::error("oneDNN primitive " + std::to_string(index) +
+                         " adds the residual in its destination, but the "
+                         "residual is not in the result's buffer");
+  if (p.panelConv) {
+    p.panelConv->run(static_cast<const float *>(x),
+                     p.hasBias ? static_cast<const float *>(bias) : nullptr,
+                     p.hasResidual ? static_cast<const float *>(residual)
+                                   : nullptr,
+                     static_cast<float *>(y));
+    return Status::ok();
+  }
   if (p.panel) {
     p.panel->run(static_cast<const float *>(x),
                  p.hasBias ? static_cast<const float *>(bias) : nullptr,
@@ -526,10 +587,6 @@ Status OneDnnPrimitives::run(size_t index, const void *x, const void *w,
                  static_cast<float *>(y));
     return Status::ok();
   }
-  if (p.residualInPlace && residual != y)
-    return Status::error("oneDNN primitive " + std::to_string(index) +
-                         " adds the residual in its destination, but the "
-                         "residual is not in the result's buffer");
   dnnl::engine &engine = cpuEngine();
   auto wrap = [&](const memory::desc &desc, const void *data) {
     return memory(desc, engine, const_cast<void *>(data));

@@ -160,9 +160,12 @@ std::string convDesc(LibraryCallOp call, StringRef &packedRole) {
     s += "    d.packWeights = true;\n";
     packedRole = "w";
   }
-  if (auto a = call.getParams().getAs<StringAttr>("algorithm");
-      a && a.getValue() == "winograd")
-    s += "    d.winograd = true;\n";
+  if (auto a = call.getParams().getAs<StringAttr>("algorithm")) {
+    if (a.getValue() == "winograd")
+      s += "    d.winograd = true;\n";
+    else if (a.getValue() == "panels")
+      s += "    d.panels = true;\n";
+  }
   return s;
 }
 

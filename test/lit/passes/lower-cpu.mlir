@@ -158,6 +158,39 @@ func.func @conv_winograd(%x: tensor<1x28x28x16xf32>, %k: tensor<16x3x3x16xf32> {
 
 // -----
 
+// The runtime's panel convolution (im2col, then a GEMM streaming the
+// weights) for a channels-last convolution of at most 64 output pixels by
+// constant weights of at least 2^18 elements, one group, dilation 1, and a
+// bias, residual and ReLU at most after it: a 1x1 one with a residual and
+// ReLU, a strided 3x3 one. Direct otherwise: 196 pixels, weights of 2^12
+// elements, dilation 2, weights computed at run time, a sigmoid after it,
+// channels first.
+// CHECK-LABEL: func.func @conv_panels(
+// CHECK: kiln.library_call "onednn.conv"(%arg0, %arg1, %arg2) {epilogue = "residual_relu", params = {algorithm = "panels", {{.*}}pack_w = true
+// CHECK: kiln.library_call "onednn.conv"(%arg3, %arg4) {params = {algorithm = "panels", {{.*}}strides = array<i64: 2, 2>}
+// CHECK: kiln.library_call "onednn.conv"(%arg5, %arg1) {params = {algorithm = "direct",
+// CHECK: kiln.library_call "onednn.conv"(%arg6, %arg7) {params = {algorithm = "direct",
+// CHECK: kiln.library_call "onednn.conv"(%arg8, %arg9) {params = {algorithm = "direct", dilations = array<i64: 2, 2>
+// CHECK: kiln.library_call "onednn.conv"(%arg0, %arg10) {params = {algorithm = "direct", {{.*}}pack_w = false
+// CHECK: kiln.library_call "onednn.conv"(%arg0, %arg1) {epilogue = "sigmoid", params = {algorithm = "direct",
+// CHECK: kiln.library_call "onednn.conv"(%arg11, %arg12) {params = {algorithm = "direct", {{.*}}layout = "nchw"
+func.func @conv_panels(%x: tensor<1x7x7x512xf32>, %k: tensor<512x1x1x512xf32> {kiln.weight}, %r: tensor<1x7x7x512xf32>, %x14: tensor<1x14x14x64xf32>, %k3: tensor<512x3x3x64xf32> {kiln.weight}, %big: tensor<1x14x14x512xf32>, %x64: tensor<1x7x7x64xf32>, %k64: tensor<64x1x1x64xf32> {kiln.weight}, %x9: tensor<1x9x9x64xf32>, %k3b: tensor<512x3x3x64xf32> {kiln.weight}, %kRun: tensor<512x1x1x512xf32>, %xc: tensor<1x512x7x7xf32>, %kc: tensor<512x512x1x1xf32> {kiln.weight}) -> (tensor<1x7x7x512xf32>, tensor<1x7x7x512xf32>, tensor<1x14x14x512xf32>, tensor<1x7x7x64xf32>, tensor<1x5x5x512xf32>, tensor<1x7x7x512xf32>, tensor<1x7x7x512xf32>, tensor<1x512x7x7xf32>) {
+  %0 = kiln.conv %x, %k {dilations = array<i64: 1, 1>, group = 1 : i64, layout = "nhwc", pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x7x7x512xf32>, tensor<512x1x1x512xf32>) -> tensor<1x7x7x512xf32>
+  %1 = kiln.add %0, %r : (tensor<1x7x7x512xf32>, tensor<1x7x7x512xf32>) -> tensor<1x7x7x512xf32>
+  %2 = kiln.relu %1 : (tensor<1x7x7x512xf32>) -> tensor<1x7x7x512xf32>
+  %3 = kiln.conv %x14, %k3 {dilations = array<i64: 1, 1>, group = 1 : i64, layout = "nhwc", pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<1x14x14x64xf32>, tensor<512x3x3x64xf32>) -> tensor<1x7x7x512xf32>
+  %4 = kiln.conv %big, %k {dilations = array<i64: 1, 1>, group = 1 : i64, layout = "nhwc", pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x14x14x512xf32>, tensor<512x1x1x512xf32>) -> tensor<1x14x14x512xf32>
+  %5 = kiln.conv %x64, %k64 {dilations = array<i64: 1, 1>, group = 1 : i64, layout = "nhwc", pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x7x7x64xf32>, tensor<64x1x1x64xf32>) -> tensor<1x7x7x64xf32>
+  %6 = kiln.conv %x9, %k3b {dilations = array<i64: 2, 2>, group = 1 : i64, layout = "nhwc", pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x9x9x64xf32>, tensor<512x3x3x64xf32>) -> tensor<1x5x5x512xf32>
+  %7 = kiln.conv %x, %kRun {dilations = array<i64: 1, 1>, group = 1 : i64, layout = "nhwc", pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x7x7x512xf32>, tensor<512x1x1x512xf32>) -> tensor<1x7x7x512xf32>
+  %8 = kiln.conv %x, %k {dilations = array<i64: 1, 1>, group = 1 : i64, layout = "nhwc", pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x7x7x512xf32>, tensor<512x1x1x512xf32>) -> tensor<1x7x7x512xf32>
+  %9 = kiln.sigmoid %8 : (tensor<1x7x7x512xf32>) -> tensor<1x7x7x512xf32>
+  %10 = kiln.conv %xc, %kc {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x512x7x7xf32>, tensor<512x512x1x1xf32>) -> tensor<1x512x7x7xf32>
+  return %2, %3, %4, %5, %6, %7, %9, %10 : tensor<1x7x7x512xf32>, tensor<1x7x7x512xf32>, tensor<1x14x14x512xf32>, tensor<1x7x7x64xf32>, tensor<1x5x5x512xf32>, tensor<1x7x7x512xf32>, tensor<1x7x7x512xf32>, tensor<1x512x7x7xf32>
+}
+
+// -----
+
 // What oneDNN does not take here runs the runtime's kernels: a bf16 matmul,
 // a transposed convolution; a reshape is an alias; a bf16 max pooling is a
 // kernel of its own (CppWindowKernels.cpp).

@@ -17,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/runtime/Model.h"
+#include "kiln/runtime/ModelABI.h"
 #include "kiln/runtime/Trace.h"
 
 #include <catch2/catch.hpp>
@@ -178,7 +179,7 @@ std::string weightsBin(const std::vector<float> &w, size_t padTo = 64) {
 }
 
 const char *kManifest = R"json({
-  "abi_version": 2,
+  "abi_version": 3,
   "signature": {
     "inputs": [{"name": "x", "dtype": "f32", "shape": [2, 3]}],
     "outputs": [{"name": "y", "dtype": "f32", "shape": [2, 3]}]
@@ -329,8 +330,8 @@ TEST_CASE("Model binds weights from the package, files or the caller",
     std::string manifest = replaceAll(
         kManifest, R"("file": "weights.bin", "offset": 0, "bytes": 12)",
         R"("external": {"location": "w.data", "length": 12})");
-    manifest = replaceAll(manifest, R"("abi_version": 2,)",
-                          "\"abi_version\": 2, \"source\": \"" +
+    manifest = replaceAll(manifest, R"("abi_version": 3,)",
+                          "\"abi_version\": 3, \"source\": \"" +
                               (modelDir.path / "m.onnx").string() + "\",");
     writePackage(dir.path, manifest);
     writeFile(modelDir.path / "w.data", weightsBin({1, -1, 2}, 12));
@@ -438,8 +439,9 @@ TEST_CASE("Broken packages are errors, not crashes", "[model]") {
   }
   SECTION("another ABI version") {
     writePackage(dir.path, kManifest, "-DFAKE_ABI_VERSION=9");
-    requireLoadError(dir.path,
-                     {"model.so", "ABI version 9", "implements version 2"});
+    requireLoadError(dir.path, {"model.so", "ABI version 9",
+                                "implements version " +
+                                    std::to_string(KILN_MODEL_ABI_VERSION)});
   }
   SECTION("missing weights.bin") {
     writePackage(dir.path);

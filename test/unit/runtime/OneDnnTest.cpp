@@ -5,14 +5,15 @@
 // and packed operands and every epilogue part, convolutions channels first
 // and last (grouped, weights read channels first; the residual read from
 // the destination; Winograd's algorithm), the runtime's panel GEMM for few
-// rows, max pooling with ceil mode, against plain loops in the test
-// (referenceProduct, referenceConv), at one and two OpenMP threads (a
-// primitive variant each).
+// rows and its panel convolution for few output pixels, max pooling with
+// ceil mode, against plain loops in the test (referenceProduct,
+// referenceConv), at one and two OpenMP threads (a primitive variant each).
 //
 //===----------------------------------------------------------------------===//
 
 #include "kiln/runtime/OneDnn.h"
 
+#include "../../../runtime/lib/PanelConv.h"
 #include "../../../runtime/lib/PanelMatmul.h"
 
 #include <catch2/catch.hpp>
@@ -372,6 +373,115 @@ TEST_CASE("oneDNN convolution: 1x1, channels last, bias, residual in the "
   Status s = p.run(0, x.data(), nullptr, bias.data(), res.data(), y.data());
   REQUIRE(!s.isOk());
   REQUIRE(s.message().find("not in the result's buffer") != std::string::npos);
+}
+
+/// The descriptor of a panel convolution (OneDnnConvDesc::panels) of
+/// `batch` images of shape `s`, weights OIHW when `oihw` (else OHWI), bias,
+/// the residual in the destination and ReLU.
+OneDnnConvDesc panelConvDesc(int64_t batch, const ConvShape &s, bool oihw) {
+  OneDnnConvDesc d;
+  d.batch = batch, d.channels = s.c, d.outChannels = s.o;
+  d.inSize = {s.h, s.w}, d.outSize = {s.oh, s.ow}, d.kernel = {s.kh, s.kw};
+  d.strides = {s.stride, s.stride}, d.dilations = {1, 1};
+  d.padsBegin = {s.padTop, s.padLeft};
+  d.padsEnd = {(s.oh - 1) * s.stride + s.kh - s.h - s.padTop,
+               (s.ow - 1) * s.stride + s.kw - s.w - s.padLeft};
+  d.channelsLast = true, d.weightsChannelsFirst = oihw, d.packWeights = true;
+  d.epilogue.bias = d.epilogue.residual = d.epilogue.residualInPlace = true;
+  d.epilogue.activation = OneDnnActivation::Relu;
+  d.panels = true;
+  return d;
+}
+
+/// `w` [o, c, kh, kw] (OIHW) as OHWI.
+std::vector<float> toOhwi(const std::vector<float> &w, const ConvShape &s) {
+  std::vector<float> out(w.size());
+  for (int64_t oc = 0; oc < s.o; ++oc)
+    for (int64_t ic = 0; ic < s.c; ++ic)
+      for (int64_t i = 0; i < s.kh * s.kw; ++i)
+        out[(oc * s.kh * s.kw + i) * s.c + ic] =
+            w[(oc * s.c + ic) * s.kh * s.kw + i];
+  return out;
+}
+
+TEST_CASE("panel convolution: few output pixels by packed weights, im2col "
+          "or direct, partial panels, bias, residual, ReLU",
+          "[onednn]") {
+  // A stride-2 3x3 convolution with pads of two images of 9 x 11 (im2col;
+  // 2 x 5 x 6 = 60 rows: eight blocks of 7 and one of 4), 40 channels in
+  // (k = 360: three chunks of k) and 70 out (a full panel and one of 6
+  // columns); and a 1x1 convolution of stride 1 (x read as it is; 49 rows,
+  // k = 200, 64 out).
+  const bool strided = GENERATE(true, false);
+  const bool oihw = GENERATE(false, true);
+  const int64_t batch = strided ? 2 : 1;
+  ConvShape s = strided ? ConvShape{9, 11, 40, 70, 1, 3, 3, 2, 1, 1, 5, 6}
+                        : ConvShape{7, 7, 200, 64, 1, 1, 1, 1, 0, 0, 7, 7};
+  const int64_t image = s.h * s.w * s.c, outImage = s.oh * s.ow * s.o;
+  std::vector<float> x = ramp(batch * image),
+                     w = ramp(s.o * s.c * s.kh * s.kw, 4), bias = ramp(s.o, 6),
+                     res = ramp(batch * outImage, 2);
+  std::vector<float> want;
+  for (int64_t n = 0; n < batch; ++n) {
+    std::vector<float> xn(x.begin() + n * image, x.begin() + (n + 1) * image);
+    std::vector<float> yn = referenceConv(xn, w, bias, s);
+    for (int64_t i = 0; i < outImage; ++i)
+      want.push_back(std::max(0.f, yn[i] + res[n * outImage + i]));
+  }
+  std::vector<float> wGiven = oihw ? w : toOhwi(w, s);
+  OneDnnPrimitives p;
+  REQUIRE(p.addConv(panelConvDesc(batch, s, oihw), wGiven.data()).isOk());
+  REQUIRE(p.implementation(0) == "panels");
+  int saved = omp_get_max_threads();
+  for (int threads : {1, 2}) {
+    omp_set_num_threads(threads);
+    std::vector<float> y = res;
+    Status st = p.run(0, x.data(), nullptr, bias.data(), y.data(), y.data());
+    INFO(st.message());
+    REQUIRE(st.isOk());
+    requireNear(y, want);
+  }
+  omp_set_num_threads(saved);
+
+  // The portable loop computes what the AVX-512 kernel does.
+  PanelConv::Geometry g;
+  g.batch = batch, g.channels = s.c, g.outChannels = s.o;
+  g.inH = s.h, g.inW = s.w, g.outH = s.oh, g.outW = s.ow;
+  g.kernelH = s.kh, g.kernelW = s.kw, g.strideH = g.strideW = s.stride;
+  g.padH = s.padTop, g.padW = s.padLeft;
+  PanelConv portable(g, wGiven.data(), oihw, /*relu=*/true, /*portable=*/true);
+  std::vector<float> y = res;
+  portable.run(x.data(), bias.data(), y.data(), y.data());
+  requireNear(y, want);
+}
+
+TEST_CASE("panel convolution: what it cannot do is refused when the model "
+          "loads",
+          "[onednn]") {
+  ConvShape s{7, 7, 8, 16, 1, 1, 1, 1, 0, 0, 7, 7};
+  std::vector<float> w = ramp(16 * 8);
+  auto refused = [&](const OneDnnConvDesc &d) {
+    Status st = OneDnnPrimitives().addConv(d, w.data());
+    INFO(st.message());
+    return !st.isOk() &&
+           st.message().find("panel convolution") != std::string::npos;
+  };
+  OneDnnConvDesc d = panelConvDesc(1, s, true);
+  REQUIRE(OneDnnPrimitives().addConv(d, w.data()).isOk());
+  OneDnnConvDesc grouped = d;
+  grouped.group = 2;
+  CHECK(refused(grouped));
+  OneDnnConvDesc many = panelConvDesc(2, s, true); // 98 output pixels
+  CHECK(refused(many));
+  OneDnnConvDesc dilated = d;
+  dilated.dilations = {2, 2};
+  CHECK(refused(dilated));
+  OneDnnConvDesc gelu = d;
+  gelu.epilogue.activation = OneDnnActivation::GeluTanh;
+  CHECK(refused(gelu));
+  OneDnnConvDesc first = d;
+  first.channelsLast = false;
+  CHECK(refused(first));
 }
 
 TEST_CASE("oneDNN max pooling: channels first, ceil mode", "[onednn]") {

@@ -205,7 +205,7 @@ void writeGraph(const fs::path &dir, const std::vector<FakeValue> &ins,
   fs::create_directories(dir);
   fs::copy_file(compiled(graphSource(ins, outs, body)), dir / "model.so",
                 fs::copy_options::overwrite_existing);
-  writeFile(dir / "manifest.json", R"({"abi_version": 2})");
+  writeFile(dir / "manifest.json", R"({"abi_version": 3})");
 }
 
 ManifestValue f32(const std::string &name, const Shape &shape) {
@@ -593,7 +593,7 @@ TEST_CASE("Broken training packages are errors", "[trainer]") {
   SECTION("saved activations not where the forward graph leaves them") {
     // (model.so's arena is 64 bytes; the last manifest claims 128.)
     auto arenaValue = [](int offset, const char *role) {
-      return strCat(R"({"abi_version": 2, "memory_plan": {"arena_bytes": 128,
+      return strCat(R"({"abi_version": 3, "memory_plan": {"arena_bytes": 128,
                        "arena_values": [{"name": "h", "dtype": "f32",
                        "shape": [4], "offset": )",
                     offset, R"(, "role": ")", role, R"("}]}})");

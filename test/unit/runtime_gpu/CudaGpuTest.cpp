@@ -395,7 +395,7 @@ void writeFakePackage(const fs::path &dir) {
   fs::copy_file(library, dir / "model.so",
                 fs::copy_options::overwrite_existing);
   writeFile(dir / "manifest.json", R"json({
-  "abi_version": 2, "target": "cuda",
+  "abi_version": 3, "target": "cuda",
   "signature": {
     "inputs": [{"name": "x", "dtype": "f32", "shape": [1000]}],
     "outputs": [{"name": "y", "dtype": "f32", "shape": [1000]}] },

@@ -38,11 +38,15 @@ extern "C" {
 #endif
 
 /** The ABI version implemented by this header (with the services of
- *  CudaServices.h a package library calls). 2: kiln_cuda_conv and
- *  kiln_cuda_conv_relu take a layout. Packages of kilns before
+ *  CudaServices.h and the descriptors of OneDnn.h a package library uses).
+ *  2: kiln_cuda_conv and kiln_cuda_conv_relu take a layout. 3:
+ *  kiln::OneDnnConvDesc has `panels` (a cpu package of an older kiln
+ *  would pass the runtime a descriptor of another layout; `winograd` was
+ *  added under 2, which later packages of 2 have).
+ *  Packages of kilns before
  *  per-package names (no "symbol_prefix" in the manifest) export the same
  *  entry points as kiln_model_<entry> from model.so. */
-#define KILN_MODEL_ABI_VERSION 2
+#define KILN_MODEL_ABI_VERSION 3
 
 /** A model handle, opaque (each package defines its own). */
 typedef struct kiln_model kiln_model;

@@ -100,6 +100,13 @@ struct OneDnnConvDesc {
   /// scratch memory. Where oneDNN has no Winograd kernel for this CPU (it
   /// needs AVX-512), the direct algorithm runs.
   bool winograd = false;
+  /// Computed by the runtime's own convolution for few output pixels
+  /// (runtime/lib/PanelConv.h: the weights packed into 64-column panels and
+  /// streamed, the input copied im2col), not by oneDNN (kiln.library_call's
+  /// `algorithm = "panels"`): needs a 2-D channels-last convolution of one
+  /// group and dilation 1, packed weights, at most 64 output pixels (all
+  /// images) and an epilogue of a bias, a residual and ReLU at most.
+  bool panels = false;
   OneDnnEpilogue epilogue;
 };
 
@@ -213,6 +220,8 @@ private:
   /// addMaxPool and addAvgPool: `kind` is the dnnl::algorithm, `what` names
   /// it in errors.
   Status addPool(const OneDnnPoolDesc &desc, int kind, const char *what);
+  /// addConv for desc.panels: the runtime's PanelConv.
+  Status addPanelConv(const OneDnnConvDesc &desc, const void *weights);
   std::vector<std::unique_ptr<Primitive>> primitives_;
 };
 
