@@ -198,8 +198,9 @@ void PanelConv::run(const float *x, const float *bias, const float *residual,
   const int64_t blocks = (rows + kBlockRows - 1) / kBlockRows;
 #pragma omp parallel num_threads(threads) if (threads > 1 && count > 1)
   {
-    // Each thread a contiguous range of panels, whose chunks follow one
-    // another in memory: the next chunk is the next kChunk x 64 floats.
+    // Each thread a share of the im2col rows, then, once every row is
+    // copied, a contiguous range of panels, whose chunks follow one another
+    // in memory: the next chunk is the next kChunk x 64 floats.
     int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
     if (copy) {
       copyRows(x, copy, rows * t / nt, rows * (t + 1) / nt);
@@ -223,7 +224,8 @@ void PanelConv::run(const float *x, const float *bias, const float *residual,
         const char *next =
             reinterpret_cast<const char *>(panel + (k0 + steps) * kCols);
         const int64_t nextLines = std::max<int64_t>(
-            0, std::min<int64_t>(end - next, kChunk * kCols * 4) / kLine);
+            0, std::min<int64_t>(end - next, kChunk * kCols * sizeof(float)) /
+                   kLine);
         const int64_t share = (nextLines + blocks - 1) / blocks;
         for (int64_t r0 = 0, b = 0; r0 < rows; r0 += kBlockRows, ++b) {
           const int64_t r = std::min<int64_t>(kBlockRows, rows - r0);
