@@ -19,9 +19,11 @@
 //
 // Why not oneDNN (kiln-lower-cpu chooses, the IR says which: the
 // onednn.conv call's `algorithm = "panels"`): in ResNet-50's package, one
-// thread, the nine convolutions took 13.9 ms on oneDNN 2.6's brgconv and
-// 10.8 ms on these panels (per-layer minimum of six profiled runs each,
-// BENCHMARKS.md), every one 20-30% faster.
+// thread, the nine convolutions took 14.7 ms on oneDNN 2.6's brgconv and
+// 11.2 ms on these panels (per-layer minimum of six profiled runs each,
+// BENCHMARKS.md), each 0.70-0.86x; with hot weights oneDNN is the faster
+// (bench/cpu_small_m_gemm.cpp), so a few pixels by weights that fit the L3
+// gain nothing.
 //
 //===----------------------------------------------------------------------===//
 
