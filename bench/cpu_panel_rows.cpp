@@ -19,7 +19,8 @@
 // checks that both give the same results.
 //
 //   g++ -O3 -std=c++17 -fopenmp -Iruntime/lib bench/cpu_panel_rows.cpp \
-//     runtime/lib/PanelMatmul.cpp -ldnnl -o /tmp/panel_rows
+//     runtime/lib/PanelMatmul.cpp runtime/lib/HugePageMemory.cpp -ldnnl \
+//     -o /tmp/panel_rows
 //   OMP_NUM_THREADS=1 /tmp/panel_rows [cold|l3]; OMP_NUM_THREADS=2 /tmp/panel_rows [cold|l3]
 //
 //===----------------------------------------------------------------------===//

@@ -11,6 +11,7 @@
 #include "HugePageMemory.h"
 
 #include <cstdlib>
+#include <new>
 
 #if defined(__linux__)
 #include <sys/mman.h>
@@ -31,6 +32,14 @@ void *allocateHugePageMemory(size_t bytes) {
     (void)madvise(p, bytes / kHugePageBytes * kHugePageBytes, MADV_HUGEPAGE);
 #endif
   return p;
+}
+
+HugePageFloats allocateHugePageFloats(size_t count) {
+  HugePageFloats floats(
+      static_cast<float *>(allocateHugePageMemory(count * sizeof(float))));
+  if (!floats)
+    throw std::bad_alloc();
+  return floats;
 }
 
 } // namespace kiln

@@ -18,6 +18,8 @@
 #define KILN_RUNTIME_HUGEPAGEMEMORY_H
 
 #include <cstddef>
+#include <cstdlib>
+#include <memory>
 
 namespace kiln {
 
@@ -29,6 +31,19 @@ constexpr size_t kHugePageBytes = size_t(2) << 20;
 /// std::free; from kHugePageBytes up, 2 MB aligned and advised for huge
 /// pages. Null when out of memory.
 void *allocateHugePageMemory(size_t bytes);
+
+/// std::free as a deleter.
+struct FreeDeleter {
+  void operator()(void *p) const { std::free(p); }
+};
+
+/// Floats of allocateHugePageMemory, owned (the panels of PanelMatmul and
+/// PanelConv).
+using HugePageFloats = std::unique_ptr<float[], FreeDeleter>;
+
+/// `count` uninitialised floats from allocateHugePageMemory; throws
+/// std::bad_alloc when out of memory.
+HugePageFloats allocateHugePageFloats(size_t count);
 
 } // namespace kiln
 

@@ -14,7 +14,6 @@
 //===----------------------------------------------------------------------===//
 
 #include "PanelConv.h"
-#include "HugePageMemory.h"
 
 #include <immintrin.h>
 #include <omp.h>
@@ -22,7 +21,6 @@
 #include <algorithm>
 #include <cassert>
 #include <cstring>
-#include <new>
 #include <vector>
 
 namespace kiln {
@@ -133,12 +131,9 @@ PanelConv::PanelConv(const Geometry &g, const float *w,
   assert(rows_ >= 1 && rows_ <= kMaxRows && depth_ >= 1 && g.outChannels >= 1 &&
          "OneDnnPrimitives::addConv checks the geometry");
   const int64_t count = (g.outChannels + kCols - 1) / kCols;
-  const size_t bytes =
-      static_cast<size_t>(count * depth_ * kCols) * sizeof(float);
-  panels_.reset(static_cast<float *>(allocateHugePageMemory(bytes)));
-  if (!panels_)
-    throw std::bad_alloc();
-  std::memset(panels_.get(), 0, bytes);
+  const size_t floats = static_cast<size_t>(count * depth_ * kCols);
+  panels_ = allocateHugePageFloats(floats);
+  std::fill(panels_.get(), panels_.get() + floats, 0.f);
   const int64_t kh = g.kernelH, kw = g.kernelW, c = g.channels;
   for (int64_t o = 0; o < g.outChannels; ++o) {
     float *panel = panels_.get() + (o / kCols) * depth_ * kCols + o % kCols;

@@ -30,6 +30,8 @@
 #ifndef KILN_RUNTIME_PANELCONV_H
 #define KILN_RUNTIME_PANELCONV_H
 
+#include "HugePageMemory.h"
+
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
@@ -83,11 +85,8 @@ private:
   bool relu_;
   /// The AVX-512 kernel runs (the CPU has it, and not `portable`).
   bool avx512_;
-  struct Free {
-    void operator()(float *p) const { std::free(p); }
-  };
-  /// [ceil(O / 64)][depth][64].
-  std::unique_ptr<float[], Free> panels_;
+  /// [ceil(O / 64)][depth][64], on huge pages.
+  HugePageFloats panels_;
 };
 
 } // namespace kiln

@@ -12,15 +12,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "PanelMatmul.h"
-#include "HugePageMemory.h"
 
 #include <immintrin.h>
 #include <omp.h>
 
 #include <algorithm>
 #include <cassert>
-#include <cstring>
-#include <new>
 #include <vector>
 
 namespace kiln {
@@ -130,11 +127,9 @@ PanelMatmul::PanelMatmul(int64_t m, int64_t n, int64_t k, const float *b,
   assert(m >= 1 && m <= kMaxRows && n >= 1 && k >= 1 &&
          "OneDnnPrimitives::addMatmul checks the panel geometry");
   int64_t count = (n + kCols - 1) / kCols;
-  size_t bytes = static_cast<size_t>(count * k * kCols) * sizeof(float);
-  panels_.reset(static_cast<float *>(allocateHugePageMemory(bytes)));
-  if (!panels_)
-    throw std::bad_alloc();
-  std::memset(panels_.get(), 0, bytes);
+  const size_t floats = static_cast<size_t>(count * k * kCols);
+  panels_ = allocateHugePageFloats(floats);
+  std::fill(panels_.get(), panels_.get() + floats, 0.f);
   for (int64_t p = 0; p < count; ++p)
     for (int64_t s = 0; s < k; ++s) {
       float *row = panels_.get() + (p * k + s) * kCols;

@@ -22,6 +22,8 @@
 #ifndef KILN_RUNTIME_PANELMATMUL_H
 #define KILN_RUNTIME_PANELMATMUL_H
 
+#include "HugePageMemory.h"
+
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
@@ -54,11 +56,8 @@ private:
   bool relu_;
   /// The AVX-512 kernel runs (the CPU has it, and not `portable`).
   bool avx512_;
-  struct Free {
-    void operator()(float *p) const { std::free(p); }
-  };
-  /// [ceil(n / 32)][k][32].
-  std::unique_ptr<float[], Free> panels_;
+  /// [ceil(n / 32)][k][32], on huge pages.
+  HugePageFloats panels_;
 };
 
 } // namespace kiln
