@@ -139,8 +139,10 @@ struct FoldEmbeddingProjection : public OpRewritePattern<MatMulOp> {
       }
 
     Location loc = mm.getLoc();
+    // allowzero: a 0 in a reshape's shape is a zero-size dim, not a copied
+    // one (the shapes built here are the exact static ones).
     auto allowZero =
-        rewriter.getNamedAttr("allowzero", rewriter.getI64IntegerAttr(0));
+        rewriter.getNamedAttr("allowzero", rewriter.getI64IntegerAttr(1));
     Operation *anchor = add ? add.getOperation() : mm.getOperation();
     rewriter.setInsertionPoint(anchor);
     passes::BuildScope scope(rewriter, anchor);
@@ -170,13 +172,11 @@ struct FoldEmbeddingProjection : public OpRewritePattern<MatMulOp> {
             {rewriter.getNamedAttr("perm",
                                    rewriter.getDenseI64ArrayAttr(perm))});
       } else {
-        // allowzero: a 0 in the shape is a zero-size dim, not a copied one.
         auto shape = staticType(view->getResult(0)).getShape().drop_back();
         ids = passes::buildKilnValue(
             rewriter, view->getLoc(), "kiln.reshape",
             {ids, passes::buildI64Vector(rewriter, view->getLoc(), shape)},
-            {rewriter.getNamedAttr("allowzero",
-                                   rewriter.getI64IntegerAttr(1))});
+            {allowZero});
       }
     }
     Value y = table && ids

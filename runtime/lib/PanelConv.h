@@ -21,9 +21,10 @@
 // onednn.conv call's `algorithm = "panels"`): in ResNet-50's package, one
 // thread, the nine convolutions took 14.7 ms on oneDNN 2.6's brgconv and
 // 11.2 ms on these panels (per-layer minimum of six profiled runs each,
-// BENCHMARKS.md), each 0.70-0.86x; with hot weights oneDNN is the faster
-// (bench/cpu_small_m_gemm.cpp), so a few pixels by weights that fit the L3
-// gain nothing.
+// BENCHMARKS.md), each 0.70-0.86x. With hot weights oneDNN's matmul beat
+// a similar 7-row panel kernel (bench/cpu_small_m_gemm.cpp), and
+// EfficientNet-B0's two convolutions on panels, whose weights fit the L3,
+// measured neutral.
 //
 //===----------------------------------------------------------------------===//
 

@@ -48,14 +48,19 @@ void requireNear(const std::vector<float> &got,
 }
 
 /// Runs primitive 0 of `p` at 1 and 2 threads; each result must be `want`.
+/// With `residualInY`, y starts as a copy of it and is passed as the
+/// residual too (OneDnnEpilogue::residualInPlace).
 void runAtThreadCounts(const OneDnnPrimitives &p, const void *x, const void *w,
                        const void *bias, const void *residual, size_t outSize,
-                       const std::vector<float> &want) {
+                       const std::vector<float> &want,
+                       const std::vector<float> *residualInY = nullptr) {
   int saved = omp_get_max_threads();
   for (int threads : {1, 2}) {
     omp_set_num_threads(threads);
-    std::vector<float> y(outSize, -99.f);
-    Status s = p.run(0, x, w, bias, residual, y.data());
+    std::vector<float> y =
+        residualInY ? *residualInY : std::vector<float>(outSize, -99.f);
+    Status s =
+        p.run(0, x, w, bias, residualInY ? y.data() : residual, y.data());
     INFO(s.message());
     REQUIRE(s.isOk());
     requireNear(y, want);
@@ -358,16 +363,8 @@ TEST_CASE("oneDNN convolution: 1x1, channels last, bias, residual in the "
                                              bias.data(), res.data());
   for (float &v : want)
     v = std::max(0.f, v);
-  int saved = omp_get_max_threads();
-  for (int threads : {1, 2}) {
-    omp_set_num_threads(threads);
-    std::vector<float> y = res;
-    Status s = p.run(0, x.data(), nullptr, bias.data(), y.data(), y.data());
-    INFO(s.message());
-    REQUIRE(s.isOk());
-    requireNear(y, want);
-  }
-  omp_set_num_threads(saved);
+  runAtThreadCounts(p, x.data(), nullptr, bias.data(), nullptr, res.size(),
+                    want, &res);
   // The residual elsewhere than the destination is refused, not ignored.
   std::vector<float> y(hw * o);
   Status s = p.run(0, x.data(), nullptr, bias.data(), res.data(), y.data());
@@ -432,16 +429,8 @@ TEST_CASE("panel convolution: few output pixels by packed weights, im2col "
   OneDnnPrimitives p;
   REQUIRE(p.addConv(panelConvDesc(batch, s, oihw), wGiven.data()).isOk());
   REQUIRE(p.implementation(0) == "panels");
-  int saved = omp_get_max_threads();
-  for (int threads : {1, 2}) {
-    omp_set_num_threads(threads);
-    std::vector<float> y = res;
-    Status st = p.run(0, x.data(), nullptr, bias.data(), y.data(), y.data());
-    INFO(st.message());
-    REQUIRE(st.isOk());
-    requireNear(y, want);
-  }
-  omp_set_num_threads(saved);
+  runAtThreadCounts(p, x.data(), nullptr, bias.data(), nullptr, res.size(),
+                    want, &res);
 
   // The portable loop computes what the AVX-512 kernel does.
   PanelConv::Geometry g;
